@@ -1,0 +1,294 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-redis/redis_rate/v10"
+	"github.com/redis/go-redis/v9"
+	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/slackevents"
+	"github.com/slack-go/slack/socketmode"
+
+	"github.com/researchbot/researchbot/checkpoints"
+	"github.com/researchbot/researchbot/pipeline"
+)
+
+// Engine is what the bot needs of the research engine (*pipeline.Engine).
+type Engine interface {
+	Start(ctx context.Context, req pipeline.Request) (*pipeline.Run, error)
+	Decide(ctx context.Context, instanceID string, d checkpoints.Decision) (*pipeline.Run, error)
+	Opened(ctx context.Context, instanceID, actor string) error
+	Cancel(ctx context.Context, runID, by string) error
+	Load(ctx context.Context, runID string) (*pipeline.Run, error)
+	List(ctx context.Context, f pipeline.RunFilter) ([]*pipeline.Run, error)
+}
+
+// StreamCommand is a "/research stream …" invocation.
+type StreamCommand struct {
+	TeamID, ChannelID, UserID string
+	Args                      string // everything after "stream"
+	TriggerID, ResponseURL    string
+}
+
+// StreamHandler handles research stream commands; it returns mrkdwn to show
+// the user (ephemerally), already escaped.
+type StreamHandler interface {
+	HandleStream(ctx context.Context, cmd StreamCommand) (reply string, err error)
+}
+
+// MessageHandler receives thread messages (events_api message events), for
+// guided conversations such as stream creation.
+type MessageHandler interface {
+	HandleMessage(ctx context.Context, ev *slackevents.MessageEvent)
+}
+
+// Config configures an App. AppToken, BotToken, Engine and Redis are required.
+type Config struct {
+	AppToken string // xapp-… (SLACK_APP_TOKEN)
+	BotToken string // xoxb-… (SLACK_BOT_TOKEN)
+	APIURL   string // SLACK_API_URL; "" means Slack's
+	Engine   Engine
+	// Redis holds the rate limits (and is checked by /readyz).
+	Redis redis.UniversalClient
+	// Metrics is shared with the Engine (as its Observer); nil makes new ones.
+	Metrics *Metrics
+	// Approvers lists, per channel id, who besides the requester may decide
+	// that channel's checkpoints; the key "*" applies to every channel.
+	Approvers map[string][]string
+	Limits    RateLimits
+	// Workers and Queue bound the work done after acks (defaults 16 and 256);
+	// JobTimeout bounds one job (default 60s).
+	Workers    int
+	Queue      int
+	JobTimeout time.Duration
+	// HealthAddr is where /healthz, /readyz and /metrics are served; "" means nowhere.
+	HealthAddr string
+	// RunIDOf maps a checkpoint instance id to its run id; nil means pipeline.RunIDOf.
+	RunIDOf func(instanceID string) string
+	// Streams handles "/research stream …"; nil answers that streams are not enabled.
+	Streams StreamHandler
+	// Messages receives thread messages; nil ignores them.
+	Messages   MessageHandler
+	HTTPClient *http.Client
+	Logger     *slog.Logger
+	Now        func() time.Time
+	// PingInterval is how long Socket Mode may go without a ping before
+	// reconnecting; zero means slack-go's default (30s).
+	PingInterval time.Duration
+}
+
+// App is the Slack bot: a Socket Mode loop that acks, routes and hands the
+// slow work to a bounded pool.
+type App struct {
+	cfg       Config
+	api       *slack.Client
+	sm        *socketmode.Client
+	engine    Engine
+	limiter   *limiter
+	metrics   *Metrics
+	log       *slog.Logger
+	now       func() time.Time
+	runIDOf   func(string) string
+	approvers map[string]map[string]bool
+	pool      *pool
+	connected atomic.Bool
+	started   atomic.Bool
+	// spare bounds the goroutines that tell people the pool is full.
+	spare   chan struct{}
+	spareWG sync.WaitGroup
+}
+
+// overflow runs fn on a spare goroutine (at most cap(spare) at once, each
+// bounded by a timeout) to tell someone the pool is full; when even those are
+// busy it is dropped.
+func (a *App) overflow(fn func(ctx context.Context)) {
+	select {
+	case a.spare <- struct{}{}:
+	default:
+		a.log.Warn("bot: overloaded; a busy notice was dropped")
+		return
+	}
+	a.spareWG.Go(func() {
+		defer func() { <-a.spare }()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		fn(ctx)
+	})
+}
+
+// New checks cfg and builds an App; Run starts it.
+func New(cfg Config) (*App, error) {
+	var problems []string
+	if !strings.HasPrefix(cfg.AppToken, "xapp-") {
+		problems = append(problems, "SLACK_APP_TOKEN must be an app-level token (xapp-…)")
+	}
+	if !strings.HasPrefix(cfg.BotToken, "xoxb-") {
+		problems = append(problems, "SLACK_BOT_TOKEN must be a bot token (xoxb-…)")
+	}
+	if cfg.Engine == nil {
+		problems = append(problems, "an engine is required")
+	}
+	if cfg.Redis == nil {
+		problems = append(problems, "Redis is required")
+	}
+	if len(problems) > 0 {
+		return nil, errors.New("bot: " + strings.Join(problems, "; "))
+	}
+	a := &App{cfg: cfg, engine: cfg.Engine, metrics: cfg.Metrics, log: cfg.Logger, now: cfg.Now, runIDOf: cfg.RunIDOf}
+	if a.metrics == nil {
+		a.metrics = NewMetrics()
+	}
+	if a.log == nil {
+		a.log = slog.New(slog.DiscardHandler)
+	}
+	if a.now == nil {
+		a.now = time.Now
+	}
+	if a.runIDOf == nil {
+		a.runIDOf = pipeline.RunIDOf
+	}
+	a.approvers = map[string]map[string]bool{}
+	for ch, users := range cfg.Approvers {
+		a.approvers[ch] = map[string]bool{}
+		for _, u := range users {
+			a.approvers[ch][u] = true
+		}
+	}
+	a.api = newSlackAPI(cfg.BotToken, cfg.AppToken, cfg.APIURL, cfg.HTTPClient, a.metrics)
+	smOpts := []socketmode.Option{socketmode.OptionLog(slog.NewLogLogger(a.log.Handler(), slog.LevelDebug))}
+	if cfg.PingInterval > 0 {
+		smOpts = append(smOpts, socketmode.OptionPingInterval(cfg.PingInterval))
+	}
+	a.sm = socketmode.New(a.api, smOpts...)
+	a.limiter = &limiter{rl: redis_rate.NewLimiter(cfg.Redis), limits: cfg.Limits.withDefaults()}
+	workers, queue, timeout := cfg.Workers, cfg.Queue, cfg.JobTimeout
+	if workers <= 0 {
+		workers = 16
+	}
+	if queue <= 0 {
+		queue = 256
+	}
+	if timeout <= 0 {
+		timeout = time.Minute
+	}
+	a.pool = newPool(workers, queue, timeout, a.log)
+	a.spare = make(chan struct{}, 4)
+	return a, nil
+}
+
+// ParseApprovers reads approvers from text like "C123=U1,U2;C456=U3" (also
+// "*=U9" for every channel), as an environment variable would hold them.
+func ParseApprovers(s string) (map[string][]string, error) {
+	out := map[string][]string{}
+	for _, part := range strings.Split(s, ";") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		ch, users, ok := strings.Cut(part, "=")
+		ch = strings.TrimSpace(ch)
+		if !ok || ch == "" {
+			return nil, fmt.Errorf("approvers: %q is not CHANNEL=USER,USER", part)
+		}
+		for _, u := range strings.Split(users, ",") {
+			if u = strings.TrimSpace(u); u != "" {
+				if !isUserID(u) {
+					return nil, fmt.Errorf("approvers: %q is not a Slack user id", u)
+				}
+				out[ch] = append(out[ch], u)
+			}
+		}
+	}
+	return out, nil
+}
+
+// Metrics returns the App's metrics (also a pipeline.Observer).
+func (a *App) Metrics() *Metrics { return a.metrics }
+
+// Handler serves /healthz, /readyz and /metrics.
+func (a *App) Handler() http.Handler {
+	return HealthHandler(a.metrics, a.connected.Load, func(ctx context.Context) error { return a.cfg.Redis.Ping(ctx).Err() })
+}
+
+// Run connects to Slack and serves until ctx ends; then it stops taking new
+// work, finishes the work in flight and returns nil. It reconnects whenever
+// the connection drops or cannot be made.
+func (a *App) Run(ctx context.Context) error {
+	if !a.started.CompareAndSwap(false, true) {
+		return errors.New("bot: App.Run called twice")
+	}
+	var wg sync.WaitGroup
+	var httpSrv *http.Server
+	if a.cfg.HealthAddr != "" {
+		ln, err := net.Listen("tcp", a.cfg.HealthAddr)
+		if err != nil {
+			return fmt.Errorf("bot: health listener on %s: %w", a.cfg.HealthAddr, err)
+		}
+		httpSrv = &http.Server{Handler: a.Handler(), ReadHeaderTimeout: 5 * time.Second}
+		wg.Go(func() {
+			if err := httpSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				a.log.Error("bot: health server stopped", "err", err)
+			}
+		})
+		a.log.Info("bot: serving health and metrics", "addr", ln.Addr().String())
+	}
+	a.pool.run(ctx)
+	wg.Go(func() { a.connectLoop(ctx) })
+
+	for done := false; !done; {
+		select {
+		case <-ctx.Done():
+			done = true
+		case evt := <-a.sm.Events:
+			a.handle(ctx, evt)
+		}
+	}
+	a.log.Info("bot: stopping: no new work; finishing work in flight")
+	a.connected.Store(false)
+	a.pool.close()
+	a.spareWG.Wait()
+	if httpSrv != nil {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		_ = httpSrv.Shutdown(sctx)
+		cancel()
+	}
+	wg.Wait()
+	a.log.Info("bot: stopped")
+	return nil
+}
+
+// connectLoop keeps the Socket Mode connection up: slack-go reconnects on
+// its own after a disconnect or a dead connection, and returns only when it
+// cannot connect at all (e.g. a bad token); then we wait and try again.
+func (a *App) connectLoop(ctx context.Context) {
+	backoff := time.Second
+	for ctx.Err() == nil {
+		began := a.now()
+		err := a.sm.RunContext(ctx)
+		if a.now().Sub(began) > time.Minute {
+			backoff = time.Second
+		}
+		a.connected.Store(false)
+		if ctx.Err() != nil {
+			return
+		}
+		a.log.Error("bot: Socket Mode stopped; reconnecting", "err", err, "in", backoff)
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		backoff = min(backoff*2, time.Minute)
+	}
+}

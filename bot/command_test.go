@@ -1,0 +1,75 @@
+package bot
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/researchbot/researchbot/pipeline"
+)
+
+func TestParseCommand(t *testing.T) {
+	cases := []struct {
+		in   string
+		want Command
+		err  string // substring of the UsageError
+	}{
+		{in: "", want: Command{Kind: CmdHelp}},
+		{in: "   ", want: Command{Kind: CmdHelp}},
+		{in: "help", want: Command{Kind: CmdHelp}},
+		{in: "HELP", want: Command{Kind: CmdHelp}},
+		{in: "list", want: Command{Kind: CmdList}},
+		{in: "status", want: Command{Kind: CmdStatus}},
+		{in: "status r-123", want: Command{Kind: CmdStatus, RunID: "r-123"}},
+		{in: "cancel", want: Command{Kind: CmdCancel}},
+		{in: "cancel r-9", want: Command{Kind: CmdCancel, RunID: "r-9"}},
+		{in: "stream create weekly AI news", want: Command{Kind: CmdStream, Args: "create weekly AI news"}},
+		{in: "what is RAG?", want: Command{Kind: CmdResearch, Question: "what is RAG?", Mode: "guided", Depth: pipeline.DepthStandard}},
+		{in: "--mode full --depth quick what is RAG?", want: Command{Kind: CmdResearch, Question: "what is RAG?", Mode: "full", Depth: pipeline.DepthQuick}},
+		{in: "what is RAG? --depth=comprehensive --mode=auto", want: Command{Kind: CmdResearch, Question: "what is RAG?", Mode: "auto", Depth: pipeline.DepthComprehensive}},
+		{in: "what --mode AUTO is RAG", want: Command{Kind: CmdResearch, Question: "what is RAG", Mode: "auto", Depth: pipeline.DepthStandard}},
+		{in: "list the main risks of RAG", want: Command{Kind: CmdResearch, Question: "list the main risks of RAG", Mode: "guided", Depth: pipeline.DepthStandard}},
+		{in: "help me understand RAG", want: Command{Kind: CmdResearch, Question: "help me understand RAG", Mode: "guided", Depth: pipeline.DepthStandard}},
+		{in: "-- list", want: Command{Kind: CmdResearch, Question: "list", Mode: "guided", Depth: pipeline.DepthStandard}},
+		{in: "--depth quick -- --mode is a flag", want: Command{Kind: CmdResearch, Question: "--mode is a flag", Mode: "guided", Depth: pipeline.DepthQuick}},
+		{in: "status of fusion power in 2025", want: Command{Kind: CmdResearch, Question: "status of fusion power in 2025", Mode: "guided", Depth: pipeline.DepthStandard}},
+		{in: "--mode turbo what", err: "must be auto, guided or full"},
+		{in: "--depth deep what", err: "must be quick, standard or comprehensive"},
+		{in: "--dept quick what", err: "don't know the option"},
+		{in: "what --mode", err: "needs a value"},
+		{in: "--mode full", err: "What should I research"},
+		{in: strings.Repeat("é", MaxQuestionRunes+1), err: "the limit is 2000"},
+	}
+	for _, c := range cases {
+		got, err := ParseCommand(c.in)
+		if c.err != "" {
+			var ue *UsageError
+			if !errors.As(err, &ue) || !strings.Contains(ue.Msg, c.err) {
+				t.Errorf("ParseCommand(%.40q) error = %v, want one containing %q", c.in, err, c.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("ParseCommand(%.40q): %v", c.in, err)
+			continue
+		}
+		if got != c.want {
+			t.Errorf("ParseCommand(%.40q) = %+v, want %+v", c.in, got, c.want)
+		}
+	}
+}
+
+func TestParseCommandAcceptsTheLongestQuestion(t *testing.T) {
+	q := strings.Repeat("é", MaxQuestionRunes)
+	c, err := ParseCommand(q)
+	if err != nil || c.Question != q {
+		t.Fatalf("a %d-rune question: %v", MaxQuestionRunes, err)
+	}
+}
+
+func TestUsageErrorsEscapeWhatWasTyped(t *testing.T) {
+	_, err := ParseCommand("--<!channel> x")
+	if err == nil || strings.Contains(err.Error(), "<!channel>") {
+		t.Fatalf("error = %v; want an escaped option name", err)
+	}
+}

@@ -1,0 +1,21 @@
+// Package bot is researchbot's Slack adapter.
+//
+// It connects to Slack with Socket Mode (slack-go's socketmode client), acks
+// every envelope within Slack's three seconds, and does the slow work after
+// the ack on a bounded pool of workers. It routes the /research slash
+// command, button clicks (Approve, Edit, Reject), modal submissions and
+// thread messages to the research engine through the small Engine interface
+// declared here, checks who may decide a checkpoint, and rate-limits new runs
+// per user and per workspace with redis_rate.
+//
+// Everything shown in Slack is rendered by pure functions (render_*.go,
+// modal.go) from the pipeline's run and checkpoint data, with every piece of
+// untrusted text (questions, web pages, model output) escaped for mrkdwn and
+// kept within Block Kit's limits; golden files in testdata/golden pin them.
+//
+// Presenter implements pipeline.Presenter for runs that started in Slack:
+// checkpoint messages in the run's thread, one paced progress message edited
+// in place, and the final report with the full Markdown attached. Metrics
+// implements pipeline.Observer and serves Prometheus metrics next to
+// /healthz and /readyz.
+package bot

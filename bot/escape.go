@@ -1,0 +1,128 @@
+package bot
+
+import (
+	"net/url"
+	"strings"
+	"unicode/utf8"
+)
+
+// ellipsis ends truncated text.
+const ellipsis = "…"
+
+// mrkdwnEscaper escapes the three characters Slack's mrkdwn gives meaning to.
+var mrkdwnEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
+
+// Escape makes untrusted text (a question, a web page, model output) safe to
+// put into mrkdwn: &, < and > become entities, so no <!channel>, <!here>,
+// <@U…> mention or <http://x|masked link> can be smuggled in. Invalid UTF-8
+// is replaced.
+func Escape(s string) string {
+	return mrkdwnEscaper.Replace(strings.ToValidUTF8(s, "\uFFFD"))
+}
+
+// Truncate shortens s to at most max runes, ending with an ellipsis when it
+// cut something. max < 1 yields "".
+func Truncate(s string, max int) string {
+	if max < 1 {
+		return ""
+	}
+	if utf8.RuneCountInString(s) <= max {
+		return s
+	}
+	runes := []rune(s)
+	return strings.TrimRight(string(runes[:max-1]), " \n\t") + ellipsis
+}
+
+// EscapeTruncate escapes s and shortens it so the escaped text is at most max
+// runes, ending with an ellipsis when it cut something and never cutting an
+// entity in half. max < 1 yields "".
+func EscapeTruncate(s string, max int) string {
+	if max < 1 {
+		return ""
+	}
+	esc := Escape(s)
+	if utf8.RuneCountInString(esc) <= max {
+		return esc
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
+		e := string(r)
+		switch r {
+		case '&':
+			e = "&amp;"
+		case '<':
+			e = "&lt;"
+		case '>':
+			e = "&gt;"
+		}
+		w := utf8.RuneCountInString(e)
+		if n+w > max-1 {
+			break
+		}
+		b.WriteString(e)
+		n += w
+	}
+	return strings.TrimRight(b.String(), " \n\t") + ellipsis
+}
+
+// OneLine collapses whitespace (newlines included) to single spaces.
+func OneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// SafeURL returns u ready to sit inside a Slack link (<u|text>), or "" when u
+// is not an absolute http(s) URL. Characters that would end or split the link
+// are percent-encoded and & is escaped.
+func SafeURL(u string) string {
+	p, err := url.Parse(strings.TrimSpace(u))
+	if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+		return ""
+	}
+	s := p.String()
+	s = strings.NewReplacer("<", "%3C", ">", "%3E", "|", "%7C", " ", "%20", "\n", "", "\r", "").Replace(s)
+	return strings.ReplaceAll(s, "&", "&amp;")
+}
+
+// Link renders a mrkdwn link to u with an escaped label; when u is not a
+// safe http(s) URL only the escaped label is returned. The label is limited
+// to maxLabel runes.
+func Link(u, label string, maxLabel int) string {
+	label = OneLine(label)
+	if label == "" {
+		label = u
+	}
+	text := EscapeTruncate(label, maxLabel)
+	su := SafeURL(u)
+	if su == "" {
+		return text
+	}
+	// A "|" in the label is harmless (the first "|" separates), but keep it tidy.
+	return "<" + su + "|" + text + ">"
+}
+
+// isUserID reports whether s looks like a Slack user id (U… or W…), so it
+// can be rendered as a mention without letting arbitrary text through.
+func isUserID(s string) bool {
+	if len(s) < 2 || len(s) > 20 || (s[0] != 'U' && s[0] != 'W') {
+		return false
+	}
+	for _, r := range s {
+		if (r < 'A' || r > 'Z') && (r < '0' || r > '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// who renders the author of a decision: a mention for a Slack user id,
+// escaped text otherwise ("terminal", "auto", "system").
+func who(id string) string {
+	if isUserID(id) {
+		return "<@" + id + ">"
+	}
+	if id == "" {
+		return "someone"
+	}
+	return Escape(id)
+}

@@ -1,0 +1,84 @@
+package bot
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestEscapeNeutralisesInjections(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"<!channel> look", "&lt;!channel&gt; look"},
+		{"<!here|here>", "&lt;!here|here&gt;"},
+		{"hi <@U12345>", "hi &lt;@U12345&gt;"},
+		{"<https://evil.example|click me>", "&lt;https://evil.example|click me&gt;"},
+		{"a & b", "a &amp; b"},
+		{"&lt; stays literal", "&amp;lt; stays literal"},
+		{"<!subteam^S123>", "&lt;!subteam^S123&gt;"},
+		{"plain *bold*", "plain *bold*"},
+	}
+	for _, c := range cases {
+		got := Escape(c.in)
+		if got != c.want {
+			t.Errorf("Escape(%q) = %q, want %q", c.in, got, c.want)
+		}
+		if strings.ContainsAny(got, "<>") {
+			t.Errorf("Escape(%q) still contains < or >: %q", c.in, got)
+		}
+	}
+}
+
+func TestTruncate(t *testing.T) {
+	if got := Truncate("héllo wörld", 5); got != "héll…" || utf8.RuneCountInString(got) != 5 {
+		t.Errorf("Truncate = %q", got)
+	}
+	if got := Truncate("short", 10); got != "short" {
+		t.Errorf("Truncate short = %q", got)
+	}
+	if got := Truncate("abc", 0); got != "" {
+		t.Errorf("Truncate 0 = %q", got)
+	}
+}
+
+func TestEscapeTruncateNeverSplitsEntities(t *testing.T) {
+	s := strings.Repeat("a<", 100)
+	for max := 1; max < 60; max++ {
+		got := EscapeTruncate(s, max)
+		if n := utf8.RuneCountInString(got); n > max {
+			t.Fatalf("max %d: got %d runes: %q", max, n, got)
+		}
+		trimmed := strings.TrimSuffix(got, ellipsis)
+		if i := strings.LastIndex(trimmed, "&"); i >= 0 && !strings.Contains(trimmed[i:], ";") {
+			t.Fatalf("max %d: entity cut: %q", max, got)
+		}
+		if strings.Contains(got, "<") {
+			t.Fatalf("max %d: raw < in %q", max, got)
+		}
+	}
+}
+
+func TestLinkEscapesLabelAndRejectsBadURLs(t *testing.T) {
+	got := Link("https://example.com/a?x=1&y=<2>|z", "<!channel> Title", 100)
+	want := "<https://example.com/a?x=1&amp;y=%3C2%3E%7Cz|&lt;!channel&gt; Title>"
+	if got != want {
+		t.Errorf("Link = %q, want %q", got, want)
+	}
+	if got := Link("javascript:alert(1)", "x <b>", 100); got != "x &lt;b&gt;" {
+		t.Errorf("Link with a bad scheme = %q", got)
+	}
+	if got := Link("", "", 10); strings.Contains(got, "<") {
+		t.Errorf("empty Link = %q", got)
+	}
+}
+
+func TestWhoOnlyMentionsUserIDs(t *testing.T) {
+	if got := who("U123ABC"); got != "<@U123ABC>" {
+		t.Errorf("who(user) = %q", got)
+	}
+	if got := who("<!channel>"); got != "&lt;!channel&gt;" {
+		t.Errorf("who(injection) = %q", got)
+	}
+	if got := who("terminal"); got != "terminal" {
+		t.Errorf("who(terminal) = %q", got)
+	}
+}

@@ -1,0 +1,133 @@
+package bot
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"github.com/researchbot/researchbot/checkpoints"
+	"github.com/researchbot/researchbot/pipeline"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
+
+// golden compares v's JSON with testdata/golden/name.json (or rewrites it).
+func golden(t *testing.T, name string, v any) {
+	t.Helper()
+	got, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, '\n')
+	path := filepath.Join("testdata", "golden", name+".json")
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./bot -run Golden -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file; got:\n%s", path, got)
+	}
+}
+
+// msg wraps blocks like a chat.postMessage body.
+func msg(blocks []slack.Block) map[string]any { return map[string]any{"blocks": blocks} }
+
+func TestGoldenMessages(t *testing.T) {
+	changes := []checkpoints.Change{{Key: "depth", Before: "standard", After: "comprehensive"}, {Key: "sub_questions", Before: "a long list of questions that goes on and on and on and on and on and on", After: "another long list of questions that goes on and on and on and on"}}
+	partial := finishedRun()
+	partial.Status = pipeline.StatusPartial
+	partial.Report.Status, partial.Report.Reason = "partial", "The cost limit of $2.00 was reached."
+	partial.Report.Caveats = []string{"Only 2 of 12 pages could be read."}
+	partial.Bounds = []string{"max_cost_usd"}
+	failed := sampleRun()
+	failed.Status, failed.Failure = pipeline.StatusFailed, "the model endpoint kept answering 500 <!channel>"
+	cancelled := sampleRun()
+	cancelled.Status = pipeline.StatusCancelled
+	waiting := sampleRun()
+	waiting.Status, waiting.Step, waiting.Waiting = pipeline.StatusWaiting, pipeline.StepSearch, "run-42.cp-1"
+	waiting.Checkpoints = []checkpoints.Instance{*planInstance()}
+	reminder := planInstance()
+	reminder.Attempt = 2
+	timedOut := planInstance()
+	timedOut.State = checkpoints.StateTimedOut
+	now := t0.Add(3*time.Minute + 7*time.Second)
+
+	cases := map[string][]slack.Block{
+		"root_starting":        RenderRoot(RootInfo{Question: "What is <!here> RAG?\nSecond line", RequestedBy: "U123", Mode: "guided", Depth: pipeline.DepthStandard}),
+		"root_named":           RenderRoot(RootInfo{Question: "What is RAG?", RunID: "run-42", RequestedBy: "U123", Mode: "full", Depth: pipeline.DepthQuick, Status: pipeline.StatusQueued}),
+		"checkpoint_plan":      RenderCheckpoint(planInstance(), "U123"),
+		"checkpoint_reminder":  RenderCheckpoint(reminder, "U123"),
+		"checkpoint_sources":   RenderCheckpoint(sourcesInstance(), "U123"),
+		"checkpoint_draft":     RenderCheckpoint(draftInstance(), "U123"),
+		"checkpoint_critical":  RenderCheckpoint(criticalInstance(), "U123"),
+		"checkpoint_generic":   RenderCheckpoint(allTypesInstance(), ""),
+		"decided_approve":      RenderDecided(decided(planInstance(), checkpoints.Approve, "", nil)),
+		"decided_edit":         RenderDecided(decided(planInstance(), checkpoints.Edit, "", changes)),
+		"decided_reject":       RenderDecided(decided(draftInstance(), checkpoints.Reject, "Too shallow <!channel>", nil)),
+		"decided_timed_out":    RenderDecided(timedOut),
+		"superseded":           RenderSuperseded(planInstance()),
+		"progress_running":     RenderProgress(sampleRun(), now),
+		"progress_waiting":     RenderProgress(waiting, now),
+		"progress_done":        RenderProgress(finishedRun(), now),
+		"report_complete":      RenderFinished(finishedRun()),
+		"report_partial":       RenderFinished(partial),
+		"report_failed":        RenderFinished(failed),
+		"report_cancelled":     RenderFinished(cancelled),
+		"help":                 RenderHelp(),
+		"status":               RenderStatus(waiting, now),
+		"list":                 RenderList([]*pipeline.Run{waiting, finishedRun()}, now),
+		"list_empty":           RenderList(nil, now),
+		"error":                RenderError("I couldn't find run `x`.", "`/research list` shows your runs."),
+		"cancel_confirm":       RenderCancelConfirm(sampleRun()),
+		"invite_help":          inviteHelp("C999"),
+		"invite_help_dm":       inviteHelp("D999"),
+		"not_allowed":          notAllowed(sampleRun()),
+		"already_decided":      alreadyDecided(decided(planInstance(), checkpoints.Approve, "", nil)),
+		"superseded_click":     superseded(sampleRun()),
+		"rate_limited":         RenderError(limitMessage(&LimitedError{Scope: "user", Limit: RateLimits{}.withDefaults().PerUser, RetryAfter: 12*time.Minute + 3*time.Second}, t0), ""),
+		"rate_limited_team":    RenderError(limitMessage(&LimitedError{Scope: "workspace", Limit: RateLimits{}.withDefaults().PerWorkspace, RetryAfter: 40 * time.Second}, t0), ""),
+	}
+	for name, blocks := range cases {
+		t.Run(name, func(t *testing.T) {
+			golden(t, "msg_"+name, msg(blocks))
+			if probs := blockProblems(blocks, MaxBlocks); len(probs) > 0 {
+				t.Errorf("limits: %v", probs)
+			}
+		})
+	}
+}
+
+func TestGoldenModals(t *testing.T) {
+	cases := map[string]slack.ModalViewRequest{
+		"edit_plan":      EditModal(planInstance()),
+		"edit_sources":   EditModal(sourcesInstance()),
+		"edit_draft":     EditModal(draftInstance()),
+		"edit_critical":  EditModal(criticalInstance()),
+		"edit_all_types": EditModal(allTypesInstance()),
+		"reject":         RejectModal(planInstance()),
+		"notice":         *noticeModal(superseded(sampleRun())),
+	}
+	for name, view := range cases {
+		t.Run(name, func(t *testing.T) {
+			golden(t, "modal_"+name, view)
+			if probs := blockProblems(view.Blocks.BlockSet, MaxModalBlocks); len(probs) > 0 {
+				t.Errorf("limits: %v", probs)
+			}
+			if n := len([]rune(view.Title.Text)); n > MaxModalTitle {
+				t.Errorf("title has %d runes", n)
+			}
+		})
+	}
+}

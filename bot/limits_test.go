@@ -1,0 +1,232 @@
+package bot
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/slack-go/slack"
+
+	"github.com/researchbot/researchbot/checkpoints"
+	"github.com/researchbot/researchbot/pipeline"
+)
+
+// blockProblems checks rendered blocks against Block Kit's limits and for
+// smuggled mentions or links, walking their JSON like Slack would.
+func blockProblems(blocks []slack.Block, maxBlocks int) []string {
+	var probs []string
+	add := func(f string, a ...any) { probs = append(probs, fmt.Sprintf(f, a...)) }
+	if len(blocks) > maxBlocks {
+		add("%d blocks > %d", len(blocks), maxBlocks)
+	}
+	raw, err := json.Marshal(blocks)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	var doc []map[string]any
+	_ = json.Unmarshal(raw, &doc)
+	ids := map[string]bool{}
+	runes := func(v any) int { s, _ := v.(string); return utf8.RuneCountInString(s) }
+	textOf := func(v any) string {
+		m, _ := v.(map[string]any)
+		s, _ := m["text"].(string)
+		return s
+	}
+	for i, b := range doc {
+		if id, _ := b["block_id"].(string); id != "" {
+			if ids[id] {
+				add("block %d: duplicate block_id %q", i, id)
+			}
+			ids[id] = true
+			if len(id) > MaxActionID {
+				add("block %d: block_id too long", i)
+			}
+		}
+		switch b["type"] {
+		case "section":
+			if n := runes(textOf(b["text"])); n > MaxSectionText || n == 0 {
+				add("block %d: section text has %d runes", i, n)
+			}
+		case "header":
+			if n := runes(textOf(b["text"])); n > MaxHeaderText {
+				add("block %d: header has %d runes", i, n)
+			}
+		case "context":
+			els, _ := b["elements"].([]any)
+			if len(els) > 10 || len(els) == 0 {
+				add("block %d: context has %d elements", i, len(els))
+			}
+			for _, e := range els {
+				if n := runes(textOf(e)); n > 3000 {
+					add("block %d: context text has %d runes", i, n)
+				}
+			}
+		case "actions":
+			els, _ := b["elements"].([]any)
+			if len(els) > 25 {
+				add("block %d: %d actions", i, len(els))
+			}
+			for _, e := range els {
+				m := e.(map[string]any)
+				if n := runes(m["value"]); n > MaxButtonValue {
+					add("block %d: button value has %d runes", i, n)
+				}
+				if n := runes(textOf(m["text"])); n > MaxButtonText {
+					add("block %d: button text has %d runes", i, n)
+				}
+				if n := runes(m["action_id"]); n > MaxActionID {
+					add("block %d: action_id too long", i)
+				}
+			}
+		case "input":
+			if n := runes(textOf(b["label"])); n > MaxInputLabel || n == 0 {
+				add("block %d: input label has %d runes", i, n)
+			}
+			el, _ := b["element"].(map[string]any)
+			opts, _ := el["options"].([]any)
+			limit := MaxOptions
+			if el["type"] == "checkboxes" || el["type"] == "radio_buttons" {
+				limit = MaxChoiceOptions
+			}
+			if len(opts) > limit {
+				add("block %d: %d options", i, len(opts))
+			}
+			for _, o := range opts {
+				m := o.(map[string]any)
+				if n := runes(textOf(m["text"])); n > MaxOptionText {
+					add("block %d: option text has %d runes", i, n)
+				}
+				if n := runes(m["value"]); n > MaxOptionValue {
+					add("block %d: option value has %d runes", i, n)
+				}
+			}
+			if n := runes(textOf(el["placeholder"])); n > MaxPlaceholder {
+				add("block %d: placeholder has %d runes", i, n)
+			}
+			if ml, ok := el["max_length"].(float64); ok && runes(el["initial_value"]) > int(ml) {
+				add("block %d: initial value longer than max_length", i)
+			}
+		}
+	}
+	// Untrusted text must never become a mention, a broadcast or a masked
+	// link: only the links and mentions this package builds may appear.
+	s := string(raw)
+	for _, bad := range []string{"<!channel", "<!here", "<!everyone", "<@U999", "<https://evil.example|"} {
+		if strings.Contains(s, bad) {
+			add("smuggled %q", bad)
+		}
+	}
+	return probs
+}
+
+// randText is long random text full of characters Slack cares about.
+func randText(rng *rand.Rand, max int) string {
+	pieces := []string{"<!channel>", "<@U999>", "&", "<https://evil.example|x>", "é", "🙂", "word ", "\n", "*", "|", ">", "<", "a"}
+	n := rng.IntN(max + 1)
+	var b strings.Builder
+	for b.Len() < n {
+		b.WriteString(pieces[rng.IntN(len(pieces))])
+	}
+	return b.String()
+}
+
+func randList(rng *rand.Rand, n, maxLen int) []string {
+	out := make([]string, rng.IntN(n+1))
+	for i := range out {
+		out[i] = randText(rng, maxLen)
+	}
+	return out
+}
+
+// TestRenderingStaysWithinLimits renders random, long, hostile payloads and
+// checks that no message or modal ever exceeds Block Kit's limits.
+func TestRenderingStaysWithinLimits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for iter := range 150 {
+		long := 50 + rng.IntN(6000)
+		plan := pipeline.PlanPayload{Question: randText(rng, long), SubQuestions: randList(rng, 60, 800), Sections: randList(rng, 40, 300),
+			Methodology: randText(rng, long), Warnings: randList(rng, 10, 900), Round: rng.IntN(4)}
+		for range rng.IntN(80) {
+			plan.Queries = append(plan.Queries, pipeline.QueryView{Text: randText(rng, 500), Kind: randText(rng, 30)})
+		}
+		var sources pipeline.SourcesPayload
+		sources.Question, sources.Total, sources.ToFetch = randText(rng, long), rng.IntN(1000), rng.IntN(50)
+		for i := range rng.IntN(120) {
+			sources.Sources = append(sources.Sources, pipeline.SourceView{ID: i, Title: randText(rng, 600), URL: "https://x.example/" + randText(rng, 300),
+				Domain: randText(rng, 200), Gist: randText(rng, 900), Published: t0, Score: rng.Float64()})
+		}
+		sources.Errors = randList(rng, 20, 400)
+		draft := pipeline.DraftPayload{Title: randText(rng, 900), Abstract: randText(rng, long), Sections: randList(rng, 80, 300),
+			Summary: randText(rng, long), Markdown: randText(rng, 400000)}
+		var crit pipeline.CriticalPayload
+		crit.Title = randText(rng, 500)
+		for range rng.IntN(100) {
+			crit.Items = append(crit.Items, pipeline.CritiqueItem{Category: randText(rng, 60), Severity: randText(rng, 40), Location: randText(rng, 300), Description: randText(rng, 2000), SuggestedFix: randText(rng, 1000)})
+		}
+		insts := []*checkpoints.Instance{
+			instanceOf(checkpoints.PlanReview, "run.cp-"+randText(rng, 30), plan, map[string]any{"sub_questions": randText(rng, 5000), "depth": "quick"}),
+			instanceOf(checkpoints.SourceReview, "run.cp", sources, nil),
+			instanceOf(checkpoints.DraftReview, "run.cp", draft, map[string]any{"title": randText(rng, 400)}),
+			instanceOf(checkpoints.CriticalIssues, "run.cp", crit, nil),
+		}
+		for _, inst := range insts {
+			inst.Label = randText(rng, 300)
+			inst.Attempt = 1 + rng.IntN(3)
+			for k := range 150 {
+				inst.Fields = append(inst.Fields, checkpoints.Field{Key: fmt.Sprintf("f%d", k), Type: checkpoints.FieldTypes()[rng.IntN(9)], Label: randText(rng, 3000),
+					Help: randText(rng, 3000), Placeholder: randText(rng, 400), Options: randOptions(rng)})
+			}
+			check(t, iter, "checkpoint "+inst.DefinitionID, RenderCheckpoint(inst, "U123"), MaxBlocks)
+			inst.Decision = &checkpoints.Decision{Action: checkpoints.Reject, By: randText(rng, 40), At: t0, Note: randText(rng, long)}
+			inst.Audit = []checkpoints.AuditEntry{{To: checkpoints.StateSubmitted, Changes: []checkpoints.Change{{Key: randText(rng, 300), Before: randText(rng, 3000), After: randText(rng, 50)}}}}
+			check(t, iter, "decided "+inst.DefinitionID, RenderDecided(inst), MaxBlocks)
+			m := EditModal(inst)
+			check(t, iter, "edit modal "+inst.DefinitionID, m.Blocks.BlockSet, MaxModalBlocks)
+			if n := utf8.RuneCountInString(m.Title.Text); n > MaxModalTitle {
+				t.Fatalf("iteration %d: modal title %d runes", iter, n)
+			}
+			if len(m.PrivateMetadata) > 3000 {
+				t.Fatalf("private_metadata too long")
+			}
+			check(t, iter, "reject modal", RejectModal(inst).Blocks.BlockSet, MaxModalBlocks)
+		}
+		r := finishedRun()
+		r.Question = randText(rng, 2000)
+		r.Report.Title, r.Report.Abstract, r.Report.Conclusion, r.Report.Reason = randText(rng, 900), randText(rng, long), randText(rng, long), randText(rng, 900)
+		r.Report.Caveats, r.Bounds = randList(rng, 40, 600), randList(rng, 10, 100)
+		r.Report.References = nil
+		for i := range rng.IntN(200) {
+			r.Report.References = append(r.Report.References, pipeline.Reference{N: i + 1, Title: randText(rng, 700), URL: "https://r.example/" + randText(rng, 500), Domain: randText(rng, 100)})
+		}
+		check(t, iter, "report", RenderFinished(r), MaxBlocks)
+		r.Status, r.Failure = pipeline.StatusFailed, randText(rng, long)
+		check(t, iter, "failed", RenderFinished(r), MaxBlocks)
+		check(t, iter, "progress", RenderProgress(r, t0.Add(time.Hour)), MaxBlocks)
+		check(t, iter, "status", RenderStatus(r, t0), MaxBlocks)
+		check(t, iter, "root", RenderRoot(RootInfo{Question: randText(rng, 8000), RunID: randText(rng, 100), RequestedBy: randText(rng, 20)}), MaxBlocks)
+		runs := make([]*pipeline.Run, rng.IntN(60))
+		for i := range runs {
+			runs[i] = &pipeline.Run{ID: randText(rng, 80), Question: randText(rng, 2000), CreatedAt: t0}
+		}
+		check(t, iter, "list", RenderList(runs, t0), MaxBlocks)
+	}
+}
+
+func randOptions(rng *rand.Rand) []checkpoints.Option {
+	var out []checkpoints.Option
+	for i := range rng.IntN(130) {
+		out = append(out, checkpoints.Option{Value: fmt.Sprintf("%d-%s", i, randText(rng, 300)), Label: randText(rng, 300)})
+	}
+	return out
+}
+
+func check(t *testing.T, iter int, what string, blocks []slack.Block, max int) {
+	t.Helper()
+	if probs := blockProblems(blocks, max); len(probs) > 0 {
+		t.Fatalf("iteration %d, %s: %v", iter, what, probs)
+	}
+}

@@ -1,0 +1,416 @@
+package bot
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/slack-go/slack"
+
+	"github.com/researchbot/researchbot/checkpoints"
+	"github.com/researchbot/researchbot/pipeline"
+)
+
+// OriginKind is the pipeline.Origin.Kind of runs started in Slack.
+const OriginKind = "slack"
+
+// Redis keys the Slack adapter owns (all under "rb:slack:").
+const (
+	keyCheckpointMsg = "rb:slack:cp:"       // + instance id → checkpointMsg JSON
+	keyProgressMsg   = "rb:slack:progress:" // + run id → ts of the progress message
+	msgKeyTTL        = 60 * 24 * time.Hour
+)
+
+// PresenterConfig configures a Presenter.
+type PresenterConfig struct {
+	BotToken string
+	// APIURL is the Web API base URL (SLACK_API_URL); "" means Slack's.
+	APIURL string
+	// Redis remembers which message shows which checkpoint and progress, so
+	// any replica can update them.
+	Redis redis.UniversalClient
+	// Metrics counts Web API calls; nil means none.
+	Metrics *Metrics
+	// MinInterval paces progress edits per run; zero means 3s.
+	MinInterval time.Duration
+	// HTTPClient makes the Web API calls; nil means a default client.
+	HTTPClient *http.Client
+	Logger     *slog.Logger
+	Now        func() time.Time
+}
+
+// Presenter shows runs that started in Slack (pipeline.Presenter for
+// Origin.Kind "slack"): checkpoint messages in the run's thread, collapsed
+// after the decision; one progress message edited in place, coalesced and
+// paced; the final summary with the full Markdown report attached.
+type Presenter struct {
+	api      *slack.Client
+	rdb      redis.UniversalClient
+	log      *slog.Logger
+	now      func() time.Time
+	interval time.Duration
+
+	ctx    context.Context // for deferred progress flushes; ended by Close
+	cancel context.CancelFunc
+
+	mu       sync.Mutex
+	progress map[string]*progressState
+	wg       sync.WaitGroup
+}
+
+var _ pipeline.Presenter = (*Presenter)(nil)
+
+// progressState paces one run's progress message.
+type progressState struct {
+	channel, thread string
+	pending         []slack.Block // latest rendering not yet sent
+	pendingText     string
+	lastSent        time.Time
+	notBefore       time.Time // after a 429
+	timer           *time.Timer
+	sending         bool
+}
+
+// checkpointMsg is where a checkpoint's message is.
+type checkpointMsg struct {
+	Channel string `json:"channel"`
+	TS      string `json:"ts"`
+	Attempt int    `json:"attempt"`
+}
+
+// NewPresenter makes a Presenter. Close it to stop pending progress flushes.
+func NewPresenter(cfg PresenterConfig) (*Presenter, error) {
+	if cfg.BotToken == "" {
+		return nil, errors.New("bot: presenter needs the bot token (SLACK_BOT_TOKEN)")
+	}
+	if cfg.Redis == nil {
+		return nil, errors.New("bot: presenter needs Redis")
+	}
+	p := &Presenter{
+		api:      newSlackAPI(cfg.BotToken, "", cfg.APIURL, cfg.HTTPClient, cfg.Metrics),
+		rdb:      cfg.Redis,
+		log:      cfg.Logger,
+		now:      cfg.Now,
+		interval: cfg.MinInterval,
+		progress: map[string]*progressState{},
+	}
+	if p.log == nil {
+		p.log = slog.New(slog.DiscardHandler)
+	}
+	if p.now == nil {
+		p.now = time.Now
+	}
+	if p.interval <= 0 {
+		p.interval = 3 * time.Second
+	}
+	p.ctx, p.cancel = context.WithCancel(context.Background())
+	return p, nil
+}
+
+// newSlackAPI makes a Web API client that counts its calls.
+func newSlackAPI(botToken, appToken, apiURL string, hc *http.Client, m *Metrics) *slack.Client {
+	if hc == nil {
+		hc = &http.Client{Timeout: 30 * time.Second}
+	}
+	if m != nil {
+		c := *hc
+		c.Transport = m.Transport(hc.Transport)
+		hc = &c
+	}
+	opts := []slack.Option{slack.OptionHTTPClient(hc)}
+	if apiURL != "" {
+		if !strings.HasSuffix(apiURL, "/") {
+			apiURL += "/"
+		}
+		opts = append(opts, slack.OptionAPIURL(apiURL))
+	}
+	if appToken != "" {
+		opts = append(opts, slack.OptionAppLevelToken(appToken))
+	}
+	return slack.New(botToken, opts...)
+}
+
+// Close stops pending progress flushes and waits for one in flight.
+func (p *Presenter) Close() {
+	p.cancel()
+	p.mu.Lock()
+	for _, st := range p.progress {
+		if st.timer != nil && st.timer.Stop() {
+			p.wg.Done()
+		}
+		st.timer = nil
+	}
+	p.mu.Unlock()
+	p.wg.Wait()
+}
+
+// Offer posts the checkpoint message in the run's thread. A reminder
+// (Attempt > 1) is posted as a new message and the earlier offer is reduced
+// to a pointer to it. Offering the same attempt twice updates the message.
+func (p *Presenter) Offer(ctx context.Context, r *pipeline.Run, inst *checkpoints.Instance) error {
+	log := p.log.With("run_id", r.ID, "checkpoint_id", inst.ID, "definition", inst.DefinitionID, "attempt", inst.Attempt)
+	blocks := RenderCheckpoint(inst, r.RequestedBy)
+	text := fmt.Sprintf("%s: your decision is needed", OneLine(firstNonEmpty(inst.Label, inst.DefinitionID)))
+	if inst.Attempt > 1 {
+		text = "Reminder — " + text
+	}
+	text = EscapeTruncate(text, 300)
+	prev, _ := p.lookup(ctx, inst.ID)
+	if prev != nil && prev.Attempt == inst.Attempt {
+		err := retry429(ctx, func() error {
+			_, _, _, err := p.api.UpdateMessageContext(ctx, prev.Channel, prev.TS, quiet(blocks, text))
+			return err
+		})
+		if err == nil {
+			return nil
+		}
+		log.Warn("bot: updating an offered checkpoint failed; posting it again", "err", err)
+	}
+	var ts string
+	err := retry429(ctx, func() error {
+		var err error
+		_, ts, err = p.api.PostMessageContext(ctx, r.Origin.Channel, quiet(blocks, text), slack.MsgOptionTS(r.Origin.ThreadTS))
+		return err
+	})
+	if err != nil {
+		log.Error("bot: posting a checkpoint failed", "err", err)
+		return fmt.Errorf("posting checkpoint %s: %w", inst.ID, err)
+	}
+	if err := p.remember(ctx, inst.ID, checkpointMsg{Channel: r.Origin.Channel, TS: ts, Attempt: inst.Attempt}); err != nil {
+		log.Warn("bot: remembering a checkpoint message failed", "err", err)
+	}
+	if prev != nil && prev.Attempt != inst.Attempt {
+		if err := retry429(ctx, func() error {
+			_, _, _, err := p.api.UpdateMessageContext(ctx, prev.Channel, prev.TS, quiet(RenderSuperseded(inst), text))
+			return err
+		}); err != nil {
+			log.Warn("bot: reducing an earlier offer failed", "err", err)
+		}
+	}
+	log.Info("bot: checkpoint offered", "ts", ts)
+	return nil
+}
+
+// Decided collapses the checkpoint message to a one-line record without
+// buttons (posting the record when the message is unknown).
+func (p *Presenter) Decided(ctx context.Context, r *pipeline.Run, inst *checkpoints.Instance) error {
+	blocks := RenderDecided(inst)
+	text := EscapeTruncate(OneLine(firstNonEmpty(inst.Label, inst.DefinitionID))+": decided", 300)
+	msg, err := p.lookup(ctx, inst.ID)
+	if err == nil && msg != nil {
+		err = retry429(ctx, func() error {
+			_, _, _, err := p.api.UpdateMessageContext(ctx, msg.Channel, msg.TS, quiet(blocks, text))
+			return err
+		})
+		if err == nil {
+			return nil
+		}
+	}
+	p.log.Warn("bot: collapsing a checkpoint message failed; posting the record", "run_id", r.ID, "checkpoint_id", inst.ID, "err", err)
+	return retry429(ctx, func() error {
+		_, _, err := p.api.PostMessageContext(ctx, r.Origin.Channel, quiet(blocks, text), slack.MsgOptionTS(r.Origin.ThreadTS))
+		return err
+	})
+}
+
+// Progress edits the run's one progress message. Updates are coalesced: at
+// most one edit per MinInterval per run, and none before a 429's
+// Retry-After has passed; the latest state is always the one sent.
+func (p *Presenter) Progress(ctx context.Context, r *pipeline.Run) {
+	if r.Origin.Channel == "" {
+		return
+	}
+	blocks, text := RenderProgress(r, p.now()), ProgressText(r)
+	p.mu.Lock()
+	st := p.progress[r.ID]
+	if st == nil {
+		st = &progressState{channel: r.Origin.Channel, thread: r.Origin.ThreadTS}
+		p.progress[r.ID] = st
+	}
+	st.pending, st.pendingText = blocks, text
+	due := p.dueLocked(st)
+	if st.sending || st.timer != nil {
+		p.mu.Unlock()
+		return
+	}
+	if wait := due.Sub(p.now()); wait > 0 {
+		p.scheduleLocked(r.ID, st, wait)
+		p.mu.Unlock()
+		return
+	}
+	p.mu.Unlock()
+	p.flush(ctx, r.ID)
+}
+
+// dueLocked is when the next edit may be sent.
+func (p *Presenter) dueLocked(st *progressState) time.Time {
+	due := st.lastSent.Add(p.interval)
+	if st.notBefore.After(due) {
+		due = st.notBefore
+	}
+	return due
+}
+
+// scheduleLocked arranges a flush after wait.
+func (p *Presenter) scheduleLocked(runID string, st *progressState, wait time.Duration) {
+	if p.ctx.Err() != nil {
+		return
+	}
+	p.wg.Add(1)
+	st.timer = time.AfterFunc(wait, func() {
+		defer p.wg.Done()
+		p.mu.Lock()
+		st.timer = nil
+		p.mu.Unlock()
+		ctx, cancel := context.WithTimeout(p.ctx, 30*time.Second)
+		defer cancel()
+		p.flush(ctx, runID)
+	})
+}
+
+// flush sends the pending progress of a run, if any.
+func (p *Presenter) flush(ctx context.Context, runID string) {
+	p.mu.Lock()
+	st := p.progress[runID]
+	if st == nil || st.pending == nil || st.sending {
+		p.mu.Unlock()
+		return
+	}
+	blocks, text := st.pending, st.pendingText
+	st.pending, st.sending = nil, true
+	p.mu.Unlock()
+
+	err := p.sendProgress(ctx, runID, st.channel, st.thread, blocks, text)
+
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st.sending = false
+	st.lastSent = p.now()
+	var rl *slack.RateLimitedError
+	if errors.As(err, &rl) {
+		st.notBefore = p.now().Add(max(rl.RetryAfter, time.Second))
+		if st.pending == nil {
+			st.pending, st.pendingText = blocks, text
+		}
+	} else if err != nil {
+		p.log.Warn("bot: progress update failed", "run_id", runID, "err", err)
+	}
+	if st.pending != nil && st.timer == nil {
+		p.scheduleLocked(runID, st, max(p.dueLocked(st).Sub(p.now()), time.Millisecond))
+	}
+}
+
+// sendProgress posts or edits the progress message.
+func (p *Presenter) sendProgress(ctx context.Context, runID, channel, thread string, blocks []slack.Block, text string) error {
+	ts, err := p.rdb.Get(ctx, keyProgressMsg+runID).Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return err
+	}
+	if ts != "" {
+		_, _, _, err = p.api.UpdateMessageContext(ctx, channel, ts, quiet(blocks, text))
+		if code := slackErrorCode(err); err == nil || (code != "message_not_found" && code != "cant_update_message") {
+			return err
+		}
+	}
+	_, ts, err = p.api.PostMessageContext(ctx, channel, quiet(blocks, text), slack.MsgOptionTS(thread))
+	if err != nil {
+		return err
+	}
+	return p.rdb.Set(ctx, keyProgressMsg+runID, ts, msgKeyTTL).Err()
+}
+
+// Finished brings the progress message to its final state, posts the
+// report summary (or the failure or cancellation) in the thread, attaches
+// the full Markdown report and marks the root message.
+func (p *Presenter) Finished(ctx context.Context, r *pipeline.Run) error {
+	log := p.log.With("run_id", r.ID, "status", r.Status)
+	p.mu.Lock()
+	if st := p.progress[r.ID]; st != nil {
+		if st.timer != nil && st.timer.Stop() {
+			p.wg.Done()
+		}
+		delete(p.progress, r.ID)
+	}
+	p.mu.Unlock()
+	if err := retry429(ctx, func() error {
+		return p.sendProgress(ctx, r.ID, r.Origin.Channel, r.Origin.ThreadTS, RenderProgress(r, p.now()), ProgressText(r))
+	}); err != nil {
+		log.Warn("bot: final progress update failed", "err", err)
+	}
+	if err := retry429(ctx, func() error {
+		_, _, err := p.api.PostMessageContext(ctx, r.Origin.Channel, quiet(RenderFinished(r), ReportText(r)), slack.MsgOptionTS(r.Origin.ThreadTS))
+		return err
+	}); err != nil {
+		log.Error("bot: posting the report failed", "err", err)
+		return fmt.Errorf("posting the result of run %s: %w", r.ID, err)
+	}
+	if r.Report != nil && strings.TrimSpace(r.Report.Markdown) != "" {
+		name := "research-" + fileSafe(r.ID) + ".md"
+		err := retry429(ctx, func() error {
+			_, err := p.api.UploadFileContext(ctx, slack.UploadFileParameters{
+				Content:         r.Report.Markdown,
+				FileSize:        len(r.Report.Markdown),
+				Filename:        name,
+				Title:           Truncate(OneLine(firstNonEmpty(r.Report.Title, "Research report")), 200),
+				Channel:         r.Origin.Channel,
+				ThreadTimestamp: r.Origin.ThreadTS,
+			})
+			return err
+		})
+		if err != nil {
+			log.Error("bot: uploading the report failed", "err", err)
+			_, _, _ = p.api.PostMessageContext(ctx, r.Origin.Channel, quiet(RenderError("I couldn't attach the full report file. The summary above is complete; ask whoever runs researchbot to check the bot's file permissions (files:write).", ""), "Report upload failed"), slack.MsgOptionTS(r.Origin.ThreadTS))
+			return fmt.Errorf("uploading the report of run %s: %w", r.ID, err)
+		}
+	}
+	if r.Origin.ThreadTS != "" {
+		root := RootInfo{Question: r.Question, RunID: r.ID, RequestedBy: r.RequestedBy, Mode: r.Mode, Depth: r.Depth, Status: r.Status}
+		if err := retry429(ctx, func() error {
+			_, _, _, err := p.api.UpdateMessageContext(ctx, r.Origin.Channel, r.Origin.ThreadTS, quiet(RenderRoot(root), RootText(root)))
+			return err
+		}); err != nil {
+			log.Warn("bot: marking the root message failed", "err", err)
+		}
+	}
+	log.Info("bot: run finished")
+	return nil
+}
+
+// fileSafe keeps letters, digits, dashes and underscores.
+func fileSafe(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '-' || r == '_' || (r >= '0' && r <= '9') || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') {
+			return r
+		}
+		return -1
+	}, s)
+}
+
+// remember stores where a checkpoint's message is.
+func (p *Presenter) remember(ctx context.Context, instID string, m checkpointMsg) error {
+	b, _ := json.Marshal(m)
+	return p.rdb.Set(ctx, keyCheckpointMsg+instID, b, msgKeyTTL).Err()
+}
+
+// lookup finds where a checkpoint's message is; nil when unknown.
+func (p *Presenter) lookup(ctx context.Context, instID string) (*checkpointMsg, error) {
+	b, err := p.rdb.Get(ctx, keyCheckpointMsg+instID).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var m checkpointMsg
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	return &m, nil
+}

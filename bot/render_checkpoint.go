@@ -1,0 +1,448 @@
+package bot
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/slack-go/slack"
+
+	"github.com/researchbot/researchbot/checkpoints"
+	"github.com/researchbot/researchbot/pipeline"
+)
+
+// Action ids of the buttons this package renders. A checkpoint button's
+// value is only the opaque checkpoint instance id.
+const (
+	ActionApprove       = "cp_approve"
+	ActionEdit          = "cp_edit"
+	ActionReject        = "cp_reject"
+	ActionCancelConfirm = "run_cancel_confirm"
+	ActionCancelAbort   = "run_cancel_abort"
+)
+
+// actionIDs maps a checkpoint action to its button's action_id.
+var actionIDs = map[checkpoints.Action]string{
+	checkpoints.Approve: ActionApprove,
+	checkpoints.Edit:    ActionEdit,
+	checkpoints.Reject:  ActionReject,
+}
+
+// ActionOf returns the checkpoint action a button's action_id encodes.
+func ActionOf(actionID string) (checkpoints.Action, bool) {
+	for a, id := range actionIDs {
+		if id == actionID {
+			return a, true
+		}
+	}
+	return "", false
+}
+
+// RenderCheckpoint renders a checkpoint message: what the person must judge,
+// read from inst.Payload by ControlType, and a button for each of
+// inst.Actions. Attempt > 1 renders the reminder variant. requestedBy is the
+// run's requester (a Slack user id), named as the person who may decide.
+func RenderCheckpoint(inst *checkpoints.Instance, requestedBy string) []slack.Block {
+	var blocks []slack.Block
+	blocks = append(blocks, header(checkpointTitle(inst)))
+	if inst.Attempt > 1 {
+		blocks = append(blocks, contextText(fmt.Sprintf(":alarm_clock: *Reminder* — this is still waiting for a decision (offer %d). Nothing has been rejected; the run continues once someone decides.", inst.Attempt)))
+	}
+	body := checkpointBody(inst)
+	tail := checkpointTail(inst, requestedBy)
+	room := MaxBlocks - len(blocks) - len(tail)
+	if len(body) > room {
+		body = append(body[:room-1], contextText("_…more than fits in one message; the full text is in the Edit form._"))
+	}
+	blocks = append(blocks, body...)
+	return append(blocks, tail...)
+}
+
+// checkpointTitle is the header of a checkpoint message.
+func checkpointTitle(inst *checkpoints.Instance) string {
+	label := inst.Label
+	if label == "" {
+		label = strings.ReplaceAll(inst.DefinitionID, "_", " ")
+	}
+	icon := map[string]string{
+		checkpoints.PlanReview:     "🧭 ",
+		checkpoints.SourceReview:   "📚 ",
+		checkpoints.DraftReview:    "📝 ",
+		checkpoints.CriticalIssues: "⚠️ ",
+	}[inst.ControlType]
+	return icon + label + " — your decision"
+}
+
+// checkpointTail is the buttons and the line saying who may decide.
+func checkpointTail(inst *checkpoints.Instance, requestedBy string) []slack.Block {
+	var buttons []slack.BlockElement
+	for _, a := range inst.Actions {
+		id, ok := actionIDs[a]
+		if !ok {
+			continue
+		}
+		b := slack.NewButtonBlockElement(id, inst.ID, plain(map[checkpoints.Action]string{
+			checkpoints.Approve: "Approve",
+			checkpoints.Edit:    "Edit",
+			checkpoints.Reject:  "Reject",
+		}[a], MaxButtonText))
+		switch a {
+		case checkpoints.Approve:
+			b.Style = slack.StylePrimary
+		case checkpoints.Reject:
+			b.Style = slack.StyleDanger
+		}
+		buttons = append(buttons, b)
+	}
+	var tail []slack.Block
+	if len(buttons) > 0 {
+		tail = append(tail, slack.NewActionBlock("cp_actions", buttons...))
+	}
+	note := "Only the person who started this run and this channel's approvers can decide."
+	if isUserID(requestedBy) {
+		note = fmt.Sprintf("Waiting for <@%s> (or an approver of this channel).", requestedBy)
+	}
+	if !inst.DeadlineAt.IsZero() {
+		note += " Reminder due " + slackDate(inst.DeadlineAt) + "."
+	}
+	return append(tail, contextText(note))
+}
+
+// checkpointBody renders the payload by control type.
+func checkpointBody(inst *checkpoints.Instance) []slack.Block {
+	switch inst.ControlType {
+	case checkpoints.PlanReview:
+		var p pipeline.PlanPayload
+		if json.Unmarshal(inst.Payload, &p) == nil {
+			return planBody(p)
+		}
+	case checkpoints.SourceReview:
+		var p pipeline.SourcesPayload
+		if json.Unmarshal(inst.Payload, &p) == nil {
+			return sourcesBody(p)
+		}
+	case checkpoints.DraftReview:
+		var p pipeline.DraftPayload
+		if json.Unmarshal(inst.Payload, &p) == nil {
+			return draftBody(p)
+		}
+	case checkpoints.CriticalIssues:
+		var p pipeline.CriticalPayload
+		if json.Unmarshal(inst.Payload, &p) == nil {
+			return criticalBody(p)
+		}
+	}
+	return valuesBody(inst)
+}
+
+// planBody shows the plan: numbered sub-questions and queries, the
+// sections, the method, warnings and the estimate.
+func planBody(p pipeline.PlanPayload) []slack.Block {
+	var blocks []slack.Block
+	intro := "*Question:* " + EscapeTruncate(OneLine(p.Question), 1500)
+	if p.Round > 1 {
+		intro += fmt.Sprintf("\n_Revised plan (round %d)._", p.Round)
+	}
+	blocks = append(blocks, section(intro))
+	lines := make([]string, 0, len(p.SubQuestions))
+	for i, q := range p.SubQuestions {
+		lines = append(lines, fmt.Sprintf("%d. %s", i+1, EscapeTruncate(OneLine(q), 400)))
+	}
+	blocks = append(blocks, packLines("*Sub-questions*\n", lines, 4, moreInEdit)...)
+	lines = lines[:0]
+	for i, q := range p.Queries {
+		kind := q.Kind
+		if kind == "" {
+			kind = "web"
+		}
+		lines = append(lines, fmt.Sprintf("%d. `%s` %s", i+1, Escape(Truncate(OneLine(kind), 12)), EscapeTruncate(OneLine(q.Text), 300)))
+	}
+	if len(lines) > 0 {
+		blocks = append(blocks, packLines("*Search queries*\n", lines, 4, moreInEdit)...)
+	}
+	var more []string
+	if len(p.Sections) > 0 {
+		s := make([]string, 0, len(p.Sections))
+		for _, t := range p.Sections {
+			s = append(s, EscapeTruncate(OneLine(t), 100))
+		}
+		more = append(more, "*Report sections:* "+strings.Join(s, " · "))
+	}
+	if p.Methodology != "" {
+		more = append(more, "*Method:* "+EscapeTruncate(OneLine(p.Methodology), 800))
+	}
+	if len(more) > 0 {
+		blocks = append(blocks, section(cutRunes(strings.Join(more, "\n"), sectionBudget)))
+	}
+	for i, w := range p.Warnings {
+		if i == 3 {
+			blocks = append(blocks, contextText(fmt.Sprintf(":warning: …and %d more warnings", len(p.Warnings)-3)))
+			break
+		}
+		blocks = append(blocks, contextText(":warning: "+EscapeTruncate(OneLine(w), 500)))
+	}
+	blocks = append(blocks, contextText(estimateLine(p.Estimate)))
+	return blocks
+}
+
+// estimateLine is the cost and time estimate of a plan.
+func estimateLine(e pipeline.Estimate) string {
+	parts := []string{"*Estimate:* ~" + money(e.CostUSD), "~" + duration(e.Duration)}
+	if e.Searches > 0 {
+		parts = append(parts, count(e.Searches)+" searches")
+	}
+	if e.PagesToRead > 0 {
+		parts = append(parts, count(e.PagesToRead)+" pages to read")
+	}
+	if e.LLMCalls > 0 {
+		parts = append(parts, count(e.LLMCalls)+" model calls")
+	}
+	if e.Tokens > 0 {
+		parts = append(parts, "~"+count(e.Tokens)+" tokens")
+	}
+	return strings.Join(parts, " · ")
+}
+
+// moreInEdit names what was left out of a list.
+func moreInEdit(left int) string {
+	return fmt.Sprintf("_…and %d more — the full list is in the Edit form._", left)
+}
+
+// sourcesBody shows the ranked sources.
+func sourcesBody(p pipeline.SourcesPayload) []slack.Block {
+	intro := fmt.Sprintf("*Question:* %s\nI found *%s* sources; these are the best %s. The top %s will be read unless you change the selection.",
+		EscapeTruncate(OneLine(p.Question), 1000), count(p.Total), count(len(p.Sources)), count(p.ToFetch))
+	blocks := []slack.Block{section(intro)}
+	var lines []string
+	for i, s := range p.Sources {
+		if i == maxListedSources {
+			break
+		}
+		mark := ""
+		if s.Relevant {
+			mark = " :star:"
+		}
+		meta := []string{Escape(Truncate(firstNonEmpty(s.Domain, domainOf(s.URL)), 80))}
+		if !s.Published.IsZero() {
+			meta = append(meta, s.Published.UTC().Format("2006-01-02"))
+		}
+		if s.Kind != "" {
+			meta = append(meta, Escape(Truncate(s.Kind, 20)))
+		}
+		meta = append(meta, fmt.Sprintf("score %.2f", s.Score))
+		line := fmt.Sprintf("*%d.* %s%s\n      %s", i+1, Link(s.URL, firstNonEmpty(s.Title, s.URL), 150), mark, strings.Join(meta, " · "))
+		if g := OneLine(s.Gist); g != "" {
+			line += "\n      _" + EscapeTruncate(g, 200) + "_"
+		}
+		lines = append(lines, line)
+	}
+	blocks = append(blocks, packLines("", lines, 8, moreInEdit)...)
+	if n := len(p.Sources) - maxListedSources; n > 0 {
+		blocks = append(blocks, contextText(fmt.Sprintf("…and %d more ranked sources — choose among all of them in the Edit form.", n)))
+	}
+	if len(p.Errors) > 0 {
+		errs := make([]string, 0, len(p.Errors))
+		for _, e := range p.Errors {
+			errs = append(errs, EscapeTruncate(OneLine(e), 200))
+		}
+		blocks = append(blocks, contextText(":warning: Some searches failed: "+strings.Join(errs, "; ")))
+	}
+	return blocks
+}
+
+// draftBody shows the draft summary and the reviewer's verdict.
+func draftBody(p pipeline.DraftPayload) []slack.Block {
+	blocks := []slack.Block{section(fmt.Sprintf("*%s*\n_Draft %d_ · %s words · %s sources",
+		EscapeTruncate(OneLine(firstNonEmpty(p.Title, "Untitled draft")), 300), p.Version, count(p.WordCount), count(p.Sources)))}
+	if a := strings.TrimSpace(p.Abstract); a != "" {
+		blocks = append(blocks, section("*Summary*\n"+EscapeTruncate(a, 2000)))
+	}
+	if len(p.Sections) > 0 {
+		s := make([]string, 0, len(p.Sections))
+		for i, t := range p.Sections {
+			s = append(s, fmt.Sprintf("%d. %s", i+1, EscapeTruncate(OneLine(t), 150)))
+		}
+		blocks = append(blocks, packLines("*Sections*\n", s, 2, moreInEdit)...)
+	}
+	verdict := fmt.Sprintf("*Reviewer:* score *%.1f*/10", p.Score)
+	if p.Recommendation != "" {
+		verdict += " · recommends _" + Escape(Truncate(p.Recommendation, 30)) + "_"
+	}
+	verdict += fmt.Sprintf(" · %d major, %d minor issues", p.Major, p.Minor)
+	if s := strings.TrimSpace(p.Summary); s != "" {
+		verdict += "\n" + EscapeTruncate(s, 1500)
+	}
+	blocks = append(blocks, section(verdict))
+	if p.Markdown != "" {
+		blocks = append(blocks, contextText("The full draft is in the Edit form; the final report will be attached as a Markdown file."))
+	}
+	return blocks
+}
+
+// criticalBody shows the critical issues the reviewer found.
+func criticalBody(p pipeline.CriticalPayload) []slack.Block {
+	blocks := []slack.Block{section(fmt.Sprintf("The reviewer found critical issues in draft %d, *%s* (score %.1f/10). Tell the writer how to fix them, or approve to let it revise on its own.",
+		p.Version, EscapeTruncate(OneLine(firstNonEmpty(p.Title, "Untitled")), 300), p.Score))}
+	var lines []string
+	for i, it := range p.Items {
+		if i == maxListedItems {
+			break
+		}
+		line := fmt.Sprintf("%d. *%s* · %s", i+1, Escape(Truncate(it.Severity, 20)), Escape(Truncate(it.Category, 30)))
+		if it.Location != "" {
+			line += " · _" + EscapeTruncate(OneLine(it.Location), 100) + "_"
+		}
+		line += "\n      " + EscapeTruncate(OneLine(it.Description), 500)
+		if it.SuggestedFix != "" {
+			line += "\n      _Fix:_ " + EscapeTruncate(OneLine(it.SuggestedFix), 300)
+		}
+		lines = append(lines, line)
+	}
+	blocks = append(blocks, packLines("", lines, 8, func(left int) string { return fmt.Sprintf("_…and %d more issues._", left) })...)
+	if n := len(p.Items) - maxListedItems; n > 0 {
+		blocks = append(blocks, contextText(fmt.Sprintf("…and %d more issues.", n)))
+	}
+	return blocks
+}
+
+// valuesBody shows an unknown checkpoint type by its current field values.
+func valuesBody(inst *checkpoints.Instance) []slack.Block {
+	var lines []string
+	for _, f := range inst.Fields {
+		v, ok := inst.Values[f.Key]
+		if !ok {
+			continue
+		}
+		lines = append(lines, fmt.Sprintf("*%s:* %s", EscapeTruncate(OneLine(firstNonEmpty(f.Label, f.Key)), 100), EscapeTruncate(OneLine(valueText(v)), 500)))
+	}
+	if len(lines) == 0 {
+		return []slack.Block{section("Please review and decide.")}
+	}
+	return packLines("", lines, 6, moreInEdit)
+}
+
+// valueText renders a field value for people.
+func valueText(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "—"
+	case string:
+		if x == "" {
+			return "—"
+		}
+		return x
+	case bool:
+		if x {
+			return "yes"
+		}
+		return "no"
+	case float64:
+		return fmt.Sprint(x)
+	case []string:
+		return strings.Join(x, ", ")
+	case []any:
+		parts := make([]string, 0, len(x))
+		for _, e := range x {
+			parts = append(parts, valueText(e))
+		}
+		return strings.Join(parts, ", ")
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// RenderDecided renders the collapsed record of a decided (or otherwise
+// closed) checkpoint: who decided what, when, and what changed. It has no
+// buttons.
+func RenderDecided(inst *checkpoints.Instance) []slack.Block {
+	label := EscapeTruncate(OneLine(firstNonEmpty(inst.Label, inst.DefinitionID)), 100)
+	var line string
+	d := inst.Decision
+	switch {
+	case d != nil:
+		verb := map[checkpoints.Action]string{
+			checkpoints.Approve: ":white_check_mark: approved",
+			checkpoints.Edit:    ":pencil2: edited and approved",
+			checkpoints.Reject:  ":x: rejected",
+		}[d.Action]
+		if verb == "" {
+			verb = Escape(string(d.Action))
+		}
+		line = fmt.Sprintf("*%s* — %s by %s on %s", label, verb, who(d.By), slackDate(d.At))
+		if d.Note != "" {
+			what := "Note"
+			if d.Action == checkpoints.Reject {
+				what = "Reason"
+			}
+			line += fmt.Sprintf("\n>%s: %s", what, EscapeTruncate(OneLine(d.Note), 1000))
+		}
+	case inst.State == checkpoints.StateSkipped:
+		line = fmt.Sprintf("*%s* — :fast_forward: skipped%s", label, auditNote(inst))
+	case inst.State == checkpoints.StateTimedOut:
+		line = fmt.Sprintf("*%s* — :hourglass: nobody decided in time; this is not a rejection", label)
+	case inst.State == checkpoints.StateFailed:
+		line = fmt.Sprintf("*%s* — could not be shown%s", label, auditNote(inst))
+	default:
+		line = fmt.Sprintf("*%s* — closed", label)
+	}
+	blocks := []slack.Block{section(line)}
+	if ch := decisionChanges(inst); ch != "" {
+		blocks = append(blocks, contextText(ch))
+	}
+	return blocks
+}
+
+// RenderSuperseded replaces an earlier offer of a checkpoint that was
+// offered again (a reminder was posted below it).
+func RenderSuperseded(inst *checkpoints.Instance) []slack.Block {
+	return []slack.Block{contextText(fmt.Sprintf("*%s* — still waiting; a reminder was posted below.", EscapeTruncate(OneLine(firstNonEmpty(inst.Label, inst.DefinitionID)), 100)))}
+}
+
+// auditNote is the note of the last audit entry, for people.
+func auditNote(inst *checkpoints.Instance) string {
+	if n := len(inst.Audit); n > 0 && inst.Audit[n-1].Note != "" {
+		return ": " + EscapeTruncate(OneLine(inst.Audit[n-1].Note), 300)
+	}
+	return ""
+}
+
+// decisionChanges lists the fields the decision changed, from the audit.
+func decisionChanges(inst *checkpoints.Instance) string {
+	var changes []checkpoints.Change
+	for i := len(inst.Audit) - 1; i >= 0; i-- {
+		if inst.Audit[i].To == checkpoints.StateSubmitted {
+			changes = inst.Audit[i].Changes
+			break
+		}
+	}
+	if len(changes) == 0 {
+		return ""
+	}
+	labels := map[string]string{}
+	for _, f := range inst.Fields {
+		labels[f.Key] = firstNonEmpty(f.Label, f.Key)
+	}
+	sort.Slice(changes, func(i, j int) bool { return changes[i].Key < changes[j].Key })
+	parts := make([]string, 0, len(changes))
+	for _, c := range changes {
+		name := EscapeTruncate(OneLine(firstNonEmpty(labels[c.Key], c.Key)), 60)
+		before, after := OneLine(valueText(c.Before)), OneLine(valueText(c.After))
+		if len(before)+len(after) > 120 {
+			parts = append(parts, name+" (edited)")
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s: %s → %s", name, Escape(before), Escape(after)))
+	}
+	return cutRunes("*Changed:* "+strings.Join(parts, "; "), MaxContextText)
+}
+
+// firstNonEmpty returns the first non-blank string.
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if strings.TrimSpace(s) != "" {
+			return s
+		}
+	}
+	return ""
+}

@@ -1,0 +1,313 @@
+package bot
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"github.com/researchbot/researchbot/pipeline"
+)
+
+// RootInfo is what the root message of a run shows.
+type RootInfo struct {
+	Question    string
+	RunID       string // "" while the run is being created
+	RequestedBy string
+	Mode        string
+	Depth       pipeline.Depth
+	Status      pipeline.Status // "" while starting
+}
+
+// RenderRoot renders the message in the channel that names the question and
+// the run; everything else about the run happens in its thread.
+func RenderRoot(r RootInfo) []slack.Block {
+	q := EscapeTruncate(strings.TrimSpace(r.Question), 2500)
+	lines := fmt.Sprintf(":mag: *Research request* from %s\n>%s", who(r.RequestedBy), strings.ReplaceAll(q, "\n", "\n>"))
+	meta := []string{"run " + runRef(r.RunID)}
+	if r.Mode != "" {
+		meta = append(meta, "mode "+Escape(Truncate(r.Mode, 20)))
+	}
+	if r.Depth != "" {
+		meta = append(meta, "depth "+Escape(Truncate(string(r.Depth), 20)))
+	}
+	status := statusText(r.Status)
+	if r.RunID == "" {
+		status = ":hourglass_flowing_sand: starting…"
+	}
+	meta = append(meta, status)
+	return []slack.Block{
+		section(cutRunes(lines, MaxSectionText)),
+		contextText(strings.Join(meta, " · ") + " · follow along in the thread"),
+	}
+}
+
+// RootText is the notification text of a root message.
+func RootText(r RootInfo) string {
+	return "Research request: " + EscapeTruncate(OneLine(r.Question), 200)
+}
+
+// statusText describes a run status for people.
+func statusText(s pipeline.Status) string {
+	switch s {
+	case pipeline.StatusQueued:
+		return ":hourglass_flowing_sand: queued"
+	case pipeline.StatusRunning:
+		return ":gear: working"
+	case pipeline.StatusWaiting:
+		return ":raising_hand: waiting for a decision"
+	case pipeline.StatusCompleted:
+		return ":white_check_mark: done"
+	case pipeline.StatusPartial:
+		return ":large_yellow_circle: done, partial"
+	case pipeline.StatusFailed:
+		return ":x: failed"
+	case pipeline.StatusCancelled:
+		return ":no_entry_sign: cancelled"
+	case "":
+		return ":hourglass_flowing_sand: starting"
+	}
+	return Escape(string(s))
+}
+
+// stageInfo names a step for people and says how far along it is.
+func stageInfo(s pipeline.Step) (string, float64) {
+	switch s {
+	case pipeline.StepPlan, "":
+		return "Planning", 0.05
+	case pipeline.StepSearch:
+		return "Searching", 0.2
+	case pipeline.StepRank:
+		return "Ranking sources", 0.35
+	case pipeline.StepFetch:
+		return "Reading pages", 0.5
+	case pipeline.StepAnalyze:
+		return "Analysing", 0.65
+	case pipeline.StepWrite:
+		return "Writing", 0.75
+	case pipeline.StepReview:
+		return "Reviewing the draft", 0.85
+	case pipeline.StepOutput:
+		return "Publishing", 0.95
+	case pipeline.StepFallback:
+		return "Writing a partial report", 0.95
+	case pipeline.StepDone:
+		return "Done", 1
+	}
+	return Escape(string(s)), 0.5
+}
+
+// elapsed is how long a run has been going (or went).
+func elapsed(r *pipeline.Run, now time.Time) time.Duration {
+	end := now
+	if !r.FinishedAt.IsZero() {
+		end = r.FinishedAt
+	}
+	if r.CreatedAt.IsZero() {
+		return r.Active
+	}
+	return end.Sub(r.CreatedAt)
+}
+
+// RenderProgress renders the one progress message of a run: stage, counts,
+// a text progress bar, elapsed time and spend.
+func RenderProgress(r *pipeline.Run, now time.Time) []slack.Block {
+	stage, frac := stageInfo(r.Step)
+	switch {
+	case r.Status.Final():
+		stage, frac = statusText(r.Status), 1
+	case r.Status == pipeline.StatusWaiting:
+		label := "a checkpoint"
+		if cur := r.Current(); cur != nil {
+			label = "*" + EscapeTruncate(OneLine(firstNonEmpty(cur.Label, cur.DefinitionID)), 80) + "*"
+		}
+		stage = stage + " — waiting for your decision on " + label + " below"
+	}
+	fetched := 0
+	for _, s := range r.Sources {
+		if s.Fetched {
+			fetched++
+		}
+	}
+	pages := len(r.Pages)
+	if pages == 0 {
+		pages = fetched
+	}
+	text := fmt.Sprintf("*Progress* · run %s\n*%s*\n`%s`", runRef(r.ID), stage, progressBar(frac, 20))
+	counts := fmt.Sprintf("Queries *%s* · Sources *%s* · Pages read *%s*", count(len(r.Queries)), count(len(r.Sources)), count(pages))
+	if r.Counters.Iteration > 0 {
+		counts += fmt.Sprintf(" · Revisions *%d*", r.Counters.Iteration)
+	}
+	foot := fmt.Sprintf("Elapsed %s · working %s · spend %s", duration(elapsed(r, now)), duration(r.Active), money(r.Spend.CostUSD))
+	if r.Limits.MaxCostUSD > 0 {
+		foot += " of " + money(r.Limits.MaxCostUSD)
+	}
+	if n := len(r.Errors); n > 0 {
+		foot += fmt.Sprintf(" · %d recoverable errors", n)
+	}
+	return []slack.Block{section(text), contextText(counts), contextText(foot)}
+}
+
+// ProgressText is the notification text of the progress message.
+func ProgressText(r *pipeline.Run) string {
+	stage, _ := stageInfo(r.Step)
+	return "Research progress: " + stage
+}
+
+// RenderFinished renders what a finished run posts in its thread: the
+// report summary, or the failure or cancellation.
+func RenderFinished(r *pipeline.Run) []slack.Block {
+	switch {
+	case r.Status == pipeline.StatusCancelled:
+		return []slack.Block{section(fmt.Sprintf(":no_entry_sign: Run %s was cancelled. Nothing more will happen in this thread; start again with `/research <question>`.", runRef(r.ID)))}
+	case r.Report == nil || r.Status == pipeline.StatusFailed:
+		reason := firstNonEmpty(r.Failure, "an unexpected error")
+		return []slack.Block{
+			section(fmt.Sprintf(":x: Run %s failed: %s", runRef(r.ID), EscapeTruncate(OneLine(reason), 1500))),
+			contextText("What to do: try again with `/research <question>`, perhaps with `--depth quick`. If it keeps failing, tell whoever runs researchbot and give them the run id."),
+		}
+	}
+	return RenderReport(r.Report, r.Bounds)
+}
+
+// RenderReport renders a report summary within Block Kit limits: title,
+// abstract, numbered citations linking to the pages read and the caveats of
+// a partial report. The full report is attached separately.
+func RenderReport(rep *pipeline.Report, bounds []string) []slack.Block {
+	blocks := []slack.Block{header(firstNonEmpty(OneLine(rep.Title), "Research report"))}
+	meta := []string{}
+	if rep.Status == "partial" {
+		meta = append(meta, ":large_yellow_circle: *partial report*")
+	} else {
+		meta = append(meta, ":white_check_mark: complete")
+	}
+	if rep.Confidence != "" {
+		meta = append(meta, "confidence "+Escape(Truncate(rep.Confidence, 20)))
+	}
+	m := rep.Metadata
+	meta = append(meta, count(m.SourcesUsed)+" sources", count(m.WordCount)+" words")
+	if m.FinalScore > 0 {
+		meta = append(meta, fmt.Sprintf("score %.1f/10", m.FinalScore))
+	}
+	meta = append(meta, "cost "+money(m.CostUSD), "run "+runRef(m.RunID))
+	blocks = append(blocks, contextText(strings.Join(meta, " · ")))
+	if rep.NothingNew {
+		blocks = append(blocks, section("Nothing new since the previous report."))
+	}
+	if a := strings.TrimSpace(rep.Abstract); a != "" {
+		blocks = append(blocks, section(EscapeTruncate(a, 2800)))
+	}
+	if c := strings.TrimSpace(rep.Conclusion); c != "" {
+		blocks = append(blocks, section("*Conclusion*\n"+EscapeTruncate(c, 1500)))
+	}
+	var caveats []string
+	if rep.Reason != "" {
+		caveats = append(caveats, "• "+EscapeTruncate(OneLine(rep.Reason), 500))
+	}
+	for _, c := range append(append([]string{}, rep.Caveats...), bounds...) {
+		caveats = append(caveats, "• "+EscapeTruncate(OneLine(c), 400))
+	}
+	if len(caveats) > 0 {
+		blocks = append(blocks, packLines("*Caveats*\n", caveats, 2, func(left int) string {
+			return fmt.Sprintf("_…and %d more in the attached report._", left)
+		})...)
+	}
+	var refs []string
+	for i, ref := range rep.References {
+		if i == maxReferenceLines {
+			break
+		}
+		line := fmt.Sprintf("[%d] %s", ref.N, Link(ref.URL, firstNonEmpty(ref.Title, ref.URL), 120))
+		if d := firstNonEmpty(ref.Domain, domainOf(ref.URL)); d != "" {
+			line += " — " + Escape(Truncate(d, 60))
+		}
+		if !ref.Published.IsZero() {
+			line += " · " + ref.Published.UTC().Format("2006-01-02")
+		}
+		refs = append(refs, line)
+	}
+	if len(refs) > 0 {
+		blocks = append(blocks, packLines("*Sources*\n", refs, 4, func(left int) string {
+			return fmt.Sprintf("_…and %d more in the attached report._", left)
+		})...)
+	}
+	if n := len(rep.References) - maxReferenceLines; n > 0 {
+		blocks = append(blocks, contextText(fmt.Sprintf("…and %d more sources in the attached report.", n)))
+	}
+	blocks = append(blocks, contextText(":page_facing_up: The full report is attached below as a Markdown file."))
+	return limitBlocks(blocks, MaxBlocks, 1, "…more in the attached report.")
+}
+
+// ReportText is the notification text of the report message.
+func ReportText(r *pipeline.Run) string {
+	if r.Report == nil {
+		return "Research " + string(r.Status)
+	}
+	return "Research report: " + EscapeTruncate(OneLine(r.Report.Title), 200)
+}
+
+// RenderHelp explains everything /research does.
+func RenderHelp() []slack.Block {
+	return []slack.Block{
+		header("researchbot — research assistant"),
+		section("*Start research*\n`/research <question>` — I plan, search many sources, read the pages, write a report with citations to the pages I read, review it, and post it in a thread under your request.\nOptions go before or after the question:\n• `--mode guided` (default): you approve the plan and the draft\n• `--mode full`: you also choose the sources and see critical issues\n• `--mode auto`: no questions, straight to the report\n• `--depth quick|standard|comprehensive`: how many sources and rounds"),
+		section("*Checkpoints*\nIn the thread I ask you to *Approve*, *Edit* (a form, pre-filled) or *Reject* (with a reason). Only you and this channel's approvers can decide. If nobody decides in time I post a reminder — silence is never taken as a rejection."),
+		section("*Other commands*\n• `/research status [RUN]` — where a run stands (your latest by default)\n• `/research list` — your recent runs\n• `/research cancel [RUN]` — stop a run at its next step (asks to confirm)\n• `/research help` — this message\nPut `--` before a question that starts with one of these words: `/research -- list the main risks of …`"),
+		contextText("I can only work in channels I'm in: invite me with `/invite @researchbot`. Reports arrive as a summary in the thread plus the full Markdown file."),
+	}
+}
+
+// RenderStatus describes one run for its requester.
+func RenderStatus(r *pipeline.Run, now time.Time) []slack.Block {
+	q := EscapeTruncate(OneLine(r.Question), 500)
+	text := fmt.Sprintf("*Run* %s · %s\n>%s", runRef(r.ID), statusText(r.Status), q)
+	blocks := []slack.Block{section(text)}
+	blocks = append(blocks, RenderProgress(r, now)[1:]...)
+	if cur := r.Current(); cur != nil {
+		blocks = append(blocks, contextText("Waiting for a decision on *"+EscapeTruncate(OneLine(firstNonEmpty(cur.Label, cur.DefinitionID)), 80)+"* in the run's thread."))
+	}
+	if r.Status == pipeline.StatusFailed && r.Failure != "" {
+		blocks = append(blocks, contextText("Failure: "+EscapeTruncate(OneLine(r.Failure), 500)))
+	}
+	return blocks
+}
+
+// RenderList lists runs, newest first.
+func RenderList(runs []*pipeline.Run, now time.Time) []slack.Block {
+	if len(runs) == 0 {
+		return []slack.Block{section("You have no research runs yet. Start one with `/research <question>`.")}
+	}
+	lines := make([]string, 0, len(runs))
+	for _, r := range runs {
+		age := "just now"
+		if !r.CreatedAt.IsZero() {
+			age = duration(now.Sub(r.CreatedAt)) + " ago"
+		}
+		lines = append(lines, fmt.Sprintf("%s %s — %s · %s", runRef(r.ID), statusText(r.Status), EscapeTruncate(OneLine(r.Question), 150), age))
+	}
+	blocks := []slack.Block{section("*Your recent research runs*")}
+	blocks = append(blocks, packLines("", lines, 10, func(left int) string { return fmt.Sprintf("_…and %d more._", left) })...)
+	return append(blocks, contextText("`/research status RUN` shows one run; `/research cancel RUN` stops one."))
+}
+
+// RenderError renders an error for people: what went wrong and what to do.
+// Both texts are mrkdwn written by this package (escape untrusted parts).
+func RenderError(what, todo string) []slack.Block {
+	blocks := []slack.Block{section(":warning: " + cutRunes(what, MaxSectionText-20))}
+	if todo != "" {
+		blocks = append(blocks, contextText(todo))
+	}
+	return blocks
+}
+
+// RenderCancelConfirm asks the requester to confirm cancelling a run.
+func RenderCancelConfirm(r *pipeline.Run) []slack.Block {
+	return []slack.Block{
+		section(fmt.Sprintf("Cancel run %s?\n>%s\nIt stops at its next step boundary; what it found so far is kept.", runRef(r.ID), EscapeTruncate(OneLine(r.Question), 500))),
+		slack.NewActionBlock("cancel_actions",
+			&slack.ButtonBlockElement{Type: slack.METButton, ActionID: ActionCancelConfirm, Value: r.ID, Text: plain("Yes, cancel it", MaxButtonText), Style: slack.StyleDanger},
+			&slack.ButtonBlockElement{Type: slack.METButton, ActionID: ActionCancelAbort, Value: r.ID, Text: plain("Keep it running", MaxButtonText)},
+		),
+	}
+}

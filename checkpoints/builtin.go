@@ -1,0 +1,101 @@
+package checkpoints
+
+import "time"
+
+// IDs (and control types) of the built-in checkpoint definitions.
+const (
+	PlanReview     = "plan_review"     // after planning: approve, edit or reject the research plan
+	SourceReview   = "source_review"   // after search: choose and exclude sources, or ask for another round
+	DraftReview    = "draft_review"    // before output: review the draft before it is published
+	CriticalIssues = "critical_issues" // after review: the reviewer found critical issues
+)
+
+// Builtins returns the four built-in definitions, enabled, with CreatedAt and
+// UpdatedAt set to now. Each call returns fresh values the caller may change.
+//
+// The source_review fields relevant and exclude have RuntimeOptions: their
+// options are the sources of the run, filled in when the instance is made.
+func Builtins(now time.Time) []Definition {
+	defs := []Definition{
+		{
+			ID:          PlanReview,
+			ControlType: PlanReview,
+			Label:       "Research plan",
+			Description: "Review the research plan before anything is searched: the sub-questions, the search queries, the expected sections and the depth.",
+			Position:    AfterPlanning,
+			SortOrder:   10,
+			Modes:       []string{ModeGuided, ModeFull},
+			Required:    true,
+			Timeout:     24 * time.Hour,
+			MaxRetries:  3,
+			Fields: []Field{
+				{Key: "sub_questions", Type: FieldTextarea, Label: "Sub-questions, one per line", Required: true},
+				{Key: "queries", Type: FieldTextarea, Label: "Search queries, one per line as `type: query` where type is web, academic or news", Required: true, Placeholder: "web: …"},
+				{Key: "sections", Type: FieldTextarea, Label: "Expected report sections, one per line"},
+				{Key: "depth", Type: FieldSelect, Label: "Depth", Default: "standard", Options: []Option{
+					{Value: "quick", Label: "Quick"},
+					{Value: "standard", Label: "Standard"},
+					{Value: "comprehensive", Label: "Comprehensive"},
+				}},
+				{Key: "note", Type: FieldTextarea, Label: "Anything the researcher should know"},
+			},
+		},
+		{
+			ID:          SourceReview,
+			ControlType: SourceReview,
+			Label:       "Sources",
+			Description: "Review the ranked sources before they are read: mark the relevant ones, exclude the ones to drop, or ask for another search round.",
+			Position:    AfterSearch,
+			SortOrder:   10,
+			Modes:       []string{ModeFull},
+			Required:    true,
+			Timeout:     24 * time.Hour,
+			MaxRetries:  3,
+			Fields: []Field{
+				{Key: "relevant", Type: FieldMultiSelect, Label: "Relevant sources", RuntimeOptions: true},
+				{Key: "exclude", Type: FieldMultiSelect, Label: "Sources to exclude", RuntimeOptions: true},
+				{Key: "feedback", Type: FieldTextarea, Label: "Feedback for another search round; leave empty to continue"},
+			},
+		},
+		{
+			ID:          CriticalIssues,
+			ControlType: CriticalIssues,
+			Label:       "Critical issues found",
+			Description: "The reviewer found critical issues in the draft: say how the writer should fix them.",
+			Position:    AfterReview,
+			SortOrder:   10,
+			Modes:       []string{ModeGuided, ModeFull},
+			Required:    false,
+			Timeout:     2 * time.Hour,
+			MaxRetries:  1,
+			Fields: []Field{
+				{Key: "guidance", Type: FieldTextarea, Label: "How should the writer fix these issues?"},
+			},
+		},
+		{
+			ID:          DraftReview,
+			ControlType: DraftReview,
+			Label:       "Draft review",
+			Description: "Review the draft before the report is published.",
+			Position:    BeforeOutput,
+			SortOrder:   10,
+			Modes:       []string{ModeGuided, ModeFull},
+			Required:    true,
+			Timeout:     48 * time.Hour,
+			MaxRetries:  3,
+			Fields: []Field{
+				{Key: "title", Type: FieldText, Label: "Title", MaxLength: 200},
+				{Key: "changes", Type: FieldTextarea, Label: "Changes you want before publishing"},
+			},
+		},
+	}
+	for i := range defs {
+		defs[i].Actions = []Action{Approve, Edit, Reject}
+		defs[i].BreakerThreshold = 5
+		defs[i].BreakerWindow = time.Hour
+		defs[i].Enabled = true
+		defs[i].CreatedAt = now
+		defs[i].UpdatedAt = now
+	}
+	return defs
+}

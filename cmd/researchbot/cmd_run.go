@@ -1,0 +1,295 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/researchbot/researchbot/checkpoints"
+	"github.com/researchbot/researchbot/config"
+	"github.com/researchbot/researchbot/internal/app"
+	"github.com/researchbot/researchbot/pipeline"
+	"github.com/researchbot/researchbot/terminal"
+)
+
+// loadConfig reads the configuration and turns problems into one clear exit.
+func loadConfig(getenv func(string) string, stderr io.Writer, checks ...func(config.Config) error) (config.Config, error) {
+	cfg, err := config.Load(getenv)
+	var problems []error
+	if err != nil {
+		problems = append(problems, err)
+	}
+	for _, check := range checks {
+		if err := check(cfg); err != nil {
+			problems = append(problems, err)
+		}
+	}
+	if len(problems) > 0 {
+		fmt.Fprintln(stderr, "researchbot: the configuration has problems:")
+		for _, line := range strings.Split(errors.Join(problems...).Error(), "\n") {
+			fmt.Fprintln(stderr, "  -", line)
+		}
+		fmt.Fprintln(stderr, "See 'researchbot env' or the README for every variable.")
+		return cfg, &exitError{code: 2}
+	}
+	return cfg, nil
+}
+
+func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(cfg.LogLevel))
+	opts := &slog.HandlerOptions{Level: level}
+	if cfg.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+func cmdRun(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	mode := fs.String("mode", checkpoints.ModeGuided, "checkpoints: auto (none), guided (plan, critical issues, draft) or full (all)")
+	depth := fs.String("depth", "standard", "quick, standard or comprehensive")
+	maxCost := fs.Float64("max-cost", -1, "spend limit in USD (default RUN_MAX_COST_USD)")
+	maxIter := fs.Int("max-iterations", 0, "revision and re-plan limit (default RUN_MAX_ITERATIONS)")
+	resume := fs.String("resume", "", "continue the run with this id")
+	outFile := fs.String("o", "", "write the report to this file instead of stdout")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: researchbot run [flags] \"<question>\"\n       researchbot run --resume RUN_ID\n\nFlags:")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return &exitError{code: 2}
+	}
+	question := strings.TrimSpace(strings.Join(fs.Args(), " "))
+	if *resume == "" && question == "" {
+		fs.Usage()
+		return &exitError{code: 2, msg: "researchbot run: give a question, or --resume RUN_ID"}
+	}
+	queue := "terminal-" + randomSuffix()
+	req := pipeline.Request{
+		Question: question, Mode: *mode, Depth: pipeline.Depth(*depth), RequestedBy: "terminal",
+		Origin: pipeline.Origin{Kind: "terminal", Queue: queue},
+		Limits: limitsFromFlags(*maxCost, *maxIter),
+	}
+	if *resume == "" {
+		if err := pipeline.ValidateRequest(req); err != nil {
+			return &exitError{code: 2, msg: "researchbot: " + err.Error()}
+		}
+	}
+	cfg, err := loadConfig(getenv, stderr, config.Config.CheckLLM)
+	if err != nil {
+		return err
+	}
+	log := newLogger(cfg, stderr)
+	if cfg.LogLevel == "info" {
+		log = newLogger(config.Config{LogLevel: "warn", LogFormat: cfg.LogFormat}, stderr)
+	}
+	presenter := terminal.New(stderr, nil)
+	a, err := app.New(ctx, cfg, app.Options{Presenters: map[string]pipeline.Presenter{"terminal": presenter}, Logger: log})
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	if a.Conn.Embedded {
+		fmt.Fprintln(stderr, "note: REDIS_URL is not set, so researchbot uses an in-process Redis: this run's state will not survive the process.")
+	}
+	if len(a.Backends) > 0 {
+		fmt.Fprintf(stderr, "search backends: %s\n", strings.Join(a.Backends, ", "))
+	}
+
+	var r *pipeline.Run
+	if *resume != "" {
+		r, err = a.Engine.Load(ctx, *resume)
+		if errors.Is(err, pipeline.ErrNotFound) {
+			return &exitError{code: 1, msg: fmt.Sprintf("researchbot: there is no run %q here (is REDIS_URL the same as when it started?)", *resume)}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if r != nil {
+		queue = r.Origin.Queue
+	}
+	stopWorker, err := a.StartWorker(map[string]int{queue: 1})
+	if err != nil {
+		return err
+	}
+	defer stopWorker()
+
+	if r == nil {
+		r, err = a.Engine.Start(ctx, req)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "run %s started (mode %s, depth %s)\n", r.ID, r.Mode, r.Depth)
+	} else {
+		if r.Status.Final() {
+			fmt.Fprintf(stderr, "run %s has already finished (%s)\n", r.ID, r.Status)
+			return writeOutcome(r, *outFile, stdout, stderr)
+		}
+		fmt.Fprintf(stderr, "resuming run %s (%s at %s)\n", r.ID, r.Status, r.Step)
+		if _, err := a.Engine.Resume(ctx, r.ID); err != nil {
+			return err
+		}
+	}
+	prompter := terminal.NewPrompter(stdin, stderr)
+	prompter.Editor = getenv("EDITOR")
+	if getenv("RESEARCHBOT_NO_EDITOR") != "" {
+		prompter.Editor = ""
+	}
+	return loop(ctx, a.Engine, presenter, prompter, r.ID, *outFile, stdout, stderr)
+}
+
+func limitsFromFlags(maxCost float64, maxIter int) pipeline.Limits {
+	l := pipeline.Limits{MaxIterations: maxIter}
+	if maxCost >= 0 {
+		l.MaxCostUSD = maxCost
+	}
+	return l
+}
+
+func randomSuffix() string { return strings.TrimPrefix(pipeline.NewRunID(), "r-") }
+
+// loop answers checkpoints until the run finishes or the person stops.
+func loop(ctx context.Context, eng *pipeline.Engine, p *terminal.Presenter, pr *terminal.Prompter, runID, outFile string, stdout, stderr io.Writer) error {
+	interrupted := func() error {
+		return &exitError{code: 130, msg: fmt.Sprintf("\nstopped. Everything so far is saved; continue with:\n  researchbot run --resume %s", runID)}
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return interrupted()
+		case r := <-p.Done():
+			return writeOutcome(r, outFile, stdout, stderr)
+		case o := <-p.Offers():
+			var fieldErrs []checkpoints.FieldError
+			for {
+				d, err := pr.Ask(ctx, o.Instance, fieldErrs)
+				if ctx.Err() != nil {
+					return interrupted()
+				}
+				if errors.Is(err, terminal.ErrNoInput) {
+					return &exitError{code: 3, msg: fmt.Sprintf("\nno answer on standard input; the run waits at %q. Continue with:\n  researchbot run --resume %s", o.Instance.Label, runID)}
+				}
+				if err != nil {
+					fmt.Fprintln(stderr, err)
+					continue
+				}
+				_, err = eng.Decide(ctx, o.Instance.ID, d)
+				var verr *checkpoints.ValidationError
+				switch {
+				case errors.As(err, &verr):
+					fieldErrs = verr.Fields
+					continue
+				case errors.Is(err, checkpoints.ErrAlreadyDecided), errors.Is(err, pipeline.ErrNotCurrent):
+					fmt.Fprintln(stderr, "that checkpoint was already answered; going on")
+				case err != nil:
+					return err
+				}
+				break
+			}
+		}
+	}
+}
+
+// writeOutcome prints the report (stdout or a file) or says why there is none.
+func writeOutcome(r *pipeline.Run, outFile string, stdout, stderr io.Writer) error {
+	fmt.Fprintf(stderr, "run %s %s after %s of work · %d tokens · $%.4f\n", r.ID, r.Status, r.Active.Round(time.Second),
+		r.Spend.PromptTokens+r.Spend.CompletionTokens, r.Spend.CostUSD)
+	switch {
+	case r.Status == pipeline.StatusCancelled:
+		return &exitError{code: 1, msg: "the run was cancelled by " + r.CancelledBy}
+	case r.Report == nil:
+		return &exitError{code: 1, msg: "the run failed: " + r.Failure}
+	}
+	if outFile != "" {
+		if err := os.WriteFile(outFile, []byte(r.Report.Markdown), 0o644); err != nil {
+			return fmt.Errorf("write the report: %w", err)
+		}
+		fmt.Fprintf(stderr, "report written to %s\n", outFile)
+	} else if _, err := io.WriteString(stdout, r.Report.Markdown); err != nil {
+		return err
+	}
+	if r.Status == pipeline.StatusPartial {
+		fmt.Fprintf(stderr, "note: this is a partial report: %s\n", r.FallbackReason)
+	}
+	return nil
+}
+
+func cmdRuns(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("runs", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	limit := fs.Int("limit", 20, "how many runs to list")
+	if err := fs.Parse(args); err != nil {
+		return &exitError{code: 2}
+	}
+	cfg, err := loadConfig(getenv, stderr)
+	if err != nil {
+		return err
+	}
+	a, err := app.New(ctx, cfg, app.Options{})
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	if a.Conn.Embedded {
+		fmt.Fprintln(stderr, "note: REDIS_URL is not set; the embedded Redis starts empty, so there are no runs to list.")
+	}
+	runs, err := a.Engine.List(ctx, pipeline.RunFilter{Limit: *limit})
+	if err != nil {
+		return err
+	}
+	if len(runs) == 0 {
+		fmt.Fprintln(stdout, "no runs yet")
+		return nil
+	}
+	fmt.Fprintln(stdout, formatRuns(runs, time.Now()))
+	return nil
+}
+
+// formatRuns renders the run list as aligned columns.
+func formatRuns(runs []*pipeline.Run, now time.Time) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-14s %-10s %-9s %8s %9s  %s\n", "RUN", "STATUS", "STEP", "AGE", "SPEND", "QUESTION")
+	for _, r := range runs {
+		q := r.Question
+		if rs := []rune(q); len(rs) > 60 {
+			q = string(rs[:59]) + "…"
+		}
+		fmt.Fprintf(&b, "%-14s %-10s %-9s %8s %9s  %s\n", r.ID, r.Status, r.Step, age(now.Sub(r.CreatedAt)), fmt.Sprintf("$%.4f", r.Spend.CostUSD), q)
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+func age(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}
+
+func cmdEnv(stdout io.Writer) error {
+	for _, v := range config.Variables() {
+		def := v.Default
+		if def == "" {
+			def = "—"
+		}
+		fmt.Fprintf(stdout, "%-40s default: %-22s %s\n", v.Name, def, v.Meaning)
+	}
+	return nil
+}

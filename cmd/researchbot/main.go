@@ -1,0 +1,77 @@
+// Command researchbot is a research assistant: `researchbot run "<question>"`
+// researches in the terminal, `researchbot serve` runs the Slack bot.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
+	var exit *exitError
+	switch {
+	case err == nil:
+	case errors.As(err, &exit):
+		if exit.msg != "" {
+			fmt.Fprintln(os.Stderr, exit.msg)
+		}
+		os.Exit(exit.code)
+	default:
+		fmt.Fprintln(os.Stderr, "researchbot:", err)
+		os.Exit(1)
+	}
+}
+
+// exitError ends the program with a code and a message already written or to write.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+const usage = `researchbot — trustworthy, cited research with a human in control.
+
+Usage:
+  researchbot run [flags] "<question>"   research in the terminal
+  researchbot run --resume RUN_ID        continue a run after the process stopped
+  researchbot runs [--limit N]           list runs with status, age and spend
+  researchbot serve                      run the Slack bot (Socket Mode)
+  researchbot env                        list the environment variables it reads
+  researchbot help                       this text
+
+Run 'researchbot run -h' for the run flags. Configuration is by environment
+variables (see 'researchbot env' and the README).
+`
+
+// run is the whole program, with its environment passed in.
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return &exitError{code: 2}
+	}
+	switch args[0] {
+	case "run":
+		return cmdRun(ctx, args[1:], getenv, stdin, stdout, stderr)
+	case "runs":
+		return cmdRuns(ctx, args[1:], getenv, stdout, stderr)
+	case "serve":
+		return cmdServe(ctx, args[1:], getenv, stdout, stderr)
+	case "env":
+		return cmdEnv(stdout)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	default:
+		fmt.Fprintf(stderr, "researchbot: unknown command %q\n\n%s", args[0], usage)
+		return &exitError{code: 2}
+	}
+}

@@ -1,0 +1,368 @@
+// Package config reads researchbot's settings from the environment, fills in
+// defaults, and reports every problem at once.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is every setting of researchbot.
+type Config struct {
+	// Slack (serve only).
+	SlackAppToken string
+	SlackBotToken string
+	SlackAPIURL   string
+	// Approvers maps a channel id to the users who may decide checkpoints there
+	// besides the run's requester.
+	Approvers map[string][]string
+	// Rate limits on /research, per user and per workspace, per hour.
+	UserRunsPerHour int
+	TeamRunsPerHour int
+
+	// LLM.
+	OpenAIAPIKey  string
+	OpenAIBaseURL string
+	Model         string            // default model for every role
+	RoleModels    map[string]string // role → model overrides
+	Prices        map[string]Price  // model → price overrides
+	LLMTimeout    time.Duration
+	LLMMaxRetries int
+	LLMPerMinute  int // requests per minute across replicas; 0 = unlimited
+
+	// State.
+	RedisURL string
+
+	// Sources.
+	SearXNGURL    string
+	BraveAPIKey   string
+	BraveURL      string
+	TavilyAPIKey  string
+	TavilyURL     string
+	ArxivURL      string
+	WikipediaURL  string
+	OpenAlexURL   string
+	Contact       string // e-mail or URL sent to public APIs with the User-Agent
+	AllowPrivate  bool
+	FetchTimeout  time.Duration
+	FetchMaxBytes int64
+	FetchCacheTTL time.Duration
+
+	// Run limits (defaults for every run).
+	MaxCostUSD    float64
+	MaxWall       time.Duration
+	MaxIterations int
+	MaxGapRounds  int
+	MaxSources    int
+
+	// Process.
+	WorkerConcurrency int
+	HTTPAddr          string
+	LogLevel          string
+	LogFormat         string
+}
+
+// Price is USD per million input and output tokens.
+type Price struct{ In, Out float64 }
+
+// Roles that may have their own model (LLM_MODEL_<ROLE>).
+var roles = []string{"planner", "ranker", "analyst", "writer", "reviewer", "streams"}
+
+// Variable is one documented environment variable.
+type Variable struct{ Name, Default, Meaning string }
+
+// Variables lists every variable researchbot reads, for help and the README.
+func Variables() []Variable {
+	return []Variable{
+		{"OPENAI_API_KEY", "", "key for the OpenAI-compatible endpoint (not needed for a local endpoint such as Ollama)"},
+		{"OPENAI_BASE_URL", "https://api.openai.com/v1", "endpoint base URL (OpenAI, Azure, Ollama, vLLM, LM Studio, …)"},
+		{"LLM_MODEL", "gpt-4o-mini", "model for every role"},
+		{"LLM_MODEL_PLANNER, _RANKER, _ANALYST, _WRITER, _REVIEWER, _STREAMS", "LLM_MODEL", "model for one role"},
+		{"LLM_PRICES", "built-in table", "price overrides, `model=in/out,…` in USD per million tokens"},
+		{"LLM_TIMEOUT", "120s", "timeout of one LLM call"},
+		{"LLM_MAX_RETRIES", "4", "retries on 429, 5xx and timeouts"},
+		{"LLM_REQUESTS_PER_MINUTE", "0 (no limit)", "LLM request rate across all replicas"},
+		{"REDIS_URL", "embedded", "`redis://…`; unset means an in-process Redis whose state dies with the process"},
+		{"SEARXNG_URL", "", "a SearXNG instance (JSON API) for web and news search"},
+		{"BRAVE_API_KEY", "", "Brave Search API key (web and news)"},
+		{"TAVILY_API_KEY", "", "Tavily API key (web)"},
+		{"ARXIV_URL, WIKIPEDIA_URL, OPENALEX_URL, BRAVE_URL, TAVILY_URL", "public endpoints", "base URL of a search backend"},
+		{"SEARCH_CONTACT", "", "e-mail or URL sent with the User-Agent to public APIs (OpenAlex's polite pool)"},
+		{"FETCH_ALLOW_PRIVATE_NETWORKS", "false", "`true` lets the fetcher reach private and loopback addresses"},
+		{"FETCH_TIMEOUT", "20s", "total time to fetch one page"},
+		{"FETCH_MAX_BYTES", "5242880", "largest page body, after decompression"},
+		{"FETCH_CACHE_TTL", "24h", "how long a fetched page is reused"},
+		{"RUN_MAX_COST_USD", "2", "spend limit of one run (0 = none)"},
+		{"RUN_MAX_WALL", "30m", "working-time limit of one run, human waits excluded (0 = none)"},
+		{"RUN_MAX_ITERATIONS", "3", "revisions and re-plans of one run"},
+		{"RUN_MAX_GAP_ROUNDS", "2", "extra search rounds to fill gaps"},
+		{"RUN_MAX_SOURCES", "by depth (6/12/20)", "pages read per run"},
+		{"WORKER_CONCURRENCY", "8", "runs one process advances at once"},
+		{"SLACK_APP_TOKEN", "", "app-level token (`xapp-…`) for Socket Mode (serve)"},
+		{"SLACK_BOT_TOKEN", "", "bot token (`xoxb-…`) for the Web API (serve)"},
+		{"SLACK_API_URL", "https://slack.com/api/", "Web API base URL, also used for apps.connections.open"},
+		{"SLACK_APPROVERS", "", "who else may decide, per channel: `C123=U1,U2;C456=U3`"},
+		{"RATE_LIMIT_USER_PER_HOUR", "10", "/research runs one person may start per hour"},
+		{"RATE_LIMIT_TEAM_PER_HOUR", "100", "/research runs one workspace may start per hour"},
+		{"HTTP_ADDR", ":8080", "address of /healthz, /readyz and /metrics (serve)"},
+		{"LOG_LEVEL", "info", "debug, info, warn or error"},
+		{"LOG_FORMAT", "text", "text or json"},
+	}
+}
+
+// Load reads the configuration through getenv and returns every problem at
+// once (joined), or nil.
+func Load(getenv func(string) string) (Config, error) {
+	p := &parser{getenv: getenv}
+	c := Config{
+		SlackAppToken:     p.str("SLACK_APP_TOKEN", ""),
+		SlackBotToken:     p.str("SLACK_BOT_TOKEN", ""),
+		SlackAPIURL:       p.url("SLACK_API_URL", "https://slack.com/api/"),
+		UserRunsPerHour:   p.int("RATE_LIMIT_USER_PER_HOUR", 10, 1),
+		TeamRunsPerHour:   p.int("RATE_LIMIT_TEAM_PER_HOUR", 100, 1),
+		OpenAIAPIKey:      p.str("OPENAI_API_KEY", ""),
+		OpenAIBaseURL:     p.url("OPENAI_BASE_URL", "https://api.openai.com/v1"),
+		Model:             p.str("LLM_MODEL", "gpt-4o-mini"),
+		LLMTimeout:        p.dur("LLM_TIMEOUT", 120*time.Second, true),
+		LLMMaxRetries:     p.int("LLM_MAX_RETRIES", 4, 0),
+		LLMPerMinute:      p.int("LLM_REQUESTS_PER_MINUTE", 0, 0),
+		RedisURL:          p.redisURL("REDIS_URL"),
+		SearXNGURL:        p.url("SEARXNG_URL", ""),
+		BraveAPIKey:       p.str("BRAVE_API_KEY", ""),
+		BraveURL:          p.url("BRAVE_URL", ""),
+		TavilyAPIKey:      p.str("TAVILY_API_KEY", ""),
+		TavilyURL:         p.url("TAVILY_URL", ""),
+		ArxivURL:          p.url("ARXIV_URL", ""),
+		WikipediaURL:      p.url("WIKIPEDIA_URL", ""),
+		OpenAlexURL:       p.url("OPENALEX_URL", ""),
+		Contact:           p.str("SEARCH_CONTACT", ""),
+		AllowPrivate:      p.bool("FETCH_ALLOW_PRIVATE_NETWORKS", false),
+		FetchTimeout:      p.dur("FETCH_TIMEOUT", 20*time.Second, true),
+		FetchMaxBytes:     int64(p.int("FETCH_MAX_BYTES", 5<<20, 1024)),
+		FetchCacheTTL:     p.dur("FETCH_CACHE_TTL", 24*time.Hour, false),
+		MaxCostUSD:        p.float("RUN_MAX_COST_USD", 2),
+		MaxWall:           p.dur("RUN_MAX_WALL", 30*time.Minute, false),
+		MaxIterations:     p.int("RUN_MAX_ITERATIONS", 3, 1),
+		MaxGapRounds:      p.int("RUN_MAX_GAP_ROUNDS", 2, 0),
+		MaxSources:        p.int("RUN_MAX_SOURCES", 0, 0),
+		WorkerConcurrency: p.int("WORKER_CONCURRENCY", 8, 1),
+		HTTPAddr:          p.str("HTTP_ADDR", ":8080"),
+		LogLevel:          p.oneOf("LOG_LEVEL", "info", "debug", "info", "warn", "error"),
+		LogFormat:         p.oneOf("LOG_FORMAT", "text", "text", "json"),
+		Approvers:         p.approvers("SLACK_APPROVERS"),
+		Prices:            p.prices("LLM_PRICES"),
+		RoleModels:        map[string]string{},
+	}
+	for _, r := range roles {
+		if m := p.str("LLM_MODEL_"+strings.ToUpper(r), ""); m != "" {
+			c.RoleModels[r] = m
+		}
+	}
+	return c, errors.Join(p.problems...)
+}
+
+// ModelFor returns the model of a role.
+func (c Config) ModelFor(role string) string {
+	if m := c.RoleModels[role]; m != "" {
+		return m
+	}
+	return c.Model
+}
+
+// CheckLLM reports what is missing to call the LLM.
+func (c Config) CheckLLM() error {
+	if c.OpenAIAPIKey == "" && strings.Contains(c.OpenAIBaseURL, "api.openai.com") {
+		return errors.New("OPENAI_API_KEY is not set: set it, or point OPENAI_BASE_URL at a local OpenAI-compatible server")
+	}
+	return nil
+}
+
+// CheckSlack reports what is missing to connect to Slack, every problem at once.
+func (c Config) CheckSlack() error {
+	var errs []error
+	switch {
+	case c.SlackAppToken == "":
+		errs = append(errs, errors.New("SLACK_APP_TOKEN is not set (an app-level token, xapp-…, with connections:write)"))
+	case !strings.HasPrefix(c.SlackAppToken, "xapp-"):
+		errs = append(errs, errors.New("SLACK_APP_TOKEN must be an app-level token starting with xapp-"))
+	}
+	switch {
+	case c.SlackBotToken == "":
+		errs = append(errs, errors.New("SLACK_BOT_TOKEN is not set (the bot token, xoxb-…)"))
+	case !strings.HasPrefix(c.SlackBotToken, "xoxb-"):
+		errs = append(errs, errors.New("SLACK_BOT_TOKEN must be a bot token starting with xoxb-"))
+	}
+	return errors.Join(errs...)
+}
+
+type parser struct {
+	getenv   func(string) string
+	problems []error
+}
+
+func (p *parser) bad(name, format string, args ...any) {
+	p.problems = append(p.problems, fmt.Errorf("%s: %s", name, fmt.Sprintf(format, args...)))
+}
+
+func (p *parser) str(name, def string) string {
+	if v := strings.TrimSpace(p.getenv(name)); v != "" {
+		return v
+	}
+	return def
+}
+
+func (p *parser) int(name string, def, minimum int) int {
+	v := p.str(name, "")
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < minimum {
+		p.bad(name, "want a whole number of at least %d, got %q", minimum, v)
+		return def
+	}
+	return n
+}
+
+func (p *parser) float(name string, def float64) float64 {
+	v := p.str(name, "")
+	if v == "" {
+		return def
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || f < 0 {
+		p.bad(name, "want a non-negative number, got %q", v)
+		return def
+	}
+	return f
+}
+
+func (p *parser) dur(name string, def time.Duration, positive bool) time.Duration {
+	v := p.str(name, "")
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 || (positive && d == 0) {
+		p.bad(name, "want a duration such as 30s or 2h, got %q", v)
+		return def
+	}
+	return d
+}
+
+func (p *parser) bool(name string, def bool) bool {
+	v := p.str(name, "")
+	if v == "" {
+		return def
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		p.bad(name, "want true or false, got %q", v)
+		return def
+	}
+	return b
+}
+
+func (p *parser) oneOf(name, def string, allowed ...string) string {
+	v := strings.ToLower(p.str(name, def))
+	for _, a := range allowed {
+		if v == a {
+			return v
+		}
+	}
+	p.bad(name, "want one of %s, got %q", strings.Join(allowed, ", "), v)
+	return def
+}
+
+func (p *parser) url(name, def string) string {
+	v := p.str(name, def)
+	if v == "" {
+		return ""
+	}
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		p.bad(name, "want an http(s) URL, got %q", v)
+		return def
+	}
+	return v
+}
+
+func (p *parser) redisURL(name string) string {
+	v := p.str(name, "")
+	if v == "" {
+		return ""
+	}
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "" {
+		p.bad(name, "want redis://host:port/db or rediss://…, got a value that is not one")
+		return ""
+	}
+	return v
+}
+
+// approvers parses "C1=U1,U2;C2=U3".
+func (p *parser) approvers(name string) map[string][]string {
+	out := map[string][]string{}
+	v := p.str(name, "")
+	if v == "" {
+		return out
+	}
+	for _, part := range strings.Split(v, ";") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		ch, users, ok := strings.Cut(part, "=")
+		ch = strings.TrimSpace(ch)
+		if !ok || ch == "" {
+			p.bad(name, "want CHANNEL=USER,USER;…, got %q", part)
+			continue
+		}
+		for _, u := range strings.Split(users, ",") {
+			if u = strings.TrimSpace(u); u != "" {
+				out[ch] = append(out[ch], u)
+			}
+		}
+	}
+	return out
+}
+
+// prices parses "model=in/out,model2=in/out".
+func (p *parser) prices(name string) map[string]Price {
+	out := map[string]Price{}
+	v := p.str(name, "")
+	if v == "" {
+		return out
+	}
+	for _, part := range strings.Split(v, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		model, pr, ok := strings.Cut(part, "=")
+		in, outS, ok2 := strings.Cut(pr, "/")
+		fi, err1 := strconv.ParseFloat(strings.TrimSpace(in), 64)
+		fo, err2 := strconv.ParseFloat(strings.TrimSpace(outS), 64)
+		if !ok || !ok2 || err1 != nil || err2 != nil || fi < 0 || fo < 0 || strings.TrimSpace(model) == "" {
+			p.bad(name, "want model=in/out (USD per million tokens), got %q", part)
+			continue
+		}
+		out[strings.TrimSpace(model)] = Price{In: fi, Out: fo}
+	}
+	return out
+}
+
+// SortedApprovers returns channel ids in order, for stable output.
+func (c Config) SortedApprovers() []string {
+	ids := make([]string, 0, len(c.Approvers))
+	for k := range c.Approvers {
+		ids = append(ids, k)
+	}
+	sort.Strings(ids)
+	return ids
+}

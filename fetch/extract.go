@@ -1,0 +1,151 @@
+package fetch
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	htmltomarkdown "github.com/JohannesKaufmann/html-to-markdown/v2"
+	"github.com/JohannesKaufmann/html-to-markdown/v2/converter"
+	"github.com/markusmobius/go-trafilatura"
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/charset"
+)
+
+// extraction is what extract finds in a page body.
+type extraction struct {
+	Title, Author string
+	CanonicalURL  string
+	Published     time.Time
+	Text          string
+	Truncated     bool
+}
+
+var manyNewlines = regexp.MustCompile(`\n{3,}`)
+
+// extract turns a body of the given media type ("text/html",
+// "application/xhtml+xml" or "text/plain"; contentType is the full header,
+// used for its charset) into capped text and metadata. The body is untrusted
+// data: it is parsed, never interpreted. A panic inside the extraction
+// libraries is reported as ReasonEmpty rather than crashing the caller.
+func extract(body []byte, mediaType, contentType string, pageURL *url.URL, maxRunes int) (ex extraction, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			ex = extraction{}
+			err = &Error{Reason: ReasonEmpty, Detail: fmt.Sprintf("extractor failed: %v", r)}
+		}
+	}()
+	dec, err := charset.NewReader(bytes.NewReader(body), contentType)
+	if err != nil {
+		dec = bytes.NewReader(body)
+	}
+	if mediaType == "text/plain" {
+		b, err := io.ReadAll(dec)
+		if err != nil {
+			return extraction{}, &Error{Reason: ReasonEmpty, Detail: "cannot decode text"}
+		}
+		ex.Text = cleanText(string(b))
+	} else {
+		ex, err = extractHTML(dec, pageURL)
+		if err != nil {
+			return extraction{}, err
+		}
+	}
+	if strings.TrimSpace(ex.Text) == "" {
+		return extraction{}, &Error{Reason: ReasonEmpty, Detail: "no readable text found"}
+	}
+	ex.Text, ex.Truncated = truncateRunes(ex.Text, maxRunes)
+	return ex, nil
+}
+
+func extractHTML(r io.Reader, pageURL *url.URL) (extraction, error) {
+	doc, err := html.Parse(r)
+	if err != nil {
+		return extraction{}, &Error{Reason: ReasonEmpty, Detail: "cannot parse HTML"}
+	}
+	res, err := trafilatura.ExtractDocument(doc, trafilatura.Options{
+		OriginalURL:     pageURL,
+		EnableFallback:  true,
+		ExcludeComments: true,
+		HtmlDateMode:    trafilatura.Fast,
+	})
+	if err != nil || res == nil {
+		return extraction{}, &Error{Reason: ReasonEmpty, Detail: "no main text found"}
+	}
+	ex := extraction{
+		Title:     cleanLine(res.Metadata.Title),
+		Author:    cleanLine(res.Metadata.Author),
+		Published: res.Metadata.Date,
+	}
+	if cu, err := url.Parse(res.Metadata.URL); err == nil && (cu.Scheme == "http" || cu.Scheme == "https") && cu.Host != "" {
+		ex.CanonicalURL = cu.String()
+	}
+	var text string
+	if res.ContentNode != nil {
+		var opts []converter.ConvertOptionFunc
+		if pageURL != nil {
+			opts = append(opts, converter.WithDomain(pageURL.Scheme+"://"+pageURL.Host))
+		}
+		if md, err := htmltomarkdown.ConvertNode(res.ContentNode, opts...); err == nil {
+			text = string(md)
+		}
+	}
+	if strings.TrimSpace(text) == "" {
+		text = res.ContentText
+	}
+	ex.Text = cleanText(text)
+	return ex, nil
+}
+
+// cleanText makes text valid UTF-8, normalises line endings, drops control
+// characters other than newline and tab, and collapses runs of blank lines.
+func cleanText(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	s = strings.Map(func(r rune) rune {
+		switch {
+		case r == '\n' || r == '\t':
+			return r
+		case r == '\r':
+			return '\n'
+		case unicode.IsControl(r):
+			return -1
+		}
+		return r
+	}, s)
+	s = manyNewlines.ReplaceAllString(s, "\n\n")
+	return strings.TrimSpace(s)
+}
+
+// cleanLine is cleanText for single-line metadata.
+func cleanLine(s string) string {
+	return strings.Join(strings.Fields(cleanText(s)), " ")
+}
+
+// truncateRunes cuts s to at most max runes, preferring to cut at a
+// whitespace boundary in the last tenth, and reports whether it cut.
+func truncateRunes(s string, max int) (string, bool) {
+	if max <= 0 || utf8.RuneCountInString(s) <= max {
+		return s, false
+	}
+	n := 0
+	cut := len(s)
+	for i := range s {
+		if n == max {
+			cut = i
+			break
+		}
+		n++
+	}
+	out := s[:cut]
+	if ws := strings.LastIndexFunc(out, unicode.IsSpace); ws > 0 && utf8.RuneCountInString(out[ws:]) <= max/10+1 {
+		out = out[:ws]
+	}
+	return strings.TrimRightFunc(out, unicode.IsSpace), true
+}

@@ -1,0 +1,474 @@
+// Package fetch downloads web pages safely and extracts their readable text.
+//
+// Every connection, redirects and robots.txt included, goes through an SSRF
+// guard (code.dny.dev/ssrf): names are resolved first and every answer is
+// checked, then the address actually dialled is checked again at dial time.
+// Loopback, private, link-local, multicast, unspecified, CGNAT, cloud
+// metadata and IPv4-mapped or NAT64 forms of them are refused unless
+// Config.AllowPrivate is set. Legacy numeric hosts (2130706433, 0x7f.1,
+// 017700000001) are read as the IPv4 addresses browsers read them as, and
+// judged as such.
+//
+// A fetch follows at most MaxRedirects redirects over http and https only,
+// ends within Timeout, reads at most MaxBytes of body after decompression,
+// accepts only text/html, application/xhtml+xml and text/plain (PDF is
+// refused with a clear reason), obeys robots.txt for its User-Agent, runs at
+// most PerHostConcurrency fetches per host at once, and caches successful
+// pages for CacheTTL. Main text and metadata are extracted with
+// go-trafilatura and rendered as Markdown with html-to-markdown.
+//
+// Page text is untrusted data: nothing here interprets it.
+package fetch
+
+import (
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Config configures a Fetcher. Zero fields take the documented defaults.
+type Config struct {
+	// AllowPrivate lifts the SSRF guard (intranets, tests). The caller reads
+	// FETCH_ALLOW_PRIVATE_NETWORKS=true into it.
+	AllowPrivate bool
+	// Timeout bounds one whole Fetch (robots.txt, redirects and body); default 20s.
+	Timeout time.Duration
+	// MaxBytes bounds the body after decompression; default 5 MiB.
+	MaxBytes int64
+	// MaxRedirects is the most redirects followed; default 5.
+	MaxRedirects int
+	// MaxTextRunes caps Page.Text; default 20000.
+	MaxTextRunes int
+	// PerHostConcurrency is how many fetches may run against one host at once; default 2.
+	PerHostConcurrency int
+	// UserAgent is sent with every request and matched against robots.txt;
+	// default "researchbot/1.0 (+https://github.com/researchbot/researchbot)".
+	UserAgent string
+	// CacheTTL is how long a fetched page (and robots.txt, at most 24h) is cached; default 24h.
+	CacheTTL time.Duration
+
+	// Resolver maps a host name to addresses; default net.DefaultResolver.
+	// A test seam: tests map names to addresses without DNS.
+	Resolver func(ctx context.Context, host string) ([]netip.Addr, error)
+	// DialContext is the base dialer, called with an "ip:port" address only
+	// after the guard has accepted that address; default a net.Dialer whose
+	// Control is the guard. A test seam to observe and redirect dials.
+	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+}
+
+// Default values for Config.
+const (
+	DefaultTimeout            = 20 * time.Second
+	DefaultMaxBytes           = 5 << 20
+	DefaultMaxRedirects       = 5
+	DefaultMaxTextRunes       = 20000
+	DefaultPerHostConcurrency = 2
+	DefaultUserAgent          = "researchbot/1.0 (+https://github.com/researchbot/researchbot)"
+	DefaultCacheTTL           = 24 * time.Hour
+)
+
+func (c Config) withDefaults() Config {
+	if c.Timeout <= 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.MaxBytes <= 0 {
+		c.MaxBytes = DefaultMaxBytes
+	}
+	if c.MaxRedirects <= 0 {
+		c.MaxRedirects = DefaultMaxRedirects
+	}
+	if c.MaxTextRunes <= 0 {
+		c.MaxTextRunes = DefaultMaxTextRunes
+	}
+	if c.PerHostConcurrency <= 0 {
+		c.PerHostConcurrency = DefaultPerHostConcurrency
+	}
+	if c.UserAgent == "" {
+		c.UserAgent = DefaultUserAgent
+	}
+	if c.CacheTTL <= 0 {
+		c.CacheTTL = DefaultCacheTTL
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return c
+}
+
+// Page is a fetched page with its extracted text. Every string in it comes
+// from the web and is untrusted.
+type Page struct {
+	// URL is the URL passed to Fetch; FinalURL is where redirects ended;
+	// CanonicalURL is the page's declared canonical URL, or FinalURL.
+	URL, FinalURL, CanonicalURL string
+	Title, Author               string
+	// Published is the publication date found in the page, zero if none.
+	Published time.Time
+	// Text is the extracted main text (Markdown-ish), at most MaxTextRunes runes.
+	Text string
+	// Truncated reports that Text was cut to MaxTextRunes.
+	Truncated bool
+	// ContentType is the media type of the body (without parameters).
+	ContentType string
+	StatusCode  int
+	FetchedAt   time.Time
+}
+
+// Fetcher fetches pages. It is safe for concurrent use; Close releases its
+// idle connections.
+type Fetcher struct {
+	cfg          Config
+	cache        Cache
+	transport    *http.Transport
+	client       *http.Client
+	robotsClient *http.Client
+	hosts        *hostLimiter
+	robots       robotsMemo
+}
+
+// New returns a Fetcher for cfg. cache may be nil (no caching beyond an
+// in-memory robots.txt cache).
+func New(cfg Config, cache Cache) *Fetcher {
+	cfg = cfg.withDefaults()
+	d := newDialer(cfg)
+	tr := &http.Transport{
+		Proxy:                  nil, // a proxy would bypass the guard
+		DialContext:            d.DialContext,
+		ForceAttemptHTTP2:      true,
+		TLSHandshakeTimeout:    10 * time.Second,
+		MaxIdleConns:           64,
+		MaxIdleConnsPerHost:    cfg.PerHostConcurrency,
+		IdleConnTimeout:        30 * time.Second,
+		DisableCompression:     true, // we decompress ourselves, counting bytes after decompression
+		MaxResponseHeaderBytes: 64 << 10,
+	}
+	f := &Fetcher{cfg: cfg, cache: cache, transport: tr, hosts: newHostLimiter(cfg.PerHostConcurrency)}
+	f.client = &http.Client{Transport: tr, CheckRedirect: f.checkRedirect(true)}
+	f.robotsClient = &http.Client{Transport: tr, CheckRedirect: f.checkRedirect(false)}
+	return f
+}
+
+// Close closes idle connections. The Fetcher remains usable.
+func (f *Fetcher) Close() { f.transport.CloseIdleConnections() }
+
+// redirectError carries an *Error out of CheckRedirect.
+type redirectError struct{ e *Error }
+
+func (r *redirectError) Error() string { return r.e.Error() }
+
+func (f *Fetcher) checkRedirect(obeyRobots bool) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		orig := via[0].URL.String()
+		if len(via) > f.cfg.MaxRedirects {
+			return &redirectError{newError(orig, ReasonTooManyRedirects, "more than %d redirects", f.cfg.MaxRedirects)}
+		}
+		if err := normalizeURL(req.URL); err != nil {
+			return &redirectError{newError(orig, ReasonBadScheme, "redirect to %s: %v", clip(req.URL.String()), err)}
+		}
+		req.Host = req.URL.Host
+		if obeyRobots {
+			if err := f.checkRobots(req.Context(), orig, req.URL); err != nil {
+				var fe *Error
+				if !errors.As(err, &fe) {
+					fe = newError(orig, ReasonNetwork, "%v", err)
+				}
+				fe.Detail = "redirect to " + clip(req.URL.String()) + ": " + fe.Detail
+				return &redirectError{fe}
+			}
+		}
+		return nil
+	}
+}
+
+// Fetch downloads rawURL and extracts its text. Expected failures are
+// returned as *Error with a Reason; a cached page is returned without any
+// network access.
+func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (Page, error) {
+	u, err := url.Parse(strings.TrimSpace(rawURL))
+	if err != nil {
+		return Page{}, newError(rawURL, ReasonBadScheme, "invalid URL")
+	}
+	if err := normalizeURL(u); err != nil {
+		return Page{}, newError(rawURL, ReasonBadScheme, "%v", err)
+	}
+	u.Fragment, u.RawFragment = "", ""
+	key := "page:v1:" + hashKey(u.String())
+	if p, ok := f.cachedPage(ctx, key); ok {
+		p.URL = rawURL
+		return p, nil
+	}
+
+	fctx, cancel := context.WithTimeout(ctx, f.cfg.Timeout)
+	defer cancel()
+	release, err := f.hosts.acquire(fctx, strings.ToLower(u.Host))
+	if err != nil {
+		return Page{}, f.classify(fctx, rawURL, err)
+	}
+	defer release()
+
+	if err := f.checkRobots(fctx, rawURL, u); err != nil {
+		return Page{}, err
+	}
+	p, err := f.get(fctx, rawURL, u)
+	if err != nil {
+		return Page{}, err
+	}
+	if f.cache != nil {
+		if b, err := json.Marshal(p); err == nil {
+			// Cache failures only cost a refetch.
+			_ = f.cache.Set(context.WithoutCancel(ctx), key, b, f.cfg.CacheTTL)
+		}
+	}
+	return p, nil
+}
+
+func (f *Fetcher) cachedPage(ctx context.Context, key string) (Page, bool) {
+	if f.cache == nil {
+		return Page{}, false
+	}
+	b, ok, err := f.cache.Get(ctx, key)
+	if err != nil || !ok {
+		return Page{}, false
+	}
+	var p Page
+	if json.Unmarshal(b, &p) != nil {
+		return Page{}, false
+	}
+	return p, true
+}
+
+var allowedTypes = map[string]bool{
+	"text/html":             true,
+	"application/xhtml+xml": true,
+	"text/plain":            true,
+}
+
+func (f *Fetcher) get(ctx context.Context, rawURL string, u *url.URL) (Page, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return Page{}, newError(rawURL, ReasonBadScheme, "invalid URL")
+	}
+	req.Header.Set("User-Agent", f.cfg.UserAgent)
+	req.Header.Set("Accept", "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.1")
+	req.Header.Set("Accept-Encoding", "gzip")
+	resp, err := f.client.Do(req)
+	if err != nil {
+		return Page{}, f.classify(ctx, rawURL, err)
+	}
+	defer resp.Body.Close()
+
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return Page{}, newError(rawURL, ReasonHTTPStatus, "HTTP %s", clip(resp.Status))
+	}
+	ctHeader := resp.Header.Get("Content-Type")
+	mediaType := ""
+	if ctHeader != "" {
+		mt, _, err := mime.ParseMediaType(ctHeader)
+		if err != nil {
+			return Page{}, newError(rawURL, ReasonContentType, "unparseable Content-Type %q", clip(ctHeader))
+		}
+		mediaType = mt
+		if mt == "application/pdf" {
+			return Page{}, newError(rawURL, ReasonContentType, "PDF is not supported")
+		}
+		if !allowedTypes[mt] {
+			return Page{}, newError(rawURL, ReasonContentType, "content type %q is not allowed", clip(mt))
+		}
+	}
+
+	body, err := f.readBody(ctx, rawURL, resp)
+	if err != nil {
+		return Page{}, err
+	}
+	if len(body) == 0 {
+		return Page{}, newError(rawURL, ReasonEmpty, "empty body")
+	}
+	sniffed := http.DetectContentType(body)
+	if !strings.HasPrefix(sniffed, "text/") {
+		return Page{}, newError(rawURL, ReasonContentType, "body is binary (%s) but labelled %q", sniffed, orNone(mediaType))
+	}
+	if mediaType == "" {
+		mediaType, _, _ = mime.ParseMediaType(sniffed)
+		ctHeader = sniffed
+		if mediaType != "text/html" && mediaType != "text/plain" {
+			return Page{}, newError(rawURL, ReasonContentType, "unlabelled body looks like %q", mediaType)
+		}
+	}
+
+	final := resp.Request.URL
+	ex, err := extract(body, mediaType, ctHeader, final, f.cfg.MaxTextRunes)
+	if err != nil {
+		var fe *Error
+		if errors.As(err, &fe) {
+			fe.URL = rawURL
+			return Page{}, fe
+		}
+		return Page{}, newError(rawURL, ReasonEmpty, "extraction failed")
+	}
+	p := Page{
+		URL:          rawURL,
+		FinalURL:     final.String(),
+		CanonicalURL: ex.CanonicalURL,
+		Title:        ex.Title,
+		Author:       ex.Author,
+		Published:    ex.Published,
+		Text:         ex.Text,
+		Truncated:    ex.Truncated,
+		ContentType:  mediaType,
+		StatusCode:   resp.StatusCode,
+		FetchedAt:    f.cfg.Now(),
+	}
+	if p.CanonicalURL == "" {
+		p.CanonicalURL = p.FinalURL
+	}
+	return p, nil
+}
+
+// decodedBody returns resp's body with any gzip Content-Encoding removed.
+func (f *Fetcher) decodedBody(resp *http.Response) (io.Reader, error) {
+	enc := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding")))
+	switch enc {
+	case "", "identity":
+		return resp.Body, nil
+	case "gzip", "x-gzip":
+		zr, err := gzip.NewReader(resp.Body)
+		if err != nil {
+			return nil, &Error{Reason: ReasonNetwork, Detail: "malformed gzip body"}
+		}
+		return zr, nil
+	default:
+		return nil, &Error{Reason: ReasonContentType, Detail: fmt.Sprintf("unsupported Content-Encoding %q", clip(enc))}
+	}
+}
+
+// readBody reads at most MaxBytes of decompressed body.
+func (f *Fetcher) readBody(ctx context.Context, rawURL string, resp *http.Response) ([]byte, error) {
+	max := f.cfg.MaxBytes
+	enc := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding")))
+	if (enc == "" || enc == "identity") && resp.ContentLength > max {
+		return nil, newError(rawURL, ReasonTooLarge, "Content-Length %d exceeds the %d-byte limit", resp.ContentLength, max)
+	}
+	r, err := f.decodedBody(resp)
+	if err != nil {
+		var fe *Error
+		if errors.As(err, &fe) {
+			fe.URL = rawURL
+			return nil, fe
+		}
+		return nil, newError(rawURL, ReasonNetwork, "%v", err)
+	}
+	body, err := readCapped(r, max+1, resp.ContentLength)
+	if int64(len(body)) > max {
+		return nil, newError(rawURL, ReasonTooLarge, "body exceeds the %d-byte limit after decompression", max)
+	}
+	if err != nil {
+		if errors.Is(err, gzip.ErrChecksum) || errors.Is(err, gzip.ErrHeader) {
+			return nil, newError(rawURL, ReasonNetwork, "malformed gzip body")
+		}
+		return nil, f.classify(ctx, rawURL, err)
+	}
+	return body, nil
+}
+
+// classify turns a transport, dial or context error into an *Error.
+func (f *Fetcher) classify(ctx context.Context, rawURL string, err error) *Error {
+	var re *redirectError
+	if errors.As(err, &re) {
+		return re.e
+	}
+	var fe *Error
+	if errors.As(err, &fe) {
+		c := *fe
+		c.URL = rawURL
+		return &c
+	}
+	var be *blockedError
+	if errors.As(err, &be) {
+		return newError(rawURL, ReasonBlockedAddress, "%v", be)
+	}
+	if errors.Is(ctx.Err(), context.Canceled) && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		e := newError(rawURL, ReasonNetwork, "canceled")
+		e.cause = ctx.Err()
+		return e
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		e := newError(rawURL, ReasonTimeout, "no complete answer within %s", f.cfg.Timeout)
+		e.cause = context.DeadlineExceeded
+		return e
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return newError(rawURL, ReasonTimeout, "network timeout")
+	}
+	var rse *resolveError
+	if errors.As(err, &rse) {
+		return newError(rawURL, ReasonNetwork, "%v", rse)
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	return newError(rawURL, ReasonNetwork, "%v", err)
+}
+
+// readCapped reads at most limit bytes from r. The buffer starts at the
+// Content-Length hint (or 32 KiB) and doubles, so a capped read allocates
+// about twice the cap at worst.
+func readCapped(r io.Reader, limit, hint int64) ([]byte, error) {
+	size := int64(32 << 10)
+	if hint > 0 {
+		size = hint + 1
+	}
+	buf := make([]byte, 0, min(size, limit))
+	for {
+		if len(buf) == cap(buf) {
+			if int64(len(buf)) >= limit {
+				return buf, nil
+			}
+			nb := make([]byte, len(buf), min(2*int64(cap(buf)), limit))
+			copy(nb, buf)
+			buf = nb
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
+}
+
+func hashKey(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:16])
+}
+
+func clip(s string) string {
+	if len(s) > 120 {
+		return s[:120] + "…"
+	}
+	return s
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}

@@ -1,0 +1,98 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/researchbot/researchbot/dedup"
+	"github.com/researchbot/researchbot/fetch"
+	"github.com/researchbot/researchbot/llm"
+	"github.com/researchbot/researchbot/pipeline"
+	"github.com/researchbot/researchbot/search"
+)
+
+// model adapts the llm client to pipeline.Model, choosing a model per role.
+type model struct {
+	client  *llm.Client
+	modelOf func(role string) string
+	prices  map[string]llm.Price
+}
+
+func (m *model) Generate(ctx context.Context, p pipeline.Prompt, out any) (pipeline.Usage, error) {
+	u, err := m.client.Generate(ctx, llm.Request{
+		Model:      m.modelOf(string(p.Role)),
+		System:     p.System,
+		User:       p.User,
+		SchemaName: p.Name,
+	}, out)
+	pu := pipeline.Usage{Model: u.Model, PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, CostUSD: u.CostUSD, Calls: u.Calls}
+	if errors.Is(err, llm.ErrContextLength) {
+		err = fmt.Errorf("%w: %w", pipeline.ErrContextLength, err)
+	}
+	return pu, err
+}
+
+// Price implements pipeline.Pricer for estimates.
+func (m *model) Price(role pipeline.Role) (float64, float64) {
+	p := m.prices[m.modelOf(string(role))]
+	return p.InputPerMTok, p.OutputPerMTok
+}
+
+// searcher adapts search.Multi to pipeline.Searcher.
+type searcher struct {
+	multi *search.Multi
+	now   func() time.Time
+}
+
+func (s *searcher) Search(ctx context.Context, r pipeline.SearchRequest) pipeline.SearchOutcome {
+	out := s.multi.Search(ctx, search.Query{Text: r.Text, Kind: search.Kind(r.Kind), Since: r.Since, Limit: r.Limit})
+	res := pipeline.SearchOutcome{}
+	now := s.now()
+	for _, h := range out.Results {
+		res.Hits = append(res.Hits, pipeline.Hit{
+			Key: documentKey(h), URL: h.URL, Title: h.Title, Snippet: h.Snippet, Backend: h.Backend,
+			Kind: string(h.Kind), Published: h.Published, Authors: h.Authors, Citations: h.Citations,
+			Heuristic: search.HeuristicScore(h, now),
+		})
+	}
+	for _, e := range out.Errors {
+		res.Errors = append(res.Errors, e.Error())
+	}
+	return res
+}
+
+// documentKey identifies a document across backends: DOI, arXiv id, or the
+// normalised URL.
+func documentKey(h search.Result) string {
+	switch {
+	case h.DOI != "":
+		return "doi:" + h.DOI
+	case h.ArxivID != "":
+		return "arxiv:" + h.ArxivID
+	}
+	if doi, arxiv := dedup.Identifiers(h.URL); doi != "" {
+		return "doi:" + doi
+	} else if arxiv != "" {
+		return "arxiv:" + arxiv
+	}
+	if n, err := dedup.NormalizeURL(h.URL); err == nil {
+		return n
+	}
+	return h.URL
+}
+
+// fetcher adapts fetch.Fetcher to pipeline.Fetcher.
+type fetcher struct{ f *fetch.Fetcher }
+
+func (f *fetcher) Fetch(ctx context.Context, url string) (pipeline.Document, error) {
+	p, err := f.f.Fetch(ctx, url)
+	if err != nil {
+		return pipeline.Document{}, err
+	}
+	return pipeline.Document{
+		URL: p.URL, FinalURL: p.FinalURL, Title: p.Title, Author: p.Author, Published: p.Published,
+		Text: p.Text, Truncated: p.Truncated, Simhash: dedup.Simhash(p.Text),
+	}, nil
+}

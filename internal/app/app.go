@@ -1,0 +1,155 @@
+// Package app assembles researchbot from its configuration: it connects to
+// Redis (or starts the embedded one), builds the LLM client, the search
+// backends, the fetcher, the store, queue and locks, and the research engine.
+// The command (cmd/researchbot) and the end-to-end tests both build the
+// program through it, so what is tested is what runs.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net/http"
+	"time"
+
+	"github.com/researchbot/researchbot/config"
+	"github.com/researchbot/researchbot/fetch"
+	"github.com/researchbot/researchbot/llm"
+	"github.com/researchbot/researchbot/pipeline"
+	"github.com/researchbot/researchbot/redisstore"
+	"github.com/researchbot/researchbot/search"
+)
+
+// Options are what the caller adds to the configuration.
+type Options struct {
+	// Presenters by Origin.Kind ("terminal", "slack", "stream").
+	Presenters map[string]pipeline.Presenter
+	// DefaultQueue is the queue of runs whose origin names none.
+	DefaultQueue string
+	// Observer receives metrics events; nil means none.
+	Observer pipeline.Observer
+	Logger   *slog.Logger
+	Now      func() time.Time
+	// HTTPClient is used for the LLM and search APIs (not for page fetching).
+	HTTPClient *http.Client
+	// LockTTL is the run lease (default 15 s).
+	LockTTL time.Duration
+	// RetryDelay overrides the queue's retry backoff (tests).
+	RetryDelay func(n int, err error) time.Duration
+}
+
+// App is an assembled researchbot.
+type App struct {
+	Config   config.Config
+	Conn     *redisstore.Conn
+	Store    *redisstore.Store
+	Queue    *redisstore.Queue
+	Engine   *pipeline.Engine
+	Backends []string // active search backends
+	opts     Options
+	log      *slog.Logger
+}
+
+// New assembles researchbot. The caller must Close it.
+func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	conn, err := redisstore.Connect(ctx, cfg.RedisURL)
+	if err != nil {
+		return nil, err
+	}
+	a := &App{Config: cfg, Conn: conn, opts: opts, log: opts.Logger}
+	if err := a.build(); err != nil {
+		_ = conn.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+func (a *App) build() error {
+	cfg := a.Config
+	prices := llm.DefaultPrices()
+	for m, p := range cfg.Prices {
+		prices[m] = llm.Price{InputPerMTok: p.In, OutputPerMTok: p.Out}
+	}
+	var limiter llm.Limiter
+	if cfg.LLMPerMinute > 0 {
+		limiter = llm.NewRedisLimiter(a.Conn.Client, "rb:rate:llm", cfg.LLMPerMinute)
+	}
+	client, err := llm.New(llm.Config{
+		BaseURL: cfg.OpenAIBaseURL, APIKey: cfg.OpenAIAPIKey, Timeout: cfg.LLMTimeout,
+		MaxRetries: cfg.LLMMaxRetries, Prices: prices, Limiter: limiter,
+		HTTPClient: a.opts.HTTPClient, Logger: a.log,
+	})
+	if err != nil {
+		return fmt.Errorf("LLM client: %w", err)
+	}
+	backends := search.BackendsFromConfig(search.Config{
+		SearXNGURL: cfg.SearXNGURL, BraveAPIKey: cfg.BraveAPIKey, BraveURL: cfg.BraveURL,
+		TavilyAPIKey: cfg.TavilyAPIKey, TavilyURL: cfg.TavilyURL, ArxivURL: cfg.ArxivURL,
+		WikipediaURL: cfg.WikipediaURL, OpenAlexURL: cfg.OpenAlexURL, Contact: cfg.Contact,
+		HTTPClient: a.opts.HTTPClient,
+	})
+	for _, b := range backends {
+		a.Backends = append(a.Backends, b.Name())
+	}
+	// Public APIs' published rate rules, shared across replicas.
+	perMinute := map[string]int{"arxiv": 20, "wikipedia": 200, "openalex": 600, "crossref": 300, "brave": 60, "tavily": 60, "searxng": 120}
+	multi := search.NewMulti(backends, search.Options{
+		Limiter: search.NewRedisLimiter(a.Conn.Client, perMinute), MaxWait: 5 * time.Second, Now: a.opts.Now,
+	})
+	pageFetcher := fetch.New(fetch.Config{
+		AllowPrivate: cfg.AllowPrivate, Timeout: cfg.FetchTimeout, MaxBytes: cfg.FetchMaxBytes,
+		CacheTTL: cfg.FetchCacheTTL, Now: a.opts.Now,
+	}, fetch.NewRedisCache(a.Conn.Client, "rb:page:"))
+
+	a.Store = redisstore.NewStore(a.Conn.Client, "rb:")
+	a.Queue = redisstore.NewQueue(a.Conn.Queue, redisstore.QueueOptions{})
+	presenters := map[string]pipeline.Presenter{}
+	maps.Copy(presenters, a.opts.Presenters)
+	eng, err := pipeline.New(pipeline.Config{
+		Store:      a.Store,
+		Queue:      a.Queue,
+		Locker:     redisstore.NewLocker(a.Conn.Client, "rb:", a.opts.LockTTL, 0),
+		Model:      &model{client: client, modelOf: cfg.ModelFor, prices: prices},
+		Searcher:   &searcher{multi: multi, now: a.opts.Now},
+		Fetcher:    &fetcher{f: pageFetcher},
+		Presenters: presenters,
+		Defaults: pipeline.Limits{
+			MaxIterations: cfg.MaxIterations, MaxGapRounds: cfg.MaxGapRounds, MaxCostUSD: cfg.MaxCostUSD,
+			MaxWall: cfg.MaxWall, MaxSources: cfg.MaxSources,
+		},
+		DefaultQueue: a.opts.DefaultQueue,
+		Observer:     a.opts.Observer,
+		Now:          a.opts.Now,
+		Logger:       a.log,
+	})
+	if err != nil {
+		return err
+	}
+	a.Engine = eng
+	return nil
+}
+
+// StartWorker starts advancing runs from the given queues in the background;
+// the returned stop function hands steps in flight back and waits.
+func (a *App) StartWorker(queues map[string]int) (stop func(), err error) {
+	w := redisstore.NewWorker(a.Conn.Queue, a.Engine, redisstore.WorkerOptions{
+		Queues: queues, Concurrency: a.Config.WorkerConcurrency, Logger: a.log, RetryDelay: a.opts.RetryDelay,
+	})
+	if err := w.Start(); err != nil {
+		return nil, fmt.Errorf("start worker: %w", err)
+	}
+	return w.Stop, nil
+}
+
+// Close releases the queue and Redis connections.
+func (a *App) Close() error {
+	return errors.Join(a.Queue.Close(), a.Conn.Close())
+}

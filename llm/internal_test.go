@@ -1,0 +1,131 @@
+package llm
+
+import (
+	"go/parser"
+	"go/token"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseRetryAfter(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	cases := []struct {
+		in   string
+		want time.Duration
+		ok   bool
+	}{
+		{"", 0, false},
+		{"3", 3 * time.Second, true},
+		{" 1.5 ", 1500 * time.Millisecond, true},
+		{"-2", 0, false},
+		{"soon", 0, false},
+		{now.Add(20 * time.Second).Format(http.TimeFormat), 20 * time.Second, true},
+		{now.Add(-time.Hour).Format(http.TimeFormat), 0, true},
+		{"86400", maxRetryAfter, true},
+	}
+	for _, tc := range cases {
+		got, ok := parseRetryAfter(tc.in, now)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("parseRetryAfter(%q) = %v, %v; want %v, %v", tc.in, got, ok, tc.want, tc.ok)
+		}
+	}
+	m := &respMeta{retryAfterHd: "9", retryAfterMs: "250"}
+	if d, ok := m.retryAfter(now); !ok || d != 250*time.Millisecond {
+		t.Errorf("retry-after-ms not preferred: %v %v", d, ok)
+	}
+}
+
+func TestRecordingDoer(t *testing.T) {
+	var gotKey string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gotKey = r.Header.Get("api-key")
+		w.Header().Set("Retry-After", "4")
+		w.Header().Set("Retry-After-Ms", "4000")
+		w.WriteHeader(http.StatusTooManyRequests)
+	}))
+	defer srv.Close()
+	meta := &respMeta{}
+	req := httptest.NewRequest(http.MethodPost, srv.URL, nil)
+	req.RequestURI = ""
+	ctxReq := req.WithContext(withMeta(t.Context(), meta))
+	d := &recordingDoer{inner: srv.Client(), azureKey: "azure-secret"}
+	resp, err := d.Do(ctxReq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if !meta.sent || meta.status != 429 || meta.retryAfterHd != "4" || meta.retryAfterMs != "4000" {
+		t.Errorf("meta = %+v", meta)
+	}
+	if gotKey != "azure-secret" {
+		t.Errorf("api-key header = %q", gotKey)
+	}
+}
+
+func TestRedact(t *testing.T) {
+	key := "my-custom-provider-key-xyz"
+	in := "bad key " + key + " and sk-proj-abcDEF123456 and sk-****1234abcd"
+	out := redact(in, key)
+	for _, leak := range []string{key, "sk-proj", "abcDEF", "sk-****"} {
+		if strings.Contains(out, leak) {
+			t.Errorf("redact left %q in %q", leak, out)
+		}
+	}
+	if !strings.HasPrefix(out, "bad key [redacted]") {
+		t.Errorf("redact mangled the text: %q", out)
+	}
+}
+
+func TestSanitizeName(t *testing.T) {
+	if got := sanitizeName("Plan[pkg.Thing]"); got != "PlanpkgThing" {
+		t.Errorf("sanitizeName = %q", got)
+	}
+	if got := sanitizeName(""); got != "output" {
+		t.Errorf("sanitizeName(\"\") = %q", got)
+	}
+	if got := sanitizeName(strings.Repeat("a", 100)); len(got) != 64 {
+		t.Errorf("sanitizeName long = %d chars", len(got))
+	}
+}
+
+func TestAzureBaseURLs(t *testing.T) {
+	for _, u := range []string{"https://res.openai.azure.com", "https://res.openai.azure.com/openai/v1/", "http://localhost:11434/v1", ""} {
+		if _, err := New(Config{BaseURL: u, APIKey: "k"}); err != nil {
+			t.Errorf("New(%q): %v", u, err)
+		}
+	}
+}
+
+// TestImports keeps the dependency direction: llm depends on no other
+// researchbot package, and llmtest (imported by other packages' tests) only on
+// the standard library.
+func TestImports(t *testing.T) {
+	check := func(dir string, allowed func(path string) bool) {
+		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			af, err := parser.ParseFile(token.NewFileSet(), f, nil, parser.ImportsOnly)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, imp := range af.Imports {
+				p, _ := strconv.Unquote(imp.Path.Value)
+				if !allowed(p) {
+					t.Errorf("%s imports %s", f, p)
+				}
+			}
+		}
+	}
+	check(".", func(p string) bool { return !strings.HasPrefix(p, "github.com/researchbot/") })
+	check("llmtest", func(p string) bool { return !strings.Contains(strings.Split(p, "/")[0], ".") })
+}

@@ -1,0 +1,567 @@
+// Package llm is researchbot's client for OpenAI-compatible chat completion
+// endpoints (OpenAI, Azure OpenAI, Ollama, vLLM, LM Studio, …).
+//
+// Its one operation, Client.Generate, makes a structured call: the JSON schema
+// of a Go struct is derived, made OpenAI-strict and sent as the response
+// format; the reply is validated against that schema and parsed into the
+// struct, with exactly one repair round trip when the reply is invalid.
+// Transient failures (429, 5xx, timeouts, connection errors) are retried with
+// exponential backoff and jitter, honouring Retry-After. Every call reports its
+// token usage and cost, also when it fails. Errors callers must branch on are
+// typed: ErrContextLength, ErrQuota, *RefusalError, *InvalidOutputError and
+// *APIError. No error or log line ever contains the API key.
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"reflect"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// DefaultBaseURL is used when Config.BaseURL is empty.
+const DefaultBaseURL = "https://api.openai.com/v1"
+
+// Price is what a model costs, in USD per million tokens.
+type Price struct{ InputPerMTok, OutputPerMTok float64 }
+
+// DefaultPrices returns list prices (USD per million tokens, standard tier) of
+// common OpenAI models. Dated snapshots such as "gpt-4o-2024-08-06" are priced
+// by their base name. Operators can override or extend the table via
+// Config.Prices.
+func DefaultPrices() map[string]Price {
+	return map[string]Price{
+		"gpt-4o":       {2.50, 10.00},
+		"gpt-4o-mini":  {0.15, 0.60},
+		"gpt-4.1":      {2.00, 8.00},
+		"gpt-4.1-mini": {0.40, 1.60},
+		"gpt-4.1-nano": {0.10, 0.40},
+		"o1":           {15.00, 60.00},
+		"o3":           {2.00, 8.00},
+		"o3-mini":      {1.10, 4.40},
+		"o4-mini":      {1.10, 4.40},
+		"gpt-5":        {1.25, 10.00},
+		"gpt-5-mini":   {0.25, 2.00},
+		"gpt-5-nano":   {0.05, 0.40},
+		"gpt-5.1":      {1.25, 10.00},
+	}
+}
+
+// Limiter paces requests. Wait blocks until one request may be made or ctx
+// ends.
+type Limiter interface {
+	Wait(ctx context.Context) error
+}
+
+// Config configures a Client.
+type Config struct {
+	// BaseURL of the OpenAI-compatible API, e.g. "https://api.openai.com/v1",
+	// "http://localhost:11434/v1". Default DefaultBaseURL. An Azure OpenAI
+	// resource URL (https://NAME.openai.azure.com) selects Azure's
+	// deployment-based API, with Request.Model naming the deployment.
+	BaseURL string
+	// APIKey is sent as a bearer token (or Azure api-key). May be empty for
+	// local servers.
+	APIKey string
+	// Timeout bounds every HTTP call. Default 120s.
+	Timeout time.Duration
+	// MaxRetries is how many times a transient failure is retried. Default 4;
+	// negative means never retry.
+	MaxRetries int
+	// Prices by model name. Default DefaultPrices(). A model not found costs 0
+	// and is flagged in Usage.UnknownPrice.
+	Prices map[string]Price
+	// Limiter paces every HTTP call (retries included). Nil means no pacing.
+	Limiter Limiter
+	// HTTPClient is used for HTTP calls. Default a new http.Client. Its own
+	// Timeout, if any, applies in addition to Timeout.
+	HTTPClient *http.Client
+	// Logger receives retry and failure notes. Default discards.
+	Logger *slog.Logger
+	// Sleep waits between retries; tests inject a fake. Default sleeps for d
+	// or until ctx ends.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Now is the clock used to interpret Retry-After dates. Default time.Now.
+	Now func() time.Time
+}
+
+// String describes the configuration without its API key, so that printing
+// or logging a Config never leaks the secret.
+func (c Config) String() string {
+	key := "unset"
+	if c.APIKey != "" {
+		key = "[redacted]"
+	}
+	return fmt.Sprintf("llm.Config{BaseURL: %q, APIKey: %s, Timeout: %s, MaxRetries: %d}", redact(c.BaseURL, c.APIKey), key, c.Timeout, c.MaxRetries)
+}
+
+// GoString is String, for %#v.
+func (c Config) GoString() string { return c.String() }
+
+// LogValue logs the configuration without its API key.
+func (c Config) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("base_url", redact(c.BaseURL, c.APIKey)),
+		slog.Bool("api_key_set", c.APIKey != ""),
+		slog.Duration("timeout", c.Timeout),
+		slog.Int("max_retries", c.MaxRetries),
+	)
+}
+
+// Request is one structured generation.
+type Request struct {
+	Model      string
+	System     string // system prompt; may be empty
+	User       string // the user message
+	SchemaName string // name of the json_schema response format, [a-zA-Z0-9_-]{1,64}; default derived from out's type
+	// Temperature; 0 means the provider's default. Ignored for reasoning models
+	// (o-series, gpt-5, gpt-6), which accept only their default.
+	Temperature float32
+	// MaxTokens bounds the reply (max_tokens, or max_completion_tokens for
+	// reasoning models); 0 means the provider's default.
+	MaxTokens int
+}
+
+// Usage is what one Generate spent.
+type Usage struct {
+	Model            string // the model that answered (as reported by the provider)
+	PromptTokens     int
+	CompletionTokens int
+	CostUSD          float64
+	Calls            int  // HTTP calls made, including retries and the repair attempt
+	UnknownPrice     bool // the model has no entry in the price table; CostUSD is 0 for it
+}
+
+// Client makes structured calls to an OpenAI-compatible API. It is safe for
+// concurrent use.
+type Client struct {
+	api        *openai.Client
+	apiKey     string
+	timeout    time.Duration
+	maxRetries int
+	prices     map[string]Price
+	limiter    Limiter
+	log        *slog.Logger
+	sleep      func(ctx context.Context, d time.Duration) error
+	now        func() time.Time
+	schemas    sync.Map // reflect.Type -> *compiledSchema
+}
+
+// New returns a Client for cfg.
+func New(cfg Config) (*Client, error) {
+	base := strings.TrimSpace(cfg.BaseURL)
+	if base == "" {
+		base = DefaultBaseURL
+	}
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("llm: base URL %q must be an absolute http(s) URL", redact(base, cfg.APIKey))
+	}
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = &http.Client{}
+	}
+	doer := &recordingDoer{inner: hc}
+	var oc openai.ClientConfig
+	host := strings.ToLower(u.Hostname())
+	azure := strings.HasSuffix(host, ".openai.azure.com") || strings.HasSuffix(host, ".cognitiveservices.azure.com")
+	switch {
+	case azure && !strings.Contains(u.Path, "/openai/v1"):
+		oc = openai.DefaultAzureConfig(cfg.APIKey, strings.TrimRight(base, "/"))
+	case azure:
+		// Azure's OpenAI-compatible v1 API authenticates with an api-key header.
+		oc = openai.DefaultConfig(cfg.APIKey)
+		oc.BaseURL = strings.TrimRight(base, "/")
+		doer.azureKey = cfg.APIKey
+	default:
+		oc = openai.DefaultConfig(cfg.APIKey)
+		oc.BaseURL = strings.TrimRight(base, "/")
+	}
+	oc.HTTPClient = doer
+	c := &Client{
+		api:        openai.NewClientWithConfig(oc),
+		apiKey:     cfg.APIKey,
+		timeout:    cfg.Timeout,
+		maxRetries: cfg.MaxRetries,
+		prices:     cfg.Prices,
+		limiter:    cfg.Limiter,
+		log:        cfg.Logger,
+		sleep:      cfg.Sleep,
+		now:        cfg.Now,
+	}
+	if c.timeout <= 0 {
+		c.timeout = 120 * time.Second
+	}
+	switch {
+	case c.maxRetries == 0:
+		c.maxRetries = 4
+	case c.maxRetries < 0:
+		c.maxRetries = 0
+	}
+	if c.prices == nil {
+		c.prices = DefaultPrices()
+	}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	if c.sleep == nil {
+		c.sleep = sleepCtx
+	}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	return c, nil
+}
+
+// schemaNameRE is what OpenAI accepts as a response format name.
+var schemaNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+
+// Generate makes one structured call. out must be a pointer to a struct; its
+// strict JSON schema is sent as response_format json_schema, and the reply is
+// validated against it and parsed into out. An invalid reply gets exactly one
+// repair attempt (the bad output is sent back with the problems found). out
+// is only written when the call succeeds. The Usage is returned even when err
+// != nil: tokens already spent count.
+func (c *Client) Generate(ctx context.Context, req Request, out any) (Usage, error) {
+	usage := Usage{Model: req.Model}
+	rv := reflect.ValueOf(out)
+	if !rv.IsValid() || rv.Kind() != reflect.Pointer || rv.IsNil() || rv.Elem().Kind() != reflect.Struct {
+		return usage, fmt.Errorf("llm: out must be a non-nil pointer to a struct, got %T", out)
+	}
+	if req.Model == "" {
+		return usage, errors.New("llm: request has no model")
+	}
+	name := req.SchemaName
+	if name == "" {
+		name = sanitizeName(rv.Elem().Type().Name())
+	}
+	if !schemaNameRE.MatchString(name) {
+		return usage, fmt.Errorf("llm: schema name %q must match [a-zA-Z0-9_-]{1,64}", name)
+	}
+	sch, err := c.schemaFor(rv.Elem().Type())
+	if err != nil {
+		return usage, err
+	}
+
+	var msgs []openai.ChatCompletionMessage
+	if req.System != "" {
+		msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: req.System})
+	}
+	msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: req.User})
+
+	content, finish, err := c.complete(ctx, req, name, sch, msgs, &usage)
+	if err != nil {
+		return usage, err
+	}
+	problems := decodeInto(content, finish, sch, rv)
+	if len(problems) == 0 {
+		return usage, nil
+	}
+	c.log.DebugContext(ctx, "llm: invalid structured output, repairing", "model", req.Model, "schema", name, "problems", len(problems))
+
+	msgs = append(msgs,
+		openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: content},
+		openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: repairPrompt(problems)},
+	)
+	content, finish, err = c.complete(ctx, req, name, sch, msgs, &usage)
+	if err != nil {
+		return usage, err
+	}
+	problems = decodeInto(content, finish, sch, rv)
+	if len(problems) > 0 {
+		return usage, &InvalidOutputError{Raw: content, Problems: problems}
+	}
+	return usage, nil
+}
+
+// repairPrompt asks the model to correct its previous reply.
+func repairPrompt(problems []string) string {
+	var b strings.Builder
+	b.WriteString("Your previous reply was not valid JSON for the required schema. Problems found:\n")
+	for _, p := range problems {
+		b.WriteString("- ")
+		b.WriteString(p)
+		b.WriteString("\n")
+	}
+	b.WriteString("Reply again with only the corrected JSON object, matching the schema exactly, and nothing else.")
+	return b.String()
+}
+
+// decodeInto validates content and, if it is valid, stores it into rv (a
+// pointer to a struct). It returns the problems found.
+func decodeInto(content, finish string, sch *compiledSchema, rv reflect.Value) []string {
+	problems := sch.validate(content)
+	if len(problems) == 0 {
+		fresh := reflect.New(rv.Elem().Type())
+		if err := json.Unmarshal([]byte(content), fresh.Interface()); err != nil {
+			problems = []string{"reply does not fit the expected structure: " + err.Error()}
+		} else {
+			rv.Elem().Set(fresh.Elem())
+			return nil
+		}
+	}
+	if finish == string(openai.FinishReasonLength) {
+		problems = append(problems, "the reply was cut off at the token limit (finish_reason=length)")
+	}
+	return problems
+}
+
+func (c *Client) schemaFor(t reflect.Type) (*compiledSchema, error) {
+	if s, ok := c.schemas.Load(t); ok {
+		return s.(*compiledSchema), nil
+	}
+	s, err := buildSchema(t)
+	if err != nil {
+		return nil, err
+	}
+	c.schemas.Store(t, s)
+	return s, nil
+}
+
+// isReasoningModel reports whether model only accepts max_completion_tokens
+// and its default temperature.
+func isReasoningModel(model string) bool {
+	m := strings.ToLower(model)
+	for _, p := range []string{"o1", "o3", "o4", "gpt-5", "gpt-6"} {
+		if strings.HasPrefix(m, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// complete makes one chat completion with retries and returns the reply
+// content and finish reason. Usage is accumulated into u.
+func (c *Client) complete(ctx context.Context, req Request, name string, sch *compiledSchema, msgs []openai.ChatCompletionMessage, u *Usage) (string, string, error) {
+	cr := openai.ChatCompletionRequest{
+		Model:    req.Model,
+		Messages: msgs,
+		ResponseFormat: &openai.ChatCompletionResponseFormat{
+			Type: openai.ChatCompletionResponseFormatTypeJSONSchema,
+			JSONSchema: &openai.ChatCompletionResponseFormatJSONSchema{
+				Name:   name,
+				Schema: sch.raw,
+				Strict: true,
+			},
+		},
+	}
+	if isReasoningModel(req.Model) {
+		cr.MaxCompletionTokens = req.MaxTokens
+	} else {
+		cr.MaxTokens = req.MaxTokens
+		cr.Temperature = req.Temperature
+	}
+
+	b := backoff.NewExponentialBackOff(
+		backoff.WithInitialInterval(time.Second),
+		backoff.WithMaxInterval(30*time.Second),
+		backoff.WithMaxElapsedTime(0),
+	)
+	for attempt := 0; ; attempt++ {
+		if c.limiter != nil {
+			if err := c.limiter.Wait(ctx); err != nil {
+				return "", "", fmt.Errorf("llm: waiting for rate limiter: %w", err)
+			}
+		}
+		meta := &respMeta{}
+		callCtx, cancel := context.WithTimeout(withMeta(ctx, meta), c.timeout)
+		resp, err := c.api.CreateChatCompletion(callCtx, cr)
+		cancel()
+		if meta.sent {
+			u.Calls++
+		}
+		if err == nil {
+			c.account(u, req.Model, resp)
+			return c.reply(resp)
+		}
+		cerr, retry := c.classify(ctx, err)
+		if !retry || attempt >= c.maxRetries {
+			if retry {
+				c.log.WarnContext(ctx, "llm: giving up after retries", "model", req.Model, "calls", attempt+1, "err", cerr)
+			}
+			return "", "", cerr
+		}
+		d := b.NextBackOff()
+		if ra, ok := meta.retryAfter(c.now()); ok {
+			d = ra
+		}
+		c.log.InfoContext(ctx, "llm: retrying", "model", req.Model, "attempt", attempt+1, "wait", d, "err", cerr)
+		if err := c.sleep(ctx, d); err != nil {
+			return "", "", fmt.Errorf("llm: gave up waiting to retry (%v): %w", cerr, err)
+		}
+	}
+}
+
+// account adds the tokens and cost of one successful response to u.
+func (c *Client) account(u *Usage, requested string, resp openai.ChatCompletionResponse) {
+	model := resp.Model
+	if model == "" {
+		model = requested
+	}
+	u.Model = model
+	u.PromptTokens += resp.Usage.PromptTokens
+	u.CompletionTokens += resp.Usage.CompletionTokens
+	p, ok := c.priceOf(model)
+	if !ok {
+		p, ok = c.priceOf(requested)
+	}
+	if !ok {
+		u.UnknownPrice = true
+		return
+	}
+	u.CostUSD += float64(resp.Usage.PromptTokens)*p.InputPerMTok/1e6 + float64(resp.Usage.CompletionTokens)*p.OutputPerMTok/1e6
+}
+
+// priceOf finds the price of model: an exact entry, else the longest entry
+// that model extends with "-…" (a dated snapshot such as gpt-4o-2024-08-06).
+func (c *Client) priceOf(model string) (Price, bool) {
+	if p, ok := c.prices[model]; ok {
+		return p, true
+	}
+	best, found := "", false
+	var price Price
+	for name, p := range c.prices {
+		if strings.HasPrefix(model, name+"-") && len(name) > len(best) {
+			best, price, found = name, p, true
+		}
+	}
+	return price, found
+}
+
+// reply extracts the content of a successful response.
+func (c *Client) reply(resp openai.ChatCompletionResponse) (string, string, error) {
+	if len(resp.Choices) == 0 {
+		return "", "", &APIError{StatusCode: http.StatusOK, Message: "response has no choices"}
+	}
+	ch := resp.Choices[0]
+	if ch.Message.Refusal != "" {
+		return "", string(ch.FinishReason), &RefusalError{Message: ch.Message.Refusal}
+	}
+	if ch.FinishReason == openai.FinishReasonContentFilter {
+		return "", string(ch.FinishReason), &RefusalError{Message: "the reply was withheld by the provider's content filter"}
+	}
+	return ch.Message.Content, string(ch.FinishReason), nil
+}
+
+// classify turns an error from go-openai into this package's error and says
+// whether it is worth retrying.
+func (c *Client) classify(ctx context.Context, err error) (error, bool) {
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return fmt.Errorf("llm: %w", ctxErr), false
+	}
+	var apiErr *openai.APIError
+	var reqErr *openai.RequestError
+	status := 0
+	ae := &APIError{}
+	switch {
+	case errors.As(err, &reqErr):
+		status = reqErr.HTTPStatusCode
+		if errors.As(reqErr.Err, &apiErr) {
+			fillFromOpenAI(ae, apiErr)
+		} else {
+			body := strings.TrimSpace(string(reqErr.Body))
+			if len(body) > 200 {
+				body = body[:200] + "…"
+			}
+			ae.Message = body
+		}
+	case errors.As(err, &apiErr):
+		status = apiErr.HTTPStatusCode
+		fillFromOpenAI(ae, apiErr)
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("llm: request timed out after %s: %w", c.timeout, context.DeadlineExceeded), true
+	default:
+		var netErr net.Error
+		if errors.As(err, &netErr) {
+			return fmt.Errorf("llm: connection error: %s", redact(err.Error(), c.apiKey)), true
+		}
+		return fmt.Errorf("llm: %s", redact(err.Error(), c.apiKey)), false
+	}
+	ae.StatusCode = status
+	ae.Message = redact(ae.Message, c.apiKey)
+	switch {
+	case isContextLength(ae):
+		ae.kind = ErrContextLength
+		return ae, false
+	case ae.Code == "insufficient_quota" || ae.Type == "insufficient_quota" ||
+		strings.HasPrefix(ae.Code, "billing_") || status == http.StatusPaymentRequired:
+		ae.kind = ErrQuota
+		return ae, false
+	}
+	retry := status == http.StatusRequestTimeout || status == http.StatusConflict ||
+		status == http.StatusTooManyRequests || status >= 500
+	return ae, retry
+}
+
+// isContextLength reports whether the provider rejected the input as too
+// long: OpenAI's code, or the wording OpenAI-compatible servers (vLLM, LM
+// Studio, Azure) use on a 400, or a 413.
+func isContextLength(ae *APIError) bool {
+	if ae.Code == "context_length_exceeded" || ae.StatusCode == http.StatusRequestEntityTooLarge {
+		return true
+	}
+	if ae.StatusCode != http.StatusBadRequest {
+		return false
+	}
+	msg := strings.ToLower(ae.Message)
+	for _, phrase := range []string{"maximum context length", "context length exceeded", "context_length_exceeded", "exceeds the context window", "context window exceeded"} {
+		if strings.Contains(msg, phrase) {
+			return true
+		}
+	}
+	return false
+}
+
+func fillFromOpenAI(ae *APIError, e *openai.APIError) {
+	ae.Message = e.Message
+	ae.Type = e.Type
+	switch code := e.Code.(type) {
+	case nil:
+	case string:
+		ae.Code = code
+	default:
+		ae.Code = fmt.Sprint(code)
+	}
+}
+
+// sanitizeName turns a Go type name into a valid schema name.
+func sanitizeName(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r == '_' || r == '-' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9') {
+			b.WriteRune(r)
+		}
+	}
+	name := b.String()
+	if name == "" {
+		name = "output"
+	}
+	if len(name) > 64 {
+		name = name[:64]
+	}
+	return name
+}
+
+// sleepCtx waits for d or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,81 @@
+package llm_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/researchbot/researchbot/internal/redistest"
+	"github.com/researchbot/researchbot/llm"
+)
+
+func TestRedisLimiterPaces(t *testing.T) {
+	_, rdb := redistest.Start(t)
+	const perMinute = 60 // a burst of 60, then one per second
+	lim := llm.NewRedisLimiter(rdb, "pace", perMinute)
+	ctx := context.Background()
+	start := time.Now()
+	for i := range perMinute {
+		if err := lim.Wait(ctx); err != nil {
+			t.Fatalf("wait %d: %v", i, err)
+		}
+	}
+	burst := time.Since(start)
+	if err := lim.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// GCRA: the 61st request is allowed one emission interval (1s) after the
+	// first, however fast the burst went.
+	if total := time.Since(start); total < 900*time.Millisecond || total > 3*time.Second {
+		t.Errorf("%d waits took %v (burst %v), want about 1s", perMinute+1, total, burst)
+	}
+}
+
+func TestRedisLimiterSharedAcrossReplicas(t *testing.T) {
+	_, rdb := redistest.Start(t)
+	a := llm.NewRedisLimiter(rdb, "openai", 2)
+	b := llm.NewRedisLimiter(rdb, "openai", 2) // another replica, same provider
+	other := llm.NewRedisLimiter(rdb, "ollama", 2)
+	ctx := context.Background()
+	for i := range 2 {
+		if err := a.Wait(ctx); err != nil {
+			t.Fatalf("wait %d: %v", i, err)
+		}
+	}
+	short, cancel := context.WithTimeout(ctx, 150*time.Millisecond)
+	defer cancel()
+	if err := b.Wait(short); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("replica b Wait = %v, want to block until the deadline (budget spent by a)", err)
+	}
+	if err := other.Wait(ctx); err != nil {
+		t.Errorf("a different provider key is limited too: %v", err)
+	}
+}
+
+func TestRedisLimiterDisabled(t *testing.T) {
+	_, rdb := redistest.Start(t)
+	lim := llm.NewRedisLimiter(rdb, "off", 0)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	for i := range 1000 {
+		if err := lim.Wait(ctx); err != nil {
+			t.Fatalf("wait %d with pacing off: %v", i, err)
+		}
+	}
+	if n, err := rdb.Exists(ctx, "rate:llm:off").Result(); err != nil || n != 0 {
+		t.Errorf("disabled limiter touched redis: %d %v", n, err)
+	}
+}
+
+func TestRedisLimiterWithClient(t *testing.T) {
+	_, rdb := redistest.Start(t)
+	lim := llm.NewRedisLimiter(rdb, "client", 1)
+	var l llm.Limiter = lim // implements Limiter
+	if err := l.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := rdb.Exists(context.Background(), "rate:llm:client").Result(); err != nil || n != 1 {
+		t.Errorf("limiter key not in redis: %d %v", n, err)
+	}
+}

@@ -1,0 +1,92 @@
+package llm
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// maxRetryAfter caps how long a provider's Retry-After can make one retry wait.
+const maxRetryAfter = 5 * time.Minute
+
+// metaKey is the context key under which complete passes a *respMeta to the
+// recordingDoer for one HTTP call.
+type metaKey struct{}
+
+// respMeta records what go-openai does not expose on errors: whether the
+// request was sent, and the response's retry hints.
+type respMeta struct {
+	sent         bool
+	status       int
+	retryAfterHd string // Retry-After: seconds or HTTP date
+	retryAfterMs string // retry-after-ms (OpenAI, Azure): milliseconds
+}
+
+// retryAfter returns the delay the provider asked for, if any.
+func (m *respMeta) retryAfter(now time.Time) (time.Duration, bool) {
+	if ms := strings.TrimSpace(m.retryAfterMs); ms != "" {
+		if v, err := strconv.ParseFloat(ms, 64); err == nil && v >= 0 {
+			return capRetry(time.Duration(v * float64(time.Millisecond))), true
+		}
+	}
+	return parseRetryAfter(m.retryAfterHd, now)
+}
+
+// parseRetryAfter interprets a Retry-After header value: delay-seconds or an
+// HTTP date (RFC 9110 §10.2.3).
+func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, false
+	}
+	if secs, err := strconv.ParseFloat(v, 64); err == nil {
+		if secs < 0 {
+			return 0, false
+		}
+		return capRetry(time.Duration(secs * float64(time.Second))), true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		d := t.Sub(now)
+		if d < 0 {
+			d = 0
+		}
+		return capRetry(d), true
+	}
+	return 0, false
+}
+
+func capRetry(d time.Duration) time.Duration {
+	return min(d, maxRetryAfter)
+}
+
+// recordingDoer is the go-openai HTTPDoer: it sends through the configured
+// http.Client and records response headers into the respMeta found in the
+// request's context.
+type recordingDoer struct {
+	inner    *http.Client
+	azureKey string // set for Azure's v1 API, which wants an api-key header
+}
+
+func (d *recordingDoer) Do(req *http.Request) (*http.Response, error) {
+	if d.azureKey != "" {
+		req.Header.Set("api-key", d.azureKey)
+	}
+	meta, _ := req.Context().Value(metaKey{}).(*respMeta)
+	if meta != nil {
+		meta.sent = true
+	}
+	resp, err := d.inner.Do(req)
+	if resp != nil && meta != nil {
+		meta.status = resp.StatusCode
+		meta.retryAfterHd = resp.Header.Get("Retry-After")
+		meta.retryAfterMs = resp.Header.Get("Retry-After-Ms")
+	}
+	return resp, err
+}
+
+// withMeta returns ctx carrying meta, for the recordingDoer to fill in.
+func withMeta(ctx context.Context, meta *respMeta) context.Context {
+	return context.WithValue(ctx, metaKey{}, meta)
+}

@@ -1,0 +1,256 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/researchbot/researchbot/checkpoints"
+)
+
+// applyDecision turns a submitted decision into the run's next step (seed 000
+// §2, generalised): approve proceeds; edit uses the revised data; reject turns
+// the note into feedback for another iteration, bounded by MaxIterations.
+// Then it collapses the checkpoint, saves, and tells the presenter.
+func (e *Engine) applyDecision(ctx context.Context, r *Run, inst *checkpoints.Instance) error {
+	now := e.cfg.Now()
+	d := inst.Decision
+	if d == nil {
+		return fmt.Errorf("checkpoint %s is submitted without a decision", inst.ID)
+	}
+	switch inst.DefinitionID {
+	case checkpoints.PlanReview:
+		r.decidePlan(d)
+	case checkpoints.SourceReview:
+		r.decideSources(d)
+	case checkpoints.CriticalIssues:
+		r.decideCritical(d)
+	case checkpoints.DraftReview:
+		r.decideDraft(d)
+	default:
+		// A custom definition: its values are recorded; a rejection ends the run
+		// through the fallback, anything else lets the run go on.
+		if d.Action == checkpoints.Reject {
+			r.toFallback(fmt.Sprintf("%s rejected by %s: %s", inst.Label, d.By, d.Note))
+		}
+	}
+	r.trace(now, r.Step, "%s: %s by %s", inst.DefinitionID, d.Action, d.By)
+	if err := inst.Collapse(now); err != nil {
+		return err
+	}
+	r.Waiting = ""
+	r.Status = StatusRunning
+	if err := e.save(ctx, r); err != nil {
+		return err
+	}
+	if err := e.presenter(r).Decided(ctx, r, inst); err != nil {
+		e.log.Warn("collapse decided checkpoint", "run", r.ID, "checkpoint", inst.ID, "err", err)
+	}
+	return nil
+}
+
+func (r *Run) addFeedback(def string, d *checkpoints.Decision, text string) {
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return
+	}
+	r.Feedback = append(r.Feedback, Feedback{Checkpoint: def, Action: string(d.Action), Text: text, By: d.By, At: d.At})
+}
+
+func stringValue(v map[string]any, key string) string {
+	s, _ := v[key].(string)
+	return strings.TrimSpace(s)
+}
+
+func stringsValue(v map[string]any, key string) []string {
+	switch x := v[key].(type) {
+	case []string:
+		return x
+	case []any:
+		var out []string
+		for _, e := range x {
+			if s, ok := e.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	case string:
+		if x != "" {
+			return []string{x}
+		}
+	}
+	return nil
+}
+
+func lines(s string) []string { return cleanLines(strings.Split(s, "\n")) }
+
+// parseQueryLine reads "kind: text" (kind optional) as a query.
+func parseQueryLine(line string) Query {
+	if k, rest, ok := strings.Cut(line, ":"); ok {
+		switch strings.ToLower(strings.TrimSpace(k)) {
+		case "web", "academic", "news":
+			return Query{Kind: strings.ToLower(strings.TrimSpace(k)), Text: strings.TrimSpace(rest)}
+		}
+	}
+	return Query{Kind: "web", Text: strings.TrimSpace(line)}
+}
+
+func (r *Run) canIterate() bool { return r.Counters.Iteration < r.Limits.MaxIterations }
+
+func (r *Run) decidePlan(d *checkpoints.Decision) {
+	switch d.Action {
+	case checkpoints.Edit:
+		v := d.Values
+		if subs := lines(stringValue(v, "sub_questions")); len(subs) > 0 {
+			r.Plan.SubQuestions = subs
+		}
+		if secs := lines(stringValue(v, "sections")); len(secs) > 0 {
+			r.Plan.Sections = secs
+		}
+		if qs := lines(stringValue(v, "queries")); len(qs) > 0 {
+			var queries []Query
+			for _, l := range qs[:min(len(qs), maxQueries)] {
+				if q := parseQueryLine(l); q.Text != "" {
+					queries = append(queries, q)
+				}
+			}
+			r.SearchRoundQueries(queries)
+		}
+		if dep, ok := ParseDepth(stringValue(v, "depth")); ok && stringValue(v, "depth") != "" {
+			r.Depth = dep
+		}
+		r.Plan.EditedBy = d.By
+		r.addFeedback(checkpoints.PlanReview, d, stringValue(v, "note"))
+		r.Step = StepSearch
+	case checkpoints.Reject:
+		r.addFeedback(checkpoints.PlanReview, d, orDefault(d.Note, "The plan was rejected without a reason; propose a different decomposition."))
+		if r.Counters.PlanRounds > r.Limits.MaxIterations {
+			r.addBound(fmt.Sprintf("the plan was rejected %d times (limit %d)", r.Counters.PlanRounds, r.Limits.MaxIterations))
+			r.toFallback("the research plan was rejected too often")
+			return
+		}
+		r.Step = StepPlan
+	default:
+		r.Step = StepSearch
+	}
+}
+
+func orDefault(s, def string) string {
+	if strings.TrimSpace(s) == "" {
+		return def
+	}
+	return s
+}
+
+func (r *Run) markSources(ids []string, mark func(*Source)) {
+	for _, id := range ids {
+		n, err := strconv.Atoi(id)
+		if err != nil {
+			continue
+		}
+		for i := range r.Sources {
+			if r.Sources[i].ID == n {
+				mark(&r.Sources[i])
+			}
+		}
+	}
+}
+
+// searchAgain sends the run back to planning new queries with the feedback,
+// keeping sources marked relevant (they accumulate across iterations).
+func (r *Run) searchAgain() {
+	if r.Counters.SearchRound > r.Limits.MaxIterations {
+		r.addBound(fmt.Sprintf("search iteration limit (%d) reached; continued with the sources found", r.Limits.MaxIterations))
+		r.selectSources()
+		r.Step = StepFetch
+		return
+	}
+	r.Step = StepPlan
+}
+
+func (r *Run) decideSources(d *checkpoints.Decision) {
+	switch d.Action {
+	case checkpoints.Edit:
+		r.markSources(stringsValue(d.Values, "relevant"), func(s *Source) { s.Relevant, s.Excluded = true, false })
+		r.markSources(stringsValue(d.Values, "exclude"), func(s *Source) { s.Excluded, s.Selected, s.Relevant = true, false, false })
+		r.selectSources()
+		if fb := stringValue(d.Values, "feedback"); fb != "" {
+			r.addFeedback(checkpoints.SourceReview, d, fb)
+			r.searchAgain()
+			return
+		}
+		r.Step = StepFetch
+	case checkpoints.Reject:
+		r.addFeedback(checkpoints.SourceReview, d, orDefault(d.Note, "These sources were rejected; search differently."))
+		for i := range r.Sources {
+			if !r.Sources[i].Relevant && !r.Sources[i].Fetched {
+				r.Sources[i].Selected = false
+			}
+		}
+		r.searchAgain()
+	default:
+		r.Step = StepFetch
+	}
+}
+
+// humanCritique makes a person's requested changes the writer's next critique.
+func (r *Run) humanCritique(d *checkpoints.Decision, text string) {
+	version := 0
+	if len(r.Drafts) > 0 {
+		version = r.Drafts[len(r.Drafts)-1].Version
+	}
+	r.Critiques = append(r.Critiques, Critique{DraftVersion: version, Human: text, Summary: "Requested by " + d.By + ": " + text, Recommendation: "revise"})
+}
+
+// revise sends the run back to the writer if the iteration bound allows.
+func (r *Run) revise(what string) {
+	if !r.canIterate() {
+		r.addBound(fmt.Sprintf("revision limit (%d) reached; %s could not be applied", r.Limits.MaxIterations, what))
+		r.toFallback(fmt.Sprintf("maximum revision iterations (%d) reached", r.Limits.MaxIterations))
+		return
+	}
+	r.Counters.Iteration++
+	r.Step = StepWrite
+}
+
+func (r *Run) decideCritical(d *checkpoints.Decision) {
+	switch d.Action {
+	case checkpoints.Edit:
+		if g := stringValue(d.Values, "guidance"); g != "" {
+			r.humanCritique(d, g)
+			if r.Step != StepWrite { // the reviewer's routing has not already sent it back
+				r.revise("the requested guidance")
+			}
+		}
+	case checkpoints.Reject:
+		r.humanCritique(d, orDefault(d.Note, "Fix the critical issues the reviewer found."))
+		if r.Step != StepWrite {
+			r.revise("the requested fixes")
+		}
+	}
+	// Approve: the reviewer's routing (already in r.Step) stands.
+}
+
+func (r *Run) decideDraft(d *checkpoints.Decision) {
+	switch d.Action {
+	case checkpoints.Edit:
+		if t := stringValue(d.Values, "title"); t != "" && len(r.Drafts) > 0 {
+			r.Drafts[len(r.Drafts)-1].Title = t
+		}
+		if ch := stringValue(d.Values, "changes"); ch != "" {
+			r.humanCritique(d, ch)
+			r.revise("the requested changes")
+			return
+		}
+		r.Step = StepOutput
+	case checkpoints.Reject:
+		r.humanCritique(d, orDefault(d.Note, "The draft was rejected; rewrite it."))
+		r.revise("the rejection")
+		if r.Step == StepFallback {
+			r.FallbackReason = "the draft was rejected by " + d.By + " at the revision limit"
+		}
+	default:
+		r.Step = StepOutput
+	}
+}

@@ -1,0 +1,332 @@
+package pipeline
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base32"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/researchbot/researchbot/checkpoints"
+)
+
+// ErrNotCurrent is returned when a decision names a checkpoint that is not the
+// one the run waits on (superseded, or the run has finished or was cancelled).
+var ErrNotCurrent = errors.New("this checkpoint is no longer current")
+
+// ErrRunFinished is returned when a finished run is asked to change.
+var ErrRunFinished = errors.New("the run has already finished")
+
+// MaxQuestionRunes bounds the length of a research question (seed 001).
+const MaxQuestionRunes = 2000
+
+// InvalidRequestError says why a request was refused, for people.
+type InvalidRequestError struct{ Problems []string }
+
+func (e *InvalidRequestError) Error() string {
+	return "invalid research request: " + strings.Join(e.Problems, "; ")
+}
+
+// Config wires an Engine. Store, Queue, Locker, Model, Searcher and Fetcher
+// are required; Presenters maps Origin.Kind to the presenter of those runs.
+type Config struct {
+	Store      Store
+	Queue      Queue
+	Locker     Locker
+	Model      Model
+	Searcher   Searcher
+	Fetcher    Fetcher
+	Presenters map[string]Presenter
+	// Defaults fills the zero fields of a request's Limits.
+	Defaults Limits
+	// DefaultQueue is the queue of runs whose Origin names none.
+	DefaultQueue string
+	// SearchConcurrency and FetchConcurrency bound parallel calls within a run.
+	SearchConcurrency int
+	FetchConcurrency  int
+	// Observer receives events for metrics; nil means none.
+	Observer Observer
+	Now      func() time.Time
+	Logger   *slog.Logger
+	// NewID makes run ids; nil means a random id.
+	NewID func() string
+}
+
+// Observer receives what a run does, for metrics. Implementations must be fast.
+type Observer interface {
+	StepDone(step Step, d time.Duration, err error)
+	LLMUsage(role Role, u Usage)
+	RunFinished(status Status)
+	CheckpointDecided(defID string, action checkpoints.Action, waited time.Duration)
+}
+
+// Engine advances runs. It is safe for concurrent use by many workers, in
+// many processes sharing one Store.
+type Engine struct {
+	cfg Config
+	log *slog.Logger
+}
+
+// New checks the configuration and returns an Engine.
+func New(cfg Config) (*Engine, error) {
+	var missing []string
+	if cfg.Store == nil {
+		missing = append(missing, "Store")
+	}
+	if cfg.Queue == nil {
+		missing = append(missing, "Queue")
+	}
+	if cfg.Locker == nil {
+		missing = append(missing, "Locker")
+	}
+	if cfg.Model == nil {
+		missing = append(missing, "Model")
+	}
+	if cfg.Searcher == nil {
+		missing = append(missing, "Searcher")
+	}
+	if cfg.Fetcher == nil {
+		missing = append(missing, "Fetcher")
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("pipeline: engine needs %s", strings.Join(missing, ", "))
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.NewID == nil {
+		cfg.NewID = NewRunID
+	}
+	if cfg.DefaultQueue == "" {
+		cfg.DefaultQueue = "runs"
+	}
+	if cfg.SearchConcurrency <= 0 {
+		cfg.SearchConcurrency = 4
+	}
+	if cfg.FetchConcurrency <= 0 {
+		cfg.FetchConcurrency = 6
+	}
+	cfg.Defaults = cfg.Defaults.withDefaults()
+	return &Engine{cfg: cfg, log: cfg.Logger}, nil
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxIterations <= 0 {
+		l.MaxIterations = 3
+	}
+	if l.MaxGapRounds < 0 {
+		l.MaxGapRounds = 0
+	} else if l.MaxGapRounds == 0 {
+		l.MaxGapRounds = 2
+	}
+	if l.MaxSourceChars <= 0 {
+		l.MaxSourceChars = 6000
+	}
+	return l
+}
+
+// merge fills the zero fields of l from d.
+func (l Limits) merge(d Limits) Limits {
+	if l.MaxIterations == 0 {
+		l.MaxIterations = d.MaxIterations
+	}
+	if l.MaxGapRounds == 0 {
+		l.MaxGapRounds = d.MaxGapRounds
+	}
+	if l.MaxCostUSD == 0 {
+		l.MaxCostUSD = d.MaxCostUSD
+	}
+	if l.MaxWall == 0 {
+		l.MaxWall = d.MaxWall
+	}
+	if l.MaxSources == 0 {
+		l.MaxSources = d.MaxSources
+	}
+	if l.MaxSourceChars == 0 {
+		l.MaxSourceChars = d.MaxSourceChars
+	}
+	return l
+}
+
+// NewRunID returns a short random run id such as "r-k3j9x2m4qp".
+func NewRunID() string { return "r-" + randomToken(6) }
+
+func randomToken(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24+)
+	return strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b))
+}
+
+// newInstanceID makes an opaque, unguessable checkpoint id that names its run.
+func newInstanceID(runID string) string { return runID + "." + randomToken(10) }
+
+// RunIDOf returns the run id an instance id belongs to ("" when malformed).
+func RunIDOf(instanceID string) string {
+	i := strings.LastIndexByte(instanceID, '.')
+	if i <= 0 {
+		return ""
+	}
+	return instanceID[:i]
+}
+
+// ValidateRequest lists every problem with a request at once (nil if none).
+func ValidateRequest(req Request) error {
+	var p []string
+	q := strings.TrimSpace(req.Question)
+	switch {
+	case q == "":
+		p = append(p, "the question is empty")
+	case utf8.RuneCountInString(q) > MaxQuestionRunes:
+		p = append(p, fmt.Sprintf("the question is %d characters long; the limit is %d", utf8.RuneCountInString(q), MaxQuestionRunes))
+	}
+	switch req.Mode {
+	case "", checkpoints.ModeAuto, checkpoints.ModeGuided, checkpoints.ModeFull:
+	default:
+		p = append(p, fmt.Sprintf("unknown mode %q (use auto, guided or full)", req.Mode))
+	}
+	if _, ok := ParseDepth(string(req.Depth)); !ok {
+		p = append(p, fmt.Sprintf("unknown depth %q (use quick, standard or comprehensive)", req.Depth))
+	}
+	if req.Limits.MaxCostUSD < 0 {
+		p = append(p, "max cost must not be negative")
+	}
+	if req.Limits.MaxIterations < 0 {
+		p = append(p, "max iterations must not be negative")
+	}
+	if len(p) > 0 {
+		return &InvalidRequestError{Problems: p}
+	}
+	return nil
+}
+
+// Start validates a request, stores the new run and queues it.
+func (e *Engine) Start(ctx context.Context, req Request) (*Run, error) {
+	if err := ValidateRequest(req); err != nil {
+		return nil, err
+	}
+	if err := e.SeedDefinitions(ctx); err != nil {
+		return nil, err
+	}
+	depth, _ := ParseDepth(string(req.Depth))
+	mode := req.Mode
+	if mode == "" {
+		mode = checkpoints.ModeGuided
+	}
+	now := e.cfg.Now()
+	r := &Run{
+		ID:          e.cfg.NewID(),
+		Question:    strings.TrimSpace(req.Question),
+		Context:     req.Context,
+		Mode:        mode,
+		Depth:       depth,
+		RequestedBy: req.RequestedBy,
+		Origin:      req.Origin,
+		Limits:      req.Limits.merge(e.cfg.Defaults),
+		Since:       req.Since,
+		Known:       req.Known,
+		Status:      StatusQueued,
+		Step:        StepPlan,
+		CreatedAt:   now,
+		UpdatedAt:   now,
+	}
+	if r.Origin.Queue == "" {
+		r.Origin.Queue = e.cfg.DefaultQueue
+	}
+	r.trace(now, StepPlan, "run created")
+	if err := e.cfg.Store.Create(ctx, r); err != nil {
+		return nil, fmt.Errorf("store the new run: %w", err)
+	}
+	if err := e.cfg.Queue.Enqueue(ctx, r.Origin.Queue, r.ID); err != nil {
+		return r, fmt.Errorf("queue run %s: %w", r.ID, err)
+	}
+	return r, nil
+}
+
+// SeedDefinitions stores the built-in checkpoint definitions that are not
+// stored yet. Stored definitions (perhaps edited by an operator) are kept.
+func (e *Engine) SeedDefinitions(ctx context.Context) error {
+	have, err := e.cfg.Store.Definitions(ctx)
+	if err != nil {
+		return fmt.Errorf("load checkpoint definitions: %w", err)
+	}
+	known := map[string]bool{}
+	for _, d := range have {
+		known[d.ID] = true
+	}
+	for _, d := range checkpoints.Builtins(e.cfg.Now()) {
+		if known[d.ID] {
+			continue
+		}
+		if err := e.cfg.Store.PutDefinition(ctx, d); err != nil {
+			return fmt.Errorf("seed checkpoint definition %s: %w", d.ID, err)
+		}
+	}
+	return nil
+}
+
+// Load returns a run.
+func (e *Engine) Load(ctx context.Context, runID string) (*Run, error) {
+	return e.cfg.Store.Load(ctx, runID)
+}
+
+// List returns runs, newest first.
+func (e *Engine) List(ctx context.Context, f RunFilter) ([]*Run, error) {
+	return e.cfg.Store.List(ctx, f)
+}
+
+// Current returns the checkpoint instance the run waits on, or nil.
+func (r *Run) Current() *checkpoints.Instance {
+	if r.Waiting == "" {
+		return nil
+	}
+	return r.Instance(r.Waiting)
+}
+
+// Instance returns the run's checkpoint instance with this id, or nil.
+func (r *Run) Instance(id string) *checkpoints.Instance {
+	for i := range r.Checkpoints {
+		if r.Checkpoints[i].ID == id {
+			return &r.Checkpoints[i]
+		}
+	}
+	return nil
+}
+
+func (r *Run) trace(at time.Time, step Step, format string, args ...any) {
+	r.Trace = append(r.Trace, TraceEntry{At: at, Step: step, Message: fmt.Sprintf(format, args...)})
+}
+
+func (r *Run) recordError(at time.Time, step Step, kind, msg string) {
+	r.Errors = append(r.Errors, RunError{At: at, Step: step, Kind: kind, Message: msg})
+}
+
+func (r *Run) addBound(msg string) {
+	for _, b := range r.Bounds {
+		if b == msg {
+			return
+		}
+	}
+	r.Bounds = append(r.Bounds, msg)
+}
+
+func (e *Engine) presenter(r *Run) Presenter {
+	if p, ok := e.cfg.Presenters[r.Origin.Kind]; ok {
+		return p
+	}
+	return nopPresenter{}
+}
+
+// nopPresenter is used for runs whose origin has no presenter in this process.
+type nopPresenter struct{}
+
+func (nopPresenter) Offer(context.Context, *Run, *checkpoints.Instance) error   { return nil }
+func (nopPresenter) Decided(context.Context, *Run, *checkpoints.Instance) error { return nil }
+func (nopPresenter) Progress(context.Context, *Run)                             {}
+func (nopPresenter) Finished(context.Context, *Run) error                       { return nil }

@@ -1,0 +1,436 @@
+package pipeline
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/researchbot/researchbot/checkpoints"
+)
+
+// Report statuses and confidences (seed 001 §4.4.2–4.4.3).
+const (
+	ReportComplete = "complete"
+	ReportPartial  = "partial"
+
+	ConfidenceHigh   = "high"
+	ConfidenceMedium = "medium"
+	ConfidenceLow    = "low"
+)
+
+// highConfidenceScore is the final review score from which a complete
+// report is given high confidence.
+const highConfidenceScore = 8.0
+
+// Fallback content limits.
+const (
+	fallbackSearchResults = 10 // top search results listed when nothing was read
+	fallbackErrors        = 5  // last errors stated as caveats
+	caveatBackendErrors   = 5  // distinct backend errors stated as caveats
+)
+
+// BuildReport is the output step: it turns the run's latest draft into the
+// final report. The draft goes through CheckCitations and Number, so every
+// reference is a page the run fetched. Status is "complete"; confidence is
+// high when the latest review of that draft scored 8 or more, else medium.
+// Metadata and Provenance follow seed 001 §4.4.3 (queries executed,
+// sub-questions, checkpoint decisions from the audit trail, the trace), and
+// there is a caveat for every bound the run hit, backend errors, and
+// citations removed. With no draft it returns BuildFallback. Report.Markdown
+// is set. now may be zero (a preview before the run completes).
+func BuildReport(r *Run, now time.Time) *Report {
+	if len(r.Drafts) == 0 {
+		return BuildFallback(r, "no draft was written", now)
+	}
+	d := r.Drafts[len(r.Drafts)-1]
+	rep := &Report{Status: ReportComplete, Confidence: ConfidenceMedium}
+	removed := fillFromDraft(rep, d, r.Pages)
+	c := latestCritique(r, d.Version)
+	if c != nil {
+		rep.Metadata.FinalScore = c.Score
+		if c.Score >= highConfidenceScore {
+			rep.Confidence = ConfidenceHigh
+		}
+	}
+	if removed > 0 {
+		rep.Caveats = append(rep.Caveats, fmt.Sprintf("%d citation(s) or link(s) to material the run did not read were removed", removed))
+	}
+	rep.Caveats = append(rep.Caveats, boundCaveats(r)...)
+	finishReport(rep, r, now)
+	return rep
+}
+
+// fillFromDraft copies a checked and numbered draft into rep and returns how
+// many citations and links CheckCitations removed.
+func fillFromDraft(rep *Report, d Draft, pages []Page) int {
+	checked, notes := CheckCitations(d, pages)
+	numbered, refs := Number(checked, pages)
+	rep.Title = numbered.Title
+	rep.Abstract = numbered.Abstract
+	rep.Sections = numbered.Sections
+	rep.Conclusion = numbered.Conclusion
+	rep.References = refs
+	return len(notes)
+}
+
+// latestCritique returns the last critique of draft version v, else the last
+// critique of any draft, else nil.
+func latestCritique(r *Run, v int) *Critique {
+	for i := len(r.Critiques) - 1; i >= 0; i-- {
+		if r.Critiques[i].DraftVersion == v && r.Critiques[i].Human == "" {
+			return &r.Critiques[i]
+		}
+	}
+	for i := len(r.Critiques) - 1; i >= 0; i-- {
+		if r.Critiques[i].Human == "" {
+			return &r.Critiques[i]
+		}
+	}
+	return nil
+}
+
+// finishReport fills Metadata, Provenance and Markdown, and makes the
+// slices non-nil so the JSON form is stable.
+func finishReport(rep *Report, r *Run, now time.Time) {
+	rep.Metadata.RunID = r.ID
+	rep.Metadata.CreatedAt = r.CreatedAt
+	rep.Metadata.CompletedAt = now
+	rep.Metadata.Iterations = len(r.Drafts)
+	rep.Metadata.SourcesUsed = len(rep.References)
+	rep.Metadata.WordCount = reportWords(rep)
+	rep.Metadata.CostUSD = r.Spend.CostUSD
+	rep.Metadata.Tokens = r.Spend.PromptTokens + r.Spend.CompletionTokens
+	rep.Provenance = provenance(r)
+	if rep.Sections == nil {
+		rep.Sections = []Section{}
+	}
+	if rep.References == nil {
+		rep.References = []Reference{}
+	}
+	rep.Markdown = RenderMarkdown(rep)
+}
+
+// reportWords counts the words of a report's abstract, sections and conclusion.
+func reportWords(rep *Report) int {
+	n := len(strings.Fields(rep.Abstract)) + len(strings.Fields(rep.Conclusion))
+	for _, s := range rep.Sections {
+		n += len(strings.Fields(s.Content))
+	}
+	return n
+}
+
+// provenance records what a report rests on.
+func provenance(r *Run) Provenance {
+	p := Provenance{Question: r.Question, SubQuestions: []string{}, Decisions: decisions(r), Trace: []string{}}
+	if r.Plan != nil {
+		p.SubQuestions = slices.Clone(r.Plan.SubQuestions)
+	}
+	for _, q := range r.Queries {
+		if q.Status == "completed" {
+			p.QueriesExecuted++
+		}
+	}
+	for _, t := range r.Trace {
+		p.Trace = append(p.Trace, fmt.Sprintf("%s %s: %s", t.At.UTC().Format(time.RFC3339), t.Step, flatLine(t.Message)))
+	}
+	return p
+}
+
+// decisions renders every checkpoint outcome of the run from the instances'
+// audit trails: decisions (who, what, when, and a note), skips, timeouts and
+// failures, in order.
+func decisions(r *Run) []string {
+	out := []string{}
+	for _, inst := range r.Checkpoints {
+		name := nonBlank(inst.DefinitionID, inst.Label)
+		for _, a := range inst.Audit {
+			var line string
+			switch a.To {
+			case checkpoints.StateSubmitted:
+				action := "decided"
+				if inst.Decision != nil {
+					action = string(inst.Decision.Action)
+				}
+				line = fmt.Sprintf("%s: %s by %s", name, action, nonBlank(a.Actor, "unknown"))
+				if len(a.Changes) > 0 {
+					keys := make([]string, len(a.Changes))
+					for i, ch := range a.Changes {
+						keys[i] = ch.Key
+					}
+					line += " (changed " + strings.Join(keys, ", ") + ")"
+				}
+			case checkpoints.StateSkipped:
+				line = name + ": skipped"
+			case checkpoints.StateTimedOut:
+				line = name + ": timed out"
+			case checkpoints.StateFailed:
+				line = name + ": failed"
+			default:
+				continue
+			}
+			if !a.At.IsZero() {
+				line += " at " + a.At.UTC().Format(time.RFC3339)
+			}
+			if a.Note != "" {
+				line += " — " + flatLine(a.Note)
+			}
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+// boundCaveats states every bound the run hit and the search and fetch
+// problems it met.
+func boundCaveats(r *Run) []string {
+	var out []string
+	for _, b := range r.Bounds {
+		out = append(out, "Limit reached: "+flatLine(b))
+	}
+	var backend []string
+	addBackend := func(msg string) {
+		msg = flatLine(msg)
+		if msg != "" && !slices.Contains(backend, msg) {
+			backend = append(backend, msg)
+		}
+	}
+	for _, q := range r.Queries {
+		for _, e := range q.Errors {
+			addBackend(e)
+		}
+	}
+	fetchFailed := 0
+	for _, e := range r.Errors {
+		switch e.Kind {
+		case "search":
+			addBackend(e.Message)
+		case "fetch":
+			fetchFailed++
+		}
+	}
+	for i, msg := range backend {
+		if i == caveatBackendErrors {
+			out = append(out, fmt.Sprintf("…and %d more search backend error(s)", len(backend)-caveatBackendErrors))
+			break
+		}
+		out = append(out, "Search backend error: "+msg)
+	}
+	if n := max(fetchFailed, countFetchFailures(r)); n > 0 {
+		out = append(out, fmt.Sprintf("%d page(s) could not be read", n))
+	}
+	return out
+}
+
+// countFetchFailures counts sources whose fetch failed.
+func countFetchFailures(r *Run) int {
+	n := 0
+	for _, s := range r.Sources {
+		if s.FetchErr != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// BuildFallback is the fallback step (seed 001 §4.4.2): a partial report
+// with low confidence, the reason, and the best content available — the
+// latest draft (with the caveat that it did not pass final review), else the
+// analysis' findings, themes, contradictions and gaps as sections, else the
+// top search results as a list (not citations: they were not read), else
+// nothing with a caveat. It adds the critical issue count of the latest
+// review, every bound hit, backend errors and the last errors. Citations in
+// the content go through CheckCitations and Number. Report.Markdown is set.
+func BuildFallback(r *Run, reason string, now time.Time) *Report {
+	rep := &Report{Status: ReportPartial, Confidence: ConfidenceLow, Reason: flatLine(reason)}
+	switch {
+	case len(r.Drafts) > 0:
+		d := r.Drafts[len(r.Drafts)-1]
+		removed := fillFromDraft(rep, d, r.Pages)
+		rep.Caveats = append(rep.Caveats, fmt.Sprintf("Draft version %d did not pass final review", d.Version))
+		if removed > 0 {
+			rep.Caveats = append(rep.Caveats, fmt.Sprintf("%d citation(s) or link(s) to material the run did not read were removed", removed))
+		}
+	case r.Analysis != nil && (len(r.Analysis.Findings) > 0 || len(r.Analysis.Themes) > 0):
+		fillFromDraft(rep, analysisDraft(r), r.Pages)
+		rep.Caveats = append(rep.Caveats, "Writing did not complete; the analysis is given as it stands")
+	case len(topSources(r, 1)) > 0:
+		rep.Title = "Search results: " + flatLine(r.Question)
+		rep.Sections = []Section{{Title: "Top search results", Content: searchResultList(topSources(r, fallbackSearchResults)), Citations: []int{}}}
+		rep.Caveats = append(rep.Caveats, "Analysis did not complete; these search results were not read or verified")
+	default:
+		rep.Title = "No results: " + flatLine(r.Question)
+		rep.Caveats = append(rep.Caveats, "The run stopped before it collected any material")
+	}
+	if c := lastCritique(r); c != nil {
+		rep.Metadata.FinalScore = c.Score
+		if n := severityCount(c.Items, severityCritical); n > 0 {
+			rep.Caveats = append(rep.Caveats, fmt.Sprintf("%d critical issue(s) were identified in the last review", n))
+		}
+	}
+	rep.Caveats = append(rep.Caveats, boundCaveats(r)...)
+	errs := r.Errors[max(0, len(r.Errors)-fallbackErrors):]
+	for _, e := range errs {
+		msg := flatLine(e.Message)
+		if slices.ContainsFunc(rep.Caveats, func(c string) bool { return strings.HasSuffix(c, ": "+msg) }) {
+			continue // already stated as a backend error
+		}
+		rep.Caveats = append(rep.Caveats, fmt.Sprintf("Error during %s: %s", e.Step, msg))
+	}
+	finishReport(rep, r, now)
+	return rep
+}
+
+// lastCritique returns the reviewer's latest critique, or nil.
+func lastCritique(r *Run) *Critique {
+	if len(r.Drafts) > 0 {
+		return latestCritique(r, r.Drafts[len(r.Drafts)-1].Version)
+	}
+	return latestCritique(r, -1)
+}
+
+// analysisDraft turns the analysis into a draft whose sections are the
+// findings (citing their sources), themes, contradictions and open gaps.
+func analysisDraft(r *Run) Draft {
+	a := r.Analysis
+	d := Draft{Title: "Research notes: " + flatLine(r.Question)}
+	if len(a.Findings) > 0 {
+		var b strings.Builder
+		for _, f := range a.Findings {
+			text := strings.TrimRight(flatLine(f.Text), ".")
+			if len(f.Sources) > 0 {
+				text += " [" + joinInts(f.Sources) + "]"
+			}
+			if f.Confidence != "" {
+				text += " (" + flatLine(f.Confidence) + " confidence)"
+			}
+			b.WriteString("- " + text + ".")
+			b.WriteString("\n")
+		}
+		d.Sections = append(d.Sections, Section{Title: "Key findings", Content: strings.TrimSpace(b.String())})
+	}
+	for _, part := range []struct {
+		title string
+		items []string
+	}{{"Themes", a.Themes}, {"Contradictions", a.Contradictions}, {"Open gaps", a.Gaps}} {
+		if len(part.items) > 0 {
+			d.Sections = append(d.Sections, Section{Title: part.title, Content: bulletLines(part.items)})
+		}
+	}
+	return d
+}
+
+// topSources returns up to n sources not excluded by a person, best score
+// first (ties by id).
+func topSources(r *Run, n int) []Source {
+	var out []Source
+	for _, s := range r.Sources {
+		if !s.Excluded {
+			out = append(out, s)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Source) int {
+		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
+	return out[:min(n, len(out))]
+}
+
+// searchResultList renders sources as a Markdown list with plain URLs.
+func searchResultList(srcs []Source) string {
+	var b strings.Builder
+	for _, s := range srcs {
+		fmt.Fprintf(&b, "- %s — %s", flatLine(nonBlank(s.Title, s.URL)), hostDomain(s.URL))
+		if !s.Published.IsZero() {
+			fmt.Fprintf(&b, " (%s)", isoDate(s.Published))
+		}
+		if g := flatLine(nonBlank(s.Gist, s.Snippet)); g != "" {
+			b.WriteString(": " + clipText(g, 200))
+		}
+		fmt.Fprintf(&b, " <%s>\n", strings.TrimSpace(s.URL))
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// NothingNewReport is the report of a research-stream run that found nothing
+// material since r.Since (or since the previous digest when Since is zero):
+// complete, NothingNew set, one line of content.
+func NothingNewReport(r *Run, now time.Time) *Report {
+	since := "the previous digest"
+	if !r.Since.IsZero() {
+		since = isoDate(r.Since)
+	}
+	rep := &Report{
+		Status:     ReportComplete,
+		Confidence: ConfidenceMedium,
+		Title:      flatLine(r.Question),
+		Abstract:   "Nothing material is new since " + since + ".",
+		NothingNew: true,
+	}
+	rep.Caveats = boundCaveats(r)
+	finishReport(rep, r, now)
+	return rep
+}
+
+// RenderMarkdown renders a report as a Markdown document: the title, a
+// status and caveats box (always for a partial report; for a complete one
+// when it has caveats), the abstract, the sections, the conclusion, the
+// numbered references as "[n] Title — domain (date) <URL>", and a one-line
+// metadata footer (run id, sources, iterations, score, cost). It is pure.
+func RenderMarkdown(rep *Report) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s\n\n", flatLine(nonBlank(rep.Title, "Research report")))
+	switch {
+	case rep.Status == ReportPartial:
+		b.WriteString("> **Partial report**")
+		if rep.Reason != "" {
+			b.WriteString(": " + flatLine(rep.Reason))
+		}
+		fmt.Fprintf(&b, "\n> Confidence: %s\n", nonBlank(rep.Confidence, ConfidenceLow))
+		for _, c := range rep.Caveats {
+			b.WriteString("> - " + flatLine(c) + "\n")
+		}
+		b.WriteString("\n")
+	case len(rep.Caveats) > 0:
+		b.WriteString("> **Notes**\n")
+		for _, c := range rep.Caveats {
+			b.WriteString("> - " + flatLine(c) + "\n")
+		}
+		b.WriteString("\n")
+	}
+	if a := strings.TrimSpace(rep.Abstract); a != "" {
+		if rep.NothingNew {
+			b.WriteString(a + "\n\n")
+		} else {
+			b.WriteString("## Abstract\n\n" + a + "\n\n")
+		}
+	}
+	for _, s := range rep.Sections {
+		fmt.Fprintf(&b, "## %s\n\n%s\n\n", flatLine(nonBlank(s.Title, "Section")), strings.TrimSpace(s.Content))
+	}
+	if c := strings.TrimSpace(rep.Conclusion); c != "" {
+		b.WriteString("## Conclusion\n\n" + c + "\n\n")
+	}
+	if len(rep.References) > 0 {
+		b.WriteString("## References\n\n")
+		for _, ref := range rep.References {
+			fmt.Fprintf(&b, "[%d] %s — %s", ref.N, flatLine(nonBlank(ref.Title, ref.Domain)), ref.Domain)
+			if !ref.Published.IsZero() {
+				fmt.Fprintf(&b, " (%s)", isoDate(ref.Published))
+			}
+			fmt.Fprintf(&b, " <%s>\n", ref.URL)
+		}
+		b.WriteString("\n")
+	}
+	m := rep.Metadata
+	b.WriteString("---\n")
+	fmt.Fprintf(&b, "_Run %s · %d source(s) · %d iteration(s)", nonBlank(m.RunID, "-"), m.SourcesUsed, m.Iterations)
+	if m.FinalScore > 0 {
+		fmt.Fprintf(&b, " · score %.1f/10", m.FinalScore)
+	}
+	fmt.Fprintf(&b, " · $%.2f_\n", m.CostUSD)
+	return b.String()
+}

@@ -1,0 +1,412 @@
+// Package pipeline is researchbot's research run: its state, its steps, the
+// routing rules between them, its budgets, and the Engine that advances a run
+// one step at a time and persists it after every step.
+//
+// A run is a record (Run) that lives in a Store. The Engine is a deterministic
+// step sequencer over that record: it loads the run, executes the next step
+// (plan, search, rank, fetch, analyze, write, review, output or fallback),
+// saves the run with a version check, and goes on until the run finishes or
+// reaches a human checkpoint. At a checkpoint it saves the run as waiting,
+// asks a Presenter to show the checkpoint, and returns: nothing waits in
+// memory. A Decision later resumes the run through the same Engine, on any
+// replica.
+//
+// The package declares the small interfaces it needs (Model, Searcher,
+// Fetcher, Store, Queue, Locker, Presenter) and imports neither Slack nor
+// Redis nor any LLM SDK.
+package pipeline
+
+import (
+	"time"
+
+	"github.com/researchbot/researchbot/checkpoints"
+)
+
+// Status is where a run stands as a whole.
+type Status string
+
+// Run statuses. Completed, Partial, Failed and Cancelled are final.
+const (
+	StatusQueued    Status = "queued"
+	StatusRunning   Status = "running"
+	StatusWaiting   Status = "waiting" // at a human checkpoint
+	StatusCompleted Status = "completed"
+	StatusPartial   Status = "partial" // finished through the fallback, with caveats
+	StatusFailed    Status = "failed"
+	StatusCancelled Status = "cancelled"
+)
+
+// Final reports whether the run will never change again.
+func (s Status) Final() bool {
+	switch s {
+	case StatusCompleted, StatusPartial, StatusFailed, StatusCancelled:
+		return true
+	}
+	return false
+}
+
+// Step names the next unit of work of a run.
+type Step string
+
+// The pipeline's steps, in their usual order.
+const (
+	StepPlan     Step = "plan"
+	StepSearch   Step = "search"
+	StepRank     Step = "rank"
+	StepFetch    Step = "fetch"
+	StepAnalyze  Step = "analyze"
+	StepWrite    Step = "write"
+	StepReview   Step = "review"
+	StepOutput   Step = "output"
+	StepFallback Step = "fallback"
+	StepDone     Step = "done"
+)
+
+// Depth is how thorough a run is (seed 001).
+type Depth string
+
+// Depths.
+const (
+	DepthQuick         Depth = "quick"
+	DepthStandard      Depth = "standard"
+	DepthComprehensive Depth = "comprehensive"
+)
+
+// ParseDepth validates a depth name; "" means standard.
+func ParseDepth(s string) (Depth, bool) {
+	switch Depth(s) {
+	case "", DepthStandard:
+		return DepthStandard, true
+	case DepthQuick, DepthComprehensive:
+		return Depth(s), true
+	}
+	return "", false
+}
+
+// Origin says who asked for a run and where its messages go.
+type Origin struct {
+	// Kind selects the Presenter: "terminal", "slack" or "stream".
+	Kind     string `json:"kind"`
+	TeamID   string `json:"team_id,omitempty"`
+	Channel  string `json:"channel,omitempty"`
+	ThreadTS string `json:"thread_ts,omitempty"`
+	StreamID string `json:"stream_id,omitempty"`
+	// Queue is the work queue whose workers advance this run.
+	Queue string `json:"queue,omitempty"`
+}
+
+// Limits bound every loop of a run (invariant 7). Zero values take defaults.
+type Limits struct {
+	MaxIterations  int           `json:"max_iterations"`   // revisions, plan and source re-rounds; default 3
+	MaxGapRounds   int           `json:"max_gap_rounds"`   // analysis → search rounds; default 2
+	MaxCostUSD     float64       `json:"max_cost_usd"`     // 0: no cost limit
+	MaxWall        time.Duration `json:"max_wall"`         // working time, human waits excluded; 0: none
+	MaxSources     int           `json:"max_sources"`      // pages fetched; 0: by depth
+	MaxSourceChars int           `json:"max_source_chars"` // page text carried into a prompt; default 6000
+}
+
+// Request is what a caller asks the Engine to research.
+type Request struct {
+	Question    string
+	Mode        string // checkpoints.ModeAuto, ModeGuided (default) or ModeFull
+	Depth       Depth
+	RequestedBy string
+	Origin      Origin
+	Limits      Limits
+	// Since restricts searches to items newer than this (research streams).
+	Since time.Time
+	// Known lists what earlier digests already reported, so this run reports only what is new.
+	Known Known
+	// Context is extra background for the planner (e.g. a stream's purpose).
+	Context string
+}
+
+// Known is what a run must not report again.
+type Known struct {
+	URLs      []string `json:"urls,omitempty"`      // normalised URLs
+	Simhashes []uint64 `json:"simhashes,omitempty"` // content fingerprints
+}
+
+// Run is the whole state of one research run. It is saved after every step.
+type Run struct {
+	ID      string `json:"id"`
+	Version int64  `json:"version"` // compare-and-set token, owned by the Store
+
+	Question    string    `json:"question"`
+	Context     string    `json:"context,omitempty"`
+	Mode        string    `json:"mode"`
+	Depth       Depth     `json:"depth"`
+	RequestedBy string    `json:"requested_by"`
+	Origin      Origin    `json:"origin"`
+	Limits      Limits    `json:"limits"`
+	Since       time.Time `json:"since,omitzero"`
+	Known       Known     `json:"known,omitzero"`
+
+	Status     Status    `json:"status"`
+	Step       Step      `json:"step"`
+	CreatedAt  time.Time `json:"created_at"`
+	UpdatedAt  time.Time `json:"updated_at"`
+	FinishedAt time.Time `json:"finished_at,omitzero"`
+	// Active is the working time spent in steps; human waits are not counted.
+	Active time.Duration `json:"active"`
+
+	Counters Counters `json:"counters"`
+
+	Plan      *Plan        `json:"plan,omitempty"`
+	Queries   []Query      `json:"queries,omitempty"`
+	Sources   []Source     `json:"sources,omitempty"`
+	Pages     []Page       `json:"pages,omitempty"`
+	Analysis  *Analysis    `json:"analysis,omitempty"`
+	Drafts    []Draft      `json:"drafts,omitempty"`
+	Critiques []Critique   `json:"critiques,omitempty"`
+	Feedback  []Feedback   `json:"feedback,omitempty"`
+	Estimate  *Estimate    `json:"estimate,omitempty"`
+	Report    *Report      `json:"report,omitempty"`
+	Spend     Spend        `json:"spend"`
+	Errors    []RunError   `json:"errors,omitempty"`
+	Bounds    []string     `json:"bounds,omitempty"` // every bound the run hit, stated in the report
+	Trace     []TraceEntry `json:"trace,omitempty"`  // provenance: what happened, in order
+
+	Checkpoints []checkpoints.Instance `json:"checkpoints,omitempty"`
+	// Waiting is the id of the checkpoint instance the run waits on, or "".
+	Waiting string `json:"waiting,omitempty"`
+
+	// FallbackReason is why the run is heading to (or ended in) the fallback.
+	FallbackReason string `json:"fallback_reason,omitempty"`
+	// Failure is why a failed run failed, for people.
+	Failure string `json:"failure,omitempty"`
+	// CancelledBy names who cancelled the run.
+	CancelledBy string `json:"cancelled_by,omitempty"`
+}
+
+// Counters count the loops of a run; each is bounded by Limits.
+type Counters struct {
+	Iteration   int `json:"iteration"`    // writer revisions done
+	PlanRounds  int `json:"plan_rounds"`  // plans made
+	SearchRound int `json:"search_round"` // search rounds done
+	GapRounds   int `json:"gap_rounds"`   // analysis → search rounds done
+	Reviews     int `json:"reviews"`      // reviews done
+	Shrinks     int `json:"shrinks"`      // inputs shrunk after context-length errors
+}
+
+// Plan is the planner's research plan.
+type Plan struct {
+	SubQuestions []string  `json:"sub_questions"`
+	Sections     []string  `json:"sections"`
+	Methodology  string    `json:"methodology"`
+	Warnings     []string  `json:"warnings,omitempty"`
+	Confidence   float64   `json:"confidence"`
+	EditedBy     string    `json:"edited_by,omitempty"`
+	CreatedAt    time.Time `json:"created_at"`
+}
+
+// Query is one search the run makes.
+type Query struct {
+	ID          string    `json:"id"`
+	Text        string    `json:"text"`
+	Kind        string    `json:"kind"` // web, academic or news
+	SubQuestion int       `json:"sub_question"`
+	Round       int       `json:"round"`
+	Status      string    `json:"status"` // pending, completed, failed
+	Results     int       `json:"results"`
+	Errors      []string  `json:"errors,omitempty"`
+	DoneAt      time.Time `json:"done_at,omitzero"`
+}
+
+// Source is one search result, deduplicated across queries and backends.
+type Source struct {
+	ID        int       `json:"id"` // stable within the run, from 1
+	Key       string    `json:"key"`
+	URL       string    `json:"url"`
+	Title     string    `json:"title"`
+	Snippet   string    `json:"snippet"`
+	Backend   string    `json:"backend"`
+	Kind      string    `json:"kind"`
+	Published time.Time `json:"published,omitzero"`
+	Authors   []string  `json:"authors,omitempty"`
+	Citations int       `json:"citations,omitempty"`
+	QueryID   string    `json:"query_id"`
+	Heuristic float64   `json:"heuristic"`
+	Relevance float64   `json:"relevance"` // the model's judgement, 0..1
+	Score     float64   `json:"score"`     // combined ranking score
+	Gist      string    `json:"gist,omitempty"`
+	Ranked    bool      `json:"ranked"`
+	Selected  bool      `json:"selected"` // chosen for fetching
+	Relevant  bool      `json:"relevant"` // marked relevant by a person; kept across iterations
+	Excluded  bool      `json:"excluded"` // excluded by a person
+	Fetched   bool      `json:"fetched"`
+	FetchErr  string    `json:"fetch_err,omitempty"`
+}
+
+// Page is the extracted text of a fetched source.
+type Page struct {
+	SourceID  int       `json:"source_id"`
+	URL       string    `json:"url"`
+	FinalURL  string    `json:"final_url"`
+	Title     string    `json:"title"`
+	Author    string    `json:"author,omitempty"`
+	Published time.Time `json:"published,omitzero"`
+	Text      string    `json:"text"`
+	Truncated bool      `json:"truncated,omitempty"`
+	Simhash   uint64    `json:"simhash"`
+	FetchedAt time.Time `json:"fetched_at"`
+}
+
+// Analysis is the analyst's synthesis of the pages.
+type Analysis struct {
+	Findings       []Finding `json:"findings"`
+	Themes         []string  `json:"themes"`
+	Contradictions []string  `json:"contradictions"`
+	Gaps           []string  `json:"gaps"`
+	Confidence     float64   `json:"confidence"`
+	Sufficiency    string    `json:"sufficiency"` // sufficient, gaps_minor, gaps_major
+}
+
+// Finding is one key finding with the pages (source ids) that support it.
+type Finding struct {
+	Text       string `json:"text"`
+	Sources    []int  `json:"sources"`
+	Confidence string `json:"confidence"` // high, medium, low
+}
+
+// Draft is one version of the report written by the writer.
+type Draft struct {
+	Version    int       `json:"version"`
+	Title      string    `json:"title"`
+	Abstract   string    `json:"abstract"`
+	Sections   []Section `json:"sections"`
+	Conclusion string    `json:"conclusion"`
+	// Notes are the writer's notes on what changed from the previous version.
+	Notes     []string  `json:"notes,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// Section is one section of a draft. Content cites pages as [n] with n a source id.
+type Section struct {
+	Title     string `json:"title"`
+	Content   string `json:"content"`
+	Citations []int  `json:"citations"`
+}
+
+// Critique is the reviewer's assessment of a draft (seed 001 §3.3).
+type Critique struct {
+	DraftVersion   int              `json:"draft_version"`
+	Criteria       []CriterionScore `json:"criteria"`
+	Items          []CritiqueItem   `json:"items"`
+	Score          float64          `json:"score"`          // weighted, 0..10, computed in code
+	Recommendation string           `json:"recommendation"` // approve, revise, reject, by the decision rules
+	Summary        string           `json:"summary"`
+	// Human is set when a person's edit or rejection became this critique.
+	Human string `json:"human,omitempty"`
+}
+
+// CriterionScore is the reviewer's 0..10 score on one weighted criterion.
+type CriterionScore struct {
+	Name    string  `json:"name"`
+	Score   float64 `json:"score"`
+	Comment string  `json:"comment"`
+}
+
+// CritiqueItem is one issue the reviewer found.
+type CritiqueItem struct {
+	Category     string `json:"category" jsonschema:"enum=accuracy,enum=completeness,enum=coherence,enum=citation,enum=methodology,enum=style"` // accuracy, completeness, coherence, citation, methodology, style
+	Severity     string `json:"severity" jsonschema:"enum=critical,enum=major,enum=minor,enum=suggestion"`                                      // critical, major, minor, suggestion
+	Location     string `json:"location"`
+	Description  string `json:"description"`
+	SuggestedFix string `json:"suggested_fix"`
+}
+
+// Feedback is a person's note that the next iteration must take into account.
+type Feedback struct {
+	Checkpoint string    `json:"checkpoint"` // definition id
+	Action     string    `json:"action"`
+	Text       string    `json:"text"`
+	By         string    `json:"by"`
+	At         time.Time `json:"at"`
+	Used       bool      `json:"used"`
+}
+
+// Estimate is the expected cost and time of an approved plan.
+type Estimate struct {
+	LLMCalls    int           `json:"llm_calls"`
+	Tokens      int           `json:"tokens"`
+	CostUSD     float64       `json:"cost_usd"`
+	Duration    time.Duration `json:"duration"`
+	Searches    int           `json:"searches"`
+	PagesToRead int           `json:"pages_to_read"`
+}
+
+// Spend is what a run has consumed so far, from the usage the API returned.
+type Spend struct {
+	PromptTokens     int     `json:"prompt_tokens"`
+	CompletionTokens int     `json:"completion_tokens"`
+	CostUSD          float64 `json:"cost_usd"`
+	LLMCalls         int     `json:"llm_calls"`
+	Searches         int     `json:"searches"`
+	Fetches          int     `json:"fetches"`
+}
+
+// RunError is one error a run met and recorded (most are not fatal).
+type RunError struct {
+	At      time.Time `json:"at"`
+	Step    Step      `json:"step"`
+	Kind    string    `json:"kind"` // search, fetch, llm, checkpoint, internal
+	Message string    `json:"message"`
+}
+
+// TraceEntry is one line of a run's provenance.
+type TraceEntry struct {
+	At      time.Time `json:"at"`
+	Step    Step      `json:"step"`
+	Message string    `json:"message"`
+}
+
+// Report is a run's final output (seed 001 §4.4.2–4.4.3).
+type Report struct {
+	Status     string      `json:"status"`     // complete or partial
+	Confidence string      `json:"confidence"` // high, medium, low
+	Reason     string      `json:"reason,omitempty"`
+	Title      string      `json:"title"`
+	Abstract   string      `json:"abstract"`
+	Sections   []Section   `json:"sections"`
+	Conclusion string      `json:"conclusion"`
+	References []Reference `json:"references"`
+	Caveats    []string    `json:"caveats,omitempty"`
+	// NothingNew is set when a run restricted to new material found none.
+	NothingNew bool       `json:"nothing_new,omitempty"`
+	Metadata   Metadata   `json:"metadata"`
+	Provenance Provenance `json:"provenance"`
+	Markdown   string     `json:"markdown"`
+}
+
+// Reference is one numbered citation; it always points at a fetched page.
+type Reference struct {
+	N         int       `json:"n"`
+	SourceID  int       `json:"source_id"`
+	Title     string    `json:"title"`
+	URL       string    `json:"url"`
+	Domain    string    `json:"domain"`
+	Published time.Time `json:"published,omitzero"`
+}
+
+// Metadata describes how a report was made.
+type Metadata struct {
+	RunID       string    `json:"run_id"`
+	CreatedAt   time.Time `json:"created_at"`
+	CompletedAt time.Time `json:"completed_at"`
+	Iterations  int       `json:"iterations"`
+	FinalScore  float64   `json:"final_score"`
+	SourcesUsed int       `json:"sources_used"`
+	WordCount   int       `json:"word_count"`
+	CostUSD     float64   `json:"cost_usd"`
+	Tokens      int       `json:"tokens"`
+}
+
+// Provenance records what the report rests on.
+type Provenance struct {
+	Question        string   `json:"question"`
+	SubQuestions    []string `json:"sub_questions"`
+	QueriesExecuted int      `json:"queries_executed"`
+	Decisions       []string `json:"decisions"`
+	Trace           []string `json:"trace"`
+}

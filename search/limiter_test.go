@@ -1,0 +1,69 @@
+package search
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/researchbot/researchbot/internal/redistest"
+)
+
+// TestRedisLimiterSharedAcrossReplicas runs two Multi instances, each with its
+// own client and limiter as two replicas would, against one real redis-server:
+// together they make no more calls than the per-minute budget.
+func TestRedisLimiterSharedAcrossReplicas(t *testing.T) {
+	srv, rdb := redistest.Start(t)
+	other := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	t.Cleanup(func() { _ = other.Close() })
+
+	limits := map[string]int{"arxiv": 3}
+	arxivA := &stub{name: "arxiv", kinds: []Kind{KindAcademic}, results: []Result{{URL: "https://arxiv.org/abs/2101.00001"}}}
+	arxivB := &stub{name: "arxiv", kinds: []Kind{KindAcademic}, results: []Result{{URL: "https://arxiv.org/abs/2101.00001"}}}
+	freeA := &stub{name: "openalex", kinds: []Kind{KindAcademic}}
+	m1 := NewMulti([]Backend{arxivA, freeA}, Options{Limiter: NewRedisLimiter(rdb, limits)})
+	m2 := NewMulti([]Backend{arxivB}, Options{Limiter: NewRedisLimiter(other, limits)})
+
+	limited := 0
+	for i := range 6 {
+		m := m1
+		if i%2 == 1 {
+			m = m2
+		}
+		out := m.Search(bg, Query{Text: "q", Kind: KindAcademic})
+		for _, e := range out.Errors {
+			if e.Backend != "arxiv" || !errors.Is(&e, ErrRateLimited) || e.RetryAfter <= 0 {
+				t.Errorf("unexpected error %+v", e)
+			}
+			limited++
+		}
+	}
+	if calls := arxivA.calls.Load() + arxivB.calls.Load(); calls != 3 {
+		t.Errorf("arxiv called %d times across replicas, budget 3/min", calls)
+	}
+	if arxivA.calls.Load() == 0 || arxivB.calls.Load() == 0 {
+		t.Errorf("calls a=%d b=%d: both replicas should have used the budget", arxivA.calls.Load(), arxivB.calls.Load())
+	}
+	if limited != 3 {
+		t.Errorf("%d searches rate-limited, want 3", limited)
+	}
+	if freeA.calls.Load() != 3 {
+		t.Errorf("unlimited backend called %d times, want 3", freeA.calls.Load())
+	}
+	if n, err := rdb.Exists(bg, "rate:search:arxiv").Result(); err != nil || n != 1 {
+		t.Errorf("rate key in Redis: %d, %v", n, err)
+	}
+}
+
+func TestRedisLimiterRedisDown(t *testing.T) {
+	srv, rdb := redistest.Start(t)
+	_ = srv
+	l := NewRedisLimiter(rdb, map[string]int{"arxiv": 1})
+	_ = rdb.Close()
+	if _, err := l.Allow(bg, "arxiv"); err == nil {
+		t.Error("Allow with a closed client: no error")
+	}
+	if wait, err := l.Allow(bg, "unlimited"); err != nil || wait != 0 {
+		t.Errorf("unlimited backend: %v, %v", wait, err)
+	}
+}

@@ -1,0 +1,261 @@
+package terminal
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/researchbot/researchbot/checkpoints"
+)
+
+// ErrNoInput is returned when the input ends before the person answered.
+var ErrNoInput = errors.New("no more input: the checkpoint is still waiting (resume the run to answer it)")
+
+// Prompter asks the person at the terminal for decisions.
+type Prompter struct {
+	in  *bufio.Reader
+	out io.Writer
+	// Editor, when set, is run on a JSON file of the field values for Edit
+	// (from $EDITOR); otherwise fields are asked one by one.
+	Editor string
+	// By names the decider in the audit trail.
+	By string
+}
+
+// NewPrompter reads answers from in and writes questions to out.
+func NewPrompter(in io.Reader, out io.Writer) *Prompter {
+	return &Prompter{in: bufio.NewReader(in), out: out, By: "terminal"}
+}
+
+func (p *Prompter) line() (string, error) {
+	s, err := p.in.ReadString('\n')
+	if err != nil && (s == "" || !errors.Is(err, io.EOF)) {
+		if errors.Is(err, io.EOF) {
+			return "", ErrNoInput
+		}
+		return "", err
+	}
+	return strings.TrimRight(s, "\r\n"), nil
+}
+
+// Ask shows the checkpoint and returns the person's decision. errs are the
+// field errors of a previous, refused edit (shown before asking again).
+func (p *Prompter) Ask(ctx context.Context, inst checkpoints.Instance, errs []checkpoints.FieldError) (checkpoints.Decision, error) {
+	if len(errs) == 0 {
+		fmt.Fprint(p.out, RenderCheckpoint(inst))
+	} else {
+		fmt.Fprintln(p.out, "That edit was not accepted:")
+		for _, e := range errs {
+			fmt.Fprintf(p.out, "  - %s: %s\n", e.Key, e.Message)
+		}
+	}
+	allowed := inst.Actions
+	if len(allowed) == 0 {
+		allowed = []checkpoints.Action{checkpoints.Approve, checkpoints.Edit, checkpoints.Reject}
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return checkpoints.Decision{}, err
+		}
+		fmt.Fprintf(p.out, "%s? ", choices(allowed))
+		ans, err := p.line()
+		if err != nil {
+			return checkpoints.Decision{}, err
+		}
+		a, ok := parseAction(strings.TrimSpace(ans), allowed)
+		if !ok {
+			fmt.Fprintf(p.out, "Please answer %s.\n", choices(allowed))
+			continue
+		}
+		d := checkpoints.Decision{Action: a, By: p.By}
+		switch a {
+		case checkpoints.Edit:
+			vals, err := p.edit(inst)
+			if err != nil {
+				return checkpoints.Decision{}, err
+			}
+			d.Values = vals
+		case checkpoints.Reject:
+			fmt.Fprint(p.out, "Why? (this becomes feedback for the next attempt) ")
+			note, err := p.line()
+			if err != nil {
+				return checkpoints.Decision{}, err
+			}
+			d.Note = strings.TrimSpace(note)
+		}
+		return d, nil
+	}
+}
+
+func choices(allowed []checkpoints.Action) string {
+	var parts []string
+	for _, a := range allowed {
+		parts = append(parts, "["+string(a[0])+"]"+string(a[1:]))
+	}
+	return strings.Join(parts, " / ")
+}
+
+func parseAction(s string, allowed []checkpoints.Action) (checkpoints.Action, bool) {
+	s = strings.ToLower(s)
+	for _, a := range allowed {
+		if s != "" && (s == string(a) || s == string(a[0])) {
+			return a, true
+		}
+	}
+	return "", false
+}
+
+// edit collects new field values, in $EDITOR or field by field.
+func (p *Prompter) edit(inst checkpoints.Instance) (map[string]any, error) {
+	if p.Editor != "" {
+		return p.editInEditor(inst)
+	}
+	vals := map[string]any{}
+	fmt.Fprintln(p.out, "Edit each field; press Enter to keep the current value.")
+	for _, f := range inst.Fields {
+		cur := inst.Values[f.Key]
+		fmt.Fprintf(p.out, "\n%s", f.Label)
+		if f.Help != "" {
+			fmt.Fprintf(p.out, " — %s", f.Help)
+		}
+		fmt.Fprintln(p.out)
+		if len(f.Options) > 0 {
+			for i, o := range f.Options {
+				fmt.Fprintf(p.out, "  %d) %s\n", i+1, o.Label)
+			}
+		}
+		switch f.Type {
+		case checkpoints.FieldTextarea:
+			if s, _ := cur.(string); s != "" {
+				fmt.Fprintf(p.out, "current:\n%s\n", indent(s))
+			}
+			fmt.Fprintln(p.out, "new text, ending with a line holding only \".\" (just \".\" keeps it):")
+			var ls []string
+			for {
+				l, err := p.line()
+				if err != nil {
+					return nil, err
+				}
+				if l == "." {
+					break
+				}
+				ls = append(ls, l)
+			}
+			if len(ls) > 0 {
+				vals[f.Key] = strings.Join(ls, "\n")
+			}
+		default:
+			fmt.Fprintf(p.out, "current: %v\n> ", display(cur))
+			l, err := p.line()
+			if err != nil {
+				return nil, err
+			}
+			if l = strings.TrimSpace(l); l != "" {
+				vals[f.Key] = parseInput(f, l)
+			}
+		}
+	}
+	return vals, nil
+}
+
+func indent(s string) string { return "    " + strings.ReplaceAll(s, "\n", "\n    ") }
+
+func display(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "(empty)"
+	case []string:
+		return strings.Join(x, ", ")
+	}
+	return fmt.Sprint(v)
+}
+
+// parseInput turns a typed answer into a value of the field's type: option
+// numbers or values, comma-separated for multi-valued fields.
+func parseInput(f checkpoints.Field, s string) any {
+	pick := func(tok string) string {
+		tok = strings.TrimSpace(tok)
+		if n, err := strconv.Atoi(tok); err == nil && n >= 1 && n <= len(f.Options) {
+			return f.Options[n-1].Value
+		}
+		return tok
+	}
+	switch f.Type {
+	case checkpoints.FieldMultiSelect, checkpoints.FieldChips:
+		var out []string
+		for _, t := range strings.Split(s, ",") {
+			if t = pick(t); t != "" {
+				out = append(out, t)
+			}
+		}
+		return out
+	case checkpoints.FieldCheckbox:
+		if len(f.Options) == 0 {
+			return s
+		}
+		var out []string
+		for _, t := range strings.Split(s, ",") {
+			if t = pick(t); t != "" {
+				out = append(out, t)
+			}
+		}
+		return out
+	case checkpoints.FieldSelect, checkpoints.FieldRadio:
+		return pick(s)
+	case checkpoints.FieldNumber, checkpoints.FieldRange:
+		if f, err := strconv.ParseFloat(s, 64); err == nil {
+			return f
+		}
+	}
+	return s
+}
+
+// editInEditor writes the values as JSON, runs the editor, and reads them back.
+func (p *Prompter) editInEditor(inst checkpoints.Instance) (map[string]any, error) {
+	vals := map[string]any{}
+	for _, f := range inst.Fields {
+		vals[f.Key] = inst.Values[f.Key]
+	}
+	keys := make([]string, 0, len(vals))
+	for k := range vals {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	raw, err := json.MarshalIndent(vals, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.CreateTemp("", "researchbot-edit-*.json")
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.Write(raw); err != nil {
+		f.Close()
+		return nil, err
+	}
+	f.Close()
+	fields := strings.Fields(p.Editor)
+	cmd := exec.Command(fields[0], append(fields[1:], f.Name())...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("editor %q: %w", p.Editor, err)
+	}
+	edited, err := os.ReadFile(f.Name())
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]any{}
+	if err := json.Unmarshal(edited, &out); err != nil {
+		return nil, fmt.Errorf("the edited file is not valid JSON (%v); nothing was changed", err)
+	}
+	return out, nil
+}

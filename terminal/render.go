@@ -1,0 +1,155 @@
+package terminal
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/researchbot/researchbot/checkpoints"
+	"github.com/researchbot/researchbot/pipeline"
+)
+
+// stageNames are the words people see for each step.
+var stageOrder = []pipeline.Step{pipeline.StepPlan, pipeline.StepSearch, pipeline.StepRank, pipeline.StepFetch, pipeline.StepAnalyze, pipeline.StepWrite, pipeline.StepReview, pipeline.StepOutput}
+
+// ProgressLine is one line of progress: stage, counts, elapsed, tokens, spend.
+func ProgressLine(r *pipeline.Run, now time.Time) string {
+	done := 0
+	for i, s := range stageOrder {
+		if s == r.Step {
+			done = i
+		}
+	}
+	if r.Status.Final() {
+		done = len(stageOrder)
+	}
+	bar := strings.Repeat("█", done) + strings.Repeat("░", len(stageOrder)-done)
+	queries := 0
+	for _, q := range r.Queries {
+		if q.Status != "pending" {
+			queries++
+		}
+	}
+	return fmt.Sprintf("[%s] %-8s queries %d · sources %d · pages %d · %s · %d tokens · $%.4f",
+		bar, r.Step, queries, len(r.Sources), len(r.Pages), now.Sub(r.CreatedAt).Round(time.Second),
+		r.Spend.PromptTokens+r.Spend.CompletionTokens, r.Spend.CostUSD)
+}
+
+// DecisionLine is the one-line record of a decided checkpoint.
+func DecisionLine(inst *checkpoints.Instance) string {
+	if inst.Decision == nil {
+		return fmt.Sprintf("· %s: %s", inst.Label, inst.State)
+	}
+	d := inst.Decision
+	line := fmt.Sprintf("✓ %s: %s by %s at %s", inst.Label, d.Action, d.By, d.At.Format("15:04"))
+	for _, a := range inst.Audit {
+		for _, c := range a.Changes {
+			line += fmt.Sprintf("\n    changed %s", c.Key)
+		}
+	}
+	if d.Note != "" {
+		line += "\n    note: " + d.Note
+	}
+	return line
+}
+
+// RenderCheckpoint shows what the person must judge, as plain text.
+func RenderCheckpoint(inst checkpoints.Instance) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n━━ %s", inst.Label)
+	if inst.Attempt > 1 {
+		fmt.Fprintf(&b, " (reminder: still waiting for your decision)")
+	}
+	b.WriteString(" ━━\n")
+	switch inst.ControlType {
+	case checkpoints.PlanReview:
+		var p pipeline.PlanPayload
+		if json.Unmarshal(inst.Payload, &p) == nil {
+			renderPlan(&b, p)
+		}
+	case checkpoints.SourceReview:
+		var p pipeline.SourcesPayload
+		if json.Unmarshal(inst.Payload, &p) == nil {
+			renderSources(&b, p)
+		}
+	case checkpoints.DraftReview:
+		var p pipeline.DraftPayload
+		if json.Unmarshal(inst.Payload, &p) == nil {
+			renderDraft(&b, p)
+		}
+	case checkpoints.CriticalIssues:
+		var p pipeline.CriticalPayload
+		if json.Unmarshal(inst.Payload, &p) == nil {
+			renderCritical(&b, p)
+		}
+	default:
+		b.Write(inst.Payload)
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+func renderPlan(b *strings.Builder, p pipeline.PlanPayload) {
+	fmt.Fprintf(b, "Question: %s\n\nSub-questions:\n", p.Question)
+	for i, s := range p.SubQuestions {
+		fmt.Fprintf(b, "  %d. %s\n", i+1, s)
+	}
+	b.WriteString("\nSearch queries:\n")
+	for i, q := range p.Queries {
+		fmt.Fprintf(b, "  %d. [%s] %s\n", i+1, q.Kind, q.Text)
+	}
+	if len(p.Sections) > 0 {
+		fmt.Fprintf(b, "\nSections: %s\n", strings.Join(p.Sections, " · "))
+	}
+	if p.Methodology != "" {
+		fmt.Fprintf(b, "Method: %s\n", p.Methodology)
+	}
+	for _, w := range p.Warnings {
+		fmt.Fprintf(b, "⚠ %s\n", w)
+	}
+	e := p.Estimate
+	fmt.Fprintf(b, "\nEstimate: about $%.2f and %s (%d searches, %d pages, %d LLM calls)\n",
+		e.CostUSD, e.Duration.Round(time.Second), e.Searches, e.PagesToRead, e.LLMCalls)
+}
+
+func renderSources(b *strings.Builder, p pipeline.SourcesPayload) {
+	fmt.Fprintf(b, "%d sources found; %d will be read. Best first:\n", p.Total, p.ToFetch)
+	for _, s := range p.Sources {
+		mark := " "
+		if s.Selected {
+			mark = "•"
+		}
+		date := ""
+		if !s.Published.IsZero() {
+			date = " · " + s.Published.Format("2006-01-02")
+		}
+		fmt.Fprintf(b, " %s [%d] %s — %s%s\n", mark, s.ID, s.Title, s.Domain, date)
+		if s.Gist != "" {
+			fmt.Fprintf(b, "       %s\n", s.Gist)
+		}
+	}
+	for _, e := range p.Errors {
+		fmt.Fprintf(b, "⚠ %s\n", e)
+	}
+	b.WriteString("(• = selected to read; edit to mark relevant or exclude by number)\n")
+}
+
+func renderDraft(b *strings.Builder, p pipeline.DraftPayload) {
+	fmt.Fprintf(b, "Draft %d: %s\n\n%s\n\nSections: %s\n%d words from %d sources. Review score %.1f/10 (%s); %d major and %d minor issues.\n",
+		p.Version, p.Title, p.Abstract, strings.Join(p.Sections, " · "), p.WordCount, p.Sources, p.Score, p.Recommendation, p.Major, p.Minor)
+	if p.Summary != "" {
+		fmt.Fprintf(b, "Reviewer: %s\n", p.Summary)
+	}
+}
+
+func renderCritical(b *strings.Builder, p pipeline.CriticalPayload) {
+	fmt.Fprintf(b, "The reviewer found critical issues in draft %d “%s” (score %.1f):\n", p.Version, p.Title, p.Score)
+	for _, it := range p.Items {
+		fmt.Fprintf(b, "  - [%s/%s] %s", it.Severity, it.Category, it.Description)
+		if it.SuggestedFix != "" {
+			fmt.Fprintf(b, " → %s", it.SuggestedFix)
+		}
+		b.WriteString("\n")
+	}
+}
