@@ -20,11 +20,14 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/go
 // golden compares v's JSON with testdata/golden/name.json (or rewrites it).
 func golden(t *testing.T, name string, v any) {
 	t.Helper()
-	got, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
 		t.Fatal(err)
 	}
-	got = append(got, '\n')
+	got := buf.Bytes()
 	path := filepath.Join("testdata", "golden", name+".json")
 	if *update {
 		if err := os.WriteFile(path, got, 0o644); err != nil {
@@ -65,39 +68,39 @@ func TestGoldenMessages(t *testing.T) {
 	now := t0.Add(3*time.Minute + 7*time.Second)
 
 	cases := map[string][]slack.Block{
-		"root_starting":        RenderRoot(RootInfo{Question: "What is <!here> RAG?\nSecond line", RequestedBy: "U123", Mode: "guided", Depth: pipeline.DepthStandard}),
-		"root_named":           RenderRoot(RootInfo{Question: "What is RAG?", RunID: "run-42", RequestedBy: "U123", Mode: "full", Depth: pipeline.DepthQuick, Status: pipeline.StatusQueued}),
-		"checkpoint_plan":      RenderCheckpoint(planInstance(), "U123"),
-		"checkpoint_reminder":  RenderCheckpoint(reminder, "U123"),
-		"checkpoint_sources":   RenderCheckpoint(sourcesInstance(), "U123"),
-		"checkpoint_draft":     RenderCheckpoint(draftInstance(), "U123"),
-		"checkpoint_critical":  RenderCheckpoint(criticalInstance(), "U123"),
-		"checkpoint_generic":   RenderCheckpoint(allTypesInstance(), ""),
-		"decided_approve":      RenderDecided(decided(planInstance(), checkpoints.Approve, "", nil)),
-		"decided_edit":         RenderDecided(decided(planInstance(), checkpoints.Edit, "", changes)),
-		"decided_reject":       RenderDecided(decided(draftInstance(), checkpoints.Reject, "Too shallow <!channel>", nil)),
-		"decided_timed_out":    RenderDecided(timedOut),
-		"superseded":           RenderSuperseded(planInstance()),
-		"progress_running":     RenderProgress(sampleRun(), now),
-		"progress_waiting":     RenderProgress(waiting, now),
-		"progress_done":        RenderProgress(finishedRun(), now),
-		"report_complete":      RenderFinished(finishedRun()),
-		"report_partial":       RenderFinished(partial),
-		"report_failed":        RenderFinished(failed),
-		"report_cancelled":     RenderFinished(cancelled),
-		"help":                 RenderHelp(),
-		"status":               RenderStatus(waiting, now),
-		"list":                 RenderList([]*pipeline.Run{waiting, finishedRun()}, now),
-		"list_empty":           RenderList(nil, now),
-		"error":                RenderError("I couldn't find run `x`.", "`/research list` shows your runs."),
-		"cancel_confirm":       RenderCancelConfirm(sampleRun()),
-		"invite_help":          inviteHelp("C999"),
-		"invite_help_dm":       inviteHelp("D999"),
-		"not_allowed":          notAllowed(sampleRun()),
-		"already_decided":      alreadyDecided(decided(planInstance(), checkpoints.Approve, "", nil)),
-		"superseded_click":     superseded(sampleRun()),
-		"rate_limited":         RenderError(limitMessage(&LimitedError{Scope: "user", Limit: RateLimits{}.withDefaults().PerUser, RetryAfter: 12*time.Minute + 3*time.Second}, t0), ""),
-		"rate_limited_team":    RenderError(limitMessage(&LimitedError{Scope: "workspace", Limit: RateLimits{}.withDefaults().PerWorkspace, RetryAfter: 40 * time.Second}, t0), ""),
+		"root_starting":       RenderRoot(RootInfo{Question: "What is <!here> RAG?\nSecond line", RequestedBy: "U123", Mode: "guided", Depth: pipeline.DepthStandard}),
+		"root_named":          RenderRoot(RootInfo{Question: "What is RAG?", RunID: "run-42", RequestedBy: "U123", Mode: "full", Depth: pipeline.DepthQuick, Status: pipeline.StatusQueued}),
+		"checkpoint_plan":     RenderCheckpoint(planInstance(), "U123"),
+		"checkpoint_reminder": RenderCheckpoint(reminder, "U123"),
+		"checkpoint_sources":  RenderCheckpoint(sourcesInstance(), "U123"),
+		"checkpoint_draft":    RenderCheckpoint(draftInstance(), "U123"),
+		"checkpoint_critical": RenderCheckpoint(criticalInstance(), "U123"),
+		"checkpoint_generic":  RenderCheckpoint(allTypesInstance(), ""),
+		"decided_approve":     RenderDecided(decided(planInstance(), checkpoints.Approve, "", nil)),
+		"decided_edit":        RenderDecided(decided(planInstance(), checkpoints.Edit, "", changes)),
+		"decided_reject":      RenderDecided(decided(draftInstance(), checkpoints.Reject, "Too shallow <!channel>", nil)),
+		"decided_timed_out":   RenderDecided(timedOut),
+		"superseded":          RenderSuperseded(planInstance()),
+		"progress_running":    RenderProgress(sampleRun(), now),
+		"progress_waiting":    RenderProgress(waiting, now),
+		"progress_done":       RenderProgress(finishedRun(), now),
+		"report_complete":     RenderFinished(finishedRun()),
+		"report_partial":      RenderFinished(partial),
+		"report_failed":       RenderFinished(failed),
+		"report_cancelled":    RenderFinished(cancelled),
+		"help":                RenderHelp(),
+		"status":              RenderStatus(waiting, now),
+		"list":                RenderList([]*pipeline.Run{waiting, finishedRun()}, now),
+		"list_empty":          RenderList(nil, now),
+		"error":               RenderError("I couldn't find run `x`.", "`/research list` shows your runs."),
+		"cancel_confirm":      RenderCancelConfirm(sampleRun()),
+		"invite_help":         inviteHelp("C999"),
+		"invite_help_dm":      inviteHelp("D999"),
+		"not_allowed":         notAllowed(sampleRun()),
+		"already_decided":     alreadyDecided(decided(planInstance(), checkpoints.Approve, "", nil)),
+		"superseded_click":    superseded(sampleRun()),
+		"rate_limited":        RenderError(limitMessage(&LimitedError{Scope: "user", Limit: RateLimits{}.withDefaults().PerUser, RetryAfter: 12*time.Minute + 3*time.Second}, t0), ""),
+		"rate_limited_team":   RenderError(limitMessage(&LimitedError{Scope: "workspace", Limit: RateLimits{}.withDefaults().PerWorkspace, RetryAfter: 40 * time.Second}, t0), ""),
 	}
 	for name, blocks := range cases {
 		t.Run(name, func(t *testing.T) {

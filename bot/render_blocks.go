@@ -39,9 +39,13 @@ func mrkdwn(s string) *slack.TextBlockObject {
 	return slack.NewTextBlockObject(slack.MarkdownType, s, false, false)
 }
 
-// plain is a plain_text text object, truncated to max runes.
+// plainSafe replaces angle brackets in plain text with look-alikes, so even
+// a client that parsed plain_text could not see a mention or link in it.
+var plainSafe = strings.NewReplacer("<", "‹", ">", "›")
+
+// plain is a plain_text text object on one line, truncated to max runes.
 func plain(s string, max int) *slack.TextBlockObject {
-	s = OneLine(s)
+	s = plainSafe.Replace(OneLine(strings.ToValidUTF8(s, "\uFFFD")))
 	if s == "" {
 		s = " "
 	}
@@ -84,7 +88,7 @@ func cutRunes(s string, max int) string {
 func packLines(title string, lines []string, maxSections int, more func(left int) string) []slack.Block {
 	var blocks []slack.Block
 	var cur strings.Builder
-	if title != "" {
+	if title = strings.TrimRight(title, "\n"); title != "" {
 		cur.WriteString(title)
 	}
 	flush := func() {

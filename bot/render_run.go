@@ -120,7 +120,7 @@ func RenderProgress(r *pipeline.Run, now time.Time) []slack.Block {
 	case r.Status == pipeline.StatusWaiting:
 		label := "a checkpoint"
 		if cur := r.Current(); cur != nil {
-			label = "*" + EscapeTruncate(OneLine(firstNonEmpty(cur.Label, cur.DefinitionID)), 80) + "*"
+			label = "“" + EscapeTruncate(OneLine(firstNonEmpty(cur.Label, cur.DefinitionID)), 80) + "”"
 		}
 		stage = stage + " — waiting for your decision on " + label + " below"
 	}

@@ -47,6 +47,7 @@ type Config struct {
 	ArxivURL      string
 	WikipediaURL  string
 	OpenAlexURL   string
+	CrossrefURL   string
 	Contact       string // e-mail or URL sent to public APIs with the User-Agent
 	AllowPrivate  bool
 	FetchTimeout  time.Duration
@@ -62,9 +63,12 @@ type Config struct {
 
 	// Process.
 	WorkerConcurrency int
-	HTTPAddr          string
-	LogLevel          string
-	LogFormat         string
+	// LeaseTTL is how long a worker's hold on a run lasts unless refreshed;
+	// after a crash another worker may take the run over after this long.
+	LeaseTTL  time.Duration
+	HTTPAddr  string
+	LogLevel  string
+	LogFormat string
 }
 
 // Price is USD per million input and output tokens.
@@ -103,6 +107,8 @@ func Variables() []Variable {
 		{"RUN_MAX_GAP_ROUNDS", "2", "extra search rounds to fill gaps"},
 		{"RUN_MAX_SOURCES", "by depth (6/12/20)", "pages read per run"},
 		{"WORKER_CONCURRENCY", "8", "runs one process advances at once"},
+		{"RUN_LEASE", "15s", "a worker's lease on a run; a crashed worker's runs are taken over after it"},
+		{"CROSSREF_URL", "", "Crossref API base URL (turns Crossref on)"},
 		{"SLACK_APP_TOKEN", "", "app-level token (`xapp-…`) for Socket Mode (serve)"},
 		{"SLACK_BOT_TOKEN", "", "bot token (`xoxb-…`) for the Web API (serve)"},
 		{"SLACK_API_URL", "https://slack.com/api/", "Web API base URL, also used for apps.connections.open"},
@@ -140,6 +146,7 @@ func Load(getenv func(string) string) (Config, error) {
 		ArxivURL:          p.url("ARXIV_URL", ""),
 		WikipediaURL:      p.url("WIKIPEDIA_URL", ""),
 		OpenAlexURL:       p.url("OPENALEX_URL", ""),
+		CrossrefURL:       p.url("CROSSREF_URL", ""),
 		Contact:           p.str("SEARCH_CONTACT", ""),
 		AllowPrivate:      p.bool("FETCH_ALLOW_PRIVATE_NETWORKS", false),
 		FetchTimeout:      p.dur("FETCH_TIMEOUT", 20*time.Second, true),
@@ -151,6 +158,7 @@ func Load(getenv func(string) string) (Config, error) {
 		MaxGapRounds:      p.int("RUN_MAX_GAP_ROUNDS", 2, 0),
 		MaxSources:        p.int("RUN_MAX_SOURCES", 0, 0),
 		WorkerConcurrency: p.int("WORKER_CONCURRENCY", 8, 1),
+		LeaseTTL:          p.dur("RUN_LEASE", 15*time.Second, true),
 		HTTPAddr:          p.str("HTTP_ADDR", ":8080"),
 		LogLevel:          p.oneOf("LOG_LEVEL", "info", "debug", "info", "warn", "error"),
 		LogFormat:         p.oneOf("LOG_FORMAT", "text", "text", "json"),

@@ -29,6 +29,70 @@ type extraction struct {
 
 var manyNewlines = regexp.MustCompile(`\n{3,}`)
 
+// Extraction cost grows faster than linearly with document size (a 5 MiB
+// text-heavy page takes seconds), while at most MaxTextRunes of text are
+// kept. So before extraction the tree is cut after this much text or this
+// many nodes, in document order.
+const (
+	maxExtractTextBytes = 512 << 10
+	maxExtractNodes     = 50000
+)
+
+// inertElements never hold readable text; they are dropped before
+// extraction. <script type="application/ld+json"> is kept for metadata.
+var inertElements = map[string]bool{
+	"script": true, "style": true, "noscript": true, "template": true, "svg": true,
+	"math": true, "iframe": true, "object": true, "embed": true, "canvas": true,
+}
+
+// pruneForExtraction removes inert elements and everything after the first
+// textBudget bytes of text or nodeBudget nodes.
+func pruneForExtraction(doc *html.Node, textBudget, nodeBudget int) {
+	var walk func(n *html.Node) bool // reports whether a budget is spent
+	walk = func(n *html.Node) bool {
+		for c := n.FirstChild; c != nil; {
+			next := c.NextSibling
+			if textBudget <= 0 || nodeBudget <= 0 {
+				n.RemoveChild(c)
+				c = next
+				continue
+			}
+			switch c.Type {
+			case html.TextNode:
+				nodeBudget--
+				textBudget -= len(c.Data)
+			case html.ElementNode:
+				switch {
+				case isJSONLD(c):
+					// kept whole for metadata; its text is not page text
+				case inertElements[c.Data]:
+					n.RemoveChild(c)
+				default:
+					nodeBudget--
+					walk(c)
+				}
+			default:
+				nodeBudget--
+			}
+			c = next
+		}
+		return textBudget <= 0 || nodeBudget <= 0
+	}
+	walk(doc)
+}
+
+func isJSONLD(n *html.Node) bool {
+	if n.Data != "script" {
+		return false
+	}
+	for _, a := range n.Attr {
+		if a.Key == "type" && strings.EqualFold(strings.TrimSpace(a.Val), "application/ld+json") {
+			return true
+		}
+	}
+	return false
+}
+
 // extract turns a body of the given media type ("text/html",
 // "application/xhtml+xml" or "text/plain"; contentType is the full header,
 // used for its charset) into capped text and metadata. The body is untrusted
@@ -67,8 +131,9 @@ func extract(body []byte, mediaType, contentType string, pageURL *url.URL, maxRu
 func extractHTML(r io.Reader, pageURL *url.URL) (extraction, error) {
 	doc, err := html.Parse(r)
 	if err != nil {
-		return extraction{}, &Error{Reason: ReasonEmpty, Detail: "cannot parse HTML"}
+		return extraction{}, &Error{Reason: ReasonEmpty, Detail: "cannot parse HTML: " + clip(err.Error())}
 	}
+	pruneForExtraction(doc, maxExtractTextBytes, maxExtractNodes)
 	res, err := trafilatura.ExtractDocument(doc, trafilatura.Options{
 		OriginalURL:     pageURL,
 		EnableFallback:  true,

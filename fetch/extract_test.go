@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"golang.org/x/net/html"
 )
 
 func mustURL(t testing.TB, s string) *url.URL {
@@ -92,6 +94,62 @@ func TestExtractEmpty(t *testing.T) {
 	_, err := extract([]byte("<html><body><script>var x=1</script></body></html>"), "text/html", "text/html", nil, 100)
 	if e, ok := err.(*Error); !ok || e.Reason != ReasonEmpty {
 		t.Fatalf("err = %v, want ReasonEmpty", err)
+	}
+}
+
+// A 5 MiB text-heavy page (the default MaxBytes) is extracted in bounded
+// time because the tree is cut before extraction.
+func TestExtractLargePageIsBounded(t *testing.T) {
+	b, err := os.ReadFile("testdata/article.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	i := strings.Index(s, `<div class="story-body">`)
+	j := strings.Index(s, "</div>\n    </article>")
+	var sb strings.Builder
+	sb.WriteString(s[:i])
+	for sb.Len() < DefaultMaxBytes {
+		sb.WriteString(s[i:j] + "</div>")
+	}
+	sb.WriteString(s[j:])
+	start := time.Now()
+	ex, err := extract([]byte(sb.String()), "text/html", "text/html", mustURL(t, "https://x.test/"), DefaultMaxTextRunes)
+	d := time.Since(start)
+	t.Logf("extracted %d bytes in %v", sb.Len(), d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ex.Truncated || utf8.RuneCountInString(ex.Text) > DefaultMaxTextRunes || ex.Title == "" {
+		t.Errorf("Truncated=%v runes=%d Title=%q", ex.Truncated, utf8.RuneCountInString(ex.Text), ex.Title)
+	}
+	if d > 10*time.Second {
+		t.Errorf("extraction took %v", d)
+	}
+}
+
+func TestPruneForExtraction(t *testing.T) {
+	doc, err := html.Parse(strings.NewReader(`<html><head><script>evil()</script>` +
+		`<script type="application/ld+json">{"author":"A"}</script><style>p{}</style></head>` +
+		`<body><p>one</p><svg><text>drawn</text></svg><p>two</p><p>three</p><p>four</p></body></html>`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pruneForExtraction(doc, 6, 1000) // "one" + "two" spend the text budget
+	var sb strings.Builder
+	if err := html.Render(&sb, doc); err != nil {
+		t.Fatal(err)
+	}
+	got := sb.String()
+	for _, want := range []string{`{"author":"A"}`, "<p>one</p>", "<p>two</p>"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("pruned doc lacks %q: %s", want, got)
+		}
+	}
+	for _, gone := range []string{"evil()", "p{}", "drawn", "three", "four"} {
+		if strings.Contains(got, gone) {
+			t.Errorf("pruned doc still has %q: %s", gone, got)
+		}
 	}
 }
 

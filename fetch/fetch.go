@@ -388,7 +388,9 @@ func (f *Fetcher) readBody(ctx context.Context, rawURL string, resp *http.Respon
 func (f *Fetcher) classify(ctx context.Context, rawURL string, err error) *Error {
 	var re *redirectError
 	if errors.As(err, &re) {
-		return re.e
+		c := *re.e
+		c.URL = rawURL
+		return &c
 	}
 	var fe *Error
 	if errors.As(err, &fe) {

@@ -587,6 +587,10 @@ func (r *Run) promptPages() []Page {
 		}
 		return score[pages[a].SourceID] > score[pages[b].SourceID]
 	})
+	// After context-length errors, fewer pages as well as shorter ones.
+	if keep := max(2, len(pages)>>r.Counters.Shrinks); keep < len(pages) {
+		pages = pages[:keep]
+	}
 	limit := r.Limits.MaxSourceChars
 	for i := range pages {
 		if rs := []rune(pages[i].Text); len(rs) > limit {
@@ -605,8 +609,8 @@ func (r *Run) shrink(now time.Time, step Step) bool {
 	}
 	r.Counters.Shrinks++
 	r.Limits.MaxSourceChars = max(500, r.Limits.MaxSourceChars/2)
-	r.trace(now, step, "input too long for the model: page text cut to %d characters", r.Limits.MaxSourceChars)
-	r.addBound(fmt.Sprintf("the model's context window was too small: page text was cut to %d characters per source", r.Limits.MaxSourceChars))
+	r.trace(now, step, "input too long for the model: fewer sources, text cut to %d characters", r.Limits.MaxSourceChars)
+	r.addBound(fmt.Sprintf("the model's context window was too small: the best-ranked sources were used, cut to %d characters each", r.Limits.MaxSourceChars))
 	return true
 }
 

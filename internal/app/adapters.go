@@ -66,16 +66,17 @@ func (s *searcher) Search(ctx context.Context, r pipeline.SearchRequest) pipelin
 // documentKey identifies a document across backends: DOI, arXiv id, or the
 // normalised URL.
 func documentKey(h search.Result) string {
+	// The arXiv id first: one preprint may carry both an arXiv DOI and an id.
 	switch {
-	case h.DOI != "":
-		return "doi:" + h.DOI
 	case h.ArxivID != "":
 		return "arxiv:" + h.ArxivID
+	case h.DOI != "":
+		return "doi:" + h.DOI
 	}
-	if doi, arxiv := dedup.Identifiers(h.URL); doi != "" {
-		return "doi:" + doi
-	} else if arxiv != "" {
+	if doi, arxiv := dedup.Identifiers(h.URL); arxiv != "" {
 		return "arxiv:" + arxiv
+	} else if doi != "" {
+		return "doi:" + doi
 	}
 	if n, err := dedup.NormalizeURL(h.URL); err == nil {
 		return n

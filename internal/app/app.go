@@ -34,8 +34,6 @@ type Options struct {
 	Now      func() time.Time
 	// HTTPClient is used for the LLM and search APIs (not for page fetching).
 	HTTPClient *http.Client
-	// LockTTL is the run lease (default 15 s).
-	LockTTL time.Duration
 	// RetryDelay overrides the queue's retry backoff (tests).
 	RetryDelay func(n int, err error) time.Duration
 }
@@ -93,7 +91,7 @@ func (a *App) build() error {
 	backends := search.BackendsFromConfig(search.Config{
 		SearXNGURL: cfg.SearXNGURL, BraveAPIKey: cfg.BraveAPIKey, BraveURL: cfg.BraveURL,
 		TavilyAPIKey: cfg.TavilyAPIKey, TavilyURL: cfg.TavilyURL, ArxivURL: cfg.ArxivURL,
-		WikipediaURL: cfg.WikipediaURL, OpenAlexURL: cfg.OpenAlexURL, Contact: cfg.Contact,
+		WikipediaURL: cfg.WikipediaURL, OpenAlexURL: cfg.OpenAlexURL, CrossrefURL: cfg.CrossrefURL, Contact: cfg.Contact,
 		HTTPClient: a.opts.HTTPClient,
 	})
 	for _, b := range backends {
@@ -116,7 +114,7 @@ func (a *App) build() error {
 	eng, err := pipeline.New(pipeline.Config{
 		Store:      a.Store,
 		Queue:      a.Queue,
-		Locker:     redisstore.NewLocker(a.Conn.Client, "rb:", a.opts.LockTTL, 0),
+		Locker:     redisstore.NewLocker(a.Conn.Client, "rb:", cfg.LeaseTTL, 0),
 		Model:      &model{client: client, modelOf: cfg.ModelFor, prices: prices},
 		Searcher:   &searcher{multi: multi, now: a.opts.Now},
 		Fetcher:    &fetcher{f: pageFetcher},

@@ -31,6 +31,8 @@ type Researcher struct {
 	Before func(schema string, n int) *llmtest.Reply
 	// Delay is a fixed latency per call (benchmarks).
 	Delay time.Duration
+	// DelayFor, when set, adds a latency to call n of a schema (crash tests).
+	DelayFor func(schema string, n int) time.Duration
 	// Tokens per call, for cost accounting (default 1000 in, 300 out).
 	PromptTokens, CompletionTokens int
 
@@ -54,6 +56,9 @@ func (r *Researcher) Respond(c llmtest.Call) llmtest.Reply {
 	}
 	reply := r.answer(c, n)
 	reply.Delay = r.Delay
+	if r.DelayFor != nil {
+		reply.Delay += r.DelayFor(c.SchemaName, n)
+	}
 	reply.PromptTokens, reply.CompletionTokens = r.PromptTokens, r.CompletionTokens
 	if reply.PromptTokens == 0 {
 		reply.PromptTokens, reply.CompletionTokens = 1000, 300
@@ -103,14 +108,18 @@ func (r *Researcher) answer(c llmtest.Call, n int) llmtest.Reply {
 			Confidence:  0.8,
 		})
 	case "source_relevance":
-		out := pipeline.RankOutput{}
+		out := pipeline.RankOutput{Judgements: []pipeline.Judgement{}}
 		for i, id := range ids {
 			out.Judgements = append(out.Judgements, pipeline.Judgement{SourceID: id, Relevance: 0.9 - 0.05*float64(i%10), Gist: fmt.Sprintf("Evidence item %d on the question.", id)})
 		}
 		return llmtest.JSON(out)
 	case "analysis":
+		if len(ids) == 0 { // e.g. a repair call, whose prompt carries no pages
+			ids = []int{1}
+		}
 		out := pipeline.AnalysisOutput{
-			Themes: []string{"Efficiency holds up in the cold", "Upfront cost is the barrier"}, Contradictions: []string{},
+			Findings: []pipeline.FindingOutput{},
+			Themes:   []string{"Efficiency holds up in the cold", "Upfront cost is the barrier"}, Contradictions: []string{},
 			Gaps: []string{}, Confidence: 0.75, Sufficiency: "sufficient", RecommendedQueries: []pipeline.PlannedQuery{},
 		}
 		for i, id := range ids {

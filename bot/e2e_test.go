@@ -1,0 +1,667 @@
+package bot
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-redis/redis_rate/v10"
+	"github.com/redis/go-redis/v9"
+	"github.com/slack-go/slack"
+
+	"github.com/researchbot/researchbot/checkpoints"
+	"github.com/researchbot/researchbot/internal/redistest"
+	"github.com/researchbot/researchbot/internal/slackfake"
+)
+
+const (
+	requester = "U0REQ0001"
+	stranger  = "U0OTHER01"
+	approver  = "U0APPR001"
+	chanIn    = "C0RESEARCH"
+	chanOut   = "C0NOTIN01"
+)
+
+// harness is a bot wired to a fake Slack, a real Redis and a fake engine.
+type harness struct {
+	t      *testing.T
+	fake   *slackfake.Server
+	app    *App
+	engine *fakeEngine
+	pres   *Presenter
+	ctx    context.Context
+	rdb    *redis.Client
+	cfg    Config
+	stop   func() // stops the App (as a killed process would stop answering)
+}
+
+func newHarness(t *testing.T, tweak func(*Config)) *harness {
+	t.Helper()
+	fake := slackfake.New(t)
+	fake.AddChannel(chanIn, "research", true)
+	fake.AddChannel(chanOut, "elsewhere", false)
+	fake.AddUser(requester, "ada", "Europe/Paris")
+	fake.AddUser(stranger, "bob", "UTC")
+	fake.AddUser(approver, "cy", "UTC")
+	_, rdb := redistest.Start(t)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if testing.Verbose() {
+		log = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	}
+	metrics := NewMetrics()
+	pres, err := NewPresenter(PresenterConfig{BotToken: fake.BotToken(), APIURL: fake.APIURL(), Redis: rdb, Metrics: metrics, MinInterval: 100 * time.Millisecond, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng := newFakeEngine(pres)
+	cfg := Config{AppToken: fake.AppToken(), BotToken: fake.BotToken(), APIURL: fake.APIURL(), Engine: eng, Redis: rdb,
+		Metrics: metrics, Approvers: map[string][]string{chanIn: {approver}}, Logger: log, Workers: 4, Queue: 32}
+	if tweak != nil {
+		tweak(&cfg)
+	}
+	app, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{t: t, fake: fake, app: app, engine: eng, pres: pres, ctx: context.Background(), rdb: rdb, cfg: cfg}
+	h.stop = runApp(t, app, fake)
+	t.Cleanup(func() {
+		h.stop()
+		h.pres.Close()
+		for _, a := range fake.Acks() {
+			if a.Latency >= 3*time.Second {
+				t.Errorf("envelope %s (%s) acked after %s", a.EnvelopeID, a.Type, a.Latency)
+			}
+		}
+	})
+	return h
+}
+
+// runApp runs app until the returned stop is called (idempotent) and waits
+// for its Socket Mode connection.
+func runApp(t *testing.T, app *App, fake *slackfake.Server) func() {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- app.Run(ctx) }()
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("Run: %v", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Error("Run did not return after cancel")
+			}
+		})
+	}
+	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
+	defer wcancel()
+	if err := fake.WaitConnected(wctx); err != nil {
+		stop()
+		t.Fatal(err)
+	}
+	return stop
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+func (h *harness) slash(user, channel, text string) slackfake.Ack {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(h.ctx, 5*time.Second)
+	defer cancel()
+	ack, err := h.fake.SlashCommand(ctx, slackfake.SlashCommand{Command: "/research", Text: text, UserID: user, ChannelID: channel})
+	if err != nil {
+		h.t.Fatalf("slash command: %v", err)
+	}
+	return ack
+}
+
+func (h *harness) click(user string, m slackfake.Message, actionID string) slackfake.Ack {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(h.ctx, 5*time.Second)
+	defer cancel()
+	ack, err := h.fake.ClickButton(ctx, user, m.Channel, m.TS, actionID, "", "")
+	if err != nil {
+		h.t.Fatalf("click %s: %v", actionID, err)
+	}
+	return ack
+}
+
+func (h *harness) submit(user string, v slackfake.View, values map[string]map[string]slack.BlockAction) slackfake.ViewSubmissionAck {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(h.ctx, 5*time.Second)
+	defer cancel()
+	ack, err := h.fake.SubmitView(ctx, user, v.SlackView(), values)
+	if err != nil {
+		h.t.Fatalf("submit view: %v", err)
+	}
+	vs, err := ack.ViewSubmission()
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return vs
+}
+
+// prefilled is the state of an open view as Slack would submit it with the
+// given changes: every input keeps its pre-filled value unless changed.
+func prefilled(t *testing.T, v slackfake.View, changes map[string]map[string]slack.BlockAction) map[string]map[string]slack.BlockAction {
+	var doc struct {
+		Blocks json.RawMessage `json:"blocks"`
+	}
+	if err := json.Unmarshal(v.JSON, &doc); err != nil {
+		t.Fatal(err)
+	}
+	state := stateFromBlocks(t, doc.Blocks)
+	for k, a := range changes {
+		state[k] = a
+	}
+	return state
+}
+
+// text is the displayed text of a message: its text objects, decoded.
+func text(m slackfake.Message) string {
+	var blocks any
+	_ = json.Unmarshal(m.Blocks, &blocks)
+	var texts []string
+	walkTexts(blocks, func(s string) { texts = append(texts, s) })
+	return strings.Join(texts, "\n")
+}
+
+// raw is a message's blocks as JSON without HTML escaping, for ids and values.
+func raw(m slackfake.Message) string {
+	var blocks any
+	_ = json.Unmarshal(m.Blocks, &blocks)
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(blocks)
+	return b.String()
+}
+
+// waitFor polls cond for up to 10 s.
+func (h *harness) waitFor(what string, cond func() bool) {
+	h.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			h.t.Fatalf("timed out waiting for %s; messages: %s", what, h.dump())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (h *harness) dump() string {
+	var b strings.Builder
+	for _, m := range h.fake.Messages(chanIn) {
+		b.WriteString("\n  " + m.TS + " thread=" + m.ThreadTS + " eph=" + m.ToUser + " " + m.Text)
+	}
+	return b.String()
+}
+
+// root is the run's root message in chanIn.
+func (h *harness) root() (slackfake.Message, bool) {
+	for _, m := range h.fake.Messages(chanIn) {
+		if m.ThreadTS == "" && !m.Ephemeral && strings.Contains(raw(m), "Research request") {
+			return m, true
+		}
+	}
+	return slackfake.Message{}, false
+}
+
+// withAction finds the newest non-ephemeral message carrying actionID and
+// containing text.
+func (h *harness) withAction(actionID, text string) (slackfake.Message, bool) {
+	msgs := h.fake.Messages(chanIn)
+	for i := len(msgs) - 1; i >= 0; i-- {
+		m := msgs[i]
+		if !m.Ephemeral && strings.Contains(raw(m), `"`+actionID+`"`) && strings.Contains(raw(m), text) {
+			return m, true
+		}
+	}
+	return slackfake.Message{}, false
+}
+
+// ephemeralTo finds an ephemeral message to user containing text.
+func (h *harness) ephemeralTo(user, text string) bool {
+	for _, m := range h.fake.Messages(chanIn) {
+		if m.Ephemeral && m.ToUser == user && strings.Contains(raw(m)+m.Text, text) {
+			return true
+		}
+	}
+	return false
+}
+
+// message returns the current version of the message at ts.
+func (h *harness) message(ts string) slackfake.Message {
+	for _, m := range h.fake.Messages(chanIn) {
+		if m.TS == ts {
+			return m
+		}
+	}
+	h.t.Fatalf("no message %s", ts)
+	return slackfake.Message{}
+}
+
+// startRun runs /research and returns the plan checkpoint message.
+func (h *harness) startRun(text string) slackfake.Message {
+	h.t.Helper()
+	ack := h.slash(requester, chanIn, text)
+	if len(ack.Payload) > 0 && string(ack.Payload) != "null" {
+		h.t.Fatalf("unexpected ack payload %s", ack.Payload)
+	}
+	var plan slackfake.Message
+	h.waitFor("the plan checkpoint", func() bool {
+		var ok bool
+		plan, ok = h.withAction(ActionApprove, "Research plan")
+		return ok
+	})
+	return plan
+}
+
+func TestE2ESlashCommandToReport(t *testing.T) {
+	h := newHarness(t, nil)
+	h.engine.report.Abstract = "A page said <!channel> and <https://evil.example|click here>; a model said <@U0OTHER01>."
+	plan := h.startRun("--mode full --depth quick How do RAG systems handle stale sources?")
+
+	root, ok := h.root()
+	if !ok {
+		t.Fatalf("no root message: %s", h.dump())
+	}
+	if plan.ThreadTS != root.TS {
+		t.Errorf("checkpoint is not in the root's thread: %q vs %q", plan.ThreadTS, root.TS)
+	}
+	h.waitFor("the root message to name the run", func() bool { return strings.Contains(raw(h.message(root.TS)), "run-1") })
+	if !strings.Contains(raw(h.message(root.TS)), "How do RAG systems handle stale sources?") {
+		t.Error("root message does not name the question")
+	}
+	if m := h.fake.Calls("chat.postMessage")[0]; m.Params["unfurl_links"] != "false" {
+		t.Errorf("unfurl_links = %q, want false", m.Params["unfurl_links"])
+	}
+	// The button carries only the opaque instance id.
+	if !strings.Contains(raw(plan), `"value":"run-1.cp1"`) {
+		t.Errorf("button value is not the bare instance id: %s", plan.Blocks)
+	}
+
+	h.click(requester, plan, ActionApprove)
+	h.waitFor("the plan to collapse", func() bool {
+		m := h.message(plan.TS)
+		return !strings.Contains(raw(m), ActionApprove) && strings.Contains(raw(m), "approved by <@"+requester+">")
+	})
+	var draft slackfake.Message
+	h.waitFor("the draft checkpoint", func() bool {
+		draft, ok = h.withAction(ActionApprove, "Draft review")
+		return ok
+	})
+	h.click(requester, draft, ActionApprove)
+	h.waitFor("the uploaded report", func() bool { return len(h.fake.Files()) == 1 && h.fake.Files()[0].Completed })
+	f := h.fake.Files()[0]
+	if f.Channel != chanIn || f.ThreadTS != root.TS || !strings.Contains(string(f.Content), "Full report.") || !strings.HasSuffix(f.Name, ".md") {
+		t.Errorf("file = %+v", f)
+	}
+	var report slackfake.Message
+	h.waitFor("the report summary", func() bool {
+		for _, m := range h.fake.Thread(chanIn, root.TS) {
+			if strings.Contains(raw(m), "RAG and stale sources") && strings.Contains(raw(m), "attached") {
+				report = m
+				return true
+			}
+		}
+		return false
+	})
+	// Untrusted text in the report is escaped: no broadcast, mention or masked link.
+	var blocks []map[string]any
+	_ = json.Unmarshal(report.Blocks, &blocks)
+	var texts []string
+	walkTexts(toAny(blocks), func(s string) { texts = append(texts, s) })
+	all := strings.Join(texts, "\n")
+	for _, bad := range []string{"<!channel>", "<https://evil.example|", "<@U0OTHER01>"} {
+		if strings.Contains(all, bad) {
+			t.Errorf("report contains %q unescaped:\n%s", bad, all)
+		}
+	}
+	if !strings.Contains(all, "&lt;!channel&gt;") || !strings.Contains(all, "<https://blog.example.com/rag-fresh|Keeping RAG fresh>") {
+		t.Errorf("report lacks the escaped text or the citation link:\n%s", all)
+	}
+	if report.UnfurlLinks == nil || *report.UnfurlLinks {
+		t.Error("report message unfurls links")
+	}
+	h.waitFor("the root message to say done", func() bool { return strings.Contains(raw(h.message(root.TS)), "done") })
+	if got := len(h.engine.decisionsCopy()); got != 2 {
+		t.Errorf("%d decisions, want 2", got)
+	}
+}
+
+func toAny(v any) any {
+	b, _ := json.Marshal(v)
+	var out any
+	_ = json.Unmarshal(b, &out)
+	return out
+}
+
+func TestE2EEditViaModalWithValidationError(t *testing.T) {
+	h := newHarness(t, nil)
+	plan := h.startRun("what is RAG?")
+	h.click(requester, plan, ActionEdit)
+	h.waitFor("the edit modal", func() bool { return len(h.fake.Views()) == 1 })
+	v := h.fake.Views()[0]
+	if v.Method != "views.open" || v.TriggerID == "" {
+		t.Fatalf("view opened by %s with trigger %q", v.Method, v.TriggerID)
+	}
+	if !strings.Contains(string(v.JSON), `"private_metadata":"run-1.cp1"`) || !strings.Contains(string(v.JSON), "Why do sources go stale?") {
+		t.Errorf("modal is not pre-filled for the instance: %s", v.JSON)
+	}
+	// Clearing a required field is refused in place.
+	ack := h.submit(requester, v, prefilled(t, v, map[string]map[string]slack.BlockAction{"sub_questions": {"value": {Value: "  "}}}))
+	if ack.ResponseAction != "errors" || ack.Errors["sub_questions"] == "" {
+		t.Fatalf("ack = %+v, want a field error on sub_questions", ack)
+	}
+	if n := len(h.engine.decisionsCopy()); n != 0 {
+		t.Fatalf("%d decisions after an invalid form", n)
+	}
+	ack = h.submit(requester, v, prefilled(t, v, map[string]map[string]slack.BlockAction{
+		"sub_questions": {"value": {Value: "What is RAG?\nHow is freshness measured?"}},
+		"depth":         {"value": {SelectedOption: slack.OptionBlockObject{Value: "comprehensive"}}},
+	}))
+	if ack.ResponseAction == "errors" {
+		t.Fatalf("valid form refused: %+v", ack)
+	}
+	h.waitFor("the edit decision", func() bool { return len(h.engine.decisionsCopy()) == 1 })
+	d := h.engine.decisionsCopy()[0]
+	if d.Action != checkpoints.Edit || d.By != requester || d.Values["depth"] != "comprehensive" || !strings.Contains(d.Values["sub_questions"].(string), "freshness") {
+		t.Errorf("decision = %+v", d)
+	}
+	h.waitFor("the collapsed record naming the change", func() bool {
+		b := raw(h.message(plan.TS))
+		return strings.Contains(b, "edited") && strings.Contains(b, "standard → comprehensive")
+	})
+	if len(h.engine.opened) != 1 {
+		t.Errorf("Opened calls = %v", h.engine.opened)
+	}
+}
+
+func TestE2ERejectWithReason(t *testing.T) {
+	h := newHarness(t, nil)
+	plan := h.startRun("what is RAG?")
+	h.click(requester, plan, ActionReject)
+	h.waitFor("the reject modal", func() bool { return len(h.fake.Views()) == 1 })
+	v := h.fake.Views()[0]
+	ack := h.submit(requester, v, nil)
+	if ack.ResponseAction != "errors" || ack.Errors[reasonBlockID] == "" {
+		t.Fatalf("empty reason accepted: %+v", ack)
+	}
+	h.submit(requester, v, map[string]map[string]slack.BlockAction{reasonBlockID: {valueActionID: {Value: "Focus on <!channel> vector databases"}}})
+	h.waitFor("the reject decision", func() bool { return len(h.engine.decisionsCopy()) == 1 })
+	if d := h.engine.decisionsCopy()[0]; d.Action != checkpoints.Reject || d.Note != "Focus on <!channel> vector databases" {
+		t.Errorf("decision = %+v", d)
+	}
+	h.waitFor("the collapsed reject record", func() bool {
+		b := raw(h.message(plan.TS))
+		return strings.Contains(b, "rejected by") && strings.Contains(b, "Reason: Focus on &lt;!channel&gt; vector databases")
+	})
+}
+
+func TestE2EClickByAnotherUser(t *testing.T) {
+	h := newHarness(t, nil)
+	plan := h.startRun("what is RAG?")
+	h.click(stranger, plan, ActionApprove)
+	h.waitFor("an ephemeral explanation to the stranger", func() bool { return h.ephemeralTo(stranger, "Only <@"+requester+">") })
+	h.click(stranger, plan, ActionEdit)
+	h.waitFor("a second explanation", func() bool {
+		n := 0
+		for _, m := range h.fake.Messages(chanIn) {
+			if m.Ephemeral && m.ToUser == stranger {
+				n++
+			}
+		}
+		return n == 2
+	})
+	if len(h.engine.decisionsCopy()) != 0 || len(h.fake.Views()) != 0 {
+		t.Fatalf("a stranger changed something: %v, %d views", h.engine.decisionsCopy(), len(h.fake.Views()))
+	}
+	// A configured approver may decide.
+	h.click(approver, plan, ActionApprove)
+	h.waitFor("the approver's decision", func() bool { return len(h.engine.decisionsCopy()) == 1 })
+	if d := h.engine.decisionsCopy()[0]; d.By != approver {
+		t.Errorf("decided by %q", d.By)
+	}
+}
+
+func TestE2EDoubleClickAndRedeliveryApplyOnce(t *testing.T) {
+	h := newHarness(t, nil)
+	plan := h.startRun("what is RAG?")
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(h.ctx, 5*time.Second)
+			defer cancel()
+			_, _ = h.fake.ClickButton(ctx, requester, plan.Channel, plan.TS, ActionApprove, "", "")
+		})
+	}
+	wg.Wait()
+	// A redelivery of the same click (Slack retries an envelope it thinks was lost).
+	ctx, cancel := context.WithTimeout(h.ctx, 5*time.Second)
+	defer cancel()
+	payload := map[string]any{
+		"type": "block_actions", "user": map[string]any{"id": requester}, "team": map[string]any{"id": slackfake.TeamID},
+		"channel":   map[string]any{"id": chanIn},
+		"container": map[string]any{"type": "message", "message_ts": plan.TS, "channel_id": chanIn, "thread_ts": plan.ThreadTS},
+		"actions":   []any{map[string]any{"action_id": ActionApprove, "block_id": "cp_actions", "type": "button", "value": "run-1.cp1"}},
+	}
+	if _, err := h.fake.Send(ctx, slackfake.Envelope{Type: "interactive", Payload: payload, RetryAttempt: 1, RetryReason: "timeout"}); err != nil {
+		t.Fatal(err)
+	}
+	h.waitFor("a polite note about the repeat", func() bool { return h.ephemeralTo(requester, "already decided") })
+	time.Sleep(200 * time.Millisecond)
+	if n := len(h.engine.decisionsCopy()); n != 1 {
+		t.Fatalf("%d decisions, want exactly 1", n)
+	}
+}
+
+func TestE2EClickOnSupersededCheckpoint(t *testing.T) {
+	h := newHarness(t, nil)
+	plan := h.startRun("what is RAG?")
+	h.engine.supersede(h.ctx, "run-1")
+	h.waitFor("the newer checkpoint", func() bool { m, ok := h.withAction(ActionApprove, "Research plan"); return ok && m.TS != plan.TS })
+	h.click(requester, plan, ActionApprove)
+	h.waitFor("the superseded explanation", func() bool { return h.ephemeralTo(requester, "no longer current") })
+	if n := len(h.engine.decisionsCopy()); n != 0 {
+		t.Fatalf("%d decisions on a superseded checkpoint", n)
+	}
+}
+
+func TestE2ERateLimitedPostMessageIsRetried(t *testing.T) {
+	h := newHarness(t, nil)
+	h.fake.FailNext("chat.postMessage", 1, 1)
+	h.startRun("what is RAG?")
+	calls := h.fake.Calls("chat.postMessage")
+	if len(calls) < 2 || calls[0].Status != http.StatusTooManyRequests || calls[1].Status != http.StatusOK {
+		t.Fatalf("calls = %+v", calls)
+	}
+	if gap := calls[1].At.Sub(calls[0].At); gap < 900*time.Millisecond {
+		t.Errorf("retried after %s, before Retry-After (1s)", gap)
+	}
+	if _, ok := h.root(); !ok {
+		t.Error("no root message after the retry")
+	}
+	body := scrape(t, h.app.Handler())
+	if !strings.Contains(body, `researchbot_slack_api_rate_limited_total{method="chat.postMessage"} 1`) {
+		t.Errorf("429 not counted:\n%s", grep(body, "rate_limited"))
+	}
+}
+
+func TestE2EChannelWithoutTheBot(t *testing.T) {
+	h := newHarness(t, nil)
+	h.slash(requester, chanOut, "what is RAG?")
+	h.waitFor("the invite explanation", func() bool {
+		for _, m := range h.fake.Messages(chanOut) {
+			if m.Ephemeral && m.ToUser == requester && strings.Contains(raw(m), "/invite @researchbot") {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+func TestE2EHelpUsageAndLimits(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.Limits = RateLimits{PerUser: redis_rate.PerHour(1)} })
+	ack := h.slash(requester, chanIn, "")
+	if !strings.Contains(string(ack.Payload), "Checkpoints") || !strings.Contains(string(ack.Payload), `"response_type":"ephemeral"`) {
+		t.Errorf("help ack = %s", ack.Payload)
+	}
+	ack = h.slash(requester, chanIn, strings.Repeat("x", 2001))
+	if !strings.Contains(string(ack.Payload), "the limit is 2000") {
+		t.Errorf("too-long ack = %s", ack.Payload)
+	}
+	h.startRun("first question")
+	h.slash(requester, chanIn, "second question")
+	h.waitFor("the rate-limit message", func() bool { return h.ephemeralTo(requester, "Try again in") })
+	h.slash(requester, chanIn, "stream list")
+	h.waitFor("the streams message", func() bool { return h.ephemeralTo(requester, "streams are not enabled") })
+	h.slash(requester, chanIn, "list")
+	h.waitFor("the run list", func() bool { return h.ephemeralTo(requester, "Your recent research runs") })
+	h.slash(requester, chanIn, "status run-1")
+	h.waitFor("the status", func() bool { return h.ephemeralTo(requester, "waiting for a decision") })
+	h.slash(requester, chanIn, "status nope")
+	h.waitFor("the unknown-run message", func() bool { return h.ephemeralTo(requester, "can't find run") })
+}
+
+func TestE2ECancelAsksToConfirm(t *testing.T) {
+	h := newHarness(t, nil)
+	h.startRun("what is RAG?")
+	h.slash(stranger, chanIn, "cancel run-1")
+	h.waitFor("the refusal", func() bool { return h.ephemeralTo(stranger, "Only <@"+requester+">") })
+	h.slash(requester, chanIn, "cancel")
+	var confirm slackfake.Message
+	h.waitFor("the confirmation", func() bool {
+		for _, m := range h.fake.Messages(chanIn) {
+			if m.Ephemeral && strings.Contains(raw(m), ActionCancelConfirm) {
+				confirm = m
+				return true
+			}
+		}
+		return false
+	})
+	h.click(requester, confirm, ActionCancelConfirm)
+	h.waitFor("the cancellation", func() bool { h.engine.mu.Lock(); defer h.engine.mu.Unlock(); return len(h.engine.cancels) == 1 })
+	h.waitFor("the cancelled note in the thread", func() bool { return strings.Contains(h.dump(), "Research cancelled") || h.threadHas("was cancelled") })
+}
+
+func (h *harness) threadHas(text string) bool {
+	for _, m := range h.fake.Messages(chanIn) {
+		if strings.Contains(raw(m), text) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestE2EReconnectsAfterDisconnect(t *testing.T) {
+	h := newHarness(t, nil)
+	h.fake.Disconnect("refresh_requested")
+	ctx, cancel := context.WithTimeout(h.ctx, 10*time.Second)
+	defer cancel()
+	if err := h.fake.WaitConnections(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	h.startRun("still there?")
+	h.waitFor("readiness", func() bool { return get(t, h.app.Handler(), "/readyz") == http.StatusOK })
+}
+
+func TestHealthEndpoints(t *testing.T) {
+	h := newHarness(t, nil)
+	if code := get(t, h.app.Handler(), "/healthz"); code != http.StatusOK {
+		t.Errorf("/healthz = %d", code)
+	}
+	h.waitFor("readiness", func() bool { return get(t, h.app.Handler(), "/readyz") == http.StatusOK })
+	h.slash(requester, chanIn, "help")
+	body := scrape(t, h.app.Handler())
+	for _, want := range []string{"researchbot_slack_ack_latency_seconds_count{type=\"slash_command\"} 1", "researchbot_slack_api_calls_total", "researchbot_slack_events_total"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+	notReady := HealthHandler(NewMetrics(), func() bool { return false }, nil)
+	if code := get(t, notReady, "/readyz"); code != http.StatusServiceUnavailable {
+		t.Errorf("/readyz while disconnected = %d", code)
+	}
+}
+
+func get(t *testing.T, h http.Handler, path string) int {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+	return rec.Code
+}
+
+func scrape(t *testing.T, h http.Handler) string {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	return rec.Body.String()
+}
+
+func grep(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+func TestE2EOldButtonWorksAfterRestart(t *testing.T) {
+	h := newHarness(t, nil)
+	plan := h.startRun("what is RAG?")
+	h.stop() // the bot process goes away while the checkpoint waits
+
+	// A new process: new App, new Presenter, same Redis and run store.
+	pres, err := NewPresenter(PresenterConfig{BotToken: h.fake.BotToken(), APIURL: h.fake.APIURL(), Redis: h.rdb, MinInterval: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.pres.Close()
+	h.pres = pres
+	h.engine.mu.Lock()
+	h.engine.pres = pres
+	h.engine.mu.Unlock()
+	cfg := h.cfg
+	cfg.Metrics = nil
+	app, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.app = app
+	h.stop = runApp(t, app, h.fake)
+	wctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := h.fake.WaitConnections(wctx, 2); err != nil {
+		t.Fatal(err)
+	}
+
+	h.click(requester, plan, ActionApprove)
+	h.waitFor("the old message to collapse", func() bool {
+		m := h.message(plan.TS)
+		return !strings.Contains(raw(m), ActionApprove) && strings.Contains(text(m), "approved by")
+	})
+	var draft slackfake.Message
+	h.waitFor("the next checkpoint", func() bool { var ok bool; draft, ok = h.withAction(ActionApprove, "Draft review"); return ok })
+	h.click(requester, draft, ActionApprove)
+	h.waitFor("the report file", func() bool { return len(h.fake.Files()) == 1 })
+}

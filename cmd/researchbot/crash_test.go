@@ -1,0 +1,232 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/researchbot/researchbot/internal/redistest"
+	"github.com/researchbot/researchbot/internal/researchtest"
+	"github.com/researchbot/researchbot/llm/llmtest"
+)
+
+// TestMain lets the test binary act as the researchbot command when
+// RESEARCHBOT_CHILD is set, so crash tests can run it as a child process
+// and kill it for real.
+func TestMain(m *testing.M) {
+	if os.Getenv("RESEARCHBOT_CHILD") == "1" {
+		var args []string
+		if err := json.Unmarshal([]byte(os.Getenv("RESEARCHBOT_ARGS")), &args); err != nil {
+			fmt.Fprintln(os.Stderr, "bad RESEARCHBOT_ARGS:", err)
+			os.Exit(2)
+		}
+		err := run(context.Background(), args, os.Getenv, os.Stdin, os.Stdout, os.Stderr)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			if e, ok := err.(*exitError); ok {
+				os.Exit(e.code)
+			}
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// world is the fakes a child process talks to, and their shared Redis.
+type world struct {
+	redisURL string
+	web      *researchtest.Web
+	llm      *llmtest.Server
+	res      *researchtest.Researcher
+}
+
+func newWorld(t *testing.T, res *researchtest.Researcher) *world {
+	srv, _ := redistest.Start(t)
+	return &world{redisURL: srv.URL, web: researchtest.NewWeb(t, researchtest.DefaultPages()...), llm: llmtest.NewServer(t, res.Respond), res: res}
+}
+
+// child is a running researchbot process.
+type child struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stdout bytes.Buffer
+	mu     sync.Mutex
+	stderr strings.Builder
+	lines  chan string
+	done   chan error
+}
+
+func (w *world) start(t *testing.T, args ...string) *child {
+	t.Helper()
+	raw, _ := json.Marshal(args)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(),
+		"RESEARCHBOT_CHILD=1", "RESEARCHBOT_ARGS="+string(raw), "RESEARCHBOT_NO_EDITOR=1",
+		"REDIS_URL="+w.redisURL, "OPENAI_API_KEY=sk-test", "OPENAI_BASE_URL="+w.llm.URL(),
+		"SEARXNG_URL="+w.web.URL(), "FETCH_ALLOW_PRIVATE_NETWORKS=true", "RUN_LEASE=2s", "LLM_MAX_RETRIES=1",
+	)
+	c := &child{cmd: cmd, lines: make(chan string, 256), done: make(chan error, 1)}
+	cmd.Stdout = &c.stdout
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.stdin, err = cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { // owner: this child; ends when the child's stderr closes
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			c.mu.Lock()
+			c.stderr.WriteString(sc.Text() + "\n")
+			c.mu.Unlock()
+			select {
+			case c.lines <- sc.Text():
+			default:
+			}
+		}
+		c.done <- cmd.Wait()
+	}()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	return c
+}
+
+func (c *child) log() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stderr.String()
+}
+
+// waitFor waits for a stderr line matching re and returns its submatches.
+func (c *child) waitFor(t *testing.T, re *regexp.Regexp) []string {
+	t.Helper()
+	deadline := time.After(60 * time.Second)
+	for {
+		select {
+		case l := <-c.lines:
+			if m := re.FindStringSubmatch(l); m != nil {
+				return m
+			}
+		case err := <-c.done:
+			t.Fatalf("child exited (%v) before %q; stderr:\n%s", err, re, c.log())
+		case <-deadline:
+			t.Fatalf("no %q within 60 s; stderr:\n%s", re, c.log())
+		}
+	}
+}
+
+func (c *child) kill(t *testing.T) {
+	t.Helper()
+	if err := c.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-c.done
+}
+
+func (c *child) wait(t *testing.T) error {
+	t.Helper()
+	select {
+	case err := <-c.done:
+		return err
+	case <-time.After(90 * time.Second):
+		t.Fatalf("child did not finish; stderr:\n%s", c.log())
+	}
+	return nil
+}
+
+var startedRe = regexp.MustCompile(`^run (r-[a-z0-9]+) started`)
+
+func TestKilledAtACheckpointResumes(t *testing.T) {
+	w := newWorld(t, &researchtest.Researcher{})
+	c := w.start(t, "run", "--mode", "guided", "How well do heat pumps work in cold climates?")
+	runID := c.waitFor(t, startedRe)[1]
+	c.waitFor(t, regexp.MustCompile(`^Estimate: about`)) // the plan is shown: the run waits for a person
+	c.kill(t)
+
+	c2 := w.start(t, "run", "--resume", runID)
+	c2.waitFor(t, regexp.MustCompile("resuming run "+runID))
+	fmt.Fprintln(c2.stdin, "a") // the plan, shown again
+	c2.waitFor(t, regexp.MustCompile(`✓ Research plan: approve`))
+	fmt.Fprintln(c2.stdin, "a") // the draft
+	if err := c2.wait(t); err != nil {
+		t.Fatalf("resumed run failed: %v\n%s", err, c2.log())
+	}
+	if !strings.Contains(c2.stdout.String(), "# Heat pumps in cold climates") {
+		t.Fatalf("no report on stdout:\n%s\nstderr:\n%s", c2.stdout.String(), c2.log())
+	}
+	if n := w.res.Count("research_plan"); n != 1 {
+		t.Errorf("the plan was made %d times; a resumed run must not recompute it", n)
+	}
+}
+
+func TestKilledInTheMiddleOfAStepResumes(t *testing.T) {
+	res := &researchtest.Researcher{DelayFor: func(schema string, n int) time.Duration {
+		if schema == "analysis" && n == 1 {
+			return 20 * time.Second // the process is killed while waiting for this answer
+		}
+		return 0
+	}}
+	w := newWorld(t, res)
+	c := w.start(t, "run", "--mode", "auto", "How well do heat pumps work in cold climates?")
+	runID := c.waitFor(t, startedRe)[1]
+	deadline := time.Now().Add(60 * time.Second)
+	for res.Count("analysis") == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("analysis never started; stderr:\n%s", c.log())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	searches := w.web.Searches()
+	c.kill(t)
+
+	c2 := w.start(t, "run", "--resume", runID)
+	if err := c2.wait(t); err != nil {
+		t.Fatalf("resumed run failed: %v\n%s", err, c2.log())
+	}
+	if !strings.Contains(c2.stdout.String(), "# Heat pumps in cold climates") {
+		t.Fatalf("no report:\n%s", c2.log())
+	}
+	if n := res.Count("research_plan"); n != 1 {
+		t.Errorf("plan made %d times, want 1 (recorded before the crash)", n)
+	}
+	if got := w.web.Searches(); got != searches {
+		t.Errorf("searches went from %d to %d after the resume; they were recorded and must not be redone", searches, got)
+	}
+	if n := res.Count("analysis"); n != 2 {
+		t.Errorf("analysis called %d times, want 2 (only the step in flight is redone)", n)
+	}
+}
+
+func TestBadInputGetsAClearError(t *testing.T) {
+	var out, errb bytes.Buffer
+	err := run(context.Background(), []string{"run", "--depth", "bottomless", "a question"}, func(string) string { return "" }, strings.NewReader(""), &out, &errb)
+	if err == nil || !strings.Contains(err.Error(), `unknown depth "bottomless"`) {
+		t.Fatalf("err = %v", err)
+	}
+	err = run(context.Background(), []string{"run", "x"}, func(k string) string {
+		return map[string]string{"REDIS_URL": "nope", "LLM_TIMEOUT": "soon"}[k]
+	}, strings.NewReader(""), &out, &errb)
+	if err == nil || !strings.Contains(errb.String(), "REDIS_URL") || !strings.Contains(errb.String(), "LLM_TIMEOUT") || !strings.Contains(errb.String(), "OPENAI_API_KEY") {
+		t.Fatalf("every configuration problem must be listed at once; err %v, stderr:\n%s", err, errb.String())
+	}
+	err = run(context.Background(), []string{"frobnicate"}, func(string) string { return "" }, strings.NewReader(""), &out, &errb)
+	if err == nil || !strings.Contains(errb.String(), `unknown command "frobnicate"`) {
+		t.Fatalf("unknown command: %v", err)
+	}
+}

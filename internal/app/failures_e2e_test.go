@@ -1,0 +1,165 @@
+package app
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/researchbot/researchbot/checkpoints"
+	"github.com/researchbot/researchbot/internal/researchtest"
+	"github.com/researchbot/researchbot/llm/llmtest"
+	"github.com/researchbot/researchbot/pipeline"
+)
+
+func TestRateLimitWithRetryAfterThenSuccess(t *testing.T) {
+	res := &researchtest.Researcher{Before: func(schema string, n int) *llmtest.Reply {
+		if schema == "research_plan" && n == 1 {
+			r := llmtest.RateLimited("1")
+			return &r
+		}
+		return nil
+	}}
+	h := newHarness(t, res, nil)
+	start := time.Now()
+	h.start(checkpoints.ModeAuto, pipeline.Limits{})
+	r := h.finish()
+	if r.Status != pipeline.StatusCompleted {
+		t.Fatalf("status %s", r.Status)
+	}
+	if n := len(callsOf(h.llm, "research_plan")); n != 2 {
+		t.Errorf("planner HTTP calls = %d, want 2 (429, then success)", n)
+	}
+	if time.Since(start) < time.Second {
+		t.Errorf("the run did not wait the 1 s Retry-After")
+	}
+}
+
+func TestMalformedJSONIsRepaired(t *testing.T) {
+	res := &researchtest.Researcher{Before: func(schema string, n int) *llmtest.Reply {
+		if schema == "analysis" && n == 1 {
+			return &llmtest.Reply{Content: `{"findings": [oops`}
+		}
+		return nil
+	}}
+	h := newHarness(t, res, nil)
+	h.start(checkpoints.ModeAuto, pipeline.Limits{})
+	r := h.finish()
+	if r.Status != pipeline.StatusCompleted || r.Analysis == nil || len(r.Analysis.Findings) == 0 {
+		t.Fatalf("status %s, analysis %+v", r.Status, r.Analysis)
+	}
+	calls := callsOf(h.llm, "analysis")
+	for i, c := range calls {
+		t.Logf("analysis call %d: %d messages, user %.80q", i, c.Messages, c.User)
+	}
+	if len(calls) != 2 || calls[1].Messages <= calls[0].Messages {
+		t.Fatalf("want a repair call with the bad output sent back; got %d calls", len(calls))
+	}
+}
+
+func TestContextLengthErrorShrinksTheInput(t *testing.T) {
+	res := &researchtest.Researcher{Before: func(schema string, n int) *llmtest.Reply {
+		if schema == "research_draft" && n == 1 {
+			r := llmtest.ContextLengthError()
+			return &r
+		}
+		return nil
+	}}
+	h := newHarness(t, res, nil)
+	h.start(checkpoints.ModeAuto, pipeline.Limits{})
+	r := h.finish()
+	if r.Status != pipeline.StatusCompleted {
+		t.Fatalf("status %s: %s", r.Status, r.Failure)
+	}
+	if r.Counters.Shrinks != 1 || r.Limits.MaxSourceChars != 3000 {
+		t.Errorf("shrinks %d, source chars %d; want 1 and 3000", r.Counters.Shrinks, r.Limits.MaxSourceChars)
+	}
+	if !containsAny(r.Report.Caveats, "context window") {
+		t.Errorf("the shrink is not stated in the report: %v", r.Report.Caveats)
+	}
+	calls := callsOf(h.llm, "research_draft")
+	if len(calls) != 2 || len(calls[1].User) >= len(calls[0].User) {
+		t.Errorf("the retry was not smaller (%d calls)", len(calls))
+	}
+}
+
+func TestCitationToAnUnfetchedURLIsRemoved(t *testing.T) {
+	h := newHarness(t, &researchtest.Researcher{BadCitations: true}, nil)
+	h.start(checkpoints.ModeAuto, pipeline.Limits{})
+	r := h.finish()
+	if r.Status != pipeline.StatusCompleted {
+		t.Fatalf("status %s", r.Status)
+	}
+	for _, bad := range []string{"unfetched.example", "[99]"} {
+		if strings.Contains(r.Report.Markdown, bad) {
+			t.Errorf("report still contains %q:\n%s", bad, r.Report.Markdown)
+		}
+	}
+	if !strings.Contains(r.Report.Markdown, "the brochure") {
+		t.Error("the link text should stay, without the link")
+	}
+	assertCitationsFetched(t, r)
+}
+
+func TestTimeoutsOnAnInjectedClock(t *testing.T) {
+	t.Run("a required checkpoint is re-offered, never read as a rejection", func(t *testing.T) {
+		h := newHarness(t, &researchtest.Researcher{}, nil)
+		h.start(checkpoints.ModeGuided, pipeline.Limits{})
+		plan := h.next()
+		h.clock.Advance(23 * time.Hour)
+		if err := h.app.Engine.CheckTimeout(context.Background(), plan.RunID, plan.ID); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case inst := <-h.rec.offers:
+			t.Fatalf("re-offered %s before its deadline", inst.DefinitionID)
+		default:
+		}
+		h.clock.Advance(2 * time.Hour)
+		if err := h.app.Engine.CheckTimeout(context.Background(), plan.RunID, plan.ID); err != nil {
+			t.Fatal(err)
+		}
+		again := h.next()
+		if again.ID != plan.ID || again.Attempt != 2 || again.State != checkpoints.StateOffered {
+			t.Fatalf("reminder: id %v attempt %d state %s", again.ID == plan.ID, again.Attempt, again.State)
+		}
+		r, _ := h.app.Engine.Load(context.Background(), plan.RunID)
+		if r.Status != pipeline.StatusWaiting || r.Counters.PlanRounds != 1 || len(r.Feedback) != 0 {
+			t.Fatalf("a timeout changed the run: status %s, plans %d, feedback %v", r.Status, r.Counters.PlanRounds, r.Feedback)
+		}
+		// After every reminder is used up, a person can still answer it.
+		for i := 0; i < 3; i++ {
+			h.clock.Advance(25 * time.Hour)
+			if err := h.app.Engine.CheckTimeout(context.Background(), plan.RunID, plan.ID); err != nil {
+				t.Fatal(err)
+			}
+			h.next()
+		}
+		h.decide(plan, checkpoints.Decision{Action: checkpoints.Approve})
+		h.decide(h.next(), checkpoints.Decision{Action: checkpoints.Approve})
+		if r := h.finish(); r.Status != pipeline.StatusCompleted {
+			t.Fatalf("status %s", r.Status)
+		}
+	})
+	t.Run("an optional checkpoint that times out is skipped and the run goes on", func(t *testing.T) {
+		h := newHarness(t, &researchtest.Researcher{CriticalOnReview: map[int]bool{1: true}}, nil)
+		h.start(checkpoints.ModeGuided, pipeline.Limits{})
+		h.decide(h.next(), checkpoints.Decision{Action: checkpoints.Approve})
+		crit := h.next()
+		if crit.DefinitionID != checkpoints.CriticalIssues || crit.Required {
+			t.Fatalf("got %s required=%v", crit.DefinitionID, crit.Required)
+		}
+		h.clock.Advance(3 * time.Hour)
+		if err := h.app.Engine.CheckTimeout(context.Background(), crit.RunID, crit.ID); err != nil {
+			t.Fatal(err)
+		}
+		next := h.next() // the reviewer's routing stands: revise, review again, draft review
+		if next.DefinitionID != checkpoints.DraftReview {
+			t.Fatalf("after the skipped checkpoint got %s", next.DefinitionID)
+		}
+		r, _ := h.app.Engine.Load(context.Background(), crit.RunID)
+		if got := r.Instance(crit.ID).State; got != checkpoints.StateSkipped {
+			t.Fatalf("timed-out optional checkpoint is %s, want skipped", got)
+		}
+	})
+}

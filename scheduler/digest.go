@@ -1,0 +1,357 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/researchbot/researchbot/checkpoints"
+	"github.com/researchbot/researchbot/dedup"
+	"github.com/researchbot/researchbot/pipeline"
+)
+
+// OriginKind is the pipeline.Origin kind of digest runs; the engine must map it to
+// a [DigestPresenter].
+const OriginKind = "stream"
+
+// maxDigestQuestion bounds the generated question (pipeline.MaxQuestionRunes is the hard limit).
+const maxDigestQuestion = 600
+
+// DigestRequest is the pipeline request of the digest of s scheduled at fireAt.
+//
+// The question asks what is new about the stream's keywords, in its focus areas,
+// including its competitors; the stream's purpose, goals and expected outcomes go
+// into Context. Since is the fire time of the previous digest that reported
+// something (a completed or partial run, dry runs excluded), or one period of the
+// stream's frequency before fireAt for the first digest. Known is the stream's
+// Known, so the run leaves out what earlier digests reported. Policy auto runs in
+// checkpoints.ModeAuto; hold_draft runs in checkpoints.ModeGuided, where the
+// [DigestPresenter] approves every checkpoint but draft_review, which waits for the
+// owner. Origin names the stream and its channel; Origin.Queue is left empty (the
+// [Service] fills it in).
+func DigestRequest(s Stream, fireAt time.Time) pipeline.Request {
+	mode := checkpoints.ModeAuto
+	if s.Policy == PolicyHoldDraft {
+		mode = checkpoints.ModeGuided
+	}
+	since := digestSince(s, fireAt)
+	return pipeline.Request{
+		Question:    digestQuestion(s.Spec),
+		Mode:        mode,
+		RequestedBy: s.Owner,
+		Origin:      pipeline.Origin{Kind: OriginKind, StreamID: s.ID, Channel: s.Spec.Channel},
+		Since:       since,
+		Known: pipeline.Known{
+			URLs:      slices.Clone(s.Known.URLs),
+			Simhashes: slices.Clone(s.Known.Simhashes),
+		},
+		Context: digestContext(s.Spec, since),
+	}
+}
+
+// digestSince is the fire time of the newest earlier digest that reported
+// something, or one period before fireAt.
+func digestSince(s Stream, fireAt time.Time) time.Time {
+	for i := len(s.Digests) - 1; i >= 0; i-- {
+		d := s.Digests[i]
+		if d.Trigger == TriggerDryRun || !d.FireAt.Before(fireAt) {
+			continue
+		}
+		if d.Status == DigestCompleted || d.Status == DigestPartial {
+			return d.FireAt
+		}
+	}
+	return previousPeriod(s.Spec.Frequency, fireAt)
+}
+
+// previousPeriod returns t minus one period of f (a day for unknown frequencies).
+func previousPeriod(f Frequency, t time.Time) time.Time {
+	switch f {
+	case Weekly:
+		return t.AddDate(0, 0, -7)
+	case Biweekly:
+		return t.AddDate(0, 0, -14)
+	case Monthly:
+		return t.AddDate(0, -1, 0)
+	}
+	return t.AddDate(0, 0, -1)
+}
+
+// digestQuestion builds "What is new about K1, K2 in F1, F2, including C1 (T research)?".
+func digestQuestion(spec Spec) string {
+	subject := strings.Join(spec.Keywords, ", ")
+	if subject == "" {
+		subject = spec.Name
+	}
+	var b strings.Builder
+	b.WriteString("What is new about " + subject)
+	if len(spec.FocusAreas) > 0 {
+		b.WriteString(" in " + strings.Join(spec.FocusAreas, ", "))
+	}
+	if len(spec.Competitors) > 0 {
+		b.WriteString(", including " + strings.Join(spec.Competitors, ", "))
+	}
+	if spec.Type != "" {
+		b.WriteString(" (" + string(spec.Type) + " research)")
+	}
+	q := cleanLine(b.String())
+	if utf8.RuneCountInString(q) > maxDigestQuestion {
+		q = truncate(q, maxDigestQuestion)
+	}
+	return q + "?"
+}
+
+// digestContext is the background the planner gets: what the stream is for.
+func digestContext(spec Spec, since time.Time) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Research stream %q", spec.Name)
+	if spec.Type != "" {
+		fmt.Fprintf(&b, " (%s research)", spec.Type)
+	}
+	b.WriteString(": a recurring digest that reports only what is new")
+	if !since.IsZero() {
+		b.WriteString(" since " + since.UTC().Format("2006-01-02"))
+	}
+	b.WriteString(".\n")
+	line := func(label, v string) {
+		if v = strings.TrimSpace(v); v != "" {
+			b.WriteString(label + ": " + v + "\n")
+		}
+	}
+	line("Purpose", spec.Purpose)
+	line("Business goals", strings.Join(spec.BusinessGoals, "; "))
+	line("Expected outcomes", spec.ExpectedOutcomes)
+	line("Focus areas", strings.Join(spec.FocusAreas, "; "))
+	line("Keywords", strings.Join(spec.Keywords, "; "))
+	line("Competitors to monitor", strings.Join(spec.Competitors, "; "))
+	return strings.TrimSpace(b.String())
+}
+
+// DigestPresenterConfig wires a DigestPresenter.
+type DigestPresenterConfig struct {
+	// Store holds the streams whose digests are recorded. Required.
+	Store Store
+	// Inner shows the run (the Slack presenter, which posts the report to the
+	// stream's channel); nil means nothing is shown.
+	Inner  pipeline.Presenter
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+// DigestPresenter is the pipeline.Presenter of digest runs (Origin.Kind "stream").
+// It records each digest's outcome in its stream and delegates showing the run to
+// an inner presenter. It also implements pipeline.AutoDecider: the checkpoints of
+// unattended digests are approved per the stream's policy.
+type DigestPresenter struct {
+	store Store
+	inner pipeline.Presenter
+	now   func() time.Time
+	log   *slog.Logger
+}
+
+var (
+	_ pipeline.Presenter   = (*DigestPresenter)(nil)
+	_ pipeline.AutoDecider = (*DigestPresenter)(nil)
+)
+
+// NewDigestPresenter returns a DigestPresenter.
+func NewDigestPresenter(cfg DigestPresenterConfig) *DigestPresenter {
+	p := &DigestPresenter{store: cfg.Store, inner: cfg.Inner, now: cfg.Now, log: cfg.Logger}
+	if p.now == nil {
+		p.now = time.Now
+	}
+	if p.log == nil {
+		p.log = slog.New(slog.DiscardHandler)
+	}
+	return p
+}
+
+// AutoDecide approves every checkpoint of an auto-mode run, and every checkpoint
+// but draft_review of a guided one (policy hold_draft): the draft then waits for
+// the owner, who is the run's requester.
+func (p *DigestPresenter) AutoDecide(r *pipeline.Run, inst *checkpoints.Instance) (checkpoints.Decision, bool) {
+	if r.Mode != checkpoints.ModeAuto && inst.DefinitionID == checkpoints.DraftReview {
+		return checkpoints.Decision{}, false
+	}
+	if !slices.Contains(inst.Actions, checkpoints.Approve) && len(inst.Actions) > 0 {
+		return checkpoints.Decision{}, false
+	}
+	return checkpoints.Decision{Action: checkpoints.Approve, By: "auto", Note: "approved automatically by the stream's checkpoint policy", At: p.now()}, true
+}
+
+// Offer shows a checkpoint through the inner presenter (a held draft).
+func (p *DigestPresenter) Offer(ctx context.Context, r *pipeline.Run, inst *checkpoints.Instance) error {
+	if p.inner == nil {
+		return nil
+	}
+	return p.inner.Offer(ctx, r, inst)
+}
+
+// Decided shows a decided checkpoint through the inner presenter.
+func (p *DigestPresenter) Decided(ctx context.Context, r *pipeline.Run, inst *checkpoints.Instance) error {
+	if p.inner == nil {
+		return nil
+	}
+	return p.inner.Decided(ctx, r, inst)
+}
+
+// Progress shows progress through the inner presenter.
+func (p *DigestPresenter) Progress(ctx context.Context, r *pipeline.Run) {
+	if p.inner != nil {
+		p.inner.Progress(ctx, r)
+	}
+}
+
+// Finished records the digest's outcome in its stream (status, new items, nothing
+// new; the cited pages' keys and fingerprints added to Known; Running cleared),
+// then delegates to the inner presenter, which posts the report. The report is
+// posted even when recording failed; the error is returned after.
+func (p *DigestPresenter) Finished(ctx context.Context, r *pipeline.Run) error {
+	var errs []error
+	if r.Origin.StreamID != "" {
+		if err := recordOutcome(ctx, p.store, r, p.now(), ""); err != nil {
+			if errors.Is(err, ErrStreamNotFound) {
+				p.log.Info("digest finished for a deleted stream", "stream", r.Origin.StreamID, "run", r.ID)
+			} else {
+				p.log.Warn("record digest outcome", "stream", r.Origin.StreamID, "run", r.ID, "err", err)
+				errs = append(errs, fmt.Errorf("record digest of stream %s: %w", r.Origin.StreamID, err))
+			}
+		}
+	}
+	if p.inner != nil {
+		if err := p.inner.Finished(ctx, r); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// recordOutcome writes a finished run's outcome into its stream's digest record.
+// It is idempotent: recording the same run twice changes nothing more.
+func recordOutcome(ctx context.Context, store Store, r *pipeline.Run, now time.Time, note string) error {
+	keys, hashes := citedKeys(r)
+	return updateStream(ctx, store, r.Origin.StreamID, func(s *Stream) (bool, error) {
+		rec := s.digestFor(r.ID)
+		if rec == nil {
+			// The record was dropped (bounded history) or never written: keep the outcome.
+			s.addDigest(DigestRecord{RunID: r.ID, FireAt: r.CreatedAt, StartedAt: r.CreatedAt, Status: DigestRunning})
+			rec = &s.Digests[len(s.Digests)-1]
+		}
+		wasStarting := rec.Status == DigestStarting && rec.RunID == ""
+		rec.RunID = r.ID
+		rec.Status = digestStatusOf(r.Status)
+		rec.FinishedAt = r.FinishedAt
+		if rec.FinishedAt.IsZero() {
+			rec.FinishedAt = now
+		}
+		if r.Report != nil {
+			rec.NothingNew = r.Report.NothingNew
+			rec.NewItems = len(r.Report.References)
+		}
+		switch {
+		case r.Failure != "":
+			rec.Note = clipNote(r.Failure)
+		case r.CancelledBy != "" && rec.Note == "":
+			rec.Note = clipNote("cancelled by " + r.CancelledBy)
+		case note != "":
+			rec.Note = note
+		}
+		if rec.Trigger != TriggerDryRun && r.Report != nil && (r.Status == pipeline.StatusCompleted || r.Status == pipeline.StatusPartial) {
+			s.addKnown(keys, hashes)
+		}
+		if s.Running == r.ID || (s.Running == runningStarting && wasStarting) {
+			s.Running = ""
+		}
+		return true, nil
+	})
+}
+
+// citedKeys returns the document keys and fingerprints of the pages a run's report
+// cites: each source's key (what the pipeline compares with Known.URLs), its URL and
+// the page's final URL, normalised with dedup.NormalizeURL; and the pages' simhashes.
+func citedKeys(r *pipeline.Run) ([]string, []uint64) {
+	if r.Report == nil {
+		return nil, nil
+	}
+	var keys []string
+	var hashes []uint64
+	add := func(u string) {
+		if u == "" {
+			return
+		}
+		if n, err := dedup.NormalizeURL(u); err == nil {
+			u = n
+		}
+		if !slices.Contains(keys, u) {
+			keys = append(keys, u)
+		}
+	}
+	for _, ref := range r.Report.References {
+		add(ref.URL)
+		for _, s := range r.Sources {
+			if s.ID == ref.SourceID {
+				if s.Key != "" && !slices.Contains(keys, s.Key) {
+					keys = append(keys, s.Key)
+				}
+				add(s.URL)
+			}
+		}
+		for _, pg := range r.Pages {
+			if pg.SourceID == ref.SourceID {
+				add(pg.URL)
+				add(pg.FinalURL)
+				if pg.Simhash != 0 && !slices.Contains(hashes, pg.Simhash) {
+					hashes = append(hashes, pg.Simhash)
+				}
+			}
+		}
+	}
+	return keys, hashes
+}
+
+// digestStatusOf maps a run status to a digest status.
+func digestStatusOf(s pipeline.Status) DigestStatus {
+	switch s {
+	case pipeline.StatusCompleted:
+		return DigestCompleted
+	case pipeline.StatusPartial:
+		return DigestPartial
+	case pipeline.StatusFailed:
+		return DigestFailed
+	case pipeline.StatusCancelled:
+		return DigestCancelled
+	}
+	return DigestRunning
+}
+
+// clipNote makes untrusted text fit a one-line note.
+func clipNote(s string) string { return truncate(cleanLine(s), 300) }
+
+// maxUpdateRetries bounds compare-and-set retries on one stream.
+const maxUpdateRetries = 10
+
+// updateStream loads a stream, applies change and saves it with a version check,
+// retrying on conflicts. change returns false to save nothing.
+func updateStream(ctx context.Context, store Store, id string, change func(*Stream) (bool, error)) error {
+	for range maxUpdateRetries {
+		s, err := store.Get(ctx, id)
+		if err != nil {
+			return err
+		}
+		ok, err := change(s)
+		if err != nil || !ok {
+			return err
+		}
+		err = store.Update(ctx, s)
+		if errors.Is(err, ErrStreamConflict) {
+			continue
+		}
+		return err
+	}
+	return fmt.Errorf("update stream %s: %w (gave up after %d attempts)", id, ErrStreamConflict, maxUpdateRetries)
+}

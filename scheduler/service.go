@@ -1,0 +1,539 @@
+package scheduler
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base32"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/researchbot/researchbot/pipeline"
+)
+
+// Runner starts and loads research runs; *pipeline.Engine implements it.
+type Runner interface {
+	Start(ctx context.Context, req pipeline.Request) (*pipeline.Run, error)
+	Load(ctx context.Context, id string) (*pipeline.Run, error)
+}
+
+// canceller is implemented by runners that can stop a run (*pipeline.Engine);
+// the sweeper uses it to stop a stuck digest.
+type canceller interface {
+	Cancel(ctx context.Context, runID, by string) error
+}
+
+// Defaults of ServiceConfig.
+const (
+	DefaultTickInterval      = time.Minute
+	DefaultMaxDigestDuration = 2 * time.Hour
+	DefaultClaimTTL          = 15 * time.Minute
+)
+
+// ServiceConfig wires a Service. Store and Runner are required.
+type ServiceConfig struct {
+	Store  Store
+	Runner Runner
+	Now    func() time.Time
+	Logger *slog.Logger
+	// Queue is the work queue of digest runs ("" = the engine's default queue).
+	Queue string
+	// MaxDigestDuration is how long a digest may run (waiting for a person excluded)
+	// before the sweeper gives it up. Default DefaultMaxDigestDuration.
+	MaxDigestDuration time.Duration
+	// Tick is the interval of Run's scheduling passes. Default DefaultTickInterval.
+	Tick time.Duration
+	// ClaimTTL is how long a fire's exactly-once claim lasts. It only needs to cover
+	// the moment between the claim and the stream's LastFire being saved; a replica
+	// that dies in between leaves the fire to be claimed again after ClaimTTL.
+	// Default DefaultClaimTTL.
+	ClaimTTL time.Duration
+	// Limits and Depth of digest runs (zero values: the engine's defaults).
+	Limits pipeline.Limits
+	Depth  pipeline.Depth
+	// NewID makes stream ids; nil means random ids such as "s-k3j9x2m4qp".
+	NewID func() string
+}
+
+// Service is the research-stream service: it creates and manages streams, fires
+// their digests on schedule (exactly once across replicas sharing one Store),
+// and sweeps digests that got stuck. It is safe for concurrent use.
+type Service struct {
+	cfg ServiceConfig
+	log *slog.Logger
+}
+
+// NewService checks the configuration and returns a Service.
+func NewService(cfg ServiceConfig) (*Service, error) {
+	var missing []string
+	if cfg.Store == nil {
+		missing = append(missing, "Store")
+	}
+	if cfg.Runner == nil {
+		missing = append(missing, "Runner")
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("scheduler: service needs %s", strings.Join(missing, ", "))
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.MaxDigestDuration <= 0 {
+		cfg.MaxDigestDuration = DefaultMaxDigestDuration
+	}
+	if cfg.Tick <= 0 {
+		cfg.Tick = DefaultTickInterval
+	}
+	if cfg.ClaimTTL <= 0 {
+		cfg.ClaimTTL = DefaultClaimTTL
+	}
+	if cfg.NewID == nil {
+		cfg.NewID = newStreamID
+	}
+	return &Service{cfg: cfg, log: cfg.Logger}, nil
+}
+
+func newStreamID() string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24+)
+	return "s-" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b))
+}
+
+// Create validates spec and stores a new stream owned by owner, with policy auto.
+// Its first digest is the first scheduled time after now. Errors: the spec's
+// validation error (wrapping ErrIncompleteSpec), ErrNameTaken.
+func (s *Service) Create(ctx context.Context, spec Spec, owner string) (*Stream, error) {
+	owner = strings.TrimSpace(owner)
+	if owner == "" {
+		owner = strings.TrimSpace(spec.Owner)
+	}
+	now := s.cfg.Now()
+	spec = spec.clone()
+	spec.Owner = owner
+	if spec.CreatedAt.IsZero() {
+		spec.CreatedAt = now
+	}
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	next, err := NextFire(spec.Schedule(), now)
+	if err != nil {
+		return nil, err
+	}
+	st := &Stream{
+		ID: s.cfg.NewID(), Spec: spec, Owner: owner, CreatedAt: now,
+		Policy: PolicyAuto, NextFire: next,
+	}
+	if err := s.cfg.Store.Create(ctx, st); err != nil {
+		return nil, err
+	}
+	s.log.Info("stream created", "stream", st.ID, "owner", owner)
+	return st, nil
+}
+
+// List returns every stream, sorted by name.
+func (s *Service) List(ctx context.Context) ([]*Stream, error) {
+	all, err := s.cfg.Store.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	slices.SortStableFunc(all, func(a, b *Stream) int { return strings.Compare(NameKey(a.Spec.Name), NameKey(b.Spec.Name)) })
+	return all, nil
+}
+
+// Show returns the stream with this name (ErrStreamNotFound if none), with
+// NextFire brought up to date (zero while paused).
+func (s *Service) Show(ctx context.Context, name string) (*Stream, error) {
+	st, err := s.cfg.Store.GetByName(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	st.NextFire = s.nextFire(st, s.cfg.Now())
+	return st, nil
+}
+
+// nextFire is the next scheduled time of st after now, zero while paused.
+func (s *Service) nextFire(st *Stream, now time.Time) time.Time {
+	if st.Paused {
+		return time.Time{}
+	}
+	after := now
+	if st.LastFire.After(after) {
+		after = st.LastFire
+	}
+	next, err := NextFire(st.Spec.Schedule(), after)
+	if err != nil {
+		return time.Time{}
+	}
+	return next
+}
+
+// change applies f to the named stream if actor may change it.
+func (s *Service) change(ctx context.Context, name, actor string, isAdmin bool, f func(st *Stream, now time.Time)) (*Stream, error) {
+	st, err := s.cfg.Store.GetByName(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	if !st.CanChange(actor, isAdmin) {
+		return nil, fmt.Errorf("%w (stream %q belongs to %s)", ErrNotAllowed, st.Spec.Name, st.Owner)
+	}
+	var out *Stream
+	err = updateStream(ctx, s.cfg.Store, st.ID, func(st *Stream) (bool, error) {
+		f(st, s.cfg.Now())
+		out = st
+		return true, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Pause stops the stream's digests until it is resumed. Only the owner or an
+// admin may pause (ErrNotAllowed). Pausing a paused stream changes nothing.
+func (s *Service) Pause(ctx context.Context, name, actor string, isAdmin bool) (*Stream, error) {
+	return s.change(ctx, name, actor, isAdmin, func(st *Stream, _ time.Time) {
+		st.Paused = true
+		st.NextFire = time.Time{}
+	})
+}
+
+// Resume restarts a paused stream's digests. Fires missed while it was paused are
+// not caught up: the next digest is the next scheduled time after now, and it
+// reports what is new since the last digest. Only the owner or an admin may resume.
+func (s *Service) Resume(ctx context.Context, name, actor string, isAdmin bool) (*Stream, error) {
+	return s.change(ctx, name, actor, isAdmin, func(st *Stream, now time.Time) {
+		if !st.Paused {
+			return
+		}
+		st.Paused = false
+		if now.After(st.LastFire) {
+			st.LastFire = now
+		}
+		st.NextFire = s.nextFire(st, now)
+	})
+}
+
+// SetPolicy sets the stream's checkpoint policy (ErrBadPolicy when unknown). Only
+// the owner or an admin may change it.
+func (s *Service) SetPolicy(ctx context.Context, name, actor string, isAdmin bool, p Policy) (*Stream, error) {
+	if !p.Valid() {
+		return nil, fmt.Errorf("%w: %q", ErrBadPolicy, p)
+	}
+	return s.change(ctx, name, actor, isAdmin, func(st *Stream, _ time.Time) { st.Policy = p })
+}
+
+// Delete removes the stream and returns it as it was. Only the owner or an admin
+// may delete (ErrNotAllowed). A digest in flight still finishes and is posted.
+func (s *Service) Delete(ctx context.Context, name, actor string, isAdmin bool) (*Stream, error) {
+	st, err := s.cfg.Store.GetByName(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	if !st.CanChange(actor, isAdmin) {
+		return nil, fmt.Errorf("%w (stream %q belongs to %s)", ErrNotAllowed, st.Spec.Name, st.Owner)
+	}
+	if err := s.cfg.Store.Delete(ctx, st.ID); err != nil {
+		return nil, err
+	}
+	s.log.Info("stream deleted", "stream", st.ID, "by", actor)
+	return st, nil
+}
+
+// RunOptions say where a digest started by RunNow goes.
+type RunOptions struct {
+	// DryRun makes a preview digest: it is recorded as a dry run, and neither
+	// counts as the previous digest (Since) nor adds to Known.
+	DryRun bool
+	// Channel and ThreadTS are where the digest is posted; "" means the stream's
+	// channel, and a new message there.
+	Channel  string
+	ThreadTS string
+}
+
+// RunNow starts a digest of the named stream now, outside the schedule (which it
+// does not change). Only the owner or an admin may run it (ErrNotAllowed); when a
+// digest is still running it returns ErrDigestRunning.
+func (s *Service) RunNow(ctx context.Context, name, actor string, isAdmin bool, opt RunOptions) (*pipeline.Run, error) {
+	st, err := s.cfg.Store.GetByName(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	if !st.CanChange(actor, isAdmin) {
+		return nil, fmt.Errorf("%w (stream %q belongs to %s)", ErrNotAllowed, st.Spec.Name, st.Owner)
+	}
+	now := s.cfg.Now()
+	if st.Running != "" {
+		if st, err = s.checkRunning(ctx, st, now); err != nil {
+			return nil, err
+		}
+	}
+	trigger := TriggerRunNow
+	if opt.DryRun {
+		trigger = TriggerDryRun
+	}
+	var snap *Stream
+	err = updateStream(ctx, s.cfg.Store, st.ID, func(st *Stream) (bool, error) {
+		if st.Running != "" {
+			return false, fmt.Errorf("%w (run %s)", ErrDigestRunning, st.Running)
+		}
+		st.Running = runningStarting
+		st.addDigest(DigestRecord{FireAt: now, Trigger: trigger, StartedAt: now, Status: DigestStarting})
+		snap = st.Clone()
+		return true, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.startDigest(ctx, snap, now, opt)
+}
+
+// Run ticks every interval until ctx ends, then returns nil. The caller owns the
+// goroutine it runs in.
+func (s *Service) Run(ctx context.Context) error {
+	t := time.NewTicker(s.cfg.Tick)
+	defer t.Stop()
+	for {
+		if err := s.Tick(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn("stream scheduling pass", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// Tick is one scheduling pass over every stream at the injected clock's now:
+//   - a digest in flight whose run has finished is recorded (if its presenter
+//     could not), and one stuck past MaxDigestDuration is swept: marked swept in
+//     the stream's record, reported through the Logger, and asked to cancel;
+//   - an active stream whose schedule is due gets at most one digest, for the
+//     latest scheduled time (after downtime: one catch-up, not a burst). The fire
+//     is claimed in the Store first, so that across replicas exactly one Service
+//     handles it; if the stream's previous digest is still running, the fire is
+//     recorded as skipped instead.
+//
+// Errors of single streams do not stop the pass; they are returned together.
+func (s *Service) Tick(ctx context.Context) error {
+	all, err := s.cfg.Store.List(ctx)
+	if err != nil {
+		return fmt.Errorf("list streams: %w", err)
+	}
+	now := s.cfg.Now()
+	var errs []error
+	for _, st := range all {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := s.tickStream(ctx, st, now); err != nil && !errors.Is(err, ErrStreamNotFound) {
+			s.log.Warn("stream tick", "stream", st.ID, "err", err)
+			errs = append(errs, fmt.Errorf("stream %s: %w", st.ID, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (s *Service) tickStream(ctx context.Context, st *Stream, now time.Time) error {
+	if st.Running != "" {
+		var err error
+		if st, err = s.checkRunning(ctx, st, now); err != nil {
+			return err
+		}
+	}
+	if st.Paused {
+		return nil
+	}
+	base := st.LastFire
+	if base.Before(st.CreatedAt) {
+		base = st.CreatedAt // nothing is owed from before the stream existed
+	}
+	fire, due := DueFires(st.Spec.Schedule(), base, now)
+	if !due {
+		return nil
+	}
+	ok, err := s.cfg.Store.ClaimFire(ctx, st.ID, fire, s.cfg.ClaimTTL)
+	if err != nil || !ok {
+		return err // !ok: another replica has this fire
+	}
+	return s.fire(ctx, st.ID, fire, now)
+}
+
+// fire handles a claimed scheduled fire: it advances LastFire and either records a
+// skip (a digest is still running) or starts the digest.
+func (s *Service) fire(ctx context.Context, id string, fire, now time.Time) error {
+	var snap *Stream
+	var skippedFor string
+	err := updateStream(ctx, s.cfg.Store, id, func(st *Stream) (bool, error) {
+		snap, skippedFor = nil, ""
+		if !st.LastFire.Before(fire) || st.Paused {
+			return false, nil // handled already, or paused meanwhile
+		}
+		st.LastFire = fire
+		st.NextFire = s.nextFire(st, now)
+		if st.Running != "" {
+			skippedFor = st.Running
+			if skippedFor == runningStarting {
+				skippedFor = "being started"
+			}
+			st.addDigest(DigestRecord{
+				FireAt: fire, Trigger: TriggerSchedule, Status: DigestSkipped,
+				Skipped: "the previous digest (run " + skippedFor + ") was still running",
+			})
+			return true, nil
+		}
+		st.Running = runningStarting
+		st.addDigest(DigestRecord{FireAt: fire, Trigger: TriggerSchedule, StartedAt: now, Status: DigestStarting})
+		snap = st.Clone()
+		return true, nil
+	})
+	if err != nil {
+		return err
+	}
+	if skippedFor != "" {
+		s.log.Info("digest skipped: the previous one is still running", "stream", id, "fire", fire, "running", skippedFor)
+		return nil
+	}
+	if snap == nil {
+		return nil
+	}
+	_, err = s.startDigest(ctx, snap, fire, RunOptions{})
+	return err
+}
+
+// startDigest starts the run of the digest recorded as starting in snap at fireAt,
+// and writes its run id back into the stream.
+func (s *Service) startDigest(ctx context.Context, snap *Stream, fireAt time.Time, opt RunOptions) (*pipeline.Run, error) {
+	req := DigestRequest(*snap, fireAt)
+	req.Origin.Queue = s.cfg.Queue
+	req.Limits = s.cfg.Limits
+	req.Depth = s.cfg.Depth
+	if opt.Channel != "" {
+		req.Origin.Channel = opt.Channel
+	}
+	req.Origin.ThreadTS = opt.ThreadTS
+	if opt.DryRun {
+		req.Known = pipeline.Known{}
+	}
+	run, startErr := s.cfg.Runner.Start(ctx, req)
+	if run == nil {
+		if startErr == nil {
+			startErr = errors.New("the runner returned no run")
+		}
+		err := updateStream(ctx, s.cfg.Store, snap.ID, func(st *Stream) (bool, error) {
+			rec := st.digestFor("")
+			if rec == nil {
+				return false, nil
+			}
+			rec.Status = DigestFailed
+			rec.FinishedAt = s.cfg.Now()
+			rec.Note = clipNote("the digest could not be started: " + startErr.Error())
+			if st.Running == runningStarting {
+				st.Running = ""
+			}
+			return true, nil
+		})
+		s.log.Warn("start digest", "stream", snap.ID, "err", startErr)
+		return nil, errors.Join(fmt.Errorf("start digest of stream %s: %w", snap.ID, startErr), err)
+	}
+	if startErr != nil { // created but not queued: the run exists, the sweeper watches it
+		s.log.Warn("digest run created but not queued", "stream", snap.ID, "run", run.ID, "err", startErr)
+	}
+	err := updateStream(ctx, s.cfg.Store, snap.ID, func(st *Stream) (bool, error) {
+		rec := st.digestFor(run.ID)
+		if rec == nil || rec.Status.Final() {
+			return false, nil // already finished and recorded by the presenter
+		}
+		rec.RunID = run.ID
+		rec.Status = DigestRunning
+		if st.Running == runningStarting {
+			st.Running = run.ID
+		}
+		return true, nil
+	})
+	if err != nil {
+		s.log.Warn("record digest run", "stream", snap.ID, "run", run.ID, "err", err)
+	}
+	s.log.Info("digest started", "stream", snap.ID, "run", run.ID, "fire", fireAt)
+	return run, err
+}
+
+// checkRunning looks at the digest in flight of st: a finished run is recorded, a
+// stuck one swept. It returns the stream as it now is.
+func (s *Service) checkRunning(ctx context.Context, st *Stream, now time.Time) (*Stream, error) {
+	limit := s.cfg.MaxDigestDuration
+	if st.Running == runningStarting {
+		rec := st.digestFor("")
+		if rec != nil && now.Sub(rec.StartedAt) <= limit {
+			return st, nil
+		}
+		return s.sweep(ctx, st.ID, runningStarting, "its run was never created")
+	}
+	run, err := s.cfg.Runner.Load(ctx, st.Running)
+	switch {
+	case errors.Is(err, pipeline.ErrNotFound):
+		return s.sweep(ctx, st.ID, st.Running, "its run no longer exists")
+	case err != nil:
+		return st, fmt.Errorf("load digest run %s: %w", st.Running, err)
+	case run.Status.Final():
+		if err := recordOutcome(ctx, s.cfg.Store, run, now, ""); err != nil {
+			return st, err
+		}
+		s.log.Info("finished digest recorded by the scheduler", "stream", st.ID, "run", run.ID, "status", run.Status)
+		return s.cfg.Store.Get(ctx, st.ID)
+	case run.Status == pipeline.StatusWaiting:
+		return st, nil // waiting for the owner (held draft): bounded by the checkpoint's timeout
+	}
+	started := run.CreatedAt
+	if rec := st.digestFor(run.ID); rec != nil && !rec.StartedAt.IsZero() {
+		started = rec.StartedAt
+	}
+	if now.Sub(started) <= limit {
+		return st, nil
+	}
+	out, err := s.sweep(ctx, st.ID, run.ID, fmt.Sprintf("still %s after %s", run.Status, now.Sub(started).Round(time.Second)))
+	if err != nil {
+		return out, err
+	}
+	if c, ok := s.cfg.Runner.(canceller); ok {
+		if err := c.Cancel(ctx, run.ID, "scheduler"); err != nil && !errors.Is(err, pipeline.ErrRunFinished) {
+			s.log.Warn("cancel swept digest run", "stream", st.ID, "run", run.ID, "err", err)
+		}
+	}
+	return out, nil
+}
+
+// sweep gives up the digest in flight (running is its run id or runningStarting):
+// its record is marked swept with why, Running is cleared, and it is reported.
+func (s *Service) sweep(ctx context.Context, id, running, why string) (*Stream, error) {
+	var out *Stream
+	err := updateStream(ctx, s.cfg.Store, id, func(st *Stream) (bool, error) {
+		out = st
+		if st.Running != running {
+			return false, nil
+		}
+		st.Running = ""
+		rec := st.digestFor(running)
+		if running == runningStarting {
+			rec = st.digestFor("")
+		}
+		if rec != nil {
+			rec.Status = DigestSwept
+			rec.FinishedAt = s.cfg.Now()
+			rec.Note = clipNote(fmt.Sprintf("swept: no result within %s (%s)", s.cfg.MaxDigestDuration, why))
+		}
+		return true, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.log.Warn("digest stuck past the maximum duration: swept", "stream", id, "run", running, "max", s.cfg.MaxDigestDuration, "why", why)
+	return out, nil
+}
