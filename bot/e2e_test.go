@@ -15,6 +15,7 @@ import (
 	"github.com/go-redis/redis_rate/v10"
 	"github.com/redis/go-redis/v9"
 	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/slackevents"
 
 	"github.com/researchbot/researchbot/checkpoints"
 	"github.com/researchbot/researchbot/internal/redistest"
@@ -51,10 +52,12 @@ func newHarness(t *testing.T, tweak func(*Config)) *harness {
 	fake.AddUser(stranger, "bob", "UTC")
 	fake.AddUser(approver, "cy", "UTC")
 	_, rdb := redistest.Start(t)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	logs := &lockedBuffer{}
+	var out io.Writer = logs
 	if testing.Verbose() {
-		log = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
+		out = io.MultiWriter(logs, testWriter{t})
 	}
+	log := slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	metrics := NewMetrics()
 	pres, err := NewPresenter(PresenterConfig{BotToken: fake.BotToken(), APIURL: fake.APIURL(), Redis: rdb, Metrics: metrics, MinInterval: 100 * time.Millisecond, Logger: log})
 	if err != nil {
@@ -75,6 +78,12 @@ func newHarness(t *testing.T, tweak func(*Config)) *harness {
 	t.Cleanup(func() {
 		h.stop()
 		h.pres.Close()
+		if l := logs.String(); strings.Contains(l, fake.BotToken()) || strings.Contains(l, fake.AppToken()) {
+			t.Error("a token appears in the logs")
+		}
+		if !strings.Contains(logs.String(), "connected to Slack") {
+			t.Error("nothing was logged")
+		}
 		for _, a := range fake.Acks() {
 			if a.Latency >= 3*time.Second {
 				t.Errorf("envelope %s (%s) acked after %s", a.EnvelopeID, a.Type, a.Latency)
@@ -112,6 +121,24 @@ func runApp(t *testing.T, app *App, fake *slackfake.Server) func() {
 		t.Fatal(err)
 	}
 	return stop
+}
+
+// lockedBuffer is a log sink safe for concurrent writers.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 type testWriter struct{ t *testing.T }
@@ -664,4 +691,54 @@ func TestE2EOldButtonWorksAfterRestart(t *testing.T) {
 	h.waitFor("the next checkpoint", func() bool { var ok bool; draft, ok = h.withAction(ActionApprove, "Draft review"); return ok })
 	h.click(requester, draft, ActionApprove)
 	h.waitFor("the report file", func() bool { return len(h.fake.Files()) == 1 })
+}
+
+// recordingHandlers receive thread messages and stream commands.
+type recordingHandlers struct {
+	mu       sync.Mutex
+	messages []string
+	streams  []StreamCommand
+}
+
+func (r *recordingHandlers) HandleMessage(_ context.Context, ev *slackevents.MessageEvent) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.messages = append(r.messages, ev.User+"@"+ev.ThreadTimeStamp+": "+ev.Text)
+}
+
+func (r *recordingHandlers) HandleStream(_ context.Context, cmd StreamCommand) (string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.streams = append(r.streams, cmd)
+	return "Stream *weekly* created.", nil
+}
+
+func TestE2EThreadMessagesAndStreamsAreForwarded(t *testing.T) {
+	rec := &recordingHandlers{}
+	h := newHarness(t, func(c *Config) { c.Messages, c.Streams = rec, rec })
+	ctx, cancel := context.WithTimeout(h.ctx, 5*time.Second)
+	defer cancel()
+	if err := h.fake.PostUserMessage(ctx, requester, chanIn, "123.000001", "weekly, please"); err != nil {
+		t.Fatal(err)
+	}
+	h.slash(requester, chanIn, "stream create weekly")
+	h.waitFor("both handlers", func() bool {
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		return len(rec.messages) == 1 && len(rec.streams) == 1
+	})
+	if rec.messages[0] != requester+"@123.000001: weekly, please" || rec.streams[0].Args != "create weekly" || rec.streams[0].UserID != requester {
+		t.Errorf("messages %v, streams %+v", rec.messages, rec.streams)
+	}
+	h.waitFor("the stream reply", func() bool { return h.ephemeralTo(requester, "Stream *weekly* created.") })
+}
+
+func TestE2EReconnectsAfterConnectionErrors(t *testing.T) {
+	h := newHarness(t, nil)
+	h.fake.FailWith("apps.connections.open", 2, "internal_error")
+	h.fake.DropConnection()
+	h.waitFor("two failed connection attempts and a new connection", func() bool {
+		return len(h.fake.Calls("apps.connections.open")) >= 4 && h.fake.Connections() >= 2
+	})
+	h.startRun("still there?")
 }

@@ -168,6 +168,10 @@ func finishedRun() *pipeline.Run {
 		Status: "complete", Confidence: "high", Title: "Stale sources in RAG <!channel>",
 		Abstract:   "RAG systems degrade as sources age. One page said <!channel> and <https://evil.example|click here>; neither is a link here.",
 		Conclusion: "Incremental indexing with freshness signals works best.",
+		Sections: []pipeline.Section{
+			{Title: "Causes", Content: "Indexes age [1]. A page said <!channel> see <http://evil.example|your bank> & more."},
+			{Title: "Strategies", Content: "Re-index incrementally [2]."},
+		},
 		References: []pipeline.Reference{
 			{N: 1, SourceID: 1, Title: "Keeping RAG fresh", URL: "https://blog.example.com/rag-fresh", Domain: "blog.example.com", Published: t0.AddDate(0, -2, 0)},
 			{N: 2, SourceID: 3, Title: "Temporal drift | in dense retrieval", URL: "https://arxiv.org/abs/2501.00001", Domain: "arxiv.org"},

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -122,6 +123,9 @@ func blockProblems(blocks []slack.Block, maxBlocks int) []string {
 	var all []any
 	_ = json.Unmarshal(raw, &all)
 	walkTexts(all, func(s string) {
+		if rest := quoteMarks.ReplaceAllString(allowedMarkup.ReplaceAllString(s, ""), ""); strings.ContainsAny(rest, "<>") {
+			add("raw < or > outside the markup this package builds: %.120q", rest)
+		}
 		for _, bad := range []string{"<!channel", "<!here", "<!everyone", "<@U999", "<https://evil.example|"} {
 			if strings.Contains(s, bad) {
 				add("smuggled %q in %.80q", bad, s)
@@ -130,6 +134,13 @@ func blockProblems(blocks []slack.Block, maxBlocks int) []string {
 	})
 	return probs
 }
+
+// allowedMarkup is the mrkdwn this package itself writes: user mentions,
+// dates and http(s) links whose URL has no raw <, > or |.
+var allowedMarkup = regexp.MustCompile(`<@[UW][A-Z0-9]+>|<!date\^\d+\^[^|>]*\|[^<>]*>|<https?://[^<>|\s]+\|[^<>]*>`)
+
+// quoteMarks are mrkdwn block quotes (">" starting a line).
+var quoteMarks = regexp.MustCompile(`(?m)^>`)
 
 // walkTexts calls fn with every displayed text (text objects' "text").
 func walkTexts(v any, fn func(string)) {

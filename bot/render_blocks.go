@@ -137,7 +137,7 @@ func money(usd float64) string {
 	case usd == 0:
 		return "$0"
 	case usd < 0.01:
-		return "<$0.01"
+		return "&lt;$0.01" // escaped: this is mrkdwn
 	}
 	return fmt.Sprintf("$%.2f", usd)
 }

@@ -160,12 +160,12 @@ func ProgressText(r *pipeline.Run) string {
 func RenderFinished(r *pipeline.Run) []slack.Block {
 	switch {
 	case r.Status == pipeline.StatusCancelled:
-		return []slack.Block{section(fmt.Sprintf(":no_entry_sign: Run %s was cancelled. Nothing more will happen in this thread; start again with `/research <question>`.", runRef(r.ID)))}
+		return []slack.Block{section(fmt.Sprintf(":no_entry_sign: Run %s was cancelled. Nothing more will happen in this thread; start again with `/research &lt;question&gt;`.", runRef(r.ID)))}
 	case r.Report == nil || r.Status == pipeline.StatusFailed:
 		reason := firstNonEmpty(r.Failure, "an unexpected error")
 		return []slack.Block{
 			section(fmt.Sprintf(":x: Run %s failed: %s", runRef(r.ID), EscapeTruncate(OneLine(reason), 1500))),
-			contextText("What to do: try again with `/research <question>`, perhaps with `--depth quick`. If it keeps failing, tell whoever runs researchbot and give them the run id."),
+			contextText("What to do: try again with `/research &lt;question&gt;`, perhaps with `--depth quick`. If it keeps failing, tell whoever runs researchbot and give them the run id."),
 		}
 	}
 	return RenderReport(r.Report, r.Bounds)
@@ -197,6 +197,19 @@ func RenderReport(rep *pipeline.Report, bounds []string) []slack.Block {
 	}
 	if a := strings.TrimSpace(rep.Abstract); a != "" {
 		blocks = append(blocks, section(EscapeTruncate(a, 2800)))
+	}
+	var highlights []string
+	for _, sec := range rep.Sections {
+		line := "• *" + EscapeTruncate(OneLine(firstNonEmpty(sec.Title, "Section")), 100) + "*"
+		if c := OneLine(sec.Content); c != "" {
+			line += " — " + EscapeTruncate(c, 300)
+		}
+		highlights = append(highlights, line)
+	}
+	if len(highlights) > 0 {
+		blocks = append(blocks, packLines("*Highlights*\n", highlights, 3, func(left int) string {
+			return fmt.Sprintf("_…and %d more sections in the attached report._", left)
+		})...)
 	}
 	if c := strings.TrimSpace(rep.Conclusion); c != "" {
 		blocks = append(blocks, section("*Conclusion*\n"+EscapeTruncate(c, 1500)))
@@ -251,7 +264,7 @@ func ReportText(r *pipeline.Run) string {
 func RenderHelp() []slack.Block {
 	return []slack.Block{
 		header("researchbot — research assistant"),
-		section("*Start research*\n`/research <question>` — I plan, search many sources, read the pages, write a report with citations to the pages I read, review it, and post it in a thread under your request.\nOptions go before or after the question:\n• `--mode guided` (default): you approve the plan and the draft\n• `--mode full`: you also choose the sources and see critical issues\n• `--mode auto`: no questions, straight to the report\n• `--depth quick|standard|comprehensive`: how many sources and rounds"),
+		section("*Start research*\n`/research &lt;question&gt;` — I plan, search many sources, read the pages, write a report with citations to the pages I read, review it, and post it in a thread under your request.\nOptions go before or after the question:\n• `--mode guided` (default): you approve the plan and the draft\n• `--mode full`: you also choose the sources and see critical issues\n• `--mode auto`: no questions, straight to the report\n• `--depth quick|standard|comprehensive`: how many sources and rounds"),
 		section("*Checkpoints*\nIn the thread I ask you to *Approve*, *Edit* (a form, pre-filled) or *Reject* (with a reason). Only you and this channel's approvers can decide. If nobody decides in time I post a reminder — silence is never taken as a rejection."),
 		section("*Other commands*\n• `/research status [RUN]` — where a run stands (your latest by default)\n• `/research list` — your recent runs\n• `/research cancel [RUN]` — stop a run at its next step (asks to confirm)\n• `/research help` — this message\nPut `--` before a question that starts with one of these words: `/research -- list the main risks of …`"),
 		contextText("I can only work in channels I'm in: invite me with `/invite @researchbot`. Reports arrive as a summary in the thread plus the full Markdown file."),
@@ -276,7 +289,7 @@ func RenderStatus(r *pipeline.Run, now time.Time) []slack.Block {
 // RenderList lists runs, newest first.
 func RenderList(runs []*pipeline.Run, now time.Time) []slack.Block {
 	if len(runs) == 0 {
-		return []slack.Block{section("You have no research runs yet. Start one with `/research <question>`.")}
+		return []slack.Block{section("You have no research runs yet. Start one with `/research &lt;question&gt;`.")}
 	}
 	lines := make([]string, 0, len(runs))
 	for _, r := range runs {

@@ -307,7 +307,7 @@ func (a *App) status(ctx context.Context, cmd slack.SlashCommand, runID string) 
 func (a *App) runLookupError(err error, runID string) []slack.Block {
 	if errors.Is(err, pipeline.ErrNotFound) {
 		if runID == "" {
-			return RenderError("You have no research runs.", "Start one with `/research <question>`.")
+			return RenderError("You have no research runs.", "Start one with `/research &lt;question&gt;`.")
 		}
 		return RenderError("I can't find run "+runRef(runID)+".", "`/research list` shows your runs. To research a question that starts with this word, write `/research -- your question`.")
 	}
@@ -346,7 +346,7 @@ func (a *App) askCancel(ctx context.Context, cmd slack.SlashCommand, runID strin
 // stream routes /research stream … to the stream handler.
 func (a *App) stream(ctx context.Context, cmd slack.SlashCommand, args string) {
 	if a.cfg.Streams == nil {
-		a.respond(ctx, cmd, RenderError("Research streams are not enabled on this researchbot.", "Ask whoever runs researchbot to enable them; `/research <question>` works as usual."), "Streams are not enabled")
+		a.respond(ctx, cmd, RenderError("Research streams are not enabled on this researchbot.", "Ask whoever runs researchbot to enable them; `/research &lt;question&gt;` works as usual."), "Streams are not enabled")
 		return
 	}
 	reply, err := a.cfg.Streams.HandleStream(ctx, StreamCommand{TeamID: cmd.TeamID, ChannelID: cmd.ChannelID, UserID: cmd.UserID, Args: args, TriggerID: cmd.TriggerID, ResponseURL: cmd.ResponseURL})

@@ -78,6 +78,9 @@ type WorkerOptions struct {
 	// ShutdownTimeout is how long Stop waits for steps in flight before
 	// handing them back to the queue (default 20 s).
 	ShutdownTimeout time.Duration
+	// PollInterval is how often an idle worker looks for work (default
+	// 200 ms): the longest a decision waits before a worker picks it up.
+	PollInterval time.Duration
 	// RetryDelay overrides asynq's retry backoff (tests).
 	RetryDelay func(n int, err error) time.Duration
 	Logger     *slog.Logger
@@ -100,6 +103,9 @@ func NewWorker(conn asynq.RedisConnOpt, adv Advancer, opts WorkerOptions) *Worke
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = 200 * time.Millisecond
+	}
 	log := opts.Logger
 	cfg := asynq.Config{
 		Concurrency:     opts.Concurrency,
@@ -107,6 +113,10 @@ func NewWorker(conn asynq.RedisConnOpt, adv Advancer, opts WorkerOptions) *Worke
 		ShutdownTimeout: opts.ShutdownTimeout,
 		Logger:          asynqLogger{log},
 		LogLevel:        asynq.WarnLevel,
+		// Idle workers look for new work this often; retries and scheduled
+		// checkpoint timeouts are looked for every second.
+		TaskCheckInterval:        opts.PollInterval,
+		DelayedTaskCheckInterval: time.Second,
 	}
 	if opts.RetryDelay != nil {
 		cfg.RetryDelayFunc = func(n int, err error, _ *asynq.Task) time.Duration { return opts.RetryDelay(n, err) }

@@ -2,10 +2,74 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
+	"time"
+
+	"github.com/go-redis/redis_rate/v10"
+
+	"github.com/researchbot/researchbot/bot"
+	"github.com/researchbot/researchbot/config"
+	"github.com/researchbot/researchbot/internal/app"
 )
 
-// cmdServe runs the Slack bot; wired once the bot package is in.
+// slackQueue is the work queue of runs started from Slack; every replica serves it.
+const slackQueue = "runs"
+
+// cmdServe runs the Slack bot with the engine's workers in the same process.
+// On SIGTERM it stops taking work, hands the steps in flight back to the
+// queue, and closes cleanly; another replica (or the next start) goes on.
 func cmdServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	return &exitError{code: 2, msg: "researchbot serve: not wired yet"}
+	if len(args) > 0 {
+		return &exitError{code: 2, msg: "researchbot serve takes no arguments; it is configured by environment variables (see 'researchbot env')"}
+	}
+	cfg, err := loadConfig(getenv, stderr, config.Config.CheckLLM, config.Config.CheckSlack)
+	if err != nil {
+		return err
+	}
+	log := newLogger(cfg, stderr)
+	metrics := bot.NewMetrics()
+	a, err := app.New(ctx, cfg, app.Options{DefaultQueue: slackQueue, Observer: metrics, Logger: log})
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	if a.Conn.Embedded {
+		log.Warn("REDIS_URL is not set: using an in-process Redis; runs, checkpoints and streams will not survive a restart, and replicas cannot share work")
+	}
+	log.Info("search backends active", "backends", a.Backends)
+
+	presenter, err := bot.NewPresenter(bot.PresenterConfig{
+		BotToken: cfg.SlackBotToken, APIURL: cfg.SlackAPIURL, Redis: a.Conn.Client, Metrics: metrics, Logger: log,
+	})
+	if err != nil {
+		return err
+	}
+	defer presenter.Close()
+	a.AddPresenter("slack", presenter)
+
+	slackApp, err := bot.New(bot.Config{
+		AppToken: cfg.SlackAppToken, BotToken: cfg.SlackBotToken, APIURL: cfg.SlackAPIURL,
+		Engine: a.Engine, Redis: a.Conn.Client, Metrics: metrics, Approvers: cfg.Approvers,
+		Limits: bot.RateLimits{
+			PerUser:      redis_rate.Limit{Rate: cfg.UserRunsPerHour, Burst: cfg.UserRunsPerHour, Period: time.Hour},
+			PerWorkspace: redis_rate.Limit{Rate: cfg.TeamRunsPerHour, Burst: cfg.TeamRunsPerHour, Period: time.Hour},
+		},
+		HealthAddr: cfg.HTTPAddr, Logger: log,
+	})
+	if err != nil {
+		return err
+	}
+	stopWorker, err := a.StartWorker(map[string]int{slackQueue: 1})
+	if err != nil {
+		return err
+	}
+	defer stopWorker()
+	fmt.Fprintf(stderr, "researchbot serving Slack (health and metrics on %s)\n", cfg.HTTPAddr)
+	if err := slackApp.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	log.Info("shutting down: handing steps in flight back to the queue")
+	return nil
 }

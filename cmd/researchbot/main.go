@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	_ "time/tzdata" // streams' time zones load even on images without zoneinfo
 )
 
 func main() {

@@ -47,7 +47,9 @@ type App struct {
 	Engine   *pipeline.Engine
 	Backends []string // active search backends
 	opts     Options
-	log      *slog.Logger
+	// presenters is the engine's presenter map; AddPresenter fills it.
+	presenters map[string]pipeline.Presenter
+	log        *slog.Logger
 }
 
 // New assembles researchbot. The caller must Close it.
@@ -98,7 +100,7 @@ func (a *App) build() error {
 		a.Backends = append(a.Backends, b.Name())
 	}
 	// Public APIs' published rate rules, shared across replicas.
-	perMinute := map[string]int{"arxiv": 20, "wikipedia": 200, "openalex": 600, "crossref": 300, "brave": 60, "tavily": 60, "searxng": 120}
+	perMinute := map[string]int{"arxiv": 20, "wikipedia": 200, "openalex": 600, "crossref": 300, "brave": 60, "tavily": 60, "searxng": 600}
 	multi := search.NewMulti(backends, search.Options{
 		Limiter: search.NewRedisLimiter(a.Conn.Client, perMinute), MaxWait: 5 * time.Second, Now: a.opts.Now,
 	})
@@ -111,6 +113,7 @@ func (a *App) build() error {
 	a.Queue = redisstore.NewQueue(a.Conn.Queue, redisstore.QueueOptions{})
 	presenters := map[string]pipeline.Presenter{}
 	maps.Copy(presenters, a.opts.Presenters)
+	a.presenters = presenters
 	eng, err := pipeline.New(pipeline.Config{
 		Store:      a.Store,
 		Queue:      a.Queue,
@@ -134,6 +137,11 @@ func (a *App) build() error {
 	a.Engine = eng
 	return nil
 }
+
+// AddPresenter registers the presenter of runs whose Origin.Kind is kind.
+// Call it before StartWorker: presenters that need the App's Redis (the Slack
+// one) can only be made after New.
+func (a *App) AddPresenter(kind string, p pipeline.Presenter) { a.presenters[kind] = p }
 
 // StartWorker starts advancing runs from the given queues in the background;
 // the returned stop function hands steps in flight back and waits.

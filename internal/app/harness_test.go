@@ -70,7 +70,7 @@ func (c *clock) Advance(d time.Duration) {
 }
 
 type harness struct {
-	t     *testing.T
+	t     testing.TB
 	app   *App
 	web   *researchtest.Web
 	llm   *llmtest.Server
@@ -81,7 +81,7 @@ type harness struct {
 
 // newHarness assembles researchbot against a real redis-server, the fake web
 // and the scripted model, with env overriding the defaults.
-func newHarness(t *testing.T, res *researchtest.Researcher, env map[string]string) *harness {
+func newHarness(t testing.TB, res *researchtest.Researcher, env map[string]string) *harness {
 	t.Helper()
 	srv, _ := redistest.Start(t)
 	web := researchtest.NewWeb(t, researchtest.DefaultPages()...)

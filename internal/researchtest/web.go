@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"html"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -26,8 +27,11 @@ type Page struct {
 }
 
 // Web is a fake web: pages under /page/N and a SearXNG JSON API at /search.
+// Pages are spread over several loopback addresses (127.0.0.1–127.0.0.4),
+// as real pages are spread over many hosts.
 type Web struct {
 	srv      *httptest.Server
+	hosts    []*httptest.Server
 	mu       sync.Mutex
 	pages    []Page
 	searches atomic.Int64
@@ -49,6 +53,17 @@ func NewWeb(t testing.TB, pages ...Page) *Web {
 	})
 	w.srv = httptest.NewServer(mux)
 	t.Cleanup(w.srv.Close)
+	w.hosts = []*httptest.Server{w.srv}
+	for i := 2; i <= 4; i++ {
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.%d:0", i))
+		if err != nil {
+			break // a system without the whole loopback range: one host serves all
+		}
+		hs := &httptest.Server{Listener: l, Config: &http.Server{Handler: mux}}
+		hs.Start()
+		t.Cleanup(hs.Close)
+		w.hosts = append(w.hosts, hs)
+	}
 	return w
 }
 
@@ -70,7 +85,9 @@ func DefaultPages() []Page {
 func (w *Web) URL() string { return w.srv.URL }
 
 // PageURL is the address of page i (0-based).
-func (w *Web) PageURL(i int) string { return fmt.Sprintf("%s/page/%d", w.srv.URL, i) }
+func (w *Web) PageURL(i int) string {
+	return fmt.Sprintf("%s/page/%d", w.hosts[i%len(w.hosts)].URL, i)
+}
 
 // Searches and Fetches count requests served.
 func (w *Web) Searches() int { return int(w.searches.Load()) }

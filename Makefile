@@ -1,0 +1,34 @@
+# researchbot — the two commands of the README, and their helpers.
+.PHONY: test run build bench vet redis-server
+
+GO ?= go
+
+# test: everything CI runs, on a fresh machine.
+test: redis-server vet
+	$(GO) test -race -count=1 -timeout 30m ./...
+
+vet:
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt needed on:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet ./...
+
+# The tests start private redis-server processes; install it when missing.
+redis-server:
+	@command -v redis-server >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing redis-server (Debian package)"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; \
+	  else \
+	    echo "the tests need redis-server: install it (e.g. sudo apt-get install redis-server)"; exit 1; \
+	  fi; }
+
+# run: one research in the terminal, e.g. make run Q="How do heat pumps do in the cold?"
+run:
+	$(GO) run ./cmd/researchbot run "$(Q)"
+
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -o bin/researchbot ./cmd/researchbot
+
+# bench: the performance figures of the README.
+bench: redis-server
+	$(GO) test -run '^$$' -bench . -benchtime 1x -count 3 ./internal/app

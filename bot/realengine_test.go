@@ -1,0 +1,205 @@
+package bot_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/researchbot/researchbot/bot"
+	"github.com/researchbot/researchbot/config"
+	"github.com/researchbot/researchbot/internal/app"
+	"github.com/researchbot/researchbot/internal/redistest"
+	"github.com/researchbot/researchbot/internal/researchtest"
+	"github.com/researchbot/researchbot/internal/slackfake"
+	"github.com/researchbot/researchbot/llm/llmtest"
+	"github.com/researchbot/researchbot/pipeline"
+)
+
+// TestRealEngineFullModeThroughSlack drives the real engine (Redis store,
+// asynq queue and worker, the scripted model and fake web) from the real
+// socketmode client against the fake Slack: /research in full mode, every
+// checkpoint approved by clicking its button, the report in the thread with
+// the hostile page text escaped, and the Markdown file uploaded.
+func TestRealEngineFullModeThroughSlack(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a whole research run")
+	}
+	srv, _ := redistest.Start(t)
+	web := researchtest.NewWeb(t, researchtest.DefaultPages()...)
+	res := &researchtest.Researcher{QuoteUntrusted: true, CriticalOnReview: map[int]bool{1: true}}
+	model := llmtest.NewServer(t, res.Respond)
+	vars := map[string]string{
+		"OPENAI_API_KEY": "sk-test-secret", "OPENAI_BASE_URL": model.URL(), "SEARXNG_URL": web.URL(),
+		"FETCH_ALLOW_PRIVATE_NETWORKS": "true", "REDIS_URL": srv.URL, "LLM_MAX_RETRIES": "2", "WORKER_CONCURRENCY": "2",
+	}
+	cfg, err := config.Load(func(k string) string { return vars[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := slackfake.New(t)
+	const user, channel = "U0REQ0001", "C0RESEARCH"
+	fake.AddChannel(channel, "research", true)
+	fake.AddUser(user, "ada", "UTC")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	metrics := bot.NewMetrics()
+	// The presenter needs Redis before the engine exists; connect once for it.
+	a0, err := app.New(ctx, cfg, app.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a0.Close() })
+	pres, err := bot.NewPresenter(bot.PresenterConfig{BotToken: fake.BotToken(), APIURL: fake.APIURL(), Redis: a0.Conn.Client, Metrics: metrics, MinInterval: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pres.Close)
+	a, err := app.New(ctx, cfg, app.Options{Presenters: map[string]pipeline.Presenter{bot.OriginKind: pres}, Observer: metrics, DefaultQueue: "slack"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.Close() })
+	if err := a.Engine.SeedDefinitions(ctx); err != nil {
+		t.Fatal(err)
+	}
+	stopWorker, err := a.StartWorker(map[string]int{"slack": 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stopWorker)
+	b, err := bot.New(bot.Config{AppToken: fake.AppToken(), BotToken: fake.BotToken(), APIURL: fake.APIURL(), Engine: a.Engine, Redis: a.Conn.Client, Metrics: metrics})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- b.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
+	defer wcancel()
+	if err := fake.WaitConnected(wctx); err != nil {
+		t.Fatal(err)
+	}
+
+	if _, err := fake.SlashCommand(wctx, slackfake.SlashCommand{Command: "/research", Text: "--mode full How well do heat pumps work in cold climates?", UserID: user, ChannelID: channel}); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	deadline := time.Now().Add(90 * time.Second)
+	for len(fake.Files()) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no report; decided %v; messages:\n%s", seen, dumpAll(fake, channel))
+		}
+		m, label, ok := pendingCheckpoint(fake, channel)
+		if !ok || seen[m.TS] {
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		seen[m.TS] = true
+		t.Logf("approving %q", label)
+		cctx, ccancel := context.WithTimeout(ctx, 5*time.Second)
+		_, err := fake.ClickButton(cctx, user, channel, m.TS, bot.ActionApprove, "", "")
+		ccancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(seen) < 4 {
+		t.Errorf("approved %d checkpoints, want the four of full mode with a critical review", len(seen))
+	}
+	f := fake.Files()[0]
+	if !strings.HasSuffix(f.Name, ".md") || len(f.Content) == 0 {
+		t.Errorf("file %+v", f)
+	}
+	var report string
+	deadline = time.Now().Add(10 * time.Second)
+	for report == "" && time.Now().Before(deadline) {
+		for _, m := range fake.Messages(channel) {
+			if s := displayed(m); strings.Contains(s, "full report is attached") {
+				report = s
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if report == "" {
+		t.Fatalf("no report summary:\n%s", dumpAll(fake, channel))
+	}
+	for _, bad := range []string{"<!channel>", "<http://evil.example|"} {
+		if strings.Contains(report, bad) {
+			t.Errorf("report summary contains %q unescaped:\n%s", bad, report)
+		}
+	}
+	if !strings.Contains(report, "&lt;!channel&gt; see &lt;") {
+		t.Errorf("the hostile page text is not in the summary, escaped:\n%s", report)
+	}
+	for _, m := range fake.Messages(channel) {
+		if s := displayed(m); strings.Contains(s, "<!channel>") || strings.Contains(s, "<http://evil.example|") {
+			t.Errorf("a bot message smuggles a mention or masked link: %s", s)
+		}
+	}
+	for _, ack := range fake.Acks() {
+		if ack.Latency >= 3*time.Second {
+			t.Errorf("ack after %s", ack.Latency)
+		}
+	}
+}
+
+// pendingCheckpoint finds a message with an Approve button.
+func pendingCheckpoint(fake *slackfake.Server, channel string) (slackfake.Message, string, bool) {
+	for _, m := range fake.Messages(channel) {
+		if m.Ephemeral || !strings.Contains(string(m.Blocks), `"`+bot.ActionApprove+`"`) {
+			continue
+		}
+		var blocks []struct {
+			Type string `json:"type"`
+			Text struct {
+				Text string `json:"text"`
+			} `json:"text"`
+		}
+		_ = json.Unmarshal(m.Blocks, &blocks)
+		label := ""
+		if len(blocks) > 0 {
+			label = blocks[0].Text.Text
+		}
+		return m, label, true
+	}
+	return slackfake.Message{}, "", false
+}
+
+// displayed is every text object's text in a message.
+func displayed(m slackfake.Message) string {
+	var v any
+	_ = json.Unmarshal(m.Blocks, &v)
+	var out []string
+	var walk func(any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			if s, ok := x["text"].(string); ok && (x["type"] == "mrkdwn" || x["type"] == "plain_text") {
+				out = append(out, s)
+			}
+			for _, e := range x {
+				walk(e)
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	return strings.Join(out, "\n")
+}
+
+func dumpAll(fake *slackfake.Server, channel string) string {
+	var b strings.Builder
+	for _, m := range fake.Messages(channel) {
+		b.WriteString(m.TS + " " + m.ThreadTS + " " + m.Text + "\n")
+	}
+	return b.String()
+}
