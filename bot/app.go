@@ -185,32 +185,6 @@ func New(cfg Config) (*App, error) {
 	return a, nil
 }
 
-// ParseApprovers reads approvers from text like "C123=U1,U2;C456=U3" (also
-// "*=U9" for every channel), as an environment variable would hold them.
-func ParseApprovers(s string) (map[string][]string, error) {
-	out := map[string][]string{}
-	for _, part := range strings.Split(s, ";") {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
-		ch, users, ok := strings.Cut(part, "=")
-		ch = strings.TrimSpace(ch)
-		if !ok || ch == "" {
-			return nil, fmt.Errorf("approvers: %q is not CHANNEL=USER,USER", part)
-		}
-		for _, u := range strings.Split(users, ",") {
-			if u = strings.TrimSpace(u); u != "" {
-				if !isUserID(u) {
-					return nil, fmt.Errorf("approvers: %q is not a Slack user id", u)
-				}
-				out[ch] = append(out[ch], u)
-			}
-		}
-	}
-	return out, nil
-}
-
 // Metrics returns the App's metrics (also a pipeline.Observer).
 func (a *App) Metrics() *Metrics { return a.metrics }
 

@@ -41,6 +41,7 @@ type UsageError struct {
 	Msg string
 }
 
+// Error returns the message for the person who typed the command.
 func (e *UsageError) Error() string { return e.Msg }
 
 // ParseCommand parses the text after /research:

@@ -66,15 +66,15 @@ func EscapeTruncate(s string, max int) string {
 	return strings.TrimRight(b.String(), " \n\t") + ellipsis
 }
 
-// OneLine collapses whitespace (newlines included) to single spaces.
-func OneLine(s string) string {
+// oneLine collapses whitespace (newlines included) to single spaces.
+func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
-// SafeURL returns u ready to sit inside a Slack link (<u|text>), or "" when u
+// safeURL returns u ready to sit inside a Slack link (<u|text>), or "" when u
 // is not an absolute http(s) URL. Characters that would end or split the link
 // are percent-encoded and & is escaped.
-func SafeURL(u string) string {
+func safeURL(u string) string {
 	p, err := url.Parse(strings.TrimSpace(u))
 	if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
 		return ""
@@ -84,16 +84,16 @@ func SafeURL(u string) string {
 	return strings.ReplaceAll(s, "&", "&amp;")
 }
 
-// Link renders a mrkdwn link to u with an escaped label; when u is not a
+// mdLink renders a mrkdwn link to u with an escaped label; when u is not a
 // safe http(s) URL only the escaped label is returned. The label is limited
 // to maxLabel runes.
-func Link(u, label string, maxLabel int) string {
-	label = OneLine(label)
+func mdLink(u, label string, maxLabel int) string {
+	label = oneLine(label)
 	if label == "" {
 		label = u
 	}
 	text := EscapeTruncate(label, maxLabel)
-	su := SafeURL(u)
+	su := safeURL(u)
 	if su == "" {
 		return text
 	}

@@ -58,15 +58,15 @@ func TestEscapeTruncateNeverSplitsEntities(t *testing.T) {
 }
 
 func TestLinkEscapesLabelAndRejectsBadURLs(t *testing.T) {
-	got := Link("https://example.com/a?x=1&y=<2>|z", "<!channel> Title", 100)
+	got := mdLink("https://example.com/a?x=1&y=<2>|z", "<!channel> Title", 100)
 	want := "<https://example.com/a?x=1&amp;y=%3C2%3E%7Cz|&lt;!channel&gt; Title>"
 	if got != want {
 		t.Errorf("Link = %q, want %q", got, want)
 	}
-	if got := Link("javascript:alert(1)", "x <b>", 100); got != "x &lt;b&gt;" {
+	if got := mdLink("javascript:alert(1)", "x <b>", 100); got != "x &lt;b&gt;" {
 		t.Errorf("Link with a bad scheme = %q", got)
 	}
-	if got := Link("", "", 10); strings.Contains(got, "<") {
+	if got := mdLink("", "", 10); strings.Contains(got, "<") {
 		t.Errorf("empty Link = %q", got)
 	}
 }

@@ -133,6 +133,7 @@ type countingTransport struct {
 	next http.RoundTripper
 }
 
+// RoundTrip counts the call by method and status.
 func (t countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	method := req.URL.Path
 	if i := strings.LastIndex(method, "/"); i >= 0 {

@@ -70,7 +70,7 @@ func (a *App) onAction(ctx context.Context, cb slack.InteractionCallback, act sl
 		a.replaceOriginal(ctx, cb, []slack.Block{section("OK — the run keeps going.")}, "Not cancelled")
 		return
 	}
-	action, ok := ActionOf(act.ActionID)
+	action, ok := actionOf(act.ActionID)
 	if !ok {
 		log.Warn("bot: unknown action")
 		return
@@ -141,7 +141,7 @@ func (a *App) check(ctx context.Context, instID, user string) (*pipeline.Run, *c
 // alreadyDecided explains a second decision on a checkpoint.
 func alreadyDecided(inst *checkpoints.Instance) []slack.Block {
 	if d := inst.Decision; d != nil {
-		return RenderError(fmt.Sprintf("*%s* was already decided: %s by %s on %s.", EscapeTruncate(OneLine(firstNonEmpty(inst.Label, inst.DefinitionID)), 100), Escape(string(d.Action)), who(d.By), slackDate(d.At)), "Your click changed nothing.")
+		return RenderError(fmt.Sprintf("*%s* was already decided: %s by %s on %s.", EscapeTruncate(oneLine(firstNonEmpty(inst.Label, inst.DefinitionID)), 100), Escape(string(d.Action)), who(d.By), slackDate(d.At)), "Your click changed nothing.")
 	}
 	return RenderError("This checkpoint was already decided.", "Your click changed nothing.")
 }
@@ -218,7 +218,7 @@ func (a *App) onSubmission(ctx context.Context, k *acker, cb slack.InteractionCa
 		}
 		d.Action, d.Values = checkpoints.Edit, values
 	case CallbackReject:
-		reason := RejectReason(state)
+		reason := rejectReason(state)
 		if reason == "" {
 			k.ack(slack.NewErrorsViewSubmissionResponse(map[string]string{reasonBlockID: "Please say why, so the researcher can do better."}))
 			return

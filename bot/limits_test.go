@@ -244,13 +244,13 @@ func TestRenderingStaysWithinLimits(t *testing.T) {
 		r.Status, r.Failure = pipeline.StatusFailed, randText(rng, long)
 		check(t, iter, "failed", RenderFinished(r), MaxBlocks)
 		check(t, iter, "progress", RenderProgress(r, t0.Add(time.Hour)), MaxBlocks)
-		check(t, iter, "status", RenderStatus(r, t0), MaxBlocks)
+		check(t, iter, "status", renderStatus(r, t0), MaxBlocks)
 		check(t, iter, "root", RenderRoot(RootInfo{Question: randText(rng, 8000), RunID: randText(rng, 100), RequestedBy: randText(rng, 20)}), MaxBlocks)
 		runs := make([]*pipeline.Run, rng.IntN(60))
 		for i := range runs {
 			runs[i] = &pipeline.Run{ID: randText(rng, 80), Question: randText(rng, 2000), CreatedAt: t0}
 		}
-		check(t, iter, "list", RenderList(runs, t0), MaxBlocks)
+		check(t, iter, "list", renderList(runs, t0), MaxBlocks)
 	}
 }
 

@@ -381,7 +381,7 @@ func RejectModal(inst *checkpoints.Instance) slack.ModalViewRequest {
 		Submit: plain("Reject", MaxModalTitle),
 		Close:  plain("Cancel", MaxModalTitle),
 		Blocks: slack.Blocks{BlockSet: []slack.Block{
-			section(fmt.Sprintf("You are rejecting *%s*.", EscapeTruncate(OneLine(firstNonEmpty(inst.Label, inst.DefinitionID)), 200))),
+			section(fmt.Sprintf("You are rejecting *%s*.", EscapeTruncate(oneLine(firstNonEmpty(inst.Label, inst.DefinitionID)), 200))),
 			in,
 		}},
 		PrivateMetadata: inst.ID,
@@ -390,7 +390,7 @@ func RejectModal(inst *checkpoints.Instance) slack.ModalViewRequest {
 	}
 }
 
-// RejectReason reads the reason from a submitted Reject modal.
-func RejectReason(state map[string]map[string]slack.BlockAction) string {
+// rejectReason reads the reason from a submitted Reject modal.
+func rejectReason(state map[string]map[string]slack.BlockAction) string {
 	return strings.TrimSpace(state[reasonBlockID][valueActionID].Value)
 }

@@ -168,7 +168,7 @@ func TestRejectModalRequiresAReason(t *testing.T) {
 		t.Fatalf("reject modal: %+v", view)
 	}
 	state := map[string]map[string]slack.BlockAction{reasonBlockID: {valueActionID: {Value: "  too broad "}}}
-	if got := RejectReason(state); got != "too broad" {
-		t.Errorf("RejectReason = %q", got)
+	if got := rejectReason(state); got != "too broad" {
+		t.Errorf("rejectReason = %q", got)
 	}
 }

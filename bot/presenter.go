@@ -157,7 +157,7 @@ func (p *Presenter) Close() {
 func (p *Presenter) Offer(ctx context.Context, r *pipeline.Run, inst *checkpoints.Instance) error {
 	log := p.log.With("run_id", r.ID, "checkpoint_id", inst.ID, "definition", inst.DefinitionID, "attempt", inst.Attempt)
 	blocks := RenderCheckpoint(inst, r.RequestedBy)
-	text := fmt.Sprintf("%s: your decision is needed", OneLine(firstNonEmpty(inst.Label, inst.DefinitionID)))
+	text := fmt.Sprintf("%s: your decision is needed", oneLine(firstNonEmpty(inst.Label, inst.DefinitionID)))
 	if inst.Attempt > 1 {
 		text = "Reminder — " + text
 	}
@@ -188,7 +188,7 @@ func (p *Presenter) Offer(ctx context.Context, r *pipeline.Run, inst *checkpoint
 	}
 	if prev != nil && prev.Attempt != inst.Attempt {
 		if err := retry429(ctx, func() error {
-			_, _, _, err := p.api.UpdateMessageContext(ctx, prev.Channel, prev.TS, quiet(RenderSuperseded(inst), text))
+			_, _, _, err := p.api.UpdateMessageContext(ctx, prev.Channel, prev.TS, quiet(renderSuperseded(inst), text))
 			return err
 		}); err != nil {
 			log.Warn("bot: reducing an earlier offer failed", "err", err)
@@ -202,7 +202,7 @@ func (p *Presenter) Offer(ctx context.Context, r *pipeline.Run, inst *checkpoint
 // buttons (posting the record when the message is unknown).
 func (p *Presenter) Decided(ctx context.Context, r *pipeline.Run, inst *checkpoints.Instance) error {
 	blocks := RenderDecided(inst)
-	text := EscapeTruncate(OneLine(firstNonEmpty(inst.Label, inst.DefinitionID))+": decided", 300)
+	text := EscapeTruncate(oneLine(firstNonEmpty(inst.Label, inst.DefinitionID))+": decided", 300)
 	msg, err := p.lookup(ctx, inst.ID)
 	if err == nil && msg != nil {
 		err = retry429(ctx, func() error {
@@ -227,7 +227,7 @@ func (p *Presenter) Progress(ctx context.Context, r *pipeline.Run) {
 	if r.Origin.Channel == "" {
 		return
 	}
-	blocks, text := RenderProgress(r, p.now()), ProgressText(r)
+	blocks, text := RenderProgress(r, p.now()), progressText(r)
 	p.mu.Lock()
 	st := p.progress[r.ID]
 	if st == nil {
@@ -340,12 +340,12 @@ func (p *Presenter) Finished(ctx context.Context, r *pipeline.Run) error {
 	}
 	p.mu.Unlock()
 	if err := retry429(ctx, func() error {
-		return p.sendProgress(ctx, r.ID, r.Origin.Channel, r.Origin.ThreadTS, RenderProgress(r, p.now()), ProgressText(r))
+		return p.sendProgress(ctx, r.ID, r.Origin.Channel, r.Origin.ThreadTS, RenderProgress(r, p.now()), progressText(r))
 	}); err != nil {
 		log.Warn("bot: final progress update failed", "err", err)
 	}
 	if err := retry429(ctx, func() error {
-		_, _, err := p.api.PostMessageContext(ctx, r.Origin.Channel, quiet(RenderFinished(r), ReportText(r)), slack.MsgOptionTS(r.Origin.ThreadTS))
+		_, _, err := p.api.PostMessageContext(ctx, r.Origin.Channel, quiet(RenderFinished(r), reportText(r)), slack.MsgOptionTS(r.Origin.ThreadTS))
 		return err
 	}); err != nil {
 		log.Error("bot: posting the report failed", "err", err)
@@ -358,7 +358,7 @@ func (p *Presenter) Finished(ctx context.Context, r *pipeline.Run) error {
 				Content:         r.Report.Markdown,
 				FileSize:        len(r.Report.Markdown),
 				Filename:        name,
-				Title:           Truncate(OneLine(firstNonEmpty(r.Report.Title, "Research report")), 200),
+				Title:           Truncate(oneLine(firstNonEmpty(r.Report.Title, "Research report")), 200),
 				Channel:         r.Origin.Channel,
 				ThreadTimestamp: r.Origin.ThreadTS,
 			})
@@ -373,7 +373,7 @@ func (p *Presenter) Finished(ctx context.Context, r *pipeline.Run) error {
 	if r.Origin.ThreadTS != "" {
 		root := RootInfo{Question: r.Question, RunID: r.ID, RequestedBy: r.RequestedBy, Mode: r.Mode, Depth: r.Depth, Status: r.Status}
 		if err := retry429(ctx, func() error {
-			_, _, _, err := p.api.UpdateMessageContext(ctx, r.Origin.Channel, r.Origin.ThreadTS, quiet(RenderRoot(root), RootText(root)))
+			_, _, _, err := p.api.UpdateMessageContext(ctx, r.Origin.Channel, r.Origin.ThreadTS, quiet(RenderRoot(root), rootText(root)))
 			return err
 		}); err != nil {
 			log.Warn("bot: marking the root message failed", "err", err)

@@ -8,21 +8,26 @@ import (
 	"github.com/go-redis/redis_rate/v10"
 )
 
-// RateLimits bounds how many runs people may start.
+// RateLimits bounds how many runs people may start per hour.
 type RateLimits struct {
-	PerUser      redis_rate.Limit // per Slack user; zero: 10 per hour
-	PerWorkspace redis_rate.Limit // per workspace; zero: 100 per hour
+	UserPerHour      int // per Slack user; 0 means 10
+	WorkspacePerHour int // per workspace; 0 means 100
+}
+
+// limits are RateLimits as redis_rate limits.
+type limits struct {
+	PerUser, PerWorkspace redis_rate.Limit
 }
 
 // withDefaults fills zero limits.
-func (l RateLimits) withDefaults() RateLimits {
-	if l.PerUser.IsZero() {
-		l.PerUser = redis_rate.PerHour(10)
+func (l RateLimits) withDefaults() limits {
+	if l.UserPerHour <= 0 {
+		l.UserPerHour = 10
 	}
-	if l.PerWorkspace.IsZero() {
-		l.PerWorkspace = redis_rate.PerHour(100)
+	if l.WorkspacePerHour <= 0 {
+		l.WorkspacePerHour = 100
 	}
-	return l
+	return limits{PerUser: redis_rate.PerHour(l.UserPerHour), PerWorkspace: redis_rate.PerHour(l.WorkspacePerHour)}
 }
 
 // LimitedError says a request was refused by a rate limit and when to try again.
@@ -32,6 +37,7 @@ type LimitedError struct {
 	RetryAfter time.Duration
 }
 
+// Error describes the refusal (without user data).
 func (e *LimitedError) Error() string {
 	return fmt.Sprintf("rate limited (%s, %s); retry after %s", e.Scope, e.Limit, e.RetryAfter)
 }
@@ -39,7 +45,7 @@ func (e *LimitedError) Error() string {
 // limiter applies the per-user and per-workspace limits.
 type limiter struct {
 	rl     *redis_rate.Limiter
-	limits RateLimits
+	limits limits
 }
 
 // allow takes one request from the user's and the workspace's budgets. It

@@ -45,7 +45,7 @@ var plainSafe = strings.NewReplacer("<", "‹", ">", "›")
 
 // plain is a plain_text text object on one line, truncated to max runes.
 func plain(s string, max int) *slack.TextBlockObject {
-	s = plainSafe.Replace(OneLine(strings.ToValidUTF8(s, "\uFFFD")))
+	s = plainSafe.Replace(oneLine(strings.ToValidUTF8(s, "\uFFFD")))
 	if s == "" {
 		s = " "
 	}

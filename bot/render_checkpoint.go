@@ -29,8 +29,8 @@ var actionIDs = map[checkpoints.Action]string{
 	checkpoints.Reject:  ActionReject,
 }
 
-// ActionOf returns the checkpoint action a button's action_id encodes.
-func ActionOf(actionID string) (checkpoints.Action, bool) {
+// actionOf returns the checkpoint action a button's action_id encodes.
+func actionOf(actionID string) (checkpoints.Action, bool) {
 	for a, id := range actionIDs {
 		if id == actionID {
 			return a, true
@@ -140,14 +140,14 @@ func checkpointBody(inst *checkpoints.Instance) []slack.Block {
 // sections, the method, warnings and the estimate.
 func planBody(p pipeline.PlanPayload) []slack.Block {
 	var blocks []slack.Block
-	intro := "*Question:* " + EscapeTruncate(OneLine(p.Question), 1500)
+	intro := "*Question:* " + EscapeTruncate(oneLine(p.Question), 1500)
 	if p.Round > 1 {
 		intro += fmt.Sprintf("\n_Revised plan (round %d)._", p.Round)
 	}
 	blocks = append(blocks, section(intro))
 	lines := make([]string, 0, len(p.SubQuestions))
 	for i, q := range p.SubQuestions {
-		lines = append(lines, fmt.Sprintf("%d. %s", i+1, EscapeTruncate(OneLine(q), 400)))
+		lines = append(lines, fmt.Sprintf("%d. %s", i+1, EscapeTruncate(oneLine(q), 400)))
 	}
 	blocks = append(blocks, packLines("*Sub-questions*\n", lines, 4, moreInEdit)...)
 	lines = lines[:0]
@@ -156,7 +156,7 @@ func planBody(p pipeline.PlanPayload) []slack.Block {
 		if kind == "" {
 			kind = "web"
 		}
-		lines = append(lines, fmt.Sprintf("%d. `%s` %s", i+1, Escape(Truncate(OneLine(kind), 12)), EscapeTruncate(OneLine(q.Text), 300)))
+		lines = append(lines, fmt.Sprintf("%d. `%s` %s", i+1, Escape(Truncate(oneLine(kind), 12)), EscapeTruncate(oneLine(q.Text), 300)))
 	}
 	if len(lines) > 0 {
 		blocks = append(blocks, packLines("*Search queries*\n", lines, 4, moreInEdit)...)
@@ -165,12 +165,12 @@ func planBody(p pipeline.PlanPayload) []slack.Block {
 	if len(p.Sections) > 0 {
 		s := make([]string, 0, len(p.Sections))
 		for _, t := range p.Sections {
-			s = append(s, EscapeTruncate(OneLine(t), 100))
+			s = append(s, EscapeTruncate(oneLine(t), 100))
 		}
 		more = append(more, "*Report sections:* "+strings.Join(s, " · "))
 	}
 	if p.Methodology != "" {
-		more = append(more, "*Method:* "+EscapeTruncate(OneLine(p.Methodology), 800))
+		more = append(more, "*Method:* "+EscapeTruncate(oneLine(p.Methodology), 800))
 	}
 	if len(more) > 0 {
 		blocks = append(blocks, section(cutRunes(strings.Join(more, "\n"), sectionBudget)))
@@ -180,7 +180,7 @@ func planBody(p pipeline.PlanPayload) []slack.Block {
 			blocks = append(blocks, contextText(fmt.Sprintf(":warning: …and %d more warnings", len(p.Warnings)-3)))
 			break
 		}
-		blocks = append(blocks, contextText(":warning: "+EscapeTruncate(OneLine(w), 500)))
+		blocks = append(blocks, contextText(":warning: "+EscapeTruncate(oneLine(w), 500)))
 	}
 	blocks = append(blocks, contextText(estimateLine(p.Estimate)))
 	return blocks
@@ -212,7 +212,7 @@ func moreInEdit(left int) string {
 // sourcesBody shows the ranked sources.
 func sourcesBody(p pipeline.SourcesPayload) []slack.Block {
 	intro := fmt.Sprintf("*Question:* %s\nI found *%s* sources; these are the best %s. The top %s will be read unless you change the selection.",
-		EscapeTruncate(OneLine(p.Question), 1000), count(p.Total), count(len(p.Sources)), count(p.ToFetch))
+		EscapeTruncate(oneLine(p.Question), 1000), count(p.Total), count(len(p.Sources)), count(p.ToFetch))
 	blocks := []slack.Block{section(intro)}
 	var lines []string
 	for i, s := range p.Sources {
@@ -231,8 +231,8 @@ func sourcesBody(p pipeline.SourcesPayload) []slack.Block {
 			meta = append(meta, Escape(Truncate(s.Kind, 20)))
 		}
 		meta = append(meta, fmt.Sprintf("score %.2f", s.Score))
-		line := fmt.Sprintf("*%d.* %s%s\n      %s", i+1, Link(s.URL, firstNonEmpty(s.Title, s.URL), 150), mark, strings.Join(meta, " · "))
-		if g := OneLine(s.Gist); g != "" {
+		line := fmt.Sprintf("*%d.* %s%s\n      %s", i+1, mdLink(s.URL, firstNonEmpty(s.Title, s.URL), 150), mark, strings.Join(meta, " · "))
+		if g := oneLine(s.Gist); g != "" {
 			line += "\n      _" + EscapeTruncate(g, 200) + "_"
 		}
 		lines = append(lines, line)
@@ -244,7 +244,7 @@ func sourcesBody(p pipeline.SourcesPayload) []slack.Block {
 	if len(p.Errors) > 0 {
 		errs := make([]string, 0, len(p.Errors))
 		for _, e := range p.Errors {
-			errs = append(errs, EscapeTruncate(OneLine(e), 200))
+			errs = append(errs, EscapeTruncate(oneLine(e), 200))
 		}
 		blocks = append(blocks, contextText(":warning: Some searches failed: "+strings.Join(errs, "; ")))
 	}
@@ -254,14 +254,14 @@ func sourcesBody(p pipeline.SourcesPayload) []slack.Block {
 // draftBody shows the draft summary and the reviewer's verdict.
 func draftBody(p pipeline.DraftPayload) []slack.Block {
 	blocks := []slack.Block{section(fmt.Sprintf("*%s*\n_Draft %d_ · %s words · %s sources",
-		EscapeTruncate(OneLine(firstNonEmpty(p.Title, "Untitled draft")), 300), p.Version, count(p.WordCount), count(p.Sources)))}
+		EscapeTruncate(oneLine(firstNonEmpty(p.Title, "Untitled draft")), 300), p.Version, count(p.WordCount), count(p.Sources)))}
 	if a := strings.TrimSpace(p.Abstract); a != "" {
 		blocks = append(blocks, section("*Summary*\n"+EscapeTruncate(a, 2000)))
 	}
 	if len(p.Sections) > 0 {
 		s := make([]string, 0, len(p.Sections))
 		for i, t := range p.Sections {
-			s = append(s, fmt.Sprintf("%d. %s", i+1, EscapeTruncate(OneLine(t), 150)))
+			s = append(s, fmt.Sprintf("%d. %s", i+1, EscapeTruncate(oneLine(t), 150)))
 		}
 		blocks = append(blocks, packLines("*Sections*\n", s, 2, moreInEdit)...)
 	}
@@ -283,7 +283,7 @@ func draftBody(p pipeline.DraftPayload) []slack.Block {
 // criticalBody shows the critical issues the reviewer found.
 func criticalBody(p pipeline.CriticalPayload) []slack.Block {
 	blocks := []slack.Block{section(fmt.Sprintf("The reviewer found critical issues in draft %d, *%s* (score %.1f/10). Tell the writer how to fix them, or approve to let it revise on its own.",
-		p.Version, EscapeTruncate(OneLine(firstNonEmpty(p.Title, "Untitled")), 300), p.Score))}
+		p.Version, EscapeTruncate(oneLine(firstNonEmpty(p.Title, "Untitled")), 300), p.Score))}
 	var lines []string
 	for i, it := range p.Items {
 		if i == maxListedItems {
@@ -291,11 +291,11 @@ func criticalBody(p pipeline.CriticalPayload) []slack.Block {
 		}
 		line := fmt.Sprintf("%d. *%s* · %s", i+1, Escape(Truncate(it.Severity, 20)), Escape(Truncate(it.Category, 30)))
 		if it.Location != "" {
-			line += " · _" + EscapeTruncate(OneLine(it.Location), 100) + "_"
+			line += " · _" + EscapeTruncate(oneLine(it.Location), 100) + "_"
 		}
-		line += "\n      " + EscapeTruncate(OneLine(it.Description), 500)
+		line += "\n      " + EscapeTruncate(oneLine(it.Description), 500)
 		if it.SuggestedFix != "" {
-			line += "\n      _Fix:_ " + EscapeTruncate(OneLine(it.SuggestedFix), 300)
+			line += "\n      _Fix:_ " + EscapeTruncate(oneLine(it.SuggestedFix), 300)
 		}
 		lines = append(lines, line)
 	}
@@ -314,7 +314,7 @@ func valuesBody(inst *checkpoints.Instance) []slack.Block {
 		if !ok {
 			continue
 		}
-		lines = append(lines, fmt.Sprintf("*%s:* %s", EscapeTruncate(OneLine(firstNonEmpty(f.Label, f.Key)), 100), EscapeTruncate(OneLine(valueText(v)), 500)))
+		lines = append(lines, fmt.Sprintf("*%s:* %s", EscapeTruncate(oneLine(firstNonEmpty(f.Label, f.Key)), 100), EscapeTruncate(oneLine(valueText(v)), 500)))
 	}
 	if len(lines) == 0 {
 		return []slack.Block{section("Please review and decide.")}
@@ -356,7 +356,7 @@ func valueText(v any) string {
 // closed) checkpoint: who decided what, when, and what changed. It has no
 // buttons.
 func RenderDecided(inst *checkpoints.Instance) []slack.Block {
-	label := EscapeTruncate(OneLine(firstNonEmpty(inst.Label, inst.DefinitionID)), 100)
+	label := EscapeTruncate(oneLine(firstNonEmpty(inst.Label, inst.DefinitionID)), 100)
 	var line string
 	d := inst.Decision
 	switch {
@@ -375,7 +375,7 @@ func RenderDecided(inst *checkpoints.Instance) []slack.Block {
 			if d.Action == checkpoints.Reject {
 				what = "Reason"
 			}
-			line += fmt.Sprintf("\n>%s: %s", what, EscapeTruncate(OneLine(d.Note), 1000))
+			line += fmt.Sprintf("\n>%s: %s", what, EscapeTruncate(oneLine(d.Note), 1000))
 		}
 	case inst.State == checkpoints.StateSkipped:
 		line = fmt.Sprintf("*%s* — :fast_forward: skipped%s", label, auditNote(inst))
@@ -393,16 +393,16 @@ func RenderDecided(inst *checkpoints.Instance) []slack.Block {
 	return blocks
 }
 
-// RenderSuperseded replaces an earlier offer of a checkpoint that was
+// renderSuperseded replaces an earlier offer of a checkpoint that was
 // offered again (a reminder was posted below it).
-func RenderSuperseded(inst *checkpoints.Instance) []slack.Block {
-	return []slack.Block{contextText(fmt.Sprintf("*%s* — still waiting; a reminder was posted below.", EscapeTruncate(OneLine(firstNonEmpty(inst.Label, inst.DefinitionID)), 100)))}
+func renderSuperseded(inst *checkpoints.Instance) []slack.Block {
+	return []slack.Block{contextText(fmt.Sprintf("*%s* — still waiting; a reminder was posted below.", EscapeTruncate(oneLine(firstNonEmpty(inst.Label, inst.DefinitionID)), 100)))}
 }
 
 // auditNote is the note of the last audit entry, for people.
 func auditNote(inst *checkpoints.Instance) string {
 	if n := len(inst.Audit); n > 0 && inst.Audit[n-1].Note != "" {
-		return ": " + EscapeTruncate(OneLine(inst.Audit[n-1].Note), 300)
+		return ": " + EscapeTruncate(oneLine(inst.Audit[n-1].Note), 300)
 	}
 	return ""
 }
@@ -426,8 +426,8 @@ func decisionChanges(inst *checkpoints.Instance) string {
 	sort.Slice(changes, func(i, j int) bool { return changes[i].Key < changes[j].Key })
 	parts := make([]string, 0, len(changes))
 	for _, c := range changes {
-		name := EscapeTruncate(OneLine(firstNonEmpty(labels[c.Key], c.Key)), 60)
-		before, after := OneLine(valueText(c.Before)), OneLine(valueText(c.After))
+		name := EscapeTruncate(oneLine(firstNonEmpty(labels[c.Key], c.Key)), 60)
+		before, after := oneLine(valueText(c.Before)), oneLine(valueText(c.After))
 		if len(before)+len(after) > 120 {
 			parts = append(parts, name+" (edited)")
 			continue

@@ -43,9 +43,9 @@ func RenderRoot(r RootInfo) []slack.Block {
 	}
 }
 
-// RootText is the notification text of a root message.
-func RootText(r RootInfo) string {
-	return "Research request: " + EscapeTruncate(OneLine(r.Question), 200)
+// rootText is the notification text of a root message.
+func rootText(r RootInfo) string {
+	return "Research request: " + EscapeTruncate(oneLine(r.Question), 200)
 }
 
 // statusText describes a run status for people.
@@ -120,7 +120,7 @@ func RenderProgress(r *pipeline.Run, now time.Time) []slack.Block {
 	case r.Status == pipeline.StatusWaiting:
 		label := "a checkpoint"
 		if cur := r.Current(); cur != nil {
-			label = "“" + EscapeTruncate(OneLine(firstNonEmpty(cur.Label, cur.DefinitionID)), 80) + "”"
+			label = "“" + EscapeTruncate(oneLine(firstNonEmpty(cur.Label, cur.DefinitionID)), 80) + "”"
 		}
 		stage = stage + " — waiting for your decision on " + label + " below"
 	}
@@ -149,8 +149,8 @@ func RenderProgress(r *pipeline.Run, now time.Time) []slack.Block {
 	return []slack.Block{section(text), contextText(counts), contextText(foot)}
 }
 
-// ProgressText is the notification text of the progress message.
-func ProgressText(r *pipeline.Run) string {
+// progressText is the notification text of the progress message.
+func progressText(r *pipeline.Run) string {
 	stage, _ := stageInfo(r.Step)
 	return "Research progress: " + stage
 }
@@ -164,7 +164,7 @@ func RenderFinished(r *pipeline.Run) []slack.Block {
 	case r.Report == nil || r.Status == pipeline.StatusFailed:
 		reason := firstNonEmpty(r.Failure, "an unexpected error")
 		return []slack.Block{
-			section(fmt.Sprintf(":x: Run %s failed: %s", runRef(r.ID), EscapeTruncate(OneLine(reason), 1500))),
+			section(fmt.Sprintf(":x: Run %s failed: %s", runRef(r.ID), EscapeTruncate(oneLine(reason), 1500))),
 			contextText("What to do: try again with `/research &lt;question&gt;`, perhaps with `--depth quick`. If it keeps failing, tell whoever runs researchbot and give them the run id."),
 		}
 	}
@@ -175,7 +175,7 @@ func RenderFinished(r *pipeline.Run) []slack.Block {
 // abstract, numbered citations linking to the pages read and the caveats of
 // a partial report. The full report is attached separately.
 func RenderReport(rep *pipeline.Report, bounds []string) []slack.Block {
-	blocks := []slack.Block{header(firstNonEmpty(OneLine(rep.Title), "Research report"))}
+	blocks := []slack.Block{header(firstNonEmpty(oneLine(rep.Title), "Research report"))}
 	meta := []string{}
 	if rep.Status == "partial" {
 		meta = append(meta, ":large_yellow_circle: *partial report*")
@@ -200,8 +200,8 @@ func RenderReport(rep *pipeline.Report, bounds []string) []slack.Block {
 	}
 	var highlights []string
 	for _, sec := range rep.Sections {
-		line := "• *" + EscapeTruncate(OneLine(firstNonEmpty(sec.Title, "Section")), 100) + "*"
-		if c := OneLine(sec.Content); c != "" {
+		line := "• *" + EscapeTruncate(oneLine(firstNonEmpty(sec.Title, "Section")), 100) + "*"
+		if c := oneLine(sec.Content); c != "" {
 			line += " — " + EscapeTruncate(c, 300)
 		}
 		highlights = append(highlights, line)
@@ -216,10 +216,10 @@ func RenderReport(rep *pipeline.Report, bounds []string) []slack.Block {
 	}
 	var caveats []string
 	if rep.Reason != "" {
-		caveats = append(caveats, "• "+EscapeTruncate(OneLine(rep.Reason), 500))
+		caveats = append(caveats, "• "+EscapeTruncate(oneLine(rep.Reason), 500))
 	}
 	for _, c := range append(append([]string{}, rep.Caveats...), bounds...) {
-		caveats = append(caveats, "• "+EscapeTruncate(OneLine(c), 400))
+		caveats = append(caveats, "• "+EscapeTruncate(oneLine(c), 400))
 	}
 	if len(caveats) > 0 {
 		blocks = append(blocks, packLines("*Caveats*\n", caveats, 2, func(left int) string {
@@ -231,7 +231,7 @@ func RenderReport(rep *pipeline.Report, bounds []string) []slack.Block {
 		if i == maxReferenceLines {
 			break
 		}
-		line := fmt.Sprintf("[%d] %s", ref.N, Link(ref.URL, firstNonEmpty(ref.Title, ref.URL), 120))
+		line := fmt.Sprintf("[%d] %s", ref.N, mdLink(ref.URL, firstNonEmpty(ref.Title, ref.URL), 120))
 		if d := firstNonEmpty(ref.Domain, domainOf(ref.URL)); d != "" {
 			line += " — " + Escape(Truncate(d, 60))
 		}
@@ -252,12 +252,12 @@ func RenderReport(rep *pipeline.Report, bounds []string) []slack.Block {
 	return limitBlocks(blocks, MaxBlocks, 1, "…more in the attached report.")
 }
 
-// ReportText is the notification text of the report message.
-func ReportText(r *pipeline.Run) string {
+// reportText is the notification text of the report message.
+func reportText(r *pipeline.Run) string {
 	if r.Report == nil {
 		return "Research " + string(r.Status)
 	}
-	return "Research report: " + EscapeTruncate(OneLine(r.Report.Title), 200)
+	return "Research report: " + EscapeTruncate(oneLine(r.Report.Title), 200)
 }
 
 // RenderHelp explains everything /research does.
@@ -271,23 +271,23 @@ func RenderHelp() []slack.Block {
 	}
 }
 
-// RenderStatus describes one run for its requester.
-func RenderStatus(r *pipeline.Run, now time.Time) []slack.Block {
-	q := EscapeTruncate(OneLine(r.Question), 500)
+// renderStatus describes one run for its requester.
+func renderStatus(r *pipeline.Run, now time.Time) []slack.Block {
+	q := EscapeTruncate(oneLine(r.Question), 500)
 	text := fmt.Sprintf("*Run* %s · %s\n>%s", runRef(r.ID), statusText(r.Status), q)
 	blocks := []slack.Block{section(text)}
 	blocks = append(blocks, RenderProgress(r, now)[1:]...)
 	if cur := r.Current(); cur != nil {
-		blocks = append(blocks, contextText("Waiting for a decision on *"+EscapeTruncate(OneLine(firstNonEmpty(cur.Label, cur.DefinitionID)), 80)+"* in the run's thread."))
+		blocks = append(blocks, contextText("Waiting for a decision on *"+EscapeTruncate(oneLine(firstNonEmpty(cur.Label, cur.DefinitionID)), 80)+"* in the run's thread."))
 	}
 	if r.Status == pipeline.StatusFailed && r.Failure != "" {
-		blocks = append(blocks, contextText("Failure: "+EscapeTruncate(OneLine(r.Failure), 500)))
+		blocks = append(blocks, contextText("Failure: "+EscapeTruncate(oneLine(r.Failure), 500)))
 	}
 	return blocks
 }
 
-// RenderList lists runs, newest first.
-func RenderList(runs []*pipeline.Run, now time.Time) []slack.Block {
+// renderList lists runs, newest first.
+func renderList(runs []*pipeline.Run, now time.Time) []slack.Block {
 	if len(runs) == 0 {
 		return []slack.Block{section("You have no research runs yet. Start one with `/research &lt;question&gt;`.")}
 	}
@@ -297,7 +297,7 @@ func RenderList(runs []*pipeline.Run, now time.Time) []slack.Block {
 		if !r.CreatedAt.IsZero() {
 			age = duration(now.Sub(r.CreatedAt)) + " ago"
 		}
-		lines = append(lines, fmt.Sprintf("%s %s — %s · %s", runRef(r.ID), statusText(r.Status), EscapeTruncate(OneLine(r.Question), 150), age))
+		lines = append(lines, fmt.Sprintf("%s %s — %s · %s", runRef(r.ID), statusText(r.Status), EscapeTruncate(oneLine(r.Question), 150), age))
 	}
 	blocks := []slack.Block{section("*Your recent research runs*")}
 	blocks = append(blocks, packLines("", lines, 10, func(left int) string { return fmt.Sprintf("_…and %d more._", left) })...)
@@ -314,10 +314,10 @@ func RenderError(what, todo string) []slack.Block {
 	return blocks
 }
 
-// RenderCancelConfirm asks the requester to confirm cancelling a run.
-func RenderCancelConfirm(r *pipeline.Run) []slack.Block {
+// renderCancelConfirm asks the requester to confirm cancelling a run.
+func renderCancelConfirm(r *pipeline.Run) []slack.Block {
 	return []slack.Block{
-		section(fmt.Sprintf("Cancel run %s?\n>%s\nIt stops at its next step boundary; what it found so far is kept.", runRef(r.ID), EscapeTruncate(OneLine(r.Question), 500))),
+		section(fmt.Sprintf("Cancel run %s?\n>%s\nIt stops at its next step boundary; what it found so far is kept.", runRef(r.ID), EscapeTruncate(oneLine(r.Question), 500))),
 		slack.NewActionBlock("cancel_actions",
 			&slack.ButtonBlockElement{Type: slack.METButton, ActionID: ActionCancelConfirm, Value: r.ID, Text: plain("Yes, cancel it", MaxButtonText), Style: slack.StyleDanger},
 			&slack.ButtonBlockElement{Type: slack.METButton, ActionID: ActionCancelAbort, Value: r.ID, Text: plain("Keep it running", MaxButtonText)},

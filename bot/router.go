@@ -43,12 +43,11 @@ func (k *acker) ack(payload any) {
 		if k.req == nil {
 			return
 		}
-		var err error
-		if payload == nil {
-			err = k.a.sm.Ack(*k.req)
-		} else {
-			err = k.a.sm.Ack(*k.req, payload)
-		}
+		// Never block for long: while the connection is being replaced the
+		// response queue may be full, and Slack redelivers what was not acked.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		err := k.a.sm.AckCtx(ctx, k.req.EnvelopeID, payload)
 		d := k.a.now().Sub(k.received)
 		k.a.metrics.ack(k.kind, d)
 		if err != nil {
@@ -236,7 +235,7 @@ func (a *App) startResearch(ctx context.Context, log *slog.Logger, cmd slack.Sla
 	var ts string
 	err := retry429(ctx, func() error {
 		var err error
-		_, ts, err = a.api.PostMessageContext(ctx, cmd.ChannelID, quiet(RenderRoot(root), RootText(root)))
+		_, ts, err = a.api.PostMessageContext(ctx, cmd.ChannelID, quiet(RenderRoot(root), rootText(root)))
 		return err
 	})
 	if err != nil {
@@ -268,7 +267,7 @@ func (a *App) startResearch(ctx context.Context, log *slog.Logger, cmd slack.Sla
 	log.Info("bot: run started", "run_id", run.ID, "mode", c.Mode, "depth", c.Depth)
 	root.RunID, root.Status = run.ID, run.Status
 	if err := retry429(ctx, func() error {
-		_, _, _, err := a.api.UpdateMessageContext(ctx, cmd.ChannelID, ts, quiet(RenderRoot(root), RootText(root)))
+		_, _, _, err := a.api.UpdateMessageContext(ctx, cmd.ChannelID, ts, quiet(RenderRoot(root), rootText(root)))
 		return err
 	}); err != nil {
 		log.Warn("bot: naming the run in the root message failed", "run_id", run.ID, "err", err)
@@ -300,7 +299,7 @@ func (a *App) status(ctx context.Context, cmd slack.SlashCommand, runID string) 
 		a.respond(ctx, cmd, a.runLookupError(err, runID), "No such run")
 		return
 	}
-	a.respond(ctx, cmd, RenderStatus(r, a.now()), "Run status")
+	a.respond(ctx, cmd, renderStatus(r, a.now()), "Run status")
 }
 
 // runLookupError explains a failed run lookup.
@@ -322,7 +321,7 @@ func (a *App) list(ctx context.Context, cmd slack.SlashCommand) {
 		a.respond(ctx, cmd, a.runLookupError(err, ""), "Error")
 		return
 	}
-	a.respond(ctx, cmd, RenderList(runs, a.now()), "Your research runs")
+	a.respond(ctx, cmd, renderList(runs, a.now()), "Your research runs")
 }
 
 // askCancel answers /research cancel [RUN] with a confirmation.
@@ -340,7 +339,7 @@ func (a *App) askCancel(ctx context.Context, cmd slack.SlashCommand, runID strin
 		a.respond(ctx, cmd, RenderError("Run "+runRef(r.ID)+" has already finished ("+statusText(r.Status)+"); there is nothing to cancel.", ""), "Already finished")
 		return
 	}
-	a.respond(ctx, cmd, RenderCancelConfirm(r), "Cancel this run?")
+	a.respond(ctx, cmd, renderCancelConfirm(r), "Cancel this run?")
 }
 
 // stream routes /research stream … to the stream handler.

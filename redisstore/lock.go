@@ -16,6 +16,7 @@ import (
 // its runs; the run's compare-and-set save protects against a worker that
 // lost its lease without knowing.
 type Locker struct {
+	rdb    *redis.Client
 	locks  *redislock.Client
 	prefix string
 	ttl    time.Duration
@@ -35,11 +36,20 @@ func NewLocker(rdb *redis.Client, prefix string, ttl, wait time.Duration) *Locke
 	if wait <= 0 {
 		wait = 2 * ttl
 	}
-	return &Locker{locks: redislock.New(rdb), prefix: prefix, ttl: ttl, wait: wait}
+	return &Locker{rdb: rdb, locks: redislock.New(rdb), prefix: prefix, ttl: ttl, wait: wait}
 }
 
 // ErrBusy is returned when another worker kept the run's lease for too long.
 var ErrBusy = errors.New("another worker is advancing this run")
+
+// Held reports whether some worker holds the run's lease now.
+func (l *Locker) Held(ctx context.Context, runID string) (bool, error) {
+	n, err := l.rdb.Exists(ctx, l.prefix+"lock:run:"+runID).Result()
+	return n > 0, err
+}
+
+// TTL is the lease duration.
+func (l *Locker) TTL() time.Duration { return l.ttl }
 
 // Lock waits for the run's lease and keeps it fresh until release is called.
 func (l *Locker) Lock(ctx context.Context, runID string) (func(), error) {

@@ -8,6 +8,8 @@
 //
 //	{p}run:{id}          hash: v (version), data (run JSON), status
 //	{p}runs              zset: run ids by creation time (ms)
+//	{p}runs:active       zset: unfinished run ids by last save (ms), for rescue
+//	{p}rescued:{id}      string: a recent rescue of the run (at most one per window)
 //	{p}runs:by:{user}    zset: a requester's run ids by creation time
 //	{p}defs              hash: checkpoint definition id → JSON
 //	{p}cpfail:{def}      zset: failure times (ms) of a checkpoint definition
@@ -45,12 +47,18 @@ func NewStore(rdb *redis.Client, prefix string) *Store {
 
 func (s *Store) runKey(id string) string { return s.prefix + "run:" + id }
 
-// saveScript writes the run only if its stored version equals ARGV[1].
+// saveScript writes the run only if its stored version equals ARGV[1], and
+// keeps the index of unfinished runs (KEYS[2]) up to date.
 var saveScript = redis.NewScript(`
 local v = redis.call('HGET', KEYS[1], 'v')
 if not v then return -1 end
 if tonumber(v) ~= tonumber(ARGV[1]) then return 0 end
 redis.call('HSET', KEYS[1], 'v', tonumber(ARGV[1]) + 1, 'data', ARGV[2], 'status', ARGV[3])
+if ARGV[5] == '1' then
+  redis.call('ZREM', KEYS[2], ARGV[6])
+else
+  redis.call('ZADD', KEYS[2], ARGV[4], ARGV[6])
+end
 return 1
 `)
 
@@ -72,6 +80,7 @@ func (s *Store) Create(ctx context.Context, r *pipeline.Run) error {
 	_, err = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.HSet(ctx, s.runKey(r.ID), "v", 1, "status", string(r.Status))
 		p.ZAdd(ctx, s.prefix+"runs", redis.Z{Score: score, Member: r.ID})
+		p.ZAdd(ctx, s.prefix+"runs:active", redis.Z{Score: float64(r.UpdatedAt.UnixMilli()), Member: r.ID})
 		if r.RequestedBy != "" {
 			p.ZAdd(ctx, s.prefix+"runs:by:"+r.RequestedBy, redis.Z{Score: score, Member: r.ID})
 		}
@@ -114,7 +123,12 @@ func (s *Store) Save(ctx context.Context, r *pipeline.Run) error {
 	if err != nil {
 		return fmt.Errorf("encode run: %w", err)
 	}
-	res, err := saveScript.Run(ctx, s.rdb, []string{s.runKey(r.ID)}, r.Version, data, string(r.Status)).Int()
+	final := "0"
+	if r.Status.Final() {
+		final = "1"
+	}
+	res, err := saveScript.Run(ctx, s.rdb, []string{s.runKey(r.ID), s.prefix + "runs:active"},
+		r.Version, data, string(r.Status), r.UpdatedAt.UnixMilli(), final, r.ID).Int()
 	if err != nil {
 		return fmt.Errorf("save run %s: %w", r.ID, err)
 	}
@@ -243,6 +257,19 @@ func (s *Store) CancelRequested(ctx context.Context, runID string) (string, erro
 		return "", nil
 	}
 	return by, err
+}
+
+// StaleRuns returns unfinished runs last saved before the given time.
+func (s *Store) StaleRuns(ctx context.Context, before time.Time, limit int) ([]string, error) {
+	return s.rdb.ZRangeByScore(ctx, s.prefix+"runs:active", &redis.ZRangeBy{
+		Min: "-inf", Max: "(" + strconv.FormatInt(before.UnixMilli(), 10), Count: int64(limit),
+	}).Result()
+}
+
+// ClaimRescue reports whether this caller may rescue the run now: at most
+// one rescue per window, whichever replica asks first.
+func (s *Store) ClaimRescue(ctx context.Context, runID string, window time.Duration) (bool, error) {
+	return s.rdb.SetNX(ctx, s.prefix+"rescued:"+runID, "1", window).Result()
 }
 
 // Ping checks that Redis answers.

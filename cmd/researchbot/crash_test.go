@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/researchbot/researchbot/internal/redistest"
+	"github.com/researchbot/researchbot/pipeline"
+	"github.com/researchbot/researchbot/redisstore"
 	"github.com/researchbot/researchbot/internal/researchtest"
 	"github.com/researchbot/researchbot/llm/llmtest"
 )
@@ -210,6 +212,53 @@ func TestKilledInTheMiddleOfAStepResumes(t *testing.T) {
 	}
 	if n := res.Count("analysis"); n != 2 {
 		t.Errorf("analysis called %d times, want 2 (only the step in flight is redone)", n)
+	}
+}
+
+func TestAnotherWorkerTakesOverADeadWorkersRun(t *testing.T) {
+	res := &researchtest.Researcher{DelayFor: func(schema string, n int) time.Duration {
+		if schema == "analysis" && n == 1 {
+			return 20 * time.Second
+		}
+		return 0
+	}}
+	w := newWorld(t, res)
+	c := w.start(t, "run", "--mode", "auto", "How well do heat pumps work in cold climates?")
+	runID := c.waitFor(t, startedRe)[1]
+	for deadline := time.Now().Add(60 * time.Second); res.Count("analysis") == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("analysis never started; stderr:\n%s", c.log())
+		}
+	}
+	c.kill(t)
+
+	// Another process serving the run's queue finds the orphan by itself: no --resume.
+	_, rdb := redistest.Connect(t, w.redisURL)
+	store := redisstore.NewStore(rdb, "")
+	r, err := store.Load(context.Background(), runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.start(t, "worker", "--queues", r.Origin.Queue)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		r, err = store.Load(context.Background(), runID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Status.Final() {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the run was not taken over: %s at %s", r.Status, r.Step)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if r.Status != pipeline.StatusCompleted || r.Report == nil {
+		t.Fatalf("status %s", r.Status)
+	}
+	if n := res.Count("research_plan"); n != 1 {
+		t.Errorf("plan made %d times, want 1", n)
 	}
 }
 

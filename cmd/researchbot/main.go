@@ -45,7 +45,8 @@ Usage:
   researchbot run [flags] "<question>"   research in the terminal
   researchbot run --resume RUN_ID        continue a run after the process stopped
   researchbot runs [--limit N]           list runs with status, age and spend
-  researchbot serve                      run the Slack bot (Socket Mode)
+  researchbot serve                      run the Slack bot (Socket Mode) and workers
+  researchbot worker [--queues runs]     run workers only (more capacity; needs REDIS_URL)
   researchbot env                        list the environment variables it reads
   researchbot help                       this text
 
@@ -66,6 +67,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return cmdRuns(ctx, args[1:], getenv, stdout, stderr)
 	case "serve":
 		return cmdServe(ctx, args[1:], getenv, stdout, stderr)
+	case "worker":
+		return cmdWorker(ctx, args[1:], getenv, stderr)
 	case "env":
 		return cmdEnv(stdout)
 	case "help", "-h", "--help":

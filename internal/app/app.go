@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/researchbot/researchbot/config"
@@ -44,6 +45,7 @@ type App struct {
 	Conn     *redisstore.Conn
 	Store    *redisstore.Store
 	Queue    *redisstore.Queue
+	Locker   *redisstore.Locker
 	Engine   *pipeline.Engine
 	Backends []string // active search backends
 	opts     Options
@@ -111,13 +113,14 @@ func (a *App) build() error {
 
 	a.Store = redisstore.NewStore(a.Conn.Client, "rb:")
 	a.Queue = redisstore.NewQueue(a.Conn.Queue, redisstore.QueueOptions{})
+	a.Locker = redisstore.NewLocker(a.Conn.Client, "rb:", cfg.LeaseTTL, 0)
 	presenters := map[string]pipeline.Presenter{}
 	maps.Copy(presenters, a.opts.Presenters)
 	a.presenters = presenters
 	eng, err := pipeline.New(pipeline.Config{
 		Store:      a.Store,
 		Queue:      a.Queue,
-		Locker:     redisstore.NewLocker(a.Conn.Client, "rb:", cfg.LeaseTTL, 0),
+		Locker:     a.Locker,
 		Model:      &model{client: client, modelOf: cfg.ModelFor, prices: prices},
 		Searcher:   &searcher{multi: multi, now: a.opts.Now},
 		Fetcher:    &fetcher{f: pageFetcher},
@@ -143,8 +146,9 @@ func (a *App) build() error {
 // one) can only be made after New.
 func (a *App) AddPresenter(kind string, p pipeline.Presenter) { a.presenters[kind] = p }
 
-// StartWorker starts advancing runs from the given queues in the background;
-// the returned stop function hands steps in flight back and waits.
+// StartWorker starts advancing runs from the given queues in the background,
+// and rescuing runs of those queues whose worker died; the returned stop
+// function hands steps in flight back and waits.
 func (a *App) StartWorker(queues map[string]int) (stop func(), err error) {
 	w := redisstore.NewWorker(a.Conn.Queue, a.Engine, redisstore.WorkerOptions{
 		Queues: queues, Concurrency: a.Config.WorkerConcurrency, Logger: a.log, RetryDelay: a.opts.RetryDelay,
@@ -152,7 +156,18 @@ func (a *App) StartWorker(queues map[string]int) (stop func(), err error) {
 	if err := w.Start(); err != nil {
 		return nil, fmt.Errorf("start worker: %w", err)
 	}
-	return w.Stop, nil
+	rescuer := &redisstore.Rescuer{Store: a.Store, Locker: a.Locker, Queue: a.Queue, Queues: slices.Collect(maps.Keys(queues)), Now: a.opts.Now, Logger: a.log}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { // owner: this worker; stopped by stop()
+		defer close(done)
+		rescuer.Run(ctx)
+	}()
+	return func() {
+		cancel()
+		<-done
+		w.Stop()
+	}, nil
 }
 
 // Close releases the queue and Redis connections.

@@ -87,6 +87,18 @@ func Start(t testing.TB) (*Server, *redis.Client) {
 	return s, c
 }
 
+// Connect returns a client for a server another test started (by its URL).
+func Connect(t testing.TB, url string) (*Server, *redis.Client) {
+	t.Helper()
+	opt, err := redis.ParseURL(url)
+	if err != nil {
+		t.Fatalf("redistest: %v", err)
+	}
+	c := redis.NewClient(opt)
+	t.Cleanup(func() { _ = c.Close() })
+	return &Server{Addr: opt.Addr, URL: url}, c
+}
+
 func freePort(t testing.TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")

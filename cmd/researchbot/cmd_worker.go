@@ -1,0 +1,60 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/researchbot/researchbot/bot"
+	"github.com/researchbot/researchbot/config"
+	"github.com/researchbot/researchbot/internal/app"
+)
+
+// cmdWorker advances runs without connecting to Slack's socket: extra
+// replicas that add research capacity. With SLACK_BOT_TOKEN set it posts
+// progress, checkpoints and reports of Slack runs like serve does.
+func cmdWorker(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	queues := fs.String("queues", slackQueue, "comma-separated queues to take runs from")
+	if err := fs.Parse(args); err != nil {
+		return &exitError{code: 2}
+	}
+	cfg, err := loadConfig(getenv, stderr, config.Config.CheckLLM)
+	if err != nil {
+		return err
+	}
+	log := newLogger(cfg, stderr)
+	a, err := app.New(ctx, cfg, app.Options{DefaultQueue: slackQueue, Logger: log})
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	if a.Conn.Embedded {
+		return &exitError{code: 2, msg: "researchbot worker needs REDIS_URL: a worker with its own in-process Redis would have no runs to work on"}
+	}
+	if cfg.SlackBotToken != "" {
+		presenter, err := bot.NewPresenter(bot.PresenterConfig{BotToken: cfg.SlackBotToken, APIURL: cfg.SlackAPIURL, Redis: a.Conn.Client, Logger: log})
+		if err != nil {
+			return err
+		}
+		defer presenter.Close()
+		a.AddPresenter("slack", presenter)
+	}
+	qs := map[string]int{}
+	for _, q := range strings.Split(*queues, ",") {
+		if q = strings.TrimSpace(q); q != "" {
+			qs[q] = 1
+		}
+	}
+	stop, err := a.StartWorker(qs)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	fmt.Fprintf(stderr, "researchbot worker taking runs from %s\n", *queues)
+	<-ctx.Done()
+	return nil
+}
