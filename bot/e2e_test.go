@@ -741,3 +741,24 @@ func TestE2EReconnectsAfterConnectionErrors(t *testing.T) {
 	})
 	h.startRun("still there?")
 }
+
+func TestE2ESlowStoreStillAcksWithinThreeSeconds(t *testing.T) {
+	h := newHarness(t, nil)
+	plan := h.startRun("what is RAG?")
+	h.click(requester, plan, ActionReject)
+	h.waitFor("the reject modal", func() bool { return len(h.fake.Views()) == 1 })
+	h.engine.mu.Lock()
+	h.engine.loadDelay = 3500 * time.Millisecond
+	h.engine.mu.Unlock()
+	ctx, cancel := context.WithTimeout(h.ctx, 10*time.Second)
+	defer cancel()
+	ack, err := h.fake.SubmitView(ctx, requester, h.fake.Views()[0].SlackView(), map[string]map[string]slack.BlockAction{reasonBlockID: {valueActionID: {Value: "too broad"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ack.Latency >= 3*time.Second {
+		t.Fatalf("acked after %s", ack.Latency)
+	}
+	// The ack came first; the decision still lands once the store answers.
+	h.waitFor("the decision after the slow load", func() bool { return len(h.engine.decisionsCopy()) == 1 })
+}

@@ -24,6 +24,9 @@ type fakeEngine struct {
 	// report is the report a finishing run gets (its Markdown too).
 	report pipeline.Report
 
+	// loadDelay makes Load slow (ignoring ctx), like a struggling store.
+	loadDelay time.Duration
+
 	mu        sync.Mutex
 	runs      map[string]*pipeline.Run
 	seq       int
@@ -175,6 +178,10 @@ func (e *fakeEngine) Cancel(ctx context.Context, runID, by string) error {
 }
 
 func (e *fakeEngine) Load(_ context.Context, runID string) (*pipeline.Run, error) {
+	e.mu.Lock()
+	delay := e.loadDelay
+	e.mu.Unlock()
+	time.Sleep(delay)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	r, ok := e.runs[runID]

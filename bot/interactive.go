@@ -180,11 +180,7 @@ func (a *App) decide(ctx context.Context, r *pipeline.Run, instID string, d chec
 	case errors.Is(err, checkpoints.ErrActionNotAllowed):
 		blocks = RenderError("This checkpoint doesn't offer that decision.", "Nothing was changed.")
 	case errors.As(err, &ve):
-		var parts []string
-		for _, fe := range ve.Fields {
-			parts = append(parts, "• *"+Escape(fe.Key)+"*: "+Escape(fe.Message))
-		}
-		blocks = RenderError("Your changes were not saved:\n"+strings.Join(parts, "\n"), "Click *Edit* again to fix them.")
+		blocks = validationProblem(ve.Fields)
 	default:
 		log.Error("bot: recording a decision failed", "err", err)
 		blocks = RenderError("I couldn't record your decision because of an internal error.", "Please click again in a minute; nothing was changed.")
@@ -213,14 +209,19 @@ func (a *App) onSubmission(ctx context.Context, k *acker, cb slack.InteractionCa
 	case CallbackEdit:
 		values := ParseSubmission(inst.Fields, state)
 		if _, errs := checkpoints.Validate(inst.Fields, values); len(errs) > 0 {
-			k.ack(slack.NewErrorsViewSubmissionResponse(SubmissionErrors(inst.Fields, errs)))
+			if !k.ack(slack.NewErrorsViewSubmissionResponse(SubmissionErrors(inst.Fields, errs))) {
+				// Too late for the form (it was closed at the deadline): say it in the thread.
+				a.ephemeral(ctx, r.Origin.Channel, user, r.Origin.ThreadTS, validationProblem(errs), "Your changes were not saved")
+			}
 			return
 		}
 		d.Action, d.Values = checkpoints.Edit, values
 	case CallbackReject:
 		reason := rejectReason(state)
 		if reason == "" {
-			k.ack(slack.NewErrorsViewSubmissionResponse(map[string]string{reasonBlockID: "Please say why, so the researcher can do better."}))
+			if !k.ack(slack.NewErrorsViewSubmissionResponse(map[string]string{reasonBlockID: "Please say why, so the researcher can do better."})) {
+				a.ephemeral(ctx, r.Origin.Channel, user, r.Origin.ThreadTS, RenderError("Nothing was rejected: a rejection needs a reason.", "Click *Reject* again and say why."), "Nothing was rejected")
+			}
 			return
 		}
 		d.Action, d.Note = checkpoints.Reject, reason
@@ -230,6 +231,15 @@ func (a *App) onSubmission(ctx context.Context, k *acker, cb slack.InteractionCa
 	}
 	k.ack(nil)
 	a.decide(ctx, r, instID, d)
+}
+
+// validationProblem lists field problems for people.
+func validationProblem(errs []checkpoints.FieldError) []slack.Block {
+	var parts []string
+	for _, fe := range errs {
+		parts = append(parts, "• *"+EscapeTruncate(fe.Key, 100)+"*: "+EscapeTruncate(fe.Message, 300))
+	}
+	return RenderError(cutRunes("Your changes were not saved:\n"+strings.Join(parts, "\n"), MaxSectionText-40), "Click *Edit* again to fix them.")
 }
 
 // noticeModal replaces a form with an explanation.

@@ -34,9 +34,11 @@ func (a *App) newAcker(evt socketmode.Event, kind string) *acker {
 	return &acker{a: a, req: evt.Request, kind: kind, received: a.now()}
 }
 
-// ack sends the ack (with an optional payload) unless one was sent already.
-func (k *acker) ack(payload any) {
+// ack sends the ack (with an optional payload) unless one was sent already;
+// it reports whether this call sent it.
+func (k *acker) ack(payload any) (sent bool) {
 	k.once.Do(func() {
+		sent = true
 		if k.timer != nil {
 			k.timer.Stop()
 		}
@@ -54,6 +56,7 @@ func (k *acker) ack(payload any) {
 			k.a.log.Error("bot: ack failed", "kind", k.kind, "err", err)
 		}
 	})
+	return sent
 }
 
 // guard acks empty at ackDeadline unless ack was called before.

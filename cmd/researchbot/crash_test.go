@@ -17,10 +17,10 @@ import (
 	"time"
 
 	"github.com/researchbot/researchbot/internal/redistest"
-	"github.com/researchbot/researchbot/pipeline"
-	"github.com/researchbot/researchbot/redisstore"
 	"github.com/researchbot/researchbot/internal/researchtest"
 	"github.com/researchbot/researchbot/llm/llmtest"
+	"github.com/researchbot/researchbot/pipeline"
+	"github.com/researchbot/researchbot/redisstore"
 )
 
 // TestMain lets the test binary act as the researchbot command when

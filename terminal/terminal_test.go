@@ -1,0 +1,198 @@
+package terminal
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/researchbot/researchbot/checkpoints"
+	"github.com/researchbot/researchbot/pipeline"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from its golden file:\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+var now = time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+
+func instance(t *testing.T, id string, payload any, values map[string]any) checkpoints.Instance {
+	t.Helper()
+	var def checkpoints.Definition
+	for _, d := range checkpoints.Builtins(now) {
+		if d.ID == id {
+			def = d
+		}
+	}
+	raw, _ := json.Marshal(payload)
+	fields := def.Fields
+	if id == checkpoints.SourceReview {
+		fields = append([]checkpoints.Field(nil), def.Fields...)
+		for i := range fields {
+			if fields[i].Type == checkpoints.FieldMultiSelect {
+				fields[i].Options = []checkpoints.Option{{Value: "1", Label: "1. COP study"}, {Value: "2", Label: "2. Costs"}}
+			}
+		}
+	}
+	inst := checkpoints.NewInstance(def, "r-1.abc", "r-1", raw, fields, values, now)
+	if err := inst.Offer(now, "engine"); err != nil {
+		t.Fatal(err)
+	}
+	return inst
+}
+
+func TestRenderCheckpointGolden(t *testing.T) {
+	plan := pipeline.PlanPayload{
+		Question: "How do heat pumps do in the cold?", SubQuestions: []string{"Efficiency?", "Cost?"},
+		Queries: []pipeline.QueryView{{Text: "heat pump COP cold", Kind: "academic"}, {Text: "heat pump prices", Kind: "web"}},
+		Sections: []string{"Performance", "Cost"}, Methodology: "Field trials first.", Warnings: []string{"Few 2026 sources"},
+		Estimate: pipeline.Estimate{CostUSD: 0.042, Duration: 3*time.Minute + 20*time.Second, Searches: 2, PagesToRead: 12, LLMCalls: 7},
+	}
+	sources := pipeline.SourcesPayload{Total: 9, ToFetch: 1, Sources: []pipeline.SourceView{
+		{ID: 1, Title: "COP study", Domain: "example.org", Published: now, Gist: "Field data from 40 homes.", Selected: true},
+		{ID: 2, Title: "Costs", Domain: "news.example.com"},
+	}, Errors: []string{"arxiv: rate limited"}}
+	draft := pipeline.DraftPayload{Version: 2, Title: "Heat pumps in the cold", Abstract: "They work.", Sections: []string{"Performance", "Cost"}, WordCount: 840, Sources: 7, Score: 8.2, Recommendation: "approve", Summary: "Solid.", Major: 1, Minor: 2}
+	critical := pipeline.CriticalPayload{Version: 1, Title: "Heat pumps", Score: 5.5, Items: []pipeline.CritiqueItem{{Severity: "critical", Category: "accuracy", Description: "A figure is wrong.", SuggestedFix: "Use 2.8."}}}
+	for name, inst := range map[string]checkpoints.Instance{
+		"plan":     instance(t, checkpoints.PlanReview, plan, nil),
+		"sources":  instance(t, checkpoints.SourceReview, sources, nil),
+		"draft":    instance(t, checkpoints.DraftReview, draft, nil),
+		"critical": instance(t, checkpoints.CriticalIssues, critical, nil),
+	} {
+		golden(t, "checkpoint_"+name, RenderCheckpoint(inst))
+	}
+	reminder := instance(t, checkpoints.PlanReview, plan, nil)
+	reminder.Attempt = 2
+	if !strings.Contains(RenderCheckpoint(reminder), "reminder") {
+		t.Error("a re-offered checkpoint must say it is a reminder")
+	}
+}
+
+func TestPromptApproveRejectAndRetryOnNonsense(t *testing.T) {
+	inst := instance(t, checkpoints.PlanReview, pipeline.PlanPayload{}, nil)
+	var out bytes.Buffer
+	p := NewPrompter(strings.NewReader("maybe\nr\nToo broad; focus on Norway\n"), &out)
+	d, err := p.Ask(context.Background(), inst, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Action != checkpoints.Reject || d.Note != "Too broad; focus on Norway" || d.By != "terminal" {
+		t.Fatalf("decision %+v", d)
+	}
+	if !strings.Contains(out.String(), "Please answer [a]pprove / [e]dit / [r]eject") {
+		t.Errorf("nonsense was not answered with the choices:\n%s", out.String())
+	}
+	d, err = NewPrompter(strings.NewReader("approve\n"), &out).Ask(context.Background(), inst, nil)
+	if err != nil || d.Action != checkpoints.Approve {
+		t.Fatalf("approve: %+v %v", d, err)
+	}
+}
+
+func TestPromptEditFieldByField(t *testing.T) {
+	inst := instance(t, checkpoints.SourceReview, pipeline.SourcesPayload{}, map[string]any{"relevant": []string{"1"}})
+	// relevant: keep (Enter); exclude: option 2; feedback: two lines.
+	in := "e\n\n2\nLook for utility reports\nand grid studies\n.\n"
+	var out bytes.Buffer
+	d, err := NewPrompter(strings.NewReader(in), &out).Ask(context.Background(), inst, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Action != checkpoints.Edit {
+		t.Fatalf("action %s", d.Action)
+	}
+	if _, ok := d.Values["relevant"]; ok {
+		t.Errorf("an empty answer must keep the field, got %v", d.Values["relevant"])
+	}
+	if got, _ := d.Values["exclude"].([]string); len(got) != 1 || got[0] != "2" {
+		t.Errorf("exclude = %v, want [2]", d.Values["exclude"])
+	}
+	if d.Values["feedback"] != "Look for utility reports\nand grid studies" {
+		t.Errorf("feedback = %q", d.Values["feedback"])
+	}
+	// What the prompter collected passes the checkpoint's own validation.
+	if err := inst.Decide(checkpoints.Decision{Action: d.Action, Values: d.Values, By: "terminal", At: now}); err != nil {
+		t.Fatalf("the edit is not valid: %v", err)
+	}
+}
+
+func TestPromptShowsFieldErrorsAndEndsOnEOF(t *testing.T) {
+	inst := instance(t, checkpoints.PlanReview, pipeline.PlanPayload{}, nil)
+	var out bytes.Buffer
+	_, err := NewPrompter(strings.NewReader(""), &out).Ask(context.Background(), inst, []checkpoints.FieldError{{Key: "depth", Message: "Pick one of the options"}})
+	if !errors.Is(err, ErrNoInput) {
+		t.Fatalf("err = %v, want ErrNoInput", err)
+	}
+	if !strings.Contains(out.String(), "depth: Pick one of the options") {
+		t.Errorf("field errors not shown:\n%s", out.String())
+	}
+}
+
+func TestPromptEditInEditor(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "editor.sh")
+	// An "editor" that rewrites the depth in the JSON file it is given.
+	if err := os.WriteFile(script, []byte("#!/bin/sh\nsed -i 's/\"standard\"/\"quick\"/' \"$1\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	inst := instance(t, checkpoints.PlanReview, pipeline.PlanPayload{}, map[string]any{"depth": "standard", "sub_questions": "a\nb", "queries": "web: x"})
+	p := NewPrompter(strings.NewReader("e\n"), &bytes.Buffer{})
+	p.Editor = script
+	d, err := p.Ask(context.Background(), inst, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Values["depth"] != "quick" || d.Values["queries"] != "web: x" {
+		t.Fatalf("values from the editor: %v", d.Values)
+	}
+}
+
+func TestPresenterHandsOffWithoutBlockingAndCoalescesProgress(t *testing.T) {
+	var out bytes.Buffer
+	clock := now
+	p := New(&out, func() time.Time { return clock })
+	r := &pipeline.Run{ID: "r-1", Step: pipeline.StepSearch, CreatedAt: now}
+	p.Progress(context.Background(), r)
+	p.Progress(context.Background(), r) // same stage, too soon: coalesced
+	clock = clock.Add(3 * time.Second)
+	p.Progress(context.Background(), r)
+	r.Step = pipeline.StepFetch
+	p.Progress(context.Background(), r) // new stage: shown at once
+	if n := strings.Count(out.String(), "\n"); n != 3 {
+		t.Errorf("%d progress lines, want 3:\n%s", n, out.String())
+	}
+	inst := instance(t, checkpoints.PlanReview, pipeline.PlanPayload{}, nil)
+	if err := p.Offer(context.Background(), r, &inst); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-p.Offers(); got.Instance.ID != inst.ID {
+		t.Fatalf("offer %v", got.Instance.ID)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for i := 0; i < 10; i++ { // a full channel and an ended context never block a worker
+		if err := p.Offer(ctx, r, &inst); err != nil && !errors.Is(err, context.Canceled) {
+			t.Fatal(err)
+		}
+	}
+}
