@@ -1,0 +1,66 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/researchbot/researchbot/checkpoints"
+	"github.com/researchbot/researchbot/internal/researchtest"
+	"github.com/researchbot/researchbot/pipeline"
+)
+
+// flaky is a presenter whose Offer fails while broken is set.
+type flaky struct {
+	*recorder
+	broken atomic.Bool
+	fails  atomic.Int32
+}
+
+func (f *flaky) Offer(ctx context.Context, r *pipeline.Run, inst *checkpoints.Instance) error {
+	if f.broken.Load() {
+		f.fails.Add(1)
+		return errors.New("slack is down")
+	}
+	return f.recorder.Offer(ctx, r, inst)
+}
+
+func TestCheckpointRetriesAndCircuitBreaker(t *testing.T) {
+	h := newHarness(t, &researchtest.Researcher{}, nil)
+	f := &flaky{recorder: h.rec}
+	f.broken.Store(true)
+	h.app.AddPresenter("test", f)
+
+	// A required checkpoint that cannot be shown is retried, then the run
+	// fails with a clear reason: never silence.
+	h.start(checkpoints.ModeGuided, pipeline.Limits{})
+	r := h.finish()
+	if r.Status != pipeline.StatusFailed || !strings.Contains(r.Failure, "could not be shown after 4 attempts") {
+		t.Fatalf("status %s, failure %q", r.Status, r.Failure)
+	}
+	if got := f.fails.Load(); got != 4 {
+		t.Fatalf("%d attempts to show it, want 4 (1 + MaxRetries 3)", got)
+	}
+
+	// One more failure trips the breaker (5 in an hour): the definition is
+	// then left out, and runs go on without it.
+	h.start(checkpoints.ModeGuided, pipeline.Limits{})
+	if r := h.finish(); r.Status != pipeline.StatusFailed {
+		t.Fatalf("second run: %s", r.Status)
+	}
+	f.broken.Store(false)
+	h.start(checkpoints.ModeGuided, pipeline.Limits{})
+	first := h.next()
+	if first.DefinitionID == checkpoints.PlanReview {
+		t.Fatal("the plan review was offered although its breaker tripped")
+	}
+	if first.DefinitionID != checkpoints.DraftReview {
+		t.Fatalf("got %s", first.DefinitionID)
+	}
+	h.decide(first, checkpoints.Decision{Action: checkpoints.Approve})
+	if r := h.finish(); r.Status != pipeline.StatusCompleted {
+		t.Fatalf("status %s", r.Status)
+	}
+}
