@@ -65,7 +65,7 @@ func instance(t *testing.T, id string, payload any, values map[string]any) check
 func TestRenderCheckpointGolden(t *testing.T) {
 	plan := pipeline.PlanPayload{
 		Question: "How do heat pumps do in the cold?", SubQuestions: []string{"Efficiency?", "Cost?"},
-		Queries: []pipeline.QueryView{{Text: "heat pump COP cold", Kind: "academic"}, {Text: "heat pump prices", Kind: "web"}},
+		Queries:  []pipeline.QueryView{{Text: "heat pump COP cold", Kind: "academic"}, {Text: "heat pump prices", Kind: "web"}},
 		Sections: []string{"Performance", "Cost"}, Methodology: "Field trials first.", Warnings: []string{"Few 2026 sources"},
 		Estimate: pipeline.Estimate{CostUSD: 0.042, Duration: 3*time.Minute + 20*time.Second, Searches: 2, PagesToRead: 12, LLMCalls: 7},
 	}
