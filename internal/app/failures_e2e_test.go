@@ -2,6 +2,8 @@ package app
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -162,4 +164,21 @@ func TestTimeoutsOnAnInjectedClock(t *testing.T) {
 			t.Fatalf("timed-out optional checkpoint is %s, want skipped", got)
 		}
 	})
+}
+
+func TestADownBackendIsStatedButDoesNotStopTheRun(t *testing.T) {
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, `{"error":"Service Unavailable"}`, http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(down.Close)
+	h := newHarness(t, &researchtest.Researcher{}, map[string]string{"OPENALEX_URL": down.URL})
+	h.start(checkpoints.ModeAuto, pipeline.Limits{})
+	r := h.finish()
+	if r.Status != pipeline.StatusCompleted {
+		t.Fatalf("status %s", r.Status)
+	}
+	if !containsAny(r.Report.Caveats, "openalex") {
+		t.Errorf("the failing backend is not named in the caveats: %v", r.Report.Caveats)
+	}
+	assertCitationsFetched(t, r)
 }
