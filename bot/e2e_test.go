@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-redis/redis_rate/v10"
 	"github.com/redis/go-redis/v9"
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
@@ -545,7 +546,7 @@ func TestE2EChannelWithoutTheBot(t *testing.T) {
 }
 
 func TestE2EHelpUsageAndLimits(t *testing.T) {
-	h := newHarness(t, func(c *Config) { c.Limits = RateLimits{UserPerHour: 1} })
+	h := newHarness(t, func(c *Config) { c.Limits = RateLimits{PerUser: redis_rate.PerHour(1)} })
 	ack := h.slash(requester, chanIn, "")
 	if !strings.Contains(string(ack.Payload), "Checkpoints") || !strings.Contains(string(ack.Payload), `"response_type":"ephemeral"`) {
 		t.Errorf("help ack = %s", ack.Payload)

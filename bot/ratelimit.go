@@ -8,26 +8,21 @@ import (
 	"github.com/go-redis/redis_rate/v10"
 )
 
-// RateLimits bounds how many runs people may start per hour.
+// RateLimits bounds how many runs people may start.
 type RateLimits struct {
-	UserPerHour      int // per Slack user; 0 means 10
-	WorkspacePerHour int // per workspace; 0 means 100
-}
-
-// limits are RateLimits as redis_rate limits.
-type limits struct {
-	PerUser, PerWorkspace redis_rate.Limit
+	PerUser      redis_rate.Limit // per Slack user; zero (or a zero Rate): 10 per hour
+	PerWorkspace redis_rate.Limit // per workspace; zero (or a zero Rate): 100 per hour
 }
 
 // withDefaults fills zero limits.
-func (l RateLimits) withDefaults() limits {
-	if l.UserPerHour <= 0 {
-		l.UserPerHour = 10
+func (l RateLimits) withDefaults() RateLimits {
+	if l.PerUser.Rate <= 0 || l.PerUser.Period <= 0 {
+		l.PerUser = redis_rate.PerHour(10)
 	}
-	if l.WorkspacePerHour <= 0 {
-		l.WorkspacePerHour = 100
+	if l.PerWorkspace.Rate <= 0 || l.PerWorkspace.Period <= 0 {
+		l.PerWorkspace = redis_rate.PerHour(100)
 	}
-	return limits{PerUser: redis_rate.PerHour(l.UserPerHour), PerWorkspace: redis_rate.PerHour(l.WorkspacePerHour)}
+	return l
 }
 
 // LimitedError says a request was refused by a rate limit and when to try again.
@@ -45,7 +40,7 @@ func (e *LimitedError) Error() string {
 // limiter applies the per-user and per-workspace limits.
 type limiter struct {
 	rl     *redis_rate.Limiter
-	limits limits
+	limits RateLimits
 }
 
 // allow takes one request from the user's and the workspace's budgets. It

@@ -27,6 +27,7 @@ type acker struct {
 	kind     string
 	received time.Time
 	once     sync.Once
+	mu       sync.Mutex
 	timer    *time.Timer
 }
 
@@ -39,9 +40,11 @@ func (a *App) newAcker(evt socketmode.Event, kind string) *acker {
 func (k *acker) ack(payload any) (sent bool) {
 	k.once.Do(func() {
 		sent = true
+		k.mu.Lock()
 		if k.timer != nil {
 			k.timer.Stop()
 		}
+		k.mu.Unlock()
 		if k.req == nil {
 			return
 		}
@@ -61,9 +64,12 @@ func (k *acker) ack(payload any) (sent bool) {
 
 // guard acks empty at ackDeadline unless ack was called before.
 func (k *acker) guard() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
 	k.timer = time.AfterFunc(ackDeadline, func() {
-		k.a.log.Warn("bot: handler was slow; acked empty at the deadline", "kind", k.kind)
-		k.ack(nil)
+		if k.ack(nil) {
+			k.a.log.Warn("bot: handler was slow; acked empty at the deadline", "kind", k.kind)
+		}
 	})
 }
 

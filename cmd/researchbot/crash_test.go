@@ -72,6 +72,12 @@ type child struct {
 
 func (w *world) start(t *testing.T, args ...string) *child {
 	t.Helper()
+	return w.startWith(t, nil, args...)
+}
+
+// startWith starts a child with extra environment variables.
+func (w *world) startWith(t *testing.T, env []string, args ...string) *child {
+	t.Helper()
 	raw, _ := json.Marshal(args)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(),
@@ -79,6 +85,7 @@ func (w *world) start(t *testing.T, args ...string) *child {
 		"REDIS_URL="+w.redisURL, "OPENAI_API_KEY=sk-test", "OPENAI_BASE_URL="+w.llm.URL(),
 		"SEARXNG_URL="+w.web.URL(), "FETCH_ALLOW_PRIVATE_NETWORKS=true", "RUN_LEASE=2s", "LLM_MAX_RETRIES=1",
 	)
+	cmd.Env = append(cmd.Env, env...)
 	c := &child{cmd: cmd, lines: make(chan string, 256), done: make(chan error, 1)}
 	cmd.Stdout = &c.stdout
 	stderr, err := cmd.StderrPipe()

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/researchbot/researchbot/internal/researchtest"
+	"github.com/researchbot/researchbot/internal/slackfake"
+)
+
+// serveEnv is the environment of a `researchbot serve` child talking to the fake Slack.
+func serveEnv(fake *slackfake.Server) []string {
+	return []string{
+		"SLACK_APP_TOKEN=" + fake.AppToken(), "SLACK_BOT_TOKEN=" + fake.BotToken(),
+		"SLACK_API_URL=" + fake.APIURL(), "HTTP_ADDR=127.0.0.1:0", "LOG_LEVEL=warn",
+	}
+}
+
+// buttonMessage waits for a message in the thread with a button of actionID
+// whose text mentions want, and returns its ts.
+func buttonMessage(t *testing.T, fake *slackfake.Server, channel, actionID, want string, after string) string {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, m := range fake.Messages(channel) {
+			if m.TS > after && strings.Contains(string(m.Blocks), `"`+actionID+`"`) && strings.Contains(string(m.Blocks), want) {
+				return m.TS
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("no message with %s mentioning %q", actionID, want)
+	return ""
+}
+
+func TestServeKilledWhileACheckpointWaitsAndTheOldButtonFinishesTheRun(t *testing.T) {
+	w := newWorld(t, &researchtest.Researcher{})
+	fake := slackfake.New(t)
+	fake.AddChannel("C1", "research", true)
+	fake.AddUser("U1", "ana", "Europe/Oslo")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+
+	first := w.startWith(t, serveEnv(fake), "serve")
+	if err := fake.WaitConnected(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ack, err := fake.SlashCommand(ctx, slackfake.SlashCommand{Command: "/research", Text: "--mode guided How well do heat pumps work in cold climates?", UserID: "U1", ChannelID: "C1"})
+	if err != nil || ack.Latency > 3*time.Second {
+		t.Fatalf("slash command ack: %v after %v", err, ack.Latency)
+	}
+	planTS := buttonMessage(t, fake, "C1", "cp_approve", "Research plan", "")
+	first.kill(t) // kill -9 while the plan waits for a person
+
+	w.startWith(t, serveEnv(fake), "serve")
+	if err := fake.WaitConnections(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	// The button posted by the dead process still works.
+	if _, err := fake.ClickButton(ctx, "U1", "C1", planTS, "cp_approve", "", ""); err != nil {
+		t.Fatal(err)
+	}
+	draftTS := buttonMessage(t, fake, "C1", "cp_approve", "Draft", planTS)
+	if _, err := fake.ClickButton(ctx, "U1", "C1", draftTS, "cp_approve", "", ""); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(60 * time.Second); len(fake.Files()) == 0; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no report file was uploaded")
+		}
+	}
+	f := fake.Files()[0]
+	if !strings.Contains(string(f.Content), "# Heat pumps in cold climates") {
+		t.Fatalf("report file:\n%s", f.Content)
+	}
+	if n := w.res.Count("research_plan"); n != 1 {
+		t.Errorf("plan made %d times, want 1", n)
+	}
+}
