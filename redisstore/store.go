@@ -272,5 +272,30 @@ func (s *Store) ClaimRescue(ctx context.Context, runID string, window time.Durat
 	return s.rdb.SetNX(ctx, s.prefix+"rescued:"+runID, "1", window).Result()
 }
 
+// CountActive counts unfinished runs by status (at most the 10 000 most
+// recently saved), for the runs-by-state gauge.
+func (s *Store) CountActive(ctx context.Context) (map[string]int, error) {
+	ids, err := s.rdb.ZRevRange(ctx, s.prefix+"runs:active", 0, 9999).Result()
+	if err != nil {
+		return nil, err
+	}
+	cmds := make([]*redis.StringCmd, len(ids))
+	if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, id := range ids {
+			cmds[i] = p.HGet(ctx, s.runKey(id), "status")
+		}
+		return nil
+	}); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, err
+	}
+	counts := map[string]int{}
+	for _, c := range cmds {
+		if st, err := c.Result(); err == nil {
+			counts[st]++
+		}
+	}
+	return counts, nil
+}
+
 // Ping checks that Redis answers.
 func (s *Store) Ping(ctx context.Context) error { return s.rdb.Ping(ctx).Err() }

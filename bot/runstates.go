@@ -1,0 +1,40 @@
+package bot
+
+import (
+	"context"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// runStates is a Prometheus collector that counts the unfinished runs by
+// state at scrape time, from the shared store, so every replica reports the
+// same picture.
+type runStates struct {
+	desc  *prometheus.Desc
+	count func(ctx context.Context) (map[string]int, error)
+}
+
+func (c *runStates) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c *runStates) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	counts, err := c.count(ctx)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(c.desc, err)
+		return
+	}
+	for state, n := range counts {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n), state)
+	}
+}
+
+// WatchRunStates adds the gauge researchbot_runs{state} of unfinished runs
+// (queued, running, waiting), counted by count at each scrape.
+func (m *Metrics) WatchRunStates(count func(ctx context.Context) (map[string]int, error)) {
+	m.reg.MustRegister(&runStates{
+		desc:  prometheus.NewDesc("researchbot_runs", "Unfinished research runs, by state.", []string{"state"}, nil),
+		count: count,
+	})
+}

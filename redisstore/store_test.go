@@ -1,0 +1,249 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/researchbot/researchbot/checkpoints"
+	"github.com/researchbot/researchbot/internal/redistest"
+	"github.com/researchbot/researchbot/pipeline"
+)
+
+var t0 = time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
+
+func newRun(id, by string, at time.Time) *pipeline.Run {
+	return &pipeline.Run{ID: id, Question: "q " + id, RequestedBy: by, Status: pipeline.StatusQueued, Step: pipeline.StepPlan, CreatedAt: at, UpdatedAt: at, Origin: pipeline.Origin{Queue: "runs"}}
+}
+
+func TestSaveIsACompareAndSet(t *testing.T) {
+	_, rdb := redistest.Start(t)
+	s := NewStore(rdb, "")
+	ctx := context.Background()
+	if err := s.Create(ctx, newRun("r-1", "U1", t0)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Create(ctx, newRun("r-1", "U1", t0)); err == nil {
+		t.Fatal("a second Create of the same id must fail")
+	}
+	a, _ := s.Load(ctx, "r-1")
+	b, _ := s.Load(ctx, "r-1")
+	a.Step = pipeline.StepSearch
+	if err := s.Save(ctx, a); err != nil || a.Version != 2 {
+		t.Fatalf("first writer: %v (version %d)", err, a.Version)
+	}
+	b.Step = pipeline.StepFallback
+	if err := s.Save(ctx, b); !errors.Is(err, pipeline.ErrConflict) {
+		t.Fatalf("stale writer: %v, want ErrConflict", err)
+	}
+	got, _ := s.Load(ctx, "r-1")
+	if got.Step != pipeline.StepSearch || got.Version != 2 {
+		t.Fatalf("stored %s v%d: the stale write changed something", got.Step, got.Version)
+	}
+	if _, err := s.Load(ctx, "nope"); !errors.Is(err, pipeline.ErrNotFound) {
+		t.Fatalf("Load of a missing run: %v", err)
+	}
+
+	// Concurrent writers from one version: exactly one wins.
+	var wins atomic.Int32
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := *got
+			if s.Save(ctx, &r) == nil {
+				wins.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if wins.Load() != 1 {
+		t.Fatalf("%d concurrent writers won, want 1", wins.Load())
+	}
+}
+
+func TestListFailureWindowsCancelAndActiveRuns(t *testing.T) {
+	_, rdb := redistest.Start(t)
+	s := NewStore(rdb, "")
+	ctx := context.Background()
+	for i, id := range []string{"r-a", "r-b", "r-c"} {
+		by := "U1"
+		if id == "r-b" {
+			by = "U2"
+		}
+		if err := s.Create(ctx, newRun(id, by, t0.Add(time.Duration(i)*time.Minute))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all, _ := s.List(ctx, pipeline.RunFilter{})
+	if len(all) != 3 || all[0].ID != "r-c" || all[2].ID != "r-a" {
+		t.Fatalf("List order: %v", ids(all))
+	}
+	mine, _ := s.List(ctx, pipeline.RunFilter{RequestedBy: "U1", Limit: 1})
+	if len(mine) != 1 || mine[0].ID != "r-c" {
+		t.Fatalf("List for U1 limit 1: %v", ids(mine))
+	}
+
+	// Failure windows: old failures drop out.
+	for _, at := range []time.Time{t0, t0.Add(50 * time.Minute), t0.Add(70 * time.Minute)} {
+		if _, err := s.RecordCheckpointFailure(ctx, "plan_review", at, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fails, _ := s.CheckpointFailures(ctx, "plan_review", t0.Add(75*time.Minute), time.Hour)
+	if len(fails) != 2 {
+		t.Fatalf("%d failures in the window, want 2", len(fails))
+	}
+
+	if by, _ := s.CancelRequested(ctx, "r-a"); by != "" {
+		t.Fatalf("cancel requested by %q before anyone asked", by)
+	}
+	_ = s.RequestCancel(ctx, "r-a", "U9")
+	if by, _ := s.CancelRequested(ctx, "r-a"); by != "U9" {
+		t.Fatalf("CancelRequested = %q", by)
+	}
+
+	// Finished runs leave the active index; the others are counted by state.
+	r, _ := s.Load(ctx, "r-a")
+	r.Status = pipeline.StatusCompleted
+	r.UpdatedAt = t0.Add(time.Hour)
+	if err := s.Save(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	counts, _ := s.CountActive(ctx)
+	if counts["queued"] != 2 || counts["completed"] != 0 {
+		t.Fatalf("CountActive = %v", counts)
+	}
+	stale, _ := s.StaleRuns(ctx, t0.Add(90*time.Second), 10)
+	if len(stale) != 1 || stale[0] != "r-b" {
+		t.Fatalf("StaleRuns = %v, want [r-b] (saved before 09:01:30 and unfinished; r-a finished, r-c later)", stale)
+	}
+	if ok, _ := s.ClaimRescue(ctx, "r-b", time.Minute); !ok {
+		t.Fatal("first rescue claim refused")
+	}
+	if ok, _ := s.ClaimRescue(ctx, "r-b", time.Minute); ok {
+		t.Fatal("a second rescue within the window was allowed")
+	}
+}
+
+func ids(runs []*pipeline.Run) []string {
+	var out []string
+	for _, r := range runs {
+		out = append(out, r.ID)
+	}
+	return out
+}
+
+func TestDefinitionsAreValidatedAndStored(t *testing.T) {
+	_, rdb := redistest.Start(t)
+	s := NewStore(rdb, "")
+	ctx := context.Background()
+	for _, d := range checkpoints.Builtins(t0) {
+		if err := s.PutDefinition(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bad := checkpoints.Builtins(t0)[0]
+	bad.ID = "Not A Slug!"
+	if err := s.PutDefinition(ctx, bad); err == nil {
+		t.Fatal("an invalid definition was stored")
+	}
+	defs, _ := s.Definitions(ctx)
+	if len(defs) != 4 {
+		t.Fatalf("%d definitions", len(defs))
+	}
+}
+
+func TestLockerGivesOneWorkerAtATimeAndExpires(t *testing.T) {
+	_, rdb := redistest.Start(t)
+	l := NewLocker(rdb, "", 600*time.Millisecond, 300*time.Millisecond)
+	ctx := context.Background()
+	release, err := l.Lock(ctx, "r-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if held, _ := l.Held(ctx, "r-1"); !held {
+		t.Fatal("lease not held")
+	}
+	time.Sleep(time.Second) // longer than the TTL: refreshed while held
+	if _, err := l.Lock(ctx, "r-1"); !errors.Is(err, ErrBusy) {
+		t.Fatalf("second Lock while held = %v, want ErrBusy", err)
+	}
+	release()
+	release() // idempotent
+	r2, err := l.Lock(ctx, "r-1")
+	if err != nil {
+		t.Fatalf("Lock after release: %v", err)
+	}
+	r2()
+
+	// A holder that dies (no refresh, no release) loses the lease after the TTL.
+	if err := rdb.Set(ctx, "rb:lock:run:r-2", "dead-worker", 600*time.Millisecond).Err(); err != nil {
+		t.Fatal(err)
+	}
+	l2 := NewLocker(rdb, "", 600*time.Millisecond, 2*time.Second)
+	start := time.Now()
+	r3, err := l2.Lock(ctx, "r-2")
+	if err != nil {
+		t.Fatalf("lease of a dead worker never freed: %v", err)
+	}
+	r3()
+	if waited := time.Since(start); waited < 300*time.Millisecond {
+		t.Errorf("obtained after %v, before the dead worker's lease expired", waited)
+	}
+}
+
+// advancer counts calls and fails as told.
+type advancer struct {
+	mu       sync.Mutex
+	advances int
+	failWith error
+	failed   chan error
+}
+
+func (a *advancer) Advance(context.Context, string) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.advances++
+	return a.failWith
+}
+func (a *advancer) CheckTimeout(context.Context, string, string) error { return nil }
+func (a *advancer) Fail(_ context.Context, _ string, cause error) error {
+	a.failed <- cause
+	return nil
+}
+
+func TestWorkerRetriesABoundedNumberOfTimesThenFailsTheRun(t *testing.T) {
+	srv, _ := redistest.Start(t)
+	conn := asynq.RedisClientOpt{Addr: srv.Addr}
+	q := NewQueue(conn, QueueOptions{MaxRetry: 2})
+	defer q.Close()
+	adv := &advancer{failWith: errors.New("model down"), failed: make(chan error, 1)}
+	w := NewWorker(conn, adv, WorkerOptions{Queues: map[string]int{"runs": 1}, RetryDelay: func(int, error) time.Duration { return 10 * time.Millisecond }})
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	if err := q.Enqueue(context.Background(), "runs", "r-1"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case cause := <-adv.failed:
+		if cause == nil || cause.Error() != "model down" {
+			t.Fatalf("Fail got %v", cause)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the run was never ended after its retries")
+	}
+	adv.mu.Lock()
+	defer adv.mu.Unlock()
+	if adv.advances != 3 {
+		t.Fatalf("%d attempts, want 3 (1 + MaxRetry 2)", adv.advances)
+	}
+}
