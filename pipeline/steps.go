@@ -621,7 +621,11 @@ func (e *Engine) stepAnalyze(ctx context.Context, r *Run) error {
 			r.Step = StepOutput
 			return nil
 		}
-		r.toFallback("no page could be read")
+		if len(r.Sources) == 0 {
+			r.toFallback("the searches found no sources")
+		} else {
+			r.toFallback(fmt.Sprintf("none of the %d sources found could be read", len(r.Sources)))
+		}
 		return nil
 	}
 	if e.overBudget(r) {

@@ -99,18 +99,10 @@ func (s *Store) Load(ctx context.Context, id string) (*pipeline.Run, error) {
 }
 
 func decodeRun(id string, vals []any) (*pipeline.Run, error) {
-	vs, ok1 := vals[0].(string)
-	data, ok2 := vals[1].(string)
-	if !ok1 || !ok2 {
-		return nil, fmt.Errorf("run %s: %w", id, pipeline.ErrNotFound)
-	}
 	var r pipeline.Run
-	if err := json.Unmarshal([]byte(data), &r); err != nil {
-		return nil, fmt.Errorf("decode run %s: %w", id, err)
-	}
-	v, err := strconv.ParseInt(vs, 10, 64)
+	v, err := decodeVersioned("run", id, vals, pipeline.ErrNotFound, &r)
 	if err != nil {
-		return nil, fmt.Errorf("run %s has a bad version %q", id, vs)
+		return nil, err
 	}
 	r.Version = v
 	return &r, nil

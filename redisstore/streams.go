@@ -122,18 +122,10 @@ func (s *Streams) Get(ctx context.Context, id string) (*scheduler.Stream, error)
 }
 
 func decodeStream(id string, vals []any) (*scheduler.Stream, error) {
-	vs, ok1 := vals[0].(string)
-	data, ok2 := vals[1].(string)
-	if !ok1 || !ok2 {
-		return nil, fmt.Errorf("stream %s: %w", id, scheduler.ErrStreamNotFound)
-	}
 	var st scheduler.Stream
-	if err := json.Unmarshal([]byte(data), &st); err != nil {
-		return nil, fmt.Errorf("decode stream %s: %w", id, err)
-	}
-	v, err := strconv.ParseInt(vs, 10, 64)
+	v, err := decodeVersioned("stream", id, vals, scheduler.ErrStreamNotFound, &st)
 	if err != nil {
-		return nil, fmt.Errorf("stream %s has a bad version %q", id, vs)
+		return nil, err
 	}
 	st.Version = v
 	return &st, nil

@@ -52,6 +52,8 @@ type App struct {
 	// presenters is the engine's presenter map; AddPresenter fills it.
 	presenters map[string]pipeline.Presenter
 	log        *slog.Logger
+	// llm is the LLM client the engine uses; StreamModel shares it.
+	llm *llm.Client
 }
 
 // New assembles researchbot. The caller must Close it.
@@ -92,6 +94,7 @@ func (a *App) build() error {
 	if err != nil {
 		return fmt.Errorf("LLM client: %w", err)
 	}
+	a.llm = client
 	backends := search.BackendsFromConfig(search.Config{
 		SearXNGURL: cfg.SearXNGURL, BraveAPIKey: cfg.BraveAPIKey, BraveURL: cfg.BraveURL,
 		TavilyAPIKey: cfg.TavilyAPIKey, TavilyURL: cfg.TavilyURL, ArxivURL: cfg.ArxivURL,

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -122,7 +123,7 @@ func TestEveryDecisionAtEveryCheckpoint(t *testing.T) {
 		}
 		fetchedIDs := map[string]bool{}
 		for _, p := range r.Pages {
-			fetchedIDs[itoa(p.SourceID)] = true
+			fetchedIDs[strconv.Itoa(p.SourceID)] = true
 		}
 		if !fetchedIDs[relevant] {
 			t.Errorf("source %s marked relevant was not read (read %v)", relevant, fetchedIDs)
@@ -190,20 +191,6 @@ func TestEveryDecisionAtEveryCheckpoint(t *testing.T) {
 			t.Error("the rejection note of the critical issues did not reach the writer")
 		}
 	})
-}
-
-func itoa(n int) string { return strings.TrimSpace(strings.Repeat(" ", 0) + fmtInt(n)) }
-
-func fmtInt(n int) string {
-	if n == 0 {
-		return "0"
-	}
-	var b []byte
-	for n > 0 {
-		b = append([]byte{byte('0' + n%10)}, b...)
-		n /= 10
-	}
-	return string(b)
 }
 
 func TestASecondDecisionIsRefused(t *testing.T) {
