@@ -431,6 +431,15 @@ func RenderMarkdown(rep *Report) string {
 	if m.FinalScore > 0 {
 		fmt.Fprintf(&b, " · score %.1f/10", m.FinalScore)
 	}
-	fmt.Fprintf(&b, " · $%.2f_\n", m.CostUSD)
+	fmt.Fprintf(&b, " · %s_\n", FormatUSD(m.CostUSD))
 	return b.String()
+}
+
+// FormatUSD shows a spend: cents for a dollar or more, four decimals below
+// that (so a cheap run does not read as free).
+func FormatUSD(v float64) string {
+	if v >= 1 || v == 0 {
+		return fmt.Sprintf("$%.2f", v)
+	}
+	return fmt.Sprintf("$%.4f", v)
 }

@@ -228,7 +228,7 @@ func TestReportRenderMarkdownShape(t *testing.T) {
 		Metadata:   Metadata{RunID: "r1", SourcesUsed: 1, Iterations: 2, FinalScore: 8.25, CostUSD: 0.5},
 	}
 	md := RenderMarkdown(rep)
-	order := []string{"# T with newline\n", "## Abstract", "## S", "## Conclusion", "## References", "[1] Ref — x.example (2024-01-02) <https://x.example/p>", "_Run r1 · 1 source(s) · 2 iteration(s) · score 8.2/10 · $0.50_"}
+	order := []string{"# T with newline\n", "## Abstract", "## S", "## Conclusion", "## References", "[1] Ref — x.example (2024-01-02) <https://x.example/p>", "_Run r1 · 1 source(s) · 2 iteration(s) · score 8.2/10 · $0.5000_"}
 	last := -1
 	for _, s := range order {
 		i := strings.Index(md, s)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -56,7 +57,15 @@ func cmdRun(ctx context.Context, args []string, getenv func(string) string, stdi
 	fs.SetOutput(stderr)
 	mode := fs.String("mode", checkpoints.ModeGuided, "checkpoints: auto (none), guided (plan, critical issues, draft) or full (all)")
 	depth := fs.String("depth", "standard", "quick, standard or comprehensive")
-	maxCost := fs.Float64("max-cost", -1, "spend limit in USD (default RUN_MAX_COST_USD)")
+	maxCost := -1.0 // unset: RUN_MAX_COST_USD applies
+	fs.Func("max-cost", "spend limit of this run in USD (default: RUN_MAX_COST_USD)", func(v string) error {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f < 0 {
+			return fmt.Errorf("want a non-negative number of dollars, such as 0.50")
+		}
+		maxCost = f
+		return nil
+	})
 	maxIter := fs.Int("max-iterations", 0, "revision and re-plan limit (default RUN_MAX_ITERATIONS)")
 	resume := fs.String("resume", "", "continue the run with this id")
 	outFile := fs.String("o", "", "write the report to this file instead of stdout")
@@ -79,7 +88,7 @@ func cmdRun(ctx context.Context, args []string, getenv func(string) string, stdi
 	req := pipeline.Request{
 		Question: question, Mode: *mode, Depth: pipeline.Depth(*depth), RequestedBy: "terminal",
 		Origin: pipeline.Origin{Kind: "terminal", Queue: queue},
-		Limits: limitsFromFlags(*maxCost, *maxIter),
+		Limits: limitsFromFlags(maxCost, *maxIter),
 	}
 	if *resume == "" {
 		if err := pipeline.ValidateRequest(req); err != nil {
@@ -287,9 +296,9 @@ func cmdEnv(stdout io.Writer) error {
 	for _, v := range config.Variables() {
 		def := v.Default
 		if def == "" {
-			def = "—"
+			def = "none"
 		}
-		fmt.Fprintf(stdout, "%-40s default: %-22s %s\n", v.Name, def, v.Meaning)
+		fmt.Fprintf(stdout, "%s\n    %s (default: %s)\n", v.Name, v.Meaning, def)
 	}
 	return nil
 }

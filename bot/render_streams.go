@@ -1,0 +1,281 @@
+package bot
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"github.com/researchbot/researchbot/scheduler"
+)
+
+// StreamActionPrefix starts the action_id of every button and checkbox on a
+// research stream message; the router hands those to the stream handler.
+const StreamActionPrefix = "st_"
+
+// Action ids of the stream messages. A suggestion button's action_id is
+// ActionStreamPick followed by its index; its value is the suggestion itself.
+const (
+	ActionStreamPick          = "st_pick_"
+	ActionStreamOptions       = "st_options"  // the checkboxes (toggling them is ignored)
+	ActionStreamContinue      = "st_continue" // submits the ticked checkboxes
+	ActionStreamSkip          = "st_skip"
+	ActionStreamConfirm       = "st_confirm"
+	ActionStreamChange        = "st_change"
+	ActionStreamDryRun        = "st_dryrun"
+	ActionStreamDryRunSkip    = "st_dryrun_skip"
+	ActionStreamDeleteConfirm = "st_delete_confirm"
+	ActionStreamDeleteAbort   = "st_delete_abort"
+)
+
+// streamOptionsBlock is the block_id of the checkboxes, where a Continue
+// click finds their state.
+const streamOptionsBlock = "st_opts"
+
+// maxShownDigests bounds the digests listed by stream show.
+const maxShownDigests = 10
+
+// RenderStreamRoot renders the message that opens a stream creation thread.
+func RenderStreamRoot(owner string) []slack.Block {
+	return []slack.Block{
+		section(fmt.Sprintf(":satellite_antenna: *New research stream* — set up by %s", who(owner))),
+		contextText("I'll ask a few questions in this thread: what to watch, why, and how often. Answer with the buttons or reply in the thread."),
+	}
+}
+
+// RenderStreamTurn renders one turn of the creation conversation: the bot's
+// message (escaped), the review table at the review step, and the controls
+// the turn offers — suggestion buttons, checkboxes with Continue, Skip, or
+// Confirm and Change. owner is the only person who may answer.
+func RenderStreamTurn(t scheduler.Turn, owner string) []slack.Block {
+	blocks := []slack.Block{section(EscapeTruncate(t.Message, sectionBudget))}
+	if t.Step == scheduler.StepReview && len(t.Review) > 0 {
+		blocks = append(blocks, reviewBlocks(t.Review)...)
+	}
+	var buttons []slack.BlockElement
+	switch {
+	case t.Step == scheduler.StepReview:
+		buttons = append(buttons,
+			&slack.ButtonBlockElement{Type: slack.METButton, ActionID: ActionStreamConfirm, Value: scheduler.ReviewConfirm, Text: plain("Confirm", MaxButtonText), Style: slack.StylePrimary},
+			&slack.ButtonBlockElement{Type: slack.METButton, ActionID: ActionStreamChange, Value: scheduler.ReviewChange, Text: plain("Change", MaxButtonText)},
+		)
+	default:
+		for i, s := range t.Suggestions {
+			if i == scheduler.MaxChoices {
+				break
+			}
+			buttons = append(buttons, &slack.ButtonBlockElement{Type: slack.METButton, ActionID: ActionStreamPick + strconv.Itoa(i), Value: s, Text: plain(s, MaxButtonText)})
+		}
+	}
+	if len(t.Options) > 0 && t.Step != scheduler.StepReview {
+		var opts []*slack.OptionBlockObject
+		for i, o := range t.Options {
+			if i == MaxChoiceOptions {
+				break
+			}
+			opts = append(opts, slack.NewOptionBlockObject(Truncate(o, MaxOptionValue), plain(o, MaxOptionText), nil))
+		}
+		blocks = append(blocks,
+			slack.NewActionBlock(streamOptionsBlock, slack.NewCheckboxGroupsBlockElement(ActionStreamOptions, opts...)),
+		)
+		buttons = append([]slack.BlockElement{&slack.ButtonBlockElement{Type: slack.METButton, ActionID: ActionStreamContinue, Value: "continue", Text: plain("Continue with the ticked ones", MaxButtonText), Style: slack.StylePrimary}}, buttons...)
+	}
+	if t.Skippable && t.Step != scheduler.StepReview {
+		buttons = append(buttons, &slack.ButtonBlockElement{Type: slack.METButton, ActionID: ActionStreamSkip, Value: "skip", Text: plain("Skip", MaxButtonText)})
+	}
+	if len(buttons) > 0 {
+		blocks = append(blocks, slack.NewActionBlock("st_buttons", buttons...))
+	}
+	hint := "Only " + who(owner) + " can answer. Reply in this thread to type your own answer, or to change anything said so far (\"change the purpose to …\")."
+	if t.Step == scheduler.StepReview {
+		hint = "Only " + who(owner) + " can confirm. *Change* (or a reply in this thread) lets you edit anything first."
+	}
+	return append(blocks, contextText(hint))
+}
+
+// reviewBlocks renders the configuration at the review step.
+func reviewBlocks(lines []scheduler.ReviewLine) []slack.Block {
+	out := make([]string, 0, len(lines))
+	for _, l := range lines {
+		out = append(out, fmt.Sprintf("*%s:* %s", Escape(l.Label), EscapeTruncate(oneLine(l.Value), 600)))
+	}
+	return packLines("", out, 4, func(left int) string { return fmt.Sprintf("_…and %d more._", left) })
+}
+
+// streamTurnText is the notification text of a turn.
+func streamTurnText(t scheduler.Turn) string {
+	return EscapeTruncate(oneLine(t.Message), 300)
+}
+
+// RenderStreamAnswered is a turn message after its buttons were used: the
+// blocks without their controls, and a line saying who chose what.
+func RenderStreamAnswered(blocks []slack.Block, fallback, user, what string) []slack.Block {
+	var out []slack.Block
+	for _, b := range blocks {
+		if b.BlockType() == slack.MBTAction || b.BlockType() == slack.MBTContext {
+			continue
+		}
+		out = append(out, b)
+	}
+	if len(out) == 0 && fallback != "" {
+		out = append(out, section(cutRunes(fallback, sectionBudget)))
+	}
+	return append(out, contextText(":white_check_mark: "+who(user)+" "+what))
+}
+
+// RenderStreamCreated announces a new stream and offers a dry run: a first
+// digest now, in the creation thread, before the schedule starts.
+func RenderStreamCreated(st *scheduler.Stream) []slack.Block {
+	name := EscapeTruncate(st.Spec.Name, scheduler.MaxNameLen+20)
+	text := fmt.Sprintf(":white_check_mark: *%s* is set up. I'll post a digest of what's new in %s %s; the first one is due %s.",
+		name, channelRef(st.Spec.Channel), Escape(st.Spec.Schedule().Describe()), slackDate(st.NextFire))
+	return []slack.Block{
+		section(text),
+		section("Would you like a *dry run* now? I'll research it once and post the digest in this thread, so you can see what to expect. It doesn't count as a digest."),
+		slack.NewActionBlock("st_dryrun_buttons",
+			&slack.ButtonBlockElement{Type: slack.METButton, ActionID: ActionStreamDryRun, Value: Truncate(st.Spec.Name, MaxButtonValue), Text: plain("Dry run now", MaxButtonText), Style: slack.StylePrimary},
+			&slack.ButtonBlockElement{Type: slack.METButton, ActionID: ActionStreamDryRunSkip, Value: Truncate(st.Spec.Name, MaxButtonValue), Text: plain("No, thanks", MaxButtonText)},
+		),
+		contextText("Manage it with `/research stream show|pause|resume|run|delete " + name + "`."),
+	}
+}
+
+// channelRef renders a channel id as a channel link, or a placeholder.
+func channelRef(id string) string {
+	if id == "" {
+		return "(no channel)"
+	}
+	if isChannelID(id) {
+		return "<#" + id + ">"
+	}
+	return "`" + EscapeTruncate(id, 40) + "`"
+}
+
+// isChannelID reports whether s looks like a Slack conversation id.
+func isChannelID(s string) bool {
+	if len(s) < 3 || len(s) > 22 || !strings.ContainsRune("CGD", rune(s[0])) {
+		return false
+	}
+	for _, r := range s[1:] {
+		if (r < 'A' || r > 'Z') && (r < '0' || r > '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// RenderStreamHelp explains the stream commands.
+func RenderStreamHelp() []slack.Block {
+	return []slack.Block{
+		section("*Research streams* — I watch a topic and post a digest of what's new on a schedule.\n" +
+			"• `/research stream new` — set one up, in a conversation in a thread\n" +
+			"• `/research stream list` — every stream\n" +
+			"• `/research stream show NAME` — its configuration, schedule, next digest and past digests\n" +
+			"• `/research stream pause NAME` / `resume NAME` — stop and restart its digests\n" +
+			"• `/research stream run NAME` — a digest now, in its channel\n" +
+			"• `/research stream policy NAME auto|hold_draft` — post digests straight away, or hold each draft for your approval\n" +
+			"• `/research stream delete NAME` — remove it (asks to confirm)"),
+		contextText("Only a stream's owner or a workspace admin can change it."),
+	}
+}
+
+// RenderStreamList lists the streams.
+func RenderStreamList(streams []*scheduler.Stream, now time.Time) []slack.Block {
+	if len(streams) == 0 {
+		return []slack.Block{section("There are no research streams yet. Set one up with `/research stream new`.")}
+	}
+	lines := make([]string, 0, len(streams))
+	for _, st := range streams {
+		state := "next digest " + slackDate(st.NextFire)
+		if st.Paused {
+			state = ":double_vertical_bar: paused"
+		} else if st.NextFire.IsZero() {
+			state = "no digest scheduled"
+		}
+		lines = append(lines, fmt.Sprintf("*%s* — %s · %s · %s · %s · by %s", EscapeTruncate(st.Spec.Name, 100), Escape(string(st.Spec.Type)),
+			Escape(st.Spec.Schedule().Describe()), channelRef(st.Spec.Channel), state, who(st.Owner)))
+	}
+	blocks := []slack.Block{section(fmt.Sprintf("*Research streams* (%d)", len(streams)))}
+	blocks = append(blocks, packLines("", lines, 20, func(left int) string { return fmt.Sprintf("_…and %d more._", left) })...)
+	return append(blocks, contextText("`/research stream show NAME` shows one stream and its digests."))
+}
+
+// RenderStreamShow shows one stream: its configuration, schedule, next
+// digest, policy and past digests (newest first).
+func RenderStreamShow(st *scheduler.Stream) []slack.Block {
+	blocks := []slack.Block{header("Research stream: " + st.Spec.Name)}
+	blocks = append(blocks, reviewBlocks(st.Spec.ReviewLines())...)
+	state := ":large_green_circle: active · next digest " + slackDate(st.NextFire)
+	switch {
+	case st.Paused:
+		state = ":double_vertical_bar: paused (`/research stream resume` restarts it)"
+	case st.NextFire.IsZero():
+		state = "no digest scheduled"
+	}
+	policy := "digests are posted straight away (auto)"
+	if st.Policy == scheduler.PolicyHoldDraft {
+		policy = "each draft is held for the owner's approval (hold_draft)"
+	}
+	blocks = append(blocks, section(fmt.Sprintf("*Status:* %s\n*Policy:* %s\n*Owner:* %s · created %s", state, policy, who(st.Owner), slackDate(st.CreatedAt))))
+	if st.Running != "" {
+		blocks = append(blocks, contextText(":gear: A digest is running now."))
+	}
+	var lines []string
+	for i := len(st.Digests) - 1; i >= 0 && len(lines) < maxShownDigests; i-- {
+		lines = append(lines, digestLine(st.Digests[i]))
+	}
+	if len(lines) == 0 {
+		return append(blocks, contextText("No digests yet."))
+	}
+	return append(blocks, packLines("*Past digests* (newest first)", lines, 3, func(left int) string { return fmt.Sprintf("_…and %d older._", left) })...)
+}
+
+// digestLine describes one digest record.
+func digestLine(d scheduler.DigestRecord) string {
+	trigger := map[scheduler.Trigger]string{scheduler.TriggerSchedule: "scheduled", scheduler.TriggerRunNow: "run now", scheduler.TriggerDryRun: "dry run"}[d.Trigger]
+	if trigger == "" {
+		trigger = Escape(string(d.Trigger))
+	}
+	status := Escape(string(d.Status))
+	switch d.Status {
+	case scheduler.DigestCompleted, scheduler.DigestPartial:
+		status = fmt.Sprintf("%s, %d new items", status, d.NewItems)
+		if d.NothingNew {
+			status = string(d.Status) + ", nothing new"
+		}
+	case scheduler.DigestSkipped:
+		status = "skipped: " + EscapeTruncate(d.Skipped, 200)
+	}
+	line := fmt.Sprintf("• %s · %s · %s", slackDate(d.FireAt), trigger, status)
+	if d.RunID != "" {
+		line += " · run " + runRef(d.RunID)
+	}
+	if d.Note != "" && d.Status != scheduler.DigestSkipped {
+		line += " — " + EscapeTruncate(oneLine(d.Note), 200)
+	}
+	return line
+}
+
+// RenderStreamDeleteConfirm asks to confirm deleting a stream.
+func RenderStreamDeleteConfirm(st *scheduler.Stream) []slack.Block {
+	name := EscapeTruncate(st.Spec.Name, 100)
+	return []slack.Block{
+		section(fmt.Sprintf("Delete the research stream *%s*? Its schedule stops and its history is removed. Digests already posted stay in %s.", name, channelRef(st.Spec.Channel))),
+		slack.NewActionBlock("st_delete_buttons",
+			&slack.ButtonBlockElement{Type: slack.METButton, ActionID: ActionStreamDeleteConfirm, Value: Truncate(st.Spec.Name, MaxButtonValue), Text: plain("Yes, delete it", MaxButtonText), Style: slack.StyleDanger},
+			&slack.ButtonBlockElement{Type: slack.METButton, ActionID: ActionStreamDeleteAbort, Value: Truncate(st.Spec.Name, MaxButtonValue), Text: plain("Keep it", MaxButtonText)},
+		),
+	}
+}
+
+// RenderStreamChanged confirms a change to a stream in one line.
+func RenderStreamChanged(st *scheduler.Stream, what string) []slack.Block {
+	return []slack.Block{section(fmt.Sprintf("%s *%s*.", what, EscapeTruncate(st.Spec.Name, 100)))}
+}
+
+// RenderStreamNotAllowed explains that only the owner or an admin may change a stream.
+func RenderStreamNotAllowed(st *scheduler.Stream, verb string) []slack.Block {
+	return RenderError(fmt.Sprintf("Only %s, who owns the stream *%s*, or a workspace admin can %s it.", who(st.Owner), EscapeTruncate(st.Spec.Name, 100), verb), "Nothing was changed.")
+}
