@@ -62,6 +62,14 @@ func (a *App) onAction(ctx context.Context, cb slack.InteractionCallback, act sl
 		channel = cb.Container.ChannelID
 	}
 	log := a.log.With("user", user, "channel", channel, "action", act.ActionID)
+	if strings.HasPrefix(act.ActionID, StreamActionPrefix) {
+		if h, ok := a.cfg.Streams.(StreamActionHandler); ok {
+			h.HandleStreamAction(ctx, cb, act)
+		} else {
+			log.Warn("bot: a stream button, but streams are not enabled")
+		}
+		return
+	}
 	switch act.ActionID {
 	case ActionCancelConfirm:
 		a.confirmCancel(ctx, cb, act.Value)

@@ -224,8 +224,8 @@ func (p *Presenter) Decided(ctx context.Context, r *pipeline.Run, inst *checkpoi
 // most one edit per MinInterval per run, and none before a 429's
 // Retry-After has passed; the latest state is always the one sent.
 func (p *Presenter) Progress(ctx context.Context, r *pipeline.Run) {
-	if r.Origin.Channel == "" {
-		return
+	if r.Origin.Channel == "" || r.Origin.ThreadTS == "" {
+		return // a digest posted to a channel shows no progress there
 	}
 	blocks, text := RenderProgress(r, p.now()), progressText(r)
 	p.mu.Lock()
@@ -339,17 +339,27 @@ func (p *Presenter) Finished(ctx context.Context, r *pipeline.Run) error {
 		delete(p.progress, r.ID)
 	}
 	p.mu.Unlock()
-	if err := retry429(ctx, func() error {
-		return p.sendProgress(ctx, r.ID, r.Origin.Channel, r.Origin.ThreadTS, RenderProgress(r, p.now()), progressText(r))
-	}); err != nil {
-		log.Warn("bot: final progress update failed", "err", err)
+	// A run without a thread (a stream digest posted to its channel) is a new
+	// message in the channel, with the file in that message's thread.
+	thread := r.Origin.ThreadTS
+	if thread != "" {
+		if err := retry429(ctx, func() error {
+			return p.sendProgress(ctx, r.ID, r.Origin.Channel, thread, RenderProgress(r, p.now()), progressText(r))
+		}); err != nil {
+			log.Warn("bot: final progress update failed", "err", err)
+		}
 	}
+	var summaryTS string
 	if err := retry429(ctx, func() error {
-		_, _, err := p.api.PostMessageContext(ctx, r.Origin.Channel, quiet(RenderFinished(r), reportText(r)), slack.MsgOptionTS(r.Origin.ThreadTS))
+		var err error
+		_, summaryTS, err = p.api.PostMessageContext(ctx, r.Origin.Channel, quiet(RenderFinished(r), reportText(r)), slack.MsgOptionTS(thread))
 		return err
 	}); err != nil {
 		log.Error("bot: posting the report failed", "err", err)
 		return fmt.Errorf("posting the result of run %s: %w", r.ID, err)
+	}
+	if thread == "" {
+		thread = summaryTS
 	}
 	if r.Report != nil && strings.TrimSpace(r.Report.Markdown) != "" {
 		name := "research-" + fileSafe(r.ID) + ".md"
@@ -360,17 +370,19 @@ func (p *Presenter) Finished(ctx context.Context, r *pipeline.Run) error {
 				Filename:        name,
 				Title:           Truncate(oneLine(firstNonEmpty(r.Report.Title, "Research report")), 200),
 				Channel:         r.Origin.Channel,
-				ThreadTimestamp: r.Origin.ThreadTS,
+				ThreadTimestamp: thread,
 			})
 			return err
 		})
 		if err != nil {
 			log.Error("bot: uploading the report failed", "err", err)
-			_, _, _ = p.api.PostMessageContext(ctx, r.Origin.Channel, quiet(RenderError("I couldn't attach the full report file. The summary above is complete; ask whoever runs researchbot to check the bot's file permissions (files:write).", ""), "Report upload failed"), slack.MsgOptionTS(r.Origin.ThreadTS))
+			_, _, _ = p.api.PostMessageContext(ctx, r.Origin.Channel, quiet(RenderError("I couldn't attach the full report file. The summary above is complete; ask whoever runs researchbot to check the bot's file permissions (files:write).", ""), "Report upload failed"), slack.MsgOptionTS(thread))
 			return fmt.Errorf("uploading the report of run %s: %w", r.ID, err)
 		}
 	}
-	if r.Origin.ThreadTS != "" {
+	// Only a /research run's thread starts with its root message; a digest's
+	// thread (a stream's creation thread, for a dry run) does not.
+	if r.Origin.ThreadTS != "" && (r.Origin.Kind == OriginKind || r.Origin.Kind == "") {
 		root := RootInfo{Question: r.Question, RunID: r.ID, RequestedBy: r.RequestedBy, Mode: r.Mode, Depth: r.Depth, Status: r.Status}
 		if err := retry429(ctx, func() error {
 			_, _, _, err := p.api.UpdateMessageContext(ctx, r.Origin.Channel, r.Origin.ThreadTS, quiet(RenderRoot(root), rootText(root)))

@@ -81,6 +81,11 @@ func (e *Engine) runStep(ctx context.Context, r *Run) error {
 	if e.cfg.Observer != nil {
 		e.cfg.Observer.StepDone(step, elapsed, err)
 	}
+	if errors.Is(err, ErrModelUnusable) {
+		// Retrying will not help: end now, with what the run has.
+		e.endEarly(r, fmt.Sprintf("the model could not do the %s step: %v", step, err))
+		err = nil
+	}
 	if err != nil {
 		e.log.Warn("step failed", "run", r.ID, "step", step, "err", err)
 		return fmt.Errorf("run %s step %s: %w", r.ID, step, err)
@@ -470,6 +475,24 @@ func (e *Engine) Resume(ctx context.Context, runID string) (*Run, error) {
 	return r, e.cfg.Queue.Enqueue(ctx, r.Origin.Queue, runID)
 }
 
+// endEarly ends a run that cannot go on: with content, through the fallback
+// (a partial report stating why); without, as failed with the reason.
+func (e *Engine) endEarly(r *Run, msg string) {
+	now := e.cfg.Now()
+	r.recordError(now, r.Step, "internal", msg)
+	if len(r.Drafts) > 0 || r.Analysis != nil || len(r.Pages) > 0 {
+		r.FallbackReason = msg
+		r.Report = BuildFallback(r, msg, now)
+		r.Status = StatusPartial
+	} else {
+		r.Status = StatusFailed
+		r.Failure = msg
+	}
+	r.Step = StepDone
+	r.FinishedAt = now
+	r.Waiting = ""
+}
+
 // Fail ends a run whose worker kept failing: with content it ends through the
 // fallback (a partial report stating the failure); without, it is marked
 // failed with the error. Workers call it when their retries are used up.
@@ -486,20 +509,7 @@ func (e *Engine) Fail(ctx context.Context, runID string, cause error) error {
 	if r.Status.Final() {
 		return nil
 	}
-	now := e.cfg.Now()
-	msg := fmt.Sprintf("step %s kept failing: %v", r.Step, cause)
-	r.recordError(now, r.Step, "internal", msg)
-	if len(r.Drafts) > 0 || r.Analysis != nil || len(r.Sources) > 0 {
-		r.FallbackReason = msg
-		r.Report = BuildFallback(r, msg, now)
-		r.Status = StatusPartial
-	} else {
-		r.Status = StatusFailed
-		r.Failure = msg
-	}
-	r.Step = StepDone
-	r.FinishedAt = now
-	r.Waiting = ""
+	e.endEarly(r, fmt.Sprintf("step %s kept failing: %v", r.Step, cause))
 	if err := e.save(ctx, r); err != nil {
 		return err
 	}

@@ -47,6 +47,11 @@ type Model interface {
 // for the model; the pipeline shrinks the input and tries again.
 var ErrContextLength = errors.New("input too long for the model's context window")
 
+// ErrModelUnusable is returned (wrapped) by a Model for failures that
+// retrying will not fix: a refusal, an exhausted quota, a rejected key or
+// model. The run ends at once, with what it has.
+var ErrModelUnusable = errors.New("the model cannot answer")
+
 // Pricer is optionally implemented by a Model to estimate costs before a run.
 type Pricer interface {
 	// Price returns USD per million input and output tokens for a role.

@@ -12,6 +12,8 @@ import (
 	"github.com/researchbot/researchbot/bot"
 	"github.com/researchbot/researchbot/config"
 	"github.com/researchbot/researchbot/internal/app"
+	"github.com/researchbot/researchbot/redisstore"
+	"github.com/researchbot/researchbot/scheduler"
 )
 
 // slackQueue is the work queue of runs started from Slack; every replica serves it.
@@ -47,7 +49,27 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	defer presenter.Close()
-	a.AddPresenter("slack", presenter)
+	a.AddPresenter(bot.OriginKind, presenter)
+
+	// Research streams: the service (scheduling, exactly once across replicas),
+	// the digest presenter (records each digest, then the Slack presenter posts
+	// it), and the Slack conversation that creates them.
+	streamStore := redisstore.NewStreams(a.Conn.Client, "rb:")
+	a.AddPresenter(scheduler.OriginKind, scheduler.NewDigestPresenter(scheduler.DigestPresenterConfig{
+		Store: streamStore, Inner: presenter, Logger: log,
+	}))
+	streamSvc, err := scheduler.NewService(scheduler.ServiceConfig{Store: streamStore, Runner: a.Engine, Queue: slackQueue, Logger: log})
+	if err != nil {
+		return err
+	}
+	streams, err := bot.NewStreams(bot.StreamsConfig{
+		BotToken: cfg.SlackBotToken, APIURL: cfg.SlackAPIURL, Service: streamSvc,
+		Conversations: redisstore.NewConversations(a.Conn.Client, "rb:", 0),
+		Model:         a.StreamModel(), Metrics: metrics, Logger: log,
+	})
+	if err != nil {
+		return err
+	}
 
 	slackApp, err := bot.New(bot.Config{
 		AppToken: cfg.SlackAppToken, BotToken: cfg.SlackBotToken, APIURL: cfg.SlackAPIURL,
@@ -57,6 +79,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 			PerWorkspace: redis_rate.Limit{Rate: cfg.TeamRunsPerHour, Burst: cfg.TeamRunsPerHour, Period: time.Hour},
 		},
 		HealthAddr: cfg.HTTPAddr, Logger: log,
+		Streams:    streams, Messages: streams,
 	})
 	if err != nil {
 		return err
@@ -66,6 +89,17 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	defer stopWorker()
+	// The stream scheduler is owned here: it stops with the bot.
+	schedCtx, stopSched := context.WithCancel(ctx)
+	schedDone := make(chan struct{})
+	go func() {
+		defer close(schedDone)
+		_ = streamSvc.Run(schedCtx)
+	}()
+	defer func() {
+		stopSched()
+		<-schedDone
+	}()
 	fmt.Fprintf(stderr, "researchbot serving Slack (health and metrics on %s)\n", cfg.HTTPAddr)
 	if err := slackApp.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
 		return err

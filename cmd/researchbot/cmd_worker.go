@@ -10,6 +10,8 @@ import (
 	"github.com/researchbot/researchbot/bot"
 	"github.com/researchbot/researchbot/config"
 	"github.com/researchbot/researchbot/internal/app"
+	"github.com/researchbot/researchbot/redisstore"
+	"github.com/researchbot/researchbot/scheduler"
 )
 
 // cmdWorker advances runs without connecting to Slack's socket: extra
@@ -35,14 +37,19 @@ func cmdWorker(ctx context.Context, args []string, getenv func(string) string, s
 	if a.Conn.Embedded {
 		return &exitError{code: 2, msg: "researchbot worker needs REDIS_URL: a worker with its own in-process Redis would have no runs to work on"}
 	}
+	// Digests of research streams run on the same queues: record them, and
+	// post them when Slack is configured.
+	digests := scheduler.DigestPresenterConfig{Store: redisstore.NewStreams(a.Conn.Client, "rb:"), Logger: log}
 	if cfg.SlackBotToken != "" {
 		presenter, err := bot.NewPresenter(bot.PresenterConfig{BotToken: cfg.SlackBotToken, APIURL: cfg.SlackAPIURL, Redis: a.Conn.Client, Logger: log})
 		if err != nil {
 			return err
 		}
 		defer presenter.Close()
-		a.AddPresenter("slack", presenter)
+		a.AddPresenter(bot.OriginKind, presenter)
+		digests.Inner = presenter
 	}
+	a.AddPresenter(scheduler.OriginKind, scheduler.NewDigestPresenter(digests))
 	qs := map[string]int{}
 	for _, q := range strings.Split(*queues, ",") {
 		if q = strings.TrimSpace(q); q != "" {

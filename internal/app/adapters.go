@@ -28,8 +28,16 @@ func (m *model) Generate(ctx context.Context, p pipeline.Prompt, out any) (pipel
 		SchemaName: p.Name,
 	}, out)
 	pu := pipeline.Usage{Model: u.Model, PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, CostUSD: u.CostUSD, Calls: u.Calls}
-	if errors.Is(err, llm.ErrContextLength) {
+	var refusal *llm.RefusalError
+	var api *llm.APIError
+	switch {
+	case err == nil:
+	case errors.Is(err, llm.ErrContextLength):
 		err = fmt.Errorf("%w: %w", pipeline.ErrContextLength, err)
+	case errors.As(err, &refusal), errors.Is(err, llm.ErrQuota):
+		err = fmt.Errorf("%w: %w", pipeline.ErrModelUnusable, err)
+	case errors.As(err, &api) && (api.StatusCode == 401 || api.StatusCode == 403 || api.StatusCode == 404):
+		err = fmt.Errorf("%w: %w", pipeline.ErrModelUnusable, err)
 	}
 	return pu, err
 }

@@ -182,3 +182,43 @@ func TestADownBackendIsStatedButDoesNotStopTheRun(t *testing.T) {
 	}
 	assertCitationsFetched(t, r)
 }
+
+func TestARefusalEndsTheRunAtOnceWithWhatItHas(t *testing.T) {
+	res := &researchtest.Researcher{Before: func(schema string, n int) *llmtest.Reply {
+		if schema == "research_draft" {
+			r := llmtest.Refused("I can't help with that.")
+			return &r
+		}
+		return nil
+	}}
+	h := newHarness(t, res, nil)
+	h.start(checkpoints.ModeAuto, pipeline.Limits{})
+	r := h.finish()
+	if r.Status != pipeline.StatusPartial || !strings.Contains(r.FallbackReason, "refus") {
+		t.Fatalf("status %s, reason %q", r.Status, r.FallbackReason)
+	}
+	if n := len(callsOf(h.llm, "research_draft")); n != 1 {
+		t.Errorf("a refusal was retried: %d writer calls", n)
+	}
+	if len(r.Report.Sections) == 0 {
+		t.Error("the partial report should carry the analysis it had")
+	}
+}
+
+func TestARejectedKeyFailsTheRunClearly(t *testing.T) {
+	res := &researchtest.Researcher{Before: func(string, int) *llmtest.Reply {
+		return &llmtest.Reply{Status: 401, ErrorCode: "invalid_api_key", ErrorType: "invalid_request_error", ErrorMessage: "Incorrect API key provided: sk-test-******cret."}
+	}}
+	h := newHarness(t, res, nil)
+	h.start(checkpoints.ModeAuto, pipeline.Limits{})
+	r := h.finish()
+	if r.Status != pipeline.StatusFailed || !strings.Contains(r.Failure, "401") {
+		t.Fatalf("status %s, failure %q", r.Status, r.Failure)
+	}
+	if strings.Contains(r.Failure, "sk-test-secret") {
+		t.Fatal("the API key leaked into the failure message")
+	}
+	if n := len(h.llm.Calls()); n != 1 {
+		t.Errorf("%d calls; a rejected key must not be retried", n)
+	}
+}

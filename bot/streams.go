@@ -1,0 +1,583 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/slackevents"
+
+	"github.com/researchbot/researchbot/pipeline"
+	"github.com/researchbot/researchbot/scheduler"
+)
+
+// StreamService is what the stream commands need of the research-stream
+// service (*scheduler.Service).
+type StreamService interface {
+	Create(ctx context.Context, spec scheduler.Spec, owner string) (*scheduler.Stream, error)
+	List(ctx context.Context) ([]*scheduler.Stream, error)
+	Show(ctx context.Context, name string) (*scheduler.Stream, error)
+	Pause(ctx context.Context, name, actor string, isAdmin bool) (*scheduler.Stream, error)
+	Resume(ctx context.Context, name, actor string, isAdmin bool) (*scheduler.Stream, error)
+	Delete(ctx context.Context, name, actor string, isAdmin bool) (*scheduler.Stream, error)
+	SetPolicy(ctx context.Context, name, actor string, isAdmin bool, p scheduler.Policy) (*scheduler.Stream, error)
+	RunNow(ctx context.Context, name, actor string, isAdmin bool, opt scheduler.RunOptions) (*pipeline.Run, error)
+}
+
+// ConversationStore keeps one stream creation conversation per Slack thread
+// (redisstore.Conversations), so any replica can continue it. Writes are
+// compare-and-set on the version: ok is false when someone else wrote first.
+type ConversationStore interface {
+	Create(ctx context.Context, channel, threadTS string, c scheduler.Conversation) (ok bool, err error)
+	Get(ctx context.Context, channel, threadTS string) (c scheduler.Conversation, version int64, ok bool, err error)
+	Update(ctx context.Context, channel, threadTS string, version int64, c scheduler.Conversation) (newVersion int64, ok bool, err error)
+}
+
+// StreamActionHandler handles clicks on research stream messages (action ids
+// starting with StreamActionPrefix). The App hands them over, after the ack,
+// when its Config.Streams implements it.
+type StreamActionHandler interface {
+	HandleStreamAction(ctx context.Context, cb slack.InteractionCallback, act slack.BlockAction)
+}
+
+// StreamsConfig configures Streams. BotToken, Service, Conversations and
+// Model are required.
+type StreamsConfig struct {
+	BotToken string
+	// APIURL is the Web API base URL (SLACK_API_URL); "" means Slack's.
+	APIURL        string
+	Service       StreamService
+	Conversations ConversationStore
+	// Model proposes the conversation's turns (the LLM; see internal/app).
+	Model scheduler.Model
+	// Metrics counts Web API calls; nil means none.
+	Metrics    *Metrics
+	HTTPClient *http.Client
+	Logger     *slog.Logger
+	Now        func() time.Time
+}
+
+// Streams is the Slack side of research streams: "/research stream …", the
+// guided creation conversation in a thread (buttons, checkboxes, Skip,
+// replies typed in the thread) and the stream buttons. Set it as both
+// Config.Streams and Config.Messages. It keeps no state in memory: the
+// conversations live in the ConversationStore.
+type Streams struct {
+	api   *slack.Client
+	svc   StreamService
+	convs ConversationStore
+	model scheduler.Model
+	log   *slog.Logger
+	now   func() time.Time
+}
+
+var (
+	_ StreamHandler       = (*Streams)(nil)
+	_ MessageHandler      = (*Streams)(nil)
+	_ StreamActionHandler = (*Streams)(nil)
+)
+
+// NewStreams checks cfg and returns a Streams.
+func NewStreams(cfg StreamsConfig) (*Streams, error) {
+	var missing []string
+	if cfg.BotToken == "" {
+		missing = append(missing, "the bot token")
+	}
+	if cfg.Service == nil {
+		missing = append(missing, "the stream service")
+	}
+	if cfg.Conversations == nil {
+		missing = append(missing, "a conversation store")
+	}
+	if cfg.Model == nil {
+		missing = append(missing, "a model")
+	}
+	if len(missing) > 0 {
+		return nil, errors.New("bot: streams need " + strings.Join(missing, ", "))
+	}
+	s := &Streams{
+		api: newSlackAPI(cfg.BotToken, "", cfg.APIURL, cfg.HTTPClient, cfg.Metrics),
+		svc: cfg.Service, convs: cfg.Conversations, model: cfg.Model, log: cfg.Logger, now: cfg.Now,
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	return s, nil
+}
+
+// HandleStream handles "/research stream …". Its answers are shown to the
+// caller only (through the command's response_url); it returns "".
+func (s *Streams) HandleStream(ctx context.Context, cmd StreamCommand) (string, error) {
+	verb, rest, _ := strings.Cut(strings.TrimSpace(cmd.Args), " ")
+	verb = strings.ToLower(verb)
+	name := strings.TrimSpace(rest)
+	if needsName(verb) && name == "" {
+		s.respond(ctx, cmd, RenderError(fmt.Sprintf("Which stream? Write its name: `/research stream %s NAME`.", Escape(verb)), "`/research stream list` shows every stream."), "Which stream?")
+		return "", nil
+	}
+	switch verb {
+	case "", "help":
+		s.respond(ctx, cmd, RenderStreamHelp(), "Research streams")
+	case "new", "create":
+		s.startConversation(ctx, cmd)
+	case "list":
+		all, err := s.svc.List(ctx)
+		if err != nil {
+			return "", err
+		}
+		s.respond(ctx, cmd, RenderStreamList(all, s.now()), "Research streams")
+	case "show":
+		st, err := s.svc.Show(ctx, name)
+		if err != nil {
+			s.respond(ctx, cmd, s.lookupProblem(err, name), "No such stream")
+			return "", nil
+		}
+		s.respond(ctx, cmd, RenderStreamShow(st), "Research stream "+EscapeTruncate(st.Spec.Name, 100))
+	case "pause", "resume":
+		op, done := s.svc.Pause, ":double_vertical_bar: Paused"
+		if verb == "resume" {
+			op, done = s.svc.Resume, ":arrow_forward: Resumed"
+		}
+		st, err := s.asOwnerOrAdmin(ctx, cmd.UserID, func(admin bool) (*scheduler.Stream, error) { return op(ctx, name, cmd.UserID, admin) })
+		if err != nil {
+			s.respond(ctx, cmd, s.changeProblem(ctx, err, name, verb), "Nothing was changed")
+			return "", nil
+		}
+		s.respond(ctx, cmd, RenderStreamChanged(st, done), "Done")
+	case "policy":
+		fields := strings.Fields(name)
+		if len(fields) < 2 {
+			s.respond(ctx, cmd, RenderError("Write the stream's name and the policy: `/research stream policy NAME auto|hold_draft`.", "`auto` posts digests straight away; `hold_draft` holds each draft for the owner's approval."), "Which policy?")
+			return "", nil
+		}
+		p := scheduler.Policy(strings.ToLower(fields[len(fields)-1]))
+		name = strings.Join(fields[:len(fields)-1], " ")
+		if !p.Valid() {
+			s.respond(ctx, cmd, RenderError("The policy must be `auto` or `hold_draft`, not `"+EscapeTruncate(string(p), 40)+"`.", ""), "Unknown policy")
+			return "", nil
+		}
+		st, err := s.asOwnerOrAdmin(ctx, cmd.UserID, func(admin bool) (*scheduler.Stream, error) {
+			return s.svc.SetPolicy(ctx, name, cmd.UserID, admin, p)
+		})
+		if err != nil {
+			s.respond(ctx, cmd, s.changeProblem(ctx, err, name, "change"), "Nothing was changed")
+			return "", nil
+		}
+		s.respond(ctx, cmd, RenderStreamChanged(st, "Policy set to `"+string(p)+"` for"), "Done")
+	case "run":
+		s.runNow(ctx, cmd, name)
+	case "delete", "remove":
+		st, err := s.svc.Show(ctx, name)
+		if err != nil {
+			s.respond(ctx, cmd, s.lookupProblem(err, name), "No such stream")
+			return "", nil
+		}
+		if !st.CanChange(cmd.UserID, false) && !s.isAdmin(ctx, cmd.UserID) {
+			s.respond(ctx, cmd, RenderStreamNotAllowed(st, "delete"), "Not allowed")
+			return "", nil
+		}
+		s.respond(ctx, cmd, RenderStreamDeleteConfirm(st), "Delete this stream?")
+	default:
+		s.respond(ctx, cmd, RenderError("I don't know `/research stream "+EscapeTruncate(verb, 40)+"`.", "`/research stream help` lists the stream commands."), "Unknown stream command")
+	}
+	return "", nil
+}
+
+// needsName reports whether a stream command takes a stream name.
+func needsName(verb string) bool {
+	switch verb {
+	case "show", "pause", "resume", "run", "delete", "remove", "policy":
+		return true
+	}
+	return false
+}
+
+// runNow starts a digest of the named stream now, posted to its channel.
+func (s *Streams) runNow(ctx context.Context, cmd StreamCommand, name string) {
+	var run *pipeline.Run
+	st, err := s.asOwnerOrAdmin(ctx, cmd.UserID, func(admin bool) (*scheduler.Stream, error) {
+		var err error
+		run, err = s.svc.RunNow(ctx, name, cmd.UserID, admin, scheduler.RunOptions{})
+		if err != nil {
+			return nil, err
+		}
+		return s.svc.Show(ctx, name)
+	})
+	if err != nil {
+		s.respond(ctx, cmd, s.changeProblem(ctx, err, name, "run"), "No digest started")
+		return
+	}
+	s.respond(ctx, cmd, []slack.Block{section(fmt.Sprintf(":gear: Started a digest of *%s* (run %s); I'll post it in %s.",
+		EscapeTruncate(st.Spec.Name, 100), runRef(run.ID), channelRef(st.Spec.Channel)))}, "Digest started")
+}
+
+// asOwnerOrAdmin calls op as a plain user first and, when the service says
+// only the owner or an admin may, again as an admin if the user is one.
+func (s *Streams) asOwnerOrAdmin(ctx context.Context, user string, op func(admin bool) (*scheduler.Stream, error)) (*scheduler.Stream, error) {
+	st, err := op(false)
+	if errors.Is(err, scheduler.ErrNotAllowed) && s.isAdmin(ctx, user) {
+		return op(true)
+	}
+	return st, err
+}
+
+// isAdmin reports whether user is a workspace admin or owner (users.info).
+func (s *Streams) isAdmin(ctx context.Context, user string) bool {
+	u, err := s.api.GetUserInfoContext(ctx, user)
+	if err != nil {
+		s.log.Warn("bot: users.info failed; treating the user as no admin", "user", user, "err", err)
+		return false
+	}
+	return u.IsAdmin || u.IsOwner || u.IsPrimaryOwner
+}
+
+// userTZ is user's Slack profile time zone, "" when unknown.
+func (s *Streams) userTZ(ctx context.Context, user string) string {
+	u, err := s.api.GetUserInfoContext(ctx, user)
+	if err != nil {
+		s.log.Warn("bot: users.info failed; the stream's time zone defaults to UTC", "user", user, "err", err)
+		return ""
+	}
+	return u.TZ
+}
+
+// lookupProblem explains a failed stream lookup.
+func (s *Streams) lookupProblem(err error, name string) []slack.Block {
+	if errors.Is(err, scheduler.ErrStreamNotFound) {
+		return RenderError("There is no research stream called *"+EscapeTruncate(name, 100)+"*.", "`/research stream list` shows every stream.")
+	}
+	s.log.Error("bot: loading a stream failed", "err", err)
+	return RenderError("I couldn't load the stream right now.", "Please try again in a minute.")
+}
+
+// changeProblem explains why a stream command changed nothing.
+func (s *Streams) changeProblem(ctx context.Context, err error, name, verb string) []slack.Block {
+	switch {
+	case errors.Is(err, scheduler.ErrNotAllowed):
+		if st, lerr := s.svc.Show(ctx, name); lerr == nil {
+			return RenderStreamNotAllowed(st, verb)
+		}
+		return RenderError("Only the stream's owner or a workspace admin can "+Escape(verb)+" it.", "Nothing was changed.")
+	case errors.Is(err, scheduler.ErrStreamNotFound):
+		return s.lookupProblem(err, name)
+	case errors.Is(err, scheduler.ErrDigestRunning):
+		return RenderError("A digest of *"+EscapeTruncate(name, 100)+"* is still running.", "It will be posted when it's done; try again after that.")
+	case errors.Is(err, scheduler.ErrBadPolicy):
+		return RenderError("The policy must be `auto` or `hold_draft`.", "")
+	}
+	s.log.Error("bot: stream command failed", "verb", verb, "err", err)
+	return RenderError("I couldn't "+Escape(verb)+" the stream because of an internal error.", "Please try again in a minute.")
+}
+
+// startConversation opens a creation thread: the root message, then the
+// first turn in its thread, and the conversation stored under the thread.
+func (s *Streams) startConversation(ctx context.Context, cmd StreamCommand) {
+	tz := s.userTZ(ctx, cmd.UserID)
+	conv, turn := scheduler.Start(cmd.UserID, cmd.ChannelID, tz, s.now())
+	var root string
+	err := retry429(ctx, func() error {
+		var err error
+		_, root, err = s.api.PostMessageContext(ctx, cmd.ChannelID, quiet(RenderStreamRoot(cmd.UserID), "New research stream"))
+		return err
+	})
+	if err != nil {
+		if notInChannel[slackErrorCode(err)] {
+			s.respond(ctx, cmd, inviteHelp(cmd.ChannelID), "Invite me first: /invite @researchbot")
+			return
+		}
+		s.log.Error("bot: posting a stream conversation failed", "user", cmd.UserID, "err", err)
+		s.respond(ctx, cmd, RenderError("I couldn't start the conversation here: "+Escape(slackErrorCode(err))+".", "Please try again in a minute."), "Posting failed")
+		return
+	}
+	if _, err := s.convs.Create(ctx, cmd.ChannelID, root, conv); err != nil {
+		s.log.Error("bot: storing a stream conversation failed", "err", err)
+		s.post(ctx, cmd.ChannelID, root, RenderError("I couldn't save this conversation: my storage is not answering.", "Please run `/research stream new` again in a few minutes."), "Storage unavailable")
+		return
+	}
+	s.post(ctx, cmd.ChannelID, root, RenderStreamTurn(turn, cmd.UserID), streamTurnText(turn))
+	s.log.Info("bot: stream conversation started", "user", cmd.UserID, "channel", cmd.ChannelID, "thread", root)
+}
+
+// slackUnescaper undoes the escaping Slack applies to message text.
+var slackUnescaper = strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&")
+
+// HandleMessage takes a reply typed in a stream creation thread by the
+// person creating the stream as a text_input. Everything else — top-level
+// messages, other threads, other people, bots — is ignored.
+func (s *Streams) HandleMessage(ctx context.Context, ev *slackevents.MessageEvent) {
+	if ev == nil || ev.ThreadTimeStamp == "" || ev.ThreadTimeStamp == ev.TimeStamp || ev.User == "" || ev.BotID != "" || ev.SubType != "" {
+		return
+	}
+	c, v, ok, err := s.convs.Get(ctx, ev.Channel, ev.ThreadTimeStamp)
+	if err != nil {
+		s.log.Error("bot: loading a stream conversation failed", "channel", ev.Channel, "err", err)
+		return
+	}
+	if !ok || ev.User != c.Spec.Owner || c.Step == scheduler.StepComplete {
+		return
+	}
+	text := slackUnescaper.Replace(ev.Text)
+	s.advance(ctx, ev.Channel, ev.ThreadTimeStamp, ev.User, c, v, scheduler.Action{Kind: scheduler.ActionTextInput, Text: text}, nil)
+}
+
+// clicked is the message whose button moved the conversation on.
+type clicked struct {
+	ts     string
+	blocks []slack.Block
+	text   string
+	what   string // what the user chose, for the collapsed message
+}
+
+// HandleStreamAction handles a click on a stream message.
+func (s *Streams) HandleStreamAction(ctx context.Context, cb slack.InteractionCallback, act slack.BlockAction) {
+	user, channel, thread := cb.User.ID, cb.Channel.ID, threadOf(cb)
+	if channel == "" {
+		channel = cb.Container.ChannelID
+	}
+	switch act.ActionID {
+	case ActionStreamOptions:
+		return // ticking a box: read when Continue is clicked
+	case ActionStreamDeleteConfirm:
+		s.confirmDelete(ctx, cb, act.Value)
+		return
+	case ActionStreamDeleteAbort:
+		s.replaceOriginal(ctx, cb, []slack.Block{section("OK — the stream stays.")}, "Not deleted")
+		return
+	case ActionStreamDryRun, ActionStreamDryRunSkip:
+		s.dryRun(ctx, cb, channel, thread, act)
+		return
+	}
+	var a scheduler.Action
+	click := &clicked{ts: cb.Container.MessageTs, blocks: cb.Message.Blocks.BlockSet, text: cb.Message.Text}
+	if click.ts == "" {
+		click.ts = cb.Message.Timestamp
+	}
+	switch {
+	case strings.HasPrefix(act.ActionID, ActionStreamPick):
+		a = scheduler.Action{Kind: scheduler.ActionOptionSelected, Value: act.Value}
+		click.what = "chose *" + EscapeTruncate(act.Value, 200) + "*"
+	case act.ActionID == ActionStreamConfirm:
+		a = scheduler.Action{Kind: scheduler.ActionOptionSelected, Value: scheduler.ReviewConfirm}
+		click.what = "confirmed"
+	case act.ActionID == ActionStreamChange:
+		a = scheduler.Action{Kind: scheduler.ActionOptionSelected, Value: scheduler.ReviewChange}
+		click.what = "asked for a change"
+	case act.ActionID == ActionStreamContinue:
+		var values []string
+		if st := cb.BlockActionState; st != nil {
+			for _, o := range st.Values[streamOptionsBlock][ActionStreamOptions].SelectedOptions {
+				values = append(values, o.Value)
+			}
+		}
+		a = scheduler.Action{Kind: scheduler.ActionOptionsSelected, Values: values}
+		click.what = "chose *" + EscapeTruncate(strings.Join(values, ", "), 400) + "*"
+	case act.ActionID == ActionStreamSkip:
+		a = scheduler.Action{Kind: scheduler.ActionSkipStep}
+		click.what = "skipped this question"
+	default:
+		s.log.Warn("bot: unknown stream action", "action", act.ActionID)
+		return
+	}
+	c, v, ok, err := s.convs.Get(ctx, channel, thread)
+	switch {
+	case err != nil:
+		s.log.Error("bot: loading a stream conversation failed", "channel", channel, "err", err)
+		s.ephemeral(ctx, channel, user, thread, RenderError("I couldn't load this conversation right now.", "Please click again in a minute."), "Try again")
+		return
+	case !ok:
+		s.ephemeral(ctx, channel, user, thread, RenderError("This stream conversation has ended or expired.", "Start a new one with `/research stream new`."), "Conversation ended")
+		return
+	case user != c.Spec.Owner:
+		s.ephemeral(ctx, channel, user, thread, RenderError("Only "+who(c.Spec.Owner)+", who is setting up this stream, can answer here.", "Nothing was changed. Start your own with `/research stream new`."), "Not your conversation")
+		return
+	}
+	s.advance(ctx, channel, thread, user, c, v, a, click)
+}
+
+// advance applies one action to the conversation of a thread: it asks the
+// model when needed, stores the result (compare-and-set) and posts the next
+// turn. A refused action is explained to the user only.
+func (s *Streams) advance(ctx context.Context, channel, thread, user string, c scheduler.Conversation, version int64, a scheduler.Action, click *clicked) {
+	log := s.log.With("channel", channel, "thread", thread, "user", user, "action", a.Kind)
+	next, turn, err := scheduler.Advance(ctx, s.model, c, a)
+	var ae *scheduler.ActionError
+	switch {
+	case errors.As(err, &ae), errors.Is(err, scheduler.ErrModelUnavailable):
+		log.Info("bot: stream conversation did not move", "reason", err)
+		s.ephemeral(ctx, channel, user, thread, RenderError(EscapeTruncate(turn.Message, sectionBudget-40), ""), streamTurnText(turn))
+		return
+	case err != nil:
+		log.Warn("bot: the model's proposal was refused", "err", err)
+	}
+	if next.Step == scheduler.StepComplete && c.Step != scheduler.StepComplete {
+		s.complete(ctx, channel, thread, user, c, version, next, click)
+		return
+	}
+	if _, ok, err := s.convs.Update(ctx, channel, thread, version, next); err != nil || !ok {
+		if err != nil {
+			log.Error("bot: saving a stream conversation failed", "err", err)
+		}
+		s.ephemeral(ctx, channel, user, thread, RenderError("I was still handling your previous answer, so this one was not applied.", "Please look at my latest message and answer again."), "Not applied")
+		return
+	}
+	if click != nil {
+		s.collapse(ctx, channel, click, user)
+	}
+	s.post(ctx, channel, thread, RenderStreamTurn(turn, c.Spec.Owner), streamTurnText(turn))
+}
+
+// complete creates the stream after the review was confirmed. The
+// conversation is marked complete first, so a double click creates one
+// stream; when the creation fails it goes back to the review.
+func (s *Streams) complete(ctx context.Context, channel, thread, user string, before scheduler.Conversation, version int64, done scheduler.Conversation, click *clicked) {
+	log := s.log.With("channel", channel, "thread", thread, "user", user)
+	nv, ok, err := s.convs.Update(ctx, channel, thread, version, done)
+	if err != nil || !ok {
+		s.ephemeral(ctx, channel, user, thread, RenderError("This stream is already being created.", "Nothing else changed."), "Already confirmed")
+		return
+	}
+	st, err := s.svc.Create(ctx, done.Spec, before.Spec.Owner)
+	if err != nil {
+		if _, ok, rerr := s.convs.Update(ctx, channel, thread, nv, before); rerr != nil || !ok {
+			log.Warn("bot: could not reopen the review after a failed creation", "err", rerr)
+		}
+		var what string
+		switch {
+		case errors.Is(err, scheduler.ErrNameTaken):
+			what = "A stream called *" + EscapeTruncate(done.Spec.Name, 100) + "* already exists, so I couldn't create this one. Choose *Change* and give it another name."
+		case errors.Is(err, scheduler.ErrIncompleteSpec):
+			what = "The configuration isn't complete yet: " + EscapeTruncate(err.Error(), 1500) + ". Choose *Change* to fix it."
+		default:
+			log.Error("bot: creating a stream failed", "err", err)
+			what = "I couldn't create the stream because of an internal error. Please click *Confirm* again in a minute."
+		}
+		s.post(ctx, channel, thread, RenderError(what, ""), "The stream was not created")
+		return
+	}
+	log.Info("bot: stream created", "stream", st.ID)
+	if click != nil {
+		s.collapse(ctx, channel, click, user)
+	}
+	s.post(ctx, channel, thread, RenderStreamCreated(st), "Research stream created: "+EscapeTruncate(st.Spec.Name, 100))
+}
+
+// dryRun answers the buttons offered after a stream is created.
+func (s *Streams) dryRun(ctx context.Context, cb slack.InteractionCallback, channel, thread string, act slack.BlockAction) {
+	user, name := cb.User.ID, act.Value
+	click := &clicked{ts: cb.Container.MessageTs, blocks: cb.Message.Blocks.BlockSet, text: cb.Message.Text}
+	if act.ActionID == ActionStreamDryRunSkip {
+		st, err := s.svc.Show(ctx, name)
+		if err == nil && !st.CanChange(user, false) {
+			s.ephemeral(ctx, channel, user, thread, RenderStreamNotAllowed(st, "answer for"), "Not allowed")
+			return
+		}
+		click.what = "skipped the dry run"
+		s.collapse(ctx, channel, click, user)
+		return
+	}
+	run, err := func() (*pipeline.Run, error) {
+		r, err := s.svc.RunNow(ctx, name, user, false, scheduler.RunOptions{DryRun: true, Channel: channel, ThreadTS: thread})
+		if errors.Is(err, scheduler.ErrNotAllowed) && s.isAdmin(ctx, user) {
+			return s.svc.RunNow(ctx, name, user, true, scheduler.RunOptions{DryRun: true, Channel: channel, ThreadTS: thread})
+		}
+		return r, err
+	}()
+	if err != nil {
+		s.ephemeral(ctx, channel, user, thread, s.changeProblem(ctx, err, name, "run"), "No dry run")
+		return
+	}
+	click.what = "started a dry run (run " + runRef(run.ID) + "); the digest will appear in this thread"
+	s.collapse(ctx, channel, click, user)
+}
+
+// confirmDelete deletes a stream after its owner confirmed.
+func (s *Streams) confirmDelete(ctx context.Context, cb slack.InteractionCallback, name string) {
+	user := cb.User.ID
+	st, err := s.asOwnerOrAdmin(ctx, user, func(admin bool) (*scheduler.Stream, error) { return s.svc.Delete(ctx, name, user, admin) })
+	if err != nil {
+		s.replaceOriginal(ctx, cb, s.changeProblem(ctx, err, name, "delete"), "Not deleted")
+		return
+	}
+	s.log.Info("bot: stream deleted", "stream", st.ID, "user", user)
+	s.replaceOriginal(ctx, cb, RenderStreamChanged(st, ":wastebasket: Deleted the research stream"), "Deleted")
+}
+
+// collapse removes the controls from a clicked turn message and records the choice.
+func (s *Streams) collapse(ctx context.Context, channel string, click *clicked, user string) {
+	if click.ts == "" {
+		return
+	}
+	blocks := RenderStreamAnswered(click.blocks, click.text, user, click.what)
+	err := retry429(ctx, func() error {
+		_, _, _, err := s.api.UpdateMessageContext(ctx, channel, click.ts, quiet(blocks, click.text))
+		return err
+	})
+	if err != nil {
+		s.log.Warn("bot: collapsing a stream message failed", "channel", channel, "err", err)
+	}
+}
+
+// post posts a message in a thread.
+func (s *Streams) post(ctx context.Context, channel, thread string, blocks []slack.Block, text string) {
+	err := retry429(ctx, func() error {
+		_, _, err := s.api.PostMessageContext(ctx, channel, quiet(blocks, text), slack.MsgOptionTS(thread))
+		return err
+	})
+	if err != nil {
+		s.log.Error("bot: posting in a stream thread failed", "channel", channel, "err", err)
+	}
+}
+
+// ephemeral shows a message only to user, in the thread.
+func (s *Streams) ephemeral(ctx context.Context, channel, user, thread string, blocks []slack.Block, text string) {
+	opts := []slack.MsgOption{quiet(blocks, text)}
+	if thread != "" {
+		opts = append(opts, slack.MsgOptionTS(thread))
+	}
+	err := retry429(ctx, func() error {
+		_, err := s.api.PostEphemeralContext(ctx, channel, user, opts...)
+		return err
+	})
+	if err != nil {
+		s.log.Error("bot: ephemeral message failed", "user", user, "channel", channel, "err", err)
+	}
+}
+
+// respond answers a command ephemerally through its response_url.
+func (s *Streams) respond(ctx context.Context, cmd StreamCommand, blocks []slack.Block, text string) {
+	if cmd.ResponseURL == "" {
+		s.ephemeral(ctx, cmd.ChannelID, cmd.UserID, "", blocks, text)
+		return
+	}
+	err := retry429(ctx, func() error {
+		_, _, err := s.api.PostMessageContext(ctx, cmd.ChannelID,
+			slack.MsgOptionResponseURL(cmd.ResponseURL, slack.ResponseTypeEphemeral), quiet(blocks, text))
+		return err
+	})
+	if err != nil {
+		s.log.Error("bot: replying to a stream command failed", "user", cmd.UserID, "err", err)
+	}
+}
+
+// replaceOriginal replaces a clicked ephemeral message via its response_url.
+func (s *Streams) replaceOriginal(ctx context.Context, cb slack.InteractionCallback, blocks []slack.Block, text string) {
+	if cb.ResponseURL == "" {
+		s.ephemeral(ctx, cb.Channel.ID, cb.User.ID, threadOf(cb), blocks, text)
+		return
+	}
+	err := retry429(ctx, func() error {
+		_, _, err := s.api.PostMessageContext(ctx, cb.Channel.ID, slack.MsgOptionReplaceOriginal(cb.ResponseURL), quiet(blocks, text))
+		return err
+	})
+	if err != nil {
+		s.log.Error("bot: replying to a stream click failed", "user", cb.User.ID, "err", err)
+	}
+}
