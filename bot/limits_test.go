@@ -137,7 +137,7 @@ func blockProblems(blocks []slack.Block, maxBlocks int) []string {
 
 // allowedMarkup is the mrkdwn this package itself writes: user mentions,
 // dates and http(s) links whose URL has no raw <, > or |.
-var allowedMarkup = regexp.MustCompile(`<@[UW][A-Z0-9]+>|<!date\^\d+\^[^|>]*\|[^<>]*>|<https?://[^<>|\s]+\|[^<>]*>`)
+var allowedMarkup = regexp.MustCompile(`<@[UW][A-Z0-9]+>|<#[CGD][A-Z0-9]+>|<!date\^\d+\^[^|>]*\|[^<>]*>|<https?://[^<>|\s]+\|[^<>]*>`)
 
 // quoteMarks are mrkdwn block quotes (">" starting a line).
 var quoteMarks = regexp.MustCompile(`(?m)^>`)

@@ -99,7 +99,11 @@ func RenderStreamTurn(t scheduler.Turn, owner string) []slack.Block {
 func reviewBlocks(lines []scheduler.ReviewLine) []slack.Block {
 	out := make([]string, 0, len(lines))
 	for _, l := range lines {
-		out = append(out, fmt.Sprintf("*%s:* %s", Escape(l.Label), EscapeTruncate(oneLine(l.Value), 600)))
+		v := EscapeTruncate(oneLine(l.Value), 600)
+		if l.Field == scheduler.FieldChannel && isChannelID(l.Value) {
+			v = channelRef(l.Value)
+		}
+		out = append(out, fmt.Sprintf("*%s:* %s", Escape(l.Label), v))
 	}
 	return packLines("", out, 4, func(left int) string { return fmt.Sprintf("_…and %d more._", left) })
 }

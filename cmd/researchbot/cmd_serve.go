@@ -41,6 +41,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		log.Warn("REDIS_URL is not set: using an in-process Redis; runs, checkpoints and streams will not survive a restart, and replicas cannot share work")
 	}
 	log.Info("search backends active", "backends", a.Backends)
+	metrics.WatchRunStates(a.Store.CountActive)
 
 	presenter, err := bot.NewPresenter(bot.PresenterConfig{
 		BotToken: cfg.SlackBotToken, APIURL: cfg.SlackAPIURL, Redis: a.Conn.Client, Metrics: metrics, Logger: log,
@@ -79,7 +80,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 			PerWorkspace: redis_rate.Limit{Rate: cfg.TeamRunsPerHour, Burst: cfg.TeamRunsPerHour, Period: time.Hour},
 		},
 		HealthAddr: cfg.HTTPAddr, Logger: log,
-		Streams:    streams, Messages: streams,
+		Streams: streams, Messages: streams,
 	})
 	if err != nil {
 		return err

@@ -1,0 +1,543 @@
+package bot_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/researchbot/researchbot/bot"
+	"github.com/researchbot/researchbot/config"
+	"github.com/researchbot/researchbot/internal/app"
+	"github.com/researchbot/researchbot/internal/redistest"
+	"github.com/researchbot/researchbot/internal/researchtest"
+	"github.com/researchbot/researchbot/internal/slackfake"
+	"github.com/researchbot/researchbot/llm/llmtest"
+	"github.com/researchbot/researchbot/pipeline"
+	"github.com/researchbot/researchbot/redisstore"
+	"github.com/researchbot/researchbot/scheduler"
+)
+
+// streamClock is the scheduler's settable clock.
+type streamClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *streamClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *streamClock) Set(t time.Time) {
+	c.mu.Lock()
+	c.t = t
+	c.mu.Unlock()
+}
+
+// conversationScript is the stream conversation model of the end-to-end
+// test: the proposal for each successive call, as a model would answer the
+// user's actions in order. Every slice is non-nil, as strict output requires.
+func conversationScript(n int) scheduler.Proposal {
+	none := []scheduler.FieldValue{}
+	empty := []string{}
+	val := func(f scheduler.Field, v string) scheduler.FieldValue {
+		return scheduler.FieldValue{Field: f, Value: v, Values: []string{}}
+	}
+	list := func(f scheduler.Field, v ...string) scheduler.FieldValue {
+		return scheduler.FieldValue{Field: f, Value: "", Values: v}
+	}
+	switch n {
+	case 1: // typed: what to watch → purpose extracted; stream type suggestions
+		return scheduler.Proposal{Mode: scheduler.ModeSuggestion, Message: "Got it. What type of research is this? <!channel>",
+			TargetField: scheduler.FieldStreamType, ExtractedData: []scheduler.FieldValue{val(scheduler.FieldPurpose, "Track heat pump competitors")},
+			Suggestions: []string{"competitive", "market"}, Options: empty, NextStep: scheduler.StepStreamType}
+	case 2: // clicked "competitive" → focus area checkboxes
+		return scheduler.Proposal{Mode: scheduler.ModeSuggestion, Message: "Which areas should it focus on?",
+			TargetField: scheduler.FieldFocusAreas, ExtractedData: none, Suggestions: empty,
+			Options: []string{"Nordics", "Germany", "France"}, NextStep: scheduler.StepFocusAreas}
+	case 3: // ticked two areas → competitors (optional)
+		return scheduler.Proposal{Mode: scheduler.ModeSuggestion, Message: "Any companies to monitor?",
+			TargetField: scheduler.FieldCompetitors, ExtractedData: none, Suggestions: empty,
+			Options: []string{"Acme Heat", "Globex"}, NextStep: scheduler.StepCompetitors}
+	case 4: // skipped competitors → a question
+		return scheduler.Proposal{Mode: scheduler.ModeQuestion, Message: "What should I call it, which keywords, goals, outcomes and how often?",
+			ExtractedData: none, Suggestions: empty, Options: empty, NextStep: scheduler.StepExploration}
+	case 5: // typed the rest → review
+		return scheduler.Proposal{Mode: scheduler.ModeQuestion, Message: "Here is your stream.",
+			ExtractedData: []scheduler.FieldValue{
+				val(scheduler.FieldStreamName, "Heat Pump Watch"), list(scheduler.FieldKeywords, "heat pump", "air-to-water"),
+				list(scheduler.FieldBusinessGoals, "Inform pricing"), val(scheduler.FieldExpectedOutcomes, "Quarterly pricing decisions"),
+				val(scheduler.FieldReportFrequency, "daily"),
+			},
+			Suggestions: empty, Options: empty, NextStep: scheduler.StepReview}
+	default: // typed at the review: change an earlier field (seed 003, scenario C)
+		return scheduler.Proposal{Mode: scheduler.ModeQuestion, Message: "Updated the purpose.",
+			ExtractedData: []scheduler.FieldValue{val(scheduler.FieldPurpose, "Monitor heat pump pricing")},
+			Suggestions:   empty, Options: empty, NextStep: scheduler.StepReview}
+	}
+}
+
+// streamsE2E is researchbot with streams: the real engine and scheduler on a
+// real redis-server, the scripted models, the fake web and the fake Slack.
+type streamsE2E struct {
+	t         *testing.T
+	fake      *slackfake.Server
+	svc       *scheduler.Service
+	clock     *streamClock
+	convCalls func() []llmtest.Call
+	ctx       context.Context
+	channel   string
+}
+
+const (
+	streamOwner   = "U0OWNER01"
+	streamOther   = "U0OTHER01"
+	streamChannel = "C0STREAMS"
+)
+
+func newStreamsE2E(t *testing.T) *streamsE2E {
+	t.Helper()
+	srv, rdb := redistest.Start(t)
+	pages := researchtest.DefaultPages()[:4]
+	for i := range pages {
+		pages[i].Published = time.Time{} // undated: the digest window does not drop them
+	}
+	web := researchtest.NewWeb(t, pages...)
+	res := &researchtest.Researcher{}
+	var mu sync.Mutex
+	convN := 0
+	model := llmtest.NewServer(t, func(c llmtest.Call) llmtest.Reply {
+		if c.SchemaName == app.StreamModelSchema {
+			mu.Lock()
+			convN++
+			n := convN
+			mu.Unlock()
+			return llmtest.JSON(conversationScript(n))
+		}
+		return res.Respond(c)
+	})
+	vars := map[string]string{
+		"OPENAI_API_KEY": "sk-test-secret", "OPENAI_BASE_URL": model.URL(), "SEARXNG_URL": web.URL(),
+		"FETCH_ALLOW_PRIVATE_NETWORKS": "true", "REDIS_URL": srv.URL, "LLM_MAX_RETRIES": "2", "WORKER_CONCURRENCY": "2",
+	}
+	cfg, err := config.Load(func(k string) string { return vars[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := slackfake.New(t)
+	fake.AddChannel(streamChannel, "heat-pumps", true)
+	fake.AddUser(streamOwner, "ada", "Europe/Oslo")
+	fake.AddUser(streamOther, "bob", "UTC")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	metrics := bot.NewMetrics()
+	pres, err := bot.NewPresenter(bot.PresenterConfig{BotToken: fake.BotToken(), APIURL: fake.APIURL(), Redis: rdb, Metrics: metrics, MinInterval: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pres.Close)
+	a, err := app.New(ctx, cfg, app.Options{Presenters: map[string]pipeline.Presenter{bot.OriginKind: pres}, Observer: metrics, DefaultQueue: "runs"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.Close() })
+	if err := a.Engine.SeedDefinitions(ctx); err != nil {
+		t.Fatal(err)
+	}
+	store := redisstore.NewStreams(rdb, "rb:")
+	a.AddPresenter(scheduler.OriginKind, scheduler.NewDigestPresenter(scheduler.DigestPresenterConfig{Store: store, Inner: pres}))
+	clock := &streamClock{t: time.Now()}
+	svc, err := scheduler.NewService(scheduler.ServiceConfig{Store: store, Runner: a.Engine, Queue: "runs", Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	streams, err := bot.NewStreams(bot.StreamsConfig{
+		BotToken: fake.BotToken(), APIURL: fake.APIURL(), Service: svc,
+		Conversations: redisstore.NewConversations(rdb, "rb:", 0), Model: a.StreamModel(), Metrics: metrics, Now: clock.Now,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopWorker, err := a.StartWorker(map[string]int{"runs": 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stopWorker)
+	b, err := bot.New(bot.Config{AppToken: fake.AppToken(), BotToken: fake.BotToken(), APIURL: fake.APIURL(), Engine: a.Engine,
+		Redis: rdb, Metrics: metrics, Streams: streams, Messages: streams})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- b.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
+	defer wcancel()
+	if err := fake.WaitConnected(wctx); err != nil {
+		t.Fatal(err)
+	}
+	return &streamsE2E{t: t, fake: fake, svc: svc, clock: clock, ctx: ctx, channel: streamChannel,
+		convCalls: func() []llmtest.Call { return conversationCalls(model) }}
+}
+
+func conversationCalls(s *llmtest.Server) []llmtest.Call {
+	var out []llmtest.Call
+	for _, c := range s.Calls() {
+		if c.SchemaName == app.StreamModelSchema {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func (h *streamsE2E) slash(user, text string) {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(h.ctx, 5*time.Second)
+	defer cancel()
+	if _, err := h.fake.SlashCommand(ctx, slackfake.SlashCommand{Command: "/research", Text: text, UserID: user, ChannelID: h.channel}); err != nil {
+		h.t.Fatalf("/research %s: %v", text, err)
+	}
+}
+
+// waitFor polls cond until it holds or the time is up.
+func (h *streamsE2E) waitFor(what string, limit time.Duration, cond func() bool) {
+	h.t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			h.t.Fatalf("timed out waiting for %s; messages:\n%s", what, dumpAll(h.fake, h.channel))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// botMessages are the bot's visible (non-ephemeral) messages in a thread.
+func (h *streamsE2E) botMessages(thread string) []slackfake.Message {
+	var out []slackfake.Message
+	for _, m := range h.fake.Thread(h.channel, thread) {
+		if !m.Ephemeral && m.BotID != "" && m.TS != thread {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// nextTurn waits for the bot's next visible message in the thread.
+func (h *streamsE2E) nextTurn(thread string, before int) slackfake.Message {
+	h.t.Helper()
+	h.waitFor("the next turn", 10*time.Second, func() bool { return len(h.botMessages(thread)) > before })
+	msgs := h.botMessages(thread)
+	return msgs[len(msgs)-1]
+}
+
+// ephemeralFor waits for an ephemeral message to user containing text.
+func (h *streamsE2E) ephemeralFor(user, text string) slackfake.Message {
+	h.t.Helper()
+	var found slackfake.Message
+	h.waitFor("an ephemeral message with "+text, 10*time.Second, func() bool {
+		for _, m := range h.fake.Messages(h.channel) {
+			if m.Ephemeral && m.ToUser == user && strings.Contains(displayed(m)+m.Text, text) {
+				found = m
+				return true
+			}
+		}
+		return false
+	})
+	return found
+}
+
+func (h *streamsE2E) click(user string, m slackfake.Message, actionID string) {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(h.ctx, 5*time.Second)
+	defer cancel()
+	if _, err := h.fake.ClickButton(ctx, user, h.channel, m.TS, actionID, "", ""); err != nil {
+		h.t.Fatalf("click %s: %v", actionID, err)
+	}
+}
+
+// tickAndContinue ticks the checkboxes and clicks Continue, sending the
+// checkboxes' state with the click as Slack does.
+func (h *streamsE2E) tickAndContinue(user string, m slackfake.Message, values ...string) {
+	h.t.Helper()
+	var opts []map[string]any
+	for _, v := range values {
+		opts = append(opts, map[string]any{"text": map[string]any{"type": "plain_text", "text": v}, "value": v})
+	}
+	payload := map[string]any{
+		"type": "block_actions", "api_app_id": slackfake.AppID, "token": "fake-verification-token", "trigger_id": "1.2.abc",
+		"user":      map[string]any{"id": user, "username": "ada", "name": "ada", "team_id": slackfake.TeamID},
+		"team":      map[string]any{"id": slackfake.TeamID, "domain": slackfake.TeamDomain},
+		"container": map[string]any{"type": "message", "message_ts": m.TS, "channel_id": h.channel, "is_ephemeral": false, "thread_ts": m.ThreadTS},
+		"channel":   map[string]any{"id": h.channel, "name": "heat-pumps"},
+		"message": map[string]any{"type": "message", "ts": m.TS, "thread_ts": m.ThreadTS, "text": m.Text, "user": m.User,
+			"bot_id": m.BotID, "blocks": json.RawMessage(m.Blocks)},
+		"state": map[string]any{"values": map[string]any{"st_opts": map[string]any{
+			bot.ActionStreamOptions: map[string]any{"type": "checkboxes", "selected_options": opts},
+		}}},
+		"actions": []any{map[string]any{"action_id": bot.ActionStreamContinue, "block_id": "st_buttons", "type": "button",
+			"value": "continue", "action_ts": "1.000001"}},
+	}
+	ctx, cancel := context.WithTimeout(h.ctx, 5*time.Second)
+	defer cancel()
+	if _, err := h.fake.Send(ctx, slackfake.Envelope{Type: "interactive", Payload: payload}); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+func (h *streamsE2E) reply(user, thread, text string) {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(h.ctx, 5*time.Second)
+	defer cancel()
+	if err := h.fake.PostUserMessage(ctx, user, h.channel, thread, text); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// digestDone waits until the stream's newest digest record is final.
+func (h *streamsE2E) digestDone(name string, n int) *scheduler.Stream {
+	h.t.Helper()
+	var st *scheduler.Stream
+	h.waitFor("digest "+name, 90*time.Second, func() bool {
+		var err error
+		st, err = h.svc.Show(h.ctx, name)
+		return err == nil && len(st.Digests) >= n && st.Digests[n-1].Status.Final() && st.Running == ""
+	})
+	return st
+}
+
+// channelDigests are the digest summaries posted as new channel messages.
+func (h *streamsE2E) channelDigests() []slackfake.Message {
+	var out []slackfake.Message
+	for _, m := range h.fake.Messages(h.channel) {
+		if !m.Ephemeral && m.ThreadTS == "" && strings.HasPrefix(m.Text, "Research ") {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// TestStreamsEndToEnd creates a research stream by conversation in Slack —
+// a typed reply, a suggestion button, checkboxes, a Skip, a typed change of
+// an earlier field, Confirm — then runs a dry run in the thread, a digest by
+// command in the channel and one on schedule; pause stops the schedule,
+// another user cannot pause it, and delete (confirmed) removes it.
+func TestStreamsEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("several research runs")
+	}
+	h := newStreamsE2E(t)
+
+	// /research stream new: a root message and the first turn in its thread.
+	h.slash(streamOwner, "stream new")
+	var thread string
+	h.waitFor("the stream root message", 10*time.Second, func() bool {
+		for _, m := range h.fake.Messages(h.channel) {
+			if m.Text == "New research stream" {
+				thread = m.TS
+				return true
+			}
+		}
+		return false
+	})
+	turn := h.nextTurn(thread, 0)
+	if !strings.Contains(displayed(turn), "What would you like to keep an eye on") {
+		t.Fatalf("first turn: %s", displayed(turn))
+	}
+
+	// Someone else's reply in the thread is ignored.
+	h.reply(streamOther, thread, "I think it should watch cats")
+	// The owner's reply is a text_input.
+	h.reply(streamOwner, thread, "I want to track heat pump competitors & their prices")
+	turn = h.nextTurn(thread, 1)
+	if calls := h.convCalls(); len(calls) != 1 || !strings.Contains(calls[0].User, "heat pump competitors \\u0026 their prices") && !strings.Contains(calls[0].User, "heat pump competitors & their prices") {
+		t.Fatalf("the other user's reply reached the model, or the owner's did not: %d calls", len(calls))
+	}
+	if s := displayed(turn); strings.Contains(s, "<!channel>") || !strings.Contains(s, "&lt;!channel&gt;") {
+		t.Errorf("the model's message is not escaped: %s", s)
+	}
+
+	// A suggestion button: option_selected.
+	h.click(streamOwner, turn, bot.ActionStreamPick+"0") // "competitive"
+	turn = h.nextTurn(thread, 2)
+	if !strings.Contains(string(turn.Blocks), bot.ActionStreamOptions) {
+		t.Fatalf("focus areas turn has no checkboxes: %s", turn.Blocks)
+	}
+	// The clicked message lost its buttons and says what was chosen.
+	msgs := h.botMessages(thread)
+	if prev := msgs[len(msgs)-2]; strings.Contains(string(prev.Blocks), bot.ActionStreamPick) || !strings.Contains(displayed(prev), "chose *competitive*") {
+		t.Errorf("the answered turn still has buttons or lacks the choice: %s", displayed(prev))
+	}
+
+	// Checkboxes and Continue: options_selected.
+	h.tickAndContinue(streamOwner, turn, "Nordics", "Germany")
+	turn = h.nextTurn(thread, 3)
+	if !strings.Contains(string(turn.Blocks), bot.ActionStreamSkip) {
+		t.Fatalf("the optional competitors turn has no Skip: %s", turn.Blocks)
+	}
+	// Another user cannot answer.
+	h.click(streamOther, turn, bot.ActionStreamSkip)
+	h.ephemeralFor(streamOther, "who is setting up this stream")
+	// Skip: skip_step.
+	h.click(streamOwner, turn, bot.ActionStreamSkip)
+	turn = h.nextTurn(thread, 4)
+	// A typed answer with the rest, then a typed change of an earlier field.
+	h.reply(streamOwner, thread, "Call it Heat Pump Watch; keywords heat pump, air-to-water; daily please")
+	turn = h.nextTurn(thread, 5)
+	if !strings.Contains(string(turn.Blocks), bot.ActionStreamConfirm) {
+		t.Fatalf("no review after the required fields: %s", displayed(turn))
+	}
+	h.reply(streamOwner, thread, "Actually, change the purpose to 'Monitor heat pump pricing'")
+	review := h.nextTurn(thread, 6)
+	rs := displayed(review)
+	for _, want := range []string{"Monitor heat pump pricing", "Heat Pump Watch", "Nordics, Germany", "competitive", "Europe/Oslo", "<#" + streamChannel + ">"} {
+		if !strings.Contains(rs, want) {
+			t.Errorf("review lacks %q:\n%s", want, rs)
+		}
+	}
+	if n := len(h.convCalls()); n != 6 {
+		t.Errorf("%d model calls for the conversation, want 6", n)
+	}
+
+	// Confirm: the stream is created, owned by the creator, in this channel,
+	// in the creator's Slack time zone.
+	h.click(streamOwner, review, bot.ActionStreamConfirm)
+	created := h.nextTurn(thread, 7)
+	if !strings.Contains(string(created.Blocks), bot.ActionStreamDryRun) {
+		t.Fatalf("no dry run offered: %s", displayed(created))
+	}
+	st, err := h.svc.Show(h.ctx, "heat pump watch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Owner != streamOwner || st.Spec.Channel != streamChannel || st.Spec.TimeZone != "Europe/Oslo" || st.Spec.Frequency != scheduler.Daily ||
+		st.Spec.Purpose != "Monitor heat pump pricing" || len(st.Spec.Competitors) != 0 || st.Spec.Type != scheduler.TypeCompetitive {
+		t.Fatalf("created stream: %+v", st)
+	}
+	if n := len(h.convCalls()); n != 6 {
+		t.Errorf("Confirm called the model (%d calls)", n)
+	}
+
+	// Dry run: a digest in the creation thread.
+	filesBefore := len(h.fake.Files())
+	h.click(streamOwner, created, bot.ActionStreamDryRun)
+	st = h.digestDone("Heat Pump Watch", 1)
+	if d := st.Digests[0]; d.Trigger != scheduler.TriggerDryRun || d.Status != scheduler.DigestCompleted {
+		t.Fatalf("dry run record: %+v", d)
+	}
+	h.waitFor("the dry run's file in the thread", 10*time.Second, func() bool {
+		for _, f := range h.fake.Files()[filesBefore:] {
+			if f.ThreadTS == thread && f.Channel == streamChannel {
+				return true
+			}
+		}
+		return false
+	})
+	var summaryInThread bool
+	for _, m := range h.botMessages(thread) {
+		if strings.HasPrefix(m.Text, "Research ") {
+			summaryInThread = true
+		}
+	}
+	if !summaryInThread || len(h.channelDigests()) != 0 {
+		t.Errorf("dry run: summary in thread %v, channel digests %d", summaryInThread, len(h.channelDigests()))
+	}
+	if root := h.fake.Thread(h.channel, thread)[0]; root.Text != "New research stream" {
+		t.Errorf("the dry run rewrote the conversation's root message: %q", root.Text)
+	}
+
+	// run NAME: a digest now, posted as a new message in the stream's channel.
+	h.slash(streamOwner, "stream run Heat Pump Watch")
+	h.ephemeralFor(streamOwner, "Started a digest of")
+	st = h.digestDone("Heat Pump Watch", 2)
+	h.waitFor("the digest in the channel", 10*time.Second, func() bool { return len(h.channelDigests()) == 1 })
+	digestMsg := h.channelDigests()[0]
+	h.waitFor("the digest's file", 10*time.Second, func() bool {
+		for _, f := range h.fake.Files() {
+			if f.ThreadTS == digestMsg.TS {
+				return true
+			}
+		}
+		return false
+	})
+	if st.Digests[1].Trigger != scheduler.TriggerRunNow {
+		t.Errorf("run-now record: %+v", st.Digests[1])
+	}
+
+	// The schedule: at the next fire time, Tick starts one digest.
+	next := st.NextFire
+	if next.IsZero() {
+		t.Fatal("no next fire")
+	}
+	h.clock.Set(next.Add(time.Minute))
+	if err := h.svc.Tick(h.ctx); err != nil {
+		t.Fatal(err)
+	}
+	st = h.digestDone("Heat Pump Watch", 3)
+	if d := st.Digests[2]; d.Trigger != scheduler.TriggerSchedule || !d.FireAt.Equal(next) {
+		t.Errorf("scheduled digest record: %+v (want fire at %s)", d, next)
+	}
+	h.waitFor("the scheduled digest in the channel", 10*time.Second, func() bool { return len(h.channelDigests()) == 2 })
+
+	// Another user's pause is refused.
+	h.slash(streamOther, "stream pause Heat Pump Watch")
+	h.ephemeralFor(streamOther, "who owns the stream")
+	if st, _ := h.svc.Show(h.ctx, "Heat Pump Watch"); st.Paused {
+		t.Fatal("another user paused the stream")
+	}
+
+	// The owner pauses it: the next fire time starts nothing.
+	h.slash(streamOwner, "stream pause Heat Pump Watch")
+	h.ephemeralFor(streamOwner, "Paused")
+	st, _ = h.svc.Show(h.ctx, "Heat Pump Watch")
+	if !st.Paused {
+		t.Fatal("not paused")
+	}
+	h.clock.Set(next.Add(24*time.Hour + time.Minute))
+	if err := h.svc.Tick(h.ctx); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if st, _ = h.svc.Show(h.ctx, "Heat Pump Watch"); len(st.Digests) != 3 || st.Running != "" {
+		t.Errorf("a paused stream fired: %d digests, running %q", len(st.Digests), st.Running)
+	}
+
+	// show lists the spec, the schedule and the past digests.
+	h.slash(streamOwner, "stream show Heat Pump Watch")
+	show := h.ephemeralFor(streamOwner, "Past digests")
+	for _, want := range []string{"dry run", "run now", "scheduled", "paused"} {
+		if !strings.Contains(displayed(show), want) {
+			t.Errorf("show lacks %q:\n%s", want, displayed(show))
+		}
+	}
+	h.slash(streamOwner, "stream list")
+	h.ephemeralFor(streamOwner, "Research streams")
+
+	// delete asks to confirm; confirming removes the stream.
+	h.slash(streamOwner, "stream delete Heat Pump Watch")
+	confirm := h.ephemeralFor(streamOwner, "Delete the research stream")
+	h.click(streamOwner, confirm, bot.ActionStreamDeleteConfirm)
+	h.waitFor("the stream to be deleted", 10*time.Second, func() bool {
+		_, err := h.svc.Show(h.ctx, "Heat Pump Watch")
+		return errors.Is(err, scheduler.ErrStreamNotFound)
+	})
+	h.ephemeralFor(streamOwner, "Deleted the research stream")
+
+	for _, m := range h.fake.Messages(h.channel) {
+		if s := displayed(m); strings.Contains(s, "<!channel>") {
+			t.Errorf("a bot message smuggles a mention: %s", s)
+		}
+	}
+	for _, ack := range h.fake.Acks() {
+		if ack.Latency >= 3*time.Second {
+			t.Errorf("ack after %s", ack.Latency)
+		}
+	}
+}

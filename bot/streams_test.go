@@ -1,0 +1,358 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/researchbot/researchbot/internal/slackfake"
+	"github.com/researchbot/researchbot/pipeline"
+	"github.com/researchbot/researchbot/redisstore"
+	"github.com/researchbot/researchbot/scheduler"
+)
+
+// scriptModel is a scheduler.Model answering from a list; a nil entry
+// fails like an unreachable model.
+type scriptModel struct {
+	mu    sync.Mutex
+	props []*scheduler.Proposal
+	calls int
+}
+
+func (m *scriptModel) Propose(context.Context, scheduler.Conversation, scheduler.Action) (scheduler.Proposal, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.calls++
+	if m.calls > len(m.props) || m.props[m.calls-1] == nil {
+		return scheduler.Proposal{}, errors.New("connection refused")
+	}
+	return *m.props[m.calls-1], nil
+}
+
+func (m *scriptModel) count() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.calls
+}
+
+// fakeRunner starts runs that never finish.
+type fakeRunner struct {
+	mu   sync.Mutex
+	reqs []pipeline.Request
+}
+
+func (r *fakeRunner) Start(_ context.Context, req pipeline.Request) (*pipeline.Run, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.reqs = append(r.reqs, req)
+	return &pipeline.Run{ID: "run-" + string(rune('a'+len(r.reqs))), Status: pipeline.StatusQueued, Origin: req.Origin, CreatedAt: time.Now()}, nil
+}
+
+func (r *fakeRunner) Load(_ context.Context, id string) (*pipeline.Run, error) {
+	return &pipeline.Run{ID: id, Status: pipeline.StatusRunning, CreatedAt: time.Now()}, nil
+}
+
+func (r *fakeRunner) requests() []pipeline.Request {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]pipeline.Request(nil), r.reqs...)
+}
+
+// streamHarness is the bot harness with streams on the real scheduler
+// service (and a runner that only records), a real Redis and a scripted model.
+type streamHarness struct {
+	*harness
+	model  *scriptModel
+	svc    *scheduler.Service
+	runner *fakeRunner
+}
+
+func newStreamHarness(t *testing.T, props ...*scheduler.Proposal) *streamHarness {
+	t.Helper()
+	sh := &streamHarness{model: &scriptModel{props: props}, runner: &fakeRunner{}}
+	sh.harness = newHarness(t, func(c *Config) {
+		rdb := c.Redis.(*redis.Client)
+		svc, err := scheduler.NewService(scheduler.ServiceConfig{Store: redisstore.NewStreams(rdb, "rb:"), Runner: sh.runner})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sh.svc = svc
+		st, err := NewStreams(StreamsConfig{BotToken: c.BotToken, APIURL: c.APIURL, Service: svc,
+			Conversations: redisstore.NewConversations(rdb, "rb:", 0), Model: sh.model, Logger: c.Logger})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Streams, c.Messages = st, st
+	})
+	return sh
+}
+
+// wait polls cond for up to 5 s.
+func (h *streamHarness) wait(what string, cond func() bool) {
+	h.t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			var b strings.Builder
+			for _, m := range h.fake.Messages(chanIn) {
+				b.WriteString(m.TS + " " + m.ThreadTS + " eph=" + map[bool]string{true: "y", false: "n"}[m.Ephemeral] + " " + m.Text + "\n")
+			}
+			h.t.Fatalf("timed out waiting for %s; messages:\n%s", what, b.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// ephemeralWith waits for an ephemeral message to user containing text.
+func (h *streamHarness) ephemeralWith(channel, user, text string) slackfake.Message {
+	h.t.Helper()
+	var found slackfake.Message
+	h.wait("an ephemeral message with "+text, func() bool {
+		for _, m := range h.fake.Messages(channel) {
+			if m.Ephemeral && m.ToUser == user && strings.Contains(string(m.Blocks)+m.Text, text) {
+				found = m
+				return true
+			}
+		}
+		return false
+	})
+	return found
+}
+
+// turns are the bot's visible messages in a thread, root excluded.
+func (h *streamHarness) turns(channel, thread string) []slackfake.Message {
+	var out []slackfake.Message
+	for _, m := range h.fake.Thread(channel, thread) {
+		if !m.Ephemeral && m.BotID != "" && m.TS != thread {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// start runs /research stream new and returns the thread and first turn.
+func (h *streamHarness) start(user, channel string) (string, slackfake.Message) {
+	h.t.Helper()
+	h.slash(user, channel, "stream new")
+	var thread string
+	h.wait("the root message", func() bool {
+		for _, m := range h.fake.Messages(channel) {
+			if m.Text == "New research stream" {
+				thread = m.TS
+				return len(h.turns(channel, thread)) == 1
+			}
+		}
+		return false
+	})
+	return thread, h.turns(channel, thread)[0]
+}
+
+func (h *streamHarness) reply(user, channel, thread, text string) {
+	h.t.Helper()
+	if err := h.fake.PostUserMessage(context.Background(), user, channel, thread, text); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+func proposal(next scheduler.Step, target scheduler.Field, options ...string) *scheduler.Proposal {
+	return &scheduler.Proposal{Mode: scheduler.ModeSuggestion, Message: "Pick some.", TargetField: target,
+		ExtractedData: []scheduler.FieldValue{}, Suggestions: []string{}, Options: options, NextStep: next}
+}
+
+// TestStreamConversationRefusals: a Skip on a required field is refused with
+// a clear message, the model being down is explained, and nothing moves.
+func TestStreamConversationRefusals(t *testing.T) {
+	h := newStreamHarness(t,
+		proposal(scheduler.StepCompetitors, scheduler.FieldCompetitors, "Acme", "Globex"),
+		proposal(scheduler.StepKeywords, scheduler.FieldKeywords, "heat pump", "COP"),
+		nil, // the model is down
+	)
+	thread, _ := h.start(requester, chanIn)
+	h.reply(requester, chanIn, thread, "Watch heat pump makers")
+	h.wait("the competitors turn", func() bool { return len(h.turns(chanIn, thread)) == 2 })
+	competitors := h.turns(chanIn, thread)[1]
+	if !strings.Contains(string(competitors.Blocks), ActionStreamSkip) {
+		t.Fatalf("no Skip on an optional field: %s", competitors.Blocks)
+	}
+	// A typed answer moves on to keywords (required): no Skip there.
+	h.reply(requester, chanIn, thread, "No competitors yet, let's do keywords")
+	h.wait("the keywords turn", func() bool { return len(h.turns(chanIn, thread)) == 3 })
+	if kw := h.turns(chanIn, thread)[2]; strings.Contains(string(kw.Blocks), ActionStreamSkip) {
+		t.Errorf("Skip offered on a required field: %s", kw.Blocks)
+	}
+	// The old Skip button now skips the current, required step: refused.
+	if _, err := h.fake.ClickButton(context.Background(), requester, chanIn, competitors.TS, ActionStreamSkip, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	h.ephemeralWith(chanIn, requester, "Keywords is required, so this step can't be skipped")
+	if n := h.model.count(); n != 2 {
+		t.Errorf("a refused skip called the model (%d calls)", n)
+	}
+	// The model is down: said so, and the conversation stays where it was.
+	h.reply(requester, chanIn, thread, "heat pump, COP")
+	h.ephemeralWith(chanIn, requester, "the language model did not answer")
+	time.Sleep(100 * time.Millisecond)
+	if n := len(h.turns(chanIn, thread)); n != 3 {
+		t.Errorf("%d turns after the model failed, want 3", n)
+	}
+	c, _, ok, err := redisstore.NewConversations(h.rdb, "rb:", 0).Get(context.Background(), chanIn, thread)
+	if err != nil || !ok || c.Step != scheduler.StepKeywords || c.IsSettled(scheduler.FieldKeywords) {
+		t.Errorf("stored conversation: step %s, ok %v, err %v", c.Step, ok, err)
+	}
+}
+
+// TestStreamConversationInDM: started in a DM, the conversation happens there.
+func TestStreamConversationInDM(t *testing.T) {
+	h := newStreamHarness(t, proposal(scheduler.StepCompetitors, scheduler.FieldCompetitors, "Acme"))
+	dm := slackfake.DMChannelID(requester)
+	thread, first := h.start(requester, dm)
+	if first.Channel != dm {
+		t.Fatalf("first turn in %s", first.Channel)
+	}
+	h.reply(requester, dm, thread, "Watch heat pumps")
+	h.wait("the second turn", func() bool { return len(h.turns(dm, thread)) == 2 })
+	c, _, ok, _ := redisstore.NewConversations(h.rdb, "rb:", 0).Get(context.Background(), dm, thread)
+	if !ok || c.Spec.Channel != dm || c.Spec.TimeZone != "Europe/Paris" {
+		t.Errorf("DM conversation: ok %v channel %q tz %q", ok, c.Spec.Channel, c.Spec.TimeZone)
+	}
+}
+
+func testSpec() scheduler.Spec {
+	return scheduler.Spec{
+		Channel: chanIn, Purpose: "Follow heat pumps", BusinessGoals: []string{"Plan"}, ExpectedOutcomes: "Decisions",
+		Name: "Pumps", Type: scheduler.TypeMarket, FocusAreas: []string{"Cold climates"}, Keywords: []string{"heat pump"},
+		Frequency: scheduler.Weekly, TimeOfDay: "09:00", TimeZone: "UTC", Weekday: time.Monday, MonthDay: 1,
+	}
+}
+
+// TestStreamCommandsPermissions: only the owner or a workspace admin may
+// change a stream; others get a clear ephemeral answer and nothing changes.
+func TestStreamCommandsPermissions(t *testing.T) {
+	h := newStreamHarness(t)
+	ctx := context.Background()
+	if _, err := h.svc.Create(ctx, testSpec(), requester); err != nil {
+		t.Fatal(err)
+	}
+	// approver is a workspace admin according to users.info.
+	h.fake.OnCall(func(c slackfake.Call) *slackfake.Reply {
+		if c.Method == "users.info" && c.Params["user"] == approver {
+			return &slackfake.Reply{Body: map[string]any{"ok": true, "user": map[string]any{"id": approver, "name": "cy", "tz": "UTC", "is_admin": true}}}
+		}
+		return nil
+	})
+
+	h.slash(stranger, chanIn, "stream pause pumps")
+	h.ephemeralWith(chanIn, stranger, "who owns the stream")
+	h.slash(stranger, chanIn, "stream run Pumps")
+	h.ephemeralWith(chanIn, stranger, "or a workspace admin can run it")
+	h.slash(stranger, chanIn, "stream delete Pumps")
+	h.ephemeralWith(chanIn, stranger, "or a workspace admin can delete it")
+	if st, _ := h.svc.Show(ctx, "Pumps"); st.Paused || len(h.runner.requests()) != 0 {
+		t.Fatalf("a stranger changed the stream: paused %v, runs %d", st.Paused, len(h.runner.requests()))
+	}
+
+	h.slash(approver, chanIn, "stream pause Pumps")
+	h.ephemeralWith(chanIn, approver, "Paused")
+	if st, _ := h.svc.Show(ctx, "Pumps"); !st.Paused {
+		t.Error("an admin could not pause")
+	}
+	h.slash(requester, chanIn, "stream resume Pumps")
+	h.ephemeralWith(chanIn, requester, "Resumed")
+	h.slash(requester, chanIn, "stream policy Pumps hold_draft")
+	h.ephemeralWith(chanIn, requester, "Policy set to `hold_draft`")
+	h.slash(requester, chanIn, "stream policy Pumps sometimes")
+	h.ephemeralWith(chanIn, requester, "must be `auto` or `hold_draft`")
+	if st, _ := h.svc.Show(ctx, "Pumps"); st.Paused || st.Policy != scheduler.PolicyHoldDraft {
+		t.Errorf("after resume and policy: paused %v policy %s", st.Paused, st.Policy)
+	}
+	h.slash(requester, chanIn, "stream run Pumps")
+	h.ephemeralWith(chanIn, requester, "Started a digest of")
+	if reqs := h.runner.requests(); len(reqs) != 1 || reqs[0].Origin.Channel != chanIn || reqs[0].Origin.ThreadTS != "" || reqs[0].Origin.Kind != scheduler.OriginKind {
+		t.Errorf("run now started %+v", reqs)
+	}
+	h.slash(requester, chanIn, "stream run Pumps")
+	h.ephemeralWith(chanIn, requester, "is still running")
+
+	h.slash(requester, chanIn, "stream show nothing-here")
+	h.ephemeralWith(chanIn, requester, "There is no research stream called")
+	h.slash(requester, chanIn, "stream frobnicate")
+	h.ephemeralWith(chanIn, requester, "I don't know `/research stream frobnicate`")
+	h.slash(requester, chanIn, "stream")
+	h.ephemeralWith(chanIn, requester, "Research streams")
+	h.slash(requester, chanIn, "stream pause")
+	h.ephemeralWith(chanIn, requester, "Which stream?")
+
+	// delete: Keep it changes nothing; a stranger cannot use the owner's buttons.
+	h.slash(requester, chanIn, "stream delete Pumps")
+	confirm := h.ephemeralWith(chanIn, requester, "Delete the research stream")
+	if _, err := h.fake.ClickButton(ctx, requester, chanIn, confirm.TS, ActionStreamDeleteAbort, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	h.ephemeralWith(chanIn, requester, "the stream stays")
+	if _, err := h.svc.Show(ctx, "Pumps"); err != nil {
+		t.Fatalf("Keep it deleted the stream: %v", err)
+	}
+}
+
+// TestStreamConfirmNameTaken: when the name is taken at Confirm, nothing is
+// created, the user is told to change the name, and the review stays open;
+// Change then returns to the conversation.
+func TestStreamConfirmNameTaken(t *testing.T) {
+	val := func(f scheduler.Field, v string) scheduler.FieldValue {
+		return scheduler.FieldValue{Field: f, Value: v, Values: []string{}}
+	}
+	list := func(f scheduler.Field, v ...string) scheduler.FieldValue {
+		return scheduler.FieldValue{Field: f, Values: v}
+	}
+	all := &scheduler.Proposal{Mode: scheduler.ModeQuestion, Message: "Here it is.", Suggestions: []string{}, Options: []string{},
+		ExtractedData: []scheduler.FieldValue{
+			val(scheduler.FieldPurpose, "Follow heat pumps"), list(scheduler.FieldBusinessGoals, "Plan"),
+			val(scheduler.FieldExpectedOutcomes, "Decisions"), val(scheduler.FieldStreamName, "pumps"),
+			val(scheduler.FieldStreamType, "market"), list(scheduler.FieldFocusAreas, "Cold climates"),
+			list(scheduler.FieldKeywords, "heat pump"), val(scheduler.FieldReportFrequency, "monthly"),
+		},
+		NextStep: scheduler.StepReview}
+	h := newStreamHarness(t, all)
+	ctx := context.Background()
+	if _, err := h.svc.Create(ctx, testSpec(), stranger); err != nil {
+		t.Fatal(err)
+	}
+	thread, _ := h.start(requester, chanIn)
+	h.reply(requester, chanIn, thread, "Everything at once, monthly, call it pumps")
+	h.wait("the review", func() bool { return len(h.turns(chanIn, thread)) == 2 })
+	review := h.turns(chanIn, thread)[1]
+	if !strings.Contains(string(review.Blocks), "monthly on day 1") {
+		t.Errorf("review lacks the monthly schedule: %s", review.Blocks)
+	}
+	if _, err := h.fake.ClickButton(ctx, requester, chanIn, review.TS, ActionStreamConfirm, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	h.wait("the refusal", func() bool {
+		ts := h.turns(chanIn, thread)
+		return len(ts) == 3 && strings.Contains(string(ts[2].Blocks), "already exists")
+	})
+	all2, _ := h.svc.List(ctx)
+	if len(all2) != 1 || all2[0].Owner != stranger {
+		t.Fatalf("streams after a refused create: %d", len(all2))
+	}
+	c, _, _, _ := redisstore.NewConversations(h.rdb, "rb:", 0).Get(ctx, chanIn, thread)
+	if c.Step != scheduler.StepReview {
+		t.Fatalf("after the refusal the conversation is at %s, want review", c.Step)
+	}
+	// The review's buttons still work: Change goes back to the conversation.
+	if _, err := h.fake.ClickButton(ctx, requester, chanIn, review.TS, ActionStreamChange, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	h.wait("the change turn", func() bool {
+		ts := h.turns(chanIn, thread)
+		return len(ts) == 4 && strings.Contains(string(ts[3].Blocks), "What would you like to change")
+	})
+	if n := h.model.count(); n != 1 {
+		t.Errorf("Confirm or Change called the model: %d calls", n)
+	}
+}
