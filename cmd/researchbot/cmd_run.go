@@ -104,7 +104,9 @@ func cmdRun(ctx context.Context, args []string, getenv func(string) string, stdi
 		log = newLogger(config.Config{LogLevel: "warn", LogFormat: cfg.LogFormat}, stderr)
 	}
 	presenter := terminal.New(stderr, nil)
-	a, err := app.New(ctx, cfg, app.Options{Presenters: map[string]pipeline.Presenter{"terminal": presenter}, Logger: log})
+	// A person who presses Ctrl-C wants the prompt back: the step in flight is
+	// handed back at once (it is redone on --resume).
+	a, err := app.New(ctx, cfg, app.Options{Presenters: map[string]pipeline.Presenter{"terminal": presenter}, Logger: log, ShutdownTimeout: time.Second})
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"regexp"
 	"strings"
 	"sync"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/researchbot/researchbot/internal/redistest"
 	"github.com/researchbot/researchbot/internal/researchtest"
+	"github.com/researchbot/researchbot/internal/slackfake"
 	"github.com/researchbot/researchbot/llm/llmtest"
 	"github.com/researchbot/researchbot/pipeline"
 	"github.com/researchbot/researchbot/redisstore"
@@ -33,7 +35,9 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, "bad RESEARCHBOT_ARGS:", err)
 			os.Exit(2)
 		}
-		err := run(context.Background(), args, os.Getenv, os.Stdin, os.Stdout, os.Stderr)
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		err := run(ctx, args, os.Getenv, os.Stdin, os.Stdout, os.Stderr)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			if e, ok := err.(*exitError); ok {
@@ -266,6 +270,84 @@ func TestAnotherWorkerTakesOverADeadWorkersRun(t *testing.T) {
 	}
 	if n := res.Count("research_plan"); n != 1 {
 		t.Errorf("plan made %d times, want 1", n)
+	}
+}
+
+func TestSigtermHandsTheStepBackAndNothingIsLost(t *testing.T) {
+	res := &researchtest.Researcher{DelayFor: func(schema string, n int) time.Duration {
+		if schema == "analysis" && n == 1 {
+			return 30 * time.Second
+		}
+		return 0
+	}}
+	w := newWorld(t, res)
+	fake := slackfake.New(t)
+	fake.AddChannel("C1", "research", true)
+	fake.AddUser("U1", "ana", "Europe/Oslo")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	first := w.startWith(t, serveEnv(fake), "serve")
+	if err := fake.WaitConnected(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fake.SlashCommand(ctx, slackfake.SlashCommand{Command: "/research", Text: "--mode auto How well do heat pumps work in cold climates?", UserID: "U1", ChannelID: "C1"}); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(60 * time.Second); res.Count("analysis") == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("analysis never started:\n%s", first.log())
+		}
+	}
+	start := time.Now()
+	if err := first.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.wait(t); err != nil {
+		t.Fatalf("serve did not exit cleanly on SIGTERM: %v\n%s", err, first.log())
+	}
+	if took := time.Since(start); took > 25*time.Second {
+		t.Errorf("shutdown took %v", took)
+	}
+	// The next process finishes the run: nothing was lost.
+	w.startWith(t, serveEnv(fake), "serve")
+	for deadline := time.Now().Add(90 * time.Second); len(fake.Files()) == 0; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the run was not finished after the restart")
+		}
+	}
+	if n := res.Count("research_plan"); n != 1 {
+		t.Errorf("plan made %d times, want 1", n)
+	}
+}
+
+func TestCtrlCInTheTerminalSaysHowToResume(t *testing.T) {
+	res := &researchtest.Researcher{DelayFor: func(schema string, n int) time.Duration {
+		if schema == "analysis" {
+			return 30 * time.Second
+		}
+		return 0
+	}}
+	w := newWorld(t, res)
+	c := w.start(t, "run", "--mode", "auto", "How well do heat pumps work in cold climates?")
+	runID := c.waitFor(t, startedRe)[1]
+	for deadline := time.Now().Add(60 * time.Second); res.Count("analysis") == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("analysis never started")
+		}
+	}
+	start := time.Now()
+	if err := c.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	err := c.wait(t)
+	if exit, ok := err.(*exec.ExitError); !ok || exit.ExitCode() != 130 {
+		t.Fatalf("exit = %v, want code 130", err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("Ctrl-C took %v to stop the terminal run", took)
+	}
+	if !strings.Contains(c.log(), "researchbot run --resume "+runID) {
+		t.Fatalf("no resume hint:\n%s", c.log())
 	}
 }
 

@@ -35,6 +35,9 @@ type Options struct {
 	Now      func() time.Time
 	// HTTPClient is used for the LLM and search APIs (not for page fetching).
 	HTTPClient *http.Client
+	// ShutdownTimeout is how long stopping a worker waits for steps in flight
+	// before handing them back to the queue (default 20 s).
+	ShutdownTimeout time.Duration
 	// RetryDelay overrides the queue's retry backoff (tests).
 	RetryDelay func(n int, err error) time.Duration
 }
@@ -155,6 +158,7 @@ func (a *App) AddPresenter(kind string, p pipeline.Presenter) { a.presenters[kin
 func (a *App) StartWorker(queues map[string]int) (stop func(), err error) {
 	w := redisstore.NewWorker(a.Conn.Queue, a.Engine, redisstore.WorkerOptions{
 		Queues: queues, Concurrency: a.Config.WorkerConcurrency, Logger: a.log, RetryDelay: a.opts.RetryDelay,
+		ShutdownTimeout: a.opts.ShutdownTimeout,
 	})
 	if err := w.Start(); err != nil {
 		return nil, fmt.Errorf("start worker: %w", err)
