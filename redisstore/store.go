@@ -149,19 +149,17 @@ func (s *Store) List(ctx context.Context, f pipeline.RunFilter) ([]*pipeline.Run
 	if err != nil {
 		return nil, err
 	}
-	cmds := make([]*redis.SliceCmd, len(ids))
-	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, id := range ids {
-			cmds[i] = p.HMGet(ctx, s.runKey(id), "v", "data")
-		}
-		return nil
-	})
+	keys := make([]string, len(ids))
+	for i, id := range ids {
+		keys[i] = s.runKey(id)
+	}
+	vals, err := loadVersioned(ctx, s.rdb, keys)
 	if err != nil {
 		return nil, err
 	}
 	runs := make([]*pipeline.Run, 0, len(ids))
 	for i, id := range ids {
-		r, err := decodeRun(id, cmds[i].Val())
+		r, err := decodeRun(id, vals[i])
 		if errors.Is(err, pipeline.ErrNotFound) {
 			continue
 		}

@@ -153,19 +153,17 @@ func (s *Streams) List(ctx context.Context) ([]*scheduler.Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmds := make([]*redis.SliceCmd, len(ids))
-	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, id := range ids {
-			cmds[i] = p.HMGet(ctx, s.key(id), "v", "data")
-		}
-		return nil
-	})
+	keys := make([]string, len(ids))
+	for i, id := range ids {
+		keys[i] = s.key(id)
+	}
+	vals, err := loadVersioned(ctx, s.rdb, keys)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]*scheduler.Stream, 0, len(ids))
 	for i, id := range ids {
-		st, err := decodeStream(id, cmds[i].Val())
+		st, err := decodeStream(id, vals[i])
 		if errors.Is(err, scheduler.ErrStreamNotFound) {
 			continue // deleted meanwhile
 		}

@@ -1,9 +1,12 @@
 package redisstore
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strconv"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // decodeVersioned decodes a record stored as a hash {v: version, data: JSON}
@@ -23,4 +26,23 @@ func decodeVersioned(kind, id string, vals []any, notFound error, dst any) (int6
 		return 0, fmt.Errorf("%s %s has a bad version %q", kind, id, vs)
 	}
 	return v, nil
+}
+
+// loadVersioned fetches the {v, data} fields of many versioned records in
+// one round trip, in the order of keys; decode each with decodeVersioned.
+func loadVersioned(ctx context.Context, rdb *redis.Client, keys []string) ([][]any, error) {
+	cmds := make([]*redis.SliceCmd, len(keys))
+	if _, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, k := range keys {
+			cmds[i] = p.HMGet(ctx, k, "v", "data")
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	vals := make([][]any, len(keys))
+	for i, c := range cmds {
+		vals[i] = c.Val()
+	}
+	return vals, nil
 }
