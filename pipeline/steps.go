@@ -389,9 +389,11 @@ func (r *Run) ranked() []int {
 }
 
 // selectSources chooses what to read: sources marked relevant, then the best
-// ranked, up to the run's page budget (pages already read count).
+// ranked, up to the run's page budget (pages already read count). Each
+// gap-filling round adds a third of the budget, so what it finds gets read.
 func (r *Run) selectSources() {
-	budget := EstimatePages(r)
+	base := EstimatePages(r)
+	budget := base + r.Counters.GapRounds*max(2, base/3)
 	for _, s := range r.Sources {
 		if s.Fetched {
 			budget--

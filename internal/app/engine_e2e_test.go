@@ -260,3 +260,25 @@ func TestCostBoundRoutesToWritingAndSaysSo(t *testing.T) {
 		t.Errorf("writer called %d times, want 1 (write with what the run has)", n)
 	}
 }
+
+func TestGapsSendTheRunBackToSearchAndItReadsMore(t *testing.T) {
+	h := newHarness(t, &researchtest.Researcher{GapsOnAnalysis: map[int]bool{1: true}}, nil)
+	h.start(checkpoints.ModeAuto, pipeline.Limits{MaxSources: 3})
+	r := h.finish()
+	if r.Status != pipeline.StatusCompleted {
+		t.Fatalf("status %s", r.Status)
+	}
+	if r.Counters.GapRounds != 1 || h.res.Count("analysis") != 2 {
+		t.Fatalf("gap rounds %d, analyses %d; want 1 and 2", r.Counters.GapRounds, h.res.Count("analysis"))
+	}
+	if len(r.Pages) <= 3 {
+		t.Errorf("read %d pages; the gap round should read beyond the first budget of 3", len(r.Pages))
+	}
+	var gapQuery bool
+	for _, q := range r.Queries {
+		gapQuery = gapQuery || (q.Text == "heat pump reliability ten years" && q.Status == "completed")
+	}
+	if !gapQuery {
+		t.Error("the analyst's recommended gap query was not searched")
+	}
+}
