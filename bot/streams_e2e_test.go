@@ -21,24 +21,6 @@ import (
 	"github.com/researchbot/researchbot/scheduler"
 )
 
-// streamClock is the scheduler's settable clock.
-type streamClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *streamClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *streamClock) Set(t time.Time) {
-	c.mu.Lock()
-	c.t = t
-	c.mu.Unlock()
-}
-
 // conversationScript is the stream conversation model of the end-to-end
 // test: the proposal for each successive call, as a model would answer the
 // user's actions in order. Every slice is non-nil, as strict output requires.
@@ -88,7 +70,7 @@ type streamsE2E struct {
 	t         *testing.T
 	fake      *slackfake.Server
 	svc       *scheduler.Service
-	clock     *streamClock
+	clock     *researchtest.Clock
 	convCalls func() []llmtest.Call
 	ctx       context.Context
 	channel   string
@@ -151,7 +133,7 @@ func newStreamsE2E(t *testing.T) *streamsE2E {
 	}
 	store := redisstore.NewStreams(rdb, "rb:")
 	a.AddPresenter(scheduler.OriginKind, scheduler.NewDigestPresenter(scheduler.DigestPresenterConfig{Store: store, Inner: pres}))
-	clock := &streamClock{t: time.Now()}
+	clock := researchtest.NewClock(time.Now())
 	svc, err := scheduler.NewService(scheduler.ServiceConfig{Store: store, Runner: a.Engine, Queue: "runs", Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)

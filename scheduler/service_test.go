@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/researchbot/researchbot/internal/researchtest"
 	"log/slog"
 	"slices"
 	"strings"
@@ -20,24 +21,6 @@ import (
 	"github.com/researchbot/researchbot/redisstore"
 	"github.com/researchbot/researchbot/scheduler"
 )
-
-// fakeClock is a settable clock.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Set(t time.Time) {
-	c.mu.Lock()
-	c.t = t
-	c.mu.Unlock()
-}
 
 // fakeRunner is a scheduler.Runner that keeps runs in memory. With finishAtOnce,
 // every run it starts is completed at once (as if a worker had run it), without
@@ -169,7 +152,7 @@ type fixture struct {
 	t      *testing.T
 	store  *redisstore.Streams
 	runner *fakeRunner
-	clock  *fakeClock
+	clock  *researchtest.Clock
 	svc    *scheduler.Service
 	logs   *syncBuffer
 	pres   *scheduler.DigestPresenter
@@ -179,7 +162,7 @@ type fixture struct {
 func newFixture(t *testing.T, mutate func(*scheduler.ServiceConfig)) *fixture {
 	t.Helper()
 	_, rdb := redistest.Start(t)
-	f := &fixture{t: t, store: redisstore.NewStreams(rdb, ""), runner: newFakeRunner(), clock: &fakeClock{t: at(0, "08:00")}, logs: &syncBuffer{}, inner: &innerRecorder{}}
+	f := &fixture{t: t, store: redisstore.NewStreams(rdb, ""), runner: newFakeRunner(), clock: researchtest.NewClock(at(0, "08:00")), logs: &syncBuffer{}, inner: &innerRecorder{}}
 	cfg := scheduler.ServiceConfig{
 		Store: f.store, Runner: f.runner, Now: f.clock.Now, Queue: "digests",
 		Logger:            slog.New(slog.NewTextHandler(f.logs, nil)),
@@ -534,7 +517,7 @@ func TestExactlyOnceAcrossReplicas(t *testing.T) {
 	srv, rdb := redistest.Start(t)
 	runner := newFakeRunner()
 	runner.finishAtOnce = true
-	clock := &fakeClock{t: at(0, "08:00")}
+	clock := researchtest.NewClock(at(0, "08:00"))
 	var services []*scheduler.Service
 	for range 2 {
 		c := redisClient(t, srv.Addr)

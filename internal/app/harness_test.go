@@ -51,24 +51,6 @@ func (r *recorder) Finished(_ context.Context, run *pipeline.Run) error {
 	return nil
 }
 
-// clock is a settable clock that otherwise follows real time.
-type clock struct {
-	mu     sync.Mutex
-	offset time.Duration
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return time.Now().Add(c.offset)
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.offset += d
-	c.mu.Unlock()
-}
-
 type harness struct {
 	t     testing.TB
 	app   *App
@@ -76,7 +58,7 @@ type harness struct {
 	llm   *llmtest.Server
 	res   *researchtest.Researcher
 	rec   *recorder
-	clock *clock
+	clock *researchtest.Clock
 }
 
 // newHarness assembles researchbot against a real redis-server, the fake web
@@ -103,7 +85,7 @@ func newHarness(t testing.TB, res *researchtest.Researcher, env map[string]strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{t: t, web: web, llm: model, res: res, rec: newRecorder(), clock: &clock{}}
+	h := &harness{t: t, web: web, llm: model, res: res, rec: newRecorder(), clock: &researchtest.Clock{}}
 	a, err := New(context.Background(), cfg, Options{
 		Presenters:   map[string]pipeline.Presenter{"test": h.rec},
 		DefaultQueue: "test",

@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,24 +18,6 @@ import (
 	"github.com/researchbot/researchbot/scheduler"
 )
 
-// schedClock is the scheduler's settable clock.
-type schedClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *schedClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *schedClock) Set(t time.Time) {
-	c.mu.Lock()
-	c.t = t
-	c.mu.Unlock()
-}
-
 // streamHarness is researchbot with the research-stream service: real
 // redis-server, the fake web, the scripted model, the engine's workers, and the
 // scheduler ticking on its own injected clock.
@@ -47,7 +28,7 @@ type streamHarness struct {
 	rec     *recorder
 	svc     *scheduler.Service
 	streams *redisstore.Streams
-	clock   *schedClock
+	clock   *researchtest.Clock
 }
 
 func newStreamHarness(t *testing.T, pages []researchtest.Page) *streamHarness {
@@ -70,7 +51,7 @@ func newStreamHarness(t *testing.T, pages []researchtest.Page) *streamHarness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &streamHarness{t: t, web: web, rec: newRecorder(), streams: redisstore.NewStreams(rdb, "rb:"), clock: &schedClock{}}
+	h := &streamHarness{t: t, web: web, rec: newRecorder(), streams: redisstore.NewStreams(rdb, "rb:"), clock: &researchtest.Clock{}}
 	presenter := scheduler.NewDigestPresenter(scheduler.DigestPresenterConfig{Store: h.streams, Inner: h.rec})
 	a, err := New(context.Background(), cfg, Options{
 		Presenters:   map[string]pipeline.Presenter{scheduler.OriginKind: presenter},
