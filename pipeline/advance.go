@@ -30,6 +30,9 @@ func (e *Engine) Advance(ctx context.Context, runID string) error {
 			return err
 		}
 		if r.Status.Final() {
+			if !r.Presented {
+				return e.finished(ctx, r)
+			}
 			return nil
 		}
 		if by, err := e.cfg.Store.CancelRequested(ctx, runID); err != nil {
@@ -132,14 +135,29 @@ func (e *Engine) save(ctx context.Context, r *Run) error {
 	return e.cfg.Store.Save(ctx, r)
 }
 
+// finished shows a finished (and saved) run's outcome, then records that it
+// was shown. If showing fails, the error makes the worker try again later:
+// Advance presents a finished run until it is marked Presented, so presenters
+// must be idempotent.
 func (e *Engine) finished(ctx context.Context, r *Run) error {
+	if err := e.presenter(r).Finished(ctx, r); err != nil {
+		e.log.Warn("presenting the finished run failed; it will be tried again", "run", r.ID, "err", err)
+		return fmt.Errorf("present finished run %s: %w", r.ID, err)
+	}
 	if e.cfg.Observer != nil {
 		e.cfg.Observer.RunFinished(r.Status)
 	}
-	if err := e.presenter(r).Finished(ctx, r); err != nil {
-		// The run is saved as finished; presenting it again is the presenter's job on retry.
-		e.log.Warn("presenting the finished run failed", "run", r.ID, "err", err)
-		return fmt.Errorf("present finished run %s: %w", r.ID, err)
+	for range maxConflictRetries {
+		r.Presented = true
+		err := e.save(ctx, r)
+		if !errors.Is(err, ErrConflict) {
+			return err
+		}
+		fresh, err := e.cfg.Store.Load(ctx, r.ID)
+		if err != nil {
+			return err
+		}
+		*r = *fresh
 	}
 	return nil
 }
@@ -507,6 +525,9 @@ func (e *Engine) Fail(ctx context.Context, runID string, cause error) error {
 		return err
 	}
 	if r.Status.Final() {
+		if !r.Presented {
+			return e.finished(ctx, r) // one last try at showing the outcome
+		}
 		return nil
 	}
 	e.endEarly(r, fmt.Sprintf("step %s kept failing: %v", r.Step, cause))

@@ -157,6 +157,16 @@ func (r *Run) markSources(ids []string, mark func(*Source)) {
 	}
 }
 
+// rejectUnmarkedSources excludes the offered sources a person did not mark
+// relevant: "search differently" must not bring the same ones back.
+func (r *Run) rejectUnmarkedSources() {
+	for i := range r.Sources {
+		if s := &r.Sources[i]; !s.Relevant && !s.Fetched {
+			s.Excluded, s.Selected = true, false
+		}
+	}
+}
+
 // searchAgain sends the run back to planning new queries with the feedback,
 // keeping sources marked relevant (they accumulate across iterations).
 func (r *Run) searchAgain() {
@@ -177,17 +187,14 @@ func (r *Run) decideSources(d *checkpoints.Decision) {
 		r.selectSources()
 		if fb := stringValue(d.Values, "feedback"); fb != "" {
 			r.addFeedback(checkpoints.SourceReview, d, fb)
+			r.rejectUnmarkedSources()
 			r.searchAgain()
 			return
 		}
 		r.Step = StepFetch
 	case checkpoints.Reject:
 		r.addFeedback(checkpoints.SourceReview, d, orDefault(d.Note, "These sources were rejected; search differently."))
-		for i := range r.Sources {
-			if !r.Sources[i].Relevant && !r.Sources[i].Fetched {
-				r.Sources[i].Selected = false
-			}
-		}
+		r.rejectUnmarkedSources()
 		r.searchAgain()
 	default:
 		r.Step = StepFetch

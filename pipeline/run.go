@@ -177,6 +177,10 @@ type Run struct {
 	Failure string `json:"failure,omitempty"`
 	// CancelledBy names who cancelled the run.
 	CancelledBy string `json:"cancelled_by,omitempty"`
+	// Presented is set once the final outcome was shown to people (the
+	// report posted). A finished run that is not presented yet is still
+	// work for a worker: a failed post or a crash does not lose the report.
+	Presented bool `json:"presented,omitempty"`
 }
 
 // Counters count the loops of a run; each is bounded by Limits.

@@ -10,8 +10,9 @@ import (
 	"github.com/researchbot/researchbot/pipeline"
 )
 
-// Rescuer re-queues runs whose worker died. A run needs rescue when it is
-// unfinished, has work to do (it is not waiting for a person), was last saved
+// Rescuer re-queues runs whose worker died. A run needs rescue when it has
+// work to do (it is not waiting for a person, or it finished but its outcome
+// was not shown yet), was last saved
 // more than two leases ago, and nobody holds its lease. The queue's own
 // recovery of a dead worker's task takes minutes; this takes about two
 // leases. A rescue is at most once per window across all replicas, and a
@@ -39,7 +40,7 @@ func (r *Rescuer) RescueOnce(ctx context.Context) (int, error) {
 			continue
 		}
 		run, err := r.Store.Load(ctx, id)
-		if err != nil || run.Status.Final() || !slices.Contains(r.Queues, run.Origin.Queue) || !needsWorker(run) {
+		if err != nil || !slices.Contains(r.Queues, run.Origin.Queue) || !needsWorker(run) {
 			continue
 		}
 		if ok, err := r.Store.ClaimRescue(ctx, id, 10*ttl); err != nil || !ok {
@@ -56,8 +57,12 @@ func (r *Rescuer) RescueOnce(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-// needsWorker reports whether a worker has something to do for the run.
+// needsWorker reports whether a worker has something to do for the run:
+// a step to run, a decision to apply, or a finished outcome to show.
 func needsWorker(run *pipeline.Run) bool {
+	if run.Status.Final() {
+		return !run.Presented
+	}
 	inst := run.Current()
 	if inst == nil {
 		return run.Status == pipeline.StatusRunning || run.Status == pipeline.StatusQueued

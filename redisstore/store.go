@@ -115,8 +115,9 @@ func (s *Store) Save(ctx context.Context, r *pipeline.Run) error {
 	if err != nil {
 		return fmt.Errorf("encode run: %w", err)
 	}
+	// A finished run stays in the active index until its outcome was shown.
 	final := "0"
-	if r.Status.Final() {
+	if r.Status.Final() && r.Presented {
 		final = "1"
 	}
 	res, err := saveScript.Run(ctx, s.rdb, []string{s.runKey(r.ID), s.prefix + "runs:active"},

@@ -245,7 +245,13 @@ func (p *Prompter) editInEditor(inst checkpoints.Instance) (map[string]any, erro
 	f.Close()
 	fields := strings.Fields(p.Editor)
 	cmd := exec.Command(fields[0], append(fields[1:], f.Name())...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	// The editor talks to the terminal, never to stdout: stdout may be the
+	// report's file (researchbot run q > report.md).
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stderr, os.Stderr
+	if tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0); err == nil {
+		defer tty.Close()
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
+	}
 	if err := cmd.Run(); err != nil {
 		return nil, fmt.Errorf("editor %q: %w", p.Editor, err)
 	}

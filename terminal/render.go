@@ -136,8 +136,12 @@ func renderSources(b *strings.Builder, p pipeline.SourcesPayload) {
 }
 
 func renderDraft(b *strings.Builder, p pipeline.DraftPayload) {
-	fmt.Fprintf(b, "Draft %d: %s\n\n%s\n\nSections: %s\n%d words from %d sources. Review score %.1f/10 (%s); %d major and %d minor issues.\n",
-		p.Version, p.Title, p.Abstract, strings.Join(p.Sections, " · "), p.WordCount, p.Sources, p.Score, p.Recommendation, p.Major, p.Minor)
+	if p.Markdown != "" {
+		// The whole draft: the person approves what they have read.
+		fmt.Fprintf(b, "%s\n────────\n", strings.TrimRight(p.Markdown, "\n"))
+	}
+	fmt.Fprintf(b, "Draft %d: %s\n%d words from %d sources. Review score %.1f/10 (%s); %d major and %d minor issues.\n",
+		p.Version, p.Title, p.WordCount, p.Sources, p.Score, p.Recommendation, p.Major, p.Minor)
 	if p.Summary != "" {
 		fmt.Fprintf(b, "Reviewer: %s\n", p.Summary)
 	}

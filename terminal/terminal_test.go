@@ -73,7 +73,7 @@ func TestRenderCheckpointGolden(t *testing.T) {
 		{ID: 1, Title: "COP study", Domain: "example.org", Published: now, Gist: "Field data from 40 homes.", Selected: true},
 		{ID: 2, Title: "Costs", Domain: "news.example.com"},
 	}, Errors: []string{"arxiv: rate limited"}}
-	draft := pipeline.DraftPayload{Version: 2, Title: "Heat pumps in the cold", Abstract: "They work.", Sections: []string{"Performance", "Cost"}, WordCount: 840, Sources: 7, Score: 8.2, Recommendation: "approve", Summary: "Solid.", Major: 1, Minor: 2}
+	draft := pipeline.DraftPayload{Markdown: "# Heat pumps in the cold\n\nThey work [1].\n", Version: 2, Title: "Heat pumps in the cold", Abstract: "They work.", Sections: []string{"Performance", "Cost"}, WordCount: 840, Sources: 7, Score: 8.2, Recommendation: "approve", Summary: "Solid.", Major: 1, Minor: 2}
 	critical := pipeline.CriticalPayload{Version: 1, Title: "Heat pumps", Score: 5.5, Items: []pipeline.CritiqueItem{{Severity: "critical", Category: "accuracy", Description: "A figure is wrong.", SuggestedFix: "Use 2.8."}}}
 	for name, inst := range map[string]checkpoints.Instance{
 		"plan":     instance(t, checkpoints.PlanReview, plan, nil),

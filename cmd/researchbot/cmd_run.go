@@ -73,13 +73,14 @@ func cmdRun(ctx context.Context, args []string, getenv func(string) string, stdi
 		fmt.Fprintln(stderr, "Usage: researchbot run [flags] \"<question>\"\n       researchbot run --resume RUN_ID\n\nFlags:")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	words, err := parseInterspersed(fs, args)
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
 		return &exitError{code: 2}
 	}
-	question := strings.TrimSpace(strings.Join(fs.Args(), " "))
+	question := strings.TrimSpace(strings.Join(words, " "))
 	if *resume == "" && question == "" {
 		fs.Usage()
 		return &exitError{code: 2, msg: "researchbot run: give a question, or --resume RUN_ID"}
@@ -127,6 +128,9 @@ func cmdRun(ctx context.Context, args []string, getenv func(string) string, stdi
 		if err != nil {
 			return err
 		}
+		if r.Origin.Kind != "terminal" {
+			return &exitError{code: 2, msg: fmt.Sprintf("researchbot: run %s was started from %s, not from a terminal: answer its checkpoints there (it is %s at %s)", r.ID, originName(r.Origin.Kind), r.Status, r.Step)}
+		}
 	}
 	if r != nil {
 		queue = r.Origin.Queue
@@ -158,7 +162,24 @@ func cmdRun(ctx context.Context, args []string, getenv func(string) string, stdi
 	if getenv("RESEARCHBOT_NO_EDITOR") != "" {
 		prompter.Editor = ""
 	}
-	return loop(ctx, a.Engine, presenter, prompter, r.ID, *outFile, stdout, stderr)
+	return loop(ctx, a.Engine, presenter, prompter, r.ID, !a.Conn.Embedded, *outFile, stdout, stderr)
+}
+
+// parseInterspersed parses flags before, between and after the words of the
+// question ("researchbot run "q" --mode auto" works), and returns the words.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var words []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return words, nil
+		}
+		words = append(words, rest[0])
+		args = rest[1:]
+	}
 }
 
 func limitsFromFlags(maxCost float64, maxIter int) pipeline.Limits {
@@ -172,10 +193,14 @@ func limitsFromFlags(maxCost float64, maxIter int) pipeline.Limits {
 func randomSuffix() string { return strings.TrimPrefix(pipeline.NewRunID(), "r-") }
 
 // loop answers checkpoints until the run finishes or the person stops.
-func loop(ctx context.Context, eng *pipeline.Engine, p *terminal.Presenter, pr *terminal.Prompter, runID, outFile string, stdout, stderr io.Writer) error {
-	interrupted := func() error {
-		return &exitError{code: 130, msg: fmt.Sprintf("\nstopped. Everything so far is saved; continue with:\n  researchbot run --resume %s", runID)}
+func loop(ctx context.Context, eng *pipeline.Engine, p *terminal.Presenter, pr *terminal.Prompter, runID string, durable bool, outFile string, stdout, stderr io.Writer) error {
+	resumeHint := func(what string) string {
+		if !durable {
+			return fmt.Sprintf("\n%s. The run's state was in the in-process Redis and is gone; set REDIS_URL to make runs resumable.", what)
+		}
+		return fmt.Sprintf("\n%s. Everything so far is saved; continue with:\n  researchbot run --resume %s", what, runID)
 	}
+	interrupted := func() error { return &exitError{code: 130, msg: resumeHint("stopped")} }
 	for {
 		select {
 		case <-ctx.Done():
@@ -190,7 +215,7 @@ func loop(ctx context.Context, eng *pipeline.Engine, p *terminal.Presenter, pr *
 					return interrupted()
 				}
 				if errors.Is(err, terminal.ErrNoInput) {
-					return &exitError{code: 3, msg: fmt.Sprintf("\nno answer on standard input; the run waits at %q. Continue with:\n  researchbot run --resume %s", o.Instance.Label, runID)}
+					return &exitError{code: 3, msg: resumeHint(fmt.Sprintf("no answer on standard input; the run waits at %q", o.Instance.Label))}
 				}
 				if err != nil {
 					fmt.Fprintln(stderr, err)
@@ -268,16 +293,36 @@ func cmdRuns(ctx context.Context, args []string, getenv func(string) string, std
 	return nil
 }
 
+func originName(kind string) string {
+	switch kind {
+	case "slack":
+		return "Slack"
+	case "stream":
+		return "a research stream"
+	case "":
+		return "elsewhere"
+	}
+	return kind
+}
+
+// stepOf says where a run stands: its step, or the checkpoint it waits at.
+func stepOf(r *pipeline.Run) string {
+	if inst := r.Current(); inst != nil {
+		return "waits: " + inst.DefinitionID
+	}
+	return string(r.Step)
+}
+
 // formatRuns renders the run list as aligned columns.
 func formatRuns(runs []*pipeline.Run, now time.Time) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-14s %-10s %-9s %8s %9s  %s\n", "RUN", "STATUS", "STEP", "AGE", "SPEND", "QUESTION")
+	fmt.Fprintf(&b, "%-12s %-9s %-10s %-21s %5s %9s  %s\n", "RUN", "FROM", "STATUS", "STEP", "AGE", "SPEND", "QUESTION")
 	for _, r := range runs {
 		q := r.Question
 		if rs := []rune(q); len(rs) > 60 {
 			q = string(rs[:59]) + "…"
 		}
-		fmt.Fprintf(&b, "%-14s %-10s %-9s %8s %9s  %s\n", r.ID, r.Status, r.Step, age(now.Sub(r.CreatedAt)), fmt.Sprintf("$%.4f", r.Spend.CostUSD), q)
+		fmt.Fprintf(&b, "%-12s %-9s %-10s %-21s %5s %9s  %s\n", r.ID, r.Origin.Kind, r.Status, stepOf(r), age(now.Sub(r.CreatedAt)), pipeline.FormatUSD(r.Spend.CostUSD), q)
 	}
 	return strings.TrimRight(b.String(), "\n")
 }

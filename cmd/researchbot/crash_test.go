@@ -368,3 +368,37 @@ func TestBadInputGetsAClearError(t *testing.T) {
 		t.Fatalf("unknown command: %v", err)
 	}
 }
+
+func TestFlagsAfterTheQuestionAreFlags(t *testing.T) {
+	w := newWorld(t, &researchtest.Researcher{})
+	c := w.start(t, "run", "How well do heat pumps work in cold climates?", "--mode", "auto", "--depth", "quick")
+	m := c.waitFor(t, regexp.MustCompile(`^run r-[a-z0-9]+ started \(mode (\w+), depth (\w+)\)`))
+	if m[1] != "auto" || m[2] != "quick" {
+		t.Fatalf("mode %s depth %s, want auto quick", m[1], m[2])
+	}
+	if err := c.wait(t); err != nil {
+		t.Fatalf("%v\n%s", err, c.log())
+	}
+	if strings.Contains(c.log(), "--mode") {
+		t.Errorf("the flags leaked into the question:\n%s", c.log())
+	}
+}
+
+func TestResumingASlackRunFromTheTerminalIsRefused(t *testing.T) {
+	w := newWorld(t, &researchtest.Researcher{})
+	_, rdb := redistest.Connect(t, w.redisURL)
+	store := redisstore.NewStore(rdb, "")
+	r := &pipeline.Run{ID: "r-slack1", Question: "q", Status: pipeline.StatusWaiting, Step: pipeline.StepSearch,
+		Origin: pipeline.Origin{Kind: "slack", Queue: "runs"}, CreatedAt: time.Now(), UpdatedAt: time.Now()}
+	if err := store.Create(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	c := w.start(t, "run", "--resume", "r-slack1")
+	err := c.wait(t)
+	if exit, ok := err.(*exec.ExitError); !ok || exit.ExitCode() != 2 {
+		t.Fatalf("exit %v, want code 2", err)
+	}
+	if !strings.Contains(c.log(), "was started from Slack") {
+		t.Fatalf("no clear explanation:\n%s", c.log())
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/researchbot/researchbot/checkpoints"
 	"github.com/researchbot/researchbot/internal/researchtest"
@@ -62,5 +63,52 @@ func TestCheckpointRetriesAndCircuitBreaker(t *testing.T) {
 	h.decide(first, checkpoints.Decision{Action: checkpoints.Approve})
 	if r := h.finish(); r.Status != pipeline.StatusCompleted {
 		t.Fatalf("status %s", r.Status)
+	}
+}
+
+// failFirstFinish is a presenter whose first Finished fails (Slack down when
+// the report is ready).
+type failFirstFinish struct {
+	*recorder
+	calls atomic.Int32
+}
+
+func (f *failFirstFinish) Finished(ctx context.Context, r *pipeline.Run) error {
+	if f.calls.Add(1) == 1 {
+		return errors.New("slack is down")
+	}
+	return f.recorder.Finished(ctx, r)
+}
+
+func TestAReportThatCouldNotBeShownIsShownLater(t *testing.T) {
+	h := newHarness(t, &researchtest.Researcher{}, nil)
+	f := &failFirstFinish{recorder: h.rec}
+	h.app.AddPresenter("test", f)
+	h.start(checkpoints.ModeAuto, pipeline.Limits{})
+	r := h.finish()
+	if r.Status != pipeline.StatusCompleted || r.Report == nil {
+		t.Fatalf("status %s", r.Status)
+	}
+	if got := f.calls.Load(); got != 2 {
+		t.Fatalf("Finished called %d times, want 2 (a failure, then the retry)", got)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		stored, err := h.app.Engine.Load(context.Background(), r.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stored.Presented {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the run was never marked as presented")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	select {
+	case again := <-h.rec.done:
+		t.Fatalf("the report was shown twice (%s)", again.ID)
+	case <-time.After(1500 * time.Millisecond):
 	}
 }

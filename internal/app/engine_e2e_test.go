@@ -108,13 +108,37 @@ func TestEveryDecisionAtEveryCheckpoint(t *testing.T) {
 			t.Fatalf("source review offers %d sources to mark", len(opts))
 		}
 		relevant, excluded := opts[len(opts)-1], opts[0]
-		// Reject first: feedback sends the run back to planning; marked sources stay.
+		// Reject first: feedback sends the run back to planning, and the
+		// rejected sources are not offered again.
+		h.web.SetPages(append(researchtest.DefaultPages(), researchtest.Page{Title: "Utility winter peak report", Body: "Utilities saw winter peaks grow with heat pump adoption, softened by demand response."}, researchtest.Page{Title: "Grid operator outlook", Body: "Operators plan for electrified heating loads through 2030."}))
 		h.decide(src, checkpoints.Decision{Action: checkpoints.Reject, Note: "Find utility reports"})
 		h.decide(h.next(), checkpoints.Decision{Action: checkpoints.Approve}) // the new plan
 		src2 := h.next()
 		if src2.DefinitionID != checkpoints.SourceReview {
 			t.Fatalf("got %s", src2.DefinitionID)
 		}
+		var reoffered []string
+		first := map[string]bool{}
+		for _, v := range opts {
+			first[v] = true
+		}
+		for _, f := range src2.Fields {
+			if f.Key == "relevant" {
+				for _, o := range f.Options {
+					if first[o.Value] {
+						reoffered = append(reoffered, o.Value)
+					}
+				}
+				opts = nil
+				for _, o := range f.Options {
+					opts = append(opts, o.Value)
+				}
+			}
+		}
+		if len(reoffered) > 0 || len(opts) == 0 {
+			t.Fatalf("rejected sources %v were offered again (%d offered)", reoffered, len(opts))
+		}
+		relevant, excluded = opts[len(opts)-1], opts[0]
 		h.decide(src2, checkpoints.Decision{Action: checkpoints.Edit, Values: map[string]any{"relevant": []string{relevant}, "exclude": []string{excluded}}})
 		h.decide(h.next(), checkpoints.Decision{Action: checkpoints.Approve}) // draft
 		r := h.finish()
