@@ -570,7 +570,7 @@ func TestE2EHelpUsageAndLimits(t *testing.T) {
 
 func TestE2ECancelAsksToConfirm(t *testing.T) {
 	h := newHarness(t, nil)
-	h.startRun("what is RAG?")
+	plan := h.startRun("what is RAG?")
 	h.slash(stranger, chanIn, "cancel run-1")
 	h.waitFor("the refusal", func() bool { return h.ephemeralTo(stranger, "Only <@"+requester+">") })
 	h.slash(requester, chanIn, "cancel")
@@ -587,6 +587,11 @@ func TestE2ECancelAsksToConfirm(t *testing.T) {
 	h.click(requester, confirm, ActionCancelConfirm)
 	h.waitFor("the cancellation", func() bool { h.engine.mu.Lock(); defer h.engine.mu.Unlock(); return len(h.engine.cancels) == 1 })
 	h.waitFor("the cancelled note in the thread", func() bool { return strings.Contains(h.dump(), "Research cancelled") || h.threadHas("was cancelled") })
+	// The plan the run was waiting on no longer offers buttons.
+	h.waitFor("the plan to close", func() bool {
+		m := h.message(plan.TS)
+		return !strings.Contains(raw(m), ActionApprove) && strings.Contains(text(m), "no decision needed any more")
+	})
 }
 
 func (h *harness) threadHas(text string) bool {

@@ -117,6 +117,15 @@ func blockProblems(blocks []slack.Block, maxBlocks int) []string {
 			}
 		}
 	}
+	// Every mrkdwn text object is verbatim, so Slack auto-parses nothing
+	// (bare @here, #channel, URLs) in it.
+	var objs any
+	_ = json.Unmarshal(raw, &objs)
+	walkObjects(objs, func(m map[string]any) {
+		if m["type"] == "mrkdwn" && m["verbatim"] != true {
+			add("mrkdwn text object without verbatim: %.80q", m["text"])
+		}
+	})
 	// Untrusted text must never become a mention, a broadcast or a masked
 	// link: only the links and mentions this package builds may appear in
 	// displayed text (form values a person edits are not displayed text).
@@ -141,6 +150,21 @@ var allowedMarkup = regexp.MustCompile(`<@[UW][A-Z0-9]+>|<#[CGD][A-Z0-9]+>|<!dat
 
 // quoteMarks are mrkdwn block quotes (">" starting a line).
 var quoteMarks = regexp.MustCompile(`(?m)^>`)
+
+// walkObjects calls fn with every JSON object nested in v.
+func walkObjects(v any, fn func(map[string]any)) {
+	switch x := v.(type) {
+	case map[string]any:
+		fn(x)
+		for _, e := range x {
+			walkObjects(e, fn)
+		}
+	case []any:
+		for _, e := range x {
+			walkObjects(e, fn)
+		}
+	}
+}
 
 // walkTexts calls fn with every displayed text (text objects' "text").
 func walkTexts(v any, fn func(string)) {

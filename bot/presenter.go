@@ -25,6 +25,7 @@ const OriginKind = "slack"
 const (
 	keyCheckpointMsg = "rb:slack:cp:"       // + instance id → checkpointMsg JSON
 	keyProgressMsg   = "rb:slack:progress:" // + run id → ts of the progress message
+	keyFinal         = "rb:slack:final:"    // + run id → hash of what Finished has shown
 	msgKeyTTL        = 60 * 24 * time.Hour
 )
 
@@ -83,6 +84,9 @@ type checkpointMsg struct {
 	Channel string `json:"channel"`
 	TS      string `json:"ts"`
 	Attempt int    `json:"attempt"`
+	// Closed is set once the message no longer shows buttons (decided, or
+	// closed when the run ended).
+	Closed bool `json:"closed,omitempty"`
 }
 
 // NewPresenter makes a Presenter. Close it to stop pending progress flushes.
@@ -169,6 +173,12 @@ func (p *Presenter) Offer(ctx context.Context, r *pipeline.Run, inst *checkpoint
 			return err
 		})
 		if err == nil {
+			if prev.Closed {
+				prev.Closed = false
+				if err := p.remember(ctx, inst.ID, *prev); err != nil {
+					log.Warn("bot: remembering a checkpoint message failed", "err", err)
+				}
+			}
 			return nil
 		}
 		log.Warn("bot: updating an offered checkpoint failed; posting it again", "err", err)
@@ -210,6 +220,10 @@ func (p *Presenter) Decided(ctx context.Context, r *pipeline.Run, inst *checkpoi
 			return err
 		})
 		if err == nil {
+			msg.Closed = true
+			if err := p.remember(ctx, inst.ID, *msg); err != nil {
+				p.log.Warn("bot: remembering a collapsed checkpoint message failed", "checkpoint_id", inst.ID, "err", err)
+			}
 			return nil
 		}
 	}
@@ -326,9 +340,24 @@ func (p *Presenter) sendProgress(ctx context.Context, runID, channel, thread str
 	return p.rdb.Set(ctx, keyProgressMsg+runID, ts, msgKeyTTL).Err()
 }
 
+// Fields of the rb:slack:final:<run> hash, which records how far the final
+// post of a run got, so Finished can be called again (the engine retries it
+// until it succeeds) without posting anything twice.
+const (
+	finalSummary = "summary" // ts of the summary message
+	finalFile    = "file"    // "uploaded", or "failed" when retrying cannot help
+	finalNotice  = "notice"  // "1" once the upload-failure notice was posted
+	finalDone    = "done"    // "1" once everything was shown
+)
+
 // Finished brings the progress message to its final state, posts the
 // report summary (or the failure or cancellation) in the thread, attaches
-// the full Markdown report and marks the root message.
+// the full Markdown report, collapses a checkpoint message that still shows
+// buttons and marks the root message.
+//
+// It is idempotent: what it has shown is recorded in Redis step by step, so
+// a call after a failure (or a crash) does only what is left, and a call
+// after a complete success posts nothing.
 func (p *Presenter) Finished(ctx context.Context, r *pipeline.Run) error {
 	log := p.log.With("run_id", r.ID, "status", r.Status)
 	p.mu.Lock()
@@ -339,6 +368,22 @@ func (p *Presenter) Finished(ctx context.Context, r *pipeline.Run) error {
 		delete(p.progress, r.ID)
 	}
 	p.mu.Unlock()
+	key := keyFinal + r.ID
+	done, err := p.rdb.HGetAll(ctx, key).Result()
+	if err != nil {
+		// Without the record, posting could repeat what an earlier call posted.
+		return fmt.Errorf("reading what was shown of run %s: %w", r.ID, err)
+	}
+	if done[finalDone] != "" {
+		return nil
+	}
+	mark := func(field, value string) error {
+		pipe := p.rdb.TxPipeline()
+		pipe.HSet(ctx, key, field, value)
+		pipe.Expire(ctx, key, msgKeyTTL)
+		_, err := pipe.Exec(ctx)
+		return err
+	}
 	// A run without a thread (a stream digest posted to its channel) is a new
 	// message in the channel, with the file in that message's thread.
 	thread := r.Origin.ThreadTS
@@ -349,37 +394,48 @@ func (p *Presenter) Finished(ctx context.Context, r *pipeline.Run) error {
 			log.Warn("bot: final progress update failed", "err", err)
 		}
 	}
-	var summaryTS string
-	if err := retry429(ctx, func() error {
-		var err error
-		_, summaryTS, err = p.api.PostMessageContext(ctx, r.Origin.Channel, quiet(RenderFinished(r), reportText(r)), slack.MsgOptionTS(thread))
-		return err
-	}); err != nil {
-		log.Error("bot: posting the report failed", "err", err)
-		return fmt.Errorf("posting the result of run %s: %w", r.ID, err)
+	summaryTS := done[finalSummary]
+	if summaryTS == "" {
+		if err := retry429(ctx, func() error {
+			var err error
+			_, summaryTS, err = p.api.PostMessageContext(ctx, r.Origin.Channel, quiet(RenderFinished(r), reportText(r)), slack.MsgOptionTS(thread))
+			return err
+		}); err != nil {
+			log.Error("bot: posting the report failed", "err", err)
+			return fmt.Errorf("posting the result of run %s: %w", r.ID, err)
+		}
+		if err := mark(finalSummary, summaryTS); err != nil {
+			return fmt.Errorf("recording the result message of run %s: %w", r.ID, err)
+		}
 	}
 	if thread == "" {
 		thread = summaryTS
 	}
-	if r.Report != nil && strings.TrimSpace(r.Report.Markdown) != "" {
-		name := "research-" + fileSafe(r.ID) + ".md"
-		err := retry429(ctx, func() error {
-			_, err := p.api.UploadFileContext(ctx, slack.UploadFileParameters{
-				Content:         r.Report.Markdown,
-				FileSize:        len(r.Report.Markdown),
-				Filename:        name,
-				Title:           Truncate(oneLine(firstNonEmpty(r.Report.Title, "Research report")), 200),
-				Channel:         r.Origin.Channel,
-				ThreadTimestamp: thread,
-			})
-			return err
-		})
-		if err != nil {
+	if r.Report != nil && strings.TrimSpace(r.Report.Markdown) != "" && done[finalFile] == "" {
+		if err := p.upload(ctx, r, thread); err != nil {
+			if transient(err) {
+				log.Warn("bot: uploading the report failed; it will be tried again", "err", err)
+				return fmt.Errorf("uploading the report of run %s: %w", r.ID, err)
+			}
+			// Trying again cannot help (a missing scope, an archived
+			// channel): say so once and finish without the file.
 			log.Error("bot: uploading the report failed", "err", err)
-			_, _, _ = p.api.PostMessageContext(ctx, r.Origin.Channel, quiet(RenderError("I couldn't attach the full report file. The summary above is complete; ask whoever runs researchbot to check the bot's file permissions (files:write).", ""), "Report upload failed"), slack.MsgOptionTS(thread))
-			return fmt.Errorf("uploading the report of run %s: %w", r.ID, err)
+			if done[finalNotice] == "" {
+				if perr := retry429(ctx, func() error {
+					_, _, err := p.api.PostMessageContext(ctx, r.Origin.Channel, quiet(RenderError("I couldn't attach the full report file ("+Escape(slackErrorCode(err))+"). The summary above is complete; ask whoever runs researchbot to check the bot's file permissions (files:write).", ""), "Report upload failed"), slack.MsgOptionTS(thread))
+					return err
+				}); perr == nil {
+					_ = mark(finalNotice, "1")
+				}
+			}
+			if err := mark(finalFile, "failed"); err != nil {
+				return fmt.Errorf("recording the failed upload of run %s: %w", r.ID, err)
+			}
+		} else if err := mark(finalFile, "uploaded"); err != nil {
+			return fmt.Errorf("recording the upload of run %s: %w", r.ID, err)
 		}
 	}
+	p.closeOpenCheckpoints(ctx, r)
 	// Only a /research run's thread starts with its root message; a digest's
 	// thread (a stream's creation thread, for a dry run) does not.
 	if r.Origin.ThreadTS != "" && (r.Origin.Kind == OriginKind || r.Origin.Kind == "") {
@@ -391,8 +447,73 @@ func (p *Presenter) Finished(ctx context.Context, r *pipeline.Run) error {
 			log.Warn("bot: marking the root message failed", "err", err)
 		}
 	}
+	if err := mark(finalDone, "1"); err != nil {
+		log.Warn("bot: recording that the run was shown failed", "err", err)
+	}
 	log.Info("bot: run finished")
 	return nil
+}
+
+// upload attaches the full Markdown report to the thread.
+func (p *Presenter) upload(ctx context.Context, r *pipeline.Run, thread string) error {
+	return retry429(ctx, func() error {
+		_, err := p.api.UploadFileContext(ctx, slack.UploadFileParameters{
+			Content:         r.Report.Markdown,
+			FileSize:        len(r.Report.Markdown),
+			Filename:        "research-" + fileSafe(r.ID) + ".md",
+			Title:           Truncate(oneLine(firstNonEmpty(r.Report.Title, "Research report")), 200),
+			Channel:         r.Origin.Channel,
+			ThreadTimestamp: thread,
+		})
+		return err
+	})
+}
+
+// closeOpenCheckpoints collapses the messages of the run's checkpoints that
+// still show buttons (a run cancelled or failed while it waited), so nobody
+// clicks a decision that can no longer apply. It is best-effort.
+func (p *Presenter) closeOpenCheckpoints(ctx context.Context, r *pipeline.Run) {
+	for i := range r.Checkpoints {
+		inst := &r.Checkpoints[i]
+		msg, err := p.lookup(ctx, inst.ID)
+		if err != nil || msg == nil || msg.Closed {
+			continue
+		}
+		text := EscapeTruncate(oneLine(firstNonEmpty(inst.Label, inst.DefinitionID))+": closed", 300)
+		if err := retry429(ctx, func() error {
+			_, _, _, err := p.api.UpdateMessageContext(ctx, msg.Channel, msg.TS, quiet(renderEnded(inst, r.Status), text))
+			return err
+		}); err != nil {
+			p.log.Warn("bot: closing a checkpoint message failed", "run_id", r.ID, "checkpoint_id", inst.ID, "err", err)
+			continue
+		}
+		msg.Closed = true
+		if err := p.remember(ctx, inst.ID, *msg); err != nil {
+			p.log.Warn("bot: remembering a closed checkpoint message failed", "checkpoint_id", inst.ID, "err", err)
+		}
+	}
+}
+
+// transient reports whether a failed Web API call may succeed when tried
+// again: rate limits, server errors, timeouts and network failures are;
+// Slack's refusals (missing_scope, not_in_channel, is_archived, …) are not.
+func transient(err error) bool {
+	var rl *slack.RateLimitedError
+	var sc slack.StatusCodeError
+	var se slack.SlackErrorResponse
+	switch {
+	case errors.As(err, &rl):
+		return true
+	case errors.As(err, &sc):
+		return sc.Retryable()
+	case errors.As(err, &se):
+		switch se.Err {
+		case "internal_error", "fatal_error", "service_unavailable", "request_timeout", "ratelimited":
+			return true
+		}
+		return false
+	}
+	return true
 }
 
 // fileSafe keeps letters, digits, dashes and underscores.

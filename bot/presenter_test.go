@@ -2,7 +2,9 @@ package bot
 
 import (
 	"context"
+	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -136,5 +138,164 @@ func TestOfferReminderAndDecided(t *testing.T) {
 	last := fake.Thread(chanIn, r.Origin.ThreadTS)[2]
 	if strings.Contains(raw(last), ActionApprove) || !strings.Contains(text(last), "approved by <@U123>") {
 		t.Errorf("not collapsed: %s", text(last))
+	}
+}
+
+// failFirst makes the first Web API call of method whose params contain
+// marker (any call when marker is "") answer HTTP 500, as Slack does when
+// it has a bad moment.
+func failFirst(fake *slackfake.Server, method, marker string) {
+	var mu sync.Mutex
+	failed := false
+	fake.OnCall(func(c slackfake.Call) *slackfake.Reply {
+		mu.Lock()
+		defer mu.Unlock()
+		if failed || c.Method != method {
+			return nil
+		}
+		if marker != "" && !strings.Contains(c.Params["blocks"]+string(c.JSON), marker) {
+			return nil
+		}
+		failed = true
+		return &slackfake.Reply{Status: http.StatusInternalServerError}
+	})
+}
+
+// finishedInThread is a finished run whose thread is a real root message.
+func finishedInThread(t *testing.T, fake *slackfake.Server) *pipeline.Run {
+	r := progressRun(fake, t)
+	f := finishedRun()
+	f.Origin = r.Origin
+	return f
+}
+
+// summaries counts the report summaries in a thread and the completed files.
+func summaries(fake *slackfake.Server, r *pipeline.Run) (posts, files int) {
+	for _, m := range fake.Thread(chanIn, r.Origin.ThreadTS) {
+		if strings.Contains(raw(m), "Stale sources in RAG") && strings.Contains(raw(m), "header") {
+			posts++
+		}
+	}
+	for _, f := range fake.Files() {
+		if f.Completed && f.ThreadTS == r.Origin.ThreadTS {
+			files++
+		}
+	}
+	return posts, files
+}
+
+func TestFinishedRetriedAfterFailedSummaryPostsOnce(t *testing.T) {
+	p, fake := newTestPresenter(t, time.Second)
+	r := finishedInThread(t, fake)
+	ctx := context.Background()
+	failFirst(fake, "chat.postMessage", "Stale sources in RAG")
+	if err := p.Finished(ctx, r); err == nil {
+		t.Fatal("Finished reported success although the summary failed")
+	}
+	if posts, files := summaries(fake, r); posts != 0 || files != 0 {
+		t.Fatalf("after the failure: %d summaries, %d files", posts, files)
+	}
+	if err := p.Finished(ctx, r); err != nil {
+		t.Fatalf("retry: %v", err)
+	}
+	if posts, files := summaries(fake, r); posts != 1 || files != 1 {
+		t.Fatalf("after the retry: %d summaries, %d files; want 1 and 1", posts, files)
+	}
+	// Everything was shown: one more call does nothing at all.
+	before := len(fake.Calls(""))
+	if err := p.Finished(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if calls := fake.Calls("")[before:]; len(calls) != 0 {
+		t.Errorf("a call after success made %d Web API calls (first %s)", len(calls), calls[0].Method)
+	}
+}
+
+func TestFinishedRetriedAfterFailedUploadUploadsOnlyTheFile(t *testing.T) {
+	p, fake := newTestPresenter(t, time.Second)
+	r := finishedInThread(t, fake)
+	ctx := context.Background()
+	failFirst(fake, "files.completeUploadExternal", "")
+	if err := p.Finished(ctx, r); err == nil {
+		t.Fatal("Finished reported success although the upload failed")
+	}
+	if posts, files := summaries(fake, r); posts != 1 || files != 0 {
+		t.Fatalf("after the failed upload: %d summaries, %d files", posts, files)
+	}
+	posted := len(fake.Calls("chat.postMessage"))
+	if err := p.Finished(ctx, r); err != nil {
+		t.Fatalf("retry: %v", err)
+	}
+	if posts, files := summaries(fake, r); posts != 1 || files != 1 {
+		t.Fatalf("after the retry: %d summaries, %d files; want 1 and 1", posts, files)
+	}
+	if n := len(fake.Calls("chat.postMessage")) - posted; n != 0 {
+		t.Errorf("the retry posted %d messages; it should only upload the file", n)
+	}
+	if ts := fake.Files(); !strings.Contains(string(ts[len(ts)-1].Content), "Full text.") {
+		t.Errorf("file = %+v", ts[len(ts)-1])
+	}
+}
+
+func TestFinishedGivesUpOnAPermanentUploadErrorOnce(t *testing.T) {
+	p, fake := newTestPresenter(t, time.Second)
+	r := finishedInThread(t, fake)
+	ctx := context.Background()
+	fake.FailWith("files.getUploadURLExternal", 5, "missing_scope")
+	if err := p.Finished(ctx, r); err != nil {
+		t.Fatalf("a permanent upload error should not make the engine retry: %v", err)
+	}
+	if err := p.Finished(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	notices := 0
+	for _, m := range fake.Thread(chanIn, r.Origin.ThreadTS) {
+		if strings.Contains(raw(m), "couldn't attach the full report") {
+			notices++
+		}
+	}
+	if notices != 1 || len(fake.Calls("files.getUploadURLExternal")) != 1 {
+		t.Errorf("%d notices, %d upload attempts; want 1 and 1", notices, len(fake.Calls("files.getUploadURLExternal")))
+	}
+}
+
+func TestFinishedClosesACheckpointThatStillShowsButtons(t *testing.T) {
+	p, fake := newTestPresenter(t, time.Second)
+	r := progressRun(fake, t)
+	ctx := context.Background()
+	inst := planInstance()
+	r.Checkpoints = []checkpoints.Instance{*inst}
+	if err := p.Offer(ctx, r, inst); err != nil {
+		t.Fatal(err)
+	}
+	r.Status, r.Waiting = pipeline.StatusCancelled, ""
+	if err := p.Finished(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	cp := fake.Thread(chanIn, r.Origin.ThreadTS)[1]
+	if strings.Contains(raw(cp), ActionApprove) || !strings.Contains(text(cp), "the run was cancelled") {
+		t.Fatalf("checkpoint message after the cancel: %s", raw(cp))
+	}
+	// A decided (collapsed) checkpoint is left alone.
+	p2, fake2 := newTestPresenter(t, time.Second)
+	r2 := finishedInThread(t, fake2)
+	inst2 := planInstance()
+	if err := p2.Offer(ctx, r2, inst2); err != nil {
+		t.Fatal(err)
+	}
+	d := decided(inst2, checkpoints.Approve, "", nil)
+	if err := p2.Decided(ctx, r2, d); err != nil {
+		t.Fatal(err)
+	}
+	r2.Checkpoints = []checkpoints.Instance{*d}
+	updates := len(fake2.Calls("chat.update"))
+	if err := p2.Finished(ctx, r2); err != nil {
+		t.Fatal(err)
+	}
+	// Only the progress message and the root are edited, not the record.
+	for _, c := range fake2.Calls("chat.update")[updates:] {
+		if c.Params["ts"] == fake2.Thread(chanIn, r2.Origin.ThreadTS)[1].TS {
+			t.Errorf("the collapsed record was edited again: %s", c.Params["blocks"])
+		}
 	}
 }

@@ -34,9 +34,13 @@ const (
 	maxReferenceLines = 40
 )
 
-// mrkdwn is a mrkdwn text object.
+// mrkdwn is a mrkdwn text object with verbatim set: Slack then does not
+// auto-link bare URLs or #channel names, nor parse bare @here/@channel or
+// other mentions, in text that came from a page, a model or a person. The
+// explicit markup this package writes (<url|label>, <@U…>, <!date…>) still
+// renders.
 func mrkdwn(s string) *slack.TextBlockObject {
-	return slack.NewTextBlockObject(slack.MarkdownType, s, false, false)
+	return slack.NewTextBlockObject(slack.MarkdownType, s, false, true)
 }
 
 // plainSafe replaces angle brackets in plain text with look-alikes, so even

@@ -393,6 +393,25 @@ func RenderDecided(inst *checkpoints.Instance) []slack.Block {
 	return blocks
 }
 
+// renderEnded renders a checkpoint whose run ended (cancelled, failed, or
+// finished some other way) while its message still showed buttons: the
+// decision record when there is one, else a line saying no decision is
+// needed any more. It has no buttons.
+func renderEnded(inst *checkpoints.Instance, status pipeline.Status) []slack.Block {
+	if inst.Decision != nil || inst.Final() {
+		return RenderDecided(inst)
+	}
+	label := EscapeTruncate(oneLine(firstNonEmpty(inst.Label, inst.DefinitionID)), 100)
+	why := "the run has ended"
+	switch status {
+	case pipeline.StatusCancelled:
+		why = "the run was cancelled"
+	case pipeline.StatusFailed:
+		why = "the run failed"
+	}
+	return []slack.Block{section(fmt.Sprintf("*%s* — :no_entry_sign: no decision needed any more: %s", label, why))}
+}
+
 // renderSuperseded replaces an earlier offer of a checkpoint that was
 // offered again (a reminder was posted below it).
 func renderSuperseded(inst *checkpoints.Instance) []slack.Block {

@@ -103,12 +103,19 @@ func (r *Run) decidePlan(d *checkpoints.Decision) {
 	case checkpoints.Edit:
 		v := d.Values
 		if subs := lines(stringValue(v, "sub_questions")); len(subs) > 0 {
+			if len(subs) > maxSubQuestions {
+				r.addBound(fmt.Sprintf("the edited plan had %d sub-questions; the first %d were kept", len(subs), maxSubQuestions))
+				subs = subs[:maxSubQuestions]
+			}
 			r.Plan.SubQuestions = subs
 		}
 		if secs := lines(stringValue(v, "sections")); len(secs) > 0 {
 			r.Plan.Sections = secs
 		}
 		if qs := lines(stringValue(v, "queries")); len(qs) > 0 {
+			if len(qs) > maxQueries {
+				r.addBound(fmt.Sprintf("the edited plan had %d queries; the first %d were searched", len(qs), maxQueries))
+			}
 			var queries []Query
 			for _, l := range qs[:min(len(qs), maxQueries)] {
 				if q := parseQueryLine(l); q.Text != "" {

@@ -35,6 +35,8 @@ type Usage struct {
 	CompletionTokens int
 	CostUSD          float64
 	Calls            int
+	// UnknownPrice is set when the model has no price: its cost counts as 0.
+	UnknownPrice bool
 }
 
 // Model makes structured LLM calls: it fills out (a pointer to a struct) from

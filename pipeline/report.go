@@ -425,6 +425,7 @@ func RenderMarkdown(rep *Report) string {
 		}
 		b.WriteString("\n")
 	}
+	writeProvenance(&b, rep)
 	m := rep.Metadata
 	b.WriteString("---\n")
 	fmt.Fprintf(&b, "_Run %s · %d source(s) · %d iteration(s)", nonBlank(m.RunID, "-"), m.SourcesUsed, m.Iterations)
@@ -433,6 +434,34 @@ func RenderMarkdown(rep *Report) string {
 	}
 	fmt.Fprintf(&b, " · %s_\n", FormatUSD(m.CostUSD))
 	return b.String()
+}
+
+// writeProvenance adds how the report was made: the question as asked, the
+// sub-questions, how many searches ran, and who decided what (seed 001 §4.4.3).
+func writeProvenance(b *strings.Builder, rep *Report) {
+	p, m := rep.Provenance, rep.Metadata
+	if p.Question == "" && len(p.SubQuestions) == 0 {
+		return
+	}
+	b.WriteString("## How this report was made\n\n")
+	if p.Question != "" {
+		fmt.Fprintf(b, "- Question: %s\n", flatLine(p.Question))
+	}
+	if len(p.SubQuestions) > 0 {
+		parts := make([]string, len(p.SubQuestions))
+		for i, q := range p.SubQuestions {
+			parts[i] = fmt.Sprintf("(%d) %s", i+1, flatLine(q))
+		}
+		fmt.Fprintf(b, "- Sub-questions: %s\n", strings.Join(parts, " "))
+	}
+	fmt.Fprintf(b, "- %d searches run; %d sources cited\n", p.QueriesExecuted, m.SourcesUsed)
+	for _, d := range p.Decisions {
+		fmt.Fprintf(b, "- %s\n", flatLine(d))
+	}
+	if !m.CreatedAt.IsZero() && !m.CompletedAt.IsZero() {
+		fmt.Fprintf(b, "- Started %s, finished %s\n", m.CreatedAt.UTC().Format("2006-01-02 15:04 MST"), m.CompletedAt.UTC().Format("2006-01-02 15:04 MST"))
+	}
+	b.WriteString("\n")
 }
 
 // FormatUSD shows a spend: cents for a dollar or more, four decimals below

@@ -34,6 +34,9 @@ func (e *Engine) generate(ctx context.Context, r *Run, role Role, name, system, 
 		calls = 1
 	}
 	r.Spend.LLMCalls += calls
+	if u.UnknownPrice {
+		r.addBound(fmt.Sprintf("the price of model %q is unknown (set LLM_PRICES): its cost is counted as $0, so the cost limit does not cover it", u.Model))
+	}
 	if e.cfg.Observer != nil {
 		e.cfg.Observer.LLMUsage(role, u)
 	}

@@ -128,6 +128,12 @@ func NewWorker(conn asynq.RedisConnOpt, adv Advancer, opts WorkerOptions) *Worke
 		if err == nil || ctx.Err() != nil {
 			return err
 		}
+		if errors.Is(err, ErrBusy) {
+			// Another worker holds the run and is advancing it; it re-reads the
+			// run after every step, so this task has nothing to add.
+			log.Debug("run is being advanced elsewhere", "run", runID)
+			return nil
+		}
 		if errors.Is(err, pipeline.ErrNotFound) {
 			log.Warn("queued run does not exist", "run", runID)
 			return fmt.Errorf("%w: %w", err, asynq.SkipRetry)

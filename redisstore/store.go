@@ -8,7 +8,8 @@
 //
 //	{p}run:{id}          hash: v (version), data (run JSON), status
 //	{p}runs              zset: run ids by creation time (ms)
-//	{p}runs:active       zset: unfinished run ids by last save (ms), for rescue
+//	{p}runs:active       zset: unfinished run ids by last save (ms), for the gauge
+//	{p}runs:work         zset: runs a worker has something to do for, by last save (ms), for rescue
 //	{p}rescued:{id}      string: a recent rescue of the run (at most one per window)
 //	{p}runs:by:{user}    zset: a requester's run ids by creation time
 //	{p}defs              hash: checkpoint definition id → JSON
@@ -59,6 +60,11 @@ if ARGV[5] == '1' then
 else
   redis.call('ZADD', KEYS[2], ARGV[4], ARGV[6])
 end
+if ARGV[7] == '1' then
+  redis.call('ZADD', KEYS[3], ARGV[4], ARGV[6])
+else
+  redis.call('ZREM', KEYS[3], ARGV[6])
+end
 return 1
 `)
 
@@ -81,6 +87,7 @@ func (s *Store) Create(ctx context.Context, r *pipeline.Run) error {
 		p.HSet(ctx, s.runKey(r.ID), "v", 1, "status", string(r.Status))
 		p.ZAdd(ctx, s.prefix+"runs", redis.Z{Score: score, Member: r.ID})
 		p.ZAdd(ctx, s.prefix+"runs:active", redis.Z{Score: float64(r.UpdatedAt.UnixMilli()), Member: r.ID})
+		p.ZAdd(ctx, s.prefix+"runs:work", redis.Z{Score: float64(r.UpdatedAt.UnixMilli()), Member: r.ID})
 		if r.RequestedBy != "" {
 			p.ZAdd(ctx, s.prefix+"runs:by:"+r.RequestedBy, redis.Z{Score: score, Member: r.ID})
 		}
@@ -120,8 +127,12 @@ func (s *Store) Save(ctx context.Context, r *pipeline.Run) error {
 	if r.Status.Final() && r.Presented {
 		final = "1"
 	}
-	res, err := saveScript.Run(ctx, s.rdb, []string{s.runKey(r.ID), s.prefix + "runs:active"},
-		r.Version, data, string(r.Status), r.UpdatedAt.UnixMilli(), final, r.ID).Int()
+	work := "0"
+	if needsWorker(r) {
+		work = "1"
+	}
+	res, err := saveScript.Run(ctx, s.rdb, []string{s.runKey(r.ID), s.prefix + "runs:active", s.prefix + "runs:work"},
+		r.Version, data, string(r.Status), r.UpdatedAt.UnixMilli(), final, r.ID, work).Int()
 	if err != nil {
 		return fmt.Errorf("save run %s: %w", r.ID, err)
 	}
@@ -250,9 +261,10 @@ func (s *Store) CancelRequested(ctx context.Context, runID string) (string, erro
 	return by, err
 }
 
-// StaleRuns returns unfinished runs last saved before the given time.
+// StaleRuns returns runs a worker has something to do for (not those
+// waiting for a person) that were last saved before the given time.
 func (s *Store) StaleRuns(ctx context.Context, before time.Time, limit int) ([]string, error) {
-	return s.rdb.ZRangeByScore(ctx, s.prefix+"runs:active", &redis.ZRangeBy{
+	return s.rdb.ZRangeByScore(ctx, s.prefix+"runs:work", &redis.ZRangeBy{
 		Min: "-inf", Max: "(" + strconv.FormatInt(before.UnixMilli(), 10), Count: int64(limit),
 	}).Result()
 }

@@ -109,15 +109,35 @@ func TestListFailureWindowsCancelAndActiveRuns(t *testing.T) {
 		t.Fatalf("CancelRequested = %q", by)
 	}
 
-	// Finished runs leave the active index; the others are counted by state.
+	// A finished run stays active (and a rescue candidate) until its outcome
+	// was shown; then it leaves both indexes.
 	r, _ := s.Load(ctx, "r-a")
 	r.Status = pipeline.StatusCompleted
+	r.UpdatedAt = t0
+	if err := s.Save(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if stale, _ := s.StaleRuns(ctx, t0.Add(time.Second), 10); len(stale) != 1 || stale[0] != "r-a" {
+		t.Fatalf("a finished run whose report was not shown must be rescued; StaleRuns = %v", stale)
+	}
+	r.Presented = true
 	r.UpdatedAt = t0.Add(time.Hour)
 	if err := s.Save(ctx, r); err != nil {
 		t.Fatal(err)
 	}
+	// A run waiting for a person is no work for a worker.
+	c, _ := s.Load(ctx, "r-c")
+	inst := checkpoints.NewInstance(checkpoints.Builtins(t0)[0], "r-c.x", "r-c", nil, nil, nil, t0)
+	_ = inst.Offer(t0, "engine")
+	c.Checkpoints, c.Waiting, c.Status = []checkpoints.Instance{inst}, inst.ID, pipeline.StatusWaiting
+	if err := s.Save(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if stale, _ := s.StaleRuns(ctx, t0.Add(48*time.Hour), 10); len(stale) != 1 || stale[0] != "r-b" {
+		t.Fatalf("StaleRuns = %v, want only r-b (r-a presented, r-c waits for a person)", stale)
+	}
 	counts, _ := s.CountActive(ctx)
-	if counts["queued"] != 2 || counts["completed"] != 0 {
+	if counts["queued"] != 1 || counts["waiting"] != 1 || counts["completed"] != 0 {
 		t.Fatalf("CountActive = %v", counts)
 	}
 	stale, _ := s.StaleRuns(ctx, t0.Add(90*time.Second), 10)

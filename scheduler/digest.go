@@ -184,20 +184,39 @@ func (p *DigestPresenter) AutoDecide(r *pipeline.Run, inst *checkpoints.Instance
 	return checkpoints.Decision{Action: checkpoints.Approve, By: "auto", Note: "approved automatically by the stream's checkpoint policy", At: p.now()}, true
 }
 
-// Offer shows a checkpoint through the inner presenter (a held draft).
+// Offer shows a held checkpoint (the draft of a hold_draft digest, or its
+// reminder) to the stream's owner privately: the inner presenter gets a copy of
+// the run addressed to the owner's direct messages (see [OwnerDirect]), never the
+// stream's channel. Without an inner presenter it returns ErrNoPresenter.
 func (p *DigestPresenter) Offer(ctx context.Context, r *pipeline.Run, inst *checkpoints.Instance) error {
 	if p.inner == nil {
-		return nil
+		return fmt.Errorf("offer checkpoint of digest run %s: %w", r.ID, ErrNoPresenter)
 	}
-	return p.inner.Offer(ctx, r, inst)
+	return p.inner.Offer(ctx, OwnerDirect(r), inst)
 }
 
-// Decided shows a decided checkpoint through the inner presenter.
+// Decided collapses a decided checkpoint where Offer posted it: the owner's
+// direct messages.
 func (p *DigestPresenter) Decided(ctx context.Context, r *pipeline.Run, inst *checkpoints.Instance) error {
 	if p.inner == nil {
-		return nil
+		return fmt.Errorf("show decision of digest run %s: %w", r.ID, ErrNoPresenter)
 	}
-	return p.inner.Decided(ctx, r, inst)
+	return p.inner.Decided(ctx, OwnerDirect(r), inst)
+}
+
+// OwnerDirect returns a copy of a digest run addressed to its owner (the
+// requester) in private: Origin.Channel is the owner's Slack user id, which
+// chat.postMessage takes as the app's direct-message conversation with that
+// user, and Origin.ThreadTS is empty. A run without a requester is returned
+// unchanged. r itself is not modified.
+func OwnerDirect(r *pipeline.Run) *pipeline.Run {
+	if r.RequestedBy == "" {
+		return r
+	}
+	c := *r
+	c.Origin.Channel = r.RequestedBy
+	c.Origin.ThreadTS = ""
+	return &c
 }
 
 // Progress shows progress through the inner presenter.
@@ -207,28 +226,37 @@ func (p *DigestPresenter) Progress(ctx context.Context, r *pipeline.Run) {
 	}
 }
 
-// Finished records the digest's outcome in its stream (status, new items, nothing
-// new; the cited pages' keys and fingerprints added to Known; Running cleared),
-// then delegates to the inner presenter, which posts the report. The report is
-// posted even when recording failed; the error is returned after.
+// ErrNoPresenter: a digest finished but nothing can show it (no inner presenter:
+// SLACK_BOT_TOKEN is not set), so it was not posted and not recorded.
+var ErrNoPresenter = errors.New("scheduler: the digest cannot be posted: no Slack presenter is configured (set SLACK_BOT_TOKEN on every process that takes the digests' queue)")
+
+// Finished posts the finished digest through the inner presenter (the report in
+// the stream's channel) and only then records its outcome in its stream (status,
+// new items, nothing new; the cited pages' keys and fingerprints added to Known;
+// Running cleared). When posting fails it returns the error and records nothing,
+// so Known stays untouched and the engine tries again; without an inner
+// presenter it returns ErrNoPresenter. It is idempotent: a call after a
+// successful one posts nothing more (the inner presenter remembers what it
+// showed) and records nothing twice.
 func (p *DigestPresenter) Finished(ctx context.Context, r *pipeline.Run) error {
-	var errs []error
-	if r.Origin.StreamID != "" {
-		if err := recordOutcome(ctx, p.store, r, p.now(), ""); err != nil {
-			if errors.Is(err, ErrStreamNotFound) {
-				p.log.Info("digest finished for a deleted stream", "stream", r.Origin.StreamID, "run", r.ID)
-			} else {
-				p.log.Warn("record digest outcome", "stream", r.Origin.StreamID, "run", r.ID, "err", err)
-				errs = append(errs, fmt.Errorf("record digest of stream %s: %w", r.Origin.StreamID, err))
-			}
-		}
+	if p.inner == nil {
+		return fmt.Errorf("digest run %s: %w", r.ID, ErrNoPresenter)
 	}
-	if p.inner != nil {
-		if err := p.inner.Finished(ctx, r); err != nil {
-			errs = append(errs, err)
-		}
+	if err := p.inner.Finished(ctx, r); err != nil {
+		return fmt.Errorf("post digest run %s: %w", r.ID, err)
 	}
-	return errors.Join(errs...)
+	if r.Origin.StreamID == "" {
+		return nil
+	}
+	if err := recordOutcome(ctx, p.store, r, p.now(), ""); err != nil {
+		if errors.Is(err, ErrStreamNotFound) {
+			p.log.Info("digest finished for a deleted stream", "stream", r.Origin.StreamID, "run", r.ID)
+			return nil
+		}
+		p.log.Warn("record digest outcome", "stream", r.Origin.StreamID, "run", r.ID, "err", err)
+		return fmt.Errorf("record digest of stream %s: %w", r.Origin.StreamID, err)
+	}
+	return nil
 }
 
 // recordOutcome writes a finished run's outcome into its stream's digest record.
@@ -241,6 +269,15 @@ func recordOutcome(ctx context.Context, store Store, r *pipeline.Run, now time.T
 			// The record was dropped (bounded history) or never written: keep the outcome.
 			s.addDigest(DigestRecord{RunID: r.ID, FireAt: r.CreatedAt, StartedAt: r.CreatedAt, Status: DigestRunning})
 			rec = &s.Digests[len(s.Digests)-1]
+		}
+		if rec.RunID == r.ID && rec.Status == digestStatusOf(r.Status) && rec.Status.Final() && !rec.FinishedAt.IsZero() {
+			// Recorded already (a retried presentation, or the scheduler first):
+			// Known holds the cited pages since then; record nothing twice.
+			if s.Running == r.ID {
+				s.Running = ""
+				return true, nil
+			}
+			return false, nil
 		}
 		wasStarting := rec.Status == DigestStarting && rec.RunID == ""
 		rec.RunID = r.ID

@@ -41,8 +41,10 @@ type ServiceConfig struct {
 	Logger *slog.Logger
 	// Queue is the work queue of digest runs ("" = the engine's default queue).
 	Queue string
-	// MaxDigestDuration is how long a digest may run (waiting for a person excluded)
-	// before the sweeper gives it up. Default DefaultMaxDigestDuration.
+	// MaxDigestDuration is how much working time a digest may take (run.Active:
+	// waits for a person excluded), and how long it may go without progress (no
+	// save, no decision), before the sweeper gives it up. A digest waiting for its
+	// owner is never swept. Default DefaultMaxDigestDuration.
 	MaxDigestDuration time.Duration
 	// Tick is the interval of Run's scheduling passes. Default DefaultTickInterval.
 	Tick time.Duration
@@ -313,7 +315,8 @@ func (s *Service) Run(ctx context.Context) error {
 
 // Tick is one scheduling pass over every stream at the injected clock's now:
 //   - a digest in flight whose run has finished is recorded (if its presenter
-//     could not), and one stuck past MaxDigestDuration is swept: marked swept in
+//     could not), and one stuck past MaxDigestDuration (of working time, or
+//     without progress) is swept: marked swept in
 //     the stream's record, reported through the Logger, and asked to cancel;
 //   - an active stream whose schedule is due gets at most one digest, for the
 //     latest scheduled time (after downtime: one catch-up, not a burst). The fire
@@ -482,23 +485,34 @@ func (s *Service) checkRunning(ctx context.Context, st *Stream, now time.Time) (
 		return s.sweep(ctx, st.ID, st.Running, "its run no longer exists")
 	case err != nil:
 		return st, fmt.Errorf("load digest run %s: %w", st.Running, err)
-	case run.Status.Final():
+	case run.Status.Final() && run.Presented:
 		if err := recordOutcome(ctx, s.cfg.Store, run, now, ""); err != nil {
 			return st, err
 		}
 		s.log.Info("finished digest recorded by the scheduler", "stream", st.ID, "run", run.ID, "status", run.Status)
 		return s.cfg.Store.Get(ctx, st.ID)
+	case run.Status.Final():
+		// Finished but not shown yet: the engine keeps trying to post it, and
+		// it is recorded (Known included) only once it was posted.
+		if idle := now.Sub(lastProgress(st, run)); idle > limit {
+			return s.sweep(ctx, st.ID, run.ID, fmt.Sprintf("it finished (%s) but could not be posted for %s", run.Status, idle.Round(time.Second)))
+		}
+		return st, nil
 	case run.Status == pipeline.StatusWaiting:
 		return st, nil // waiting for the owner (held draft): bounded by the checkpoint's timeout
 	}
-	started := run.CreatedAt
-	if rec := st.digestFor(run.ID); rec != nil && !rec.StartedAt.IsZero() {
-		started = rec.StartedAt
-	}
-	if now.Sub(started) <= limit {
+	// Working time excludes waits for people; a run that makes no progress at
+	// all (a hung step, a lost queue entry) is caught by the time since its
+	// last save or decision.
+	idle := now.Sub(lastProgress(st, run))
+	if run.Active <= limit && idle <= limit {
 		return st, nil
 	}
-	out, err := s.sweep(ctx, st.ID, run.ID, fmt.Sprintf("still %s after %s", run.Status, now.Sub(started).Round(time.Second)))
+	why := fmt.Sprintf("still %s after %s of working time", run.Status, run.Active.Round(time.Second))
+	if idle > limit {
+		why = fmt.Sprintf("still %s with no progress for %s", run.Status, idle.Round(time.Second))
+	}
+	out, err := s.sweep(ctx, st.ID, run.ID, why)
 	if err != nil {
 		return out, err
 	}
@@ -508,6 +522,25 @@ func (s *Service) checkRunning(ctx context.Context, st *Stream, now time.Time) (
 		}
 	}
 	return out, nil
+}
+
+// lastProgress is when the digest run last moved: its last save or the latest
+// decision on one of its checkpoints, whichever is later; failing both, when
+// its digest started.
+func lastProgress(st *Stream, run *pipeline.Run) time.Time {
+	last := run.UpdatedAt
+	for _, c := range run.Checkpoints {
+		if c.Decision != nil && c.Decision.At.After(last) {
+			last = c.Decision.At
+		}
+	}
+	if last.IsZero() {
+		last = run.CreatedAt
+		if rec := st.digestFor(run.ID); rec != nil && !rec.StartedAt.IsZero() {
+			last = rec.StartedAt
+		}
+	}
+	return last
 }
 
 // sweep gives up the digest in flight (running is its run id or runningStarting):
@@ -527,7 +560,7 @@ func (s *Service) sweep(ctx context.Context, id, running, why string) (*Stream, 
 		if rec != nil {
 			rec.Status = DigestSwept
 			rec.FinishedAt = s.cfg.Now()
-			rec.Note = clipNote(fmt.Sprintf("swept: no result within %s (%s)", s.cfg.MaxDigestDuration, why))
+			rec.Note = clipNote(fmt.Sprintf("swept: no result within %s of work (%s)", s.cfg.MaxDigestDuration, why))
 		}
 		return true, nil
 	})

@@ -49,6 +49,7 @@ func (f *fakeRunner) Start(_ context.Context, req pipeline.Request) (*pipeline.R
 	if f.finishAtOnce {
 		r.Status = pipeline.StatusCompleted
 		r.Report = &pipeline.Report{NothingNew: true}
+		r.Presented = true
 	}
 	f.runs[id] = r
 	f.started = append(f.started, req)
@@ -73,10 +74,20 @@ func (f *fakeRunner) Cancel(_ context.Context, id, _ string) error {
 	return nil
 }
 
+// setStatus sets a run's status; a final status is also presented, as the
+// engine marks it once its presenter succeeded.
 func (f *fakeRunner) setStatus(id string, s pipeline.Status) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.runs[id].Status = s
+	f.runs[id].Presented = s.Final()
+}
+
+// update changes a stored run.
+func (f *fakeRunner) update(id string, change func(*pipeline.Run)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	change(f.runs[id])
 }
 
 func (f *fakeRunner) starts() []pipeline.Request {

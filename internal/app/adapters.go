@@ -27,7 +27,7 @@ func (m *model) Generate(ctx context.Context, p pipeline.Prompt, out any) (pipel
 		User:       p.User,
 		SchemaName: p.Name,
 	}, out)
-	pu := pipeline.Usage{Model: u.Model, PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, CostUSD: u.CostUSD, Calls: u.Calls}
+	pu := pipeline.Usage{Model: u.Model, PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, CostUSD: u.CostUSD, Calls: u.Calls, UnknownPrice: u.UnknownPrice}
 	var refusal *llm.RefusalError
 	var api *llm.APIError
 	switch {

@@ -306,3 +306,33 @@ func TestGapsSendTheRunBackToSearchAndItReadsMore(t *testing.T) {
 		t.Error("the analyst's recommended gap query was not searched")
 	}
 }
+
+func TestFullModeApprovedEverywhere(t *testing.T) {
+	h := newHarness(t, &researchtest.Researcher{}, nil)
+	h.start(checkpoints.ModeFull, pipeline.Limits{})
+	var seen []string
+	for _, want := range []string{checkpoints.PlanReview, checkpoints.SourceReview, checkpoints.DraftReview} {
+		inst := h.next()
+		seen = append(seen, inst.DefinitionID)
+		if inst.DefinitionID != want {
+			t.Fatalf("checkpoints %v, want %s next", seen, want)
+		}
+		h.decide(inst, checkpoints.Decision{Action: checkpoints.Approve})
+	}
+	r := h.finish()
+	if r.Status != pipeline.StatusCompleted {
+		t.Fatalf("status %s", r.Status)
+	}
+	selected := 0
+	for _, s := range r.Sources {
+		if s.Selected {
+			selected++
+		}
+	}
+	if len(r.Pages) == 0 || len(r.Pages) > selected {
+		t.Errorf("read %d pages of %d approved sources", len(r.Pages), selected)
+	}
+	if !strings.Contains(r.Report.Markdown, "## How this report was made") || !strings.Contains(r.Report.Markdown, "source_review: approve by U1") {
+		t.Errorf("provenance missing from the report:\n%s", r.Report.Markdown)
+	}
+}
