@@ -365,6 +365,12 @@ func TestE2ESlashCommandToReport(t *testing.T) {
 	if !strings.Contains(all, "&lt;!channel&gt;") || !strings.Contains(all, "<https://blog.example.com/rag-fresh|Keeping RAG fresh>") {
 		t.Errorf("report lacks the escaped text or the citation link:\n%s", all)
 	}
+	// As posted, every mrkdwn object is verbatim: Slack parses no bare @here or #channel in it.
+	walkObjects(toAny(blocks), func(m map[string]any) {
+		if m["type"] == "mrkdwn" && m["verbatim"] != true {
+			t.Errorf("report posted a mrkdwn object without verbatim: %.80q", m["text"])
+		}
+	})
 	if report.UnfurlLinks == nil || *report.UnfurlLinks {
 		t.Error("report message unfurls links")
 	}
