@@ -105,6 +105,10 @@ type App struct {
 	// spare bounds the goroutines that tell people the pool is full.
 	spare   chan struct{}
 	spareWG sync.WaitGroup
+	// formSlots bounds the Edit and Reject forms being opened, apart from
+	// the pool (see openFast).
+	formSlots chan struct{}
+	formWG    sync.WaitGroup
 }
 
 // overflow runs fn on a spare goroutine (at most cap(spare) at once, each
@@ -182,6 +186,7 @@ func New(cfg Config) (*App, error) {
 	}
 	a.pool = newPool(workers, queue, timeout, a.log)
 	a.spare = make(chan struct{}, 4)
+	a.formSlots = make(chan struct{}, formSlots)
 	return a, nil
 }
 
@@ -229,6 +234,7 @@ func (a *App) Run(ctx context.Context) error {
 	a.log.Info("bot: stopping: no new work; finishing work in flight")
 	a.connected.Store(false)
 	a.pool.close()
+	a.formWG.Wait()
 	a.spareWG.Wait()
 	if httpSrv != nil {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)

@@ -774,3 +774,145 @@ func TestE2ESlowStoreStillAcksWithinThreeSeconds(t *testing.T) {
 	// The ack came first; the decision still lands once the store answers.
 	h.waitFor("the decision after the slow load", func() bool { return len(h.engine.decisionsCopy()) == 1 })
 }
+
+// fillPool occupies every worker and queue slot of the shared pool with
+// jobs that wait until the test ends.
+func (h *harness) fillPool() {
+	h.t.Helper()
+	release := make(chan struct{})
+	h.t.Cleanup(func() { close(release) }) // runs before the harness stops the App
+	n := 0
+	for h.app.pool.submit(func(context.Context) { <-release }) {
+		n++
+	}
+	if n < h.cfg.Workers {
+		h.t.Fatalf("only %d slow jobs fit in the pool", n)
+	}
+}
+
+func TestE2EEditOpensItsFormWhileThePoolIsFull(t *testing.T) {
+	h := newHarness(t, nil)
+	plan := h.startRun("what is RAG?")
+	h.fillPool()
+	h.click(requester, plan, ActionEdit)
+	h.waitFor("the edit modal", func() bool { return len(h.fake.Views()) == 1 })
+	v := h.fake.Views()[0]
+	if v.Method != "views.open" || !strings.Contains(string(v.JSON), `"callback_id":"`+CallbackEdit+`"`) || !strings.Contains(string(v.JSON), `"private_metadata":"run-1.cp1"`) {
+		t.Fatalf("view = %s %s", v.Method, v.JSON)
+	}
+	for _, c := range h.fake.Calls("views.open") {
+		if c.Error != "" {
+			t.Errorf("views.open answered %s", c.Error)
+		}
+	}
+	h.click(requester, plan, ActionReject)
+	h.waitFor("the reject modal", func() bool { return len(h.fake.Views()) == 2 })
+	if v := h.fake.Views()[1]; !strings.Contains(string(v.JSON), `"callback_id":"`+CallbackReject+`"`) {
+		t.Errorf("second view = %s", v.JSON)
+	}
+}
+
+func TestE2EEditWithASlowStoreOpensALoadingFormFirst(t *testing.T) {
+	h := newHarness(t, nil)
+	plan := h.startRun("what is RAG?")
+	h.engine.mu.Lock()
+	h.engine.loadDelay = 2 * time.Second // the trigger_id would expire before a form built after the load opened
+	h.engine.mu.Unlock()
+	h.click(requester, plan, ActionEdit)
+	h.waitFor("the form to replace the loading view", func() bool { return len(h.fake.Views()) == 2 })
+	views := h.fake.Views()
+	if views[0].Method != "views.open" || !strings.Contains(string(views[0].JSON), "Loading") {
+		t.Errorf("first view: %s %s", views[0].Method, views[0].JSON)
+	}
+	if views[1].Method != "views.update" || views[1].ID != views[0].ID || !strings.Contains(string(views[1].JSON), `"private_metadata":"run-1.cp1"`) {
+		t.Fatalf("second view: %s %s", views[1].Method, views[1].JSON)
+	}
+	h.waitFor("the checkpoint marked opened", func() bool { h.engine.mu.Lock(); defer h.engine.mu.Unlock(); return len(h.engine.opened) == 1 })
+
+	// A stranger's slow click ends in a notice in the form, not a form.
+	h.click(stranger, plan, ActionReject)
+	h.waitFor("the notice", func() bool { return len(h.fake.Views()) == 4 })
+	if v := h.fake.Views()[3]; v.Method != "views.update" || !strings.Contains(string(v.JSON), "who started this research") || strings.Contains(string(v.JSON), CallbackReject) {
+		t.Errorf("stranger's view: %s %s", v.Method, v.JSON)
+	}
+}
+
+// ephemeralIn finds an ephemeral message to user in channel containing text.
+func (h *harness) ephemeralIn(channel, user, text string) bool {
+	for _, m := range h.fake.Messages(channel) {
+		if m.Ephemeral && m.ToUser == user && strings.Contains(raw(m)+m.Text, text) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestE2EStatusOfAnotherRunIsHiddenOutsideItsChannel(t *testing.T) {
+	h := newHarness(t, nil)
+	h.startRun("a private question")
+	dm := slackfake.DMChannelID(stranger)
+	h.slash(stranger, dm, "status run-1")
+	h.waitFor("the refusal", func() bool { return h.ephemeralIn(dm, stranger, "can't find run") })
+	if h.ephemeralIn(dm, stranger, "a private question") || h.ephemeralIn(dm, stranger, "waiting for a decision") {
+		t.Fatal("a stranger saw the status of another's run")
+	}
+	// In the run's own channel the thread is visible anyway, so is the status.
+	h.slash(stranger, chanIn, "status run-1")
+	h.waitFor("the status in the run's channel", func() bool { return h.ephemeralTo(stranger, "waiting for a decision") })
+	// The channel's approver and the requester may ask from anywhere.
+	h.slash(approver, slackfake.DMChannelID(approver), "status run-1")
+	h.waitFor("the approver's status", func() bool {
+		return h.ephemeralIn(slackfake.DMChannelID(approver), approver, "waiting for a decision")
+	})
+	h.slash(requester, slackfake.DMChannelID(requester), "status run-1")
+	h.waitFor("the requester's status", func() bool {
+		return h.ephemeralIn(slackfake.DMChannelID(requester), requester, "waiting for a decision")
+	})
+}
+
+func TestE2ESlowRefusedSubmissionIsExplainedInTheThread(t *testing.T) {
+	h := newHarness(t, nil)
+	plan := h.startRun("what is RAG?")
+	h.click(requester, plan, ActionReject)
+	h.waitFor("the reject modal", func() bool { return len(h.fake.Views()) == 1 })
+	// Meanwhile the approver decides; the requester's form is now stale.
+	h.click(approver, plan, ActionApprove)
+	h.waitFor("the approver's decision", func() bool { return len(h.engine.decisionsCopy()) == 1 })
+	h.engine.mu.Lock()
+	h.engine.loadDelay = 3 * time.Second // past the 2.5 s guard: the form closes empty
+	h.engine.mu.Unlock()
+	ctx, cancel := context.WithTimeout(h.ctx, 10*time.Second)
+	defer cancel()
+	ack, err := h.fake.SubmitView(ctx, requester, h.fake.Views()[0].SlackView(), map[string]map[string]slack.BlockAction{reasonBlockID: {valueActionID: {Value: "too broad"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ack.Latency >= 3*time.Second || (len(ack.Payload) > 0 && string(ack.Payload) != "null") {
+		t.Fatalf("ack after %s with %s; want an empty ack at the guard", ack.Latency, ack.Payload)
+	}
+	h.waitFor("the explanation in the thread", func() bool { return h.ephemeralTo(requester, "already decided") })
+	if n := len(h.engine.decisionsCopy()); n != 1 {
+		t.Errorf("%d decisions, want 1", n)
+	}
+}
+
+func TestE2EOnlyThreadRepliesReachTheMessageHandler(t *testing.T) {
+	rec := &recordingHandlers{}
+	// One worker runs jobs in order: had the channel message been queued, it
+	// would be handled before the thread reply posted after it.
+	h := newHarness(t, func(c *Config) { c.Messages, c.Workers = rec, 1 })
+	ctx, cancel := context.WithTimeout(h.ctx, 5*time.Second)
+	defer cancel()
+	if err := h.fake.PostUserMessage(ctx, stranger, chanIn, "", "lunch, anyone?"); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.fake.PostUserMessage(ctx, requester, chanIn, "123.000001", "weekly, please"); err != nil {
+		t.Fatal(err)
+	}
+	h.waitFor("the thread reply", func() bool { rec.mu.Lock(); defer rec.mu.Unlock(); return len(rec.messages) >= 1 })
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.messages) != 1 || rec.messages[0] != requester+"@123.000001: weekly, please" {
+		t.Errorf("handled %q; want only the thread reply", rec.messages)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -27,6 +28,9 @@ func (a *App) onInteractive(k *acker, cb slack.InteractionCallback) {
 			return
 		}
 		act := *cb.ActionCallback.BlockActions[0]
+		if (act.ActionID == ActionEdit || act.ActionID == ActionReject) && a.openFast(cb, act) {
+			return // a form opens on its own fast path: its trigger_id lives 3 s
+		}
 		if !a.pool.submit(func(ctx context.Context) { a.onAction(ctx, cb, act) }) {
 			a.log.Warn("bot: busy; dropped a click", "user", cb.User.ID, "action", act.ActionID)
 			a.overflow(func(ctx context.Context) {
@@ -110,6 +114,139 @@ func (a *App) onAction(ctx context.Context, cb slack.InteractionCallback, act sl
 		}
 	case checkpoints.Approve:
 		a.decide(ctx, r, instID, checkpoints.Decision{Action: checkpoints.Approve, By: user, At: a.now()})
+	}
+}
+
+// Timing of the form fast path, measured from when the click arrived. A
+// trigger_id is good for 3 s; views.open must be sent well before.
+const (
+	// formCheckBudget is how long the click waits for the authorization
+	// and currency check before it opens a "loading" form instead.
+	formCheckBudget = 1200 * time.Millisecond
+	// formOpenDeadline is when views.open is given up.
+	formOpenDeadline = ackDeadline
+	// formSlots bounds the forms being opened at once.
+	formSlots = 8
+)
+
+// openFast opens the Edit or Reject form of a click on its own small set of
+// goroutines, so a busy shared pool cannot let the trigger_id expire. It
+// reports false when every slot is taken (the caller then uses the pool).
+// Its timing is on the real clock, as the trigger_id's is at Slack.
+func (a *App) openFast(cb slack.InteractionCallback, act slack.BlockAction) bool {
+	received := time.Now()
+	select {
+	case a.formSlots <- struct{}{}:
+	default:
+		return false
+	}
+	a.formWG.Go(func() {
+		defer func() { <-a.formSlots }()
+		defer func() {
+			if r := recover(); r != nil {
+				a.log.Error("bot: opening a form panicked", "panic", r)
+			}
+		}()
+		ctx, cancel := context.WithTimeout(context.Background(), a.pool.timeout)
+		defer cancel()
+		a.openForm(ctx, received, cb, act)
+	})
+	return true
+}
+
+// checked is the outcome of check that a form needs.
+type checked struct {
+	inst    *checkpoints.Instance
+	problem []slack.Block
+}
+
+// openForm answers an Edit or Reject click. When the check is quick, it
+// opens the form (or explains the refusal ephemerally); when it is slow, it
+// opens a "loading" form while the trigger_id is still good and replaces
+// it (views.update) with the form or the refusal once the check is done.
+func (a *App) openForm(ctx context.Context, received time.Time, cb slack.InteractionCallback, act slack.BlockAction) {
+	user, channel, thread, instID := cb.User.ID, cb.Channel.ID, threadOf(cb), act.Value
+	if channel == "" {
+		channel = cb.Container.ChannelID
+	}
+	log := a.log.With("user", user, "channel", channel, "action", act.ActionID, "checkpoint_id", instID)
+	action, _ := actionOf(act.ActionID)
+	done := make(chan checked, 1)
+	go func() { // owned: every path below receives from done before returning
+		_, inst, problem := a.check(ctx, instID, user)
+		done <- checked{inst, problem}
+	}()
+	form := func(c checked) slack.ModalViewRequest {
+		if action == checkpoints.Reject {
+			return RejectModal(c.inst)
+		}
+		return EditModal(c.inst)
+	}
+	openCtx, cancelOpen := context.WithDeadline(ctx, received.Add(formOpenDeadline))
+	defer cancelOpen()
+	wait := time.NewTimer(max(time.Until(received.Add(formCheckBudget)), 0))
+	defer wait.Stop()
+	select {
+	case c := <-done:
+		if c.problem != nil {
+			log.Info("bot: click refused")
+			a.ephemeral(ctx, channel, user, thread, c.problem, "Nothing was changed")
+			return
+		}
+		if _, err := a.api.OpenViewContext(openCtx, cb.TriggerID, form(c)); err != nil {
+			log.Error("bot: opening the form failed", "err", err)
+			a.ephemeral(ctx, channel, user, thread, RenderError("I couldn't open the form ("+Escape(slackErrorCode(err))+").", "Please click the button again."), "Could not open the form")
+			return
+		}
+		a.formOpened(ctx, log, action, instID, user)
+	case <-wait.C:
+		v, err := a.api.OpenViewContext(openCtx, cb.TriggerID, loadingModal(action))
+		c := <-done
+		if err != nil {
+			log.Error("bot: opening the form failed", "err", err)
+			if c.problem == nil {
+				c.problem = RenderError("I couldn't open the form ("+Escape(slackErrorCode(err))+").", "Please click the button again.")
+			}
+			a.ephemeral(ctx, channel, user, thread, c.problem, "Could not open the form")
+			return
+		}
+		next := form
+		if c.problem != nil {
+			log.Info("bot: click refused")
+			next = func(checked) slack.ModalViewRequest { return *noticeModal(c.problem) }
+		}
+		if _, err := a.api.UpdateViewContext(ctx, next(c), "", v.Hash, v.ID); err != nil {
+			// The person may have closed the loading form; nothing to undo.
+			log.Warn("bot: replacing the loading form failed", "err", err)
+			return
+		}
+		if c.problem == nil {
+			a.formOpened(ctx, log, action, instID, user)
+		}
+	}
+}
+
+// formOpened tells the engine that someone opened a checkpoint's Edit form.
+func (a *App) formOpened(ctx context.Context, log *slog.Logger, action checkpoints.Action, instID, user string) {
+	if action != checkpoints.Edit {
+		return
+	}
+	if err := a.engine.Opened(ctx, instID, user); err != nil {
+		log.Warn("bot: marking the checkpoint opened failed", "err", err)
+	}
+}
+
+// loadingModal is shown while a slow store is asked about a checkpoint.
+func loadingModal(action checkpoints.Action) slack.ModalViewRequest {
+	title := "Edit"
+	if action == checkpoints.Reject {
+		title = "Reject"
+	}
+	return slack.ModalViewRequest{
+		Type:   slack.VTModal,
+		Title:  plain(title, MaxModalTitle),
+		Close:  plain("Cancel", MaxModalTitle),
+		Blocks: slack.Blocks{BlockSet: []slack.Block{section(":hourglass_flowing_sand: Loading the checkpoint…")}},
 	}
 }
 
@@ -209,7 +346,15 @@ func (a *App) onSubmission(ctx context.Context, k *acker, cb slack.InteractionCa
 	r, inst, problem := a.check(pctx, instID, user)
 	cancel()
 	if problem != nil {
-		k.ack(slack.NewUpdateViewSubmissionResponse(noticeModal(problem)))
+		if !k.ack(slack.NewUpdateViewSubmissionResponse(noticeModal(problem))) {
+			// Too late for the form (it was closed at the deadline): say it
+			// in the run's thread, where the person clicked.
+			if r == nil {
+				a.log.Warn("bot: a refused form could not be explained: the form had closed and the run is unknown", "user", user, "checkpoint_id", instID)
+				return
+			}
+			a.ephemeral(ctx, r.Origin.Channel, user, r.Origin.ThreadTS, problem, "Your form was not saved")
+		}
 		return
 	}
 	d := checkpoints.Decision{By: user, At: a.now()}

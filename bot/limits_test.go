@@ -115,6 +115,9 @@ func blockProblems(blocks []slack.Block, maxBlocks int) []string {
 			if ml, ok := el["max_length"].(float64); ok && runes(el["initial_value"]) > int(ml) {
 				add("block %d: initial value longer than max_length", i)
 			}
+			if ml, ok := el["max_length"].(float64); ok && ml > MaxInputLength {
+				add("block %d: max_length %v > %d", i, ml, MaxInputLength)
+			}
 		}
 	}
 	// Every mrkdwn text object is verbatim, so Slack auto-parses nothing

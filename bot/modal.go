@@ -96,8 +96,8 @@ func fieldInput(f checkpoints.Field, v any) *slack.InputBlock {
 		t := slack.NewPlainTextInputBlockElement(placeholder(f), valueActionID)
 		t.Multiline = f.Type == checkpoints.FieldTextarea
 		t.MaxLength = f.MaxLength
-		if t.MaxLength <= 0 {
-			t.MaxLength = 3000
+		if t.MaxLength <= 0 || t.MaxLength > MaxInputLength {
+			t.MaxLength = MaxInputLength // Slack refuses a larger max_length
 		}
 		t.InitialValue = Truncate(textValue(v), t.MaxLength)
 		el = t
@@ -372,7 +372,7 @@ func SubmissionErrors(fields []checkpoints.Field, errs []checkpoints.FieldError)
 func RejectModal(inst *checkpoints.Instance) slack.ModalViewRequest {
 	t := slack.NewPlainTextInputBlockElement(plain("What should change?", MaxPlaceholder), valueActionID)
 	t.Multiline = true
-	t.MaxLength = 3000
+	t.MaxLength = MaxInputLength
 	in := slack.NewInputBlock(reasonBlockID, plain("Why are you rejecting this?", MaxInputLabel),
 		plain("The reason goes back to the researcher, who tries again with it.", MaxInputLabel), t)
 	return slack.ModalViewRequest{

@@ -3,7 +3,9 @@ package bot
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/slack-go/slack"
 
@@ -170,5 +172,27 @@ func TestRejectModalRequiresAReason(t *testing.T) {
 	state := map[string]map[string]slack.BlockAction{reasonBlockID: {valueActionID: {Value: "  too broad "}}}
 	if got := rejectReason(state); got != "too broad" {
 		t.Errorf("rejectReason = %q", got)
+	}
+}
+
+func TestEditModalCapsMaxLengthAtSlacksLimit(t *testing.T) {
+	inst := planInstance()
+	inst.Fields = []checkpoints.Field{{Key: "notes", Type: checkpoints.FieldTextarea, Label: "Notes", MaxLength: 10000}}
+	inst.Values = map[string]any{"notes": strings.Repeat("long notes ", 500)} // 5,500 runes
+	view := EditModal(inst)
+	var input *slack.PlainTextInputBlockElement
+	for _, b := range view.Blocks.BlockSet {
+		if in, ok := b.(*slack.InputBlock); ok && in.BlockID == "notes" {
+			input, _ = in.Element.(*slack.PlainTextInputBlockElement)
+		}
+	}
+	if input == nil {
+		t.Fatal("no text input for the field")
+	}
+	if input.MaxLength != 3000 || utf8.RuneCountInString(input.InitialValue) > 3000 {
+		t.Errorf("max_length %d, initial value of %d runes; Slack accepts at most 3000", input.MaxLength, utf8.RuneCountInString(input.InitialValue))
+	}
+	if probs := blockProblems(view.Blocks.BlockSet, MaxModalBlocks); len(probs) > 0 {
+		t.Errorf("limits: %v", probs)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -63,8 +64,22 @@ type Presenter struct {
 
 	mu       sync.Mutex
 	progress map[string]*progressState
-	wg       sync.WaitGroup
+	// lastSweep is when idle progress states were last dropped; maxRuns
+	// bounds how many are kept (progressMaxRuns unless a test says less).
+	lastSweep time.Time
+	maxRuns   int
+	wg        sync.WaitGroup
 }
+
+// Bounds of the per-run progress states a Presenter keeps in memory. A run
+// finished on another replica (or waiting at a checkpoint for days) never
+// tells this one, so states idle for progressIdle are dropped; the progress
+// message's ts is in Redis, so a run that speaks again simply carries on.
+const (
+	progressIdle       = time.Hour
+	progressSweepEvery = time.Minute
+	progressMaxRuns    = 10000
+)
 
 var _ pipeline.Presenter = (*Presenter)(nil)
 
@@ -77,6 +92,7 @@ type progressState struct {
 	notBefore       time.Time // after a 429
 	timer           *time.Timer
 	sending         bool
+	touched         time.Time // last Progress call
 }
 
 // checkpointMsg is where a checkpoint's message is.
@@ -104,6 +120,7 @@ func NewPresenter(cfg PresenterConfig) (*Presenter, error) {
 		now:      cfg.Now,
 		interval: cfg.MinInterval,
 		progress: map[string]*progressState{},
+		maxRuns:  progressMaxRuns,
 	}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
@@ -243,11 +260,13 @@ func (p *Presenter) Progress(ctx context.Context, r *pipeline.Run) {
 	}
 	blocks, text := RenderProgress(r, p.now()), progressText(r)
 	p.mu.Lock()
+	p.sweepLocked()
 	st := p.progress[r.ID]
 	if st == nil {
 		st = &progressState{channel: r.Origin.Channel, thread: r.Origin.ThreadTS}
 		p.progress[r.ID] = st
 	}
+	st.touched = p.now()
 	st.pending, st.pendingText = blocks, text
 	due := p.dueLocked(st)
 	if st.sending || st.timer != nil {
@@ -261,6 +280,40 @@ func (p *Presenter) Progress(ctx context.Context, r *pipeline.Run) {
 	}
 	p.mu.Unlock()
 	p.flush(ctx, r.ID)
+}
+
+// sweepLocked drops progress states idle for progressIdle (at most once per
+// progressSweepEvery) and, beyond maxRuns states, the least recently used
+// ones. A state being sent is kept; a pending flush is cancelled.
+func (p *Presenter) sweepLocked() {
+	now := p.now()
+	if now.Sub(p.lastSweep) < progressSweepEvery && len(p.progress) < p.maxRuns {
+		return
+	}
+	p.lastSweep = now
+	drop := func(id string, st *progressState) {
+		if st.timer != nil && st.timer.Stop() {
+			p.wg.Done()
+		}
+		delete(p.progress, id)
+	}
+	for id, st := range p.progress {
+		if !st.sending && now.Sub(st.touched) > progressIdle {
+			drop(id, st)
+		}
+	}
+	if over := len(p.progress) - (p.maxRuns - 1); over > 0 {
+		ids := make([]string, 0, len(p.progress))
+		for id, st := range p.progress {
+			if !st.sending {
+				ids = append(ids, id)
+			}
+		}
+		slices.SortFunc(ids, func(a, b string) int { return p.progress[a].touched.Compare(p.progress[b].touched) })
+		for _, id := range ids[:min(over, len(ids))] {
+			drop(id, p.progress[id])
+		}
+	}
 }
 
 // dueLocked is when the next edit may be sent.

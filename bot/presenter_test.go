@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/researchbot/researchbot/checkpoints"
 	"github.com/researchbot/researchbot/internal/redistest"
+	"github.com/researchbot/researchbot/internal/researchtest"
 	"github.com/researchbot/researchbot/internal/slackfake"
 	"github.com/researchbot/researchbot/pipeline"
 )
@@ -297,5 +299,66 @@ func TestFinishedClosesACheckpointThatStillShowsButtons(t *testing.T) {
 		if c.Params["ts"] == fake2.Thread(chanIn, r2.Origin.ThreadTS)[1].TS {
 			t.Errorf("the collapsed record was edited again: %s", c.Params["blocks"])
 		}
+	}
+}
+
+func TestProgressStatesOfQuietRunsAreDropped(t *testing.T) {
+	fake := slackfake.New(t)
+	fake.AddChannel(chanIn, "research", true)
+	_, rdb := redistest.Start(t)
+	clock := researchtest.NewClock(t0)
+	p, err := NewPresenter(PresenterConfig{BotToken: fake.BotToken(), APIURL: fake.APIURL(), Redis: rdb, MinInterval: time.Second, Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	ctx := context.Background()
+	run := func(id string) *pipeline.Run {
+		r := progressRun(fake, t)
+		r.ID = id
+		return r
+	}
+	states := func() []string {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		var ids []string
+		for id := range p.progress {
+			ids = append(ids, id)
+		}
+		slices.Sort(ids)
+		return ids
+	}
+	// This replica showed progress of a run another replica then finished.
+	p.Progress(ctx, run("run-a"))
+	clock.Advance(30 * time.Minute)
+	p.Progress(ctx, run("run-b"))
+	if got := states(); !slices.Equal(got, []string{"run-a", "run-b"}) {
+		t.Fatalf("states = %v", got)
+	}
+	clock.Advance(31 * time.Minute) // run-a idle 61 min, run-b 31 min
+	p.Progress(ctx, run("run-c"))
+	if got := states(); !slices.Equal(got, []string{"run-b", "run-c"}) {
+		t.Fatalf("after an hour: states = %v; want run-a dropped", got)
+	}
+	// However many runs come and go, at most maxRuns states are kept.
+	p.mu.Lock()
+	p.maxRuns = 3
+	p.mu.Unlock()
+	for _, id := range []string{"run-d", "run-e", "run-f"} {
+		clock.Advance(time.Second)
+		p.Progress(ctx, run(id))
+	}
+	if got := states(); !slices.Equal(got, []string{"run-d", "run-e", "run-f"}) {
+		t.Errorf("with a bound of 3: states = %v", got)
+	}
+	// A dropped run that speaks again carries on in its one message.
+	clock.Advance(2 * time.Hour)
+	r := run("run-g")
+	p.Progress(ctx, r)
+	clock.Advance(2 * time.Hour)
+	p.Progress(ctx, run("run-h"))
+	p.Progress(ctx, r)
+	if n := len(fake.Thread(chanIn, r.Origin.ThreadTS)); n != 2 {
+		t.Errorf("run-g's thread has %d messages; want the root and one progress message", n)
 	}
 }

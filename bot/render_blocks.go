@@ -27,6 +27,7 @@ const (
 	MaxOptions        = 100  // options of a select
 	MaxChoiceOptions  = 10   // options of checkboxes and radio buttons
 	MaxPlaceholder    = 150  // placeholder
+	MaxInputLength    = 3000 // a plain_text_input's max_length
 	MaxMessageText    = 3000 // fallback text we send with blocks (Slack allows more; keep it short)
 	sectionBudget     = MaxSectionText - 40
 	maxListedSources  = 15

@@ -17,6 +17,9 @@ const StreamActionPrefix = "st_"
 
 // Action ids of the stream messages. A suggestion button's action_id is
 // ActionStreamPick followed by its index; its value is the suggestion itself.
+// The values of a conversation turn's buttons start with the turn's number
+// and "|", and those of the dry-run and delete buttons with the stream's id
+// and "|", so a click on an old message is recognised and refused.
 const (
 	ActionStreamPick          = "st_pick_"
 	ActionStreamOptions       = "st_options"  // the checkboxes (toggling them is ignored)
@@ -29,6 +32,44 @@ const (
 	ActionStreamDeleteConfirm = "st_delete_confirm"
 	ActionStreamDeleteAbort   = "st_delete_abort"
 )
+
+// turnValue is the value of a button of turn t: its number, "|", v. A turn
+// without a number (0) gives v alone.
+func turnValue(t scheduler.Turn, v string) string {
+	if t.Number <= 0 {
+		return v
+	}
+	return strconv.Itoa(t.Number) + "|" + v
+}
+
+// parseTurnValue splits a turn button's value into the turn's number and the
+// value; a value without a number (an older message) gives 0 and itself.
+func parseTurnValue(s string) (int, string) {
+	tag, v, ok := strings.Cut(s, "|")
+	if !ok {
+		return 0, s
+	}
+	n, err := strconv.Atoi(tag)
+	if err != nil || n <= 0 || tag != strconv.Itoa(n) {
+		return 0, s
+	}
+	return n, v
+}
+
+// streamValue is the value of a button about stream st: its id, "|", its name.
+func streamValue(st *scheduler.Stream) string {
+	return Truncate(st.ID+"|"+st.Spec.Name, MaxButtonValue)
+}
+
+// parseStreamValue splits a value made by streamValue; an older value (the
+// name alone) gives an empty id.
+func parseStreamValue(s string) (id, name string) {
+	id, name, ok := strings.Cut(s, "|")
+	if !ok || id == "" || strings.ContainsAny(id, " \t") {
+		return "", s
+	}
+	return id, name
+}
 
 // streamOptionsBlock is the block_id of the checkboxes, where a Continue
 // click finds their state.
@@ -58,15 +99,15 @@ func RenderStreamTurn(t scheduler.Turn, owner string) []slack.Block {
 	switch {
 	case t.Step == scheduler.StepReview:
 		buttons = append(buttons,
-			&slack.ButtonBlockElement{Type: slack.METButton, ActionID: ActionStreamConfirm, Value: scheduler.ReviewConfirm, Text: plain("Confirm", MaxButtonText), Style: slack.StylePrimary},
-			&slack.ButtonBlockElement{Type: slack.METButton, ActionID: ActionStreamChange, Value: scheduler.ReviewChange, Text: plain("Change", MaxButtonText)},
+			&slack.ButtonBlockElement{Type: slack.METButton, ActionID: ActionStreamConfirm, Value: turnValue(t, scheduler.ReviewConfirm), Text: plain("Confirm", MaxButtonText), Style: slack.StylePrimary},
+			&slack.ButtonBlockElement{Type: slack.METButton, ActionID: ActionStreamChange, Value: turnValue(t, scheduler.ReviewChange), Text: plain("Change", MaxButtonText)},
 		)
 	default:
 		for i, s := range t.Suggestions {
 			if i == scheduler.MaxChoices {
 				break
 			}
-			buttons = append(buttons, &slack.ButtonBlockElement{Type: slack.METButton, ActionID: ActionStreamPick + strconv.Itoa(i), Value: s, Text: plain(s, MaxButtonText)})
+			buttons = append(buttons, &slack.ButtonBlockElement{Type: slack.METButton, ActionID: ActionStreamPick + strconv.Itoa(i), Value: turnValue(t, s), Text: plain(s, MaxButtonText)})
 		}
 	}
 	if len(t.Options) > 0 && t.Step != scheduler.StepReview {
@@ -80,10 +121,10 @@ func RenderStreamTurn(t scheduler.Turn, owner string) []slack.Block {
 		blocks = append(blocks,
 			slack.NewActionBlock(streamOptionsBlock, slack.NewCheckboxGroupsBlockElement(ActionStreamOptions, opts...)),
 		)
-		buttons = append([]slack.BlockElement{&slack.ButtonBlockElement{Type: slack.METButton, ActionID: ActionStreamContinue, Value: "continue", Text: plain("Continue with the ticked ones", MaxButtonText), Style: slack.StylePrimary}}, buttons...)
+		buttons = append([]slack.BlockElement{&slack.ButtonBlockElement{Type: slack.METButton, ActionID: ActionStreamContinue, Value: turnValue(t, "continue"), Text: plain("Continue with the ticked ones", MaxButtonText), Style: slack.StylePrimary}}, buttons...)
 	}
 	if t.Skippable && t.Step != scheduler.StepReview {
-		buttons = append(buttons, &slack.ButtonBlockElement{Type: slack.METButton, ActionID: ActionStreamSkip, Value: "skip", Text: plain("Skip", MaxButtonText)})
+		buttons = append(buttons, &slack.ButtonBlockElement{Type: slack.METButton, ActionID: ActionStreamSkip, Value: turnValue(t, "skip"), Text: plain("Skip", MaxButtonText)})
 	}
 	if len(buttons) > 0 {
 		blocks = append(blocks, slack.NewActionBlock("st_buttons", buttons...))
@@ -139,8 +180,8 @@ func RenderStreamCreated(st *scheduler.Stream) []slack.Block {
 		section(text),
 		section("Would you like a *dry run* now? I'll research it once and post the digest in this thread, so you can see what to expect. It doesn't count as a digest."),
 		slack.NewActionBlock("st_dryrun_buttons",
-			&slack.ButtonBlockElement{Type: slack.METButton, ActionID: ActionStreamDryRun, Value: Truncate(st.Spec.Name, MaxButtonValue), Text: plain("Dry run now", MaxButtonText), Style: slack.StylePrimary},
-			&slack.ButtonBlockElement{Type: slack.METButton, ActionID: ActionStreamDryRunSkip, Value: Truncate(st.Spec.Name, MaxButtonValue), Text: plain("No, thanks", MaxButtonText)},
+			&slack.ButtonBlockElement{Type: slack.METButton, ActionID: ActionStreamDryRun, Value: streamValue(st), Text: plain("Dry run now", MaxButtonText), Style: slack.StylePrimary},
+			&slack.ButtonBlockElement{Type: slack.METButton, ActionID: ActionStreamDryRunSkip, Value: streamValue(st), Text: plain("No, thanks", MaxButtonText)},
 		),
 		contextText("Manage it with `/research stream show|pause|resume|run|delete " + name + "`."),
 	}
@@ -268,8 +309,8 @@ func RenderStreamDeleteConfirm(st *scheduler.Stream) []slack.Block {
 	return []slack.Block{
 		section(fmt.Sprintf("Delete the research stream *%s*? Its schedule stops and its history is removed. Digests already posted stay in %s.", name, channelRef(st.Spec.Channel))),
 		slack.NewActionBlock("st_delete_buttons",
-			&slack.ButtonBlockElement{Type: slack.METButton, ActionID: ActionStreamDeleteConfirm, Value: Truncate(st.Spec.Name, MaxButtonValue), Text: plain("Yes, delete it", MaxButtonText), Style: slack.StyleDanger},
-			&slack.ButtonBlockElement{Type: slack.METButton, ActionID: ActionStreamDeleteAbort, Value: Truncate(st.Spec.Name, MaxButtonValue), Text: plain("Keep it", MaxButtonText)},
+			&slack.ButtonBlockElement{Type: slack.METButton, ActionID: ActionStreamDeleteConfirm, Value: streamValue(st), Text: plain("Yes, delete it", MaxButtonText), Style: slack.StyleDanger},
+			&slack.ButtonBlockElement{Type: slack.METButton, ActionID: ActionStreamDeleteAbort, Value: streamValue(st), Text: plain("Keep it", MaxButtonText)},
 		),
 	}
 }

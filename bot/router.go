@@ -112,7 +112,11 @@ func (a *App) handle(ctx context.Context, evt socketmode.Event) {
 		if !ok || a.cfg.Messages == nil {
 			return
 		}
-		if msg, ok := ev.InnerEvent.Data.(*slackevents.MessageEvent); ok && msg.BotID == "" && msg.SubType == "" {
+		// Only a person's reply in a thread can belong to a conversation;
+		// every other channel message is dropped here, before it takes a
+		// place in the pool.
+		if msg, ok := ev.InnerEvent.Data.(*slackevents.MessageEvent); ok && msg.BotID == "" && msg.SubType == "" &&
+			msg.ThreadTimeStamp != "" && msg.ThreadTimeStamp != msg.TimeStamp {
 			if !a.pool.submit(func(ctx context.Context) { a.cfg.Messages.HandleMessage(ctx, msg) }) {
 				a.log.Warn("bot: busy; dropped a thread message", "channel", msg.Channel)
 			}
@@ -304,11 +308,23 @@ func (a *App) latestRun(ctx context.Context, user, runID string, onlyOpen bool) 
 // status answers /research status [RUN].
 func (a *App) status(ctx context.Context, cmd slack.SlashCommand, runID string) {
 	r, err := a.latestRun(ctx, cmd.UserID, runID, false)
+	if err == nil && !a.mayView(r, cmd) {
+		// Whether the run exists is none of the asker's business.
+		a.log.Info("bot: status of another's run refused", "user", cmd.UserID, "channel", cmd.ChannelID, "run_id", r.ID)
+		err = pipeline.ErrNotFound
+	}
 	if err != nil {
 		a.respond(ctx, cmd, a.runLookupError(err, runID), "No such run")
 		return
 	}
 	a.respond(ctx, cmd, renderStatus(r, a.now()), "Run status")
+}
+
+// mayView reports whether the person behind cmd may see r's status: its
+// requester, an approver of its channel, or anyone asking in the channel the
+// run was started in (who can read its thread anyway).
+func (a *App) mayView(r *pipeline.Run, cmd slack.SlashCommand) bool {
+	return a.allowed(r, cmd.UserID) || (cmd.ChannelID != "" && cmd.ChannelID == r.Origin.Channel)
 }
 
 // runLookupError explains a failed run lookup.

@@ -25,6 +25,7 @@ type StreamService interface {
 	Pause(ctx context.Context, name, actor string, isAdmin bool) (*scheduler.Stream, error)
 	Resume(ctx context.Context, name, actor string, isAdmin bool) (*scheduler.Stream, error)
 	Delete(ctx context.Context, name, actor string, isAdmin bool) (*scheduler.Stream, error)
+	DeleteByID(ctx context.Context, id, actor string, isAdmin bool) (*scheduler.Stream, error)
 	SetPolicy(ctx context.Context, name, actor string, isAdmin bool, p scheduler.Policy) (*scheduler.Stream, error)
 	RunNow(ctx context.Context, name, actor string, isAdmin bool, opt scheduler.RunOptions) (*pipeline.Run, error)
 }
@@ -114,9 +115,11 @@ func NewStreams(cfg StreamsConfig) (*Streams, error) {
 }
 
 // HandleStream handles "/research stream …". Its answers are shown to the
-// caller only (through the command's response_url); it returns "".
+// caller only (through the command's response_url); it returns "". The
+// arguments are unescaped first: Slack sends &, < and > as &amp;, &lt; and
+// &gt;, and a stream called "R&D" must be found by its name.
 func (s *Streams) HandleStream(ctx context.Context, cmd StreamCommand) (string, error) {
-	verb, rest, _ := strings.Cut(strings.TrimSpace(cmd.Args), " ")
+	verb, rest, _ := strings.Cut(strings.TrimSpace(slackUnescaper.Replace(cmd.Args)), " ")
 	verb = strings.ToLower(verb)
 	name := strings.TrimSpace(rest)
 	if needsName(verb) && name == "" {
@@ -346,7 +349,8 @@ func (s *Streams) HandleStreamAction(ctx context.Context, cb slack.InteractionCa
 	case ActionStreamOptions:
 		return // ticking a box: read when Continue is clicked
 	case ActionStreamDeleteConfirm:
-		s.confirmDelete(ctx, cb, act.Value)
+		id, name := parseStreamValue(act.Value)
+		s.confirmDelete(ctx, cb, id, name)
 		return
 	case ActionStreamDeleteAbort:
 		s.replaceOriginal(ctx, cb, []slack.Block{section("OK — the stream stays.")}, "Not deleted")
@@ -355,6 +359,7 @@ func (s *Streams) HandleStreamAction(ctx context.Context, cb slack.InteractionCa
 		s.dryRun(ctx, cb, channel, thread, act)
 		return
 	}
+	turnNo, value := parseTurnValue(act.Value)
 	var a scheduler.Action
 	click := &clicked{ts: cb.Container.MessageTs, blocks: cb.Message.Blocks.BlockSet, text: cb.Message.Text}
 	if click.ts == "" {
@@ -362,8 +367,8 @@ func (s *Streams) HandleStreamAction(ctx context.Context, cb slack.InteractionCa
 	}
 	switch {
 	case strings.HasPrefix(act.ActionID, ActionStreamPick):
-		a = scheduler.Action{Kind: scheduler.ActionOptionSelected, Value: act.Value}
-		click.what = "chose *" + EscapeTruncate(act.Value, 200) + "*"
+		a = scheduler.Action{Kind: scheduler.ActionOptionSelected, Value: value}
+		click.what = "chose *" + EscapeTruncate(value, 200) + "*"
 	case act.ActionID == ActionStreamConfirm:
 		a = scheduler.Action{Kind: scheduler.ActionOptionSelected, Value: scheduler.ReviewConfirm}
 		click.what = "confirmed"
@@ -386,6 +391,7 @@ func (s *Streams) HandleStreamAction(ctx context.Context, cb slack.InteractionCa
 		s.log.Warn("bot: unknown stream action", "action", act.ActionID)
 		return
 	}
+	a.Turn = turnNo
 	c, v, ok, err := s.convs.Get(ctx, channel, thread)
 	switch {
 	case err != nil:
@@ -471,8 +477,16 @@ func (s *Streams) complete(ctx context.Context, channel, thread, user string, be
 
 // dryRun answers the buttons offered after a stream is created.
 func (s *Streams) dryRun(ctx context.Context, cb slack.InteractionCallback, channel, thread string, act slack.BlockAction) {
-	user, name := cb.User.ID, act.Value
+	user := cb.User.ID
+	id, name := parseStreamValue(act.Value)
 	click := &clicked{ts: cb.Container.MessageTs, blocks: cb.Message.Blocks.BlockSet, text: cb.Message.Text}
+	if id != "" {
+		// The button is for one stream: not for another that took its name since.
+		if st, err := s.svc.Show(ctx, name); err == nil && st.ID != id || errors.Is(err, scheduler.ErrStreamNotFound) {
+			s.ephemeral(ctx, channel, user, thread, staleStreamButton(name), "That stream no longer exists")
+			return
+		}
+	}
 	if act.ActionID == ActionStreamDryRunSkip {
 		st, err := s.svc.Show(ctx, name)
 		if err == nil && !st.CanChange(user, false) {
@@ -498,16 +512,34 @@ func (s *Streams) dryRun(ctx context.Context, cb slack.InteractionCallback, chan
 	s.collapse(ctx, channel, click, user)
 }
 
-// confirmDelete deletes a stream after its owner confirmed.
-func (s *Streams) confirmDelete(ctx context.Context, cb slack.InteractionCallback, name string) {
+// confirmDelete deletes a stream after its owner confirmed. The button names
+// the stream by id, so an old confirmation never deletes a newer stream that
+// took the same name; a confirmation without an id (from an older version)
+// is refused.
+func (s *Streams) confirmDelete(ctx context.Context, cb slack.InteractionCallback, id, name string) {
 	user := cb.User.ID
-	st, err := s.asOwnerOrAdmin(ctx, user, func(admin bool) (*scheduler.Stream, error) { return s.svc.Delete(ctx, name, user, admin) })
+	if id == "" {
+		s.replaceOriginal(ctx, cb, RenderError("This confirmation is out of date, so nothing was deleted.", "Run `/research stream delete "+EscapeTruncate(name, 100)+"` again."), "Not deleted")
+		return
+	}
+	st, err := s.asOwnerOrAdmin(ctx, user, func(admin bool) (*scheduler.Stream, error) { return s.svc.DeleteByID(ctx, id, user, admin) })
+	if errors.Is(err, scheduler.ErrStreamNotFound) {
+		s.replaceOriginal(ctx, cb, staleStreamButton(name), "Not deleted")
+		return
+	}
 	if err != nil {
 		s.replaceOriginal(ctx, cb, s.changeProblem(ctx, err, name, "delete"), "Not deleted")
 		return
 	}
 	s.log.Info("bot: stream deleted", "stream", st.ID, "user", user)
 	s.replaceOriginal(ctx, cb, RenderStreamChanged(st, ":wastebasket: Deleted the research stream"), "Deleted")
+}
+
+// staleStreamButton answers a click on a button for a stream that no longer
+// exists (deleted, perhaps replaced by a new stream of the same name).
+func staleStreamButton(name string) []slack.Block {
+	return RenderError("The stream *"+EscapeTruncate(name, 100)+"* this button was for no longer exists, so nothing was changed.",
+		"`/research stream list` shows the streams there are now.")
 }
 
 // collapse removes the controls from a clicked turn message and records the choice.

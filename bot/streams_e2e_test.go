@@ -523,3 +523,68 @@ func TestStreamsEndToEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamHeldDraftGoesToOwnerDM: with the hold_draft policy the draft
+// review is posted in the owner's direct messages with the app, not in the
+// stream's channel; approving it there posts the digest to the channel and
+// collapses the DM message.
+func TestStreamHeldDraftGoesToOwnerDM(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a research run")
+	}
+	h := newStreamsE2E(t)
+	spec := scheduler.Spec{
+		Channel: streamChannel, Purpose: "Follow heat pumps", BusinessGoals: []string{"Plan"}, ExpectedOutcomes: "Decisions",
+		Name: "Held Watch", Type: scheduler.TypeMarket, FocusAreas: []string{"Cold climates"}, Keywords: []string{"heat pump"},
+		Frequency: scheduler.Weekly, TimeOfDay: "09:00", TimeZone: "UTC", Weekday: time.Monday, MonthDay: 1,
+	}
+	if _, err := h.svc.Create(h.ctx, spec, streamOwner); err != nil {
+		t.Fatal(err)
+	}
+	h.slash(streamOwner, "stream policy Held Watch hold_draft")
+	h.ephemeralFor(streamOwner, "Policy set to `hold_draft`")
+	h.slash(streamOwner, "stream run Held Watch")
+	h.ephemeralFor(streamOwner, "Started a digest of")
+
+	dm := slackfake.DMChannelID(streamOwner)
+	var draft slackfake.Message
+	h.waitFor("the draft review in the owner's DM", 90*time.Second, func() bool {
+		for _, m := range h.fake.Messages(dm) {
+			if !m.Ephemeral && strings.Contains(string(m.Blocks), bot.ActionApprove) {
+				draft = m
+				return true
+			}
+		}
+		return false
+	})
+	if draft.ThreadTS != "" {
+		t.Errorf("the draft review is in a thread of the DM: %+v", draft)
+	}
+	for _, m := range h.fake.Messages(h.channel) {
+		if strings.Contains(string(m.Blocks), bot.ActionApprove) || strings.Contains(m.Text, "decision is needed") {
+			t.Fatalf("the held draft was shown in the stream's channel: %s", displayed(m))
+		}
+	}
+	if len(h.channelDigests()) != 0 {
+		t.Fatal("the digest was posted before the owner approved it")
+	}
+
+	ctx, cancel := context.WithTimeout(h.ctx, 5*time.Second)
+	defer cancel()
+	if _, err := h.fake.ClickButton(ctx, streamOwner, dm, draft.TS, bot.ActionApprove, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	st := h.digestDone("Held Watch", 1)
+	if d := st.Digests[0]; d.Status != scheduler.DigestCompleted {
+		t.Fatalf("digest record after approval: %+v", d)
+	}
+	h.waitFor("the digest in the channel", 10*time.Second, func() bool { return len(h.channelDigests()) == 1 })
+	h.waitFor("the DM draft to collapse", 10*time.Second, func() bool {
+		for _, m := range h.fake.Messages(dm) {
+			if m.TS == draft.TS {
+				return !strings.Contains(string(m.Blocks), bot.ActionApprove)
+			}
+		}
+		return false
+	})
+}

@@ -185,8 +185,14 @@ func TestStreamConversationRefusals(t *testing.T) {
 	if kw := h.turns(chanIn, thread)[2]; strings.Contains(string(kw.Blocks), ActionStreamSkip) {
 		t.Errorf("Skip offered on a required field: %s", kw.Blocks)
 	}
-	// The old Skip button now skips the current, required step: refused.
+	// The old Skip button (of the competitors turn) is stale: it cannot skip
+	// the current, required step.
 	if _, err := h.fake.ClickButton(context.Background(), requester, chanIn, competitors.TS, ActionStreamSkip, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	h.ephemeralWith(chanIn, requester, "isn't on offer any more")
+	// A Skip on the current, required step is refused as such.
+	if _, err := h.fake.ClickButton(context.Background(), requester, chanIn, competitors.TS, ActionStreamSkip, "3|skip", ""); err != nil {
 		t.Fatal(err)
 	}
 	h.ephemeralWith(chanIn, requester, "Keywords is required, so this step can't be skipped")
@@ -354,5 +360,71 @@ func TestStreamConfirmNameTaken(t *testing.T) {
 	})
 	if n := h.model.count(); n != 1 {
 		t.Errorf("Confirm or Change called the model: %d calls", n)
+	}
+}
+
+// TestStreamStaleDeleteConfirm: a delete confirmation names the stream by id:
+// confirmed after the stream was deleted and a new one took its name, it is
+// refused and the new stream stays. A confirmation without an id (an older
+// message) is refused too.
+func TestStreamStaleDeleteConfirm(t *testing.T) {
+	h := newStreamHarness(t)
+	ctx := context.Background()
+	if _, err := h.svc.Create(ctx, testSpec(), requester); err != nil {
+		t.Fatal(err)
+	}
+	h.slash(requester, chanIn, "stream delete Pumps")
+	old := h.ephemeralWith(chanIn, requester, "Delete the research stream")
+	if _, err := h.svc.Delete(ctx, "Pumps", requester, false); err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := h.svc.Create(ctx, testSpec(), requester)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.fake.ClickButton(ctx, requester, chanIn, old.TS, ActionStreamDeleteConfirm, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	h.ephemeralWith(chanIn, requester, "no longer exists, so nothing was changed")
+	if st, err := h.svc.Show(ctx, "Pumps"); err != nil || st.ID != fresh.ID {
+		t.Fatalf("a stale confirmation deleted the new stream: %v", err)
+	}
+	// An unnumbered confirmation (the name alone) is refused.
+	h.slash(requester, chanIn, "stream delete Pumps")
+	confirm := h.ephemeralWith(chanIn, requester, "Delete the research stream")
+	if _, err := h.fake.ClickButton(ctx, requester, chanIn, confirm.TS, ActionStreamDeleteConfirm, "Pumps", ""); err != nil {
+		t.Fatal(err)
+	}
+	h.ephemeralWith(chanIn, requester, "out of date")
+	if _, err := h.svc.Show(ctx, "Pumps"); err != nil {
+		t.Fatalf("an out-of-date confirmation deleted the stream: %v", err)
+	}
+	// The current confirmation deletes it.
+	h.slash(requester, chanIn, "stream delete Pumps")
+	// (The earlier confirmations were replaced by their answers.)
+	current := h.ephemeralWith(chanIn, requester, "Delete the research stream")
+	if _, err := h.fake.ClickButton(ctx, requester, chanIn, current.TS, ActionStreamDeleteConfirm, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	h.wait("the deletion", func() bool {
+		_, err := h.svc.Show(ctx, "Pumps")
+		return errors.Is(err, scheduler.ErrStreamNotFound)
+	})
+}
+
+// TestStreamCommandArgsUnescaped: Slack sends "&" as "&amp;"; the stream
+// called "R&D <lab>" is found by the name as typed.
+func TestStreamCommandArgsUnescaped(t *testing.T) {
+	h := newStreamHarness(t)
+	ctx := context.Background()
+	spec := testSpec()
+	spec.Name = "R&D <lab>"
+	if _, err := h.svc.Create(ctx, spec, requester); err != nil {
+		t.Fatal(err)
+	}
+	h.slash(requester, chanIn, "stream pause R&amp;D &lt;lab&gt;")
+	h.ephemeralWith(chanIn, requester, "Paused")
+	if st, err := h.svc.Show(ctx, "R&D <lab>"); err != nil || !st.Paused {
+		t.Fatalf("the escaped name did not reach the stream: %v", err)
 	}
 }

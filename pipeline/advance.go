@@ -10,6 +10,10 @@ import (
 	"github.com/researchbot/researchbot/checkpoints"
 )
 
+// maxPresentAttempts bounds how often a finished run's outcome is offered to
+// a presenter that keeps failing (e.g. the bot was removed from the channel).
+const maxPresentAttempts = 8
+
 // maxConflictRetries bounds how often a writer that lost a compare-and-set
 // re-reads the run and tries again.
 const maxConflictRetries = 8
@@ -141,8 +145,18 @@ func (e *Engine) save(ctx context.Context, r *Run) error {
 // must be idempotent.
 func (e *Engine) finished(ctx context.Context, r *Run) error {
 	if err := e.presenter(r).Finished(ctx, r); err != nil {
-		e.log.Warn("presenting the finished run failed; it will be tried again", "run", r.ID, "err", err)
-		return fmt.Errorf("present finished run %s: %w", r.ID, err)
+		r.PresentAttempts++
+		r.recordError(e.cfg.Now(), r.Step, "present", "the outcome could not be shown: "+err.Error())
+		if r.PresentAttempts < maxPresentAttempts {
+			e.log.Warn("presenting the finished run failed; it will be tried again", "run", r.ID, "attempt", r.PresentAttempts, "err", err)
+			if serr := e.save(ctx, r); serr != nil && !errors.Is(serr, ErrConflict) {
+				e.log.Warn("record a failed presentation", "run", r.ID, "err", serr)
+			}
+			return fmt.Errorf("present finished run %s: %w", r.ID, err)
+		}
+		// Give up: the run and its report stay in the store (researchbot runs,
+		// /research status), and the error says why they were not shown.
+		e.log.Error("giving up showing the finished run", "run", r.ID, "attempts", r.PresentAttempts, "err", err)
 	}
 	if e.cfg.Observer != nil {
 		e.cfg.Observer.RunFinished(r.Status)

@@ -181,6 +181,8 @@ type Run struct {
 	// report posted). A finished run that is not presented yet is still
 	// work for a worker: a failed post or a crash does not lose the report.
 	Presented bool `json:"presented,omitempty"`
+	// PresentAttempts counts failed attempts to show the outcome.
+	PresentAttempts int `json:"present_attempts,omitempty"`
 }
 
 // Counters count the loops of a run; each is bounded by Limits.

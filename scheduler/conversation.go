@@ -104,8 +104,14 @@ const (
 // Action is what the user did. The field a selection is for is not carried by the
 // action: it is the target field of the conversation's last turn, so a button from an
 // older message cannot write into a different field.
+//
+// Turn is the number of the turn whose control was used (Turn.Number). A click
+// on any turn but the last one is refused as stale (ErrStaleChoice), so an old
+// Skip cannot skip whatever the current step is. 0 means unknown (typed text,
+// controls posted before turns were numbered) and is not checked.
 type Action struct {
 	Kind   ActionKind `json:"kind"`
+	Turn   int        `json:"turn,omitempty"`
 	Value  string     `json:"value,omitempty"`  // option_selected
 	Values []string   `json:"values,omitempty"` // options_selected
 	Text   string     `json:"text,omitempty"`   // text_input
@@ -136,6 +142,9 @@ type Turn struct {
 	Suggestions []string `json:"suggestions"`  // single-select buttons
 	Options     []string `json:"options"`      // multi-select checkboxes, then Continue
 	Skippable   bool     `json:"skippable"`    // offer a Skip button
+	// Number counts the bot's turns in the conversation, from 1. Controls carry
+	// it (Action.Turn), so a click on an older turn's button is refused.
+	Number int `json:"number,omitempty"`
 	// Review is the whole configuration, set only at the review step, whose
 	// Suggestions are Confirm and Change.
 	Review []ReviewLine `json:"review,omitempty"`
@@ -162,6 +171,10 @@ type Conversation struct {
 	// next selection refers to.
 	Last    Turn    `json:"last"`
 	History []Entry `json:"history"`
+	// Rejected lists what was wrong with the model's previous proposal for the
+	// same action. [Advance] sets it only on the copy it shows the model when it
+	// asks again ([RenderPrompt] includes it); it is never stored.
+	Rejected []string `json:"-"`
 }
 
 // Start begins a conversation for owner in channel, whose Slack profile time zone is tz
@@ -190,6 +203,7 @@ func Start(owner, channel, tz string, now time.Time) (Conversation, Turn) {
 		Message: "Let's set up a research stream: I'll watch a topic for you and post a digest of what's new on a schedule. " +
 			"What would you like to keep an eye on, and why?",
 	}
+	t.Number = 1
 	c.Last = t
 	c.History = []Entry{{Role: "assistant", Step: StepExploration, Text: t.Message}}
 	return c, t
@@ -291,6 +305,9 @@ func (e *ActionError) Unwrap() error { return e.Err }
 // ProposalError lists what was wrong with a model proposal. It wraps ErrInvalidProposal.
 type ProposalError struct {
 	Problems []string
+	// Kept lists the fields of the proposal's extracted data that were applied
+	// anyway: they were valid, and only the next step or the choices were wrong.
+	Kept []Field
 }
 
 // Error lists the problems.
@@ -310,21 +327,38 @@ func NeedsModel(c Conversation, a Action) bool {
 }
 
 // Advance handles one user action: it asks m for a proposal when one is needed and
-// applies it. Like [Apply] it always returns a usable conversation and turn; when the
-// model fails, the conversation is unchanged, the turn says so, and the error wraps
-// ErrModelUnavailable.
+// applies it. When the proposal breaks the rules, the model is asked once more, with
+// the problems fed back (Conversation.Rejected); if that answer is no better, the
+// first one's valid extracted data is kept (see [Apply]). Like [Apply] it always
+// returns a usable conversation and turn; when the model fails, the conversation is
+// unchanged, the turn says so, and the error wraps ErrModelUnavailable.
 func Advance(ctx context.Context, m Model, c Conversation, a Action) (Conversation, Turn, error) {
-	var p Proposal
-	if NeedsModel(c, a) {
-		var err error
-		p, err = m.Propose(ctx, c, a)
-		if err != nil {
-			t := c.Last
-			t.Message = "Sorry, I can't think right now (the language model did not answer). Please try again in a moment."
-			return c, t, fmt.Errorf("%w: %w", ErrModelUnavailable, err)
-		}
+	if !NeedsModel(c, a) {
+		return Apply(c, a, Proposal{})
 	}
-	return Apply(c, a, p)
+	p, err := m.Propose(ctx, c, a)
+	if err != nil {
+		t := c.Last
+		t.Message = "Sorry, I can't think right now (the language model did not answer). Please try again in a moment."
+		return c, t, fmt.Errorf("%w: %w", ErrModelUnavailable, err)
+	}
+	next, turn, err := Apply(c, a, p)
+	var first *ProposalError
+	if !errors.As(err, &first) {
+		return next, turn, err
+	}
+	again := c.clone()
+	again.Rejected = slices.Clone(first.Problems)
+	p2, perr := m.Propose(ctx, again, a)
+	if perr != nil {
+		return next, turn, err
+	}
+	next2, turn2, err2 := Apply(c, a, p2)
+	var second *ProposalError
+	if errors.As(err2, &second) && len(second.Kept) < len(first.Kept) {
+		return next, turn, err // the retry kept less of what the user said
+	}
+	return next2, turn2, err2
 }
 
 // Apply validates the user's action a and the model's proposal p, and returns the next
@@ -336,9 +370,12 @@ func Advance(ctx context.Context, m Model, c Conversation, a Action) (Conversati
 //     old message, empty text, a finished conversation). The conversation is returned
 //     unchanged and the turn repeats the last one with a helpful message.
 //   - *ProposalError: the proposal broke the rules (a step not in [Conversation.NextSteps],
-//     an unknown field, a value of the wrong type, ...). The whole proposal is ignored:
-//     the user's own action is kept, the conversation stays on its step and the turn
-//     says so. Callers may retry the model with the original conversation.
+//     an unknown field, a value of the wrong type, ...). The user's own action is kept
+//     and the conversation stays on its step; the turn says so. The extracted data is
+//     checked on its own (seed 003 §3–4): when it is all valid and only the next step,
+//     the mode or the choices are wrong, it is applied (ProposalError.Kept names it);
+//     when any of it is invalid, none of it is. Callers may retry the model with the
+//     original conversation ([Advance] does, once).
 //
 // The review step's Confirm and Change buttons ignore p: Confirm completes the
 // conversation, Change returns to exploration.
@@ -358,11 +395,14 @@ func Apply(c Conversation, a Action, p Proposal) (Conversation, Turn, error) {
 	}
 	c2, t, err := applyProposal(c1, eff, a, p)
 	if err != nil {
-		t = stayTurn(c1, eff)
-		c1.record(t)
-		return c1, t, err
+		var kept []Field
+		if pe := (*ProposalError)(nil); errors.As(err, &pe) {
+			kept = pe.Kept
+		}
+		t = c2.record(stayTurn(c2, eff, kept))
+		return c2, t, err
 	}
-	c2.record(t)
+	t = c2.record(t)
 	return c2, t, nil
 }
 
@@ -381,6 +421,9 @@ func applyAction(c Conversation, a Action) (Conversation, effect, error) {
 	}
 	c = c.clone()
 	current, isData := c.Step.Field()
+	if a.Kind != ActionTextInput && a.Turn != 0 && a.Turn != c.Last.Number {
+		return c, eff, staleChoice()
+	}
 	switch a.Kind {
 	case ActionTextInput:
 		text := cleanText(a.Text)
@@ -517,10 +560,13 @@ func (c *Conversation) settle(f Field) {
 }
 
 // applyProposal validates p against c (the state after the user's action) and applies
-// it (seed 003 §3–4, "after LLM call"). The proposal is all or nothing.
+// it (seed 003 §3–4, "after LLM call"). The extracted data is validated on its own:
+// on error the returned conversation is c plus the extracted data when all of that
+// was valid (the error's Kept lists it), or c itself.
 func applyProposal(c Conversation, eff effect, a Action, p Proposal) (Conversation, Turn, error) {
-	var problems []string
+	var problems, dataProblems []string
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	badData := func(format string, args ...any) { dataProblems = append(dataProblems, fmt.Sprintf(format, args...)) }
 
 	mode := Mode(strings.ToUpper(strings.TrimSpace(string(p.Mode))))
 	if mode != ModeQuestion && mode != ModeSuggestion {
@@ -529,30 +575,32 @@ func applyProposal(c Conversation, eff effect, a Action, p Proposal) (Conversati
 
 	// Extracted data, applied to a copy.
 	c2 := c.clone()
+	var kept []Field
 	seen := map[Field]bool{}
 	for _, fv := range p.ExtractedData {
 		f := Field(strings.TrimSpace(string(fv.Field)))
 		d, ok := lookupField(f)
 		switch {
 		case !ok:
-			bad("extracted_data names unknown field %q", truncate(string(fv.Field), 40))
+			badData("extracted_data names unknown field %q", truncate(string(fv.Field), 40))
 			continue
 		case seen[f]:
-			bad("extracted_data gives field %q twice", f)
+			badData("extracted_data gives field %q twice", f)
 			continue
 		}
 		seen[f] = true
 		n, err := d.normalize(fv)
 		if err != nil {
-			bad("extracted_data: %v", err)
+			badData("extracted_data: %v", err)
 			continue
 		}
 		if f == FieldChannel && n.Value != c.Spec.Channel && !strings.Contains(a.Text, n.Value) {
-			bad("extracted_data: channel %q was not mentioned by the user", n.Value)
+			badData("extracted_data: channel %q was not mentioned by the user", n.Value)
 			continue
 		}
 		c2.Spec.set(n)
 		c2.settle(f)
+		kept = append(kept, f)
 	}
 
 	// Next step.
@@ -602,8 +650,11 @@ func applyProposal(c Conversation, eff effect, a Action, p Proposal) (Conversati
 		(len(p.Suggestions) > 0 || len(p.Options) > 0) {
 		bad("suggestions or options need a target_field")
 	}
-	if len(problems) > 0 {
-		return c, Turn{}, &ProposalError{Problems: problems}
+	switch {
+	case len(dataProblems) > 0:
+		return c, Turn{}, &ProposalError{Problems: append(dataProblems, problems...)}
+	case len(problems) > 0:
+		return c2, Turn{}, &ProposalError{Problems: problems, Kept: kept}
 	}
 
 	c2.Step = next
@@ -621,7 +672,7 @@ func applyProposal(c Conversation, eff effect, a Action, p Proposal) (Conversati
 		t.Review = c2.Spec.ReviewLines()
 	case StepComplete:
 		if err := c2.Spec.Validate(); err != nil {
-			return c, Turn{}, &ProposalError{Problems: []string{"next_step complete with an invalid configuration: " + err.Error()}}
+			return c2, Turn{}, &ProposalError{Problems: []string{"next_step complete with an invalid configuration: " + err.Error()}, Kept: kept}
 		}
 	}
 	if t.Message == "" {
@@ -665,7 +716,7 @@ func decide(c Conversation, decision string) (Conversation, Turn, error) {
 		c.Step = StepExploration
 		t := Turn{Step: StepExploration, Message: "What would you like to change? Tell me in your own words, " +
 			"for example \"make it weekly\" or \"add Acme Corp to the competitors\"."}
-		c.record(t)
+		t = c.record(t)
 		return c, t, nil
 	}
 	if err := c.Spec.Validate(); err != nil {
@@ -676,13 +727,26 @@ func decide(c Conversation, decision string) (Conversation, Turn, error) {
 	c.Step = StepComplete
 	t := Turn{Step: StepComplete, Message: fmt.Sprintf("Done! %q is set up: I'll post a digest %s.",
 		c.Spec.Name, c.Spec.Schedule().Describe())}
-	c.record(t)
+	t = c.record(t)
 	return c, t, nil
 }
 
-// stayTurn is the turn after an invalid proposal: stay on the current step and say so.
-func stayTurn(c Conversation, eff effect) Turn {
-	const sorry = "Sorry, I got muddled there and didn't change anything. "
+// stayTurn is the turn after an invalid proposal: stay on the current step and say
+// so, naming what was saved (the user's own choice, the proposal's kept data).
+func stayTurn(c Conversation, eff effect, kept []Field) Turn {
+	var saved []Field
+	if eff.set != "" {
+		saved = append(saved, eff.set)
+	}
+	for _, f := range kept {
+		if !slices.Contains(saved, f) {
+			saved = append(saved, f)
+		}
+	}
+	sorry := "Sorry, I got muddled there and didn't change anything. "
+	if len(saved) > 0 {
+		sorry = "Saved " + titles(saved) + ". Sorry, I got muddled about what comes next. "
+	}
 	t := Turn{Step: c.Step}
 	switch f, isData := c.Step.Field(); {
 	case c.Step == StepReview:
@@ -701,14 +765,23 @@ func stayTurn(c Conversation, eff effect) Turn {
 		t.Skippable = c.skippable(f)
 	default:
 		t.Message = sorry + "Could you tell me more, or say what you'd like to set next?"
-		if eff.set != "" {
-			t.Message = fmt.Sprintf("Saved %s. Sorry, I lost my train of thought there. What would you like to set next?", eff.set.Label())
+		if len(saved) > 0 {
+			t.Message = "Saved " + titles(saved) + ". Sorry, I lost my train of thought there. What would you like to set next?"
 		}
 		if m := c.missing(); len(m) > 0 {
 			t.Message += " Still needed: " + labels(m) + "."
 		}
 	}
 	return t
+}
+
+// titles joins the fields' labels as they are ("Type, Name").
+func titles(fields []Field) string {
+	s := make([]string, len(fields))
+	for i, f := range fields {
+		s[i] = f.Label()
+	}
+	return strings.Join(s, ", ")
 }
 
 // defaultMessage is the bot's message when the model gave none.
@@ -730,10 +803,13 @@ func cleanMessage(s string) string {
 	return truncate(cleanText(s), MaxMessageLen)
 }
 
-// record makes t the last turn and adds it to the history.
-func (c *Conversation) record(t Turn) {
+// record numbers t as the next turn, makes it the last turn, adds it to the
+// history and returns it.
+func (c *Conversation) record(t Turn) Turn {
+	t.Number = c.Last.Number + 1
 	c.Last = t
 	c.addHistory("assistant", t.Message)
+	return t
 }
 
 // addHistory appends an entry, keeping at most MaxHistory.

@@ -137,7 +137,9 @@ type DigestPresenterConfig struct {
 	// Store holds the streams whose digests are recorded. Required.
 	Store Store
 	// Inner shows the run (the Slack presenter, which posts the report to the
-	// stream's channel); nil means nothing is shown.
+	// stream's channel, and held drafts to the owner's direct messages). It must
+	// be idempotent. Without it nothing can be shown: Offer, Decided and
+	// Finished fail with ErrNoPresenter, and no digest is recorded.
 	Inner  pipeline.Presenter
 	Now    func() time.Time
 	Logger *slog.Logger

@@ -44,7 +44,8 @@ func RenderPrompt(c Conversation, a Action) (system, user string) {
 		CompletedField Field
 		MissingFields  string
 		Fields         []fieldInfo
-	}{Step: after.Step, ValidNextSteps: joinSteps(after.NextSteps())}
+		Retry          bool
+	}{Step: after.Step, ValidNextSteps: joinSteps(after.NextSteps()), Retry: len(c.Rejected) > 0}
 	sys.Field, _ = after.Step.Field()
 	if eff.completed {
 		sys.CompletedField = eff.set
@@ -65,6 +66,13 @@ func RenderPrompt(c Conversation, a Action) (system, user string) {
 		Config:  configEntries(after),
 		History: historyEntries(c.History),
 		Action:  actionData(c, a),
+		Rejected: func() []string {
+			var out []string
+			for _, p := range c.Rejected {
+				out = append(out, truncate(p, promptEntryLen))
+			}
+			return out
+		}(),
 	}, "", "  ")
 
 	tmpl := promptTemplates()
@@ -81,6 +89,9 @@ type untrustedData struct {
 	Config  []configEntry `json:"current_config"`
 	History []Entry       `json:"conversation_history"`
 	Action  actionEntry   `json:"user_action"`
+	// Rejected is what was wrong with the model's previous proposal for this
+	// action (it quotes model output, so it is data too).
+	Rejected []string `json:"previous_proposal_problems,omitempty"`
 }
 
 // configEntry is one field of the configuration as shown to the model.

@@ -238,6 +238,20 @@ func (s *Service) Delete(ctx context.Context, name, actor string, isAdmin bool) 
 	if err != nil {
 		return nil, err
 	}
+	return s.delete(ctx, st, actor, isAdmin)
+}
+
+// DeleteByID is Delete for the stream with this id: a confirmation made for one
+// stream can never delete another that took its name later (ErrStreamNotFound).
+func (s *Service) DeleteByID(ctx context.Context, id, actor string, isAdmin bool) (*Stream, error) {
+	st, err := s.cfg.Store.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return s.delete(ctx, st, actor, isAdmin)
+}
+
+func (s *Service) delete(ctx context.Context, st *Stream, actor string, isAdmin bool) (*Stream, error) {
 	if !st.CanChange(actor, isAdmin) {
 		return nil, fmt.Errorf("%w (stream %q belongs to %s)", ErrNotAllowed, st.Spec.Name, st.Owner)
 	}

@@ -15,14 +15,27 @@ import (
 )
 
 // cmdWorker advances runs without connecting to Slack's socket: extra
-// replicas that add research capacity. With SLACK_BOT_TOKEN set it posts
-// progress, checkpoints and reports of Slack runs like serve does.
+// replicas that add research capacity. It posts progress, checkpoints and
+// reports of Slack runs and stream digests like serve does, so taking the
+// Slack queue ("runs", the default) needs SLACK_BOT_TOKEN: without it the
+// worker refuses to start rather than finish runs nobody sees. Other queues
+// (those of terminal runs, given with --queues) need no token.
 func cmdWorker(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	queues := fs.String("queues", slackQueue, "comma-separated queues to take runs from")
 	if err := fs.Parse(args); err != nil {
 		return &exitError{code: 2}
+	}
+	qs := map[string]int{}
+	for _, q := range strings.Split(*queues, ",") {
+		if q = strings.TrimSpace(q); q != "" {
+			qs[q] = 1
+		}
+	}
+	if _, slack := qs[slackQueue]; slack && strings.TrimSpace(getenv("SLACK_BOT_TOKEN")) == "" {
+		return &exitError{code: 2, msg: "researchbot worker: the " + slackQueue + " queue holds Slack runs and stream digests, which must be posted to Slack: " +
+			"set SLACK_BOT_TOKEN, or give --queues without " + slackQueue + " (for example the queue of terminal runs)"}
 	}
 	cfg, err := loadConfig(getenv, stderr, config.Config.CheckLLM)
 	if err != nil {
@@ -50,12 +63,6 @@ func cmdWorker(ctx context.Context, args []string, getenv func(string) string, s
 		digests.Inner = presenter
 	}
 	a.AddPresenter(scheduler.OriginKind, scheduler.NewDigestPresenter(digests))
-	qs := map[string]int{}
-	for _, q := range strings.Split(*queues, ",") {
-		if q = strings.TrimSpace(q); q != "" {
-			qs[q] = 1
-		}
-	}
 	stop, err := a.StartWorker(qs)
 	if err != nil {
 		return err

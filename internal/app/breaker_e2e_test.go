@@ -112,3 +112,41 @@ func TestAReportThatCouldNotBeShownIsShownLater(t *testing.T) {
 	case <-time.After(1500 * time.Millisecond):
 	}
 }
+
+// neverFinish is a presenter that can never show a report.
+type neverFinish struct {
+	*recorder
+	calls atomic.Int32
+}
+
+func (n *neverFinish) Finished(context.Context, *pipeline.Run) error {
+	n.calls.Add(1)
+	return errors.New("not_in_channel")
+}
+
+func TestShowingAReportIsNotRetriedForever(t *testing.T) {
+	h := newHarness(t, &researchtest.Researcher{}, map[string]string{"RUN_LEASE": "1s"})
+	n := &neverFinish{recorder: h.rec}
+	h.app.AddPresenter("test", n)
+	r := h.start(checkpoints.ModeAuto, pipeline.Limits{})
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		stored, err := h.app.Engine.Load(context.Background(), r.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stored.Presented {
+			if stored.PresentAttempts != 8 || stored.Report == nil {
+				t.Fatalf("gave up after %d attempts (report %v)", stored.PresentAttempts, stored.Report != nil)
+			}
+			if !strings.Contains(stored.Errors[len(stored.Errors)-1].Message, "not_in_channel") {
+				t.Errorf("the reason is not recorded: %+v", stored.Errors[len(stored.Errors)-1])
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("still trying after %d attempts", n.calls.Load())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -86,11 +86,13 @@ func (h *streamHarness) tickAt(t time.Time) {
 	}
 }
 
-// finished waits for the next run posted by the inner presenter.
+// finished waits for the next run posted by the inner presenter, and for the
+// digest presenter to record it in its stream (which it does after the post).
 func (h *streamHarness) finished() *pipeline.Run {
 	h.t.Helper()
 	select {
 	case r := <-h.rec.done:
+		h.recorded(r)
 		return r
 	case inst := <-h.rec.offers:
 		h.t.Fatalf("unexpected checkpoint %s", inst.DefinitionID)
@@ -98,6 +100,27 @@ func (h *streamHarness) finished() *pipeline.Run {
 		h.t.Fatal("no digest finished in time")
 	}
 	return nil
+}
+
+// recorded waits until the stream of digest run r has recorded its outcome.
+func (h *streamHarness) recorded(r *pipeline.Run) {
+	h.t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for {
+		st, err := h.streams.Get(context.Background(), r.Origin.StreamID)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		for _, d := range st.Digests {
+			if d.RunID == r.ID && d.Status.Final() {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("digest run %s was never recorded in its stream: %+v", r.ID, st.Digests)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 func (h *streamHarness) stream(name string) *scheduler.Stream {
