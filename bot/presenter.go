@@ -200,17 +200,22 @@ func (p *Presenter) Offer(ctx context.Context, r *pipeline.Run, inst *checkpoint
 		}
 		log.Warn("bot: updating an offered checkpoint failed; posting it again", "err", err)
 	}
-	var ts string
+	var channel, ts string
 	err := retry429(ctx, func() error {
 		var err error
-		_, ts, err = p.api.PostMessageContext(ctx, r.Origin.Channel, quiet(blocks, text), slack.MsgOptionTS(r.Origin.ThreadTS))
+		channel, ts, err = p.api.PostMessageContext(ctx, r.Origin.Channel, quiet(blocks, text), slack.MsgOptionTS(r.Origin.ThreadTS))
 		return err
 	})
 	if err != nil {
 		log.Error("bot: posting a checkpoint failed", "err", err)
 		return fmt.Errorf("posting checkpoint %s: %w", inst.ID, err)
 	}
-	if err := p.remember(ctx, inst.ID, checkpointMsg{Channel: r.Origin.Channel, TS: ts, Attempt: inst.Attempt}); err != nil {
+	// Remember the channel Slack answered with: posting to a user id lands
+	// in a DM whose channel id differs, and chat.update needs the real one.
+	if channel == "" {
+		channel = r.Origin.Channel
+	}
+	if err := p.remember(ctx, inst.ID, checkpointMsg{Channel: channel, TS: ts, Attempt: inst.Attempt}); err != nil {
 		log.Warn("bot: remembering a checkpoint message failed", "err", err)
 	}
 	if prev != nil && prev.Attempt != inst.Attempt {
