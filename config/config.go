@@ -55,11 +55,12 @@ type Config struct {
 	FetchCacheTTL time.Duration
 
 	// Run limits (defaults for every run).
-	MaxCostUSD    float64
-	MaxWall       time.Duration
-	MaxIterations int
-	MaxGapRounds  int
-	MaxSources    int
+	MaxCostUSD      float64
+	MaxWall         time.Duration
+	MaxIterations   int
+	MaxGapRounds    int
+	MaxSources      int
+	MaxSourceTokens int
 
 	// Process.
 	WorkerConcurrency int
@@ -106,6 +107,7 @@ func Variables() []Variable {
 		{"RUN_MAX_ITERATIONS", "3", "revisions and re-plans of one run"},
 		{"RUN_MAX_GAP_ROUNDS", "2", "extra search rounds to fill gaps"},
 		{"RUN_MAX_SOURCES", "by depth (6/12/20)", "pages read per run"},
+		{"RUN_MAX_SOURCE_TOKENS", "30000", "page text (estimated tokens) in one analysis; the best-ranked pages that fit are used"},
 		{"WORKER_CONCURRENCY", "8", "runs one process advances at once"},
 		{"RUN_LEASE", "15s", "a worker's lease on a run; a crashed worker's runs are taken over after it"},
 		{"CROSSREF_URL", "", "Crossref API base URL (turns Crossref on)"},
@@ -157,6 +159,7 @@ func Load(getenv func(string) string) (Config, error) {
 		MaxIterations:     p.int("RUN_MAX_ITERATIONS", 3, 1),
 		MaxGapRounds:      p.int("RUN_MAX_GAP_ROUNDS", 2, 0),
 		MaxSources:        p.int("RUN_MAX_SOURCES", 0, 0),
+		MaxSourceTokens:   p.int("RUN_MAX_SOURCE_TOKENS", 30000, 1000),
 		WorkerConcurrency: p.int("WORKER_CONCURRENCY", 8, 1),
 		LeaseTTL:          p.dur("RUN_LEASE", 15*time.Second, true),
 		HTTPAddr:          p.str("HTTP_ADDR", ":8080"),

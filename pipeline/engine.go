@@ -129,6 +129,9 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxSourceChars <= 0 {
 		l.MaxSourceChars = 6000
 	}
+	if l.MaxSourceTokens <= 0 {
+		l.MaxSourceTokens = 30000
+	}
 	return l
 }
 
@@ -151,6 +154,9 @@ func (l Limits) merge(d Limits) Limits {
 	}
 	if l.MaxSourceChars == 0 {
 		l.MaxSourceChars = d.MaxSourceChars
+	}
+	if l.MaxSourceTokens == 0 {
+		l.MaxSourceTokens = d.MaxSourceTokens
 	}
 	return l
 }

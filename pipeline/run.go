@@ -103,6 +103,9 @@ type Limits struct {
 	MaxWall        time.Duration `json:"max_wall"`         // working time, human waits excluded; 0: none
 	MaxSources     int           `json:"max_sources"`      // pages fetched; 0: by depth
 	MaxSourceChars int           `json:"max_source_chars"` // page text carried into a prompt; default 6000
+	// MaxSourceTokens bounds the page text of one analysis prompt (estimated
+	// tokens); the best-ranked pages that fit are used. 0: default 30 000.
+	MaxSourceTokens int `json:"max_source_tokens"`
 }
 
 // Request is what a caller asks the Engine to research.

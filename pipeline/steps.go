@@ -603,7 +603,30 @@ func (r *Run) promptPages() []Page {
 			pages[i].Truncated = true
 		}
 	}
+	// Only the best pages that fit the token budget go into the prompt; the
+	// rest stay listed among the run's sources. At least two always go.
+	if budget := r.Limits.MaxSourceTokens; budget > 0 {
+		used := 0
+		for i, p := range pages {
+			used += estimateTokens(p.Text)
+			if used > budget && i >= 2 {
+				pages = pages[:i]
+				break
+			}
+		}
+	}
 	return pages
+}
+
+// estimateTokens is a rough token count of text (four characters a token).
+func estimateTokens(text string) int { return (len(text) + 3) / 4 }
+
+// noteLeftOut states in the report how many read pages the token budget kept
+// out of the analysis.
+func (r *Run) noteLeftOut(used int) {
+	if left := len(r.Pages) - used; left > 0 {
+		r.addBound(fmt.Sprintf("%d of %d pages read were left out of the analysis to stay within its token budget (%d tokens); the best-ranked were used", left, len(r.Pages), r.Limits.MaxSourceTokens))
+	}
 }
 
 // shrink makes the next prompt smaller after a context-length error (seed
@@ -639,7 +662,9 @@ func (e *Engine) stepAnalyze(ctx context.Context, r *Run) error {
 	}
 	var out AnalysisOutput
 	for {
-		system, user := AnalystPrompt(r, r.promptPages())
+		pages := r.promptPages()
+		r.noteLeftOut(len(pages))
+		system, user := AnalystPrompt(r, pages)
 		err := e.generate(ctx, r, RoleAnalyst, "analysis", system, user, &out)
 		if err == nil {
 			break

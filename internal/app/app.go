@@ -133,7 +133,7 @@ func (a *App) build() error {
 		Presenters: presenters,
 		Defaults: pipeline.Limits{
 			MaxIterations: cfg.MaxIterations, MaxGapRounds: cfg.MaxGapRounds, MaxCostUSD: cfg.MaxCostUSD,
-			MaxWall: cfg.MaxWall, MaxSources: cfg.MaxSources,
+			MaxWall: cfg.MaxWall, MaxSources: cfg.MaxSources, MaxSourceTokens: cfg.MaxSourceTokens,
 		},
 		DefaultQueue: a.opts.DefaultQueue,
 		Observer:     a.opts.Observer,
