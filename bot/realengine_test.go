@@ -70,21 +70,9 @@ func TestRealEngineFullModeThroughSlack(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(stopWorker)
-	b, err := bot.New(bot.Config{AppToken: fake.AppToken(), BotToken: fake.BotToken(), APIURL: fake.APIURL(), Engine: a.Engine, Redis: a.Conn.Client, Metrics: metrics})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- b.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
+	runBot(t, ctx, cancel, fake, bot.Config{AppToken: fake.AppToken(), BotToken: fake.BotToken(), APIURL: fake.APIURL(), Engine: a.Engine, Redis: a.Conn.Client, Metrics: metrics})
 	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
 	defer wcancel()
-	if err := fake.WaitConnected(wctx); err != nil {
-		t.Fatal(err)
-	}
 
 	if _, err := fake.SlashCommand(wctx, slackfake.SlashCommand{Command: "/research", Text: "--mode full How well do heat pumps work in cold climates?", UserID: user, ChannelID: channel}); err != nil {
 		t.Fatal(err)
@@ -202,4 +190,25 @@ func dumpAll(fake *slackfake.Server, channel string) string {
 		b.WriteString(m.TS + " " + m.ThreadTS + " " + m.Text + "\n")
 	}
 	return b.String()
+}
+
+// runBot starts the bot until the test ends (cancel stops it) and waits
+// until it is connected to the fake Slack.
+func runBot(t *testing.T, ctx context.Context, cancel context.CancelFunc, fake *slackfake.Server, cfg bot.Config) {
+	t.Helper()
+	b, err := bot.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- b.Run(ctx) }() // owner: this test; stopped by cancel at cleanup
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
+	defer wcancel()
+	if err := fake.WaitConnected(wctx); err != nil {
+		t.Fatal(err)
+	}
 }

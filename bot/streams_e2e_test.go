@@ -150,22 +150,8 @@ func newStreamsE2E(t *testing.T) *streamsE2E {
 		t.Fatal(err)
 	}
 	t.Cleanup(stopWorker)
-	b, err := bot.New(bot.Config{AppToken: fake.AppToken(), BotToken: fake.BotToken(), APIURL: fake.APIURL(), Engine: a.Engine,
+	runBot(t, ctx, cancel, fake, bot.Config{AppToken: fake.AppToken(), BotToken: fake.BotToken(), APIURL: fake.APIURL(), Engine: a.Engine,
 		Redis: rdb, Metrics: metrics, Streams: streams, Messages: streams})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- b.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
-	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
-	defer wcancel()
-	if err := fake.WaitConnected(wctx); err != nil {
-		t.Fatal(err)
-	}
 	return &streamsE2E{t: t, fake: fake, svc: svc, clock: clock, ctx: ctx, channel: streamChannel,
 		convCalls: func() []llmtest.Call { return conversationCalls(model) }}
 }
