@@ -102,3 +102,20 @@ func Recommend(score float64, items []CritiqueItem, canIterate bool) string {
 	}
 	return RecommendReject
 }
+
+// MinImprovementPotential is the reviewer's estimate of what a revision can
+// gain below which a low-scoring draft's issues count as not addressable.
+const MinImprovementPotential = 0.2
+
+// RecommendWithPotential is Recommend plus the rule of seed 001's reviewer
+// prompt, "REJECT: score < 5.0 AND issues are not addressable": a draft
+// scoring below RevisionThreshold whose improvement potential (0..1, the
+// reviewer's own estimate) is under MinImprovementPotential is rejected
+// even while iterations remain, instead of paying for hopeless revisions.
+func RecommendWithPotential(score float64, items []CritiqueItem, canIterate bool, potential float64) string {
+	rec := Recommend(score, items, canIterate)
+	if rec == RecommendRevise && score < RevisionThreshold && potential < MinImprovementPotential {
+		return RecommendReject
+	}
+	return rec
+}

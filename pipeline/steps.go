@@ -790,7 +790,7 @@ func (e *Engine) stepReview(ctx context.Context, r *Run) error {
 	}
 	c := Critique{DraftVersion: d.Version, Criteria: out.Criteria, Items: out.Items, Summary: strings.TrimSpace(out.Summary)}
 	c.Score = WeightedScore(c.Criteria)
-	c.Recommendation = Recommend(c.Score, c.Items, canIterate)
+	c.Recommendation = RecommendWithPotential(c.Score, c.Items, canIterate, clamp01(out.ImprovementPotential))
 	r.Critiques = append(r.Critiques, c)
 	r.trace(now, StepReview, "review of draft %d: score %.1f, %s", d.Version, c.Score, c.Recommendation)
 	r.routeAfterReview(c, canIterate)
@@ -819,7 +819,7 @@ func (r *Run) routeAfterReview(c Critique, canIterate bool) {
 		r.addBound(fmt.Sprintf("revision limit (%d) reached before the draft passed review (score %.1f)", r.Limits.MaxIterations, c.Score))
 		r.toFallback(fmt.Sprintf("maximum revision iterations (%d) reached", r.Limits.MaxIterations))
 	default:
-		r.toFallback("draft rejected by the reviewer")
+		r.toFallback(fmt.Sprintf("draft rejected by the reviewer (score %.1f; the reviewer judged its issues not fixable by revision)", c.Score))
 	}
 }
 

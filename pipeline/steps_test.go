@@ -31,3 +31,22 @@ func TestPromptPagesKeepTheBestWithinTheTokenBudget(t *testing.T) {
 		t.Fatalf("%d pages with a tiny budget, want 2", n)
 	}
 }
+
+func TestHopelessDraftsAreRejectedNotRevised(t *testing.T) {
+	cases := []struct {
+		score, potential float64
+		canIterate       bool
+		want             string
+	}{
+		{4.0, 0.1, true, RecommendReject},  // low score, nothing to gain: stop paying
+		{4.0, 0.5, true, RecommendRevise},  // low score, but revision can help
+		{6.0, 0.0, true, RecommendRevise},  // acceptable score: revise as the seed says
+		{8.0, 0.0, true, RecommendApprove}, // passes
+		{4.0, 0.9, false, RecommendReject}, // no iterations left
+	}
+	for _, c := range cases {
+		if got := RecommendWithPotential(c.score, nil, c.canIterate, c.potential); got != c.want {
+			t.Errorf("score %.1f potential %.1f canIterate %v: %s, want %s", c.score, c.potential, c.canIterate, got, c.want)
+		}
+	}
+}
