@@ -331,7 +331,8 @@ func (a *App) decide(ctx context.Context, r *pipeline.Run, instID string, d chec
 		blocks = RenderError("I couldn't record your decision because of an internal error.", "Please click again in a minute; nothing was changed.")
 	}
 	log.Info("bot: decision refused", "reason", err)
-	a.ephemeral(ctx, r.Origin.Channel, d.By, r.Origin.ThreadTS, blocks, "Your decision was not applied")
+	ch, th := a.noticePlace(ctx, r, instID)
+	a.ephemeral(ctx, ch, d.By, th, blocks, "Your decision was not applied")
 }
 
 // onSubmission handles a submitted Edit or Reject form: it validates before
@@ -353,7 +354,8 @@ func (a *App) onSubmission(ctx context.Context, k *acker, cb slack.InteractionCa
 				a.log.Warn("bot: a refused form could not be explained: the form had closed and the run is unknown", "user", user, "checkpoint_id", instID)
 				return
 			}
-			a.ephemeral(ctx, r.Origin.Channel, user, r.Origin.ThreadTS, problem, "Your form was not saved")
+			ch, th := a.noticePlace(ctx, r, instID)
+			a.ephemeral(ctx, ch, user, th, problem, "Your form was not saved")
 		}
 		return
 	}
@@ -364,7 +366,8 @@ func (a *App) onSubmission(ctx context.Context, k *acker, cb slack.InteractionCa
 		if _, errs := checkpoints.Validate(inst.Fields, values); len(errs) > 0 {
 			if !k.ack(slack.NewErrorsViewSubmissionResponse(SubmissionErrors(inst.Fields, errs))) {
 				// Too late for the form (it was closed at the deadline): say it in the thread.
-				a.ephemeral(ctx, r.Origin.Channel, user, r.Origin.ThreadTS, validationProblem(errs), "Your changes were not saved")
+				ch, th := a.noticePlace(ctx, r, instID)
+				a.ephemeral(ctx, ch, user, th, validationProblem(errs), "Your changes were not saved")
 			}
 			return
 		}
@@ -373,7 +376,8 @@ func (a *App) onSubmission(ctx context.Context, k *acker, cb slack.InteractionCa
 		reason := rejectReason(state)
 		if reason == "" {
 			if !k.ack(slack.NewErrorsViewSubmissionResponse(map[string]string{reasonBlockID: "Please say why, so the researcher can do better."})) {
-				a.ephemeral(ctx, r.Origin.Channel, user, r.Origin.ThreadTS, RenderError("Nothing was rejected: a rejection needs a reason.", "Click *Reject* again and say why."), "Nothing was rejected")
+				ch, th := a.noticePlace(ctx, r, instID)
+				a.ephemeral(ctx, ch, user, th, RenderError("Nothing was rejected: a rejection needs a reason.", "Click *Reject* again and say why."), "Nothing was rejected")
 			}
 			return
 		}
@@ -443,4 +447,14 @@ func (a *App) replaceOriginal(ctx context.Context, cb slack.InteractionCallback,
 	if err != nil {
 		a.log.Error("bot: replying to a click failed", "user", cb.User.ID, "err", err)
 	}
+}
+
+// noticePlace is where to tell someone about their decision on a checkpoint:
+// beside the checkpoint's message. A held stream draft is offered in its
+// owner's DM, not in the run's channel, so the remembered message decides.
+func (a *App) noticePlace(ctx context.Context, r *pipeline.Run, instID string) (channel, thread string) {
+	if m, err := lookupCheckpointMsg(ctx, a.cfg.Redis, instID); err == nil && m != nil && m.Channel != r.Origin.Channel {
+		return m.Channel, ""
+	}
+	return r.Origin.Channel, r.Origin.ThreadTS
 }

@@ -592,7 +592,13 @@ func (p *Presenter) remember(ctx context.Context, instID string, m checkpointMsg
 
 // lookup finds where a checkpoint's message is; nil when unknown.
 func (p *Presenter) lookup(ctx context.Context, instID string) (*checkpointMsg, error) {
-	b, err := p.rdb.Get(ctx, keyCheckpointMsg+instID).Bytes()
+	return lookupCheckpointMsg(ctx, p.rdb, instID)
+}
+
+// lookupCheckpointMsg finds where a checkpoint's message was posted (any
+// replica may ask); nil when unknown.
+func lookupCheckpointMsg(ctx context.Context, rdb redis.UniversalClient, instID string) (*checkpointMsg, error) {
+	b, err := rdb.Get(ctx, keyCheckpointMsg+instID).Bytes()
 	if errors.Is(err, redis.Nil) {
 		return nil, nil
 	}

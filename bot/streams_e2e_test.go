@@ -560,6 +560,23 @@ func TestStreamHeldDraftGoesToOwnerDM(t *testing.T) {
 	if _, err := h.fake.ClickButton(ctx, streamOwner, dm, draft.TS, bot.ActionApprove, "", ""); err != nil {
 		t.Fatal(err)
 	}
+	// A second click (before the message collapses) is refused, and the
+	// explanation appears where the owner clicked: in the DM.
+	if _, err := h.fake.ClickButton(ctx, streamOwner, dm, draft.TS, bot.ActionApprove, "", ""); err == nil {
+		h.waitFor("the double click explained in the DM", 10*time.Second, func() bool {
+			for _, m := range h.fake.Messages(dm) {
+				if m.Ephemeral && m.ToUser == streamOwner && m.Text == "Your decision was not applied" {
+					return true
+				}
+			}
+			return false
+		})
+		for _, m := range h.fake.Messages(h.channel) {
+			if m.Ephemeral && m.Text == "Your decision was not applied" {
+				t.Fatal("the notice about the DM draft went to the stream's channel")
+			}
+		}
+	}
 	st := h.digestDone("Held Watch", 1)
 	if d := st.Digests[0]; d.Status != scheduler.DigestCompleted {
 		t.Fatalf("digest record after approval: %+v", d)
