@@ -402,3 +402,36 @@ func TestResumingASlackRunFromTheTerminalIsRefused(t *testing.T) {
 		t.Fatalf("no clear explanation:\n%s", c.log())
 	}
 }
+
+func TestOperatorsCanDisableACheckpoint(t *testing.T) {
+	w := newWorld(t, &researchtest.Researcher{})
+	env := func(k string) string {
+		return map[string]string{"REDIS_URL": w.redisURL}[k]
+	}
+	var out, errb bytes.Buffer
+	if err := run(context.Background(), []string{"checkpoints"}, env, strings.NewReader(""), &out, &errb); err != nil {
+		t.Fatalf("%v %s", err, errb.String())
+	}
+	for _, id := range []string{"plan_review", "source_review", "critical_issues", "draft_review"} {
+		if !strings.Contains(out.String(), id) {
+			t.Errorf("list lacks %s:\n%s", id, out.String())
+		}
+	}
+	out.Reset()
+	if err := run(context.Background(), []string{"checkpoints", "disable", "plan_review"}, env, strings.NewReader(""), &out, &errb); err != nil {
+		t.Fatalf("%v %s", err, errb.String())
+	}
+	if err := run(context.Background(), []string{"checkpoints", "timeout", "nope", "1h"}, env, strings.NewReader(""), &out, &errb); err == nil || !strings.Contains(err.Error(), `no checkpoint "nope"`) {
+		t.Fatalf("unknown id: %v", err)
+	}
+	// A guided run now goes straight to the draft: the plan is not offered.
+	c := w.start(t, "run", "--mode", "guided", "How well do heat pumps work in cold climates?")
+	c.waitFor(t, regexp.MustCompile(`━━ Draft review ━━`))
+	if strings.Contains(c.log(), "━━ Research plan") {
+		t.Fatal("a disabled checkpoint was offered")
+	}
+	fmt.Fprintln(c.stdin, "a")
+	if err := c.wait(t); err != nil {
+		t.Fatalf("%v\n%s", err, c.log())
+	}
+}

@@ -47,6 +47,8 @@ Usage:
   researchbot runs [--limit N]           list runs with status, age and spend
   researchbot serve                      run the Slack bot (Socket Mode) and workers
   researchbot worker [--queues runs]     run workers only (more capacity; needs REDIS_URL)
+  researchbot checkpoints [enable|disable|timeout ID …]
+                                         see and change checkpoint definitions
   researchbot env                        list the environment variables it reads
   researchbot help                       this text
 
@@ -69,6 +71,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return cmdServe(ctx, args[1:], getenv, stdout, stderr)
 	case "worker":
 		return cmdWorker(ctx, args[1:], getenv, stderr)
+	case "checkpoints":
+		return cmdCheckpoints(ctx, args[1:], getenv, stdout, stderr)
 	case "env":
 		return cmdEnv(stdout)
 	case "help", "-h", "--help":
