@@ -40,8 +40,17 @@ func cmdCheckpoints(ctx context.Context, args []string, getenv func(string) stri
 	if err != nil {
 		return err
 	}
-	sort.Slice(defs, func(i, j int) bool {
-		return defs[i].SortOrder < defs[j].SortOrder || (defs[i].SortOrder == defs[j].SortOrder && defs[i].ID < defs[j].ID)
+	// In the order a run meets them.
+	stage := map[checkpoints.Position]int{checkpoints.AfterPlanning: 0, checkpoints.AfterSearch: 1, checkpoints.AfterReview: 2, checkpoints.BeforeOutput: 3}
+	sort.SliceStable(defs, func(i, j int) bool {
+		a, b := defs[i], defs[j]
+		if stage[a.Position] != stage[b.Position] {
+			return stage[a.Position] < stage[b.Position]
+		}
+		if a.SortOrder != b.SortOrder {
+			return a.SortOrder < b.SortOrder
+		}
+		return a.ID < b.ID
 	})
 	if len(args) == 0 {
 		now := time.Now()
