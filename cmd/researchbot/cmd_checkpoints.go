@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/researchbot/researchbot/checkpoints"
-	"github.com/researchbot/researchbot/internal/app"
 )
 
 const checkpointsUsage = `Usage:
@@ -21,18 +20,11 @@ const checkpointsUsage = `Usage:
 // cmdCheckpoints lets an operator see and change checkpoint definitions,
 // which are data in Redis shared by every replica.
 func cmdCheckpoints(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	cfg, err := loadConfig(getenv, stderr)
-	if err != nil {
-		return err
-	}
-	a, err := app.New(ctx, cfg, app.Options{})
+	a, err := openStore(ctx, getenv, stderr, "these are the built-in definitions of an empty, in-process Redis")
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	if a.Conn.Embedded {
-		fmt.Fprintln(stderr, "note: REDIS_URL is not set; these are the built-in definitions of an empty, in-process Redis.")
-	}
 	if err := a.Engine.SeedDefinitions(ctx); err != nil {
 		return err
 	}

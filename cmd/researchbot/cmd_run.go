@@ -284,18 +284,11 @@ func cmdRuns(ctx context.Context, args []string, getenv func(string) string, std
 	if err := fs.Parse(args); err != nil {
 		return &exitError{code: 2}
 	}
-	cfg, err := loadConfig(getenv, stderr)
-	if err != nil {
-		return err
-	}
-	a, err := app.New(ctx, cfg, app.Options{})
+	a, err := openStore(ctx, getenv, stderr, "the embedded Redis starts empty, so there are no runs to list")
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	if a.Conn.Embedded {
-		fmt.Fprintln(stderr, "note: REDIS_URL is not set; the embedded Redis starts empty, so there are no runs to list.")
-	}
 	runs, err := a.Engine.List(ctx, pipeline.RunFilter{Limit: *limit})
 	if err != nil {
 		return err
@@ -352,6 +345,23 @@ func age(d time.Duration) string {
 		return fmt.Sprintf("%dh", int(d.Hours()))
 	}
 	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}
+
+// openStore assembles researchbot for a command that only reads or changes
+// stored data. With no REDIS_URL it says, with emptyNote, why there is little to see.
+func openStore(ctx context.Context, getenv func(string) string, stderr io.Writer, emptyNote string) (*app.App, error) {
+	cfg, err := loadConfig(getenv, stderr)
+	if err != nil {
+		return nil, err
+	}
+	a, err := app.New(ctx, cfg, app.Options{})
+	if err != nil {
+		return nil, err
+	}
+	if a.Conn.Embedded {
+		fmt.Fprintf(stderr, "note: REDIS_URL is not set; %s.\n", emptyNote)
+	}
+	return a, nil
 }
 
 func cmdEnv(stdout io.Writer) error {
