@@ -63,6 +63,27 @@ func newWorld(t *testing.T, res *researchtest.Researcher) *world {
 	return &world{redisURL: srv.URL, web: researchtest.NewWeb(t, researchtest.DefaultPages()...), llm: llmtest.NewServer(t, res.Respond), res: res}
 }
 
+// slowAnalysis is a model whose first analysis takes d: the process is
+// stopped while it waits for that answer.
+func slowAnalysis(d time.Duration) *researchtest.Researcher {
+	return &researchtest.Researcher{DelayFor: func(schema string, n int) time.Duration {
+		if schema == "analysis" && n == 1 {
+			return d
+		}
+		return 0
+	}}
+}
+
+// waitForAnalysis waits until the model was asked for the analysis.
+func waitForAnalysis(t *testing.T, res *researchtest.Researcher, c *child) {
+	t.Helper()
+	for deadline := time.Now().Add(60 * time.Second); res.Count("analysis") == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("analysis never started; stderr:\n%s", c.log())
+		}
+	}
+}
+
 // child is a running researchbot process.
 type child struct {
 	cmd    *exec.Cmd
@@ -189,22 +210,11 @@ func TestKilledAtACheckpointResumes(t *testing.T) {
 }
 
 func TestKilledInTheMiddleOfAStepResumes(t *testing.T) {
-	res := &researchtest.Researcher{DelayFor: func(schema string, n int) time.Duration {
-		if schema == "analysis" && n == 1 {
-			return 20 * time.Second // the process is killed while waiting for this answer
-		}
-		return 0
-	}}
+	res := slowAnalysis(20 * time.Second)
 	w := newWorld(t, res)
 	c := w.start(t, "run", "--mode", "auto", "How well do heat pumps work in cold climates?")
 	runID := c.waitFor(t, startedRe)[1]
-	deadline := time.Now().Add(60 * time.Second)
-	for res.Count("analysis") == 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("analysis never started; stderr:\n%s", c.log())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitForAnalysis(t, res, c)
 	searches := w.web.Searches()
 	c.kill(t)
 
@@ -227,20 +237,11 @@ func TestKilledInTheMiddleOfAStepResumes(t *testing.T) {
 }
 
 func TestAnotherWorkerTakesOverADeadWorkersRun(t *testing.T) {
-	res := &researchtest.Researcher{DelayFor: func(schema string, n int) time.Duration {
-		if schema == "analysis" && n == 1 {
-			return 20 * time.Second
-		}
-		return 0
-	}}
+	res := slowAnalysis(20 * time.Second)
 	w := newWorld(t, res)
 	c := w.start(t, "run", "--mode", "auto", "How well do heat pumps work in cold climates?")
 	runID := c.waitFor(t, startedRe)[1]
-	for deadline := time.Now().Add(60 * time.Second); res.Count("analysis") == 0; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("analysis never started; stderr:\n%s", c.log())
-		}
-	}
+	waitForAnalysis(t, res, c)
 	c.kill(t)
 
 	// Another process serving the run's queue finds the orphan by itself: no --resume.
@@ -274,12 +275,7 @@ func TestAnotherWorkerTakesOverADeadWorkersRun(t *testing.T) {
 }
 
 func TestSigtermHandsTheStepBackAndNothingIsLost(t *testing.T) {
-	res := &researchtest.Researcher{DelayFor: func(schema string, n int) time.Duration {
-		if schema == "analysis" && n == 1 {
-			return 30 * time.Second
-		}
-		return 0
-	}}
+	res := slowAnalysis(30 * time.Second)
 	w := newWorld(t, res)
 	fake := slackfake.New(t)
 	fake.AddChannel("C1", "research", true)
@@ -293,11 +289,7 @@ func TestSigtermHandsTheStepBackAndNothingIsLost(t *testing.T) {
 	if _, err := fake.SlashCommand(ctx, slackfake.SlashCommand{Command: "/research", Text: "--mode auto How well do heat pumps work in cold climates?", UserID: "U1", ChannelID: "C1"}); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(60 * time.Second); res.Count("analysis") == 0; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("analysis never started:\n%s", first.log())
-		}
-	}
+	waitForAnalysis(t, res, first)
 	start := time.Now()
 	if err := first.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -321,20 +313,11 @@ func TestSigtermHandsTheStepBackAndNothingIsLost(t *testing.T) {
 }
 
 func TestCtrlCInTheTerminalSaysHowToResume(t *testing.T) {
-	res := &researchtest.Researcher{DelayFor: func(schema string, n int) time.Duration {
-		if schema == "analysis" {
-			return 30 * time.Second
-		}
-		return 0
-	}}
+	res := slowAnalysis(30 * time.Second)
 	w := newWorld(t, res)
 	c := w.start(t, "run", "--mode", "auto", "How well do heat pumps work in cold climates?")
 	runID := c.waitFor(t, startedRe)[1]
-	for deadline := time.Now().Add(60 * time.Second); res.Count("analysis") == 0; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("analysis never started")
-		}
-	}
+	waitForAnalysis(t, res, c)
 	start := time.Now()
 	if err := c.cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
