@@ -68,41 +68,62 @@ func newHarness(t testing.TB, res *researchtest.Researcher, env map[string]strin
 	srv, _ := redistest.Start(t)
 	web := researchtest.NewWeb(t, researchtest.DefaultPages()...)
 	model := llmtest.NewServer(t, res.Respond)
-	vars := map[string]string{
+	env = mergeEnv(map[string]string{"LLM_PRICES": "gpt-4o-mini=0.15/0.6"}, env)
+	h := &harness{t: t, web: web, llm: model, res: res, rec: newRecorder(), clock: &researchtest.Clock{}}
+	h.app = startApp(t, testConfig(t, srv.URL, model.URL(), web.URL(), env), Options{
+		Presenters:   map[string]pipeline.Presenter{"test": h.rec},
+		DefaultQueue: "test",
+		Now:          h.clock.Now,
+	})
+	return h
+}
+
+func mergeEnv(base, over map[string]string) map[string]string {
+	out := map[string]string{}
+	for _, m := range []map[string]string{base, over} {
+		for k, v := range m {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// testConfig is the configuration of a test: real Redis, the fake model and
+// the fake web (as SearXNG), with env overriding the defaults.
+func testConfig(t testing.TB, redisURL, modelURL, webURL string, env map[string]string) config.Config {
+	t.Helper()
+	vars := mergeEnv(map[string]string{
 		"OPENAI_API_KEY":               "sk-test-secret",
-		"OPENAI_BASE_URL":              model.URL(),
-		"SEARXNG_URL":                  web.URL(),
+		"OPENAI_BASE_URL":              modelURL,
+		"SEARXNG_URL":                  webURL,
 		"FETCH_ALLOW_PRIVATE_NETWORKS": "true",
-		"REDIS_URL":                    srv.URL,
+		"REDIS_URL":                    redisURL,
 		"LLM_MAX_RETRIES":              "2",
 		"WORKER_CONCURRENCY":           "4",
-		"LLM_PRICES":                   "gpt-4o-mini=0.15/0.6",
-	}
-	for k, v := range env {
-		vars[k] = v
-	}
+	}, env)
 	cfg, err := config.Load(func(k string) string { return vars[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{t: t, web: web, llm: model, res: res, rec: newRecorder(), clock: &researchtest.Clock{}}
-	a, err := New(context.Background(), cfg, Options{
-		Presenters:   map[string]pipeline.Presenter{"test": h.rec},
-		DefaultQueue: "test",
-		Now:          h.clock.Now,
-		RetryDelay:   func(int, error) time.Duration { return 50 * time.Millisecond },
-	})
+	return cfg
+}
+
+// startApp assembles researchbot and starts workers on opts.DefaultQueue,
+// all stopped when the test ends.
+func startApp(t testing.TB, cfg config.Config, opts Options) *App {
+	t.Helper()
+	opts.RetryDelay = func(int, error) time.Duration { return 50 * time.Millisecond }
+	a, err := New(context.Background(), cfg, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = a.Close() })
-	stop, err := a.StartWorker(map[string]int{"test": 1})
+	stop, err := a.StartWorker(map[string]int{opts.DefaultQueue: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(stop)
-	h.app = a
-	return h
+	return a
 }
 
 func (h *harness) start(mode string, limits pipeline.Limits) *pipeline.Run {

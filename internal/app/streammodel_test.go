@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/researchbot/researchbot/config"
 	"github.com/researchbot/researchbot/internal/redistest"
 	"github.com/researchbot/researchbot/llm/llmtest"
 	"github.com/researchbot/researchbot/scheduler"
@@ -24,11 +23,7 @@ func TestStreamModelProposes(t *testing.T) {
 			Suggestions:   []string{"market", "competitive"}, Options: []string{}, NextStep: scheduler.StepStreamType,
 		})
 	})
-	vars := map[string]string{"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": model.URL(), "REDIS_URL": srv.URL, "LLM_MODEL_STREAMS": "conv-model"}
-	cfg, err := config.Load(func(k string) string { return vars[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := testConfig(t, srv.URL, model.URL(), "", map[string]string{"LLM_MODEL_STREAMS": "conv-model"})
 	a, err := New(context.Background(), cfg, Options{})
 	if err != nil {
 		t.Fatal(err)

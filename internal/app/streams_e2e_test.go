@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/researchbot/researchbot/checkpoints"
-	"github.com/researchbot/researchbot/config"
 	"github.com/researchbot/researchbot/dedup"
 	"github.com/researchbot/researchbot/internal/redistest"
 	"github.com/researchbot/researchbot/internal/researchtest"
@@ -38,36 +37,15 @@ func newStreamHarness(t *testing.T, pages []researchtest.Page) *streamHarness {
 	web.PerQuery = 20 // every search returns every page: the digests' searches overlap fully
 	res := &researchtest.Researcher{}
 	model := llmtest.NewServer(t, res.Respond)
-	vars := map[string]string{
-		"OPENAI_API_KEY":               "sk-test-secret",
-		"OPENAI_BASE_URL":              model.URL(),
-		"SEARXNG_URL":                  web.URL(),
-		"FETCH_ALLOW_PRIVATE_NETWORKS": "true",
-		"REDIS_URL":                    srv.URL,
-		"LLM_MAX_RETRIES":              "2",
-		"WORKER_CONCURRENCY":           "4",
-	}
-	cfg, err := config.Load(func(k string) string { return vars[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := testConfig(t, srv.URL, model.URL(), web.URL(), nil)
 	h := &streamHarness{t: t, web: web, rec: newRecorder(), streams: redisstore.NewStreams(rdb, "rb:"), clock: &researchtest.Clock{}}
 	presenter := scheduler.NewDigestPresenter(scheduler.DigestPresenterConfig{Store: h.streams, Inner: h.rec})
-	a, err := New(context.Background(), cfg, Options{
+	a := startApp(t, cfg, Options{
 		Presenters:   map[string]pipeline.Presenter{scheduler.OriginKind: presenter},
 		DefaultQueue: "digests",
-		RetryDelay:   func(int, error) time.Duration { return 50 * time.Millisecond },
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = a.Close() })
-	stop, err := a.StartWorker(map[string]int{"digests": 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stop)
 	h.app = a
+	var err error
 	h.svc, err = scheduler.NewService(scheduler.ServiceConfig{
 		Store: h.streams, Runner: a.Engine, Now: h.clock.Now, Queue: "digests",
 	})
