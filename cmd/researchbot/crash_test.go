@@ -74,6 +74,16 @@ func slowAnalysis(d time.Duration) *researchtest.Researcher {
 	}}
 }
 
+// startStuckInAnalysis starts an auto-mode run and returns once it waits for
+// res's (slow) analysis: the moment the crash tests stop the process.
+func (w *world) startStuckInAnalysis(t *testing.T, res *researchtest.Researcher) (*child, string) {
+	t.Helper()
+	c := w.start(t, "run", "--mode", "auto", "How well do heat pumps work in cold climates?")
+	runID := c.waitFor(t, startedRe)[1]
+	waitForAnalysis(t, res, c)
+	return c, runID
+}
+
 // waitForAnalysis waits until the model was asked for the analysis.
 func waitForAnalysis(t *testing.T, res *researchtest.Researcher, c *child) {
 	t.Helper()
@@ -212,9 +222,7 @@ func TestKilledAtACheckpointResumes(t *testing.T) {
 func TestKilledInTheMiddleOfAStepResumes(t *testing.T) {
 	res := slowAnalysis(20 * time.Second)
 	w := newWorld(t, res)
-	c := w.start(t, "run", "--mode", "auto", "How well do heat pumps work in cold climates?")
-	runID := c.waitFor(t, startedRe)[1]
-	waitForAnalysis(t, res, c)
+	c, runID := w.startStuckInAnalysis(t, res)
 	searches := w.web.Searches()
 	c.kill(t)
 
@@ -239,9 +247,7 @@ func TestKilledInTheMiddleOfAStepResumes(t *testing.T) {
 func TestAnotherWorkerTakesOverADeadWorkersRun(t *testing.T) {
 	res := slowAnalysis(20 * time.Second)
 	w := newWorld(t, res)
-	c := w.start(t, "run", "--mode", "auto", "How well do heat pumps work in cold climates?")
-	runID := c.waitFor(t, startedRe)[1]
-	waitForAnalysis(t, res, c)
+	c, runID := w.startStuckInAnalysis(t, res)
 	c.kill(t)
 
 	// Another process serving the run's queue finds the orphan by itself: no --resume.
@@ -315,9 +321,7 @@ func TestSigtermHandsTheStepBackAndNothingIsLost(t *testing.T) {
 func TestCtrlCInTheTerminalSaysHowToResume(t *testing.T) {
 	res := slowAnalysis(30 * time.Second)
 	w := newWorld(t, res)
-	c := w.start(t, "run", "--mode", "auto", "How well do heat pumps work in cold climates?")
-	runID := c.waitFor(t, startedRe)[1]
-	waitForAnalysis(t, res, c)
+	c, runID := w.startStuckInAnalysis(t, res)
 	start := time.Now()
 	if err := c.cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)

@@ -136,12 +136,7 @@ func TestStreamDigestsReportOnlyWhatIsNew(t *testing.T) {
 
 	day := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -3)
 	h.clock.Set(day.Add(time.Hour))
-	spec := scheduler.Spec{
-		Channel: "C0DIGEST", Purpose: "Follow heat pumps in cold climates", BusinessGoals: []string{"Plan product launches"},
-		ExpectedOutcomes: "A weekly view of the market", Name: "Heat pumps", Type: scheduler.TypeMarket,
-		FocusAreas: []string{"Cold climates"}, Keywords: []string{"heat pump efficiency", "heat pump cost"},
-		Frequency: scheduler.Daily, TimeOfDay: "09:00", TimeZone: "UTC", Weekday: time.Monday, MonthDay: 1,
-	}
+	spec := dailySpec("Heat pumps")
 	st, err := h.svc.Create(ctx, spec, "UOWNER")
 	if err != nil {
 		t.Fatal(err)
@@ -297,4 +292,14 @@ func traceHas(r *pipeline.Run, s string) bool {
 		}
 	}
 	return false
+}
+
+// dailySpec is a stream posting a daily digest on heat pumps at 09:00 UTC.
+func dailySpec(name string) scheduler.Spec {
+	return scheduler.Spec{
+		Channel: "C0DIGEST", Purpose: "Follow heat pumps in cold climates", BusinessGoals: []string{"Plan product launches"},
+		ExpectedOutcomes: "A weekly view of the market", Name: name, Type: scheduler.TypeMarket,
+		FocusAreas: []string{"Cold climates"}, Keywords: []string{"heat pump efficiency", "heat pump cost"},
+		Frequency: scheduler.Daily, TimeOfDay: "09:00", TimeZone: "UTC", Weekday: time.Monday, MonthDay: 1,
+	}
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/researchbot/researchbot/internal/researchtest"
 	"github.com/researchbot/researchbot/pipeline"
-	"github.com/researchbot/researchbot/scheduler"
 )
 
 // nearDupRe reads the fetch step's trace line.
@@ -31,12 +30,7 @@ func TestStreamDigestLeavesOutNearDuplicatesOfEarlierDigests(t *testing.T) {
 
 	day := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -2)
 	h.clock.Set(day.Add(time.Hour))
-	spec := scheduler.Spec{
-		Channel: "C0DIGEST", Purpose: "Follow heat pumps in cold climates", BusinessGoals: []string{"Plan product launches"},
-		ExpectedOutcomes: "A weekly view of the market", Name: "Copies", Type: scheduler.TypeMarket,
-		FocusAreas: []string{"Cold climates"}, Keywords: []string{"heat pump efficiency", "heat pump cost"},
-		Frequency: scheduler.Daily, TimeOfDay: "09:00", TimeZone: "UTC", Weekday: time.Monday, MonthDay: 1,
-	}
+	spec := dailySpec("Copies")
 	if _, err := h.svc.Create(ctx, spec, "UOWNER"); err != nil {
 		t.Fatal(err)
 	}
