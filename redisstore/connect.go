@@ -3,6 +3,8 @@ package redisstore
 import (
 	"context"
 	"fmt"
+	"net"
+	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/hibiken/asynq"
@@ -36,10 +38,22 @@ func Connect(ctx context.Context, url string) (*Conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("REDIS_URL is not a valid redis:// URL: %w", err)
 	}
+	// One silent dial first: the client's own retries would log a warning per
+	// attempt before the error a person needs.
+	network := opt.Network
+	if network == "" {
+		network = "tcp"
+	}
+	d := net.Dialer{Timeout: 3 * time.Second}
+	conn, err := d.DialContext(ctx, network, opt.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("cannot reach Redis at %s (%v): is it running? Check REDIS_URL, or unset it to use an embedded Redis whose state dies with the process", opt.Addr, err)
+	}
+	_ = conn.Close()
 	c := redis.NewClient(opt)
 	if err := c.Ping(ctx).Err(); err != nil {
 		_ = c.Close()
-		return nil, fmt.Errorf("cannot reach Redis at %s: %w", opt.Addr, err)
+		return nil, fmt.Errorf("Redis at %s refused us (%v): check the password and database in REDIS_URL", opt.Addr, err)
 	}
 	qopt, err := asynq.ParseRedisURI(url)
 	if err != nil {

@@ -64,7 +64,7 @@ func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
 type redisLogger struct{ log *slog.Logger }
 
 func (l redisLogger) Printf(ctx context.Context, format string, v ...any) {
-	l.log.WarnContext(ctx, "redis: "+fmt.Sprintf(format, v...))
+	l.log.WarnContext(ctx, fmt.Sprintf(format, v...))
 }
 
 func cmdRun(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
