@@ -4,17 +4,12 @@
 // port, with persistence off, and stops it when the test ends. Tests that need
 // the real server (store, queue, rate limits, crash tests) use it; fast unit
 // tests may use miniredis instead.
-//
-// If REDIS_TEST_URL is set, Start returns a client for that server instead
-// (after FLUSHALL on the chosen database), which lets CI point at a shared
-// instance.
 package redistest
 
 import (
 	"context"
 	"fmt"
 	"net"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -38,18 +33,6 @@ type Server struct {
 // skip) when redis-server is not installed: .ci/run installs it.
 func Start(t testing.TB) (*Server, *redis.Client) {
 	t.Helper()
-	if url := os.Getenv("REDIS_TEST_URL"); url != "" {
-		opt, err := redis.ParseURL(url)
-		if err != nil {
-			t.Fatalf("redistest: REDIS_TEST_URL: %v", err)
-		}
-		c := redis.NewClient(opt)
-		if err := c.FlushDB(context.Background()).Err(); err != nil {
-			t.Fatalf("redistest: flush %s: %v", opt.Addr, err)
-		}
-		t.Cleanup(func() { _ = c.Close() })
-		return &Server{Addr: opt.Addr, URL: url}, c
-	}
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		t.Fatalf("redistest: redis-server not found on PATH (apt-get install redis-server): %v", err)
