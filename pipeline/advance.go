@@ -238,7 +238,7 @@ func (e *Engine) runStep(ctx context.Context, r *Run) error {
 		err = nil
 	}
 	if err != nil {
-		return e.stepFailed(ctx, r.ID, r.Fence, elapsed, err)
+		return e.stepFailed(ctx, r.ID, r.Fence, elapsed, r.Spend, err)
 	}
 	r.Attempt = StepAttempt{}
 	r.Active += elapsed
@@ -253,10 +253,11 @@ func (e *Engine) runStep(ctx context.Context, r *Run) error {
 }
 
 // stepFailed records a failed attempt. The run in memory holds the failed
-// step's partial work, so the record is made on a fresh copy. A step that
-// was stopped (lease lost, shutdown) is not a failure of the step: its
-// attempt is handed back when the worker shuts down.
-func (e *Engine) stepFailed(ctx context.Context, runID string, fence int64, elapsed time.Duration, cause error) error {
+// step's partial work, so the record is made on a fresh copy, keeping only
+// what the attempt spent (spend only grows). A step that was stopped (lease
+// lost, shutdown) is not a failure of the step: its attempt is handed back
+// when the worker shuts down.
+func (e *Engine) stepFailed(ctx context.Context, runID string, fence int64, elapsed time.Duration, spend Spend, cause error) error {
 	if errors.Is(cause, ErrLeaseLost) || errors.Is(context.Cause(ctx), ErrLeaseLost) {
 		return fmt.Errorf("run %s: %w", runID, ErrLeaseLost)
 	}
@@ -275,6 +276,10 @@ func (e *Engine) stepFailed(ctx context.Context, runID string, fence int64, elap
 		}
 		return cause
 	}
+	// The step's context may have ended (its deadline); the lease is still
+	// held, so record the failure on a context of its own.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
 	r, err := e.loadLeased(ctx, runID, fence)
 	if err != nil {
 		return err
@@ -283,6 +288,7 @@ func (e *Engine) stepFailed(ctx context.Context, runID string, fence int64, elap
 	msg := Describe(cause)
 	r.Attempt.LastError = msg
 	r.Active += elapsed
+	r.Spend = spend
 	r.recordError(now, r.Step, "step", fmt.Sprintf("attempt %d of %d failed: %s", r.Attempt.N, MaxStepAttempts, msg))
 	e.log.Info("step failed", "run", r.ID, "step", r.Step, "attempt", r.Attempt.N, "err", cause)
 	if r.Attempt.N >= MaxStepAttempts {
