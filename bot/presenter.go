@@ -186,7 +186,12 @@ func (p *Presenter) Offer(ctx context.Context, r *pipeline.Run, inst *checkpoint
 		text = "Reminder — " + text
 	}
 	text = EscapeTruncate(text, 300)
-	prev, _ := p.lookup(ctx, inst.ID)
+	// Look before posting: a checkpoint shown again after a takeover (or a
+	// retry) updates the message of its attempt instead of posting another.
+	prev, err := p.lookup(ctx, inst.ID)
+	if err != nil {
+		return fmt.Errorf("looking up the message of checkpoint %s: %w", inst.ID, err)
+	}
 	if prev != nil && prev.Attempt == inst.Attempt {
 		err := retry429(ctx, func() error {
 			_, _, _, err := p.api.UpdateMessageContext(ctx, prev.Channel, prev.TS, quiet(blocks, text))
@@ -204,7 +209,7 @@ func (p *Presenter) Offer(ctx context.Context, r *pipeline.Run, inst *checkpoint
 		log.Warn("bot: updating an offered checkpoint failed; posting it again", "err", err)
 	}
 	var channel, ts string
-	err := retry429(ctx, func() error {
+	err = retry429(ctx, func() error {
 		var err error
 		channel, ts, err = p.api.PostMessageContext(ctx, r.Origin.Channel, quiet(blocks, text), slack.MsgOptionTS(r.Origin.ThreadTS))
 		return err

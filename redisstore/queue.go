@@ -19,6 +19,9 @@ import (
 const (
 	taskAdvance = "run:advance"
 	taskTimer   = "run:timer"
+	// taskTimeoutV1 is the timer task of earlier versions ("run\ninstance"),
+	// still queued in a Redis they used: it wakes the run.
+	taskTimeoutV1 = "run:timeout"
 )
 
 // QueueOptions tune the queue. Zero values take the defaults.
@@ -250,6 +253,13 @@ func NewWorker(rdb redis.UniversalClient, adv Advancer, opts WorkerOptions) *Wor
 			return nil // the holder re-checks deadlines after it releases the lease
 		}
 		return err
+	})
+	mux.HandleFunc(taskTimeoutV1, func(ctx context.Context, t *asynq.Task) error {
+		runID, _, _ := strings.Cut(string(t.Payload()), "\n")
+		if err := adv.Advance(ctx, runID); err != nil && !errors.Is(err, pipeline.ErrLeaseBusy) && !errors.Is(err, pipeline.ErrNotFound) {
+			return err
+		}
+		return nil
 	})
 	return &Worker{srv: asynq.NewServerFromRedisClient(rdb, cfg), mux: mux}
 }
