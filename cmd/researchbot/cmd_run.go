@@ -170,7 +170,9 @@ func cmdRun(ctx context.Context, args []string, getenv func(string) string, stdi
 	if getenv("RESEARCHBOT_NO_EDITOR") != "" {
 		prompter.Editor = ""
 	}
-	err = follow(ctx, a.Engine, a.Store.Watch(ctx, r.ID, 0), terminal.NewFollower(stderr, nil), prompter, r.ID, !a.Conn.Embedded, *outFile, stdout, stderr)
+	watchCtx, stopWatching := context.WithCancel(ctx)
+	err = follow(ctx, a.Engine, a.Store.Watch(watchCtx, r.ID, 0), terminal.NewFollower(stderr, nil), prompter, r.ID, !a.Conn.Embedded, *outFile, stdout, stderr)
+	stopWatching()
 	if ctx.Err() != nil || err != nil {
 		// The person stopped (or the run could not be followed): hand the
 		// step in flight back, then mark the run interrupted so it is listed
