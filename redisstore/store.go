@@ -176,20 +176,17 @@ func (s *Store) Load(ctx context.Context, id string) (*pipeline.Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	stored := map[int]bool{}
 	for k, text := range pages.Val() {
 		n, err := strconv.Atoi(k)
 		if err != nil {
 			continue
 		}
-		stored[n] = true
 		for i := range r.Pages {
 			if r.Pages[i].SourceID == n {
 				r.Pages[i].Text = text
 			}
 		}
 	}
-	s.texts.put(id, stored)
 	return r, nil
 }
 
@@ -215,7 +212,8 @@ func (s *Store) decodeRun(id string, vals []any) (*pipeline.Run, error) {
 
 // saveScript writes the run only if its stored version equals the one the
 // writer read and, for a lease holder, its fence is still the run's; it
-// stores new page texts and keeps every index and the retention in step.
+// stores new page texts and keeps every index and the retention in step (a
+// finished run never changes again, so only its last save sets an expiry).
 // A write retried after a lost reply finds its own nonce and succeeds.
 //
 // KEYS: run, pages, active, work, timers.
@@ -243,8 +241,6 @@ if ARGV[7] == '1' then
   redis.call('PEXPIRE', KEYS[2], ARGV[12])
 else
   redis.call('ZADD', KEYS[3], ARGV[6], ARGV[8])
-  redis.call('PERSIST', KEYS[1])
-  redis.call('PERSIST', KEYS[2])
 end
 if ARGV[9] == '1' then
   redis.call('ZADD', KEYS[4], ARGV[6], ARGV[8])
@@ -296,14 +292,7 @@ func (s *Store) Save(ctx context.Context, r *pipeline.Run) error {
 	switch res {
 	case 1:
 		r.Version++
-		s.seen.put(r.ID, r.Version)
-		if len(texts) > 0 || stored == nil {
-			all := map[int]bool{}
-			for _, p := range r.Pages {
-				all[p.SourceID] = true
-			}
-			s.texts.put(r.ID, all)
-		}
+		s.remember(r, stored, len(texts) > 0)
 		return nil
 	case 0:
 		return fmt.Errorf("save run %s at version %d: %w", r.ID, r.Version, pipeline.ErrConflict)
@@ -311,6 +300,30 @@ func (s *Store) Save(ctx context.Context, r *pipeline.Run) error {
 		return fmt.Errorf("save run %s with fence %d: %w", r.ID, r.Fence, pipeline.ErrLeaseLost)
 	default:
 		return fmt.Errorf("save run %s: %w", r.ID, pipeline.ErrNotFound)
+	}
+}
+
+// remember notes what this process knows of a run it saved: its version
+// (to notice lost writes) and, while a worker is advancing it, which page
+// texts are stored (so the next save sends only new ones). A run that waits
+// for a person or has finished is not being advanced: nothing about it is
+// kept but its version, and not even that once it is finished and shown.
+func (s *Store) remember(r *pipeline.Run, stored map[int]bool, sentTexts bool) {
+	if r.Status.Final() && r.Presented {
+		s.seen.del(r.ID)
+	} else {
+		s.seen.put(r.ID, r.Version)
+	}
+	if r.Status.Final() || r.Status == pipeline.StatusWaiting || r.Status == pipeline.StatusInterrupted {
+		s.texts.del(r.ID)
+		return
+	}
+	if stored == nil || sentTexts {
+		all := make(map[int]bool, len(r.Pages))
+		for _, p := range r.Pages {
+			all[p.SourceID] = true
+		}
+		s.texts.put(r.ID, all)
 	}
 }
 

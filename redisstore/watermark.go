@@ -25,6 +25,12 @@ func (m *boundedMap[V]) get(k string) V {
 	return m.items[k]
 }
 
+func (m *boundedMap[V]) del(k string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.items, k)
+}
+
 func (m *boundedMap[V]) put(k string, v V) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -34,8 +40,9 @@ func (m *boundedMap[V]) put(k string, v V) {
 	m.items[k] = v
 }
 
-// observeVersion notes a run's stored version and reports, loudly, a version
-// lower than one this process saw before: Redis lost writes (an append-only
+// observeVersion reports, loudly, a stored version of a run lower than one
+// this process saved before (it remembers the versions of the runs it
+// saves until they are finished and shown): Redis lost writes (an append-only
 // file rolled back after a crash, or a failover to a replica that was
 // behind). The steps after the lost version will be done again; the log
 // says so, so nobody is surprised by a second bill or a repeated message.
@@ -47,7 +54,7 @@ func (s *Store) observeVersion(id string, v int64) {
 		s.log.Error("redisstore: a run's stored state went back in time; Redis lost acknowledged writes (an append-only file rolled back, or a failover to a replica that was behind). The steps after this version will be done again.",
 			"run", id, "stored_version", v, "version_seen_before", high)
 	}
-	if !ok || v != high {
+	if ok && v != high {
 		s.seen.put(id, v)
 	}
 }
