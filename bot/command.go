@@ -52,8 +52,10 @@ func (e *UsageError) Error() string { return e.Msg }
 // Options may come before or after the question, as "--mode full" or
 // "--mode=full"; "--" ends the options, so "/research -- list the risks"
 // asks a question that starts with a subcommand word. Empty text is help.
+// Characters no one can see (Visible) are dropped first, so the question
+// researched is the question shown.
 func ParseCommand(text string) (Command, error) {
-	text = strings.TrimSpace(strings.ToValidUTF8(text, ""))
+	text = strings.TrimSpace(Visible(text))
 	toks := strings.Fields(text)
 	if len(toks) == 0 {
 		return Command{Kind: CmdHelp}, nil

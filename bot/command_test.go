@@ -39,6 +39,9 @@ func TestParseCommand(t *testing.T) {
 		{in: "what --mode", err: "needs a value"},
 		{in: "--mode full", err: "What should I research"},
 		{in: strings.Repeat("é", MaxQuestionRunes+1), err: "the limit is 2000"},
+		{in: "what is \u202eRAG\u202c\u200b?\x1b[0m", want: Command{Kind: CmdResearch, Question: "what is RAG?[0m", Mode: "guided", Depth: pipeline.DepthStandard}},
+		{in: "\u200b\u2066\u2069\x00", want: Command{Kind: CmdHelp}},
+		{in: "--mode full \U000E0069\U000E0067", err: "What should I research"},
 	}
 	for _, c := range cases {
 		got, err := ParseCommand(c.in)
