@@ -79,8 +79,10 @@ type Config struct {
 	// Messages receives thread messages; nil ignores them.
 	Messages   MessageHandler
 	HTTPClient *http.Client
-	Logger     *slog.Logger
-	Now        func() time.Time
+	// Logger receives the bot's logs; values longer than a few hundred bytes
+	// (which Slack payloads can carry) are logged as a prefix and a length.
+	Logger *slog.Logger
+	Now    func() time.Time
 	// PingInterval is how long Socket Mode may go without a ping before
 	// reconnecting; zero means slack-go's default (30s).
 	PingInterval time.Duration
@@ -154,6 +156,7 @@ func New(cfg Config) (*App, error) {
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}
+	a.log = slog.New(capLogs(a.log.Handler()))
 	if a.now == nil {
 		a.now = time.Now
 	}
