@@ -1,6 +1,9 @@
 // Package terminal presents a research run in a terminal: progress lines on
 // stderr, each checkpoint rendered as text with an approve / edit / reject
-// prompt, and the final report handed back to the command.
+// prompt, and the final report handed back to the command. Everything it
+// prints that came from people, web pages or the model passes Clean first,
+// so no escape sequence, control or bidi character in it reaches the
+// terminal.
 package terminal
 
 import (
@@ -77,8 +80,16 @@ func (p *Presenter) Progress(_ context.Context, r *pipeline.Run) {
 	fmt.Fprintln(p.out, ProgressLine(r, now))
 }
 
-// Finished hands the finished run to the command's loop.
+// Finished hands the finished run to the command's loop, its report's
+// Markdown cleaned of terminal escapes and bidi controls (CleanMarkdown),
+// since the report is printed or written to a file next.
 func (p *Presenter) Finished(ctx context.Context, r *pipeline.Run) error {
+	if r.Report != nil {
+		c, report := *r, *r.Report
+		report.Markdown = CleanMarkdown(report.Markdown)
+		c.Report = &report
+		r = &c
+	}
 	select {
 	case p.done <- r:
 		return nil

@@ -36,10 +36,11 @@ func ProgressLine(r *pipeline.Run, now time.Time) string {
 		r.Spend.PromptTokens+r.Spend.CompletionTokens, r.Spend.CostUSD)
 }
 
-// DecisionLine is the one-line record of a decided checkpoint.
+// DecisionLine is the one-line record of a decided checkpoint, cleaned for
+// the terminal (the note is what a person typed, in Slack perhaps).
 func DecisionLine(inst *checkpoints.Instance) string {
 	if inst.Decision == nil {
-		return fmt.Sprintf("· %s: %s", inst.Label, inst.State)
+		return Clean(fmt.Sprintf("· %s: %s", inst.Label, inst.State))
 	}
 	d := inst.Decision
 	line := fmt.Sprintf("✓ %s: %s by %s at %s", inst.Label, d.Action, d.By, d.At.Format("15:04"))
@@ -51,10 +52,12 @@ func DecisionLine(inst *checkpoints.Instance) string {
 	if d.Note != "" {
 		line += "\n    note: " + d.Note
 	}
-	return line
+	return Clean(line)
 }
 
-// RenderCheckpoint shows what the person must judge, as plain text.
+// RenderCheckpoint shows what the person must judge, as plain text cleaned
+// for the terminal: questions, page titles and drafts come from people, web
+// pages and the model.
 func RenderCheckpoint(inst checkpoints.Instance) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n━━ %s", inst.Label)
@@ -87,7 +90,7 @@ func RenderCheckpoint(inst checkpoints.Instance) string {
 		b.Write(inst.Payload)
 		b.WriteString("\n")
 	}
-	return b.String()
+	return Clean(b.String())
 }
 
 func renderPlan(b *strings.Builder, p pipeline.PlanPayload) {
