@@ -321,18 +321,19 @@ func stepOf(r *pipeline.Run) string {
 	return string(r.Step)
 }
 
-// formatRuns renders the run list as aligned columns.
+// formatRuns renders the run list as aligned columns, one line per run,
+// cleaned for the terminal: a question is whatever someone typed in Slack.
 func formatRuns(runs []*pipeline.Run, now time.Time) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-12s %-9s %-10s %-21s %5s %9s  %s\n", "RUN", "FROM", "STATUS", "STEP", "AGE", "SPEND", "QUESTION")
 	for _, r := range runs {
-		q := r.Question
+		q := strings.Join(strings.Fields(terminal.Clean(r.Question)), " ")
 		if rs := []rune(q); len(rs) > 60 {
 			q = string(rs[:59]) + "…"
 		}
 		fmt.Fprintf(&b, "%-12s %-9s %-10s %-21s %5s %9s  %s\n", r.ID, r.Origin.Kind, r.Status, stepOf(r), age(now.Sub(r.CreatedAt)), pipeline.FormatUSD(r.Spend.CostUSD), q)
 	}
-	return strings.TrimRight(b.String(), "\n")
+	return terminal.Clean(strings.TrimRight(b.String(), "\n"))
 }
 
 func age(d time.Duration) string {
