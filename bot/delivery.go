@@ -24,6 +24,10 @@ type DeliveryMemory interface {
 // redelivers an unacknowledged envelope when the connection comes back.
 const deliveryTTL = time.Hour
 
+// deliveryCheckTimeout bounds the check, which comes before the work a
+// person waits for (a form's answer must be in its ack within 3 s).
+const deliveryCheckTimeout = 500 * time.Millisecond
+
 // redisDeliveries is a DeliveryMemory in Redis, beside the bot's other
 // Slack memory: one key per delivery, rb:slack:seen:<kind>:<id>, set if absent.
 type redisDeliveries struct{ rdb redis.UniversalClient }
@@ -70,14 +74,16 @@ func deliveryOf(evt socketmode.Event) delivery {
 
 // firstDelivery reports whether d is taken here for the first time, by any
 // replica. A delivery seen before is logged and counted; the caller drops
-// it. When the memory cannot be reached the delivery is taken (and that is
-// logged): a person's action is not lost to an outage, and the decisions it
-// may lead to are compare-and-set anyway.
+// it. When the memory cannot be reached within deliveryCheckTimeout the
+// delivery is taken (and that is logged): a person's action is not lost to
+// an outage, and the decisions it may lead to are compare-and-set anyway.
 func (a *App) firstDelivery(ctx context.Context, d delivery) bool {
 	if d.id == "" {
 		return true
 	}
-	first, err := a.deliveries.FirstTime(ctx, d.kind+":"+d.id, deliveryTTL)
+	cctx, cancel := context.WithTimeout(ctx, deliveryCheckTimeout)
+	defer cancel()
+	first, err := a.deliveries.FirstTime(cctx, d.kind+":"+d.id, deliveryTTL)
 	switch {
 	case err != nil:
 		a.log.Warn("bot: could not check for a repeated delivery; handling it", "kind", d.kind, "delivery", d.id, "err", err)

@@ -308,3 +308,21 @@ func TestHostileQuestions(t *testing.T) {
 		t.Errorf("root message does not show the question as text: %s", root)
 	}
 }
+
+// stuckMemory is a DeliveryMemory whose store does not answer.
+type stuckMemory struct{}
+
+func (stuckMemory) FirstTime(ctx context.Context, _ string, _ time.Duration) (bool, error) {
+	<-ctx.Done()
+	return false, ctx.Err()
+}
+
+func TestDeliveryMemoryOutageLosesNoAction(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.Deliveries = stuckMemory{} })
+	plan := h.startRun("what is RAG?")
+	h.click(requester, plan, ActionApprove)
+	h.waitFor("the decision", func() bool { return len(h.engine.decisionsCopy()) == 1 })
+	if !strings.Contains(h.logs.String(), "could not check for a repeated delivery; handling it") {
+		t.Error("the log does not say the check was skipped")
+	}
+}
