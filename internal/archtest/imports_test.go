@@ -23,7 +23,7 @@ var allowed = map[string][]string{
 	"search":      {"dedup", "github.com/redis/go-redis/v9", "github.com/go-redis/redis_rate/v10", "golang.org/x/sync/errgroup"},
 	"fetch":       {"code.dny.dev/ssrf", "github.com/markusmobius/go-trafilatura", "github.com/JohannesKaufmann/html-to-markdown/v2", "github.com/temoto/robotstxt", "github.com/redis/go-redis/v9", "golang.org/x/net/html", "golang.org/x/net/html/charset", "golang.org/x/text/encoding", "golang.org/x/text/transform"},
 	"scheduler":   {"pipeline", "checkpoints", "dedup", "github.com/robfig/cron/v3"},
-	"terminal":    {"pipeline", "checkpoints"},
+	"terminal":    {"pipeline", "checkpoints", "github.com/charmbracelet/x/ansi"},
 	"redisstore":  {"pipeline", "checkpoints", "scheduler", "dedup", "github.com/redis/go-redis/v9", "github.com/hibiken/asynq", "github.com/bsm/redislock", "github.com/alicebob/miniredis/v2"},
 }
 
