@@ -35,6 +35,10 @@ type Researcher struct {
 	DelayFor func(schema string, n int) time.Duration
 	// Tokens per call, for cost accounting (default 1000 in, 300 out).
 	PromptTokens, CompletionTokens int
+	// TextTokens reports tokens measured from the text sent and returned
+	// (about four characters a token, as the fake server estimates them)
+	// instead of fixed counts, so benchmarks see what prompts and answers cost.
+	TextTokens bool
 
 	mu    sync.Mutex
 	calls map[string]int
@@ -60,7 +64,7 @@ func (r *Researcher) Respond(c llmtest.Call) llmtest.Reply {
 		reply.Delay += r.DelayFor(c.SchemaName, n)
 	}
 	reply.PromptTokens, reply.CompletionTokens = r.PromptTokens, r.CompletionTokens
-	if reply.PromptTokens == 0 {
+	if reply.PromptTokens == 0 && !r.TextTokens {
 		reply.PromptTokens, reply.CompletionTokens = 1000, 300
 	}
 	return reply
