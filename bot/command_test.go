@@ -31,7 +31,7 @@ func TestParseCommand(t *testing.T) {
 		{in: "list the main risks of RAG", want: Command{Kind: CmdResearch, Question: "list the main risks of RAG", Mode: "guided", Depth: pipeline.DepthStandard}},
 		{in: "help me understand RAG", want: Command{Kind: CmdResearch, Question: "help me understand RAG", Mode: "guided", Depth: pipeline.DepthStandard}},
 		{in: "-- list the risks", want: Command{Kind: CmdResearch, Question: "list the risks", Mode: "guided", Depth: pipeline.DepthStandard}},
-		{in: "-- list", err: "too short to research (4 characters; at least 10)"},
+		{in: "-- list", err: "too short to research (it needs at least 10 characters)"},
 		{in: "--depth quick -- --mode is a flag", want: Command{Kind: CmdResearch, Question: "--mode is a flag", Mode: "guided", Depth: pipeline.DepthQuick}},
 		{in: "status of fusion power in 2025", want: Command{Kind: CmdResearch, Question: "status of fusion power in 2025", Mode: "guided", Depth: pipeline.DepthStandard}},
 		{in: "--mode turbo what", err: "must be auto, guided or full"},

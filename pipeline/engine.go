@@ -199,7 +199,7 @@ func ValidateRequest(req Request) error {
 	case q == "":
 		p = append(p, "the question is empty")
 	case utf8.RuneCountInString(q) < MinQuestionRunes:
-		p = append(p, fmt.Sprintf("the question %q is too short to research (%d characters; at least %d): ask a whole question, e.g. \"How well do heat pumps work in cold climates?\"", q, utf8.RuneCountInString(q), MinQuestionRunes))
+		p = append(p, fmt.Sprintf("the question %q is too short to research (it needs at least %d characters): ask a whole question, e.g. \"How well do heat pumps work in cold climates?\"", q, MinQuestionRunes))
 	case utf8.RuneCountInString(q) > MaxQuestionRunes:
 		p = append(p, fmt.Sprintf("the question is %d characters long; the limit is %d", utf8.RuneCountInString(q), MaxQuestionRunes))
 	}

@@ -59,7 +59,7 @@ func (r *Run) searchStopped() bool { return r.failedSearches() >= searchErrorLim
 
 // noteSearchStopped states the search-error bound in the report.
 func (r *Run) noteSearchStopped() {
-	r.addBound(fmt.Sprintf("%d searches failed (limit %d): the run stopped searching and wrote the report from what it had found", r.failedSearches(), searchErrorLimit(r)))
+	r.addBound(fmt.Sprintf("%d search(es) failed (limit %d): the run stopped searching and wrote the report from what it had found", r.failedSearches(), searchErrorLimit(r)))
 }
 
 // skipPendingQueries marks every pending search as skipped.
@@ -95,9 +95,17 @@ func (r *Run) subQuestionTally(idx []int) string {
 		if k <= 0 || r.Plan == nil || k > len(r.Plan.SubQuestions) {
 			name = "other"
 		}
-		parts = append(parts, fmt.Sprintf("%s: %d searches, %d results", name, by[k].searches, by[k].results))
+		parts = append(parts, fmt.Sprintf("%s: %s, %s", name, plural(by[k].searches, "search", "searches"), plural(by[k].results, "result", "results")))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// plural writes n with the singular or plural noun.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // onlyReformulations reports whether every search at idx rewrites an earlier one.

@@ -96,14 +96,7 @@ func TestEveryDecisionAtEveryCheckpoint(t *testing.T) {
 		if src.DefinitionID != checkpoints.SourceReview {
 			t.Fatalf("got %s, want source review", src.DefinitionID)
 		}
-		var opts []string
-		for _, f := range src.Fields {
-			if f.Key == "relevant" {
-				for _, o := range f.Options {
-					opts = append(opts, o.Value)
-				}
-			}
-		}
+		opts := optionValues(src, "relevant")
 		if len(opts) < 4 {
 			t.Fatalf("source review offers %d sources to mark", len(opts))
 		}
