@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/researchbot/researchbot/checkpoints"
 )
 
 // DisagreementTitle is the title of the report section, built in code from
@@ -149,21 +151,18 @@ func disagreementViews(r *Run) []DisagreementView {
 
 // readingOptions are the choices of the draft review's readings field: for
 // each cited disagreement n, "na" and "nb" (n from 1).
-func readingOptions(a *Analysis) []readingOption {
-	var out []readingOption
+func readingOptions(a *Analysis) []checkpoints.Option {
+	var out []checkpoints.Option
 	for i, c := range citedContradictions(a) {
 		for _, r := range []string{ReadingA, ReadingB} {
-			out = append(out, readingOption{
+			out = append(out, checkpoints.Option{
 				Value: fmt.Sprintf("%d%s", i+1, r),
-				Label: fmt.Sprintf("%d%s · %s", i+1, strings.ToUpper(r), flatLine(c.Side(r).Claim)),
+				Label: optionLabel(fmt.Sprintf("%d%s · %s", i+1, strings.ToUpper(r), flatLine(c.Side(r).Claim))),
 			})
 		}
 	}
 	return out
 }
-
-// readingOption is one reading a person may choose.
-type readingOption struct{ Value, Label string }
 
 // parseReading reads a readings value ("2b") as a disagreement number from 1
 // and a reading.

@@ -155,3 +155,10 @@ func TestPoorQueriesAreThoseWhoseResultsWereAllIrrelevant(t *testing.T) {
 		t.Errorf("a query is rewritten once and a rewrite is not rewritten: %v", got)
 	}
 }
+
+func TestQueriesSavedWithoutTheirResultsAreNotRewritten(t *testing.T) {
+	r := fixtureRun() // q1 and q2 have results but, as in runs saved before hits were recorded, no Hits
+	if got := r.poorQueries(); len(got) != 0 {
+		t.Errorf("queries without recorded results counted as poor: %v", got)
+	}
+}

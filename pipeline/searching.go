@@ -135,6 +135,9 @@ func (r *Run) poorQueries() []int {
 		if q.Status != queryCompleted || q.Reformulated || q.ReformulationOf != "" || len(q.Errors) > 0 {
 			continue
 		}
+		if len(q.Hits) == 0 && q.Results > 0 {
+			continue // its results were not recorded (a run saved before they were)
+		}
 		poor := true
 		for _, id := range q.Hits {
 			if j := src[id]; !j.ranked || j.relevance >= irrelevantBelow {

@@ -482,15 +482,23 @@ func (r *Run) sourcesPayload() SourcesPayload {
 	return p
 }
 
+// maxOptionLabel is the longest option label offered (Slack's limit on an
+// option's text is 75 characters).
+const maxOptionLabel = 75
+
+// optionLabel cuts an option label to maxOptionLabel characters.
+func optionLabel(s string) string {
+	if rs := []rune(s); len(rs) > maxOptionLabel {
+		return string(rs[:maxOptionLabel-1]) + "…"
+	}
+	return s
+}
+
 // sourceFields fills the source-review form's options with this run's sources.
 func (r *Run) sourceFields(fs []checkpoints.Field) []checkpoints.Field {
 	var opts []checkpoints.Option
 	for _, v := range r.sourcesPayload().Sources {
-		label := fmt.Sprintf("%d. %s", v.ID, v.Title)
-		if len([]rune(label)) > 75 {
-			label = string([]rune(label)[:74]) + "…"
-		}
-		opts = append(opts, checkpoints.Option{Value: fmt.Sprint(v.ID), Label: label})
+		opts = append(opts, checkpoints.Option{Value: fmt.Sprint(v.ID), Label: optionLabel(fmt.Sprintf("%d. %s", v.ID, v.Title))})
 	}
 	for i := range fs {
 		if fs[i].Type == checkpoints.FieldMultiSelect && len(fs[i].Options) == 0 {
@@ -923,14 +931,7 @@ func (r *Run) draftPayload() DraftPayload {
 // draftFields fills the draft review's readings field with this run's
 // disagreements, and leaves it and its note out when there are none.
 func (r *Run) draftFields(fs []checkpoints.Field) []checkpoints.Field {
-	var opts []checkpoints.Option
-	for _, o := range readingOptions(r.Analysis) {
-		label := o.Label
-		if len([]rune(label)) > 75 {
-			label = string([]rune(label)[:74]) + "…"
-		}
-		opts = append(opts, checkpoints.Option{Value: o.Value, Label: label})
-	}
+	opts := readingOptions(r.Analysis)
 	out := fs[:0]
 	for _, f := range fs {
 		switch f.Key {
