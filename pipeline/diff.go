@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/researchbot/researchbot/textmatch"
 )
 
 // rewrittenShare is the share of a section's words that must change for the
@@ -114,7 +116,7 @@ func DiffDrafts(prev, next Draft, items []RevisionItem, addressed []int) DraftDi
 			diff.Added = append(diff.Added, a.title)
 			continue
 		}
-		if share := changedShare(b.text, a.text); share > 0 {
+		if share := textmatch.ChangedShare(b.text, a.text); share > 0 {
 			diff.Changed = append(diff.Changed, SectionChange{Title: a.title, Share: share, Rewritten: share >= rewrittenShare})
 		}
 	}
@@ -219,37 +221,6 @@ func findTitled(ts []titledText, key string) (titledText, bool) {
 	return titledText{}, false
 }
 
-// changedShare is the word edit distance between a and b over the number of
-// words of the longer one (0: same words, 1: nothing in common).
-func changedShare(a, b string) float64 {
-	wa, wb := words(a), words(b)
-	n := max(len(wa), len(wb))
-	if n == 0 {
-		return 0
-	}
-	return float64(wordDistance(wa, wb)) / float64(n)
-}
-
-// wordDistance is the Levenshtein distance between two word sequences.
-func wordDistance(a, b []wordToken) int {
-	prev, cur := make([]int, len(b)+1), make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			sub := prev[j-1]
-			if a[i-1].word != b[j-1].word {
-				sub++
-			}
-			cur[j] = min(sub, prev[j]+1, cur[j-1]+1)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
-}
-
 // claimSet is a draft's cited sentences, keyed by their normalised words.
 type claimSet struct {
 	order []string
@@ -270,14 +241,7 @@ func claimSentences(cs []Claim) claimSet {
 }
 
 // sentenceKey identifies a sentence by its normalised words, markers aside.
-func sentenceKey(s string) string {
-	ws := words(stripMarkers(s))
-	parts := make([]string, len(ws))
-	for i, w := range ws {
-		parts[i] = w.word
-	}
-	return strings.Join(parts, " ")
-}
+func sentenceKey(s string) string { return textmatch.Key(stripMarkers(s)) }
 
 // claimKey identifies a claim: its sentence and its source.
 func claimKey(c Claim) string { return fmt.Sprintf("%s|%d", sentenceKey(c.Sentence), c.SourceID) }

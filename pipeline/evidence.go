@@ -5,13 +5,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
-	"golang.org/x/text/cases"
-	"golang.org/x/text/runes"
-	"golang.org/x/text/transform"
-	"golang.org/x/text/unicode/norm"
+	"github.com/researchbot/researchbot/textmatch"
 )
 
 // Claim-level evidence. The writer returns, with its draft, a quote from the
@@ -146,7 +141,7 @@ type citedSentence struct {
 	location string
 	text     string
 	ids      []int
-	words    []wordToken
+	words    []textmatch.Word
 }
 
 // draftPart is one text of a draft with where it sits.
@@ -181,7 +176,7 @@ func citedSentences(d Draft, fetched map[int]bool) []citedSentence {
 			if len(ids) == 0 {
 				continue
 			}
-			out = append(out, citedSentence{part: p.part, location: p.location, text: text, ids: ids, words: words(stripMarkers(text))})
+			out = append(out, citedSentence{part: p.part, location: p.location, text: text, ids: ids, words: textmatch.Words(stripMarkers(text))})
 		}
 	}
 	return out
@@ -213,7 +208,7 @@ func VerifyClaims(d Draft, given []ClaimOutput, pages []Page) []Claim {
 	type key struct{ sentence, id int }
 	quotes := map[key][]string{}
 	for _, g := range given {
-		gw := words(stripMarkers(g.Sentence))
+		gw := textmatch.Words(stripMarkers(g.Sentence))
 		if len(gw) == 0 || strings.TrimSpace(g.Quote) == "" {
 			continue
 		}
@@ -222,8 +217,8 @@ func VerifyClaims(d Draft, given []ClaimOutput, pages []Page) []Claim {
 			if !slices.Contains(s.ids, g.SourceID) {
 				continue
 			}
-			score, _, _ := locate(gw, s.words)
-			if back, _, _ := locate(s.words, gw); back > score {
+			score, _, _ := textmatch.Locate(gw, s.words)
+			if back, _, _ := textmatch.Locate(s.words, gw); back > score {
 				score = back
 			}
 			if score >= bestScore && (best < 0 || score > bestScore) {
@@ -260,7 +255,7 @@ func VerifyClaims(d Draft, given []ClaimOutput, pages []Page) []Claim {
 // checkQuote verifies quote q for source id and records the result in c when
 // it is better than what c holds.
 func checkQuote(c *Claim, q string, id int, index *pageIndex) {
-	qw := words(stripMarkers(q))
+	qw := textmatch.Words(stripMarkers(q))
 	if len(qw) < MinQuoteWords {
 		if c.Quote == "" {
 			c.Quote = strings.TrimSpace(q)
@@ -289,35 +284,35 @@ func checkQuote(c *Claim, q string, id int, index *pageIndex) {
 // pageIndex holds the pages' normalised words, computed once per page.
 type pageIndex struct {
 	texts map[int]string
-	words map[int][]wordToken
+	words map[int][]textmatch.Word
 }
 
 func newPageIndex(texts map[int]string) *pageIndex {
-	return &pageIndex{texts: texts, words: map[int][]wordToken{}}
+	return &pageIndex{texts: texts, words: map[int][]textmatch.Word{}}
 }
 
-func (x *pageIndex) wordsOf(id int) []wordToken {
+func (x *pageIndex) wordsOf(id int) []textmatch.Word {
 	w, ok := x.words[id]
 	if !ok {
-		w = words(x.texts[id])
+		w = textmatch.Words(x.texts[id])
 		x.words[id] = w
 	}
 	return w
 }
 
 // find returns how well qw occurs in page id and the matching passage.
-func (x *pageIndex) find(id int, qw []wordToken) (float64, string) {
+func (x *pageIndex) find(id int, qw []textmatch.Word) (float64, string) {
 	pw := x.wordsOf(id)
-	sim, from, to := locate(qw, pw)
+	sim, from, to := textmatch.Locate(qw, pw)
 	if to <= from {
 		return sim, ""
 	}
 	text := x.texts[id]
-	return sim, clipText(flatLine(text[pw[from].start:pw[to-1].end]), foundPassageChars)
+	return sim, clipText(flatLine(text[pw[from].Start:pw[to-1].End]), foundPassageChars)
 }
 
 // elsewhere reports another page in which qw is found.
-func (x *pageIndex) elsewhere(id int, qw []wordToken) (int, bool) {
+func (x *pageIndex) elsewhere(id int, qw []textmatch.Word) (int, bool) {
 	var ids []int
 	for other := range x.texts {
 		if other != id {
@@ -326,139 +321,11 @@ func (x *pageIndex) elsewhere(id int, qw []wordToken) (int, bool) {
 	}
 	slices.Sort(ids)
 	for _, other := range ids {
-		if sim, _, _ := locate(qw, x.wordsOf(other)); sim >= QuoteMatchThreshold {
+		if sim, _, _ := textmatch.Locate(qw, x.wordsOf(other)); sim >= QuoteMatchThreshold {
 			return other, true
 		}
 	}
 	return 0, false
-}
-
-// ---------------------------------------------------------------------------
-// Normalised words and approximate matching.
-
-// wordToken is one normalised word and where it sits in the original text.
-type wordToken struct {
-	word       string
-	start, end int // byte offsets in the original text
-}
-
-// words splits text into normalised words: runs of letters and digits,
-// case-folded, with accents removed and compatibility forms unified (NFKD).
-// A period, comma or apostrophe between two digits ("8,000", "2.8") and an
-// apostrophe between two letters ("don't") do not split a word; every other
-// character does.
-func words(text string) []wordToken {
-	var out []wordToken
-	fold := newWordFolder()
-	start := -1
-	var raw strings.Builder
-	prev := rune(0)
-	for i := 0; i < len(text); {
-		r, size := utf8.DecodeRuneInString(text[i:])
-		next, _ := utf8.DecodeRuneInString(text[i+size:])
-		switch {
-		case unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r):
-			if start < 0 {
-				start = i
-			}
-			raw.WriteRune(r)
-		case start >= 0 && joinsWord(prev, r, next):
-			// the word goes on, without the separator
-		default:
-			if start >= 0 {
-				out = append(out, wordToken{word: fold(raw.String()), start: start, end: i})
-				raw.Reset()
-				start = -1
-			}
-		}
-		prev = r
-		i += size
-	}
-	if start >= 0 {
-		out = append(out, wordToken{word: fold(raw.String()), start: start, end: len(text)})
-	}
-	return out
-}
-
-// joinsWord reports whether sep between prev and next belongs inside a word.
-func joinsWord(prev, sep, next rune) bool {
-	switch sep {
-	case '.', ',', '\u2009', '\u202f': // decimal points, thousands separators
-		return unicode.IsDigit(prev) && unicode.IsDigit(next)
-	case '\'', '’':
-		return unicode.IsLetter(prev) && unicode.IsLetter(next)
-	}
-	return false
-}
-
-// newWordFolder returns a function that folds one word for comparison:
-// NFKD, combining marks removed, case folded. It is not safe for concurrent use.
-func newWordFolder() func(string) string {
-	t := transform.Chain(norm.NFKD, runes.Remove(runes.In(unicode.Mn)), cases.Fold())
-	return func(w string) string {
-		if isASCII(w) {
-			return strings.ToLower(w)
-		}
-		out, _, err := transform.String(t, w)
-		if err != nil {
-			return strings.ToLower(w)
-		}
-		return out
-	}
-}
-
-func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return false
-		}
-	}
-	return true
-}
-
-// locate finds the passage of text that pattern matches best, allowing word
-// insertions, deletions and substitutions: the edit distance with a free
-// start and end in text (Sellers' algorithm), in O(len(pattern)·len(text))
-// time and O(len(text)) memory. It returns the similarity 1 − d/len(pattern)
-// (0 for an empty pattern) and the matched words text[from:to]; among equally
-// good passages it takes the longest (a substituted word at either end is
-// part of the passage), then the first.
-func locate(pattern, text []wordToken) (sim float64, from, to int) {
-	m, n := len(pattern), len(text)
-	if m == 0 {
-		return 0, 0, 0
-	}
-	prev, cur := make([]int, n+1), make([]int, n+1)
-	prevStart, curStart := make([]int, n+1), make([]int, n+1)
-	for j := range prev {
-		prevStart[j] = j // a match may start anywhere in text, for free
-	}
-	for i := 1; i <= m; i++ {
-		cur[0], curStart[0] = i, 0
-		for j := 1; j <= n; j++ {
-			best, start := prev[j-1], prevStart[j-1]
-			if pattern[i-1].word != text[j-1].word {
-				best++
-			}
-			if d := prev[j] + 1; d < best { // a pattern word missing from text
-				best, start = d, prevStart[j]
-			}
-			if d := cur[j-1] + 1; d < best { // an extra word in text
-				best, start = d, curStart[j-1]
-			}
-			cur[j], curStart[j] = best, start
-		}
-		prev, cur = cur, prev
-		prevStart, curStart = curStart, prevStart
-	}
-	bestJ := 0
-	for j := 1; j <= n; j++ {
-		d, bd := prev[j], prev[bestJ]
-		if d < bd || (d == bd && j-prevStart[j] > bestJ-prevStart[bestJ]) {
-			bestJ = j
-		}
-	}
-	return 1 - float64(prev[bestJ])/float64(m), prevStart[bestJ], bestJ
 }
 
 // ---------------------------------------------------------------------------

@@ -5,54 +5,6 @@ import (
 	"testing"
 )
 
-func wordList(ws []wordToken) []string {
-	out := make([]string, len(ws))
-	for i, w := range ws {
-		out[i] = w.word
-	}
-	return out
-}
-
-func TestWordsNormaliseCaseAccentsPunctuationAndNumbers(t *testing.T) {
-	got := strings.Join(wordList(words("Café COP: 2.8 — costs 8,000 EUR; don't “heat-pump”\tﬁeld")), " ")
-	want := "cafe cop 28 costs 8000 eur dont heat pump field"
-	if got != want {
-		t.Errorf("words = %q, want %q", got, want)
-	}
-	text := "Seasonal COP, 2.8!"
-	ws := words(text)
-	if text[ws[2].start:ws[2].end] != "2.8" {
-		t.Errorf("offsets point at %q, want the original 2.8", text[ws[2].start:ws[2].end])
-	}
-}
-
-func TestLocateFindsExactFuzzyAndAbsentPassages(t *testing.T) {
-	page := words("Field trials in Canada measured a seasonal coefficient of performance of 2.8 at an average of minus 8 degrees.")
-	cases := []struct {
-		quote string
-		want  float64
-	}{
-		{"measured a seasonal coefficient of performance of 2.8", 1},
-		{"MEASURED a Seasonal coefficient-of-performance of 2.8!", 1},                 // case and punctuation
-		{"trials in Canada measured a yearly coefficient of performance of 2.8", 0.9}, // one word of ten substituted
-		{"heat pumps cut every heating bill by ninety percent", 0},
-	}
-	for _, c := range cases {
-		sim, from, to := locate(words(c.quote), page)
-		if sim < c.want-0.01 || sim > c.want+0.01 {
-			t.Errorf("locate(%q) = %.2f, want %.2f", c.quote, sim, c.want)
-		}
-		if c.want == 1 && (to-from != len(words(c.quote))) {
-			t.Errorf("locate(%q) matched %d words", c.quote, to-from)
-		}
-	}
-	// A substituted last word stays part of the passage.
-	sim, from, to := locate(words("of minus 8 kelvin"), page)
-	if sim != 0.75 || wordList(page[from:to])[3] != "degrees" {
-		t.Errorf("passage %v (%.2f), want it to end at degrees", wordList(page[from:to]), sim)
-	}
-}
-
 func TestSentenceSpansKeepAbbreviationsAndTrailingMarkers(t *testing.T) {
 	text := "Heat pumps work, e.g. in Norway [1]. The U.S. grid copes. A claim. [2] Next one!\n- a list item [3]"
 	var got []string
