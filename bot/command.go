@@ -120,6 +120,9 @@ func ParseCommand(text string) (Command, error) {
 	if c.Question == "" {
 		return Command{}, &UsageError{Msg: "What should I research? Write the question after the options, e.g. `/research --depth quick what changed in EU AI rules this year?`"}
 	}
+	if utf8.RuneCountInString(c.Question) < pipeline.MinQuestionRunes {
+		return Command{}, &UsageError{Msg: fmt.Sprintf("`%s` is too short to research (it needs at least %d characters). Ask a whole question, e.g. `/research How well do heat pumps work in cold climates?`", Escape(c.Question), pipeline.MinQuestionRunes)}
+	}
 	if n := utf8.RuneCountInString(c.Question); n > MaxQuestionRunes {
 		return Command{}, &UsageError{Msg: fmt.Sprintf("Your question is %d characters long; the limit is %d. Please shorten it and try again.", n, MaxQuestionRunes)}
 	}

@@ -148,6 +148,44 @@ func renderDraft(b *strings.Builder, p pipeline.DraftPayload) {
 	if p.Summary != "" {
 		fmt.Fprintf(b, "Reviewer: %s\n", p.Summary)
 	}
+	if c := p.Claims; c.Checked {
+		fmt.Fprintf(b, "Evidence: %s\n", c.ClaimTally)
+		for _, u := range c.Unsupported {
+			fmt.Fprintf(b, "  ⚠ %s — “%s”\n    cites %s: %s\n", u.Location, u.Sentence, u.Source, u.Reason)
+		}
+		if n := c.ClaimTally.Unsupported - len(c.Unsupported); n > 0 {
+			fmt.Fprintf(b, "  …and %d more unsupported claims\n", n)
+		}
+	}
+	if p.Diff != nil {
+		fmt.Fprintf(b, "Changes from draft %d: %s\n", p.Diff.From, p.Diff.Summary())
+	}
+	if len(p.Disagreements) > 0 {
+		b.WriteString("Where sources disagree (edit to choose the reading the report should take):\n")
+		for _, d := range p.Disagreements {
+			fmt.Fprintf(b, "  %d. %s\n", d.N, d.Topic)
+			for _, s := range []struct {
+				label string
+				side  pipeline.SideView
+			}{{"A", d.A}, {"B", d.B}} {
+				var names []string
+				for _, src := range s.side.Sources {
+					names = append(names, fmt.Sprintf("[%d] %s", src.ID, src.Title))
+				}
+				mark := ""
+				if strings.EqualFold(d.Chosen, s.label) {
+					mark = " ✓ chosen"
+				}
+				fmt.Fprintf(b, "     %s: %s — %s%s\n", s.label, s.side.Claim, strings.Join(names, ", "), mark)
+			}
+			if d.Assessment != "" {
+				fmt.Fprintf(b, "     Assessment: %s\n", d.Assessment)
+			}
+		}
+	}
+	if line := pipeline.CoverageSummary(p.Coverage); line != "" {
+		fmt.Fprintf(b, "%s\n", line)
+	}
 }
 
 func renderCritical(b *strings.Builder, p pipeline.CriticalPayload) {

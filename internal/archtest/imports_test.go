@@ -17,7 +17,8 @@ const module = "github.com/researchbot/researchbot/"
 var allowed = map[string][]string{
 	"checkpoints": {},
 	"config":      {},
-	"pipeline":    {"checkpoints"},
+	"pipeline":    {"checkpoints", "textmatch"},
+	"textmatch":   {"golang.org/x/text"},
 	"dedup":       {},
 	"llm":         {"github.com/sashabaranov/go-openai", "github.com/invopop/jsonschema", "github.com/santhosh-tekuri/jsonschema/v6", "github.com/cenkalti/backoff/v4", "github.com/redis/go-redis/v9", "github.com/go-redis/redis_rate/v10"},
 	"search":      {"dedup", "github.com/redis/go-redis/v9", "github.com/go-redis/redis_rate/v10", "golang.org/x/sync/errgroup"},
