@@ -1,5 +1,5 @@
 # researchbot — the two commands of the README, and their helpers.
-.PHONY: test run build bench vet redis-server
+.PHONY: test run build image bench vet redis-server
 
 GO ?= go
 
@@ -26,9 +26,20 @@ redis-server:
 run:
 	$(GO) run ./cmd/researchbot run "$(Q)"
 
-build:
-	CGO_ENABLED=0 $(GO) build -trimpath -o bin/researchbot ./cmd/researchbot
+# The version and commit 'researchbot --version' prints.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
 
-# bench: the performance figures of the README.
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-X main.version=$(VERSION) -X main.commit=$(COMMIT)" -o bin/researchbot ./cmd/researchbot
+
+# image: the container image (needs Docker with BuildKit).
+image:
+	docker build --build-arg VERSION="$(VERSION)" --build-arg COMMIT="$(COMMIT)" -t researchbot:$(or $(VERSION),dev) .
+
+# bench: the performance figures of the README. The extraction quality
+# benchmark reads its corpus from the module cache (go mod download).
 bench: redis-server
 	$(GO) test -run '^$$' -bench . -benchtime 1x -count 3 ./internal/app
+	$(GO) test -run '^$$' -bench ExtractionQuality -benchtime 1x ./fetch
+	$(GO) test -run '^$$' -bench Startup -benchtime 1x -count 3 ./cmd/researchbot

@@ -59,6 +59,9 @@ type Config struct {
 	Engine   Engine
 	// Redis holds the rate limits (and is checked by /readyz).
 	Redis redis.UniversalClient
+	// Deliveries remembers the deliveries handled by every replica, so a
+	// delivery Slack repeats is acted on once; nil means Redis.
+	Deliveries DeliveryMemory
 	// Metrics is shared with the Engine (as its Observer); nil makes new ones.
 	Metrics *Metrics
 	// Approvers lists, per channel id, who besides the requester may decide
@@ -79,8 +82,10 @@ type Config struct {
 	// Messages receives thread messages; nil ignores them.
 	Messages   MessageHandler
 	HTTPClient *http.Client
-	Logger     *slog.Logger
-	Now        func() time.Time
+	// Logger receives the bot's logs; values longer than a few hundred bytes
+	// (which Slack payloads can carry) are logged as a prefix and a length.
+	Logger *slog.Logger
+	Now    func() time.Time
 	// PingInterval is how long Socket Mode may go without a ping before
 	// reconnecting; zero means slack-go's default (30s).
 	PingInterval time.Duration
@@ -102,6 +107,11 @@ type App struct {
 	pool      *pool
 	connected atomic.Bool
 	started   atomic.Bool
+	// install is the workspace and app the bot serves, learned from Slack
+	// before the first connection; requests from elsewhere are refused.
+	install      atomic.Pointer[installation]
+	deliveries   DeliveryMemory
+	guardMetrics guardMetrics
 	// spare bounds the goroutines that tell people the pool is full.
 	spare   chan struct{}
 	spareWG sync.WaitGroup
@@ -154,6 +164,12 @@ func New(cfg Config) (*App, error) {
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}
+	a.log = slog.New(capLogs(a.log.Handler()))
+	a.deliveries = cfg.Deliveries
+	if a.deliveries == nil {
+		a.deliveries = redisDeliveries{rdb: cfg.Redis}
+	}
+	a.guardMetrics = newGuardMetrics(a.metrics)
 	if a.now == nil {
 		a.now = time.Now
 	}
@@ -249,11 +265,16 @@ func (a *App) Run(ctx context.Context) error {
 // connectLoop keeps the Socket Mode connection up: slack-go reconnects on
 // its own after a disconnect or a dead connection, and returns only when it
 // cannot connect at all (e.g. a bad token); then we wait and try again.
+// Before the first connection it learns which workspace and app the bot
+// serves, so no request is taken before it can be checked.
 func (a *App) connectLoop(ctx context.Context) {
 	backoff := time.Second
 	for ctx.Err() == nil {
 		began := a.now()
-		err := a.sm.RunContext(ctx)
+		err := a.identify(ctx)
+		if err == nil {
+			err = a.sm.RunContext(ctx)
+		}
 		if a.now().Sub(began) > time.Minute {
 			backoff = time.Second
 		}
@@ -271,4 +292,18 @@ func (a *App) connectLoop(ctx context.Context) {
 		}
 		backoff = min(backoff*2, time.Minute)
 	}
+}
+
+// identify learns the installation once.
+func (a *App) identify(ctx context.Context) error {
+	if a.install.Load() != nil {
+		return nil
+	}
+	in, err := a.learnInstallation(ctx)
+	if err != nil {
+		return fmt.Errorf("learning which workspace and app SLACK_BOT_TOKEN belongs to: %w", err)
+	}
+	a.install.Store(&in)
+	a.log.Info("bot: serving one Slack workspace", "team_id", in.TeamID, "app_id", in.AppID)
+	return nil
 }

@@ -52,8 +52,10 @@ func (e *UsageError) Error() string { return e.Msg }
 // Options may come before or after the question, as "--mode full" or
 // "--mode=full"; "--" ends the options, so "/research -- list the risks"
 // asks a question that starts with a subcommand word. Empty text is help.
+// Characters no one can see (Visible) are dropped first, so the question
+// researched is the question shown.
 func ParseCommand(text string) (Command, error) {
-	text = strings.TrimSpace(strings.ToValidUTF8(text, ""))
+	text = strings.TrimSpace(Visible(text))
 	toks := strings.Fields(text)
 	if len(toks) == 0 {
 		return Command{Kind: CmdHelp}, nil
@@ -117,6 +119,9 @@ func ParseCommand(text string) (Command, error) {
 	c.Question = strings.Join(words, " ")
 	if c.Question == "" {
 		return Command{}, &UsageError{Msg: "What should I research? Write the question after the options, e.g. `/research --depth quick what changed in EU AI rules this year?`"}
+	}
+	if utf8.RuneCountInString(c.Question) < pipeline.MinQuestionRunes {
+		return Command{}, &UsageError{Msg: fmt.Sprintf("`%s` is too short to research (it needs at least %d characters). Ask a whole question, e.g. `/research How well do heat pumps work in cold climates?`", Escape(c.Question), pipeline.MinQuestionRunes)}
 	}
 	if n := utf8.RuneCountInString(c.Question); n > MaxQuestionRunes {
 		return Command{}, &UsageError{Msg: fmt.Sprintf("Your question is %d characters long; the limit is %d. Please shorten it and try again.", n, MaxQuestionRunes)}

@@ -30,7 +30,8 @@ func TestParseCommand(t *testing.T) {
 		{in: "what --mode AUTO is RAG", want: Command{Kind: CmdResearch, Question: "what is RAG", Mode: "auto", Depth: pipeline.DepthStandard}},
 		{in: "list the main risks of RAG", want: Command{Kind: CmdResearch, Question: "list the main risks of RAG", Mode: "guided", Depth: pipeline.DepthStandard}},
 		{in: "help me understand RAG", want: Command{Kind: CmdResearch, Question: "help me understand RAG", Mode: "guided", Depth: pipeline.DepthStandard}},
-		{in: "-- list", want: Command{Kind: CmdResearch, Question: "list", Mode: "guided", Depth: pipeline.DepthStandard}},
+		{in: "-- list the risks", want: Command{Kind: CmdResearch, Question: "list the risks", Mode: "guided", Depth: pipeline.DepthStandard}},
+		{in: "-- list", err: "too short to research (it needs at least 10 characters)"},
 		{in: "--depth quick -- --mode is a flag", want: Command{Kind: CmdResearch, Question: "--mode is a flag", Mode: "guided", Depth: pipeline.DepthQuick}},
 		{in: "status of fusion power in 2025", want: Command{Kind: CmdResearch, Question: "status of fusion power in 2025", Mode: "guided", Depth: pipeline.DepthStandard}},
 		{in: "--mode turbo what", err: "must be auto, guided or full"},
@@ -39,6 +40,9 @@ func TestParseCommand(t *testing.T) {
 		{in: "what --mode", err: "needs a value"},
 		{in: "--mode full", err: "What should I research"},
 		{in: strings.Repeat("é", MaxQuestionRunes+1), err: "the limit is 2000"},
+		{in: "what is \u202eRAG\u202c\u200b?\x1b[0m", want: Command{Kind: CmdResearch, Question: "what is RAG?[0m", Mode: "guided", Depth: pipeline.DepthStandard}},
+		{in: "\u200b\u2066\u2069\x00", want: Command{Kind: CmdHelp}},
+		{in: "--mode full \U000E0069\U000E0067", err: "What should I research"},
 	}
 	for _, c := range cases {
 		got, err := ParseCommand(c.in)

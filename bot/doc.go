@@ -8,6 +8,14 @@
 // declared here, checks who may decide a checkpoint, and rate-limits new runs
 // per user and per workspace with redis_rate.
 //
+// Before it routes anything it checks the request: it must come from the
+// workspace and app the bot token belongs to (learned from auth.test and
+// bots.info before connecting; installation.go), and it must not have been
+// taken before by any replica — Slack retries events and redelivers
+// envelopes, and the same event_id or trigger_id is acted on once
+// (delivery.go). Refusals are polite and logged; every logged value is
+// bounded (logcap.go).
+//
 // Everything shown in Slack is rendered by pure functions (render_*.go,
 // modal.go) from the pipeline's run and checkpoint data, with every piece of
 // untrusted text (questions, web pages, model output) escaped for mrkdwn and

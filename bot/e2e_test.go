@@ -42,6 +42,7 @@ type harness struct {
 	ctx    context.Context
 	rdb    *redis.Client
 	cfg    Config
+	logs   *lockedBuffer
 	stop   func() // stops the App (as a killed process would stop answering)
 }
 
@@ -75,7 +76,7 @@ func newHarness(t *testing.T, tweak func(*Config)) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{t: t, fake: fake, app: app, engine: eng, pres: pres, ctx: context.Background(), rdb: rdb, cfg: cfg}
+	h := &harness{t: t, fake: fake, app: app, engine: eng, pres: pres, ctx: context.Background(), rdb: rdb, cfg: cfg, logs: logs}
 	h.stop = runApp(t, app, fake)
 	t.Cleanup(func() {
 		h.stop()

@@ -3,6 +3,7 @@ package bot
 import (
 	"net/url"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -14,10 +15,37 @@ var mrkdwnEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
 
 // Escape makes untrusted text (a question, a web page, model output) safe to
 // put into mrkdwn: &, < and > become entities, so no <!channel>, <!here>,
-// <@U…> mention or <http://x|masked link> can be smuggled in. Invalid UTF-8
-// is replaced.
+// <@U…> mention or <http://x|masked link> can be smuggled in, and invisible
+// characters are dropped (see Visible). Invalid UTF-8 is replaced.
 func Escape(s string) string {
-	return mrkdwnEscaper.Replace(strings.ToValidUTF8(s, "\uFFFD"))
+	return mrkdwnEscaper.Replace(Visible(s))
+}
+
+// Visible returns s without the characters people cannot see but software
+// acts on: control characters other than newline and tab (terminal escapes
+// begin with one), and Unicode format characters — bidi embeddings,
+// overrides and isolates, which reorder the text around them; zero-width
+// spaces; tag characters, which can carry instructions a model reads and a
+// person does not. The zero-width joiner and non-joiner stay: letters and
+// emoji need them. Invalid UTF-8 is replaced.
+func Visible(s string) string {
+	return strings.Map(func(r rune) rune {
+		if hidden(r) {
+			return -1
+		}
+		return r
+	}, strings.ToValidUTF8(s, "\uFFFD"))
+}
+
+// hidden reports whether Visible drops r.
+func hidden(r rune) bool {
+	switch {
+	case r == '\n', r == '\t', r == '\u200c', r == '\u200d':
+		return false
+	case unicode.Is(unicode.Cc, r), unicode.Is(unicode.Cf, r):
+		return true
+	}
+	return false
 }
 
 // Truncate shortens s to at most max runes, ending with an ellipsis when it
@@ -46,7 +74,7 @@ func EscapeTruncate(s string, max int) string {
 	}
 	var b strings.Builder
 	n := 0
-	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
+	for _, r := range Visible(s) {
 		e := string(r)
 		switch r {
 		case '&':

@@ -82,3 +82,28 @@ func TestWhoOnlyMentionsUserIDs(t *testing.T) {
 		t.Errorf("who(terminal) = %q", got)
 	}
 }
+
+func TestVisibleDropsWhatPeopleCannotSee(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"plain text\nwith\ttabs", "plain text\nwith\ttabs"},
+		{"\x1b[31mred\x1b[0m", "[31mred[0m"},                         // the escape byte goes; what is left is harmless text
+		{"abc\u202edcba\u202c!", "abcdcba!"},                         // a right-to-left override
+		{"a\u2066b\u2067c\u2068d\u2069", "abcd"},                     // isolates
+		{"pay\u200bpal\ufeff", "paypal"},                             // zero-width space, BOM
+		{"hi\U000E0069\U000E0067\U000E006E", "hi"},                   // tag characters: instructions only a model reads
+		{"line\r\nbreak\b\x7f\u0085", "line\nbreak"},                 // CR, backspace, DEL, C1
+		{"👩\u200d💻 and می\u200cخواهم", "👩\u200d💻 and می\u200cخواهم"}, // joiners stay
+		{"bad \xff byte", "bad \uFFFD byte"},
+	}
+	for _, c := range cases {
+		if got := Visible(c.in); got != c.want {
+			t.Errorf("Visible(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+	if got := Escape("<\u202e!channel>"); got != "&lt;!channel&gt;" {
+		t.Errorf("Escape drops no bidi override: %q", got)
+	}
+	if got := EscapeTruncate("\u202e"+strings.Repeat("x", 50), 10); strings.ContainsRune(got, '\u202e') {
+		t.Errorf("EscapeTruncate keeps a bidi override: %q", got)
+	}
+}

@@ -94,8 +94,32 @@ func sourcesInstance() *checkpoints.Instance {
 func draftInstance() *checkpoints.Instance {
 	p := pipeline.DraftPayload{Version: 2, Title: "Stale sources in RAG", Abstract: "RAG systems degrade as sources age. We survey causes & fixes.",
 		Sections: []string{"Background", "Causes", "Strategies"}, WordCount: 2345, Score: 8.1, Recommendation: "approve",
-		Summary: "Solid coverage; cite more 2025 work.", Major: 0, Minor: 3, Sources: 9, Markdown: "# Stale sources in RAG\n\nBody <!channel> text & more."}
-	return instanceOf(checkpoints.DraftReview, "run-42.cp-4", p, map[string]any{"title": "Stale sources in RAG"})
+		Summary: "Solid coverage; cite more 2025 work.", Major: 0, Minor: 3, Sources: 9, Markdown: "# Stale sources in RAG\n\nBody <!channel> text & more.",
+		Claims: pipeline.ClaimSummary{Checked: true, ClaimTally: pipeline.ClaimTally{Total: 14, Verified: 12, Unsupported: 2}, Unsupported: []pipeline.ClaimView{
+			{Location: "Causes", Sentence: "Indexes go stale within 30 days <!here> [3].", SourceID: 3, Source: "Temporal drift in dense retrieval", Quote: "most indexes are stale after a month", Reason: "the quote was not found in the cited source (at best 43% of its words match)"},
+			{Location: "Strategies", Sentence: "TTL-based refresh halves stale answers [1].", SourceID: 1, Source: "Keeping RAG fresh", Reason: "no supporting quote was given"},
+		}},
+		Diff: &pipeline.DraftDiff{From: 1, To: 2, Added: []string{"Strategies"}, Changed: []pipeline.SectionChange{{Title: "Causes", Share: 0.62, Rewritten: true}, {Title: "Abstract", Share: 0.1}},
+			ClaimsAdded: []string{"TTL-based refresh halves stale answers [1]."}, ClaimsDropped: []string{"All indexes rot [2].", "Nobody re-indexes [4]."},
+			Addressed: []pipeline.RevisionItem{{N: 1, By: "reviewer", Severity: "major", Text: "Causes lacks evidence."}}, Open: []pipeline.RevisionItem{{N: 2, By: "reviewer", Severity: "minor", Text: "Wordy."}},
+			UnsupportedFixed: 2},
+		Disagreements: []pipeline.DisagreementView{{N: 1, Topic: "How fast indexes go stale",
+			A:          pipeline.SideView{Claim: "Within weeks for news corpora", Sources: []pipeline.SourceRef{{ID: 3, Title: "Temporal drift in dense retrieval", Domain: "arxiv.org"}}},
+			B:          pipeline.SideView{Claim: "Months <@U999> for reference corpora", Sources: []pipeline.SourceRef{{ID: 1, Title: "Keeping RAG fresh", Domain: "blog.example.com"}}},
+			Assessment: "Both hold; they measure different corpora."}},
+		Coverage: []pipeline.Coverage{
+			{Question: "What causes staleness in RAG indexes?", Status: pipeline.CoverageAnswered, Sources: []int{1, 3}},
+			{Question: "Which re-indexing strategies exist?", Status: pipeline.CoveragePartly, Sources: []int{1}},
+			{Question: "How do systems detect outdated passages?", Status: pipeline.CoverageUnanswered},
+		},
+	}
+	inst := instanceOf(checkpoints.DraftReview, "run-42.cp-4", p, map[string]any{"title": "Stale sources in RAG"})
+	for i := range inst.Fields {
+		if inst.Fields[i].RuntimeOptions {
+			inst.Fields[i].Options = []checkpoints.Option{{Value: "1a", Label: "1A · Within weeks for news corpora"}, {Value: "1b", Label: "1B · Months for reference corpora"}}
+		}
+	}
+	return inst
 }
 
 func criticalInstance() *checkpoints.Instance {

@@ -19,8 +19,9 @@ const preAckBudget = 2 * time.Second
 
 // onInteractive handles button clicks and modal submissions. Clicks are
 // acked at once; submissions are acked by their handler (with field errors
-// when there are some) or at ackDeadline at the latest.
-func (a *App) onInteractive(k *acker, cb slack.InteractionCallback) {
+// when there are some) or at ackDeadline at the latest. A click or
+// submission Slack delivers again is taken once (d).
+func (a *App) onInteractive(k *acker, d delivery, cb slack.InteractionCallback) {
 	switch cb.Type {
 	case slack.InteractionTypeBlockActions:
 		k.ack(nil)
@@ -28,10 +29,14 @@ func (a *App) onInteractive(k *acker, cb slack.InteractionCallback) {
 			return
 		}
 		act := *cb.ActionCallback.BlockActions[0]
-		if (act.ActionID == ActionEdit || act.ActionID == ActionReject) && a.openFast(cb, act) {
+		if (act.ActionID == ActionEdit || act.ActionID == ActionReject) && a.openFast(d, cb, act) {
 			return // a form opens on its own fast path: its trigger_id lives 3 s
 		}
-		if !a.pool.submit(func(ctx context.Context) { a.onAction(ctx, cb, act) }) {
+		if !a.pool.submit(func(ctx context.Context) {
+			if a.firstDelivery(ctx, d) {
+				a.onAction(ctx, cb, act)
+			}
+		}) {
 			a.log.Warn("bot: busy; dropped a click", "user", cb.User.ID, "action", act.ActionID)
 			a.overflow(func(ctx context.Context) {
 				a.ephemeral(ctx, cb.Channel.ID, cb.User.ID, threadOf(cb), RenderError("I'm very busy right now and couldn't take that click.", "Please click again in a minute."), "busy")
@@ -39,7 +44,13 @@ func (a *App) onInteractive(k *acker, cb slack.InteractionCallback) {
 		}
 	case slack.InteractionTypeViewSubmission:
 		k.guard()
-		if !a.pool.submit(func(ctx context.Context) { a.onSubmission(ctx, k, cb) }) {
+		if !a.pool.submit(func(ctx context.Context) {
+			if !a.firstDelivery(ctx, d) {
+				k.ack(nil)
+				return
+			}
+			a.onSubmission(ctx, k, cb)
+		}) {
 			a.log.Warn("bot: busy; could not take a form", "user", cb.User.ID)
 			k.ack(slack.NewUpdateViewSubmissionResponse(noticeModal(RenderError("I'm very busy right now and couldn't save this.", "Please try again in a minute."))))
 		}
@@ -133,7 +144,7 @@ const (
 // goroutines, so a busy shared pool cannot let the trigger_id expire. It
 // reports false when every slot is taken (the caller then uses the pool).
 // Its timing is on the real clock, as the trigger_id's is at Slack.
-func (a *App) openFast(cb slack.InteractionCallback, act slack.BlockAction) bool {
+func (a *App) openFast(d delivery, cb slack.InteractionCallback, act slack.BlockAction) bool {
 	received := time.Now()
 	select {
 	case a.formSlots <- struct{}{}:
@@ -149,7 +160,7 @@ func (a *App) openFast(cb slack.InteractionCallback, act slack.BlockAction) bool
 		}()
 		ctx, cancel := context.WithTimeout(context.Background(), a.pool.timeout)
 		defer cancel()
-		a.openForm(ctx, received, cb, act)
+		a.openForm(ctx, received, d, cb, act)
 	})
 	return true
 }
@@ -158,13 +169,15 @@ func (a *App) openFast(cb slack.InteractionCallback, act slack.BlockAction) bool
 type checked struct {
 	inst    *checkpoints.Instance
 	problem []slack.Block
+	// repeated is set when the click was a delivery taken before.
+	repeated bool
 }
 
 // openForm answers an Edit or Reject click. When the check is quick, it
 // opens the form (or explains the refusal ephemerally); when it is slow, it
 // opens a "loading" form while the trigger_id is still good and replaces
 // it (views.update) with the form or the refusal once the check is done.
-func (a *App) openForm(ctx context.Context, received time.Time, cb slack.InteractionCallback, act slack.BlockAction) {
+func (a *App) openForm(ctx context.Context, received time.Time, d delivery, cb slack.InteractionCallback, act slack.BlockAction) {
 	user, channel, thread, instID := cb.User.ID, cb.Channel.ID, threadOf(cb), act.Value
 	if channel == "" {
 		channel = cb.Container.ChannelID
@@ -173,8 +186,12 @@ func (a *App) openForm(ctx context.Context, received time.Time, cb slack.Interac
 	action, _ := actionOf(act.ActionID)
 	done := make(chan checked, 1)
 	go func() { // owned: every path below receives from done before returning
+		if !a.firstDelivery(ctx, d) {
+			done <- checked{repeated: true}
+			return
+		}
 		_, inst, problem := a.check(ctx, instID, user)
-		done <- checked{inst, problem}
+		done <- checked{inst: inst, problem: problem}
 	}()
 	form := func(c checked) slack.ModalViewRequest {
 		if action == checkpoints.Reject {
@@ -188,6 +205,9 @@ func (a *App) openForm(ctx context.Context, received time.Time, cb slack.Interac
 	defer wait.Stop()
 	select {
 	case c := <-done:
+		if c.repeated {
+			return
+		}
 		if c.problem != nil {
 			log.Info("bot: click refused")
 			a.ephemeral(ctx, channel, user, thread, c.problem, "Nothing was changed")
@@ -202,6 +222,12 @@ func (a *App) openForm(ctx context.Context, received time.Time, cb slack.Interac
 	case <-wait.C:
 		v, err := a.api.OpenViewContext(openCtx, cb.TriggerID, loadingModal(action))
 		c := <-done
+		if c.repeated {
+			if err == nil { // the first delivery had not used the trigger: close the loop in the form
+				_, _ = a.api.UpdateViewContext(ctx, *noticeModal([]slack.Block{section("This click was handled already.")}), "", v.Hash, v.ID)
+			}
+			return
+		}
 		if err != nil {
 			log.Error("bot: opening the form failed", "err", err)
 			if c.problem == nil {

@@ -21,6 +21,8 @@ var scopeOfCall = map[string]string{
 	"PostEphemeralContext": "chat:write",  // chat.postEphemeral
 	"UploadFileContext":    "files:write", // files.getUploadURLExternal, files.completeUploadExternal
 	"GetUserInfoContext":   "users:read",  // users.info
+	"GetBotInfoContext":    "users:read",  // bots.info
+	"AuthTestContext":      "",            // auth.test
 	"OpenViewContext":      "",            // views.open
 	"UpdateViewContext":    "",            // views.update
 }

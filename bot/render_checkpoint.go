@@ -274,10 +274,74 @@ func draftBody(p pipeline.DraftPayload) []slack.Block {
 		verdict += "\n" + EscapeTruncate(s, 1500)
 	}
 	blocks = append(blocks, section(verdict))
+	blocks = append(blocks, evidenceBlocks(p.Claims)...)
+	if p.Diff != nil {
+		blocks = append(blocks, section(fmt.Sprintf("*Changes from draft %d:* %s", p.Diff.From, EscapeTruncate(p.Diff.Summary(), 1500))))
+	}
+	blocks = append(blocks, disagreementBlocks(p.Disagreements)...)
+	if line := pipeline.CoverageSummary(p.Coverage); line != "" {
+		blocks = append(blocks, contextText(cutRunes(Escape(line), MaxContextText)))
+	}
 	if p.Markdown != "" {
 		blocks = append(blocks, contextText("The full draft is in the Edit form; the final report will be attached as a Markdown file."))
 	}
 	return blocks
+}
+
+// evidenceBlocks shows how the draft's claims fared when their quotes were
+// checked against the sources, and lists the unsupported ones.
+func evidenceBlocks(c pipeline.ClaimSummary) []slack.Block {
+	if !c.Checked {
+		return nil
+	}
+	head := "*Evidence:* " + Escape(c.ClaimTally.String())
+	if c.Total > 0 && c.ClaimTally.Unsupported == 0 {
+		head += " — every cited claim's quote was found in its source"
+	}
+	lines := make([]string, 0, len(c.Unsupported))
+	for _, u := range c.Unsupported {
+		lines = append(lines, fmt.Sprintf(":warning: _%s_ — “%s”\n      cites %s: %s",
+			EscapeTruncate(oneLine(u.Location), 80), EscapeTruncate(oneLine(u.Sentence), 300),
+			EscapeTruncate(oneLine(u.Source), 100), EscapeTruncate(oneLine(u.Reason), 200)))
+	}
+	more := func(left int) string {
+		return fmt.Sprintf("_…and %d more unsupported claims — see the draft in the Edit form._", left)
+	}
+	blocks := packLines(head, lines, 3, more)
+	if n := c.ClaimTally.Unsupported - len(c.Unsupported); n > 0 {
+		blocks = append(blocks, contextText(more(n)))
+	}
+	return blocks
+}
+
+// disagreementBlocks shows where the sources disagree, both sides with
+// their sources, so the person can choose the reading the report takes.
+func disagreementBlocks(ds []pipeline.DisagreementView) []slack.Block {
+	if len(ds) == 0 {
+		return nil
+	}
+	side := func(label string, s pipeline.SideView, chosen bool) string {
+		names := make([]string, 0, len(s.Sources))
+		for _, src := range s.Sources {
+			names = append(names, "_"+EscapeTruncate(oneLine(src.Title), 80)+"_")
+		}
+		line := fmt.Sprintf("      *%s:* %s — %s", label, EscapeTruncate(oneLine(s.Claim), 300), strings.Join(names, ", "))
+		if chosen {
+			line += " :white_check_mark: chosen"
+		}
+		return line
+	}
+	lines := make([]string, 0, len(ds))
+	for _, d := range ds {
+		l := fmt.Sprintf("*%d. %s*\n%s\n%s", d.N, EscapeTruncate(oneLine(firstNonEmpty(d.Topic, "Disagreement")), 150),
+			side("A", d.A, d.Chosen == pipeline.ReadingA), side("B", d.B, d.Chosen == pipeline.ReadingB))
+		if d.Assessment != "" {
+			l += "\n      _Assessment:_ " + EscapeTruncate(oneLine(d.Assessment), 400)
+		}
+		lines = append(lines, l)
+	}
+	head := "*Where sources disagree* — choose the reading the report should take with *Edit*, or leave it to the writer:"
+	return packLines(head, lines, 4, func(left int) string { return fmt.Sprintf("_…and %d more — all are in the Edit form._", left) })
 }
 
 // criticalBody shows the critical issues the reviewer found.

@@ -84,43 +84,59 @@ func (a *App) handle(ctx context.Context, evt socketmode.Event) {
 		if !a.connected.Swap(true) {
 			a.log.Info("bot: connected to Slack")
 		}
+		a.checkSocketApp(evt)
 	case socketmode.EventTypeConnectionError, socketmode.EventTypeInvalidAuth, socketmode.EventTypeDisconnect:
 		a.connected.Store(false)
 		a.log.Warn("bot: Slack connection problem", "event", string(evt.Type), "detail", connDetail(evt))
 	case socketmode.EventTypeIncomingError, socketmode.EventTypeErrorBadMessage, socketmode.EventTypeErrorWriteFailed:
 		a.log.Warn("bot: Socket Mode error", "event", string(evt.Type), "detail", connDetail(evt))
-	case socketmode.EventTypeSlashCommand:
-		cmd, ok := evt.Data.(slack.SlashCommand)
-		k := a.newAcker(evt, "slash_command")
-		if !ok {
-			k.ack(nil)
-			return
-		}
-		a.onSlash(k, cmd)
-	case socketmode.EventTypeInteractive:
-		cb, ok := evt.Data.(slack.InteractionCallback)
-		k := a.newAcker(evt, "interactive")
-		if !ok {
-			k.ack(nil)
-			return
-		}
-		a.onInteractive(k, cb)
-	case socketmode.EventTypeEventsAPI:
-		k := a.newAcker(evt, "events_api")
+	case socketmode.EventTypeSlashCommand, socketmode.EventTypeInteractive, socketmode.EventTypeEventsAPI:
+		a.route(evt)
+	}
+}
+
+// route checks that a request comes from the installation and hands it to
+// its handler, which acks it and takes it only if it was not taken before.
+func (a *App) route(evt socketmode.Event) {
+	d := deliveryOf(evt)
+	k := a.newAcker(evt, d.kind)
+	o, ok := originOf(evt)
+	if !ok {
 		k.ack(nil)
-		ev, ok := evt.Data.(slackevents.EventsAPIEvent)
-		if !ok || a.cfg.Messages == nil {
-			return
+		return
+	}
+	if why := a.install.Load().foreign(o); why != "" {
+		a.refuseForeign(k, d, evt, o, why)
+		return
+	}
+	switch data := evt.Data.(type) {
+	case slack.SlashCommand:
+		a.onSlash(k, d, data)
+	case slack.InteractionCallback:
+		a.onInteractive(k, d, data)
+	case slackevents.EventsAPIEvent:
+		k.ack(nil)
+		a.onEvent(d, data)
+	}
+}
+
+// onEvent takes an Events API event. Only a person's reply in a thread can
+// belong to a conversation; every other message is dropped here, before it
+// takes a place in the pool.
+func (a *App) onEvent(d delivery, ev slackevents.EventsAPIEvent) {
+	if a.cfg.Messages == nil {
+		return
+	}
+	msg, ok := ev.InnerEvent.Data.(*slackevents.MessageEvent)
+	if !ok || msg.BotID != "" || msg.SubType != "" || msg.ThreadTimeStamp == "" || msg.ThreadTimeStamp == msg.TimeStamp {
+		return
+	}
+	if !a.pool.submit(func(ctx context.Context) {
+		if a.firstDelivery(ctx, d) {
+			a.cfg.Messages.HandleMessage(ctx, msg)
 		}
-		// Only a person's reply in a thread can belong to a conversation;
-		// every other channel message is dropped here, before it takes a
-		// place in the pool.
-		if msg, ok := ev.InnerEvent.Data.(*slackevents.MessageEvent); ok && msg.BotID == "" && msg.SubType == "" &&
-			msg.ThreadTimeStamp != "" && msg.ThreadTimeStamp != msg.TimeStamp {
-			if !a.pool.submit(func(ctx context.Context) { a.cfg.Messages.HandleMessage(ctx, msg) }) {
-				a.log.Warn("bot: busy; dropped a thread message", "channel", msg.Channel)
-			}
-		}
+	}) {
+		a.log.Warn("bot: busy; dropped a thread message", "channel", msg.Channel)
 	}
 }
 
@@ -147,7 +163,7 @@ func ephemeralPayload(blocks []slack.Block, text string) map[string]any {
 
 // onSlash handles /research: usage errors and help are answered in the ack
 // itself; everything else is acked at once and done on the pool.
-func (a *App) onSlash(k *acker, cmd slack.SlashCommand) {
+func (a *App) onSlash(k *acker, d delivery, cmd slack.SlashCommand) {
 	log := a.log.With("user", cmd.UserID, "channel", cmd.ChannelID)
 	c, err := ParseCommand(cmd.Text)
 	var ue *UsageError
@@ -163,6 +179,9 @@ func (a *App) onSlash(k *acker, cmd slack.SlashCommand) {
 		return
 	}
 	ok := a.pool.submit(func(ctx context.Context) {
+		if !a.firstDelivery(ctx, d) {
+			return
+		}
 		switch c.Kind {
 		case CmdResearch:
 			a.startResearch(ctx, log, cmd, c)

@@ -108,6 +108,7 @@ func NewStreams(cfg StreamsConfig) (*Streams, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	s.log = slog.New(capLogs(s.log.Handler())) // stream clicks and replies carry what people typed
 	if s.now == nil {
 		s.now = time.Now
 	}

@@ -72,6 +72,7 @@ type streamsE2E struct {
 	svc       *scheduler.Service
 	clock     *researchtest.Clock
 	convCalls func() []llmtest.Call
+	metrics   *bot.Metrics
 	ctx       context.Context
 	channel   string
 }
@@ -152,7 +153,7 @@ func newStreamsE2E(t *testing.T) *streamsE2E {
 	t.Cleanup(stopWorker)
 	runBot(t, ctx, cancel, fake, bot.Config{AppToken: fake.AppToken(), BotToken: fake.BotToken(), APIURL: fake.APIURL(), Engine: a.Engine,
 		Redis: rdb, Metrics: metrics, Streams: streams, Messages: streams})
-	return &streamsE2E{t: t, fake: fake, svc: svc, clock: clock, ctx: ctx, channel: streamChannel,
+	return &streamsE2E{t: t, fake: fake, svc: svc, clock: clock, ctx: ctx, channel: streamChannel, metrics: metrics,
 		convCalls: func() []llmtest.Call { return conversationCalls(model) }}
 }
 
@@ -590,4 +591,62 @@ func TestStreamHeldDraftGoesToOwnerDM(t *testing.T) {
 		}
 		return false
 	})
+}
+
+// TestRetriedThreadReplyAdvancesTheConversationOnce: Slack retries an event
+// it saw no ack for (same event_id, retry_attempt 1); the owner's reply
+// must move the conversation once, not answer the next question too.
+func TestRetriedThreadReplyAdvancesTheConversationOnce(t *testing.T) {
+	h := newStreamsE2E(t)
+	h.slash(streamOwner, "stream new")
+	var thread string
+	h.waitFor("the stream root message", 10*time.Second, func() bool {
+		for _, m := range h.fake.Messages(h.channel) {
+			if m.Text == "New research stream" {
+				thread = m.TS
+				return true
+			}
+		}
+		return false
+	})
+	h.nextTurn(thread, 0)
+	h.reply(streamOwner, thread, "I want to track heat pump competitors")
+	h.nextTurn(thread, 1)
+	env, _ := h.fake.LastEnvelope("events_api")
+	ctx, cancel := context.WithTimeout(h.ctx, 5*time.Second)
+	defer cancel()
+	if _, err := h.fake.Redeliver(ctx, env.EnvelopeID, "timeout"); err != nil {
+		t.Fatal(err)
+	}
+	h.waitFor("the retry to be dropped", 10*time.Second, func() bool {
+		return counterValue(t, h.metrics, "researchbot_slack_repeated_deliveries_total", "events_api") == 1
+	})
+	if n := len(h.convCalls()); n != 1 {
+		t.Errorf("the model was asked %d times, want once", n)
+	}
+	if n := len(h.botMessages(thread)); n != 2 {
+		t.Errorf("%d turns in the thread, want 2:\n%s", n, dumpAll(h.fake, h.channel))
+	}
+}
+
+// counterValue reads one labelled counter from m's registry (0 when absent).
+func counterValue(t *testing.T, m *bot.Metrics, name, label string) float64 {
+	t.Helper()
+	mfs, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, metric := range mf.GetMetric() {
+			for _, l := range metric.GetLabel() {
+				if l.GetValue() == label {
+					return metric.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
 }

@@ -15,6 +15,9 @@ const (
 //
 // The source_review fields relevant and exclude have RuntimeOptions: their
 // options are the sources of the run, filled in when the instance is made.
+// So does draft_review's readings: one option per side of each place where
+// the sources disagree ("1a", "1b", …); a run without disagreements leaves
+// it and reading_note out.
 func Builtins(now time.Time) []Definition {
 	defs := []Definition{
 		{
@@ -86,6 +89,8 @@ func Builtins(now time.Time) []Definition {
 			Fields: []Field{
 				{Key: "title", Type: FieldText, Label: "Title", MaxLength: 200},
 				{Key: "changes", Type: FieldTextarea, Label: "Changes you want before publishing"},
+				{Key: "readings", Type: FieldCheckbox, Label: "Where sources disagree: the reading the report should take", RuntimeOptions: true},
+				{Key: "reading_note", Type: FieldTextarea, Label: "Or say how the report should treat the disagreements"},
 			},
 		},
 	}

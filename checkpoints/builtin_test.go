@@ -27,7 +27,7 @@ func TestBuiltins(t *testing.T) {
 		CriticalIssues: {"Critical issues found", AfterReview, []string{ModeGuided, ModeFull}, false, 2 * time.Hour, 1,
 			map[string]FieldType{"guidance": FieldTextarea}, nil},
 		DraftReview: {"Draft review", BeforeOutput, []string{ModeGuided, ModeFull}, true, 48 * time.Hour, 3,
-			map[string]FieldType{"title": FieldText, "changes": FieldTextarea}, nil},
+			map[string]FieldType{"title": FieldText, "changes": FieldTextarea, "readings": FieldCheckbox, "reading_note": FieldTextarea}, nil},
 	}
 	defs := Builtins(now)
 	if len(defs) != len(wants) {

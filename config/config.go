@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Config is every setting of researchbot.
@@ -61,6 +63,11 @@ type Config struct {
 	MaxGapRounds    int
 	MaxSources      int
 	MaxSourceTokens int
+	MaxSearchErrors int
+
+	// Writing (defaults for every run).
+	StyleGuide   string // the house style, as text ("" = the writer's own)
+	TargetLength int    // words; 0 = by depth
 
 	// Process.
 	WorkerConcurrency int
@@ -112,6 +119,9 @@ func Variables() []Variable {
 		{"RUN_MAX_GAP_ROUNDS", "2", "extra search rounds to fill gaps"},
 		{"RUN_MAX_SOURCES", "by depth (6/12/20)", "pages read per run"},
 		{"RUN_MAX_SOURCE_TOKENS", "30000", "page text (estimated tokens) in one analysis; the best-ranked pages that fit are used"},
+		{"RUN_MAX_SEARCH_ERRORS", "3", "searches that may fail (every backend erred, nothing found) before the run stops searching and writes with what it found"},
+		{"RUN_STYLE_GUIDE", "", "house style for the writer and reviewer: text, a file path (`/…`, `./…`, `*.md`, `*.txt`), or academic, technical or executive"},
+		{"RUN_TARGET_LENGTH", "by depth (800/1500/2500)", "target length of a report in words (100–20000); the reviewer scores length against it"},
 		{"WORKER_CONCURRENCY", "8", "runs one process advances at once"},
 		{"RUN_LEASE", "15s", "a worker's lease on a run; a crashed worker's runs are taken over within 2× it"},
 		{"RUN_RETENTION", "720h (30 days)", "how long a finished run is kept after it ends; waiting runs never expire"},
@@ -166,6 +176,9 @@ func Load(getenv func(string) string) (Config, error) {
 		MaxGapRounds:      p.int("RUN_MAX_GAP_ROUNDS", 2, 0),
 		MaxSources:        p.int("RUN_MAX_SOURCES", 0, 0),
 		MaxSourceTokens:   p.int("RUN_MAX_SOURCE_TOKENS", 30000, 1000),
+		MaxSearchErrors:   p.int("RUN_MAX_SEARCH_ERRORS", 3, 1),
+		StyleGuide:        p.styleGuide("RUN_STYLE_GUIDE"),
+		TargetLength:      p.targetLength("RUN_TARGET_LENGTH"),
 		WorkerConcurrency: p.int("WORKER_CONCURRENCY", 8, 1),
 		LeaseTTL:          p.dur("RUN_LEASE", 15*time.Second, true),
 		Retention:         p.dur("RUN_RETENTION", 30*24*time.Hour, true),
@@ -328,6 +341,71 @@ func (p *parser) redisURL(name string) string {
 		return ""
 	}
 	return v
+}
+
+// Style guide limits and presets.
+const maxStyleGuideRunes = 4000
+
+// stylePresets are the seed's named styles (seed 001: academic, technical,
+// executive), as guides the writer can follow.
+var stylePresets = map[string]string{
+	"academic":  "Academic: formal and precise; define terms on first use; state methods and limitations; hedge only where the evidence is uncertain.",
+	"technical": "Technical: direct and concrete; lead with specifications, figures and trade-offs; use lists where they help the reader compare.",
+	"executive": "Executive: lead with the conclusion and what it means for a decision; short paragraphs; plain words; figures only where they matter.",
+}
+
+// styleGuide reads the house style: a preset name, a file path (a value
+// starting with "/", "./" or "../", or ending in .md or .txt, on one line),
+// or the guide's text itself.
+func (p *parser) styleGuide(name string) string {
+	v := p.str(name, "")
+	if v == "" {
+		return ""
+	}
+	if preset, ok := stylePresets[strings.ToLower(v)]; ok {
+		return preset
+	}
+	if looksLikePath(v) {
+		b, err := os.ReadFile(v)
+		if err != nil {
+			p.bad(name, "cannot read the style guide file: %v", err)
+			return ""
+		}
+		v = strings.TrimSpace(string(b))
+		if v == "" {
+			p.bad(name, "the style guide file is empty")
+			return ""
+		}
+	}
+	if n := utf8.RuneCountInString(v); n > maxStyleGuideRunes {
+		p.bad(name, "the style guide is %d characters long; the limit is %d", n, maxStyleGuideRunes)
+		return ""
+	}
+	return v
+}
+
+// looksLikePath reports whether a one-line value names a file.
+func looksLikePath(v string) bool {
+	if strings.ContainsAny(v, "\n") {
+		return false
+	}
+	lower := strings.ToLower(v)
+	return strings.HasPrefix(v, "/") || strings.HasPrefix(v, "./") || strings.HasPrefix(v, "../") ||
+		(!strings.Contains(v, " ") && (strings.HasSuffix(lower, ".md") || strings.HasSuffix(lower, ".txt")))
+}
+
+// targetLength reads a report length in words: 0 (by depth) or 100–20000.
+func (p *parser) targetLength(name string) int {
+	v := p.str(name, "")
+	if v == "" {
+		return 0
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 100 || n > 20000 {
+		p.bad(name, "want a number of words from 100 to 20000, got %q", v)
+		return 0
+	}
+	return n
 }
 
 // approvers parses "C1=U1,U2;C2=U3".

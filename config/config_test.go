@@ -1,6 +1,8 @@
 package config
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -102,5 +104,40 @@ func TestSecretsNeverAppearInErrors(t *testing.T) {
 	_, err := Load(env(map[string]string{"REDIS_URL": "redis//:hunter2@host"}))
 	if err == nil || strings.Contains(err.Error(), "hunter2") {
 		t.Fatalf("error leaks the secret or is missing: %v", err)
+	}
+}
+
+func TestStyleGuideAndTargetLength(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "style.md")
+	if err := os.WriteFile(path, []byte("  Plain English; short sentences.\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ value, want string }{
+		{"Write for council officers.", "Write for council officers."},
+		{path, "Plain English; short sentences."},
+		{"Executive", stylePresets["executive"]},
+		{"", ""},
+	} {
+		cfg, err := Load(env(map[string]string{"RUN_STYLE_GUIDE": c.value, "RUN_TARGET_LENGTH": "1200", "RUN_MAX_SEARCH_ERRORS": "5"}))
+		if err != nil {
+			t.Fatalf("RUN_STYLE_GUIDE=%q: %v", c.value, err)
+		}
+		if cfg.StyleGuide != c.want || cfg.TargetLength != 1200 || cfg.MaxSearchErrors != 5 {
+			t.Errorf("RUN_STYLE_GUIDE=%q: guide %q, length %d, search errors %d", c.value, cfg.StyleGuide, cfg.TargetLength, cfg.MaxSearchErrors)
+		}
+	}
+	_, err := Load(env(map[string]string{
+		"RUN_STYLE_GUIDE":       filepath.Join(dir, "missing.md"),
+		"RUN_TARGET_LENGTH":     "12",
+		"RUN_MAX_SEARCH_ERRORS": "0",
+	}))
+	for _, want := range []string{"RUN_STYLE_GUIDE: cannot read the style guide file", "RUN_TARGET_LENGTH: want a number of words from 100 to 20000", "RUN_MAX_SEARCH_ERRORS"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v lacks %q", err, want)
+		}
+	}
+	if c, _ := Load(env(nil)); c.MaxSearchErrors != 3 || c.TargetLength != 0 || c.StyleGuide != "" {
+		t.Errorf("defaults: search errors %d, length %d, guide %q", c.MaxSearchErrors, c.TargetLength, c.StyleGuide)
 	}
 }

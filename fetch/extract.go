@@ -138,7 +138,10 @@ func extractHTML(r io.Reader, pageURL *url.URL) (extraction, error) {
 		OriginalURL:     pageURL,
 		EnableFallback:  true,
 		ExcludeComments: true,
-		HtmlDateMode:    trafilatura.Fast,
+		// Fast mode finds dates in metadata, JSON-LD, <time> elements,
+		// URLs and dated text patterns. The extensive mode would need
+		// go-dateparser, which this program does not link (see go.mod).
+		HtmlDateMode: trafilatura.Fast,
 	})
 	if err != nil || res == nil {
 		return extraction{}, &Error{Reason: ReasonEmpty, Detail: "no main text found"}

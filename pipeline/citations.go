@@ -269,6 +269,13 @@ func CheckCitations(d Draft, pages []Page) (Draft, []string) {
 // domain and publication date. Markers naming no page in pages are dropped;
 // call CheckCitations first to also unlink unread URLs.
 func Number(d Draft, pages []Page) (Draft, []Reference) {
+	out, refs, _ := numberDraft(d, pages)
+	return out, refs
+}
+
+// numberDraft is Number that also returns the function that renumbers the
+// markers of any text of d (such as one of its sentences) the same way.
+func numberDraft(d Draft, pages []Page) (Draft, []Reference, func(string) string) {
 	byID := make(map[int]Page, len(pages))
 	for _, p := range pages {
 		if _, dup := byID[p.SourceID]; !dup {
@@ -333,5 +340,5 @@ func Number(d Draft, pages []Page) (Draft, []Reference) {
 	if refs == nil {
 		refs = []Reference{}
 	}
-	return out, refs
+	return out, refs, renumber
 }

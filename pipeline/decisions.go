@@ -3,8 +3,10 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/researchbot/researchbot/checkpoints"
 )
@@ -49,6 +51,12 @@ func (e *Engine) applyDecision(ctx context.Context, r *Run, inst *checkpoints.In
 	}
 	return nil
 }
+
+// Field keys of the draft review's disagreement choices (checkpoints.Builtins).
+const (
+	fieldReadings    = "readings"
+	fieldReadingNote = "reading_note"
+)
 
 func (r *Run) addFeedback(def string, d *checkpoints.Decision, text string) {
 	text = strings.TrimSpace(text)
@@ -131,7 +139,9 @@ func (r *Run) decidePlan(d *checkpoints.Decision) {
 		r.addFeedback(checkpoints.PlanReview, d, stringValue(v, "note"))
 		r.Step = StepSearch
 	case checkpoints.Reject:
-		r.addFeedback(checkpoints.PlanReview, d, orDefault(d.Note, "The plan was rejected without a reason; propose a different decomposition."))
+		note := orDefault(d.Note, "The plan was rejected without a reason; propose a different decomposition.")
+		r.addFeedback(checkpoints.PlanReview, d, note)
+		r.recordPlanAttempt(fmt.Sprintf("rejected at plan review by %s: %s", d.By, note), d.At)
 		if r.Counters.PlanRounds > r.Limits.MaxIterations {
 			r.addBound(fmt.Sprintf("the plan was rejected %d times (limit %d)", r.Counters.PlanRounds, r.Limits.MaxIterations))
 			r.toFallback("the research plan was rejected too often")
@@ -175,15 +185,42 @@ func (r *Run) rejectUnmarkedSources() {
 }
 
 // searchAgain sends the run back to planning new queries with the feedback,
-// keeping sources marked relevant (they accumulate across iterations).
-func (r *Run) searchAgain() {
-	if r.Counters.SearchRound > r.Limits.MaxIterations {
+// keeping sources marked relevant (they accumulate across iterations) and
+// recording the plan that led here and why it is replaced. When the run may
+// not search again (its iteration bound, or too many failed searches) it
+// goes on with the sources found.
+func (r *Run) searchAgain(d *checkpoints.Decision, why string) {
+	switch {
+	case r.Counters.SearchRound > r.Limits.MaxIterations:
 		r.addBound(fmt.Sprintf("search iteration limit (%d) reached; continued with the sources found", r.Limits.MaxIterations))
-		r.selectSources()
-		r.Step = StepFetch
+	case r.searchStopped():
+		r.noteSearchStopped()
+	default:
+		r.recordPlanAttempt(fmt.Sprintf("sources rejected at source review by %s: %s", d.By, why), d.At)
+		r.Step = StepPlan
 		return
 	}
-	r.Step = StepPlan
+	r.selectSources()
+	r.Step = StepFetch
+}
+
+// recordPlanAttempt keeps the current plan, with the searches of its latest
+// round, in the plan history with the reason it is replaced.
+func (r *Run) recordPlanAttempt(outcome string, at time.Time) {
+	if r.Plan == nil {
+		return
+	}
+	a := PlanAttempt{Round: r.Counters.PlanRounds, SubQuestions: slices.Clone(r.Plan.SubQuestions), Outcome: flatLine(outcome), At: at}
+	last := 0
+	for _, q := range r.Queries {
+		last = max(last, q.Round)
+	}
+	for _, q := range r.Queries {
+		if q.Round == last {
+			a.Queries = append(a.Queries, q.Kind+": "+q.Text)
+		}
+	}
+	r.PlanHistory = append(r.PlanHistory, a)
 }
 
 func (r *Run) decideSources(d *checkpoints.Decision) {
@@ -195,14 +232,15 @@ func (r *Run) decideSources(d *checkpoints.Decision) {
 		if fb := stringValue(d.Values, "feedback"); fb != "" {
 			r.addFeedback(checkpoints.SourceReview, d, fb)
 			r.rejectUnmarkedSources()
-			r.searchAgain()
+			r.searchAgain(d, fb)
 			return
 		}
 		r.Step = StepFetch
 	case checkpoints.Reject:
-		r.addFeedback(checkpoints.SourceReview, d, orDefault(d.Note, "These sources were rejected; search differently."))
+		note := orDefault(d.Note, "These sources were rejected; search differently.")
+		r.addFeedback(checkpoints.SourceReview, d, note)
 		r.rejectUnmarkedSources()
-		r.searchAgain()
+		r.searchAgain(d, note)
 	default:
 		r.Step = StepFetch
 	}
@@ -214,7 +252,7 @@ func (r *Run) humanCritique(d *checkpoints.Decision, text string) {
 	if len(r.Drafts) > 0 {
 		version = r.Drafts[len(r.Drafts)-1].Version
 	}
-	r.Critiques = append(r.Critiques, Critique{DraftVersion: version, Human: text, Summary: "Requested by " + d.By + ": " + text, Recommendation: "revise"})
+	r.Critiques = append(r.Critiques, Critique{DraftVersion: version, Human: text, By: d.By, Summary: "Requested by " + d.By + ": " + text, Recommendation: "revise"})
 }
 
 // revise sends the run back to the writer if the iteration bound allows.
@@ -252,8 +290,16 @@ func (r *Run) decideDraft(d *checkpoints.Decision) {
 		if t := stringValue(d.Values, "title"); t != "" && len(r.Drafts) > 0 {
 			r.Drafts[len(r.Drafts)-1].Title = t
 		}
+		var asks []string
 		if ch := stringValue(d.Values, "changes"); ch != "" {
-			r.humanCritique(d, ch)
+			asks = append(asks, ch)
+		}
+		asks = append(asks, r.chooseReadings(d)...)
+		if note := stringValue(d.Values, fieldReadingNote); note != "" {
+			asks = append(asks, "On where the sources disagree: "+note)
+		}
+		if len(asks) > 0 {
+			r.humanCritique(d, strings.Join(asks, "\n"))
 			r.revise("the requested changes")
 			return
 		}
@@ -266,5 +312,48 @@ func (r *Run) decideDraft(d *checkpoints.Decision) {
 		}
 	default:
 		r.Step = StepOutput
+	}
+}
+
+// chooseReadings records the readings a person chose where sources disagree
+// (the readings field: "1a", "2b", …) and returns what the writer must do
+// for each. Choosing both readings of one disagreement asks the report to
+// present both.
+func (r *Run) chooseReadings(d *checkpoints.Decision) []string {
+	cited := citedContradictions(r.Analysis)
+	chosen := map[int][]string{}
+	var order []int
+	for _, v := range stringsValue(d.Values, fieldReadings) {
+		n, reading, ok := parseReading(v)
+		if !ok || n > len(cited) || slices.Contains(chosen[n], reading) {
+			continue
+		}
+		if len(chosen[n]) == 0 {
+			order = append(order, n)
+		}
+		chosen[n] = append(chosen[n], reading)
+	}
+	var asks []string
+	for _, n := range order {
+		c := cited[n-1]
+		if len(chosen[n]) == 2 {
+			asks = append(asks, fmt.Sprintf("Where the sources disagree on %q, present both readings as equally credible: %q [%s] and %q [%s].",
+				flatLine(c.Topic), flatLine(c.A.Claim), joinInts(c.A.Sources), flatLine(c.B.Claim), joinInts(c.B.Sources)))
+			continue
+		}
+		side := c.Side(chosen[n][0])
+		asks = append(asks, fmt.Sprintf("Where the sources disagree on %q, the report should take this reading: %q [%s].", flatLine(c.Topic), flatLine(side.Claim), joinInts(side.Sources)))
+		r.markChosen(c, chosen[n][0], d.By)
+	}
+	return asks
+}
+
+// markChosen records on the analysis the reading a person chose for c.
+func (r *Run) markChosen(c Contradiction, reading, by string) {
+	for i := range r.Analysis.Contradictions {
+		a := &r.Analysis.Contradictions[i]
+		if a.Topic == c.Topic && a.A.Claim == c.A.Claim && a.B.Claim == c.B.Claim {
+			a.Chosen, a.ChosenBy = reading, by
+		}
 	}
 }

@@ -21,8 +21,12 @@ var ErrNotCurrent = errors.New("this checkpoint is no longer current")
 // ErrRunFinished is returned when a finished run is asked to change.
 var ErrRunFinished = errors.New("the run has already finished")
 
-// MaxQuestionRunes bounds the length of a research question (seed 001).
-const MaxQuestionRunes = 2000
+// MinQuestionRunes and MaxQuestionRunes bound the length of a research
+// question (seed 001: 10 to 2000 characters).
+const (
+	MinQuestionRunes = 10
+	MaxQuestionRunes = 2000
+)
 
 // InvalidRequestError says why a request was refused, for people.
 type InvalidRequestError struct{ Problems []string }
@@ -43,6 +47,8 @@ type Config struct {
 	Presenters map[string]Presenter
 	// Defaults fills the zero fields of a request's Limits.
 	Defaults Limits
+	// Writing fills the zero fields of a request's Writing.
+	Writing Writing
 	// DefaultQueue is the queue of runs whose Origin names none.
 	DefaultQueue string
 	// SearchConcurrency and FetchConcurrency bound parallel calls within a run.
@@ -158,6 +164,9 @@ func (l Limits) merge(d Limits) Limits {
 	if l.MaxSourceTokens == 0 {
 		l.MaxSourceTokens = d.MaxSourceTokens
 	}
+	if l.MaxSearchErrors == 0 {
+		l.MaxSearchErrors = d.MaxSearchErrors
+	}
 	return l
 }
 
@@ -189,6 +198,8 @@ func ValidateRequest(req Request) error {
 	switch {
 	case q == "":
 		p = append(p, "the question is empty")
+	case utf8.RuneCountInString(q) < MinQuestionRunes:
+		p = append(p, fmt.Sprintf("the question %q is too short to research (it needs at least %d characters): ask a whole question, e.g. \"How well do heat pumps work in cold climates?\"", q, MinQuestionRunes))
 	case utf8.RuneCountInString(q) > MaxQuestionRunes:
 		p = append(p, fmt.Sprintf("the question is %d characters long; the limit is %d", utf8.RuneCountInString(q), MaxQuestionRunes))
 	}
@@ -237,6 +248,7 @@ func (e *Engine) Start(ctx context.Context, req Request) (*Run, error) {
 		Limits:      req.Limits.merge(e.cfg.Defaults),
 		Since:       req.Since,
 		Known:       req.Known,
+		Writing:     req.Writing.merge(e.cfg.Writing),
 		Status:      StatusQueued,
 		Step:        StepPlan,
 		CreatedAt:   now,

@@ -23,9 +23,10 @@ const (
 	estRankerPerResult  = 150 // title, URL, snippet (~600 chars)
 	estRankerOutPer     = 40  // one judgement
 	estAnalystBase      = 1500
-	estAnalystOut       = 2000
+	estAnalystOut       = 2500 // findings, themes, both sides of each disagreement, per-sub-question coverage
 	estWriterBase       = 2500 // instructions, analysis, source list
 	estWriterOut        = 3500 // a whole report
+	estClaimsOut        = 2000 // the claims: ~25 cited sentences, each repeated with a quote of up to 40 words
 	estRevisionExtra    = 4500 // previous draft and critiques
 	estReviewerBase     = 3000 // criteria, analysis, source list
 	estReviewerOut      = 1500
@@ -96,12 +97,16 @@ func expectedGapRounds(r *Run) int {
 //     0.8 × MaxSourceChars characters each, 4 characters a token;
 //   - writer and reviewer: one call each per expected write round (quick 1,
 //     else 2, within the revision bound), the writer seeing page excerpts
-//     of half that size and, when revising, the previous draft;
+//     of half that size and, when revising, the previous draft, and
+//     writing a quote for each cited sentence (checking the quotes is code:
+//     no call);
 //   - duration: per-call latencies (ranker 5 s, analyst 45 s, writer 60 s,
 //     reviewer 30 s, search 3 s, fetch 4 s) with searches ×4, ranker
 //     calls ×4 and fetches ×8 in parallel.
 //
-// The planner's own call is not counted: the plan already exists.
+// The planner's own call is not counted: the plan already exists. Nor is
+// the call that rewrites searches whose results were all irrelevant: it is
+// made only then, at most once a search round.
 func EstimatePlan(r *Run, inPerMTok, outPerMTok float64) Estimate {
 	pages := EstimatePages(r)
 	_, depthQueries := DepthCounts(r.Depth)
@@ -135,7 +140,7 @@ func EstimatePlan(r *Run, inPerMTok, outPerMTok float64) Estimate {
 		if i > 0 {
 			in += estRevisionExtra
 		}
-		out += estWriterOut
+		out += estWriterOut + estClaimsOut
 		in += estReviewerBase + estWriterOut
 		out += estReviewerOut
 	}

@@ -385,7 +385,10 @@ func TestAStepThatKeepsFailingEndsTheRunWithItsCause(t *testing.T) {
 	// A worker that died during its attempt never reported back: the attempt
 	// still counts, and after the last one the run ends.
 	e2 := newEnv(t, nil)
-	r2, _ := e2.eng.Start(ctx, pipeline.Request{Question: "q?", Mode: checkpoints.ModeAuto, Origin: pipeline.Origin{Kind: "test", Queue: "runs"}})
+	r2, err := e2.eng.Start(ctx, pipeline.Request{Question: "How do heat pumps cope with frost?", Mode: checkpoints.ModeAuto, Origin: pipeline.Origin{Kind: "test", Queue: "runs"}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	stored := e2.load()
 	stored.Attempt = pipeline.StepAttempt{Step: pipeline.StepPlan, N: pipeline.MaxStepAttempts}
 	stored.Status = pipeline.StatusRunning

@@ -62,6 +62,57 @@ type DraftPayload struct {
 	Sources        int      `json:"sources"`
 	// Markdown is the whole draft, for people who want to read it all.
 	Markdown string `json:"markdown"`
+	// Claims is how the draft's cited claims fared when code checked their
+	// quotes against the sources.
+	Claims ClaimSummary `json:"claims"`
+	// Disagreements are where the sources disagree; a person may choose the
+	// reading the report should take.
+	Disagreements []DisagreementView `json:"disagreements,omitempty"`
+	// Diff is what this version changed from the previous one, and why.
+	Diff *DraftDiff `json:"diff,omitempty"`
+	// Coverage says which sub-questions the sources answered.
+	Coverage []Coverage `json:"coverage,omitempty"`
+}
+
+// ClaimSummary counts a draft's checked claims and lists the unsupported ones.
+type ClaimSummary struct {
+	Checked bool `json:"checked"` // false: the draft's claims were not checked
+	ClaimTally
+	Unsupported []ClaimView `json:"unsupported_claims,omitempty"` // at most maxListedClaims
+}
+
+// ClaimView is one claim as shown to a person.
+type ClaimView struct {
+	Location string `json:"location"`
+	Sentence string `json:"sentence"`
+	SourceID int    `json:"source_id"`
+	Source   string `json:"source"` // the source's title
+	Quote    string `json:"quote,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+}
+
+// DisagreementView is one disagreement between sources as shown to a person;
+// N numbers it for the readings field ("1a", "1b").
+type DisagreementView struct {
+	N          int      `json:"n"`
+	Topic      string   `json:"topic"`
+	A          SideView `json:"a"`
+	B          SideView `json:"b"`
+	Assessment string   `json:"assessment,omitempty"`
+	Chosen     string   `json:"chosen,omitempty"` // "a" or "b" once chosen
+}
+
+// SideView is one side of a disagreement: the claim and its sources.
+type SideView struct {
+	Claim   string      `json:"claim"`
+	Sources []SourceRef `json:"sources"`
+}
+
+// SourceRef names a source read by the run.
+type SourceRef struct {
+	ID     int    `json:"id"`
+	Title  string `json:"title"`
+	Domain string `json:"domain"`
 }
 
 // CriticalPayload is shown at critical_issues.

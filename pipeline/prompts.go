@@ -241,15 +241,16 @@ type plannerData struct {
 	Queries      int
 	Since        string
 	Round        int
-	PreviousPlan string
+	History      string
 	Feedback     []string
 }
 
 // PlannerPrompt renders the planner's prompt for r: the question, its
 // context and depth (which fixes how many sub-questions and queries to
 // write), the date window when r.Since is set and today's date. When
-// re-planning (r.Plan is set) it includes the previous plan and queries and
-// every unused human Feedback note. Reply with PlanOutput.
+// re-planning it includes every earlier plan with its sub-questions, queries
+// and why it was not kept (seed 000: previous strategies), and every unused
+// human Feedback note. Reply with PlanOutput.
 func PlannerPrompt(r *Run, now time.Time) (system, user string) {
 	sq, q := DepthCounts(r.Depth)
 	d := plannerData{
@@ -265,24 +266,36 @@ func PlannerPrompt(r *Run, now time.Time) (system, user string) {
 	if strings.TrimSpace(r.Context) != "" {
 		d.Context = untrustedBlock("context", r.Context)
 	}
-	if r.Plan != nil {
+	if h := planHistory(r); len(h) > 0 {
 		var b strings.Builder
-		b.WriteString("Sub-questions:\n" + numberedLines(r.Plan.SubQuestions) + "\n")
-		if len(r.Queries) > 0 {
-			b.WriteString("Search queries:\n")
-			for _, qq := range r.Queries {
-				fmt.Fprintf(&b, "- [%s] %s\n", flatLine(qq.Kind), flatLine(qq.Text))
+		for i, a := range h {
+			if i > 0 {
+				b.WriteString("\n")
+			}
+			fmt.Fprintf(&b, "Plan %d — %s\n", a.Round, flatLine(a.Outcome))
+			if len(a.SubQuestions) > 0 {
+				b.WriteString("Sub-questions:\n" + numberedLines(a.SubQuestions) + "\n")
+			}
+			if len(a.Queries) > 0 {
+				b.WriteString("Search queries:\n" + bulletLines(a.Queries) + "\n")
 			}
 		}
-		if len(r.Plan.Sections) > 0 {
-			b.WriteString("Sections:\n" + numberedLines(r.Plan.Sections) + "\n")
-		}
-		if r.Plan.Methodology != "" {
-			b.WriteString("Methodology: " + flatLine(r.Plan.Methodology) + "\n")
-		}
-		d.PreviousPlan = untrustedBlock("previous_plan", b.String())
+		d.History = untrustedBlock("earlier_plans", b.String())
 	}
 	return renderPrompt("planner", d)
+}
+
+// planHistory is every earlier plan of r, oldest first. A run that planned
+// before plans were recorded shows its last plan, outcome unknown.
+func planHistory(r *Run) []PlanAttempt {
+	if len(r.PlanHistory) > 0 || r.Plan == nil {
+		return r.PlanHistory
+	}
+	a := PlanAttempt{Round: r.Counters.PlanRounds, SubQuestions: r.Plan.SubQuestions, Outcome: "not accepted"}
+	for _, q := range r.Queries {
+		a.Queries = append(a.Queries, q.Kind+": "+q.Text)
+	}
+	return []PlanAttempt{a}
 }
 
 // depthName returns d when it is a known depth, else standard (the depth
@@ -340,6 +353,8 @@ type analystData struct {
 	Since        string
 	Pages        []string
 	IDs          string
+	EvidenceMap  string
+	SubCount     int
 	PreviousGaps string
 	GapRound     int
 	MaxGapRounds int
@@ -393,8 +408,11 @@ func planSubQuestions(r *Run) []string {
 // sub-questions and the evidence, one block per page keyed by source id
 // (page text clipped to Limits.MaxSourceChars, default 6000). It asks for
 // findings citing source ids, themes, contradictions, gaps, a confidence,
-// sufficiency (sufficient, gaps_minor, gaps_major) and gap queries. On a gap
-// round it lists the previous analysis' gaps. Reply with AnalysisOutput.
+// sufficiency (sufficient, gaps_minor, gaps_major) and gap queries. With a
+// plan, it maps the pages to the sub-questions whose searches found them and
+// asks, per sub-question, whether the evidence answers it; contradictions
+// come with both sides and their source ids. On a gap round it lists the
+// previous analysis' gaps. Reply with AnalysisOutput.
 func AnalystPrompt(r *Run, pages []Page) (system, user string) {
 	maxGap := r.Limits.MaxGapRounds
 	if maxGap == 0 {
@@ -410,6 +428,8 @@ func AnalystPrompt(r *Run, pages []Page) (system, user string) {
 	}
 	if sq := planSubQuestions(r); len(sq) > 0 {
 		d.SubQuestions = untrustedBlock("sub_questions", numberedLines(sq))
+		d.SubCount = len(sq)
+		d.EvidenceMap = strings.Join(r.evidenceMap(pages), "\n")
 	}
 	for _, p := range pages {
 		d.Pages = append(d.Pages, pageBlock(p, promptSourceChars(r)))
@@ -438,6 +458,9 @@ type writerData struct {
 	Previous    string
 	Critiques   []string
 	Feedback    []string
+	StyleGuide  string
+	MinQuote    int
+	Disagree    string
 }
 
 // BannedWords returns the words the writer must never use (seed 001).
@@ -470,12 +493,55 @@ func analysisText(a *Analysis) string {
 		b.WriteString("Themes:\n" + bulletLines(a.Themes) + "\n")
 	}
 	if len(a.Contradictions) > 0 {
-		b.WriteString("Contradictions:\n" + bulletLines(a.Contradictions) + "\n")
+		b.WriteString("Contradictions:\n")
+		for _, c := range a.Contradictions {
+			b.WriteString("- " + contradictionText(c) + "\n")
+		}
+	}
+	if len(a.Coverage) > 0 {
+		b.WriteString("Sub-questions answered by the evidence:\n")
+		for i, c := range a.Coverage {
+			fmt.Fprintf(&b, "%d. %s — %s", i+1, flatLine(c.Question), nonBlank(c.Status, "not assessed"))
+			if len(c.Sources) > 0 {
+				fmt.Fprintf(&b, " (sources: %s)", joinInts(c.Sources))
+			}
+			if c.Summary != "" {
+				b.WriteString(": " + flatLine(c.Summary))
+			}
+			b.WriteString("\n")
+		}
 	}
 	if len(a.Gaps) > 0 {
 		b.WriteString("Gaps:\n" + bulletLines(a.Gaps) + "\n")
 	}
 	return b.String()
+}
+
+// contradictionText renders one disagreement on one line.
+func contradictionText(c Contradiction) string {
+	var b strings.Builder
+	if c.Topic != "" {
+		b.WriteString(flatLine(c.Topic) + ": ")
+	}
+	side := func(name string, s Side) {
+		if s.Claim == "" && len(s.Sources) == 0 {
+			return
+		}
+		fmt.Fprintf(&b, "%s says %s", name, flatLine(nonBlank(s.Claim, "(not stated)")))
+		if len(s.Sources) > 0 {
+			fmt.Fprintf(&b, " (sources: %s)", joinInts(s.Sources))
+		}
+		b.WriteString("; ")
+	}
+	side("A", c.A)
+	side("B", c.B)
+	if c.Assessment != "" {
+		b.WriteString("assessment: " + flatLine(c.Assessment) + "; ")
+	}
+	if c.Chosen != "" {
+		fmt.Fprintf(&b, "the people who asked chose reading %s; ", strings.ToUpper(c.Chosen))
+	}
+	return strings.TrimSuffix(strings.TrimSpace(b.String()), ";")
 }
 
 // sourceList renders "[id] Title — domain (date)" lines for pages.
@@ -510,11 +576,15 @@ func draftText(d Draft) string {
 	return b.String()
 }
 
-// critiqueText renders a critique for a prompt (to be wrapped by the caller).
-func critiqueText(c Critique) string {
+// critiqueText renders a critique for a prompt (to be wrapped by the
+// caller), its items numbered as items numbers them (see numberedItems).
+func critiqueText(c Critique, items []RevisionItem) string {
 	var b strings.Builder
 	if c.Human != "" {
-		fmt.Fprintf(&b, "From a person: %s\n", strings.TrimSpace(c.Human))
+		for _, it := range items {
+			fmt.Fprintf(&b, "[%d] From a person: %s\n", it.N, it.Text)
+		}
+		return b.String()
 	}
 	if c.Score > 0 || len(c.Criteria) > 0 {
 		fmt.Fprintf(&b, "Score: %.1f/10 (%s)\n", c.Score, c.Recommendation)
@@ -522,38 +592,54 @@ func critiqueText(c Critique) string {
 	if c.Summary != "" {
 		fmt.Fprintf(&b, "Summary: %s\n", flatLine(c.Summary))
 	}
-	for _, sev := range []string{severityCritical, severityMajor, severityMinor, severitySuggestion} {
-		for _, it := range c.Items {
-			if !strings.EqualFold(it.Severity, sev) {
-				continue
-			}
-			fmt.Fprintf(&b, "- %s [%s] at %s: %s", strings.ToUpper(sev), flatLine(it.Category), flatLine(nonBlank(it.Location, "general")), flatLine(it.Description))
-			if it.SuggestedFix != "" {
-				fmt.Fprintf(&b, " Fix: %s", flatLine(it.SuggestedFix))
-			}
-			b.WriteString("\n")
+	for _, it := range items {
+		fmt.Fprintf(&b, "[%d] %s [%s] at %s: %s", it.N, strings.ToUpper(nonBlank(it.Severity, "issue")), flatLine(it.Category), flatLine(nonBlank(it.Location, "general")), flatLine(it.Text))
+		if it.Fix != "" {
+			fmt.Fprintf(&b, " Fix: %s", flatLine(it.Fix))
 		}
+		b.WriteString("\n")
 	}
 	return b.String()
 }
 
+// writingTarget is the report length the writer aims at for r.
+func writingTarget(r *Run) int {
+	if r.Writing.TargetWords > 0 {
+		return r.Writing.TargetWords
+	}
+	return targetWords(r.Depth)
+}
+
+// styleGuideBlock wraps r's style guide for a prompt, or "".
+func styleGuideBlock(r *Run) string {
+	if strings.TrimSpace(r.Writing.StyleGuide) == "" {
+		return ""
+	}
+	return untrustedBlock("style_guide", r.Writing.StyleGuide)
+}
+
 // WriterPrompt renders the writer's prompt: the analysis, the expected
-// sections, the Available Sources (the fetched pages, with excerpts) and the
-// citation rules (cite only as [n], n a source id from that list), the banned
-// words and a target length by depth. When r has a draft, it is in revision
-// mode: it includes the latest draft, every critique of that draft (the
-// reviewer's and people's, Critique.Human) and unused human Feedback. Reply
-// with DraftOutput.
+// sections, the Available Sources (the fetched pages, with excerpts), the
+// citation rules (cite only as [n], n a source id from that list) and the
+// evidence rule (a verbatim quote per cited sentence and source, checked by
+// code), the banned words, the house style guide when set and a target
+// length (Writing.TargetWords, else by depth). When r has a draft, it is in
+// revision mode: it includes the latest draft, every critique of that draft
+// (the reviewer's, code's evidence checks and people's, Critique.Human) with
+// its items numbered, and unused human Feedback. Reply with DraftOutput.
 func WriterPrompt(r *Run, pages []Page) (system, user string) {
 	d := writerData{
 		Question:    untrustedBlock("question", r.Question),
 		Depth:       depthName(r.Depth),
-		TargetWords: targetWords(r.Depth),
+		TargetWords: writingTarget(r),
 		Analysis:    untrustedBlock("analysis", analysisText(r.Analysis)),
 		IDs:         joinInts(pageIDs(pages)),
 		BannedWords: strings.Join(BannedWords(), ", "),
 		Feedback:    feedbackBlocks(unusedFeedback(r)),
 		Version:     len(r.Drafts) + 1,
+		StyleGuide:  styleGuideBlock(r),
+		MinQuote:    MinQuoteWords,
+		Disagree:    DisagreementTitle,
 	}
 	d.Today = runToday(r)
 	if r.Plan != nil && len(r.Plan.Sections) > 0 {
@@ -569,13 +655,16 @@ func WriterPrompt(r *Run, pages []Page) (system, user string) {
 		d.PrevVersion = prev.Version
 		d.Version = prev.Version + 1
 		d.Previous = untrustedBlock("previous_draft", draftText(prev), "version", strconv.Itoa(prev.Version))
+		next := 1
 		for _, c := range r.Critiques {
 			if c.DraftVersion == prev.Version {
 				kind := "reviewer_critique"
 				if c.Human != "" {
 					kind = "human_critique"
 				}
-				d.Critiques = append(d.Critiques, untrustedBlock(kind, critiqueText(c)))
+				items := numberedItems(c, next)
+				next += len(items)
+				d.Critiques = append(d.Critiques, untrustedBlock(kind, critiqueText(c, items)))
 			}
 		}
 	}
@@ -597,12 +686,20 @@ type reviewerData struct {
 	SubQuestions  string
 	Sections      string
 	Banned        string
+	TargetWords   int
+	StyleGuide    string
+	Claims        ClaimTally
+	ClaimsChecked bool
+	Unsupported   string
+	Threshold     int
 }
 
 // ReviewerPrompt renders the reviewer's prompt for draft d: the six weighted
 // criteria and their checks, severity levels and scoring guidelines, the
-// draft, the analysis and source list for fact-checking and the plan for
-// completeness. The model returns per-criterion scores and issues
+// draft with its word count and target length, the house style guide when
+// set, what code's check of the claims' quotes found (the unsupported claims
+// are listed), the analysis and source list for fact-checking and the plan
+// for completeness. The model returns per-criterion scores and issues
 // (CritiqueOutput); code computes the weighted score and the decision.
 func ReviewerPrompt(r *Run, d Draft) (system, user string) {
 	data := reviewerData{
@@ -616,6 +713,18 @@ func ReviewerPrompt(r *Run, d Draft) (system, user string) {
 		Analysis:      untrustedBlock("analysis", analysisText(r.Analysis)),
 		Sources:       untrustedBlock("source_list", sourceList(r.Pages)),
 		Banned:        strings.Join(BannedWords(), ", "),
+		TargetWords:   writingTarget(r),
+		StyleGuide:    styleGuideBlock(r),
+		Claims:        TallyClaims(d.Claims),
+		ClaimsChecked: d.ClaimsChecked,
+		Threshold:     int(QuoteMatchThreshold * 100),
+	}
+	if bad := Unsupported(d.Claims); len(bad) > 0 {
+		var b strings.Builder
+		for _, c := range bad {
+			fmt.Fprintf(&b, "- at %s: %q cites source %d, but %s\n", flatLine(c.Location), flatLine(c.Sentence), c.SourceID, c.Reason)
+		}
+		data.Unsupported = untrustedBlock("unsupported_claims", b.String())
 	}
 	if data.Iteration == 0 {
 		data.Iteration = 1
@@ -637,4 +746,45 @@ func draftWords(d Draft) int {
 		n += len(strings.Fields(s.Content))
 	}
 	return n
+}
+
+// reformulatorData is what the reformulator templates see.
+type reformulatorData struct {
+	Question     string
+	SubQuestions string
+	Searches     []string
+	IDs          string
+}
+
+// ReformulatorPrompt renders the prompt that rewrites searches whose results
+// were all irrelevant: the question, the sub-questions, and per search its
+// id, type, wording, sub-question and the results it got with their
+// relevance. Reply with ReformulationOutput.
+func ReformulatorPrompt(r *Run, qs []Query) (system, user string) {
+	d := reformulatorData{Question: untrustedBlock("question", r.Question)}
+	subs := planSubQuestions(r)
+	if len(subs) > 0 {
+		d.SubQuestions = untrustedBlock("sub_questions", numberedLines(subs))
+	}
+	ids := make([]string, 0, len(qs))
+	for _, q := range qs {
+		ids = append(ids, attrSafe(q.ID))
+		var b strings.Builder
+		fmt.Fprintf(&b, "Search: %s\nType: %s\n", flatLine(q.Text), normalizeKind(q.Kind))
+		if q.SubQuestion >= 1 && q.SubQuestion <= len(subs) {
+			fmt.Fprintf(&b, "Serves sub-question %d\n", q.SubQuestion)
+		}
+		hits := r.hitsOf(q)
+		if len(hits) == 0 {
+			b.WriteString("Results: none\n")
+		} else {
+			b.WriteString("Results (relevance from 0 to 1):\n")
+			for _, s := range hits {
+				fmt.Fprintf(&b, "- %.1f %s — %s\n", s.Relevance, flatLine(nonBlank(s.Title, "(untitled)")), hostDomain(s.URL))
+			}
+		}
+		d.Searches = append(d.Searches, untrustedBlock("poor_search", b.String(), "query_id", attrSafe(q.ID)))
+	}
+	d.IDs = strings.Join(ids, ", ")
+	return renderPrompt("reformulator", d)
 }

@@ -61,8 +61,8 @@ func fixtureRun() *Run {
 			CreatedAt:    fixtureNow(),
 		},
 		Queries: []Query{
-			{ID: "q1", Text: "cold climate heat pump COP field study", Kind: "academic", SubQuestion: 1, Round: 1, Status: "completed", Results: 8},
-			{ID: "q2", Text: "heat pump retrofit cost 2025", Kind: "web", SubQuestion: 2, Round: 1, Status: "completed", Results: 6},
+			{ID: "q1", Text: "cold climate heat pump COP field study", Kind: "academic", SubQuestion: 1, Round: 1, Status: "completed", Results: 8, Hits: []int{1, 2}},
+			{ID: "q2", Text: "heat pump retrofit cost 2025", Kind: "web", SubQuestion: 2, Round: 1, Status: "completed", Results: 6, Hits: []int{2, 3}},
 			{ID: "q3", Text: "heat pump winter performance news", Kind: "news", SubQuestion: 3, Round: 1, Status: "failed", Errors: []string{"brave: HTTP 429"}},
 		},
 		Sources: []Source{
@@ -79,10 +79,21 @@ func fixtureRun() *Run {
 				{Text: "Seasonal COP stays near 2.8 at -15 °C.", Sources: []int{1}, Confidence: "medium"},
 				{Text: "Installed cost is 9,000–15,000 EUR.", Sources: []int{2}, Confidence: "low"},
 			},
-			Themes:      []string{"Cold performance is better than expected"},
+			Themes: []string{"Cold performance is better than expected"},
+			Contradictions: []Contradiction{{
+				Topic:      "Efficiency in deep cold",
+				A:          Side{Claim: "Seasonal COP stays near 2.8 at -15 °C", Sources: []int{1}},
+				B:          Side{Claim: "Installers expect far lower winter efficiency", Sources: []int{2}},
+				Assessment: "The field study measured 40 homes; the installers' figure is an estimate.",
+			}},
 			Gaps:        []string{"No data below -25 °C"},
 			Confidence:  0.7,
 			Sufficiency: "gaps_minor",
+			Coverage: []Coverage{
+				{Question: "What efficiency do heat pumps reach below -15 °C?", Status: CoverageAnswered, Summary: "A field study measured 2.8.", Sources: []int{1}},
+				{Question: "What do installations cost?", Status: CoveragePartly, Summary: "One price survey.", Sources: []int{2}},
+				{Question: "What do field studies report?", Status: CoverageUnanswered, Summary: "Only one study was read."},
+			},
 		},
 		Spend: Spend{PromptTokens: 12000, CompletionTokens: 3400, CostUSD: 0.1234, LLMCalls: 7},
 	}
@@ -101,6 +112,25 @@ func fixtureDraft() Draft {
 		Conclusion: "They work, at a price [1, 2].",
 		CreatedAt:  fixtureNow(),
 	}
+}
+
+// fixtureQuotes are the writer's quotes for fixtureDraft: exact, fuzzy
+// (one word off), missing, from the wrong source and made up.
+func fixtureQuotes() []ClaimOutput {
+	return []ClaimOutput{
+		{Sentence: "Heat pumps keep working in the cold [1] and cost a known amount [2].", SourceID: 1, Quote: "Measured seasonal COP was 2.8 at -15 °C"},
+		{Sentence: "Field data show a COP of 2.8 at -15 °C.", SourceID: 1, Quote: "measured seasonal cop was 2.8 at −15 °C across 40 houses"},
+		{Sentence: "Installed cost ranged from 9,000 to 15,000 EUR [2].", SourceID: 2, Quote: "Typical installed costs ranged from 9000 to 15000 EUR"},
+		{Sentence: "They work, at a price [1, 2].", SourceID: 1, Quote: "Typical installed cost ranged from 9,000 to 15,000 EUR."},
+		{Sentence: "They work, at a price [1, 2].", SourceID: 2, Quote: "Prices fell by half in 2025 for most homes"},
+	}
+}
+
+// checkedDraft is fixtureDraft with its claims checked against fixtureRun's pages.
+func checkedDraft() Draft {
+	d := fixtureDraft()
+	d.Claims, d.ClaimsChecked = VerifyClaims(d, fixtureQuotes(), fixtureRun().Pages), true
+	return d
 }
 
 // untrustedBalanced fails unless every <untrusted_data opening in s is closed
@@ -124,7 +154,11 @@ func untrustedBalanced(t *testing.T, s string) {
 func TestPromptGolden(t *testing.T) {
 	r := fixtureRun()
 	replan := fixtureRun()
-	replan.Counters.PlanRounds = 1
+	replan.Counters.PlanRounds = 2
+	replan.PlanHistory = []PlanAttempt{
+		{Round: 1, SubQuestions: []string{"How efficient are heat pumps?"}, Queries: []string{"web: heat pump efficiency"}, Outcome: "rejected at plan review by U1: too general", At: fixtureNow()},
+		{Round: 2, SubQuestions: r.Plan.SubQuestions, Queries: []string{"academic: cold climate heat pump COP field study"}, Outcome: "sources rejected at source review by U1: only vendor pages", At: fixtureNow()},
+	}
 	replan.Since = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	replan.Depth = DepthComprehensive
 	replan.Feedback = []Feedback{
@@ -136,7 +170,8 @@ func TestPromptGolden(t *testing.T) {
 	first.Depth = DepthQuick
 
 	revising := fixtureRun()
-	revising.Drafts = []Draft{fixtureDraft()}
+	revising.Writing = Writing{StyleGuide: "Plain English for council officers. Short sentences; no jargon.", TargetWords: 1200}
+	revising.Drafts = []Draft{checkedDraft()}
 	revising.Critiques = []Critique{
 		{DraftVersion: 1, Score: 6.2, Recommendation: "revise", Summary: "Thin on costs.", Items: []CritiqueItem{
 			{Category: "completeness", Severity: "minor", Location: "Costs", Description: "No running costs.", SuggestedFix: "Add running costs."},
@@ -155,7 +190,14 @@ func TestPromptGolden(t *testing.T) {
 		"analyst":        func() pair { s, u := AnalystPrompt(r, r.Pages); return pair{s, u} },
 		"writer_first":   func() pair { s, u := WriterPrompt(r, r.Pages); return pair{s, u} },
 		"writer_revise":  func() pair { s, u := WriterPrompt(revising, revising.Pages); return pair{s, u} },
-		"reviewer":       func() pair { s, u := ReviewerPrompt(revising, fixtureDraft()); return pair{s, u} },
+		"reviewer":       func() pair { s, u := ReviewerPrompt(revising, checkedDraft()); return pair{s, u} },
+		"reformulator": func() pair {
+			poor := fixtureRun()
+			poor.Queries[1].Hits = []int{2}
+			poor.Sources[1].Relevance = 0.1
+			s, u := ReformulatorPrompt(poor, poor.Queries[:2])
+			return pair{s, u}
+		},
 	}
 	for name, render := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -248,7 +290,7 @@ func TestPromptDepthCounts(t *testing.T) {
 func TestPromptPlannerContent(t *testing.T) {
 	r := fixtureRun()
 	system, user := PlannerPrompt(r, fixtureNow())
-	if !strings.Contains(user, "Previous Plan") {
+	if !strings.Contains(user, "Earlier Plans") || !strings.Contains(user, "cold climate heat pump COP field study") {
 		t.Errorf("a run with a plan is re-planned without its previous plan")
 	}
 	if !strings.Contains(system, "Today's date: 2026-03-14") {
@@ -358,7 +400,7 @@ func TestPromptOutputStructsStrict(t *testing.T) {
 			walk(f.Type, path+"."+f.Name)
 		}
 	}
-	for _, v := range []any{PlanOutput{}, RankOutput{}, AnalysisOutput{}, DraftOutput{}, CritiqueOutput{}} {
+	for _, v := range []any{PlanOutput{}, RankOutput{}, AnalysisOutput{}, DraftOutput{}, CritiqueOutput{}, ReformulationOutput{}} {
 		ty := reflect.TypeOf(v)
 		walk(ty, ty.Name())
 	}

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"cmp"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -32,21 +33,26 @@ const (
 )
 
 // BuildReport is the output step: it turns the run's latest draft into the
-// final report. The draft goes through CheckCitations and Number, so every
-// reference is a page the run fetched. Status is "complete"; confidence is
-// high when the latest review of that draft scored 8 or more, else medium.
-// Metadata and Provenance follow seed 001 §4.4.3 (queries executed,
-// sub-questions, checkpoint decisions from the audit trail, the trace), and
-// there is a caveat for every bound the run hit, backend errors, and
-// citations removed. With no draft it returns BuildFallback. Report.Markdown
-// is set. now may be zero (a preview before the run completes).
+// final report. A "Where sources disagree" section is added from the
+// analysis, citing both sides of each disagreement. The content goes
+// through CheckCitations and Number, so every reference is a page the run
+// fetched; the draft's checked claims carry over with their reference
+// numbers. Status is "complete"; confidence is high when the latest review
+// of that draft scored 8 or more, else medium. Metadata and Provenance
+// follow seed 001 §4.4.3 (queries executed, sub-questions and whether the
+// sources answered them, claims verified, checkpoint decisions from the
+// audit trail, the trace), sources a person marked relevant but the report
+// does not cite are listed, and there is a caveat for every bound the run
+// hit, backend errors, citations removed and unsupported claims. With no
+// draft it returns BuildFallback. Report.Markdown is set. now may be zero
+// (a preview before the run completes).
 func BuildReport(r *Run, now time.Time) *Report {
 	if len(r.Drafts) == 0 {
 		return BuildFallback(r, "no draft was written", now)
 	}
 	d := r.Drafts[len(r.Drafts)-1]
 	rep := &Report{Status: ReportComplete, Confidence: ConfidenceMedium}
-	removed := fillFromDraft(rep, d, r.Pages)
+	removed := fillFromDraft(rep, r, d)
 	c := latestCritique(r, d.Version)
 	if c != nil {
 		rep.Metadata.FinalScore = c.Score
@@ -62,16 +68,40 @@ func BuildReport(r *Run, now time.Time) *Report {
 	return rep
 }
 
-// fillFromDraft copies a checked and numbered draft into rep and returns how
-// many citations and links CheckCitations removed.
-func fillFromDraft(rep *Report, d Draft, pages []Page) int {
-	checked, notes := CheckCitations(d, pages)
-	numbered, refs := Number(checked, pages)
+// fillFromDraft copies a draft, with the run's disagreements added as a
+// section, checked and numbered into rep, and returns how many citations and
+// links CheckCitations removed. The draft's claims come along with their
+// sentences renumbered and their reference numbers; when they were checked,
+// their tally goes into the provenance and unsupported ones into a caveat.
+func fillFromDraft(rep *Report, r *Run, d Draft) int {
+	if s, ok := disagreementSection(r.Analysis); ok {
+		d.Sections = append(slices.Clone(d.Sections), s)
+	}
+	checked, notes := CheckCitations(d, r.Pages)
+	numbered, refs, renumber := numberDraft(checked, r.Pages)
 	rep.Title = numbered.Title
 	rep.Abstract = numbered.Abstract
 	rep.Sections = numbered.Sections
 	rep.Conclusion = numbered.Conclusion
 	rep.References = refs
+	refOf := map[int]int{}
+	for _, ref := range refs {
+		refOf[ref.SourceID] = ref.N
+	}
+	for _, c := range d.Claims {
+		if refOf[c.SourceID] == 0 {
+			continue
+		}
+		c.Sentence, c.Ref = renumber(c.Sentence), refOf[c.SourceID]
+		rep.Claims = append(rep.Claims, c)
+	}
+	if d.ClaimsChecked {
+		t := TallyClaims(d.Claims)
+		rep.Provenance.Claims = &t
+		if t.Unsupported > 0 {
+			rep.Caveats = append(rep.Caveats, fmt.Sprintf("%d of %d cited claims could not be verified against their sources: they are listed under “How this report was made”", t.Unsupported, t.Total))
+		}
+	}
 	return len(notes)
 }
 
@@ -91,8 +121,8 @@ func latestCritique(r *Run, v int) *Critique {
 	return nil
 }
 
-// finishReport fills Metadata, Provenance and Markdown, and makes the
-// slices non-nil so the JSON form is stable.
+// finishReport fills Metadata, Provenance, AlsoRelevant and Markdown, and
+// makes the slices non-nil so the JSON form is stable.
 func finishReport(rep *Report, r *Run, now time.Time) {
 	rep.Metadata.RunID = r.ID
 	rep.Metadata.CreatedAt = r.CreatedAt
@@ -102,7 +132,12 @@ func finishReport(rep *Report, r *Run, now time.Time) {
 	rep.Metadata.WordCount = reportWords(rep)
 	rep.Metadata.CostUSD = r.Spend.CostUSD
 	rep.Metadata.Tokens = r.Spend.PromptTokens + r.Spend.CompletionTokens
+	claims := rep.Provenance.Claims
 	rep.Provenance = provenance(r)
+	rep.Provenance.Claims = claims
+	if !rep.NothingNew {
+		rep.AlsoRelevant = alsoRelevant(r, rep.References)
+	}
 	if rep.Sections == nil {
 		rep.Sections = []Section{}
 	}
@@ -126,6 +161,9 @@ func provenance(r *Run) Provenance {
 	p := Provenance{Question: r.Question, SubQuestions: []string{}, Decisions: decisions(r), Trace: []string{}}
 	if r.Plan != nil {
 		p.SubQuestions = slices.Clone(r.Plan.SubQuestions)
+	}
+	if r.Analysis != nil {
+		p.Coverage = slices.Clone(r.Analysis.Coverage)
 	}
 	for _, q := range r.Queries {
 		if q.Status == "completed" {
@@ -178,6 +216,23 @@ func decisions(r *Run) []string {
 			}
 			out = append(out, line)
 		}
+	}
+	return out
+}
+
+// alsoRelevant lists the sources a person marked relevant (and did not
+// exclude later) that the report does not cite.
+func alsoRelevant(r *Run, refs []Reference) []AlsoRelevant {
+	cited := map[int]bool{}
+	for _, ref := range refs {
+		cited[ref.SourceID] = true
+	}
+	var out []AlsoRelevant
+	for _, s := range r.Sources {
+		if !s.Relevant || s.Excluded || cited[s.ID] {
+			continue
+		}
+		out = append(out, AlsoRelevant{Title: flatLine(nonBlank(s.Title, hostDomain(s.URL))), URL: strings.TrimSpace(s.URL), Domain: hostDomain(s.URL), Read: s.Fetched})
 	}
 	return out
 }
@@ -237,9 +292,10 @@ func countFetchFailures(r *Run) int {
 // BuildFallback is the fallback step (seed 001 §4.4.2): a partial report
 // with low confidence, the reason, and the best content available — the
 // latest draft (with the caveat that it did not pass final review), else the
-// analysis' findings, themes, contradictions and gaps as sections, else the
+// analysis' findings, themes and gaps as sections, else the
 // top search results as a list (not citations: they were not read), else
-// nothing with a caveat. It adds the critical issue count of the latest
+// nothing with a caveat; disagreements are added as in BuildReport. It adds
+// the critical issue count of the latest
 // review, every bound hit, backend errors and the last errors. Citations in
 // the content go through CheckCitations and Number. Report.Markdown is set.
 func BuildFallback(r *Run, reason string, now time.Time) *Report {
@@ -247,13 +303,13 @@ func BuildFallback(r *Run, reason string, now time.Time) *Report {
 	switch {
 	case len(r.Drafts) > 0:
 		d := r.Drafts[len(r.Drafts)-1]
-		removed := fillFromDraft(rep, d, r.Pages)
 		rep.Caveats = append(rep.Caveats, fmt.Sprintf("Draft version %d did not pass final review", d.Version))
+		removed := fillFromDraft(rep, r, d)
 		if removed > 0 {
 			rep.Caveats = append(rep.Caveats, fmt.Sprintf("%d citation(s) or link(s) to material the run did not read were removed", removed))
 		}
 	case r.Analysis != nil && (len(r.Analysis.Findings) > 0 || len(r.Analysis.Themes) > 0):
-		fillFromDraft(rep, analysisDraft(r), r.Pages)
+		fillFromDraft(rep, r, analysisDraft(r))
 		rep.Caveats = append(rep.Caveats, "Writing did not complete; the analysis is given as it stands")
 	case len(topSources(r, 1)) > 0:
 		rep.Title = "Search results: " + flatLine(r.Question)
@@ -291,7 +347,8 @@ func lastCritique(r *Run) *Critique {
 }
 
 // analysisDraft turns the analysis into a draft whose sections are the
-// findings (citing their sources), themes, contradictions and open gaps.
+// findings (citing their sources), themes and open gaps (disagreements are
+// added by fillFromDraft, as in every report).
 func analysisDraft(r *Run) Draft {
 	a := r.Analysis
 	d := Draft{Title: "Research notes: " + flatLine(r.Question)}
@@ -313,7 +370,7 @@ func analysisDraft(r *Run) Draft {
 	for _, part := range []struct {
 		title string
 		items []string
-	}{{"Themes", a.Themes}, {"Contradictions", a.Contradictions}, {"Open gaps", a.Gaps}} {
+	}{{"Themes", a.Themes}, {"Open gaps", a.Gaps}} {
 		if len(part.items) > 0 {
 			d.Sections = append(d.Sections, Section{Title: part.title, Content: bulletLines(part.items)})
 		}
@@ -378,8 +435,11 @@ func NothingNewReport(r *Run, now time.Time) *Report {
 // RenderMarkdown renders a report as a Markdown document: the title, a
 // status and caveats box (always for a partial report; for a complete one
 // when it has caveats), the abstract, the sections, the conclusion, the
-// numbered references as "[n] Title — domain (date) <URL>", and a one-line
-// metadata footer (run id, sources, iterations, score, cost). It is pure.
+// numbered references as "[n] Title — domain (date) <URL>", the sources
+// marked relevant but not cited ("Also relevant"), how the report was made,
+// and a one-line metadata footer (run id, sources, iterations, score, cost).
+// Each verified claim gets a footnote after its citation quoting the
+// passage of the source that supports it. It is pure.
 func RenderMarkdown(rep *Report) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n\n", flatLine(nonBlank(rep.Title, "Research report")))
@@ -401,17 +461,18 @@ func RenderMarkdown(rep *Report) string {
 		}
 		b.WriteString("\n")
 	}
-	if a := strings.TrimSpace(rep.Abstract); a != "" {
+	notes := newFootnotes(rep)
+	if a := strings.TrimSpace(notes.mark(PartAbstract, rep.Abstract)); a != "" {
 		if rep.NothingNew {
 			b.WriteString(a + "\n\n")
 		} else {
 			b.WriteString("## Abstract\n\n" + a + "\n\n")
 		}
 	}
-	for _, s := range rep.Sections {
-		fmt.Fprintf(&b, "## %s\n\n%s\n\n", flatLine(nonBlank(s.Title, "Section")), strings.TrimSpace(s.Content))
+	for i, s := range rep.Sections {
+		fmt.Fprintf(&b, "## %s\n\n%s\n\n", flatLine(nonBlank(s.Title, "Section")), strings.TrimSpace(notes.mark(i, s.Content)))
 	}
-	if c := strings.TrimSpace(rep.Conclusion); c != "" {
+	if c := strings.TrimSpace(notes.mark(PartConclusion, rep.Conclusion)); c != "" {
 		b.WriteString("## Conclusion\n\n" + c + "\n\n")
 	}
 	if len(rep.References) > 0 {
@@ -422,6 +483,18 @@ func RenderMarkdown(rep *Report) string {
 				fmt.Fprintf(&b, " (%s)", isoDate(ref.Published))
 			}
 			fmt.Fprintf(&b, " <%s>\n", ref.URL)
+		}
+		b.WriteString("\n")
+	}
+	notes.write(&b)
+	if len(rep.AlsoRelevant) > 0 {
+		b.WriteString("## Also relevant\n\nMarked relevant during the source review but not cited above:\n\n")
+		for _, a := range rep.AlsoRelevant {
+			fmt.Fprintf(&b, "- %s — %s <%s>", flatLine(nonBlank(a.Title, a.Domain)), a.Domain, a.URL)
+			if !a.Read {
+				b.WriteString(" (not read by this run)")
+			}
+			b.WriteString("\n")
 		}
 		b.WriteString("\n")
 	}
@@ -447,7 +520,13 @@ func writeProvenance(b *strings.Builder, rep *Report) {
 	if p.Question != "" {
 		fmt.Fprintf(b, "- Question: %s\n", flatLine(p.Question))
 	}
-	if len(p.SubQuestions) > 0 {
+	switch {
+	case len(p.Coverage) > 0:
+		b.WriteString("- Sub-questions, and whether the sources answered them:\n")
+		for i, c := range p.Coverage {
+			fmt.Fprintf(b, "  %d. %s — %s\n", i+1, flatLine(c.Question), CoverageText(c))
+		}
+	case len(p.SubQuestions) > 0:
 		parts := make([]string, len(p.SubQuestions))
 		for i, q := range p.SubQuestions {
 			parts[i] = fmt.Sprintf("(%d) %s", i+1, flatLine(q))
@@ -455,6 +534,13 @@ func writeProvenance(b *strings.Builder, rep *Report) {
 		fmt.Fprintf(b, "- Sub-questions: %s\n", strings.Join(parts, " "))
 	}
 	fmt.Fprintf(b, "- %d searches run; %d sources cited\n", p.QueriesExecuted, m.SourcesUsed)
+	if t := p.Claims; t != nil {
+		fmt.Fprintf(b, "- %d cited claims checked against the text of their sources: %d verified by a quote found in the cited source (%.0f%% of its words or more; see the footnotes), %d unsupported\n",
+			t.Total, t.Verified, 100*QuoteMatchThreshold, t.Unsupported)
+		for _, c := range Unsupported(rep.Claims) {
+			fmt.Fprintf(b, "  - Unsupported (%s): %s — %s\n", flatLine(c.Location), flatLine(c.Sentence), unsupportedWhy(c))
+		}
+	}
 	for _, d := range p.Decisions {
 		fmt.Fprintf(b, "- %s\n", flatLine(d))
 	}
@@ -471,4 +557,94 @@ func FormatUSD(v float64) string {
 		return fmt.Sprintf("$%.2f", v)
 	}
 	return fmt.Sprintf("$%.4f", v)
+}
+
+// unsupportedWhy says why a report's claim is unsupported, naming the source
+// by its reference number rather than the run's source id.
+func unsupportedWhy(c Claim) string {
+	if strings.Contains(c.Reason, "another source") {
+		return fmt.Sprintf("the quote given for [%d] is from another source the run read", c.Ref)
+	}
+	return strings.Replace(c.Reason, "the cited source", fmt.Sprintf("source [%d]", c.Ref), 1)
+}
+
+// footnotes number a report's verified claims and place a footnote marker
+// after the citation of each, quoting the passage of the source.
+type footnotes struct {
+	byPart map[int][]footnote
+	all    []footnote
+}
+
+// footnote is one verified claim's footnote.
+type footnote struct {
+	n     int
+	claim Claim
+}
+
+func newFootnotes(rep *Report) *footnotes {
+	f := &footnotes{byPart: map[int][]footnote{}}
+	for _, c := range rep.Claims {
+		if c.Status != ClaimVerified || c.Found == "" {
+			continue
+		}
+		fn := footnote{n: len(f.all) + 1, claim: c}
+		f.all = append(f.all, fn)
+		f.byPart[c.Part] = append(f.byPart[c.Part], fn)
+	}
+	return f
+}
+
+// mark returns text with a footnote marker ("[^n]") after the last citation
+// of each verified claim in it. A claim whose sentence is not found in text
+// keeps its footnote without a marker.
+func (f *footnotes) mark(part int, text string) string {
+	type insert struct {
+		at   int
+		mark string
+	}
+	var ins []insert
+	marker := regexp.MustCompile(markerPattern)
+	for _, fn := range f.byPart[part] {
+		i := strings.Index(text, fn.claim.Sentence)
+		if i < 0 {
+			continue
+		}
+		ms := marker.FindAllStringIndex(fn.claim.Sentence, -1)
+		if len(ms) == 0 {
+			continue
+		}
+		at := ms[len(ms)-1][1] // after the marker that cites the claim's source
+		for _, m := range ms {
+			if slices.Contains(parseMarker(fn.claim.Sentence[m[0]+1:m[1]-1]), fn.claim.Ref) {
+				at = m[1]
+				break
+			}
+		}
+		ins = append(ins, insert{at: i + at, mark: fmt.Sprintf("[^%d]", fn.n)})
+	}
+	// Insert from the end, keeping footnotes of one place in order.
+	slices.SortStableFunc(ins, func(a, b insert) int { return cmp.Compare(b.at, a.at) })
+	for k := 0; k < len(ins); {
+		j := k
+		var marks strings.Builder
+		for j < len(ins) && ins[j].at == ins[k].at {
+			j++
+		}
+		for m := k; m < j; m++ {
+			marks.WriteString(ins[m].mark)
+		}
+		text = text[:ins[k].at] + marks.String() + text[ins[k].at:]
+		k = j
+	}
+	return text
+}
+
+// write adds the footnote definitions: the source's own words for each claim.
+func (f *footnotes) write(b *strings.Builder) {
+	for _, fn := range f.all {
+		fmt.Fprintf(b, "[^%d]: [%d] “%s”\n", fn.n, fn.claim.Ref, strings.ReplaceAll(flatLine(fn.claim.Found), "”", "\""))
+	}
+	if len(f.all) > 0 {
+		b.WriteString("\n")
+	}
 }

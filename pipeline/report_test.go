@@ -13,7 +13,8 @@ import (
 // bound, errors and a trace.
 func reportRun() *Run {
 	r := fixtureRun()
-	d := fixtureDraft()
+	r.Sources[2].Relevant = true // marked at the source review, never read
+	d := checkedDraft()
 	d.Sections[1].Content += " A blog said otherwise [3] (https://blog.example.net/winter)."
 	r.Drafts = []Draft{d}
 	r.Critiques = []Critique{{DraftVersion: 1, Score: 8.4, Recommendation: RecommendApprove, Summary: "Good."}}
@@ -68,8 +69,13 @@ func TestReportBuildComplete(t *testing.T) {
 			}
 		}
 	}
-	if strings.Contains(rep.Markdown, "[3]") || strings.Contains(rep.Markdown, "blog.example.net") {
+	body, _, _ := strings.Cut(rep.Markdown, "## References")
+	if strings.Contains(rep.Markdown, "[3]") || strings.Contains(body, "blog.example.net") {
 		t.Errorf("report cites an unread source:\n%s", rep.Markdown)
+	}
+	// The unread source a person marked relevant is listed, not cited.
+	if len(rep.AlsoRelevant) != 1 || rep.AlsoRelevant[0].Read || !strings.Contains(rep.Markdown, "## Also relevant") {
+		t.Errorf("also relevant = %+v", rep.AlsoRelevant)
 	}
 	m := rep.Metadata
 	if m.RunID != "r-fixture" || m.CompletedAt != now || m.FinalScore != 8.4 || m.Iterations != 1 || m.SourcesUsed != 2 || m.Tokens != 15400 || m.CostUSD != 0.1234 || m.WordCount == 0 {

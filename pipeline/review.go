@@ -52,7 +52,8 @@ func ReviewCriteria() []Criterion {
 		{Name: "methodology", Weight: 0.10, Description: "Research approach transparency", Checks: []string{
 			"Methods clearly described", "Limitations acknowledged", "Scope appropriate", "Bias awareness"}},
 		{Name: "style", Weight: 0.10, Description: "Writing quality and readability", Checks: []string{
-			"Clear, concise language", "No banned words", "Appropriate tone", "Grammar and spelling"}},
+			"Clear, concise language", "No banned words", "Appropriate tone", "Grammar and spelling",
+			"Length within a quarter of the target", "Follows the house style guide, when there is one"}},
 	}
 }
 
@@ -116,6 +117,18 @@ func RecommendWithPotential(score float64, items []CritiqueItem, canIterate bool
 	rec := Recommend(score, items, canIterate)
 	if rec == RecommendRevise && score < RevisionThreshold && potential < MinImprovementPotential {
 		return RecommendReject
+	}
+	return rec
+}
+
+// RecommendDraft is RecommendWithPotential plus the evidence rule: a draft
+// with claims whose quotes were not found in their sources (unsupported) is
+// not approved while a revision can fix or drop them. At the revision bound
+// the recommendation stands, and the report lists the unsupported claims.
+func RecommendDraft(score float64, items []CritiqueItem, canIterate bool, potential float64, unsupported int) string {
+	rec := RecommendWithPotential(score, items, canIterate, potential)
+	if rec == RecommendApprove && unsupported > 0 && canIterate {
+		return RecommendRevise
 	}
 	return rec
 }

@@ -16,8 +16,8 @@ func TestReportReviewCriteria(t *testing.T) {
 		if w, ok := want[c.Name]; !ok || w != c.Weight {
 			t.Errorf("criterion %s weight %v, want %v", c.Name, c.Weight, want[c.Name])
 		}
-		if c.Description == "" || len(c.Checks) != 4 {
-			t.Errorf("criterion %s lacks a description or its four checks", c.Name)
+		if c.Description == "" || len(c.Checks) < 4 {
+			t.Errorf("criterion %s lacks a description or its (at least four) checks", c.Name)
 		}
 		sum += c.Weight
 	}

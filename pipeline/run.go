@@ -110,6 +110,31 @@ type Limits struct {
 	// MaxSourceTokens bounds the page text of one analysis prompt (estimated
 	// tokens); the best-ranked pages that fit are used. 0: default 30 000.
 	MaxSourceTokens int `json:"max_source_tokens"`
+	// MaxSearchErrors is how many searches may fail (every backend erred and
+	// nothing was found) before the run stops searching and writes with what
+	// it has (seed 002). 0: default 3.
+	MaxSearchErrors int `json:"max_search_errors,omitempty"`
+}
+
+// Writing is how the report should read: a house style and a length. Both
+// reach the writer and the reviewer.
+type Writing struct {
+	// StyleGuide is the house style, as text; "" means the writer's own.
+	StyleGuide string `json:"style_guide,omitempty"`
+	// TargetWords is the report's target length; 0 means by depth (quick
+	// 800, standard 1500, comprehensive 2500).
+	TargetWords int `json:"target_words,omitempty"`
+}
+
+// merge fills the zero fields of w from d.
+func (w Writing) merge(d Writing) Writing {
+	if w.StyleGuide == "" {
+		w.StyleGuide = d.StyleGuide
+	}
+	if w.TargetWords == 0 {
+		w.TargetWords = d.TargetWords
+	}
+	return w
 }
 
 // Request is what a caller asks the Engine to research.
@@ -126,6 +151,9 @@ type Request struct {
 	Known Known
 	// Context is extra background for the planner (e.g. a stream's purpose).
 	Context string
+	// Writing is the house style and target length; zero fields take the
+	// Engine's defaults.
+	Writing Writing
 }
 
 // Known is what a run must not report again.
@@ -152,6 +180,7 @@ type Run struct {
 	Limits      Limits    `json:"limits"`
 	Since       time.Time `json:"since,omitzero"`
 	Known       Known     `json:"known,omitzero"`
+	Writing     Writing   `json:"writing,omitzero"`
 
 	Status     Status    `json:"status"`
 	Step       Step      `json:"step"`
@@ -166,20 +195,23 @@ type Run struct {
 
 	Counters Counters `json:"counters"`
 
-	Plan      *Plan        `json:"plan,omitempty"`
-	Queries   []Query      `json:"queries,omitempty"`
-	Sources   []Source     `json:"sources,omitempty"`
-	Pages     []Page       `json:"pages,omitempty"`
-	Analysis  *Analysis    `json:"analysis,omitempty"`
-	Drafts    []Draft      `json:"drafts,omitempty"`
-	Critiques []Critique   `json:"critiques,omitempty"`
-	Feedback  []Feedback   `json:"feedback,omitempty"`
-	Estimate  *Estimate    `json:"estimate,omitempty"`
-	Report    *Report      `json:"report,omitempty"`
-	Spend     Spend        `json:"spend"`
-	Errors    []RunError   `json:"errors,omitempty"`
-	Bounds    []string     `json:"bounds,omitempty"` // every bound the run hit, stated in the report
-	Trace     []TraceEntry `json:"trace,omitempty"`  // provenance: what happened, in order
+	Plan *Plan `json:"plan,omitempty"`
+	// PlanHistory is every earlier plan and why it was not kept, oldest
+	// first; the planner sees all of them (seed 000: previous strategies).
+	PlanHistory []PlanAttempt `json:"plan_history,omitempty"`
+	Queries     []Query       `json:"queries,omitempty"`
+	Sources     []Source      `json:"sources,omitempty"`
+	Pages       []Page        `json:"pages,omitempty"`
+	Analysis    *Analysis     `json:"analysis,omitempty"`
+	Drafts      []Draft       `json:"drafts,omitempty"`
+	Critiques   []Critique    `json:"critiques,omitempty"`
+	Feedback    []Feedback    `json:"feedback,omitempty"`
+	Estimate    *Estimate     `json:"estimate,omitempty"`
+	Report      *Report       `json:"report,omitempty"`
+	Spend       Spend         `json:"spend"`
+	Errors      []RunError    `json:"errors,omitempty"`
+	Bounds      []string      `json:"bounds,omitempty"` // every bound the run hit, stated in the report
+	Trace       []TraceEntry  `json:"trace,omitempty"`  // provenance: what happened, in order
 
 	Checkpoints []checkpoints.Instance `json:"checkpoints,omitempty"`
 	// Waiting is the id of the checkpoint instance the run waits on, or "".
@@ -234,17 +266,35 @@ type Plan struct {
 	CreatedAt    time.Time `json:"created_at"`
 }
 
+// PlanAttempt is an earlier plan that was rejected or sent back for a new
+// search, with the reason.
+type PlanAttempt struct {
+	Round        int       `json:"round"`
+	SubQuestions []string  `json:"sub_questions"`
+	Queries      []string  `json:"queries"` // "kind: text"
+	Outcome      string    `json:"outcome"` // e.g. "rejected at plan review by U1: too broad"
+	At           time.Time `json:"at"`
+}
+
 // Query is one search the run makes.
 type Query struct {
-	ID          string    `json:"id"`
-	Text        string    `json:"text"`
-	Kind        string    `json:"kind"` // web, academic or news
-	SubQuestion int       `json:"sub_question"`
-	Round       int       `json:"round"`
-	Status      string    `json:"status"` // pending, completed, failed
-	Results     int       `json:"results"`
-	Errors      []string  `json:"errors,omitempty"`
-	DoneAt      time.Time `json:"done_at,omitzero"`
+	ID          string `json:"id"`
+	Text        string `json:"text"`
+	Kind        string `json:"kind"` // web, academic or news
+	SubQuestion int    `json:"sub_question"`
+	Round       int    `json:"round"`
+	Status      string `json:"status"` // pending, completed, failed
+	Results     int    `json:"results"`
+	// Hits are the source ids of the query's results, including results
+	// another query found first.
+	Hits   []int     `json:"hits,omitempty"`
+	Errors []string  `json:"errors,omitempty"`
+	DoneAt time.Time `json:"done_at,omitzero"`
+	// ReformulationOf is the id of the query this one rewrites, or "".
+	ReformulationOf string `json:"reformulation_of,omitempty"`
+	// Reformulated is set once a query whose results were all irrelevant
+	// has been rewritten (a query is rewritten at most once).
+	Reformulated bool `json:"reformulated,omitempty"`
 }
 
 // Source is one search result, deduplicated across queries and backends.
@@ -288,12 +338,23 @@ type Page struct {
 
 // Analysis is the analyst's synthesis of the pages.
 type Analysis struct {
-	Findings       []Finding `json:"findings"`
-	Themes         []string  `json:"themes"`
-	Contradictions []string  `json:"contradictions"`
-	Gaps           []string  `json:"gaps"`
-	Confidence     float64   `json:"confidence"`
-	Sufficiency    string    `json:"sufficiency"` // sufficient, gaps_minor, gaps_major
+	Findings       []Finding       `json:"findings"`
+	Themes         []string        `json:"themes"`
+	Contradictions []Contradiction `json:"contradictions"`
+	Gaps           []string        `json:"gaps"`
+	Confidence     float64         `json:"confidence"`
+	Sufficiency    string          `json:"sufficiency"` // sufficient, gaps_minor, gaps_major
+	// Coverage says, per sub-question of the plan, whether the pages read
+	// answer it (seed 002: per-subtopic status and summaries).
+	Coverage []Coverage `json:"coverage,omitempty"`
+}
+
+// Coverage is how well the pages read answer one sub-question.
+type Coverage struct {
+	Question string `json:"question"`
+	Status   string `json:"status"` // answered, partly, unanswered, or "" when not assessed
+	Summary  string `json:"summary,omitempty"`
+	Sources  []int  `json:"sources,omitempty"` // fetched source ids that bear on it
 }
 
 // Finding is one key finding with the pages (source ids) that support it.
@@ -311,8 +372,17 @@ type Draft struct {
 	Sections   []Section `json:"sections"`
 	Conclusion string    `json:"conclusion"`
 	// Notes are the writer's notes on what changed from the previous version.
-	Notes     []string  `json:"notes,omitempty"`
-	CreatedAt time.Time `json:"created_at"`
+	Notes []string `json:"notes,omitempty"`
+	// Claims are the draft's cited claims with the writer's supporting
+	// quotes, each checked in code against the cited page's text.
+	Claims []Claim `json:"claims,omitempty"`
+	// ClaimsChecked is set when Claims were verified (a draft the writer
+	// wrote); a draft assembled from the analysis is not checked.
+	ClaimsChecked bool `json:"claims_checked,omitempty"`
+	// Diff is what changed from the previous version and why; nil for the
+	// first draft.
+	Diff      *DraftDiff `json:"diff,omitempty"`
+	CreatedAt time.Time  `json:"created_at"`
 }
 
 // Section is one section of a draft. Content cites pages as [n] with n a source id.
@@ -330,8 +400,13 @@ type Critique struct {
 	Score          float64          `json:"score"`          // weighted, 0..10, computed in code
 	Recommendation string           `json:"recommendation"` // approve, revise, reject, by the decision rules
 	Summary        string           `json:"summary"`
-	// Human is set when a person's edit or rejection became this critique.
+	// Human is set when a person's edit or rejection became this critique;
+	// By is who it was.
 	Human string `json:"human,omitempty"`
+	By    string `json:"by,omitempty"`
+	// Unsupported counts the draft's claims whose quotes code could not find
+	// in the cited sources; each is also one of Items.
+	Unsupported int `json:"unsupported,omitempty"`
 }
 
 // CriterionScore is the reviewer's 0..10 score on one weighted criterion.
@@ -407,10 +482,17 @@ type Report struct {
 	References []Reference `json:"references"`
 	Caveats    []string    `json:"caveats,omitempty"`
 	// NothingNew is set when a run restricted to new material found none.
-	NothingNew bool       `json:"nothing_new,omitempty"`
-	Metadata   Metadata   `json:"metadata"`
-	Provenance Provenance `json:"provenance"`
-	Markdown   string     `json:"markdown"`
+	NothingNew bool `json:"nothing_new,omitempty"`
+	// Claims are the report's cited claims as checked against their
+	// sources; Sentence carries the report's citation numbers and Ref the
+	// reference number of the source.
+	Claims []Claim `json:"claims,omitempty"`
+	// AlsoRelevant lists sources a person marked relevant that the report
+	// does not cite (seed 000: accumulated sources are kept in the output).
+	AlsoRelevant []AlsoRelevant `json:"also_relevant,omitempty"`
+	Metadata     Metadata       `json:"metadata"`
+	Provenance   Provenance     `json:"provenance"`
+	Markdown     string         `json:"markdown"`
 }
 
 // Reference is one numbered citation; it always points at a fetched page.
@@ -421,6 +503,15 @@ type Reference struct {
 	URL       string    `json:"url"`
 	Domain    string    `json:"domain"`
 	Published time.Time `json:"published,omitzero"`
+}
+
+// AlsoRelevant is a source a person marked relevant but the report does not
+// cite. It is listed, not cited: Read says whether the run read it.
+type AlsoRelevant struct {
+	Title  string `json:"title"`
+	URL    string `json:"url"`
+	Domain string `json:"domain"`
+	Read   bool   `json:"read"`
 }
 
 // Metadata describes how a report was made.
@@ -443,4 +534,9 @@ type Provenance struct {
 	QueriesExecuted int      `json:"queries_executed"`
 	Decisions       []string `json:"decisions"`
 	Trace           []string `json:"trace"`
+	// Coverage says which sub-questions the sources answered.
+	Coverage []Coverage `json:"coverage,omitempty"`
+	// Claims counts the cited claims checked against their sources; nil when
+	// the content was not checked.
+	Claims *ClaimTally `json:"claims,omitempty"`
 }

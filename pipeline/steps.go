@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/bits"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -244,6 +245,12 @@ func (e *Engine) stepSearch(ctx context.Context, r *Run) error {
 		r.Step = StepRank
 		return nil
 	}
+	if r.searchStopped() {
+		r.noteSearchStopped()
+		r.skipPendingQueries(now)
+		r.Step = StepRank
+		return nil
+	}
 	pending := r.pendingQueries()
 	outcomes := make([]SearchOutcome, len(pending))
 	var wg sync.WaitGroup
@@ -266,9 +273,9 @@ func (e *Engine) stepSearch(ctx context.Context, r *Run) error {
 	for _, u := range r.Known.URLs {
 		known[u] = true
 	}
-	byKey := map[string]bool{}
+	byKey := map[string]int{}
 	for _, s := range r.Sources {
-		byKey[s.Key] = true
+		byKey[s.Key] = s.ID
 	}
 	added, skippedKnown := 0, 0
 	for n, i := range pending {
@@ -278,9 +285,9 @@ func (e *Engine) stepSearch(ctx context.Context, r *Run) error {
 		q.Results = len(out.Hits)
 		q.Errors = out.Errors
 		q.DoneAt = now
-		q.Status = "completed"
+		q.Status = queryCompleted
 		if len(out.Hits) == 0 && len(out.Errors) > 0 {
-			q.Status = "failed"
+			q.Status = queryFailed
 		}
 		for _, msg := range out.Errors {
 			r.recordError(now, StepSearch, "search", fmt.Sprintf("query %q: %s", q.Text, msg))
@@ -290,14 +297,18 @@ func (e *Engine) stepSearch(ctx context.Context, r *Run) error {
 			if key == "" {
 				key = h.URL
 			}
-			if byKey[key] {
+			if id, ok := byKey[key]; ok {
+				if !slices.Contains(q.Hits, id) {
+					q.Hits = append(q.Hits, id)
+				}
 				continue
 			}
 			if known[key] || known[h.URL] {
 				skippedKnown++
 				continue
 			}
-			byKey[key] = true
+			byKey[key] = len(r.Sources) + 1
+			q.Hits = append(q.Hits, len(r.Sources)+1)
 			r.Sources = append(r.Sources, Source{
 				ID: len(r.Sources) + 1, Key: key, URL: h.URL, Title: h.Title, Snippet: h.Snippet,
 				Backend: h.Backend, Kind: h.Kind, Published: h.Published, Authors: h.Authors,
@@ -306,8 +317,16 @@ func (e *Engine) stepSearch(ctx context.Context, r *Run) error {
 			added++
 		}
 	}
-	r.Counters.SearchRound++
-	r.trace(now, StepSearch, "search round %d: %d queries, %d new sources (%d already reported earlier)", r.Counters.SearchRound, len(pending), added, skippedKnown)
+	if r.onlyReformulations(pending) {
+		r.trace(now, StepSearch, "reformulated searches: %d queries, %d new sources", len(pending), added)
+	} else {
+		r.Counters.SearchRound++
+		r.trace(now, StepSearch, "search round %d: %d queries, %d new sources (%d already reported earlier)", r.Counters.SearchRound, len(pending), added, skippedKnown)
+	}
+	r.trace(now, StepSearch, "by sub-question: %s", r.subQuestionTally(pending))
+	if r.searchStopped() {
+		r.noteSearchStopped()
+	}
 	r.Step = StepRank
 	return nil
 }
@@ -360,6 +379,12 @@ func (e *Engine) stepRank(ctx context.Context, r *Run) error {
 		s.Score = 0.4*s.Heuristic + 0.6*s.Relevance
 	}
 	r.selectSources()
+	if again, err := e.reformulate(ctx, r); err != nil {
+		return err
+	} else if again {
+		r.Step = StepSearch
+		return nil
+	}
 	if len(r.Sources) == 0 {
 		if r.restrictedToNew() {
 			r.Step = StepOutput
@@ -457,15 +482,23 @@ func (r *Run) sourcesPayload() SourcesPayload {
 	return p
 }
 
+// maxOptionLabel is the longest option label offered (Slack's limit on an
+// option's text is 75 characters).
+const maxOptionLabel = 75
+
+// optionLabel cuts an option label to maxOptionLabel characters.
+func optionLabel(s string) string {
+	if rs := []rune(s); len(rs) > maxOptionLabel {
+		return string(rs[:maxOptionLabel-1]) + "…"
+	}
+	return s
+}
+
 // sourceFields fills the source-review form's options with this run's sources.
 func (r *Run) sourceFields(fs []checkpoints.Field) []checkpoints.Field {
 	var opts []checkpoints.Option
 	for _, v := range r.sourcesPayload().Sources {
-		label := fmt.Sprintf("%d. %s", v.ID, v.Title)
-		if len([]rune(label)) > 75 {
-			label = string([]rune(label)[:74]) + "…"
-		}
-		opts = append(opts, checkpoints.Option{Value: fmt.Sprint(v.ID), Label: label})
+		opts = append(opts, checkpoints.Option{Value: fmt.Sprint(v.ID), Label: optionLabel(fmt.Sprintf("%d. %s", v.ID, v.Title))})
 	}
 	for i := range fs {
 		if fs[i].Type == checkpoints.FieldMultiSelect && len(fs[i].Options) == 0 {
@@ -679,8 +712,8 @@ func (e *Engine) stepAnalyze(ctx context.Context, r *Run) error {
 		fetched[p.SourceID] = true
 	}
 	a := &Analysis{
-		Themes: cleanLines(out.Themes), Contradictions: cleanLines(out.Contradictions), Gaps: cleanLines(out.Gaps),
-		Confidence: clamp01(out.Confidence), Sufficiency: out.Sufficiency,
+		Themes: cleanLines(out.Themes), Contradictions: newContradictions(out.Contradictions, fetched), Gaps: cleanLines(out.Gaps),
+		Confidence: clamp01(out.Confidence), Sufficiency: out.Sufficiency, Coverage: newCoverage(planSubQuestions(r), out.SubQuestions, fetched),
 	}
 	for _, f := range out.Findings {
 		var ids []int
@@ -698,6 +731,8 @@ func (e *Engine) stepAnalyze(ctx context.Context, r *Run) error {
 	case !gapsMatter:
 	case r.Counters.GapRounds >= r.Limits.MaxGapRounds:
 		r.addBound(fmt.Sprintf("gap-filling search rounds limit (%d) reached; open gaps: %s", r.Limits.MaxGapRounds, strings.Join(a.Gaps, "; ")))
+	case r.searchStopped():
+		r.noteSearchStopped()
 	case e.overBudget(r):
 	default:
 		qs := out.RecommendedQueries
@@ -709,7 +744,7 @@ func (e *Engine) stepAnalyze(ctx context.Context, r *Run) error {
 		var queries []Query
 		for _, q := range qs[:min(5, len(qs))] {
 			if t := strings.TrimSpace(q.Text); t != "" {
-				queries = append(queries, Query{Text: t, Kind: normalizeKind(q.Kind)})
+				queries = append(queries, Query{Text: t, Kind: normalizeKind(q.Kind), SubQuestion: q.SubQuestion})
 			}
 		}
 		if len(queries) > 0 {
@@ -720,7 +755,7 @@ func (e *Engine) stepAnalyze(ctx context.Context, r *Run) error {
 			return nil
 		}
 	}
-	r.trace(now, StepAnalyze, "analysis: %d findings, %d themes, %d gaps", len(a.Findings), len(a.Themes), len(a.Gaps))
+	r.trace(now, StepAnalyze, "analysis: %d findings, %d themes, %d contradictions, %d gaps; %s", len(a.Findings), len(a.Themes), len(a.Contradictions), len(a.Gaps), coverageLine(a.Coverage))
 	return nil
 }
 
@@ -759,11 +794,19 @@ func (e *Engine) stepWrite(ctx context.Context, r *Run) error {
 	for _, n := range notes {
 		r.trace(now, StepWrite, "citation check: %s", n)
 	}
+	d.Claims, d.ClaimsChecked = VerifyClaims(d, out.Claims, r.Pages), true
+	t := TallyClaims(d.Claims)
+	r.trace(now, StepWrite, "draft %d written: %d claims, %d verified by quote, %d unsupported", d.Version, t.Total, t.Verified, t.Unsupported)
+	if n := len(r.Drafts); n > 0 {
+		prev := r.Drafts[n-1]
+		diff := DiffDrafts(prev, d, revisionItems(r, prev.Version), out.Addressed)
+		d.Diff = &diff
+		r.trace(now, StepWrite, "draft %d against draft %d: %s", d.Version, prev.Version, diff.Summary())
+	}
 	r.Drafts = append(r.Drafts, d)
 	for i := range r.Feedback {
 		r.Feedback[i].Used = true
 	}
-	r.trace(now, StepWrite, "draft %d written", d.Version)
 	if e.overBudget(r) {
 		r.toFallback("the budget ran out before the draft could be reviewed")
 		return nil
@@ -789,10 +832,13 @@ func (e *Engine) stepReview(ctx context.Context, r *Run) error {
 		out.Items[i].Category = strings.ToLower(strings.TrimSpace(out.Items[i].Category))
 	}
 	c := Critique{DraftVersion: d.Version, Criteria: out.Criteria, Items: out.Items, Summary: strings.TrimSpace(out.Summary)}
+	unsupported := evidenceItems(d)
+	c.Items = append(c.Items, unsupported...)
+	c.Unsupported = len(unsupported)
 	c.Score = WeightedScore(c.Criteria)
-	c.Recommendation = RecommendWithPotential(c.Score, c.Items, canIterate, clamp01(out.ImprovementPotential))
+	c.Recommendation = RecommendDraft(c.Score, c.Items, canIterate, clamp01(out.ImprovementPotential), c.Unsupported)
 	r.Critiques = append(r.Critiques, c)
-	r.trace(now, StepReview, "review of draft %d: score %.1f, %s", d.Version, c.Score, c.Recommendation)
+	r.trace(now, StepReview, "review of draft %d: score %.1f, %s (%d unsupported claims)", d.Version, c.Score, c.Recommendation, c.Unsupported)
 	r.routeAfterReview(c, canIterate)
 	if n := countSeverity(c.Items, "critical"); n > 0 {
 		waiting, err := e.pause(ctx, r, checkpoints.AfterReview, r.criticalPayload(c), nil, nil)
@@ -801,10 +847,24 @@ func (e *Engine) stepReview(ctx context.Context, r *Run) error {
 		}
 	}
 	if r.Step == StepOutput {
-		_, err := e.pause(ctx, r, checkpoints.BeforeOutput, r.draftPayload(), nil, map[string]any{"title": d.Title})
+		_, err := e.pause(ctx, r, checkpoints.BeforeOutput, r.draftPayload(), r.draftFields, map[string]any{"title": d.Title})
 		return err
 	}
 	return nil
+}
+
+// evidenceItems makes each unsupported claim of d a major citation issue, so
+// the reviewer's routing sees it and a revision must fix or drop it.
+func evidenceItems(d Draft) []CritiqueItem {
+	var items []CritiqueItem
+	for _, c := range Unsupported(d.Claims) {
+		items = append(items, CritiqueItem{
+			Category: "citation", Severity: severityMajor, Location: c.Location,
+			Description:  fmt.Sprintf("Unsupported claim: %q cites source %d, but %s.", flatLine(c.Sentence), c.SourceID, c.Reason),
+			SuggestedFix: fmt.Sprintf("Quote the words of source %d that support it, cite a source that does, or drop the claim.", c.SourceID),
+		})
+	}
+	return items
 }
 
 // routeAfterReview is seed 001's decision matrix after the reviewer.
@@ -859,7 +919,35 @@ func (r *Run) draftPayload() DraftPayload {
 	}
 	rep := BuildReport(r, time.Time{})
 	p.Markdown = rep.Markdown
+	p.Claims = claimSummary(d, r.Pages)
+	p.Disagreements = disagreementViews(r)
+	p.Diff = d.Diff
+	if r.Analysis != nil {
+		p.Coverage = r.Analysis.Coverage
+	}
 	return p
+}
+
+// draftFields fills the draft review's readings field with this run's
+// disagreements, and leaves it and its note out when there are none.
+func (r *Run) draftFields(fs []checkpoints.Field) []checkpoints.Field {
+	opts := readingOptions(r.Analysis)
+	out := fs[:0]
+	for _, f := range fs {
+		switch f.Key {
+		case fieldReadings:
+			if len(opts) == 0 {
+				continue
+			}
+			f.Options = opts
+		case fieldReadingNote:
+			if len(opts) == 0 {
+				continue
+			}
+		}
+		out = append(out, f)
+	}
+	return out
 }
 
 // ---- output and fallback ----

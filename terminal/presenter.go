@@ -1,6 +1,9 @@
 // Package terminal presents a research run in a terminal: progress lines on
 // stderr, each checkpoint rendered as text with an approve / edit / reject
-// prompt, and the final report handed back to the command.
+// prompt, and the final report handed back to the command. Everything it
+// prints that came from people, web pages or the model passes Clean first,
+// so no escape sequence, control or bidi character in it reaches the
+// terminal.
 //
 // The terminal follows its run in the store (Follower), not the engine of
 // its own process: whichever process advances the run, the terminal shows
@@ -53,5 +56,5 @@ func (p *Presenter) Finished(context.Context, *pipeline.Run) error { return nil 
 func (p *Presenter) Notice(_ context.Context, _ *pipeline.Run, text string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	fmt.Fprintln(p.out, "  … "+text)
+	fmt.Fprintln(p.out, "  … "+Clean(text))
 }

@@ -35,6 +35,13 @@ func NewPrompter(in io.Reader, out io.Writer) *Prompter {
 	return &Prompter{in: bufio.NewReader(in), out: out, By: "terminal"}
 }
 
+// printf writes to the person, cleaned (Clean): field labels, options and
+// current values come from checkpoint data, which comes from web pages and
+// the model.
+func (p *Prompter) printf(format string, args ...any) {
+	_, _ = io.WriteString(p.out, Clean(fmt.Sprintf(format, args...)))
+}
+
 func (p *Prompter) line() (string, error) {
 	s, err := p.in.ReadString('\n')
 	if err != nil && (s == "" || !errors.Is(err, io.EOF)) {
@@ -50,11 +57,11 @@ func (p *Prompter) line() (string, error) {
 // field errors of a previous, refused edit (shown before asking again).
 func (p *Prompter) Ask(ctx context.Context, inst checkpoints.Instance, errs []checkpoints.FieldError) (checkpoints.Decision, error) {
 	if len(errs) == 0 {
-		fmt.Fprint(p.out, RenderCheckpoint(inst))
+		p.printf("%s", RenderCheckpoint(inst))
 	} else {
-		fmt.Fprintln(p.out, "That edit was not accepted:")
+		p.printf("That edit was not accepted:\n")
 		for _, e := range errs {
-			fmt.Fprintf(p.out, "  - %s: %s\n", e.Key, e.Message)
+			p.printf("  - %s: %s\n", e.Key, e.Message)
 		}
 	}
 	allowed := inst.Actions
@@ -65,14 +72,14 @@ func (p *Prompter) Ask(ctx context.Context, inst checkpoints.Instance, errs []ch
 		if err := ctx.Err(); err != nil {
 			return checkpoints.Decision{}, err
 		}
-		fmt.Fprintf(p.out, "%s? ", choices(allowed))
+		p.printf("%s? ", choices(allowed))
 		ans, err := p.line()
 		if err != nil {
 			return checkpoints.Decision{}, err
 		}
 		a, ok := parseAction(strings.TrimSpace(ans), allowed)
 		if !ok {
-			fmt.Fprintf(p.out, "Please answer %s.\n", choices(allowed))
+			p.printf("Please answer %s.\n", choices(allowed))
 			continue
 		}
 		d := checkpoints.Decision{Action: a, By: p.By}
@@ -84,7 +91,7 @@ func (p *Prompter) Ask(ctx context.Context, inst checkpoints.Instance, errs []ch
 			}
 			d.Values = vals
 		case checkpoints.Reject:
-			fmt.Fprint(p.out, "Why? (this becomes feedback for the next attempt) ")
+			p.printf("Why? (this becomes feedback for the next attempt) ")
 			note, err := p.line()
 			if err != nil {
 				return checkpoints.Decision{}, err
@@ -119,25 +126,25 @@ func (p *Prompter) edit(inst checkpoints.Instance) (map[string]any, error) {
 		return p.editInEditor(inst)
 	}
 	vals := map[string]any{}
-	fmt.Fprintln(p.out, "Edit each field; press Enter to keep the current value.")
+	p.printf("Edit each field; press Enter to keep the current value.\n")
 	for _, f := range inst.Fields {
 		cur := inst.Values[f.Key]
-		fmt.Fprintf(p.out, "\n%s", f.Label)
+		p.printf("\n%s", f.Label)
 		if f.Help != "" {
-			fmt.Fprintf(p.out, " — %s", f.Help)
+			p.printf(" — %s", f.Help)
 		}
-		fmt.Fprintln(p.out)
+		p.printf("\n")
 		if len(f.Options) > 0 {
 			for i, o := range f.Options {
-				fmt.Fprintf(p.out, "  %d) %s\n", i+1, o.Label)
+				p.printf("  %d) %s\n", i+1, o.Label)
 			}
 		}
 		switch f.Type {
 		case checkpoints.FieldTextarea:
 			if s, _ := cur.(string); s != "" {
-				fmt.Fprintf(p.out, "current:\n%s\n", indent(s))
+				p.printf("current:\n%s\n", indent(s))
 			}
-			fmt.Fprintln(p.out, "new text, ending with a line holding only \".\" (just \".\" keeps it):")
+			p.printf("new text, ending with a line holding only \".\" (just \".\" keeps it):\n")
 			var ls []string
 			for {
 				l, err := p.line()
@@ -153,7 +160,7 @@ func (p *Prompter) edit(inst checkpoints.Instance) (map[string]any, error) {
 				vals[f.Key] = strings.Join(ls, "\n")
 			}
 		default:
-			fmt.Fprintf(p.out, "current: %v\n> ", display(cur))
+			p.printf("current: %v\n> ", display(cur))
 			l, err := p.line()
 			if err != nil {
 				return nil, err

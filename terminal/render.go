@@ -36,10 +36,11 @@ func ProgressLine(r *pipeline.Run, now time.Time) string {
 		r.Spend.PromptTokens+r.Spend.CompletionTokens, r.Spend.CostUSD)
 }
 
-// DecisionLine is the one-line record of a decided checkpoint.
+// DecisionLine is the one-line record of a decided checkpoint, cleaned for
+// the terminal (the note is what a person typed, in Slack perhaps).
 func DecisionLine(inst *checkpoints.Instance) string {
 	if inst.Decision == nil {
-		return fmt.Sprintf("· %s: %s", inst.Label, inst.State)
+		return Clean(fmt.Sprintf("· %s: %s", inst.Label, inst.State))
 	}
 	d := inst.Decision
 	line := fmt.Sprintf("✓ %s: %s by %s at %s", inst.Label, d.Action, d.By, d.At.Format("15:04"))
@@ -51,10 +52,12 @@ func DecisionLine(inst *checkpoints.Instance) string {
 	if d.Note != "" {
 		line += "\n    note: " + d.Note
 	}
-	return line
+	return Clean(line)
 }
 
-// RenderCheckpoint shows what the person must judge, as plain text.
+// RenderCheckpoint shows what the person must judge, as plain text cleaned
+// for the terminal: questions, page titles and drafts come from people, web
+// pages and the model.
 func RenderCheckpoint(inst checkpoints.Instance) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n━━ %s", inst.Label)
@@ -87,7 +90,7 @@ func RenderCheckpoint(inst checkpoints.Instance) string {
 		b.Write(inst.Payload)
 		b.WriteString("\n")
 	}
-	return b.String()
+	return Clean(b.String())
 }
 
 func renderPlan(b *strings.Builder, p pipeline.PlanPayload) {
@@ -144,6 +147,44 @@ func renderDraft(b *strings.Builder, p pipeline.DraftPayload) {
 		p.Version, p.Title, p.WordCount, p.Sources, p.Score, p.Recommendation, p.Major, p.Minor)
 	if p.Summary != "" {
 		fmt.Fprintf(b, "Reviewer: %s\n", p.Summary)
+	}
+	if c := p.Claims; c.Checked {
+		fmt.Fprintf(b, "Evidence: %s\n", c.ClaimTally)
+		for _, u := range c.Unsupported {
+			fmt.Fprintf(b, "  ⚠ %s — “%s”\n    cites %s: %s\n", u.Location, u.Sentence, u.Source, u.Reason)
+		}
+		if n := c.ClaimTally.Unsupported - len(c.Unsupported); n > 0 {
+			fmt.Fprintf(b, "  …and %d more unsupported claims\n", n)
+		}
+	}
+	if p.Diff != nil {
+		fmt.Fprintf(b, "Changes from draft %d: %s\n", p.Diff.From, p.Diff.Summary())
+	}
+	if len(p.Disagreements) > 0 {
+		b.WriteString("Where sources disagree (edit to choose the reading the report should take):\n")
+		for _, d := range p.Disagreements {
+			fmt.Fprintf(b, "  %d. %s\n", d.N, d.Topic)
+			for _, s := range []struct {
+				label string
+				side  pipeline.SideView
+			}{{"A", d.A}, {"B", d.B}} {
+				var names []string
+				for _, src := range s.side.Sources {
+					names = append(names, fmt.Sprintf("[%d] %s", src.ID, src.Title))
+				}
+				mark := ""
+				if strings.EqualFold(d.Chosen, s.label) {
+					mark = " ✓ chosen"
+				}
+				fmt.Fprintf(b, "     %s: %s — %s%s\n", s.label, s.side.Claim, strings.Join(names, ", "), mark)
+			}
+			if d.Assessment != "" {
+				fmt.Fprintf(b, "     Assessment: %s\n", d.Assessment)
+			}
+		}
+	}
+	if line := pipeline.CoverageSummary(p.Coverage); line != "" {
+		fmt.Fprintf(b, "%s\n", line)
 	}
 }
 

@@ -73,7 +73,15 @@ func TestRenderCheckpointGolden(t *testing.T) {
 		{ID: 1, Title: "COP study", Domain: "example.org", Published: now, Gist: "Field data from 40 homes.", Selected: true},
 		{ID: 2, Title: "Costs", Domain: "news.example.com"},
 	}, Errors: []string{"arxiv: rate limited"}}
-	draft := pipeline.DraftPayload{Markdown: "# Heat pumps in the cold\n\nThey work [1].\n", Version: 2, Title: "Heat pumps in the cold", Abstract: "They work.", Sections: []string{"Performance", "Cost"}, WordCount: 840, Sources: 7, Score: 8.2, Recommendation: "approve", Summary: "Solid.", Major: 1, Minor: 2}
+	draft := pipeline.DraftPayload{Markdown: "# Heat pumps in the cold\n\nThey work [1].\n", Version: 2, Title: "Heat pumps in the cold", Abstract: "They work.", Sections: []string{"Performance", "Cost"}, WordCount: 840, Sources: 7, Score: 8.2, Recommendation: "approve", Summary: "Solid.", Major: 1, Minor: 2,
+		Claims: pipeline.ClaimSummary{Checked: true, ClaimTally: pipeline.ClaimTally{Total: 9, Verified: 8, Unsupported: 1}, Unsupported: []pipeline.ClaimView{
+			{Location: "Cost", Sentence: "Prices halved in 2025 [2].", SourceID: 2, Source: "Costs", Quote: "prices fell by half", Reason: "the quote is too short to check (fewer than 5 words)"}}},
+		Diff: &pipeline.DraftDiff{From: 1, To: 2, Changed: []pipeline.SectionChange{{Title: "Cost", Share: 0.7, Rewritten: true}}, ClaimsDropped: []string{"Heat pumps cut bills by 90 percent [1]."}, UnsupportedFixed: 1,
+			Addressed: []pipeline.RevisionItem{{N: 1, By: "reviewer", Severity: "major", Text: "Unsupported claim."}}},
+		Disagreements: []pipeline.DisagreementView{{N: 1, Topic: "COP at -15 °C", A: pipeline.SideView{Claim: "2.8 in field trials", Sources: []pipeline.SourceRef{{ID: 1, Title: "COP study"}}},
+			B: pipeline.SideView{Claim: "1.75 is the certification floor", Sources: []pipeline.SourceRef{{ID: 2, Title: "Costs"}}}, Assessment: "Different measures.", Chosen: pipeline.ReadingA}},
+		Coverage: []pipeline.Coverage{{Question: "Efficiency?", Status: pipeline.CoverageAnswered, Sources: []int{1}}, {Question: "Cost?", Status: pipeline.CoverageUnanswered}},
+	}
 	critical := pipeline.CriticalPayload{Version: 1, Title: "Heat pumps", Score: 5.5, Items: []pipeline.CritiqueItem{{Severity: "critical", Category: "accuracy", Description: "A figure is wrong.", SuggestedFix: "Use 2.8."}}}
 	for name, inst := range map[string]checkpoints.Instance{
 		"plan":     instance(t, checkpoints.PlanReview, plan, nil),

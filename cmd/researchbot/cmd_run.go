@@ -274,26 +274,29 @@ func follow(ctx context.Context, eng *pipeline.Engine, runs <-chan *pipeline.Run
 }
 
 // writeOutcome prints the report (stdout or a file) or says, in one line on
-// stderr, why there is none.
+// stderr, why there is none. What came from the model or the web is cleaned
+// of terminal escapes and bidi controls first (the report goes to a
+// terminal or a file that will be shown in one).
 func writeOutcome(r *pipeline.Run, outFile string, stdout, stderr io.Writer) error {
 	switch {
 	case r.Status == pipeline.StatusCancelled:
-		return &exitError{code: 1, msg: fmt.Sprintf("researchbot: run %s was cancelled by %s", r.ID, r.CancelledBy)}
+		return &exitError{code: 1, msg: fmt.Sprintf("researchbot: run %s was cancelled by %s", r.ID, terminal.Clean(r.CancelledBy))}
 	case r.Report == nil:
-		return &exitError{code: 1, msg: fmt.Sprintf("researchbot: run %s failed after %s of work: %s", r.ID, r.Active.Round(time.Second), r.Failure)}
+		return &exitError{code: 1, msg: fmt.Sprintf("researchbot: run %s failed after %s of work: %s", r.ID, r.Active.Round(time.Second), terminal.Clean(r.Failure))}
 	}
 	fmt.Fprintf(stderr, "run %s %s after %s of work · %d tokens · $%.4f\n", r.ID, r.Status, r.Active.Round(time.Second),
 		r.Spend.PromptTokens+r.Spend.CompletionTokens, r.Spend.CostUSD)
+	report := terminal.CleanMarkdown(r.Report.Markdown)
 	if outFile != "" {
-		if err := os.WriteFile(outFile, []byte(r.Report.Markdown), 0o644); err != nil {
+		if err := os.WriteFile(outFile, []byte(report), 0o644); err != nil {
 			return fmt.Errorf("write the report: %w", err)
 		}
 		fmt.Fprintf(stderr, "report written to %s\n", outFile)
-	} else if _, err := io.WriteString(stdout, r.Report.Markdown); err != nil {
+	} else if _, err := io.WriteString(stdout, report); err != nil {
 		return err
 	}
 	if r.Status == pipeline.StatusPartial {
-		fmt.Fprintf(stderr, "note: this is a partial report: %s\n", r.FallbackReason)
+		fmt.Fprintf(stderr, "note: this is a partial report: %s\n", terminal.Clean(r.FallbackReason))
 	}
 	return nil
 }
@@ -345,18 +348,19 @@ func stepOf(r *pipeline.Run) string {
 	return string(r.Step)
 }
 
-// formatRuns renders the run list as aligned columns.
+// formatRuns renders the run list as aligned columns, one line per run,
+// cleaned for the terminal: a question is whatever someone typed in Slack.
 func formatRuns(runs []*pipeline.Run, now time.Time) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-12s %-9s %-10s %-21s %5s %9s  %s\n", "RUN", "FROM", "STATUS", "STEP", "AGE", "SPEND", "QUESTION")
 	for _, r := range runs {
-		q := r.Question
+		q := strings.Join(strings.Fields(terminal.Clean(r.Question)), " ")
 		if rs := []rune(q); len(rs) > 60 {
 			q = string(rs[:59]) + "…"
 		}
 		fmt.Fprintf(&b, "%-12s %-9s %-10s %-21s %5s %9s  %s\n", r.ID, r.Origin.Kind, r.Status, stepOf(r), age(now.Sub(r.CreatedAt)), pipeline.FormatUSD(r.Spend.CostUSD), q)
 	}
-	return strings.TrimRight(b.String(), "\n")
+	return terminal.Clean(strings.TrimRight(b.String(), "\n"))
 }
 
 func age(d time.Duration) string {

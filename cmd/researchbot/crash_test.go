@@ -358,7 +358,7 @@ func TestBadInputGetsAClearError(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `unknown depth "bottomless"`) {
 		t.Fatalf("err = %v", err)
 	}
-	err = run(context.Background(), []string{"run", "x"}, func(k string) string {
+	err = run(context.Background(), []string{"run", "How do heat pumps cope with frost?"}, func(k string) string {
 		return map[string]string{"REDIS_URL": "nope", "LLM_TIMEOUT": "soon"}[k]
 	}, strings.NewReader(""), &out, &errb)
 	if err == nil || !strings.Contains(errb.String(), "REDIS_URL") || !strings.Contains(errb.String(), "LLM_TIMEOUT") || !strings.Contains(errb.String(), "OPENAI_API_KEY") {

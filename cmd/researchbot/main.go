@@ -51,6 +51,8 @@ Usage:
   researchbot checkpoints [enable|disable|timeout ID …]
                                          see and change checkpoint definitions
   researchbot env                        list the environment variables it reads
+  researchbot healthcheck [--path P]     ask the local serve's /healthz (exit 0 or 1)
+  researchbot version                    version, commit and Go version (also --version)
   researchbot help                       this text
 
 Run 'researchbot run -h' for the run flags. Configuration is by environment
@@ -76,6 +78,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return cmdCheckpoints(ctx, args[1:], getenv, stdout, stderr)
 	case "env":
 		return cmdEnv(stdout)
+	case "healthcheck":
+		return cmdHealthcheck(ctx, args[1:], getenv, stdout, stderr)
+	case "version", "--version":
+		return cmdVersion(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

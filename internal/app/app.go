@@ -147,7 +147,9 @@ func (a *App) build() error {
 		Defaults: pipeline.Limits{
 			MaxIterations: cfg.MaxIterations, MaxGapRounds: cfg.MaxGapRounds, MaxCostUSD: cfg.MaxCostUSD,
 			MaxWall: cfg.MaxWall, MaxSources: cfg.MaxSources, MaxSourceTokens: cfg.MaxSourceTokens,
+			MaxSearchErrors: cfg.MaxSearchErrors,
 		},
+		Writing:      pipeline.Writing{StyleGuide: cfg.StyleGuide, TargetWords: cfg.TargetLength},
 		DefaultQueue: a.opts.DefaultQueue,
 		Observer:     a.opts.Observer,
 		Now:          a.opts.Now,

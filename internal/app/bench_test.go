@@ -57,11 +57,11 @@ func BenchmarkConcurrentAutoRuns(b *testing.B) {
 }
 
 func benchAutoRuns(b *testing.B, n int) {
-	res := &researchtest.Researcher{Delay: benchLLM}
+	res := &researchtest.Researcher{Delay: benchLLM, TextTokens: true}
 	h := newHarness(b, res, map[string]string{"WORKER_CONCURRENCY": strconv.Itoa(n)})
 	h.web.SearchDelay, h.web.FetchDelay = benchSearch, benchFetch
 	var wallSum time.Duration
-	var runs int
+	var runs, calls, promptTokens, completionTokens int
 	b.ResetTimer()
 	for range b.N {
 		cmd0, cpu0 := redisCommands(b, h.app.Conn.Client), cpuTime()
@@ -75,6 +75,9 @@ func benchAutoRuns(b *testing.B, n int) {
 			}
 			wallSum += r.FinishedAt.Sub(r.CreatedAt)
 			runs++
+			calls += r.Spend.LLMCalls
+			promptTokens += r.Spend.PromptTokens
+			completionTokens += r.Spend.CompletionTokens
 		}
 		b.ReportMetric(float64(cpuTime()-cpu0)/float64(time.Millisecond)/float64(n), "cpu-ms/run")
 		b.ReportMetric(float64(redisCommands(b, h.app.Conn.Client)-cmd0)/float64(n), "redis-cmds/run")
@@ -82,6 +85,11 @@ func benchAutoRuns(b *testing.B, n int) {
 	avg := wallSum / time.Duration(runs)
 	b.ReportMetric(float64(avg)/float64(time.Millisecond), "wall-ms/run")
 	b.ReportMetric(float64(avg)/float64(criticalPath), "wall/critical-path")
+	// What a run costs in model use: calls, and tokens measured from the text
+	// of the prompts and answers (four characters a token).
+	b.ReportMetric(float64(calls)/float64(runs), "llm-calls/run")
+	b.ReportMetric(float64(promptTokens)/float64(runs), "prompt-tokens/run")
+	b.ReportMetric(float64(completionTokens)/float64(runs), "completion-tokens/run")
 }
 
 // BenchmarkMemoryPerWaitingRun parks 200 runs at their plan checkpoint and

@@ -96,18 +96,10 @@ func TestEveryDecisionAtEveryCheckpoint(t *testing.T) {
 		if src.DefinitionID != checkpoints.SourceReview {
 			t.Fatalf("got %s, want source review", src.DefinitionID)
 		}
-		var opts []string
-		for _, f := range src.Fields {
-			if f.Key == "relevant" {
-				for _, o := range f.Options {
-					opts = append(opts, o.Value)
-				}
-			}
-		}
+		opts := optionValues(src, "relevant")
 		if len(opts) < 4 {
 			t.Fatalf("source review offers %d sources to mark", len(opts))
 		}
-		relevant, excluded := opts[len(opts)-1], opts[0]
 		// Reject first: feedback sends the run back to planning, and the
 		// rejected sources are not offered again.
 		h.web.SetPages(append(researchtest.DefaultPages(), researchtest.Page{Title: "Utility winter peak report", Body: "Utilities saw winter peaks grow with heat pump adoption, softened by demand response."}, researchtest.Page{Title: "Grid operator outlook", Body: "Operators plan for electrified heating loads through 2030."}))
@@ -138,7 +130,7 @@ func TestEveryDecisionAtEveryCheckpoint(t *testing.T) {
 		if len(reoffered) > 0 || len(opts) == 0 {
 			t.Fatalf("rejected sources %v were offered again (%d offered)", reoffered, len(opts))
 		}
-		relevant, excluded = opts[len(opts)-1], opts[0]
+		relevant, excluded := opts[len(opts)-1], opts[0]
 		h.decide(src2, checkpoints.Decision{Action: checkpoints.Edit, Values: map[string]any{"relevant": []string{relevant}, "exclude": []string{excluded}}})
 		h.decide(h.next(), checkpoints.Decision{Action: checkpoints.Approve}) // draft
 		r := h.finish()

@@ -212,6 +212,19 @@ func assertCitationsFetched(t *testing.T, r *pipeline.Run) {
 	}
 }
 
+// optionValues returns the option values of a checkpoint's field.
+func optionValues(inst checkpoints.Instance, key string) []string {
+	var out []string
+	for _, f := range inst.Fields {
+		if f.Key == key {
+			for _, o := range f.Options {
+				out = append(out, o.Value)
+			}
+		}
+	}
+	return out
+}
+
 func callsOf(s *llmtest.Server, schema string) []llmtest.Call {
 	var out []llmtest.Call
 	for _, c := range s.Calls() {

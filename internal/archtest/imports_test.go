@@ -17,13 +17,14 @@ const module = "github.com/researchbot/researchbot/"
 var allowed = map[string][]string{
 	"checkpoints": {},
 	"config":      {},
-	"pipeline":    {"checkpoints"},
+	"pipeline":    {"checkpoints", "textmatch"},
+	"textmatch":   {"golang.org/x/text"},
 	"dedup":       {},
 	"llm":         {"github.com/sashabaranov/go-openai", "github.com/invopop/jsonschema", "github.com/santhosh-tekuri/jsonschema/v6", "github.com/cenkalti/backoff/v4", "github.com/redis/go-redis/v9", "github.com/go-redis/redis_rate/v10"},
 	"search":      {"dedup", "github.com/redis/go-redis/v9", "github.com/go-redis/redis_rate/v10", "golang.org/x/sync/errgroup"},
 	"fetch":       {"code.dny.dev/ssrf", "github.com/markusmobius/go-trafilatura", "github.com/JohannesKaufmann/html-to-markdown/v2", "github.com/temoto/robotstxt", "github.com/redis/go-redis/v9", "golang.org/x/net/html", "golang.org/x/net/html/charset", "golang.org/x/text/encoding", "golang.org/x/text/transform"},
 	"scheduler":   {"pipeline", "checkpoints", "dedup", "github.com/robfig/cron/v3"},
-	"terminal":    {"pipeline", "checkpoints"},
+	"terminal":    {"pipeline", "checkpoints", "github.com/charmbracelet/x/ansi"},
 	"redisstore":  {"pipeline", "checkpoints", "scheduler", "dedup", "github.com/redis/go-redis/v9", "github.com/hibiken/asynq", "github.com/alicebob/miniredis/v2"},
 }
 

@@ -40,6 +40,9 @@ type Web struct {
 	SearchDelay, FetchDelay time.Duration
 	// PerQuery is how many results each search returns (default 4).
 	PerQuery int
+	// FailSearch, when set, makes the search API answer 500 to the queries
+	// it reports true for (set it before the searches run).
+	FailSearch func(q string) bool
 }
 
 // NewWeb starts a web with pages; it is closed when t ends.
@@ -112,6 +115,10 @@ func (w *Web) search(rw http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query().Get("q")
+	if w.FailSearch != nil && w.FailSearch(q) {
+		http.Error(rw, "upstream engines failed", http.StatusInternalServerError)
+		return
+	}
 	w.mu.Lock()
 	pages := append([]Page(nil), w.pages...)
 	w.mu.Unlock()

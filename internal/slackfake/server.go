@@ -13,7 +13,10 @@
 //
 // Tests then act as users (SlashCommand, ClickButton, SubmitView,
 // PostUserMessage) and read what the bot did (Calls, Messages, Thread, Views,
-// Files, Acks).
+// Files, Acks). They can also act as Slack misbehaving or under attack:
+// Redeliver sends an envelope again as a retry, RewriteEnvelopes changes
+// payloads before they are sent (another workspace, another app, a tampered
+// button value).
 package slackfake
 
 import (
@@ -243,6 +246,8 @@ type Server struct {
 	connCount   int
 	connChanged chan struct{}
 	acks        []Ack
+	sent        []SentEnvelope
+	rewrite     func(typ string, payload map[string]any)
 	pending     map[string]*pendingEnvelope
 	responseURL map[string]responseTarget
 }

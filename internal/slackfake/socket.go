@@ -297,15 +297,20 @@ func (s *Server) send(ctx context.Context, e Envelope, extra func(Ack)) (Ack, er
 		s.seq++
 		e.EnvelopeID = fmt.Sprintf("%08x-fake-4e00-8000-%012x", s.seq, s.seq)
 	}
-	p := &pendingEnvelope{typ: e.Type, conn: c, sentAt: time.Now(), ch: make(chan Ack, 1), extra: extra}
-	s.pending[e.EnvelopeID] = p
-	s.mu.Unlock()
-
+	if m, ok := e.Payload.(map[string]any); ok && s.rewrite != nil {
+		s.rewrite(e.Type, m)
+	}
 	payload, err := json.Marshal(e.Payload)
 	if err != nil {
-		s.forget(e.EnvelopeID)
+		s.mu.Unlock()
 		return Ack{}, fmt.Errorf("slackfake: encoding payload: %w", err)
 	}
+	p := &pendingEnvelope{typ: e.Type, conn: c, sentAt: time.Now(), ch: make(chan Ack, 1), extra: extra}
+	s.pending[e.EnvelopeID] = p
+	s.sent = append(s.sent, SentEnvelope{EnvelopeID: e.EnvelopeID, Type: e.Type, Payload: payload,
+		AcceptsResponsePayload: e.AcceptsResponsePayload, RetryAttempt: e.RetryAttempt, extra: extra})
+	s.mu.Unlock()
+
 	msg := map[string]any{
 		"envelope_id":              e.EnvelopeID,
 		"type":                     e.Type,

@@ -37,6 +37,7 @@ func (s *Server) handlers() map[string]apiHandler {
 	return map[string]apiHandler{
 		"apps.connections.open":        s.appsConnectionsOpen,
 		"auth.test":                    s.authTest,
+		"bots.info":                    s.botsInfo,
 		"chat.postMessage":             s.chatPostMessage,
 		"chat.update":                  s.chatUpdate,
 		"chat.postEphemeral":           s.chatPostEphemeral,
@@ -221,6 +222,16 @@ func (s *Server) authTest(*apiRequest) (map[string]any, *apiError) {
 		"url": "https://" + TeamDomain + ".slack.com/", "team": "Fake Team", "user": "researchbot",
 		"team_id": TeamID, "user_id": BotUserID, "bot_id": BotID, "is_enterprise_install": false,
 	}, nil
+}
+
+func (s *Server) botsInfo(req *apiRequest) (map[string]any, *apiError) {
+	if id := req.params["bot"]; id != "" && id != BotID {
+		return nil, errCode("bot_not_found")
+	}
+	return map[string]any{"bot": map[string]any{
+		"id": BotID, "deleted": false, "name": "researchbot", "updated": 1700000000,
+		"app_id": AppID, "user_id": BotUserID, "icons": map[string]any{},
+	}}, nil
 }
 
 // postable resolves a channel the bot may write to. A known user id resolves
