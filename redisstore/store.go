@@ -371,7 +371,7 @@ func (s *Store) List(ctx context.Context, f pipeline.RunFilter) ([]*pipeline.Run
 	if f.RequestedBy != "" {
 		key = s.userKey(f.RequestedBy)
 	}
-	ids, err := s.rdb.ZRevRange(ctx, key, 0, int64(limit-1)).Result()
+	ids, err := s.rdb.ZRangeArgs(ctx, redis.ZRangeArgs{Key: key, Start: 0, Stop: limit - 1, Rev: true}).Result()
 	if err != nil {
 		return nil, err
 	}
@@ -479,17 +479,20 @@ func (s *Store) CancelRequested(ctx context.Context, runID string) (string, erro
 // those waiting for a person) that were last saved before the given time,
 // oldest first.
 func (s *Store) WorkRuns(ctx context.Context, queue string, before time.Time, limit int) ([]string, error) {
-	return s.rdb.ZRangeByScore(ctx, s.workKey(queue), &redis.ZRangeBy{
-		Min: "-inf", Max: "(" + strconv.FormatInt(before.UnixMilli(), 10), Count: int64(limit),
+	return s.rangeBefore(ctx, s.workKey(queue), before, limit)
+}
+
+// rangeBefore lists the members of a zset scored in ms before t, lowest first.
+func (s *Store) rangeBefore(ctx context.Context, key string, t time.Time, limit int) ([]string, error) {
+	return s.rdb.ZRangeArgs(ctx, redis.ZRangeArgs{
+		Key: key, ByScore: true, Start: "-inf", Stop: "(" + strconv.FormatInt(t.UnixMilli(), 10), Count: int64(limit),
 	}).Result()
 }
 
 // DueTimers returns runs of the queue whose checkpoint deadline is before
 // the given time, earliest first.
 func (s *Store) DueTimers(ctx context.Context, queue string, before time.Time, limit int) ([]string, error) {
-	return s.rdb.ZRangeByScore(ctx, s.timersKey(queue), &redis.ZRangeBy{
-		Min: "-inf", Max: "(" + strconv.FormatInt(before.UnixMilli(), 10), Count: int64(limit),
-	}).Result()
+	return s.rangeBefore(ctx, s.timersKey(queue), before, limit)
 }
 
 // OldestWork returns the runs of the queue with work, oldest first, with
@@ -507,7 +510,7 @@ func (s *Store) ClaimRescue(ctx context.Context, runID string, window time.Durat
 // CountActive counts unfinished runs by status (at most the 10 000 most
 // recently saved), for the runs-by-state gauge.
 func (s *Store) CountActive(ctx context.Context) (map[string]int, error) {
-	ids, err := s.rdb.ZRevRange(ctx, s.prefix+"runs:active", 0, 9999).Result()
+	ids, err := s.rdb.ZRangeArgs(ctx, redis.ZRangeArgs{Key: s.prefix + "runs:active", Start: 0, Stop: 9999, Rev: true}).Result()
 	if err != nil {
 		return nil, err
 	}
