@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -20,6 +21,7 @@ import (
 	"github.com/researchbot/researchbot/checkpoints"
 	"github.com/researchbot/researchbot/internal/redistest"
 	"github.com/researchbot/researchbot/internal/slackfake"
+	"github.com/researchbot/researchbot/pipeline"
 )
 
 const (
@@ -473,6 +475,24 @@ func TestE2EClickByAnotherUser(t *testing.T) {
 	h.waitFor("the approver's decision", func() bool { return len(h.engine.decisionsCopy()) == 1 })
 	if d := h.engine.decisionsCopy()[0]; d.By != approver {
 		t.Errorf("decided by %q", d.By)
+	}
+}
+
+// TestE2EADecisionWhoseFateIsUnknownIsNotCalledUnchanged: when the store
+// stops answering after the decision was sent, the person is told that, not
+// that nothing changed.
+func TestE2EADecisionWhoseFateIsUnknownIsNotCalledUnchanged(t *testing.T) {
+	h := newHarness(t, nil)
+	plan := h.startRun("what is RAG?")
+	h.engine.mu.Lock()
+	h.engine.decideErr = fmt.Errorf("decide on run-1.cp1: %w (save run run-1: i/o timeout)", pipeline.ErrDecisionUnknown)
+	h.engine.mu.Unlock()
+	h.click(requester, plan, ActionApprove)
+	h.waitFor("the truthful note", func() bool { return h.ephemeralTo(requester, "couldn't confirm that your decision was recorded") })
+	for _, m := range h.fake.Messages(chanIn) {
+		if m.Ephemeral && strings.Contains(strings.ToLower(raw(m)+m.Text), "nothing was changed") {
+			t.Fatalf("told %q though the decision may have been recorded", m.Text)
+		}
 	}
 }
 

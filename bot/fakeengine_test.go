@@ -26,6 +26,8 @@ type fakeEngine struct {
 
 	// loadDelay makes Load slow (ignoring ctx), like a struggling store.
 	loadDelay time.Duration
+	// decideErr, when set, is what Decide answers, changing nothing.
+	decideErr error
 
 	mu        sync.Mutex
 	runs      map[string]*pipeline.Run
@@ -94,6 +96,10 @@ func (e *fakeEngine) supersede(ctx context.Context, runID string) {
 
 func (e *fakeEngine) Decide(ctx context.Context, instanceID string, d checkpoints.Decision) (*pipeline.Run, error) {
 	e.mu.Lock()
+	if e.decideErr != nil {
+		defer e.mu.Unlock()
+		return nil, e.decideErr
+	}
 	r, ok := e.runs[pipeline.RunIDOf(instanceID)]
 	if !ok {
 		e.mu.Unlock()

@@ -322,7 +322,10 @@ func superseded(r *pipeline.Run) []slack.Block {
 	return RenderError("This checkpoint is no longer current: the run has moved on and a newer message in the thread asks for the decision.", "Nothing was changed; use the latest message in run "+runRef(r.ID)+"'s thread.")
 }
 
-// decide records a decision and explains a refusal to the user.
+// decide records a decision and tells the user what became of it, truly:
+// recorded (the collapsed checkpoint message says so), unknown (the store
+// stopped answering after the decision was sent: say exactly that), or not
+// recorded (and why).
 func (a *App) decide(ctx context.Context, r *pipeline.Run, instID string, d checkpoints.Decision) {
 	log := a.log.With("run_id", r.ID, "checkpoint_id", instID, "user", d.By, "decision", d.Action)
 	_, err := a.engine.Decide(ctx, instID, d)
@@ -332,7 +335,13 @@ func (a *App) decide(ctx context.Context, r *pipeline.Run, instID string, d chec
 	}
 	var ve *checkpoints.ValidationError
 	var blocks []slack.Block
+	text := "Your decision was not applied"
 	switch {
+	case errors.Is(err, pipeline.ErrDecisionUnknown):
+		log.Error("bot: could not confirm a decision", "err", err)
+		blocks = RenderError("I couldn't confirm that your decision was recorded: the store stopped answering just after I sent it.",
+			"If the checkpoint message still shows its buttons in a minute, please click again; if it shows your decision, it was recorded and the run goes on.")
+		text = "Your decision may not have been recorded"
 	case errors.Is(err, checkpoints.ErrAlreadyDecided):
 		blocks = RenderError("Someone already decided this checkpoint; your decision was not applied twice.", "Nothing else changed.")
 		if fresh, lerr := a.engine.Load(ctx, r.ID); lerr == nil {
@@ -353,12 +362,13 @@ func (a *App) decide(ctx context.Context, r *pipeline.Run, instID string, d chec
 	case errors.As(err, &ve):
 		blocks = validationProblem(ve.Fields)
 	default:
+		// Decide reports any other error only when nothing was written.
 		log.Error("bot: recording a decision failed", "err", err)
 		blocks = RenderError("I couldn't record your decision because of an internal error.", "Please click again in a minute; nothing was changed.")
 	}
-	log.Info("bot: decision refused", "reason", err)
+	log.Info("bot: decision not applied", "reason", err)
 	ch, th := a.noticePlace(ctx, r, instID)
-	a.ephemeral(ctx, ch, d.By, th, blocks, "Your decision was not applied")
+	a.ephemeral(ctx, ch, d.By, th, blocks, text)
 }
 
 // onSubmission handles a submitted Edit or Reject form: it validates before

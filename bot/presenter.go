@@ -81,7 +81,10 @@ const (
 	progressMaxRuns    = 10000
 )
 
-var _ pipeline.Presenter = (*Presenter)(nil)
+var (
+	_ pipeline.Presenter = (*Presenter)(nil)
+	_ pipeline.Notifier  = (*Presenter)(nil)
+)
 
 // progressState paces one run's progress message.
 type progressState struct {
@@ -183,7 +186,12 @@ func (p *Presenter) Offer(ctx context.Context, r *pipeline.Run, inst *checkpoint
 		text = "Reminder — " + text
 	}
 	text = EscapeTruncate(text, 300)
-	prev, _ := p.lookup(ctx, inst.ID)
+	// Look before posting: a checkpoint shown again after a takeover (or a
+	// retry) updates the message of its attempt instead of posting another.
+	prev, err := p.lookup(ctx, inst.ID)
+	if err != nil {
+		return fmt.Errorf("looking up the message of checkpoint %s: %w", inst.ID, err)
+	}
 	if prev != nil && prev.Attempt == inst.Attempt {
 		err := retry429(ctx, func() error {
 			_, _, _, err := p.api.UpdateMessageContext(ctx, prev.Channel, prev.TS, quiet(blocks, text))
@@ -201,7 +209,7 @@ func (p *Presenter) Offer(ctx context.Context, r *pipeline.Run, inst *checkpoint
 		log.Warn("bot: updating an offered checkpoint failed; posting it again", "err", err)
 	}
 	var channel, ts string
-	err := retry429(ctx, func() error {
+	err = retry429(ctx, func() error {
 		var err error
 		channel, ts, err = p.api.PostMessageContext(ctx, r.Origin.Channel, quiet(blocks, text), slack.MsgOptionTS(r.Origin.ThreadTS))
 		return err
@@ -259,11 +267,23 @@ func (p *Presenter) Decided(ctx context.Context, r *pipeline.Run, inst *checkpoi
 // Progress edits the run's one progress message. Updates are coalesced: at
 // most one edit per MinInterval per run, and none before a 429's
 // Retry-After has passed; the latest state is always the one sent.
-func (p *Presenter) Progress(ctx context.Context, r *pipeline.Run) {
+func (p *Presenter) Progress(ctx context.Context, r *pipeline.Run) { p.progressWith(ctx, r, "") }
+
+// Notice shows a passing note (a model call being retried, a step tried
+// again) under the run's progress message, until the next progress update.
+func (p *Presenter) Notice(ctx context.Context, r *pipeline.Run, note string) {
+	p.progressWith(ctx, r, note)
+}
+
+// progressWith edits the progress message, with a note under it if any.
+func (p *Presenter) progressWith(ctx context.Context, r *pipeline.Run, note string) {
 	if r.Origin.Channel == "" || r.Origin.ThreadTS == "" {
 		return // a digest posted to a channel shows no progress there
 	}
 	blocks, text := RenderProgress(r, p.now()), progressText(r)
+	if note != "" {
+		blocks = append(blocks, contextText(":hourglass_flowing_sand: "+EscapeTruncate(note, 300)))
+	}
 	p.mu.Lock()
 	p.sweepLocked()
 	st := p.progress[r.ID]

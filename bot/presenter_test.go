@@ -362,3 +362,28 @@ func TestProgressStatesOfQuietRunsAreDropped(t *testing.T) {
 		t.Errorf("run-g's thread has %d messages; want the root and one progress message", n)
 	}
 }
+
+// TestANoticeShowsUnderTheProgressMessage: a model call being retried shows
+// as a line under the run's progress message (not a new message), until
+// the next progress update replaces it.
+func TestANoticeShowsUnderTheProgressMessage(t *testing.T) {
+	p, fake := newTestPresenter(t, time.Millisecond)
+	r := progressRun(fake, t)
+	ctx := context.Background()
+	p.Notice(ctx, r, "model unavailable, retry 2 of 4 in 8s")
+	waitThread := func(what string, ok func(string) bool) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			msgs := fake.Thread(chanIn, r.Origin.ThreadTS)
+			if len(msgs) == 2 && ok(text(msgs[1])) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s; thread: %+v", what, msgs)
+			}
+		}
+	}
+	waitThread("the notice never showed", func(s string) bool { return strings.Contains(s, "model unavailable, retry 2 of 4 in 8s") })
+	p.Progress(ctx, r)
+	waitThread("the notice stayed after the next progress", func(s string) bool { return !strings.Contains(s, "model unavailable") })
+}

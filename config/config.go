@@ -73,10 +73,14 @@ type Config struct {
 	WorkerConcurrency int
 	// LeaseTTL is how long a worker's hold on a run lasts unless refreshed;
 	// after a crash another worker may take the run over after this long.
-	LeaseTTL  time.Duration
-	HTTPAddr  string
-	LogLevel  string
-	LogFormat string
+	LeaseTTL time.Duration
+	// Retention is how long a finished run is kept; PageRetention how long
+	// its extracted page texts are (at most Retention).
+	Retention     time.Duration
+	PageRetention time.Duration
+	HTTPAddr      string
+	LogLevel      string
+	LogFormat     string
 }
 
 // Price is USD per million input and output tokens.
@@ -97,7 +101,7 @@ func Variables() []Variable {
 		{"LLM_MODEL_PLANNER, _RANKER, _ANALYST, _WRITER, _REVIEWER, _STREAMS", "LLM_MODEL", "model for one role"},
 		{"LLM_PRICES", "built-in table", "price overrides, `model=in/out,…` in USD per million tokens"},
 		{"LLM_TIMEOUT", "120s", "timeout of one LLM call"},
-		{"LLM_MAX_RETRIES", "4", "retries on 429, 5xx and timeouts"},
+		{"LLM_MAX_RETRIES", "4", "retries of one LLM call on 429, 5xx, timeouts and connection errors (0 = none)"},
 		{"LLM_REQUESTS_PER_MINUTE", "0 (no limit)", "LLM request rate across all replicas"},
 		{"REDIS_URL", "embedded", "`redis://…`; unset means an in-process Redis whose state dies with the process"},
 		{"SEARXNG_URL", "", "a SearXNG instance (JSON API) for web and news search"},
@@ -119,7 +123,9 @@ func Variables() []Variable {
 		{"RUN_STYLE_GUIDE", "", "house style for the writer and reviewer: text, a file path (`/…`, `./…`, `*.md`, `*.txt`), or academic, technical or executive"},
 		{"RUN_TARGET_LENGTH", "by depth (800/1500/2500)", "target length of a report in words (100–20000); the reviewer scores length against it"},
 		{"WORKER_CONCURRENCY", "8", "runs one process advances at once"},
-		{"RUN_LEASE", "15s", "a worker's lease on a run; a crashed worker's runs are taken over after it"},
+		{"RUN_LEASE", "15s", "a worker's lease on a run; a crashed worker's runs are taken over within 2× it"},
+		{"RUN_RETENTION", "720h (30 days)", "how long a finished run is kept after it ends; waiting runs never expire"},
+		{"RUN_PAGE_RETENTION", "168h (7 days)", "how long the page texts a finished run read are kept (at most RUN_RETENTION)"},
 		{"CROSSREF_URL", "", "Crossref API base URL (turns Crossref on)"},
 		{"SLACK_APP_TOKEN", "", "app-level token (`xapp-…`) for Socket Mode (serve)"},
 		{"SLACK_BOT_TOKEN", "", "bot token (`xoxb-…`) for the Web API (serve)"},
@@ -175,12 +181,20 @@ func Load(getenv func(string) string) (Config, error) {
 		TargetLength:      p.targetLength("RUN_TARGET_LENGTH"),
 		WorkerConcurrency: p.int("WORKER_CONCURRENCY", 8, 1),
 		LeaseTTL:          p.dur("RUN_LEASE", 15*time.Second, true),
+		Retention:         p.dur("RUN_RETENTION", 30*24*time.Hour, true),
+		PageRetention:     p.dur("RUN_PAGE_RETENTION", 7*24*time.Hour, true),
 		HTTPAddr:          p.str("HTTP_ADDR", ":8080"),
 		LogLevel:          p.oneOf("LOG_LEVEL", "info", "debug", "info", "warn", "error"),
 		LogFormat:         p.oneOf("LOG_FORMAT", "text", "text", "json"),
 		Approvers:         p.approvers("SLACK_APPROVERS"),
 		Prices:            p.prices("LLM_PRICES"),
 		RoleModels:        map[string]string{},
+	}
+	if c.LeaseTTL < time.Second {
+		// Refreshed every third, with network timeouts of at least 500 ms:
+		// shorter leases would be lost on an ordinary hiccup.
+		p.bad("RUN_LEASE", "want at least 1s, got %s", c.LeaseTTL)
+		c.LeaseTTL = 15 * time.Second
 	}
 	for _, r := range roles {
 		if m := p.str("LLM_MODEL_"+strings.ToUpper(r), ""); m != "" {

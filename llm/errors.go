@@ -12,6 +12,10 @@ import (
 // caller shrinks its input and tries again.
 var ErrContextLength = errors.New("llm: input exceeds the model's context length")
 
+// ErrUnreachable reports that the endpoint could not be reached (no
+// connection, or it broke before an answer came). It is retried.
+var ErrUnreachable = errors.New("llm: the endpoint could not be reached")
+
 // ErrQuota reports that the account has no quota or credit left
 // (insufficient_quota / billing). It is never retried.
 var ErrQuota = errors.New("llm: provider quota or billing limit reached")

@@ -132,6 +132,17 @@ type Request struct {
 	// MaxTokens bounds the reply (max_tokens, or max_completion_tokens for
 	// reasoning models); 0 means the provider's default.
 	MaxTokens int
+	// OnRetry, when set, is called before each wait for a retry, so a caller
+	// can show it ("model unavailable, retry 2 of 4 in 8 s").
+	OnRetry func(Retry)
+}
+
+// Retry describes a retry Generate is about to make.
+type Retry struct {
+	N     int           // 1 for the first retry
+	Max   int           // retries allowed (Config.MaxRetries)
+	Wait  time.Duration // until the retry is sent
+	Cause error         // the failure being retried
 }
 
 // Usage is what one Generate spent.
@@ -389,7 +400,7 @@ func (c *Client) complete(ctx context.Context, req Request, name string, sch *co
 		cerr, retry := c.classify(ctx, err)
 		if !retry || attempt >= c.maxRetries {
 			if retry {
-				c.log.WarnContext(ctx, "llm: giving up after retries", "model", req.Model, "calls", attempt+1, "err", cerr)
+				c.log.InfoContext(ctx, "llm: giving up after retries", "model", req.Model, "calls", attempt+1, "err", cerr)
 			}
 			return "", "", cerr
 		}
@@ -397,7 +408,10 @@ func (c *Client) complete(ctx context.Context, req Request, name string, sch *co
 		if ra, ok := meta.retryAfter(c.now()); ok {
 			d = ra
 		}
-		c.log.InfoContext(ctx, "llm: retrying", "model", req.Model, "attempt", attempt+1, "wait", d, "err", cerr)
+		c.log.DebugContext(ctx, "llm: retrying", "model", req.Model, "attempt", attempt+1, "wait", d, "err", cerr)
+		if req.OnRetry != nil {
+			req.OnRetry(Retry{N: attempt + 1, Max: c.maxRetries, Wait: d, Cause: cerr})
+		}
 		if err := c.sleep(ctx, d); err != nil {
 			return "", "", fmt.Errorf("llm: gave up waiting to retry (%v): %w", cerr, err)
 		}
@@ -485,7 +499,7 @@ func (c *Client) classify(ctx context.Context, err error) (error, bool) {
 	default:
 		var netErr net.Error
 		if errors.As(err, &netErr) {
-			return fmt.Errorf("llm: connection error: %s", redact(err.Error(), c.apiKey)), true
+			return fmt.Errorf("%w: %s", ErrUnreachable, redact(err.Error(), c.apiKey)), true
 		}
 		return fmt.Errorf("llm: %s", redact(err.Error(), c.apiKey)), false
 	}

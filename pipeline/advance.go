@@ -18,18 +18,121 @@ const maxPresentAttempts = 8
 // re-reads the run and tries again.
 const maxConflictRetries = 8
 
+// MaxStepAttempts bounds the attempts at one step of a run, counted in the
+// run record across workers, queue tasks and crashes. Each attempt makes
+// the Model's own retries (LLM_MAX_RETRIES), so with the model down a run
+// makes at most MaxStepAttempts × (1 + retries) calls before it ends,
+// failed or partial, with the cause.
+const MaxStepAttempts = 3
+
+// StepRetryDelay is how long a run waits before the next attempt at a step
+// that failed n times: 2 s, then 4 s. Short on purpose: the Model already
+// backed off between its own retries, and a person may be watching.
+func StepRetryDelay(n int) time.Duration { return time.Duration(1<<min(max(n, 1), 5)) * time.Second }
+
+// maxWakeRounds bounds how often one Advance call takes the lease again for
+// work that arrived while it held it.
+const maxWakeRounds = 8
+
 // Advance runs the run's next steps until it waits at a checkpoint, finishes,
 // or ctx ends. A worker calls it; the Locker makes sure only one worker at a
-// time advances a run. An error means the step in flight was not saved: the
-// caller may try again later (the run is unchanged since its last save).
+// time advances a run, and ErrLeaseBusy says another one does.
+//
+// No wake-up is lost: a decision, cancellation or timer that arrives while
+// the lease is held finds the lease busy and leaves the run to its holder,
+// and the holder, after releasing the lease, reads the run once more and
+// goes on if it has work (a busy caller gave up before that release, so the
+// read sees what it left).
+//
+// An error means the step in flight was not saved: the caller may try again
+// later (the run is unchanged since its last save). A *RetryError says a
+// step failed and when to try it again.
 func (e *Engine) Advance(ctx context.Context, runID string) error {
-	release, err := e.cfg.Locker.Lock(ctx, runID)
+	for range maxWakeRounds {
+		if err := e.advanceLeased(ctx, runID); err != nil {
+			return err
+		}
+		r, err := e.cfg.Store.Load(ctx, runID)
+		if err != nil {
+			return err
+		}
+		wake, err := e.hasWork(ctx, r)
+		if err != nil || !wake {
+			return err
+		}
+		e.log.Debug("work arrived while the lease was held; taking it again", "run", runID)
+	}
+	return nil
+}
+
+// hasWork reports whether a worker should take the run now: it needs a
+// worker, it is asked to stop, or its checkpoint's deadline has passed.
+func (e *Engine) hasWork(ctx context.Context, r *Run) (bool, error) {
+	if r.NeedsWorker() || r.dueAt(e.cfg.Now()) != nil {
+		return true, nil
+	}
+	if r.Status.Final() {
+		return false, nil
+	}
+	by, err := e.cfg.Store.CancelRequested(ctx, r.ID)
+	return by != "", err
+}
+
+// NeedsWorker reports whether a worker has something to do for the run: a
+// step to run, a decision to apply, a checkpoint to show, or a finished
+// outcome to show. A run waiting for a person, or interrupted, does not.
+func (r *Run) NeedsWorker() bool {
+	if r.Status.Final() {
+		return !r.Presented
+	}
+	if r.Status == StatusInterrupted {
+		return false
+	}
+	if r.Offering != "" {
+		return true
+	}
+	inst := r.Current()
+	if inst == nil {
+		return r.Status == StatusRunning || r.Status == StatusQueued
+	}
+	switch inst.State {
+	case checkpoints.StatePending, checkpoints.StateSubmitted, checkpoints.StateFailed,
+		checkpoints.StateSkipped, checkpoints.StateCollapsed:
+		return true
+	}
+	return false
+}
+
+// Deadline is when the checkpoint the run waits on times out, if it is open
+// and has a timeout (zero otherwise): the store keeps it as a durable timer.
+func (r *Run) Deadline() time.Time {
+	if r.Status.Final() {
+		return time.Time{}
+	}
+	if inst := r.Current(); inst != nil && inst.Open() {
+		return inst.DeadlineAt
+	}
+	return time.Time{}
+}
+
+// dueAt returns the open checkpoint whose deadline has passed at now, or nil.
+func (r *Run) dueAt(now time.Time) *checkpoints.Instance {
+	if d := r.Deadline(); d.IsZero() || now.Before(d) {
+		return nil
+	}
+	return r.Current()
+}
+
+// advanceLeased takes the run's lease and advances the run until it waits
+// for a person or finishes; it releases the lease before it returns.
+func (e *Engine) advanceLeased(ctx context.Context, runID string) error {
+	ctx, lease, err := e.cfg.Locker.Lock(ctx, runID)
 	if err != nil {
 		return fmt.Errorf("lease run %s: %w", runID, err)
 	}
-	defer release()
+	defer lease.Release()
 	for {
-		r, err := e.cfg.Store.Load(ctx, runID)
+		r, err := e.loadLeased(ctx, runID, lease.Fence())
 		if err != nil {
 			return err
 		}
@@ -44,6 +147,14 @@ func (e *Engine) Advance(ctx context.Context, runID string) error {
 		} else if by != "" {
 			return e.finishCancelled(ctx, r, by)
 		}
+		if r.Offering != "" {
+			// A worker died between saving a checkpoint as offered and
+			// showing it: show it now.
+			if err := e.present(ctx, r); err != nil {
+				return err
+			}
+			continue
+		}
 		if inst := r.Current(); inst != nil {
 			more, err := e.advanceWaiting(ctx, r, inst)
 			if err != nil || !more {
@@ -51,13 +162,23 @@ func (e *Engine) Advance(ctx context.Context, runID string) error {
 			}
 			continue
 		}
-		if err := ctx.Err(); err != nil {
-			return err // hand the run back: everything done so far is saved
+		if ctx.Err() != nil {
+			return context.Cause(ctx) // hand the run back: everything done so far is saved
 		}
 		if err := e.runStep(ctx, r); err != nil {
 			return err
 		}
 	}
+}
+
+// loadLeased loads the run for the holder of the lease with this fence.
+func (e *Engine) loadLeased(ctx context.Context, runID string, fence int64) (*Run, error) {
+	r, err := e.cfg.Store.Load(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	r.Fence = fence
+	return r, nil
 }
 
 // advanceWaiting handles a run that has a current checkpoint. It reports
@@ -73,16 +194,39 @@ func (e *Engine) advanceWaiting(ctx context.Context, r *Run, inst *checkpoints.I
 		r.Waiting = ""
 		r.Status = StatusRunning
 		return true, e.save(ctx, r)
-	default: // offered, active, timed_out: a person's turn
+	case checkpoints.StateOffered, checkpoints.StateActive:
+		if r.dueAt(e.cfg.Now()) != nil {
+			return e.timeOut(ctx, r, inst)
+		}
+		return false, nil
+	default: // timed out with its reminders used up: a person's turn
 		return false, nil
 	}
 }
 
-// runStep executes the run's next step and saves the result.
+// runStep executes the run's next step and saves the result. The attempt is
+// counted (and saved) before the step runs; a step that fails is tried
+// again later (a *RetryError) until MaxStepAttempts, then the run ends with
+// the cause.
 func (e *Engine) runStep(ctx context.Context, r *Run) error {
 	step := r.Step
-	start := e.cfg.Now()
+	if r.Attempt.Step != step {
+		r.Attempt = StepAttempt{Step: step}
+	}
+	if r.Attempt.N >= MaxStepAttempts {
+		// The last attempt never reported back (its worker died): stop here.
+		cause := r.Attempt.LastError
+		if cause == "" {
+			cause = "its worker stopped before it finished"
+		}
+		return e.endAfterAttempts(ctx, r, cause)
+	}
+	r.Attempt.N++
 	r.Status = StatusRunning
+	if err := e.save(ctx, r); err != nil {
+		return err
+	}
+	start := e.cfg.Now()
 	err := e.execStep(ctx, r)
 	elapsed := e.cfg.Now().Sub(start)
 	if e.cfg.Observer != nil {
@@ -94,9 +238,9 @@ func (e *Engine) runStep(ctx context.Context, r *Run) error {
 		err = nil
 	}
 	if err != nil {
-		e.log.Warn("step failed", "run", r.ID, "step", step, "err", err)
-		return fmt.Errorf("run %s step %s: %w", r.ID, step, err)
+		return e.stepFailed(ctx, r.ID, r.Fence, elapsed, r.Spend, err)
 	}
+	r.Attempt = StepAttempt{}
 	r.Active += elapsed
 	if err := e.save(ctx, r); err != nil {
 		return err
@@ -106,6 +250,101 @@ func (e *Engine) runStep(ctx context.Context, r *Run) error {
 	}
 	e.presenter(r).Progress(ctx, r)
 	return nil
+}
+
+// stepFailed records a failed attempt. The run in memory holds the failed
+// step's partial work, so the record is made on a fresh copy, keeping only
+// what the attempt spent (spend only grows). A step that was stopped (lease
+// lost, shutdown) is not a failure of the step: its attempt is handed back
+// when the worker shuts down.
+func (e *Engine) stepFailed(ctx context.Context, runID string, fence int64, elapsed time.Duration, spend Spend, cause error) error {
+	if errors.Is(cause, ErrLeaseLost) || errors.Is(context.Cause(ctx), ErrLeaseLost) {
+		return fmt.Errorf("run %s: %w", runID, ErrLeaseLost)
+	}
+	if ctx.Err() != nil && !errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+		// Shutting down: the step is handed back, and that is not an attempt.
+		bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := e.updateLeased(bg, runID, fence, func(r *Run) bool {
+			if r.Attempt.N == 0 {
+				return false
+			}
+			r.Attempt.N--
+			return true
+		}); err != nil {
+			e.log.Info("could not hand back the attempt of a stopped step", "run", runID, "err", err)
+		}
+		return cause
+	}
+	// The step's context may have ended (its deadline); the lease is still
+	// held, so record the failure on a context of its own.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	r, err := e.loadLeased(ctx, runID, fence)
+	if err != nil {
+		return err
+	}
+	now := e.cfg.Now()
+	msg := Describe(cause)
+	r.Attempt.LastError = msg
+	r.Active += elapsed
+	r.Spend = spend
+	r.recordError(now, r.Step, "step", fmt.Sprintf("attempt %d of %d failed: %s", r.Attempt.N, MaxStepAttempts, msg))
+	e.log.Info("step failed", "run", r.ID, "step", r.Step, "attempt", r.Attempt.N, "err", cause)
+	if r.Attempt.N >= MaxStepAttempts {
+		return e.endAfterAttempts(ctx, r, msg)
+	}
+	if err := e.save(ctx, r); err != nil {
+		return err
+	}
+	after := StepRetryDelay(r.Attempt.N)
+	e.notice(ctx, r, "the %s step failed (%s); trying again in %s (attempt %d of %d)", r.Step, msg, roundWait(after), r.Attempt.N+1, MaxStepAttempts)
+	return &RetryError{Step: r.Step, Attempt: r.Attempt.N, After: after, Err: cause}
+}
+
+// endAfterAttempts ends a run whose step failed MaxStepAttempts times.
+func (e *Engine) endAfterAttempts(ctx context.Context, r *Run, cause string) error {
+	e.endEarly(r, fmt.Sprintf("the %s step failed %d times: %s", r.Attempt.Step, r.Attempt.N, cause))
+	if err := e.save(ctx, r); err != nil {
+		return err
+	}
+	return e.finished(ctx, r)
+}
+
+// Describe says what went wrong in one line for people: the error's own
+// text, which the adapters word for them ("the model at … could not be
+// reached"), without Go's wrapping noise.
+func Describe(err error) string {
+	if err == nil {
+		return ""
+	}
+	var dt interface{ Describe() string }
+	if errors.As(err, &dt) {
+		return dt.Describe()
+	}
+	return err.Error()
+}
+
+func roundWait(d time.Duration) time.Duration {
+	if d >= time.Second {
+		return d.Round(time.Second)
+	}
+	return d.Round(100 * time.Millisecond)
+}
+
+// notice shows a passing note about the run, if its presenter can.
+func (e *Engine) notice(ctx context.Context, r *Run, format string, args ...any) {
+	if n, ok := e.presenter(r).(Notifier); ok {
+		n.Notice(ctx, r, fmt.Sprintf(format, args...))
+	}
+}
+
+// modelRetryNotice is the Prompt.OnRetry of the run's LLM calls: a retry
+// shows as progress ("model unavailable, retry 2 of 4 in 8 s").
+func (e *Engine) modelRetryNotice(ctx context.Context, r *Run) func(ModelRetry) {
+	return func(m ModelRetry) {
+		e.notice(ctx, r, "model unavailable, retry %d of %d in %s", m.Retry, m.Of, roundWait(m.Wait))
+	}
 }
 
 func (e *Engine) execStep(ctx context.Context, r *Run) error {
@@ -133,10 +372,42 @@ func (e *Engine) execStep(ctx context.Context, r *Run) error {
 	}
 }
 
-// save stores r with a version check and stamps UpdatedAt.
+// save stores r with a version check (and the fence, when r was loaded under
+// a lease) and stamps UpdatedAt.
 func (e *Engine) save(ctx context.Context, r *Run) error {
 	r.UpdatedAt = e.cfg.Now()
 	return e.cfg.Store.Save(ctx, r)
+}
+
+// update applies change to r and saves it; when someone else saved the run
+// in between, it re-reads the run (keeping r's fence) and applies change
+// again. change reports false when there is nothing to do. r ends up as
+// stored.
+func (e *Engine) update(ctx context.Context, r *Run, change func(*Run) bool) error {
+	for range maxConflictRetries {
+		if !change(r) {
+			return nil
+		}
+		err := e.save(ctx, r)
+		if !errors.Is(err, ErrConflict) {
+			return err
+		}
+		fresh, err := e.loadLeased(ctx, r.ID, r.Fence)
+		if err != nil {
+			return err
+		}
+		*r = *fresh
+	}
+	return fmt.Errorf("update run %s: %w", r.ID, ErrConflict)
+}
+
+// updateLeased is update on a fresh copy of the run.
+func (e *Engine) updateLeased(ctx context.Context, runID string, fence int64, change func(*Run) bool) error {
+	r, err := e.loadLeased(ctx, runID, fence)
+	if err != nil {
+		return err
+	}
+	return e.update(ctx, r, change)
 }
 
 // finished shows a finished (and saved) run's outcome, then records that it
@@ -145,6 +416,9 @@ func (e *Engine) save(ctx context.Context, r *Run) error {
 // must be idempotent.
 func (e *Engine) finished(ctx context.Context, r *Run) error {
 	if err := e.presenter(r).Finished(ctx, r); err != nil {
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
 		r.PresentAttempts++
 		r.recordError(e.cfg.Now(), r.Step, "present", "the outcome could not be shown: "+err.Error())
 		if r.PresentAttempts < maxPresentAttempts {
@@ -161,19 +435,13 @@ func (e *Engine) finished(ctx context.Context, r *Run) error {
 	if e.cfg.Observer != nil {
 		e.cfg.Observer.RunFinished(r.Status)
 	}
-	for range maxConflictRetries {
+	return e.update(ctx, r, func(r *Run) bool {
+		if r.Presented {
+			return false
+		}
 		r.Presented = true
-		err := e.save(ctx, r)
-		if !errors.Is(err, ErrConflict) {
-			return err
-		}
-		fresh, err := e.cfg.Store.Load(ctx, r.ID)
-		if err != nil {
-			return err
-		}
-		*r = *fresh
-	}
-	return nil
+		return true
+	})
 }
 
 // pause creates a checkpoint instance for the first definition that applies
@@ -229,13 +497,13 @@ func cloneFields(fs []checkpoints.Field) []checkpoints.Field {
 	return out
 }
 
-// offer shows a pending (or failed) checkpoint. State first, side effect
-// second: the instance is saved as offered before the presenter shows it, so
-// a click that arrives at once finds it open.
+// offer shows a pending (or failed, or timed out) checkpoint. State first,
+// side effect second: the instance is saved as offered, and marked as being
+// offered, before the presenter shows it, so a click that arrives at once
+// finds it open and a worker that dies before showing it is replaced.
 func (e *Engine) offer(ctx context.Context, r *Run, inst *checkpoints.Instance) (bool, error) {
 	now := e.cfg.Now()
-	p := e.presenter(r)
-	if auto, ok := p.(AutoDecider); ok {
+	if auto, ok := e.presenter(r).(AutoDecider); ok {
 		if d, ok := auto.AutoDecide(r, inst); ok {
 			if err := inst.Offer(now, "engine"); err != nil {
 				return false, err
@@ -256,18 +524,49 @@ func (e *Engine) offer(ctx context.Context, r *Run, inst *checkpoints.Instance) 
 		return false, err
 	}
 	r.Status = StatusWaiting
+	r.Offering = inst.ID
 	if err := e.save(ctx, r); err != nil {
 		return false, err
 	}
-	if err := p.Offer(ctx, r, inst); err != nil {
-		return false, e.offerFailed(ctx, r, inst.ID, err)
+	return false, e.present(ctx, r)
+}
+
+// present shows the checkpoint named by r.Offering, clears the mark, and
+// sets the checkpoint's timer. Presenters look before they post (a message
+// already posted for this attempt is updated, not posted again), so showing
+// again after a crash does not show twice.
+func (e *Engine) present(ctx context.Context, r *Run) error {
+	id := r.Offering
+	inst := r.Instance(id)
+	clear := func(r *Run) bool {
+		if r.Offering != id {
+			return false
+		}
+		r.Offering = ""
+		return true
 	}
-	if !inst.DeadlineAt.IsZero() {
-		if err := e.cfg.Queue.EnqueueTimeout(ctx, r.Origin.Queue, r.ID, inst.ID, inst.DeadlineAt); err != nil {
-			e.log.Warn("schedule checkpoint timeout", "run", r.ID, "checkpoint", inst.ID, "err", err)
+	if inst == nil || r.Waiting != id || r.Status.Final() || !(inst.Open() || inst.State == checkpoints.StateTimedOut) {
+		return e.update(ctx, r, clear) // decided or replaced meanwhile: nothing to show
+	}
+	if err := e.presenter(r).Offer(ctx, r, inst); err != nil {
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		return e.offerFailed(ctx, r, id, err)
+	}
+	deadline := inst.DeadlineAt
+	open := inst.Open()
+	// A person may have decided meanwhile (without the lease): update re-reads.
+	if err := e.update(ctx, r, clear); err != nil {
+		return err
+	}
+	if open && !deadline.IsZero() {
+		if err := e.cfg.Queue.EnqueueTimer(ctx, r.Origin.Queue, r.ID, id, deadline); err != nil {
+			// The store keeps every deadline too: a rescue pass finds it.
+			e.log.Warn("schedule checkpoint timeout", "run", r.ID, "checkpoint", id, "err", err)
 		}
 	}
-	return false, nil
+	return nil
 }
 
 // offerFailed records that a checkpoint could not be shown, for its retries
@@ -275,34 +574,42 @@ func (e *Engine) offer(ctx context.Context, r *Run, inst *checkpoints.Instance) 
 // try again later.
 func (e *Engine) offerFailed(ctx context.Context, r *Run, instID string, cause error) error {
 	now := e.cfg.Now()
-	for range maxConflictRetries {
+	recorded := false
+	err := e.update(ctx, r, func(r *Run) bool {
 		inst := r.Instance(instID)
+		if r.Offering == instID {
+			r.Offering = ""
+		}
 		if inst == nil || !inst.Open() {
-			break
+			return true
 		}
 		_ = inst.Fail(now, cause.Error())
 		r.recordError(now, r.Step, "checkpoint", fmt.Sprintf("could not show checkpoint %s: %v", inst.DefinitionID, cause))
-		window := time.Hour
-		if defs, err := e.cfg.Store.Definitions(ctx); err == nil {
-			for _, d := range defs {
-				if d.ID == inst.DefinitionID && d.BreakerWindow > 0 {
-					window = d.BreakerWindow
-				}
-			}
+		if !recorded {
+			recorded = true
+			e.recordCheckpointFailure(ctx, r.ID, inst.DefinitionID, now)
 		}
-		if _, err := e.cfg.Store.RecordCheckpointFailure(ctx, inst.DefinitionID, now, window); err != nil {
-			e.log.Warn("record checkpoint failure", "run", r.ID, "err", err)
-		}
-		err := e.save(ctx, r)
-		if errors.Is(err, ErrConflict) {
-			if r, err = e.cfg.Store.Load(ctx, r.ID); err != nil {
-				return err
-			}
-			continue
-		}
-		break
+		return true
+	})
+	if err != nil {
+		e.log.Warn("record a checkpoint that could not be shown", "run", r.ID, "err", err)
 	}
 	return fmt.Errorf("show checkpoint of run %s: %w", r.ID, cause)
+}
+
+// recordCheckpointFailure counts a failure against its definition's breaker.
+func (e *Engine) recordCheckpointFailure(ctx context.Context, runID, defID string, now time.Time) {
+	window := time.Hour
+	if defs, err := e.cfg.Store.Definitions(ctx); err == nil {
+		for _, d := range defs {
+			if d.ID == defID && d.BreakerWindow > 0 {
+				window = d.BreakerWindow
+			}
+		}
+	}
+	if _, err := e.cfg.Store.RecordCheckpointFailure(ctx, defID, now, window); err != nil {
+		e.log.Warn("record checkpoint failure", "run", runID, "err", err)
+	}
 }
 
 // giveUpCheckpoint handles a checkpoint that failed more often than its
@@ -328,148 +635,60 @@ func (e *Engine) giveUpCheckpoint(ctx context.Context, r *Run, inst *checkpoints
 	return false, e.finished(ctx, r)
 }
 
-// Decide records a decision on the run's current checkpoint and queues the
-// run. It returns ErrNotCurrent, checkpoints.ErrAlreadyDecided,
-// *checkpoints.ValidationError (nothing changed) or ErrNotFound.
-func (e *Engine) Decide(ctx context.Context, instanceID string, d checkpoints.Decision) (*Run, error) {
-	runID := RunIDOf(instanceID)
-	if runID == "" {
-		return nil, ErrNotCurrent
-	}
-	if d.At.IsZero() {
-		d.At = e.cfg.Now()
-	}
-	for range maxConflictRetries {
-		r, err := e.cfg.Store.Load(ctx, runID)
-		if err != nil {
-			return nil, err
-		}
-		inst := r.Instance(instanceID)
-		if inst == nil {
-			return r, ErrNotCurrent
-		}
-		if inst.Final() {
-			return r, checkpoints.ErrAlreadyDecided
-		}
-		if r.Status.Final() || r.Waiting != instanceID {
-			return r, ErrNotCurrent
-		}
-		if inst.State == checkpoints.StateTimedOut || inst.State == checkpoints.StateFailed {
-			// A person answers a checkpoint that timed out: open it again for them.
-			if err := inst.Reopen(d.At, d.By); err != nil {
-				return r, err
-			}
-		}
-		if err := inst.Decide(d); err != nil {
-			return r, err
-		}
-		if err := e.save(ctx, r); errors.Is(err, ErrConflict) {
-			continue
-		} else if err != nil {
-			return nil, err
-		}
-		if e.cfg.Observer != nil {
-			e.cfg.Observer.CheckpointDecided(inst.DefinitionID, d.Action, d.At.Sub(inst.OfferedAt))
-		}
-		if err := e.cfg.Queue.Enqueue(ctx, r.Origin.Queue, r.ID); err != nil {
-			return r, fmt.Errorf("decision saved, but queueing run %s failed (it resumes on the next resume): %w", r.ID, err)
-		}
-		return r, nil
-	}
-	return nil, fmt.Errorf("decide on %s: %w", instanceID, ErrConflict)
-}
-
-// Opened marks the current checkpoint active (a person opened its form).
-func (e *Engine) Opened(ctx context.Context, instanceID, actor string) error {
-	runID := RunIDOf(instanceID)
-	for range maxConflictRetries {
-		r, err := e.cfg.Store.Load(ctx, runID)
-		if err != nil {
-			return err
-		}
-		inst := r.Instance(instanceID)
-		if inst == nil || r.Waiting != instanceID || r.Status.Final() {
-			return ErrNotCurrent
-		}
-		if inst.State != checkpoints.StateOffered {
-			return nil
-		}
-		if err := inst.Activate(e.cfg.Now(), actor); err != nil {
-			return err
-		}
-		if err := e.save(ctx, r); errors.Is(err, ErrConflict) {
-			continue
-		} else {
-			return err
-		}
-	}
-	return ErrConflict
-}
-
-// CheckTimeout applies a checkpoint's timeout if it is still current and due.
-// An optional checkpoint is skipped and the run goes on; a required one is
-// marked timed out and offered again as a reminder while retries last. A
-// timeout is never read as a rejection.
-func (e *Engine) CheckTimeout(ctx context.Context, runID, instanceID string) error {
-	release, err := e.cfg.Locker.Lock(ctx, runID)
-	if err != nil {
-		return err
-	}
-	defer release()
-	r, err := e.cfg.Store.Load(ctx, runID)
-	if err != nil {
-		return err
-	}
-	inst := r.Current()
-	if inst == nil || inst.ID != instanceID || !inst.Open() || r.Status.Final() {
-		return nil
-	}
+// timeOut applies the timeout of the run's current checkpoint, whose
+// deadline has passed. An optional checkpoint is skipped and the run goes
+// on; a required one is marked timed out and offered again as a reminder,
+// at the same interval, while its retries last; after that it stays timed
+// out (shown once more) until someone answers it. A timeout is never read as
+// a rejection.
+func (e *Engine) timeOut(ctx context.Context, r *Run, inst *checkpoints.Instance) (bool, error) {
 	now := e.cfg.Now()
-	if inst.DeadlineAt.IsZero() || now.Before(inst.DeadlineAt) {
-		return nil
-	}
 	if err := inst.TimeOut(now); err != nil {
-		return err
+		return false, err
 	}
 	if !inst.Required {
 		if err := inst.Skip(now, "engine", "timed out"); err != nil {
-			return err
+			return false, err
 		}
 		r.Waiting = ""
 		r.Status = StatusRunning
 		r.trace(now, r.Step, "optional checkpoint %s timed out and was skipped", inst.DefinitionID)
 		if err := e.save(ctx, r); err != nil {
-			return err
+			return false, err
 		}
-		_ = e.presenter(r).Decided(ctx, r, inst)
-		return e.cfg.Queue.Enqueue(ctx, r.Origin.Queue, r.ID)
+		if err := e.presenter(r).Decided(ctx, r, inst); err != nil {
+			e.log.Warn("collapse a skipped checkpoint", "run", r.ID, "checkpoint", inst.ID, "err", err)
+		}
+		return true, nil
 	}
 	r.trace(now, r.Step, "checkpoint %s timed out; reminding", inst.DefinitionID)
 	if inst.CanRetry() {
-		_, err := e.offer(ctx, r, inst)
-		return err
+		return e.offer(ctx, r, inst)
 	}
 	// Reminders are used up: it stays timed out until someone answers it.
+	r.Offering = inst.ID
 	if err := e.save(ctx, r); err != nil {
-		return err
+		return false, err
 	}
-	return e.presenter(r).Offer(ctx, r, inst)
+	return false, e.present(ctx, r)
 }
 
-// Cancel asks a run to stop at its next step boundary; a run that waits for a
-// person or is queued stops at once.
-func (e *Engine) Cancel(ctx context.Context, runID, by string) error {
-	r, err := e.cfg.Store.Load(ctx, runID)
-	if err != nil {
-		return err
+// CheckTimeout is a checkpoint's timer going off: at its deadline it
+// advances the run, which applies the timeout if the checkpoint is still
+// open. A timer that goes off early (the queue keeps whole seconds, clocks
+// differ) sets itself again for the deadline.
+func (e *Engine) CheckTimeout(ctx context.Context, runID, instanceID string, deadline time.Time) error {
+	if e.cfg.Now().Before(deadline) {
+		r, err := e.cfg.Store.Load(ctx, runID)
+		if err != nil {
+			return err
+		}
+		if inst := r.Current(); inst == nil || inst.ID != instanceID || !inst.Open() {
+			return nil
+		}
+		return e.cfg.Queue.EnqueueTimer(ctx, r.Origin.Queue, runID, instanceID, deadline)
 	}
-	if r.Status.Final() {
-		return ErrRunFinished
-	}
-	if err := e.cfg.Store.RequestCancel(ctx, runID, by); err != nil {
-		return err
-	}
-	return e.cfg.Queue.Enqueue(ctx, r.Origin.Queue, runID)
+	return e.Advance(ctx, runID)
 }
 
 func (e *Engine) finishCancelled(ctx context.Context, r *Run, by string) error {
@@ -478,6 +697,7 @@ func (e *Engine) finishCancelled(ctx context.Context, r *Run, by string) error {
 	r.Step = StepDone
 	r.FinishedAt = now
 	r.CancelledBy = by
+	r.Offering = ""
 	if inst := r.Current(); inst != nil && !inst.Final() {
 		_ = inst.Fail(now, "run cancelled")
 	}
@@ -486,25 +706,6 @@ func (e *Engine) finishCancelled(ctx context.Context, r *Run, by string) error {
 		return err
 	}
 	return e.finished(ctx, r)
-}
-
-// Resume makes a run move again after its process stopped: a running or
-// queued run is queued again, and a waiting run's checkpoint is shown again.
-func (e *Engine) Resume(ctx context.Context, runID string) (*Run, error) {
-	r, err := e.cfg.Store.Load(ctx, runID)
-	if err != nil {
-		return nil, err
-	}
-	if r.Status.Final() {
-		return r, nil
-	}
-	if inst := r.Current(); inst != nil && (inst.Open() || inst.State == checkpoints.StateTimedOut) {
-		if err := e.presenter(r).Offer(ctx, r, inst); err != nil {
-			return r, fmt.Errorf("show checkpoint again: %w", err)
-		}
-		return r, nil
-	}
-	return r, e.cfg.Queue.Enqueue(ctx, r.Origin.Queue, runID)
 }
 
 // endEarly ends a run that cannot go on: with content, through the fallback
@@ -523,30 +724,42 @@ func (e *Engine) endEarly(r *Run, msg string) {
 	r.Step = StepDone
 	r.FinishedAt = now
 	r.Waiting = ""
+	r.Offering = ""
 }
 
-// Fail ends a run whose worker kept failing: with content it ends through the
-// fallback (a partial report stating the failure); without, it is marked
-// failed with the error. Workers call it when their retries are used up.
+// Fail ends a run whose worker kept failing outside of its steps (the queue
+// gave up on it): with content it ends through the fallback (a partial
+// report stating the failure); without, it is marked failed with the error.
 func (e *Engine) Fail(ctx context.Context, runID string, cause error) error {
-	release, err := e.cfg.Locker.Lock(ctx, runID)
-	if err != nil {
-		return err
-	}
-	defer release()
-	r, err := e.cfg.Store.Load(ctx, runID)
-	if err != nil {
-		return err
-	}
-	if r.Status.Final() {
-		if !r.Presented {
-			return e.finished(ctx, r) // one last try at showing the outcome
+	return e.withLease(ctx, runID, func(ctx context.Context, r *Run) error {
+		if r.Status.Final() {
+			if !r.Presented {
+				return e.finished(ctx, r) // one last try at showing the outcome
+			}
+			return nil
 		}
+		e.endEarly(r, fmt.Sprintf("step %s kept failing: %s", r.Step, Describe(cause)))
+		if err := e.save(ctx, r); err != nil {
+			return err
+		}
+		return e.finished(ctx, r)
+	})
+}
+
+// withLease takes the run's lease, loads the run under it and calls do; a
+// run leased by another worker is left to it (nil).
+func (e *Engine) withLease(ctx context.Context, runID string, do func(context.Context, *Run) error) error {
+	ctx, lease, err := e.cfg.Locker.Lock(ctx, runID)
+	if errors.Is(err, ErrLeaseBusy) {
 		return nil
 	}
-	e.endEarly(r, fmt.Sprintf("step %s kept failing: %v", r.Step, cause))
-	if err := e.save(ctx, r); err != nil {
+	if err != nil {
 		return err
 	}
-	return e.finished(ctx, r)
+	defer lease.Release()
+	r, err := e.loadLeased(ctx, runID, lease.Fence())
+	if err != nil {
+		return err
+	}
+	return do(ctx, r)
 }

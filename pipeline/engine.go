@@ -261,9 +261,9 @@ func (e *Engine) Start(ctx context.Context, req Request) (*Run, error) {
 	if err := e.cfg.Store.Create(ctx, r); err != nil {
 		return nil, fmt.Errorf("store the new run: %w", err)
 	}
-	if err := e.cfg.Queue.Enqueue(ctx, r.Origin.Queue, r.ID); err != nil {
-		return r, fmt.Errorf("queue run %s: %w", r.ID, err)
-	}
+	// A run the queue did not take is still in the store's index of runs
+	// with work: a rescue pass queues it.
+	e.wake(ctx, r)
 	return r, nil
 }
 

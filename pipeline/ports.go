@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/researchbot/researchbot/checkpoints"
@@ -26,6 +27,17 @@ type Prompt struct {
 	Name   string // schema name of the structured output
 	System string
 	User   string
+	// OnRetry, when set, is told before the Model waits to try a failed
+	// call again, so the wait shows as progress rather than silence.
+	OnRetry func(ModelRetry)
+}
+
+// ModelRetry describes one retry of an LLM call that failed.
+type ModelRetry struct {
+	Retry int           // 1 for the first retry
+	Of    int           // retries the Model allows
+	Wait  time.Duration // until the retry
+	Cause error         // what failed
 }
 
 // Usage is what one LLM call consumed.
@@ -116,6 +128,19 @@ type Fetcher interface {
 // ErrConflict is returned by Store.Save when the run changed since it was loaded.
 var ErrConflict = errors.New("run was changed by someone else")
 
+// ErrLeaseBusy is returned by Locker.Lock when another worker holds the run.
+var ErrLeaseBusy = errors.New("another worker is advancing this run")
+
+// ErrLeaseLost is returned by Store.Save when the fencing token of the save
+// is not the run's current one (another worker took the run over), and is
+// the cause of a lease's context when the lease could not be kept.
+var ErrLeaseLost = errors.New("this worker lost its lease on the run")
+
+// ErrUnknownOutcome is returned (wrapped) by Store.Save when the write was
+// sent but its reply was lost (a timeout, a dropped connection): the save
+// may or may not have happened. Reading the run again tells which.
+var ErrUnknownOutcome = errors.New("the store did not confirm the write")
+
 // ErrNotFound is returned when a run does not exist.
 var ErrNotFound = errors.New("no such run")
 
@@ -127,12 +152,16 @@ type RunFilter struct {
 
 // Store keeps runs and checkpoint definitions.
 type Store interface {
-	// Create stores a new run at Version 1.
+	// Create stores a new run at Version 1, with its indexes, in one step:
+	// a crash cannot leave a run that is stored but never listed or queued.
 	Create(ctx context.Context, r *Run) error
 	// Load returns the run, or ErrNotFound.
 	Load(ctx context.Context, id string) (*Run, error)
-	// Save writes r if the stored version still equals r.Version, then
-	// increments r.Version; otherwise it returns ErrConflict and writes nothing.
+	// Save writes r if the stored version still equals r.Version and, when
+	// r.Fence is set, the run's fencing token still equals r.Fence; then it
+	// increments r.Version. Otherwise it writes nothing and returns
+	// ErrConflict (the version moved) or ErrLeaseLost (the fence moved). An
+	// error wrapping ErrUnknownOutcome means the write may have happened.
 	Save(ctx context.Context, r *Run) error
 	// List returns runs, newest first.
 	List(ctx context.Context, f RunFilter) ([]*Run, error)
@@ -155,17 +184,48 @@ type Store interface {
 
 // Queue hands runs to workers.
 type Queue interface {
-	// Enqueue asks a worker on queue to advance the run.
-	Enqueue(ctx context.Context, queue, runID string) error
-	// EnqueueTimeout asks a worker to check the checkpoint's timeout at a time.
-	EnqueueTimeout(ctx context.Context, queue, runID, instanceID string, at time.Time) error
+	// Enqueue asks a worker on queue to advance the run, which the caller
+	// saw at version. Asking twice for the same version is asking once:
+	// the wake-ups collapse into one task.
+	Enqueue(ctx context.Context, queue, runID string, version int64) error
+	// EnqueueTimer asks a worker to call Engine.CheckTimeout for the
+	// checkpoint at its deadline: never before it.
+	EnqueueTimer(ctx context.Context, queue, runID, instanceID string, deadline time.Time) error
 }
 
 // Locker gives one worker at a time the right to advance a run.
 type Locker interface {
-	// Lock waits (bounded by ctx) for the run's lease; release gives it back.
-	Lock(ctx context.Context, runID string) (release func(), err error)
+	// Lock takes the run's lease, or returns ErrLeaseBusy at once when
+	// another worker holds it. The lease's Fence must go with every save the
+	// holder makes (Run.Fence). The returned context is ctx, cancelled with
+	// the cause ErrLeaseLost as soon as the lease cannot be kept (and before
+	// another worker could take it): the step in flight stops.
+	Lock(ctx context.Context, runID string) (context.Context, Lease, error)
 }
+
+// Lease is a worker's exclusive right to advance one run.
+type Lease interface {
+	// Fence is the lease's fencing token: it grows with every acquisition
+	// of the run's lease, and the store refuses saves that carry an older one.
+	Fence() int64
+	// Release gives the lease back and cancels its context. It is idempotent.
+	Release()
+}
+
+// RetryError is returned by Engine.Advance when a step failed and will be
+// tried again: the worker should call Advance again after After.
+type RetryError struct {
+	Step    Step
+	Attempt int // attempts made so far
+	After   time.Duration
+	Err     error
+}
+
+func (e *RetryError) Error() string {
+	return fmt.Sprintf("step %s failed (attempt %d of %d; again in %s): %v", e.Step, e.Attempt, MaxStepAttempts, e.After, e.Err)
+}
+
+func (e *RetryError) Unwrap() error { return e.Err }
 
 // Presenter shows a run to people: the terminal, Slack, or a stream's channel.
 // Its methods are called after the state they show has been saved.
@@ -179,6 +239,13 @@ type Presenter interface {
 	Progress(ctx context.Context, r *Run)
 	// Finished shows the final report, the failure or the cancellation.
 	Finished(ctx context.Context, r *Run) error
+}
+
+// Notifier is optionally implemented by a Presenter to show a passing note
+// about a run, such as "model unavailable, retry 2 of 4 in 8 s": waiting
+// shows as progress, not as silence or log lines.
+type Notifier interface {
+	Notice(ctx context.Context, r *Run, text string)
 }
 
 // AutoDecider is implemented by a Presenter that decides checkpoints itself

@@ -27,13 +27,17 @@ type Status string
 
 // Run statuses. Completed, Partial, Failed and Cancelled are final.
 const (
-	StatusQueued    Status = "queued"
-	StatusRunning   Status = "running"
-	StatusWaiting   Status = "waiting" // at a human checkpoint
-	StatusCompleted Status = "completed"
-	StatusPartial   Status = "partial" // finished through the fallback, with caveats
-	StatusFailed    Status = "failed"
-	StatusCancelled Status = "cancelled"
+	StatusQueued  Status = "queued"
+	StatusRunning Status = "running"
+	StatusWaiting Status = "waiting" // at a human checkpoint
+	// StatusInterrupted marks a terminal run whose process went away in the
+	// middle (Ctrl-C, a crash): nobody works on it until it is resumed
+	// (researchbot run --resume), and it is not rescued.
+	StatusInterrupted Status = "interrupted"
+	StatusCompleted   Status = "completed"
+	StatusPartial     Status = "partial" // finished through the fallback, with caveats
+	StatusFailed      Status = "failed"
+	StatusCancelled   Status = "cancelled"
 )
 
 // Final reports whether the run will never change again.
@@ -162,6 +166,10 @@ type Known struct {
 type Run struct {
 	ID      string `json:"id"`
 	Version int64  `json:"version"` // compare-and-set token, owned by the Store
+	// Fence is the fencing token of the lease under which the run was
+	// loaded (0: none). The Store refuses to save a run whose Fence is set
+	// but is no longer the run's current one. It is never stored.
+	Fence int64 `json:"-"`
 
 	Question    string    `json:"question"`
 	Context     string    `json:"context,omitempty"`
@@ -181,6 +189,9 @@ type Run struct {
 	FinishedAt time.Time `json:"finished_at,omitzero"`
 	// Active is the working time spent in steps; human waits are not counted.
 	Active time.Duration `json:"active"`
+	// Attempt counts the attempts at the current step (Step), across
+	// workers and queue tasks: a step that keeps failing ends the run.
+	Attempt StepAttempt `json:"attempt,omitzero"`
 
 	Counters Counters `json:"counters"`
 
@@ -205,6 +216,11 @@ type Run struct {
 	Checkpoints []checkpoints.Instance `json:"checkpoints,omitempty"`
 	// Waiting is the id of the checkpoint instance the run waits on, or "".
 	Waiting string `json:"waiting,omitempty"`
+	// Offering is the id of a checkpoint instance saved as offered whose
+	// presentation is not confirmed yet: it is saved before the presenter
+	// shows the checkpoint and cleared after, so a worker that dies in
+	// between is replaced by one that shows it (again).
+	Offering string `json:"offering,omitempty"`
 
 	// FallbackReason is why the run is heading to (or ended in) the fallback.
 	FallbackReason string `json:"fallback_reason,omitempty"`
@@ -218,6 +234,15 @@ type Run struct {
 	Presented bool `json:"presented,omitempty"`
 	// PresentAttempts counts failed attempts to show the outcome.
 	PresentAttempts int `json:"present_attempts,omitempty"`
+}
+
+// StepAttempt records the attempts at one step. Each attempt is saved
+// before the step runs, so crashes count too.
+type StepAttempt struct {
+	Step Step `json:"step,omitempty"`
+	N    int  `json:"n,omitempty"` // attempts started
+	// LastError says why the last attempt failed, for people.
+	LastError string `json:"last_error,omitempty"`
 }
 
 // Counters count the loops of a run; each is bounded by Limits.

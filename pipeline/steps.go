@@ -26,7 +26,7 @@ const (
 
 // generate makes one LLM call and books its usage on the run.
 func (e *Engine) generate(ctx context.Context, r *Run, role Role, name, system, user string, out any) error {
-	u, err := e.cfg.Model.Generate(ctx, Prompt{Role: role, Name: name, System: system, User: user}, out)
+	u, err := e.cfg.Model.Generate(ctx, Prompt{Role: role, Name: name, System: system, User: user, OnRetry: e.modelRetryNotice(ctx, r)}, out)
 	r.Spend.PromptTokens += u.PromptTokens
 	r.Spend.CompletionTokens += u.CompletionTokens
 	r.Spend.CostUSD += u.CostUSD

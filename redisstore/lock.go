@@ -2,90 +2,198 @@ package redisstore
 
 import (
 	"context"
-	"errors"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"sync"
 	"time"
 
-	"github.com/bsm/redislock"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/researchbot/researchbot/pipeline"
 )
 
-// Locker gives one worker at a time the lease on a run (pipeline.Locker). The
-// lease expires after TTL unless it is refreshed, so a worker that died frees
-// its runs; the run's compare-and-set save protects against a worker that
-// lost its lease without knowing.
+// Locker gives one worker at a time the lease on a run (pipeline.Locker).
+//
+// The lease is a key holding the holder's random token, with a TTL; the
+// holder refreshes it every TTL/3. Taking the lease increments the run's
+// fencing token (the "fence" field of the run's hash) in the same script,
+// and every save of the holder carries that token, checked by the save
+// script in the same step as the version: a worker that lost its lease
+// without knowing (a long pause, a partition) cannot overwrite the run.
+//
+// A holder that cannot refresh cancels its context (cause
+// pipeline.ErrLeaseLost) at once when the lease is gone, and otherwise at
+// the latest 2/3 of a TTL after its last good refresh — before anyone else
+// could take the lease — so its step stops and makes no call nobody will
+// record. bsm/redislock has no fencing token, so this small lease is ours.
 type Locker struct {
 	rdb    *redis.Client
-	locks  *redislock.Client
 	prefix string
 	ttl    time.Duration
-	wait   time.Duration
 }
 
-// NewLocker returns a Locker. ttl is the lease (default 15 s), refreshed every
-// ttl/3 while held; wait bounds how long Lock waits for a busy lease (default
-// 2×ttl).
-func NewLocker(rdb *redis.Client, prefix string, ttl, wait time.Duration) *Locker {
+// NewLocker returns a Locker; ttl is the lease (default 15 s).
+func NewLocker(rdb *redis.Client, prefix string, ttl time.Duration) *Locker {
 	if prefix == "" {
 		prefix = "rb:"
 	}
 	if ttl <= 0 {
 		ttl = 15 * time.Second
 	}
-	if wait <= 0 {
-		wait = 2 * ttl
-	}
-	return &Locker{rdb: rdb, locks: redislock.New(rdb), prefix: prefix, ttl: ttl, wait: wait}
+	return &Locker{rdb: rdb, prefix: prefix, ttl: ttl}
 }
 
-// ErrBusy is returned when another worker kept the run's lease for too long.
-var ErrBusy = errors.New("another worker is advancing this run")
+var _ pipeline.Locker = (*Locker)(nil)
 
-// Held reports whether some worker holds the run's lease now.
-func (l *Locker) Held(ctx context.Context, runID string) (bool, error) {
-	n, err := l.rdb.Exists(ctx, l.prefix+"lock:run:"+runID).Result()
-	return n > 0, err
-}
+func (l *Locker) lockKey(runID string) string { return l.prefix + "lock:run:" + runID }
+func (l *Locker) runKey(runID string) string  { return l.prefix + "run:" + runID }
 
 // TTL is the lease duration.
 func (l *Locker) TTL() time.Duration { return l.ttl }
 
-// Lock waits for the run's lease and keeps it fresh until release is called.
-func (l *Locker) Lock(ctx context.Context, runID string) (func(), error) {
-	wctx, cancel := context.WithTimeout(ctx, l.wait)
-	defer cancel()
-	lock, err := l.locks.Obtain(wctx, l.prefix+"lock:run:"+runID, l.ttl, &redislock.Options{
-		RetryStrategy: redislock.LimitRetry(redislock.ExponentialBackoff(20*time.Millisecond, 500*time.Millisecond), 1<<20),
-	})
-	if err != nil {
-		if errors.Is(err, redislock.ErrNotObtained) || errors.Is(err, context.DeadlineExceeded) {
-			return nil, fmt.Errorf("run %s: %w", runID, ErrBusy)
+// Held reports whether some worker holds the run's lease now.
+func (l *Locker) Held(ctx context.Context, runID string) (bool, error) {
+	n, err := l.rdb.Exists(ctx, l.lockKey(runID)).Result()
+	return n > 0, err
+}
+
+// held reports, in one round trip, which of the runs are leased now.
+func (l *Locker) held(ctx context.Context, ids []string) (map[string]bool, error) {
+	cmds := make([]*redis.IntCmd, len(ids))
+	if _, err := l.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, id := range ids {
+			cmds[i] = p.Exists(ctx, l.lockKey(id))
 		}
+		return nil
+	}); err != nil {
 		return nil, err
 	}
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { // owner: this Lock call; stopped by release
-		defer wg.Done()
-		t := time.NewTicker(l.ttl / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-				_ = lock.Refresh(context.Background(), l.ttl, nil)
-			}
+	out := make(map[string]bool, len(ids))
+	for i, c := range cmds {
+		out[ids[i]] = c.Val() > 0
+	}
+	return out, nil
+}
+
+// acquireScript takes the lease and increments the run's fence.
+// KEYS: lock, run. ARGV: token, ttl ms. Returns the new fence, 0 when the
+// lease is held by someone else, -1 when the run does not exist. A retried
+// call that already took the lease gets its fence again.
+var acquireScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[2]) == 0 then return -1 end
+local cur = redis.call('GET', KEYS[1])
+if cur then
+  if cur == ARGV[1] then return tonumber(redis.call('HGET', KEYS[2], 'fence')) end
+  return 0
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return redis.call('HINCRBY', KEYS[2], 'fence', 1)
+`)
+
+// refreshScript extends the lease if it is still the caller's. KEYS: lock.
+// ARGV: token, ttl ms. Returns 1 when extended, 0 when lost.
+var refreshScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+return 0
+`)
+
+// releaseScript deletes the lease if it is still the caller's. KEYS: lock. ARGV: token.
+var releaseScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`)
+
+// Lock takes the run's lease, or returns pipeline.ErrLeaseBusy at once. The
+// returned context is ctx, cancelled with pipeline.ErrLeaseLost when the
+// lease cannot be kept, and cancelled when the lease is released.
+func (l *Locker) Lock(ctx context.Context, runID string) (context.Context, pipeline.Lease, error) {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	token := hex.EncodeToString(b)
+	sent := time.Now()
+	fence, err := acquireScript.Run(ctx, l.rdb, []string{l.lockKey(runID), l.runKey(runID)}, token, l.ttl.Milliseconds()).Int64()
+	switch {
+	case err != nil:
+		return nil, nil, fmt.Errorf("lease run %s: %w", runID, err)
+	case fence == 0:
+		return nil, nil, fmt.Errorf("run %s: %w", runID, pipeline.ErrLeaseBusy)
+	case fence < 0:
+		return nil, nil, fmt.Errorf("lease run %s: %w", runID, pipeline.ErrNotFound)
+	}
+	lctx, cancel := context.WithCancelCause(ctx)
+	ls := &lease{l: l, runID: runID, token: token, fence: fence, cancel: cancel, stop: make(chan struct{})}
+	ls.wg.Add(1)
+	go ls.keep(sent) // owner: this lease; stopped by Release
+	return lctx, ls, nil
+}
+
+// lease is one holding of a run's lease.
+type lease struct {
+	l      *Locker
+	runID  string
+	token  string
+	fence  int64
+	cancel context.CancelCauseFunc
+	stop   chan struct{}
+	wg     sync.WaitGroup
+	once   sync.Once
+}
+
+func (ls *lease) Fence() int64 { return ls.fence }
+
+// keep refreshes the lease every TTL/3 until Release. lastOK is when the
+// last successful refresh (or the acquisition) was sent: the lease is
+// certainly ours until lastOK+TTL, so the holder gives up at lastOK+2·TTL/3,
+// a third of a TTL before anyone else could take the lease.
+func (ls *lease) keep(lastOK time.Time) {
+	defer ls.wg.Done()
+	ttl := ls.l.ttl
+	interval := ttl / 3
+	giveUp := func() time.Time { return lastOK.Add(2 * ttl / 3) }
+	wait := interval
+	for {
+		t := time.NewTimer(wait)
+		select {
+		case <-ls.stop:
+			t.Stop()
+			return
+		case <-t.C:
 		}
-	}()
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			close(stop)
-			wg.Wait()
-			_ = lock.Release(context.Background())
-		})
-	}, nil
+		sent := time.Now()
+		deadline := giveUp()
+		if !sent.Before(deadline) {
+			ls.cancel(fmt.Errorf("run %s: could not refresh the lease in time: %w", ls.runID, pipeline.ErrLeaseLost))
+			return
+		}
+		ctx, cancel := context.WithDeadline(context.Background(), deadline)
+		ok, err := refreshScript.Run(ctx, ls.l.rdb, []string{ls.l.lockKey(ls.runID)}, ls.token, ttl.Milliseconds()).Int()
+		cancel()
+		switch {
+		case err == nil && ok == 1:
+			lastOK, wait = sent, interval
+		case err == nil:
+			ls.cancel(fmt.Errorf("run %s: the lease expired or was taken: %w", ls.runID, pipeline.ErrLeaseLost))
+			return
+		default:
+			// Redis did not answer: try again soon, until the lease might be gone.
+			wait = max(min(interval/4, time.Until(giveUp())), time.Millisecond)
+		}
+	}
+}
+
+// Release stops refreshing, cancels the lease's context and gives the lease
+// back (if it is still ours).
+func (ls *lease) Release() {
+	ls.once.Do(func() {
+		close(ls.stop)
+		ls.wg.Wait()
+		ls.cancel(nil)
+		ctx, cancel := context.WithTimeout(context.Background(), ls.l.ttl/3)
+		defer cancel()
+		_ = releaseScript.Run(ctx, ls.l.rdb, []string{ls.l.lockKey(ls.runID)}, ls.token).Err()
+	})
 }

@@ -5,87 +5,197 @@ import (
 	"log/slog"
 	"slices"
 	"time"
-
-	"github.com/researchbot/researchbot/checkpoints"
-	"github.com/researchbot/researchbot/pipeline"
 )
 
-// Rescuer re-queues runs whose worker died. A run needs rescue when it has
-// work to do (it is not waiting for a person, or it finished but its outcome
-// was not shown yet), was last saved
-// more than two leases ago, and nobody holds its lease. The queue's own
-// recovery of a dead worker's task takes minutes; this takes about two
-// leases. A rescue is at most once per window across all replicas, and a
-// duplicate task is harmless (the lease serialises workers).
+// timerSlack is how long after a checkpoint's deadline a rescue pass treats
+// its timer as lost: a timer task normally fires within 2 s.
+const timerSlack = 5 * time.Second
+
+// Interrupter marks an abandoned run interrupted (*pipeline.Engine).
+type Interrupter interface {
+	Interrupt(ctx context.Context, runID string) error
+}
+
+// Rescuer re-queues runs whose worker died, in the queues this process
+// serves. Each queue has its own index of runs with work (the save script
+// keeps it), so runs of other queues — terminal runs abandoned with Ctrl-C,
+// say — never stand in the way.
+//
+// A run needs rescue when it has work (it is not waiting for a person, or
+// it finished but its outcome was not shown yet, or a checkpoint shown
+// before a crash was never confirmed), nobody holds its lease, and it was
+// last saved more than half a lease ago (a fresh wake-up is normally taken
+// within 200 ms). A pass runs every half lease, and a dead worker's lease
+// expires at most one lease after its last refresh, so a run is taken over
+// within 1.5 leases of its worker's death (≤ 2×RUN_LEASE with the time a
+// worker takes to pick it up). Runs whose checkpoint timer went missing are
+// found through the queue's deadline index. At most one replica rescues a
+// run per window, and a duplicate task is harmless (the lease serialises
+// workers).
 type Rescuer struct {
 	Store  *Store
 	Locker *Locker
 	Queue  *Queue
 	// Queues are the queues this process serves; runs on others are left alone.
 	Queues []string
-	Now    func() time.Time
-	Logger *slog.Logger
+	// Abandoned, when set, names queues of other processes whose runs no
+	// one else would take (a terminal's private queue): a run of such a
+	// queue that nobody advanced for 4 leases is marked interrupted by
+	// Interrupter, so it is listed as such.
+	Abandoned   func(queue string) bool
+	Interrupter Interrupter
+	Now         func() time.Time
+	Logger      *slog.Logger
 }
 
 // RescueOnce looks for runs to rescue and queues them; it returns how many.
 func (r *Rescuer) RescueOnce(ctx context.Context) (int, error) {
 	ttl := r.Locker.TTL()
-	ids, err := r.Store.StaleRuns(ctx, r.Now().Add(-2*ttl), 100)
+	now := r.now()
+	n := 0
+	for _, q := range r.Queues {
+		ids, err := r.Store.WorkRuns(ctx, q, now.Add(-ttl/2), 100)
+		if err != nil {
+			return n, err
+		}
+		due, err := r.Store.DueTimers(ctx, q, now.Add(-timerSlack), 100)
+		if err != nil {
+			return n, err
+		}
+		for _, id := range due {
+			if !slices.Contains(ids, id) {
+				ids = append(ids, id)
+			}
+		}
+		rescued, err := r.rescue(ctx, q, ids, now)
+		n += rescued
+		if err != nil {
+			return n, err
+		}
+	}
+	if r.Abandoned != nil && r.Interrupter != nil {
+		if err := r.interruptAbandoned(ctx, now); err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+func (r *Rescuer) now() time.Time {
+	if r.Now == nil {
+		return time.Now()
+	}
+	return r.Now()
+}
+
+func (r *Rescuer) rescue(ctx context.Context, queue string, ids []string, now time.Time) (int, error) {
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	ttl := r.Locker.TTL()
+	held, err := r.Locker.held(ctx, ids)
 	if err != nil {
 		return 0, err
 	}
 	n := 0
 	for _, id := range ids {
-		if held, err := r.Locker.Held(ctx, id); err != nil || held {
+		if held[id] {
 			continue
 		}
-		run, err := r.Store.Load(ctx, id)
-		if err != nil || !slices.Contains(r.Queues, run.Origin.Queue) || !needsWorker(run) {
+		run, err := r.Store.loadMeta(ctx, id)
+		if err != nil {
 			continue
 		}
-		if ok, err := r.Store.ClaimRescue(ctx, id, 10*ttl); err != nil || !ok {
+		if d := run.Deadline(); !run.NeedsWorker() && (d.IsZero() || now.Before(d)) {
 			continue
 		}
-		if err := r.Queue.Enqueue(ctx, run.Origin.Queue, id); err != nil {
+		if ok, err := r.Store.ClaimRescue(ctx, id, ttl); err != nil || !ok {
+			continue
+		}
+		if err := r.Queue.Rescue(ctx, queue, id, run.Version, now.UnixMilli()/ttl.Milliseconds()); err != nil {
 			return n, err
 		}
 		if r.Logger != nil {
-			r.Logger.Warn("re-queued a run whose worker stopped", "run", id, "step", run.Step, "status", run.Status)
+			r.Logger.Info("re-queued a run whose worker stopped", "run", id, "step", run.Step, "status", run.Status)
 		}
 		n++
 	}
 	return n, nil
 }
 
-// needsWorker reports whether a worker has something to do for the run:
-// a step to run, a decision to apply, or a finished outcome to show.
-func needsWorker(run *pipeline.Run) bool {
-	if run.Status.Final() {
-		return !run.Presented
+// interruptAbandoned marks runs of abandoned queues interrupted once nobody
+// advanced them for 4 leases, and forgets queues that have no work left.
+func (r *Rescuer) interruptAbandoned(ctx context.Context, now time.Time) error {
+	queues, err := r.Store.rdb.SMembers(ctx, r.Store.prefix+"queues").Result()
+	if err != nil {
+		return err
 	}
-	inst := run.Current()
-	if inst == nil {
-		return run.Status == pipeline.StatusRunning || run.Status == pipeline.StatusQueued
+	ttl := r.Locker.TTL()
+	for _, q := range queues {
+		if slices.Contains(r.Queues, q) || !r.Abandoned(q) {
+			continue
+		}
+		ids, err := r.Store.WorkRuns(ctx, q, now.Add(-4*ttl), 100)
+		if err != nil {
+			return err
+		}
+		if len(ids) == 0 {
+			if left, err := r.Store.rdb.ZCard(ctx, r.Store.workKey(q)).Result(); err == nil && left == 0 {
+				r.Store.rdb.SRem(ctx, r.Store.prefix+"queues", q)
+			}
+			continue
+		}
+		for _, id := range ids {
+			if err := r.Interrupter.Interrupt(ctx, id); err != nil && r.Logger != nil {
+				r.Logger.Info("could not mark an abandoned run interrupted", "run", id, "err", err)
+			}
+		}
 	}
-	switch inst.State {
-	case checkpoints.StatePending, checkpoints.StateSubmitted, checkpoints.StateFailed:
-		return true
-	}
-	return false
+	return nil
 }
 
-// Run rescues every lease until ctx ends.
+// OldestUnleased returns how long the oldest run with work in the served
+// queues has gone without a worker: the time since its last save, for the
+// oldest run nobody holds (0 when every such run is held).
+func (r *Rescuer) OldestUnleased(ctx context.Context) (time.Duration, error) {
+	now := r.now()
+	var oldest time.Duration
+	for _, q := range r.Queues {
+		zs, err := r.Store.OldestWork(ctx, q, 50)
+		if err != nil {
+			return 0, err
+		}
+		ids := make([]string, len(zs))
+		for i, z := range zs {
+			ids[i], _ = z.Member.(string)
+		}
+		held, err := r.Locker.held(ctx, ids)
+		if err != nil {
+			return 0, err
+		}
+		for i, z := range zs {
+			if held[ids[i]] {
+				continue
+			}
+			oldest = max(oldest, now.Sub(time.UnixMilli(int64(z.Score))))
+			break
+		}
+	}
+	return oldest, nil
+}
+
+// Run rescues runs every half lease until ctx ends.
 func (r *Rescuer) Run(ctx context.Context) {
-	t := time.NewTicker(r.Locker.TTL())
+	t := time.NewTicker(r.Locker.TTL() / 2)
 	defer t.Stop()
 	for {
+		if _, err := r.RescueOnce(ctx); err != nil && ctx.Err() == nil && r.Logger != nil {
+			r.Logger.Info("rescue pass failed", "err", err)
+		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if _, err := r.RescueOnce(ctx); err != nil && ctx.Err() == nil && r.Logger != nil {
-				r.Logger.Warn("rescue pass failed", "err", err)
-			}
 		}
 	}
 }

@@ -1,28 +1,40 @@
 // Package redisstore is researchbot's one persistence implementation, on
-// Redis: runs saved with a version check (compare-and-set), checkpoint
-// definitions and their failure windows, cancellation requests, the work
-// queue (asynq), and the per-run lease (a Redis lock). The same code serves a
-// real Redis and the embedded in-process one.
+// Redis: runs saved with a version check (compare-and-set) and a fencing
+// token, checkpoint definitions and their failure windows, cancellation
+// requests, the work queue (asynq), the per-run lease, the rescue of runs
+// whose worker died, and retention. The same code serves a real Redis and
+// the embedded in-process one.
 //
 // Key schema (all keys start with the prefix, "rb:" by default):
 //
-//	{p}run:{id}          hash: v (version), data (run JSON), status
+//	{p}run:{id}          hash: v (version), data (run JSON without page texts), status,
+//	                     fence (lease epoch), nonce (id of the last write)
+//	{p}run:{id}:pages    hash: source id → extracted page text
 //	{p}runs              zset: run ids by creation time (ms)
-//	{p}runs:active       zset: unfinished run ids by last save (ms), for the gauge
-//	{p}runs:work         zset: runs a worker has something to do for, by last save (ms), for rescue
-//	{p}rescued:{id}      string: a recent rescue of the run (at most one per window)
 //	{p}runs:by:{user}    zset: a requester's run ids by creation time
+//	{p}runs:active       zset: unfinished run ids by last save (ms), for the gauge
+//	{p}work:{queue}      zset: runs of a queue a worker has something to do for, by last save (ms)
+//	{p}timers:{queue}    zset: runs of a queue waiting at a checkpoint with a deadline, by deadline (ms)
+//	{p}queues            set: queues that have had runs (rescue of abandoned terminal runs)
+//	{p}rescued:{id}      string: a recent rescue of the run (at most one per window)
+//	{p}lock:run:{id}     string: the run's lease, the holder's token, with a TTL
 //	{p}defs              hash: checkpoint definition id → JSON
 //	{p}cpfail:{def}      zset: failure times (ms) of a checkpoint definition
 //	{p}cancel:{id}       string: who asked to cancel the run
-//	{p}lock:run:{id}     the run's lease (bsm/redislock)
+//
+// A finished run whose outcome was shown expires after the retention
+// (RUN_RETENTION), its page texts sooner (RUN_PAGE_RETENTION); a run that
+// is not finished never expires. Prune removes what expired from the indexes.
 package redisstore
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"time"
 
@@ -32,122 +44,324 @@ import (
 	"github.com/researchbot/researchbot/pipeline"
 )
 
+// Default retention of finished runs and of their page texts.
+const (
+	DefaultRetention     = 30 * 24 * time.Hour
+	DefaultPageRetention = 7 * 24 * time.Hour
+)
+
+// StoreOptions configure a Store. Zero values take the defaults.
+type StoreOptions struct {
+	// Prefix namespaces the keys ("" = "rb:").
+	Prefix string
+	// Retention is how long a finished run is kept after its outcome was
+	// shown (default DefaultRetention).
+	Retention time.Duration
+	// PageRetention is how long the extracted page texts of a finished run
+	// are kept (default DefaultPageRetention, at most Retention).
+	PageRetention time.Duration
+	// Logger receives the loud report of a run whose stored version went
+	// backwards (Redis lost writes).
+	Logger *slog.Logger
+}
+
 // Store implements pipeline.Store on Redis.
 type Store struct {
 	rdb    *redis.Client
 	prefix string
+	opts   StoreOptions
+	log    *slog.Logger
+	// texts remembers which page texts are stored, so a save sends only new ones.
+	texts *boundedMap[map[int]bool]
+	// seen is the highest version this process has seen of each run.
+	seen *boundedMap[int64]
 }
 
-// NewStore returns a Store using rdb; prefix namespaces its keys ("" = "rb:").
+// NewStore returns a Store using rdb with the default retention; prefix
+// namespaces its keys ("" = "rb:").
 func NewStore(rdb *redis.Client, prefix string) *Store {
-	if prefix == "" {
-		prefix = "rb:"
-	}
-	return &Store{rdb: rdb, prefix: prefix}
+	return NewStoreWithOptions(rdb, StoreOptions{Prefix: prefix})
 }
 
-func (s *Store) runKey(id string) string { return s.prefix + "run:" + id }
+// NewStoreWithOptions returns a Store using rdb.
+func NewStoreWithOptions(rdb *redis.Client, opts StoreOptions) *Store {
+	if opts.Prefix == "" {
+		opts.Prefix = "rb:"
+	}
+	if opts.Retention <= 0 {
+		opts.Retention = DefaultRetention
+	}
+	if opts.PageRetention <= 0 {
+		opts.PageRetention = DefaultPageRetention
+	}
+	opts.PageRetention = min(opts.PageRetention, opts.Retention)
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Store{rdb: rdb, prefix: opts.Prefix, opts: opts, log: log,
+		texts: newBoundedMap[map[int]bool](4096), seen: newBoundedMap[int64](65536)}
+}
 
-// saveScript writes the run only if its stored version equals ARGV[1], and
-// keeps the index of unfinished runs (KEYS[2]) up to date.
-var saveScript = redis.NewScript(`
-local v = redis.call('HGET', KEYS[1], 'v')
-if not v then return -1 end
-if tonumber(v) ~= tonumber(ARGV[1]) then return 0 end
-redis.call('HSET', KEYS[1], 'v', tonumber(ARGV[1]) + 1, 'data', ARGV[2], 'status', ARGV[3])
-if ARGV[5] == '1' then
-  redis.call('ZREM', KEYS[2], ARGV[6])
-else
-  redis.call('ZADD', KEYS[2], ARGV[4], ARGV[6])
+func (s *Store) runKey(id string) string       { return s.prefix + "run:" + id }
+func (s *Store) pagesKey(id string) string     { return s.prefix + "run:" + id + ":pages" }
+func (s *Store) workKey(queue string) string   { return s.prefix + "work:" + queue }
+func (s *Store) timersKey(queue string) string { return s.prefix + "timers:" + queue }
+func (s *Store) userKey(user string) string    { return s.prefix + "runs:by:" + user }
+
+// newNonce names one write, so a write retried after a lost reply can
+// recognise that it already happened.
+func newNonce() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// createScript stores a new run and its indexes in one step.
+// KEYS: run, runs, active, work, user (or ""), queues.
+// ARGV: id, data, status, created ms, updated ms, nonce, queue.
+var createScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  if redis.call('HGET', KEYS[1], 'nonce') == ARGV[6] then return 1 end
+  return 0
 end
-if ARGV[7] == '1' then
-  redis.call('ZADD', KEYS[3], ARGV[4], ARGV[6])
-else
-  redis.call('ZREM', KEYS[3], ARGV[6])
-end
+redis.call('HSET', KEYS[1], 'v', 1, 'data', ARGV[2], 'status', ARGV[3], 'fence', 0, 'nonce', ARGV[6])
+redis.call('ZADD', KEYS[2], ARGV[4], ARGV[1])
+redis.call('ZADD', KEYS[3], ARGV[5], ARGV[1])
+redis.call('ZADD', KEYS[4], ARGV[5], ARGV[1])
+if KEYS[5] ~= '' then redis.call('ZADD', KEYS[5], ARGV[4], ARGV[1]) end
+redis.call('SADD', KEYS[6], ARGV[7])
 return 1
 `)
 
-// Create stores a new run at Version 1.
+// Create stores a new run at Version 1, with its indexes, atomically.
 func (s *Store) Create(ctx context.Context, r *pipeline.Run) error {
 	r.Version = 1
-	data, err := json.Marshal(r)
-	if err != nil {
-		return fmt.Errorf("encode run: %w", err)
-	}
-	ok, err := s.rdb.HSetNX(ctx, s.runKey(r.ID), "data", data).Result()
+	data, texts, err := s.encode(r, nil)
 	if err != nil {
 		return err
 	}
-	if !ok {
+	if len(texts) > 0 {
+		return fmt.Errorf("run %s: a new run has no pages", r.ID)
+	}
+	userKey := ""
+	if r.RequestedBy != "" {
+		userKey = s.userKey(r.RequestedBy)
+	}
+	res, err := createScript.Run(ctx, s.rdb,
+		[]string{s.runKey(r.ID), s.prefix + "runs", s.prefix + "runs:active", s.workKey(r.Origin.Queue), userKey, s.prefix + "queues"},
+		r.ID, data, string(r.Status), r.CreatedAt.UnixMilli(), r.UpdatedAt.UnixMilli(), newNonce(), r.Origin.Queue).Int()
+	if err != nil {
+		return fmt.Errorf("create run %s: %w", r.ID, err)
+	}
+	if res == 0 {
 		return fmt.Errorf("run %s already exists", r.ID)
 	}
-	score := float64(r.CreatedAt.UnixMilli())
-	_, err = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.HSet(ctx, s.runKey(r.ID), "v", 1, "status", string(r.Status))
-		p.ZAdd(ctx, s.prefix+"runs", redis.Z{Score: score, Member: r.ID})
-		p.ZAdd(ctx, s.prefix+"runs:active", redis.Z{Score: float64(r.UpdatedAt.UnixMilli()), Member: r.ID})
-		p.ZAdd(ctx, s.prefix+"runs:work", redis.Z{Score: float64(r.UpdatedAt.UnixMilli()), Member: r.ID})
-		if r.RequestedBy != "" {
-			p.ZAdd(ctx, s.prefix+"runs:by:"+r.RequestedBy, redis.Z{Score: score, Member: r.ID})
-		}
-		return nil
-	})
-	return err
+	s.seen.put(r.ID, 1)
+	return nil
 }
 
 // Load returns the run, or pipeline.ErrNotFound.
 func (s *Store) Load(ctx context.Context, id string) (*pipeline.Run, error) {
+	var meta *redis.SliceCmd
+	var pages *redis.MapStringStringCmd
+	if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		meta = p.HMGet(ctx, s.runKey(id), "v", "data")
+		pages = p.HGetAll(ctx, s.pagesKey(id))
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	r, err := s.decodeRun(id, meta.Val())
+	if err != nil {
+		return nil, err
+	}
+	for k, text := range pages.Val() {
+		n, err := strconv.Atoi(k)
+		if err != nil {
+			continue
+		}
+		for i := range r.Pages {
+			if r.Pages[i].SourceID == n {
+				r.Pages[i].Text = text
+			}
+		}
+	}
+	return r, nil
+}
+
+// loadMeta returns the run without its page texts (for indexes and lists).
+func (s *Store) loadMeta(ctx context.Context, id string) (*pipeline.Run, error) {
 	vals, err := s.rdb.HMGet(ctx, s.runKey(id), "v", "data").Result()
 	if err != nil {
 		return nil, err
 	}
-	return decodeRun(id, vals)
+	return s.decodeRun(id, vals)
 }
 
-func decodeRun(id string, vals []any) (*pipeline.Run, error) {
+func (s *Store) decodeRun(id string, vals []any) (*pipeline.Run, error) {
 	var r pipeline.Run
 	v, err := decodeVersioned("run", id, vals, pipeline.ErrNotFound, &r)
 	if err != nil {
 		return nil, err
 	}
 	r.Version = v
+	s.observeVersion(id, v)
 	return &r, nil
 }
 
-// Save writes r if the stored version still equals r.Version, then
-// increments r.Version; otherwise it returns pipeline.ErrConflict.
+// saveScript writes the run only if its stored version equals the one the
+// writer read and, for a lease holder, its fence is still the run's; it
+// stores new page texts and keeps every index and the retention in step (a
+// finished run never changes again, so only its last save sets an expiry).
+// A write retried after a lost reply finds its own nonce and succeeds.
+//
+// KEYS: run, pages, active, work, timers.
+// ARGV: 1 version, 2 fence (0: no lease), 3 nonce, 4 data, 5 status,
+// 6 updated ms, 7 done ("1": finished and shown), 8 id, 9 work ("1"/"0"),
+// 10 deadline ms ("0": none), 11 retention ms, 12 page retention ms,
+// 13… pairs of page source id and text.
+// Returns 1 saved, 0 version conflict, -1 no such run, -2 fence moved.
+var saveScript = redis.NewScript(`
+local v = redis.call('HGET', KEYS[1], 'v')
+if not v then return -1 end
+if tonumber(v) ~= tonumber(ARGV[1]) then
+  if tonumber(v) == tonumber(ARGV[1]) + 1 and redis.call('HGET', KEYS[1], 'nonce') == ARGV[3] then return 1 end
+  return 0
+end
+local fence = tonumber(ARGV[2])
+if fence > 0 and tonumber(redis.call('HGET', KEYS[1], 'fence') or '0') ~= fence then return -2 end
+redis.call('HSET', KEYS[1], 'v', tonumber(v) + 1, 'data', ARGV[4], 'status', ARGV[5], 'nonce', ARGV[3])
+for i = 13, #ARGV, 2 do
+  redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1])
+end
+if ARGV[7] == '1' then
+  redis.call('ZREM', KEYS[3], ARGV[8])
+  redis.call('PEXPIRE', KEYS[1], ARGV[11])
+  redis.call('PEXPIRE', KEYS[2], ARGV[12])
+else
+  redis.call('ZADD', KEYS[3], ARGV[6], ARGV[8])
+end
+if ARGV[9] == '1' then
+  redis.call('ZADD', KEYS[4], ARGV[6], ARGV[8])
+else
+  redis.call('ZREM', KEYS[4], ARGV[8])
+end
+if ARGV[10] ~= '0' then
+  redis.call('ZADD', KEYS[5], ARGV[10], ARGV[8])
+else
+  redis.call('ZREM', KEYS[5], ARGV[8])
+end
+return 1
+`)
+
+// Save writes r if the stored version still equals r.Version and, when
+// r.Fence is set, the stored fence equals r.Fence; then it increments
+// r.Version. Otherwise it returns pipeline.ErrConflict or
+// pipeline.ErrLeaseLost. A reply lost on the way (a timeout, a dropped
+// connection) is reported as pipeline.ErrUnknownOutcome.
 func (s *Store) Save(ctx context.Context, r *pipeline.Run) error {
-	data, err := json.Marshal(r)
+	stored := s.texts.get(r.ID)
+	data, texts, err := s.encode(r, stored)
 	if err != nil {
-		return fmt.Errorf("encode run: %w", err)
+		return err
 	}
 	// A finished run stays in the active index until its outcome was shown.
-	final := "0"
+	done := "0"
 	if r.Status.Final() && r.Presented {
-		final = "1"
+		done = "1"
 	}
 	work := "0"
-	if needsWorker(r) {
+	if r.NeedsWorker() {
 		work = "1"
 	}
-	res, err := saveScript.Run(ctx, s.rdb, []string{s.runKey(r.ID), s.prefix + "runs:active", s.prefix + "runs:work"},
-		r.Version, data, string(r.Status), r.UpdatedAt.UnixMilli(), final, r.ID, work).Int()
+	deadline := "0"
+	if d := r.Deadline(); !d.IsZero() {
+		deadline = strconv.FormatInt(d.UnixMilli(), 10)
+	}
+	args := []any{r.Version, r.Fence, newNonce(), data, string(r.Status), r.UpdatedAt.UnixMilli(), done, r.ID, work, deadline,
+		s.opts.Retention.Milliseconds(), s.opts.PageRetention.Milliseconds()}
+	for id, text := range texts {
+		args = append(args, id, text)
+	}
+	keys := []string{s.runKey(r.ID), s.pagesKey(r.ID), s.prefix + "runs:active", s.workKey(r.Origin.Queue), s.timersKey(r.Origin.Queue)}
+	res, err := saveScript.Run(ctx, s.rdb, keys, args...).Int()
 	if err != nil {
-		return fmt.Errorf("save run %s: %w", r.ID, err)
+		return fmt.Errorf("save run %s: %w", r.ID, classify(err))
 	}
 	switch res {
 	case 1:
 		r.Version++
+		s.remember(r, stored, len(texts) > 0)
 		return nil
 	case 0:
 		return fmt.Errorf("save run %s at version %d: %w", r.ID, r.Version, pipeline.ErrConflict)
+	case -2:
+		return fmt.Errorf("save run %s with fence %d: %w", r.ID, r.Fence, pipeline.ErrLeaseLost)
 	default:
 		return fmt.Errorf("save run %s: %w", r.ID, pipeline.ErrNotFound)
 	}
 }
 
-// List returns runs, newest first.
+// remember notes what this process knows of a run it saved: its version
+// (to notice lost writes) and, while a worker is advancing it, which page
+// texts are stored (so the next save sends only new ones). A run that waits
+// for a person or has finished is not being advanced: nothing about it is
+// kept but its version, and not even that once it is finished and shown.
+func (s *Store) remember(r *pipeline.Run, stored map[int]bool, sentTexts bool) {
+	if r.Status.Final() && r.Presented {
+		s.seen.del(r.ID)
+	} else {
+		s.seen.put(r.ID, r.Version)
+	}
+	if r.Status.Final() || r.Status == pipeline.StatusWaiting || r.Status == pipeline.StatusInterrupted {
+		s.texts.del(r.ID)
+		return
+	}
+	if stored == nil || sentTexts {
+		all := make(map[int]bool, len(r.Pages))
+		for _, p := range r.Pages {
+			all[p.SourceID] = true
+		}
+		s.texts.put(r.ID, all)
+	}
+}
+
+// encode returns the run's JSON without page texts, and the texts of the
+// pages not in stored (every page when stored is nil), by source id.
+func (s *Store) encode(r *pipeline.Run, stored map[int]bool) ([]byte, map[int]string, error) {
+	texts := map[int]string{}
+	cp := *r
+	cp.Pages = make([]pipeline.Page, len(r.Pages))
+	for i, p := range r.Pages {
+		if p.Text != "" && !stored[p.SourceID] {
+			texts[p.SourceID] = p.Text
+		}
+		p.Text = ""
+		cp.Pages[i] = p
+	}
+	data, err := json.Marshal(&cp)
+	if err != nil {
+		return nil, nil, fmt.Errorf("encode run %s: %w", r.ID, err)
+	}
+	return data, texts, nil
+}
+
+// classify marks errors after which a write may or may not have happened:
+// the command was sent, but no reply came back. An error reply from Redis,
+// or a connection that could not be made, means nothing was written.
+func classify(err error) error {
+	var rerr redis.Error
+	switch {
+	case errors.As(err, &rerr):
+		return err
+	case isDialError(err):
+		return err
+	}
+	return fmt.Errorf("%w: %w", pipeline.ErrUnknownOutcome, err)
+}
+
+// List returns runs, newest first, without their page texts.
 func (s *Store) List(ctx context.Context, f pipeline.RunFilter) ([]*pipeline.Run, error) {
 	limit := f.Limit
 	if limit <= 0 {
@@ -155,9 +369,9 @@ func (s *Store) List(ctx context.Context, f pipeline.RunFilter) ([]*pipeline.Run
 	}
 	key := s.prefix + "runs"
 	if f.RequestedBy != "" {
-		key = s.prefix + "runs:by:" + f.RequestedBy
+		key = s.userKey(f.RequestedBy)
 	}
-	ids, err := s.rdb.ZRevRange(ctx, key, 0, int64(limit-1)).Result()
+	ids, err := s.rdb.ZRangeArgs(ctx, redis.ZRangeArgs{Key: key, Start: 0, Stop: limit - 1, Rev: true}).Result()
 	if err != nil {
 		return nil, err
 	}
@@ -171,9 +385,9 @@ func (s *Store) List(ctx context.Context, f pipeline.RunFilter) ([]*pipeline.Run
 	}
 	runs := make([]*pipeline.Run, 0, len(ids))
 	for i, id := range ids {
-		r, err := decodeRun(id, vals[i])
+		r, err := s.decodeRun(id, vals[i])
 		if errors.Is(err, pipeline.ErrNotFound) {
-			continue
+			continue // expired; Prune removes it from the index
 		}
 		if err != nil {
 			return nil, err
@@ -261,12 +475,30 @@ func (s *Store) CancelRequested(ctx context.Context, runID string) (string, erro
 	return by, err
 }
 
-// StaleRuns returns runs a worker has something to do for (not those
-// waiting for a person) that were last saved before the given time.
-func (s *Store) StaleRuns(ctx context.Context, before time.Time, limit int) ([]string, error) {
-	return s.rdb.ZRangeByScore(ctx, s.prefix+"runs:work", &redis.ZRangeBy{
-		Min: "-inf", Max: "(" + strconv.FormatInt(before.UnixMilli(), 10), Count: int64(limit),
+// WorkRuns returns runs of the queue a worker has something to do for (not
+// those waiting for a person) that were last saved before the given time,
+// oldest first.
+func (s *Store) WorkRuns(ctx context.Context, queue string, before time.Time, limit int) ([]string, error) {
+	return s.rangeBefore(ctx, s.workKey(queue), before, limit)
+}
+
+// rangeBefore lists the members of a zset scored in ms before t, lowest first.
+func (s *Store) rangeBefore(ctx context.Context, key string, t time.Time, limit int) ([]string, error) {
+	return s.rdb.ZRangeArgs(ctx, redis.ZRangeArgs{
+		Key: key, ByScore: true, Start: "-inf", Stop: "(" + strconv.FormatInt(t.UnixMilli(), 10), Count: int64(limit),
 	}).Result()
+}
+
+// DueTimers returns runs of the queue whose checkpoint deadline is before
+// the given time, earliest first.
+func (s *Store) DueTimers(ctx context.Context, queue string, before time.Time, limit int) ([]string, error) {
+	return s.rangeBefore(ctx, s.timersKey(queue), before, limit)
+}
+
+// OldestWork returns the runs of the queue with work, oldest first, with
+// the time of their last save.
+func (s *Store) OldestWork(ctx context.Context, queue string, limit int) ([]redis.Z, error) {
+	return s.rdb.ZRangeWithScores(ctx, s.workKey(queue), 0, int64(limit-1)).Result()
 }
 
 // ClaimRescue reports whether this caller may rescue the run now: at most
@@ -278,7 +510,7 @@ func (s *Store) ClaimRescue(ctx context.Context, runID string, window time.Durat
 // CountActive counts unfinished runs by status (at most the 10 000 most
 // recently saved), for the runs-by-state gauge.
 func (s *Store) CountActive(ctx context.Context) (map[string]int, error) {
-	ids, err := s.rdb.ZRevRange(ctx, s.prefix+"runs:active", 0, 9999).Result()
+	ids, err := s.rdb.ZRangeArgs(ctx, redis.ZRangeArgs{Key: s.prefix + "runs:active", Start: 0, Stop: 9999, Rev: true}).Result()
 	if err != nil {
 		return nil, err
 	}

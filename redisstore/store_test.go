@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hibiken/asynq"
-
 	"github.com/researchbot/researchbot/checkpoints"
 	"github.com/researchbot/researchbot/internal/redistest"
 	"github.com/researchbot/researchbot/pipeline"
@@ -117,8 +115,8 @@ func TestListFailureWindowsCancelAndActiveRuns(t *testing.T) {
 	if err := s.Save(ctx, r); err != nil {
 		t.Fatal(err)
 	}
-	if stale, _ := s.StaleRuns(ctx, t0.Add(time.Second), 10); len(stale) != 1 || stale[0] != "r-a" {
-		t.Fatalf("a finished run whose report was not shown must be rescued; StaleRuns = %v", stale)
+	if stale, _ := s.WorkRuns(ctx, "runs", t0.Add(time.Second), 10); len(stale) != 1 || stale[0] != "r-a" {
+		t.Fatalf("a finished run whose report was not shown must be rescued; WorkRuns = %v", stale)
 	}
 	r.Presented = true
 	r.UpdatedAt = t0.Add(time.Hour)
@@ -133,16 +131,16 @@ func TestListFailureWindowsCancelAndActiveRuns(t *testing.T) {
 	if err := s.Save(ctx, c); err != nil {
 		t.Fatal(err)
 	}
-	if stale, _ := s.StaleRuns(ctx, t0.Add(48*time.Hour), 10); len(stale) != 1 || stale[0] != "r-b" {
-		t.Fatalf("StaleRuns = %v, want only r-b (r-a presented, r-c waits for a person)", stale)
+	if stale, _ := s.WorkRuns(ctx, "runs", t0.Add(48*time.Hour), 10); len(stale) != 1 || stale[0] != "r-b" {
+		t.Fatalf("WorkRuns = %v, want only r-b (r-a presented, r-c waits for a person)", stale)
 	}
 	counts, _ := s.CountActive(ctx)
 	if counts["queued"] != 1 || counts["waiting"] != 1 || counts["completed"] != 0 {
 		t.Fatalf("CountActive = %v", counts)
 	}
-	stale, _ := s.StaleRuns(ctx, t0.Add(90*time.Second), 10)
+	stale, _ := s.WorkRuns(ctx, "runs", t0.Add(90*time.Second), 10)
 	if len(stale) != 1 || stale[0] != "r-b" {
-		t.Fatalf("StaleRuns = %v, want [r-b] (saved before 09:01:30 and unfinished; r-a finished, r-c later)", stale)
+		t.Fatalf("WorkRuns = %v, want [r-b] (saved before 09:01:30 and unfinished; r-a finished, r-c later)", stale)
 	}
 	if ok, _ := s.ClaimRescue(ctx, "r-b", time.Minute); !ok {
 		t.Fatal("first rescue claim refused")
@@ -177,93 +175,5 @@ func TestDefinitionsAreValidatedAndStored(t *testing.T) {
 	defs, _ := s.Definitions(ctx)
 	if len(defs) != 4 {
 		t.Fatalf("%d definitions", len(defs))
-	}
-}
-
-func TestLockerGivesOneWorkerAtATimeAndExpires(t *testing.T) {
-	_, rdb := redistest.Start(t)
-	l := NewLocker(rdb, "", 600*time.Millisecond, 300*time.Millisecond)
-	ctx := context.Background()
-	release, err := l.Lock(ctx, "r-1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if held, _ := l.Held(ctx, "r-1"); !held {
-		t.Fatal("lease not held")
-	}
-	time.Sleep(time.Second) // longer than the TTL: refreshed while held
-	if _, err := l.Lock(ctx, "r-1"); !errors.Is(err, ErrBusy) {
-		t.Fatalf("second Lock while held = %v, want ErrBusy", err)
-	}
-	release()
-	release() // idempotent
-	r2, err := l.Lock(ctx, "r-1")
-	if err != nil {
-		t.Fatalf("Lock after release: %v", err)
-	}
-	r2()
-
-	// A holder that dies (no refresh, no release) loses the lease after the TTL.
-	if err := rdb.Set(ctx, "rb:lock:run:r-2", "dead-worker", 600*time.Millisecond).Err(); err != nil {
-		t.Fatal(err)
-	}
-	l2 := NewLocker(rdb, "", 600*time.Millisecond, 2*time.Second)
-	start := time.Now()
-	r3, err := l2.Lock(ctx, "r-2")
-	if err != nil {
-		t.Fatalf("lease of a dead worker never freed: %v", err)
-	}
-	r3()
-	if waited := time.Since(start); waited < 300*time.Millisecond {
-		t.Errorf("obtained after %v, before the dead worker's lease expired", waited)
-	}
-}
-
-// advancer counts calls and fails as told.
-type advancer struct {
-	mu       sync.Mutex
-	advances int
-	failWith error
-	failed   chan error
-}
-
-func (a *advancer) Advance(context.Context, string) error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.advances++
-	return a.failWith
-}
-func (a *advancer) CheckTimeout(context.Context, string, string) error { return nil }
-func (a *advancer) Fail(_ context.Context, _ string, cause error) error {
-	a.failed <- cause
-	return nil
-}
-
-func TestWorkerRetriesABoundedNumberOfTimesThenFailsTheRun(t *testing.T) {
-	srv, _ := redistest.Start(t)
-	conn := asynq.RedisClientOpt{Addr: srv.Addr}
-	q := NewQueue(conn, QueueOptions{MaxRetry: 2})
-	defer q.Close()
-	adv := &advancer{failWith: errors.New("model down"), failed: make(chan error, 1)}
-	w := NewWorker(conn, adv, WorkerOptions{Queues: map[string]int{"runs": 1}, RetryDelay: func(int, error) time.Duration { return 10 * time.Millisecond }})
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
-	if err := q.Enqueue(context.Background(), "runs", "r-1"); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case cause := <-adv.failed:
-		if cause == nil || cause.Error() != "model down" {
-			t.Fatalf("Fail got %v", cause)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the run was never ended after its retries")
-	}
-	adv.mu.Lock()
-	defer adv.mu.Unlock()
-	if adv.advances != 3 {
-		t.Fatalf("%d attempts, want 3 (1 + MaxRetry 2)", adv.advances)
 	}
 }

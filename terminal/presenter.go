@@ -4,6 +4,10 @@
 // prints that came from people, web pages or the model passes Clean first,
 // so no escape sequence, control or bidi character in it reaches the
 // terminal.
+//
+// The terminal follows its run in the store (Follower), not the engine of
+// its own process: whichever process advances the run, the terminal shows
+// its progress and checkpoints and sees it finish.
 package terminal
 
 import (
@@ -11,89 +15,46 @@ import (
 	"fmt"
 	"io"
 	"sync"
-	"time"
 
 	"github.com/researchbot/researchbot/checkpoints"
 	"github.com/researchbot/researchbot/pipeline"
 )
 
-// Offer is a checkpoint waiting for the person at the terminal.
-type Offer struct {
-	Run      *pipeline.Run
-	Instance checkpoints.Instance
-}
-
-// Presenter implements pipeline.Presenter for runs started in a terminal.
-// Offer and Finished hand their run to the command's loop over channels, so
-// no worker ever blocks on a person.
+// Presenter implements pipeline.Presenter for runs started in a terminal,
+// for the engine of the terminal's own process. What the run does is shown
+// by the Follower from the store; the Presenter only shows the passing
+// notes the store does not keep (pipeline.Notifier): a model call being
+// retried, a step tried again.
 type Presenter struct {
-	out      io.Writer
-	now      func() time.Time
-	interval time.Duration
-	offers   chan Offer
-	done     chan *pipeline.Run
-
-	mu   sync.Mutex
-	last time.Time
-	step pipeline.Step
+	mu  sync.Mutex
+	out io.Writer
 }
 
-// New returns a Presenter writing progress to out.
-func New(out io.Writer, now func() time.Time) *Presenter {
-	if now == nil {
-		now = time.Now
-	}
-	return &Presenter{out: out, now: now, interval: 2 * time.Second, offers: make(chan Offer, 4), done: make(chan *pipeline.Run, 1)}
+var (
+	_ pipeline.Presenter = (*Presenter)(nil)
+	_ pipeline.Notifier  = (*Presenter)(nil)
+)
+
+// New returns a Presenter writing notes to out.
+func New(out io.Writer) *Presenter { return &Presenter{out: out} }
+
+// Offer does nothing: the Follower asks the person.
+func (p *Presenter) Offer(context.Context, *pipeline.Run, *checkpoints.Instance) error { return nil }
+
+// Decided does nothing: the Follower prints the decision.
+func (p *Presenter) Decided(context.Context, *pipeline.Run, *checkpoints.Instance) error {
+	return nil
 }
 
-// Offers delivers checkpoints to answer.
-func (p *Presenter) Offers() <-chan Offer { return p.offers }
+// Progress does nothing: the Follower prints progress from the store.
+func (p *Presenter) Progress(context.Context, *pipeline.Run) {}
 
-// Done delivers the run when it has finished.
-func (p *Presenter) Done() <-chan *pipeline.Run { return p.done }
+// Finished does nothing: the command prints the outcome it follows.
+func (p *Presenter) Finished(context.Context, *pipeline.Run) error { return nil }
 
-// Offer hands the checkpoint to the command's loop.
-func (p *Presenter) Offer(ctx context.Context, r *pipeline.Run, inst *checkpoints.Instance) error {
-	select {
-	case p.offers <- Offer{Run: r, Instance: *inst}:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// Decided prints a one-line record of the decision.
-func (p *Presenter) Decided(_ context.Context, _ *pipeline.Run, inst *checkpoints.Instance) error {
-	_, err := fmt.Fprintln(p.out, DecisionLine(inst))
-	return err
-}
-
-// Progress prints a status line when the stage changes, at most every interval otherwise.
-func (p *Presenter) Progress(_ context.Context, r *pipeline.Run) {
+// Notice prints a passing note ("model unavailable, retry 2 of 4 in 8 s").
+func (p *Presenter) Notice(_ context.Context, _ *pipeline.Run, text string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	now := p.now()
-	if r.Step == p.step && now.Sub(p.last) < p.interval {
-		return
-	}
-	p.step, p.last = r.Step, now
-	fmt.Fprintln(p.out, ProgressLine(r, now))
-}
-
-// Finished hands the finished run to the command's loop, its report's
-// Markdown cleaned of terminal escapes and bidi controls (CleanMarkdown),
-// since the report is printed or written to a file next.
-func (p *Presenter) Finished(ctx context.Context, r *pipeline.Run) error {
-	if r.Report != nil {
-		c, report := *r, *r.Report
-		report.Markdown = CleanMarkdown(report.Markdown)
-		c.Report = &report
-		r = &c
-	}
-	select {
-	case p.done <- r:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	fmt.Fprintln(p.out, "  … "+Clean(text))
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 	"unicode"
 
 	"github.com/researchbot/researchbot/checkpoints"
@@ -92,26 +93,23 @@ func TestTerminalOutputIsClean(t *testing.T) {
 	_, _ = NewPrompter(strings.NewReader(""), &out).Ask(context.Background(), inst, []checkpoints.FieldError{{Key: "exclude", Message: hostile}})
 	assertClean(t, "the field errors", out.String())
 
-	// A decision's note (typed in Slack, perhaps) and the report.
+	// A decision's note (typed in Slack, perhaps), as the terminal follows
+	// the run, and a passing note carrying an error's text.
 	out.Reset()
-	p := New(&out, nil)
+	f := NewFollower(&out, func() time.Time { return now })
 	decided := instance(t, checkpoints.PlanReview, plan, nil)
-	decided.Decision = &checkpoints.Decision{Action: checkpoints.Reject, By: "U1", Note: hostile, At: now}
-	if err := p.Decided(context.Background(), nil, &decided); err != nil {
-		t.Fatal(err)
+	r := &pipeline.Run{ID: "r-1", Status: pipeline.StatusWaiting, Checkpoints: []checkpoints.Instance{decided}, Waiting: decided.ID}
+	f.Observe(r)
+	r.Checkpoints[0].Decision = &checkpoints.Decision{Action: checkpoints.Reject, By: "U1", Note: hostile, At: now}
+	r.Checkpoints[0].State = checkpoints.StateSubmitted
+	f.Observe(r)
+	if !strings.Contains(out.String(), "reject") {
+		t.Fatalf("no decision line: %q", out.String())
 	}
 	assertClean(t, "the decision line", out.String())
-	report := &pipeline.Report{Markdown: "# R\n" + hostile}
-	if err := p.Finished(context.Background(), &pipeline.Run{ID: "r-1", Report: report}); err != nil {
-		t.Fatal(err)
-	}
-	got := <-p.Done()
-	if md := got.Report.Markdown; strings.ContainsAny(md, "\x1b\u202e\r\b") || !strings.Contains(md, "evil") {
-		t.Errorf("the finished report is not clean: %q", md)
-	}
-	if report.Markdown != "# R\n"+hostile {
-		t.Error("Finished changed the engine's run")
-	}
+	out.Reset()
+	New(&out).Notice(context.Background(), r, "the plan step failed ("+hostile+")")
+	assertClean(t, "a notice", out.String())
 }
 
 func TestCleanHandlesLargeInput(t *testing.T) {

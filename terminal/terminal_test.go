@@ -175,32 +175,58 @@ func TestPromptEditInEditor(t *testing.T) {
 	}
 }
 
-func TestPresenterHandsOffWithoutBlockingAndCoalescesProgress(t *testing.T) {
+func TestFollowerShowsWhatTheStoreSaysAndAsksOncePerOffer(t *testing.T) {
 	var out bytes.Buffer
 	clock := now
-	p := New(&out, func() time.Time { return clock })
-	r := &pipeline.Run{ID: "r-1", Step: pipeline.StepSearch, CreatedAt: now}
-	p.Progress(context.Background(), r)
-	p.Progress(context.Background(), r) // same stage, too soon: coalesced
+	f := NewFollower(&out, func() time.Time { return clock })
+	r := &pipeline.Run{ID: "r-1", Status: pipeline.StatusRunning, Step: pipeline.StepSearch, CreatedAt: now}
+	if f.Observe(r) != nil {
+		t.Fatal("asked with no checkpoint")
+	}
+	f.Observe(r) // same stage, too soon: coalesced
 	clock = clock.Add(3 * time.Second)
-	p.Progress(context.Background(), r)
+	f.Observe(r)
 	r.Step = pipeline.StepFetch
-	p.Progress(context.Background(), r) // new stage: shown at once
+	f.Observe(r) // new stage: shown at once
 	if n := strings.Count(out.String(), "\n"); n != 3 {
 		t.Errorf("%d progress lines, want 3:\n%s", n, out.String())
 	}
 	inst := instance(t, checkpoints.PlanReview, pipeline.PlanPayload{}, nil)
-	if err := p.Offer(context.Background(), r, &inst); err != nil {
+	inst.MaxRetries = 3
+	r.Checkpoints, r.Waiting, r.Status = []checkpoints.Instance{inst}, inst.ID, pipeline.StatusWaiting
+	if got := f.Observe(r); got == nil || got.ID != inst.ID {
+		t.Fatalf("not asked about the offered checkpoint: %v", got)
+	}
+	if f.Observe(r) != nil {
+		t.Fatal("asked twice about one offer")
+	}
+	// A reminder (offered again after a timeout) is asked again.
+	later := now.Add(inst.Timeout + time.Hour)
+	if err := r.Checkpoints[0].TimeOut(later); err != nil {
 		t.Fatal(err)
 	}
-	if got := <-p.Offers(); got.Instance.ID != inst.ID {
-		t.Fatalf("offer %v", got.Instance.ID)
+	if err := r.Checkpoints[0].Offer(later, "engine"); err != nil {
+		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	for i := 0; i < 10; i++ { // a full channel and an ended context never block a worker
-		if err := p.Offer(ctx, r, &inst); err != nil && !errors.Is(err, context.Canceled) {
-			t.Fatal(err)
-		}
+	if f.Observe(r) == nil {
+		t.Fatal("a reminder was not asked")
+	}
+	// Decided by whoever: one line records it.
+	out.Reset()
+	_ = r.Checkpoints[0].Decide(checkpoints.Decision{Action: checkpoints.Approve, By: "terminal", At: now})
+	r.Waiting, r.Status = "", pipeline.StatusRunning
+	f.Observe(r)
+	f.Observe(r)
+	if n := strings.Count(out.String(), "✓ "); n != 1 {
+		t.Errorf("%d decision lines, want 1:\n%s", n, out.String())
+	}
+}
+
+func TestPresenterShowsNotices(t *testing.T) {
+	var out bytes.Buffer
+	p := New(&out)
+	p.Notice(context.Background(), &pipeline.Run{ID: "r-1"}, "model unavailable, retry 2 of 4 in 8s")
+	if got := out.String(); got != "  … model unavailable, retry 2 of 4 in 8s\n" {
+		t.Fatalf("notice printed as %q", got)
 	}
 }

@@ -12,12 +12,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/researchbot/researchbot/checkpoints"
 	"github.com/researchbot/researchbot/config"
 	"github.com/researchbot/researchbot/internal/app"
 	"github.com/researchbot/researchbot/pipeline"
+	"github.com/researchbot/researchbot/redisstore"
 	"github.com/researchbot/researchbot/terminal"
 )
 
@@ -45,7 +44,8 @@ func loadConfig(getenv func(string) string, stderr io.Writer, checks ...func(con
 }
 
 // newLogger makes the program's logger, and routes go-redis's own log lines
-// (connection retries) into it, so every line is structured.
+// (connection retries) into it, quietly, so every line is structured and an
+// outage of Redis is not a storm of lines.
 func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
 	var level slog.Level
 	_ = level.UnmarshalText([]byte(cfg.LogLevel))
@@ -56,15 +56,8 @@ func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
 	} else {
 		log = slog.New(slog.NewTextHandler(w, opts))
 	}
-	redis.SetLogger(redisLogger{log})
+	redisstore.RouteRedisLogs(log)
 	return log
-}
-
-// redisLogger adapts slog to go-redis's logger.
-type redisLogger struct{ log *slog.Logger }
-
-func (l redisLogger) Printf(ctx context.Context, format string, v ...any) {
-	l.log.WarnContext(ctx, fmt.Sprintf(format, v...))
 }
 
 func cmdRun(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -100,7 +93,7 @@ func cmdRun(ctx context.Context, args []string, getenv func(string) string, stdi
 		fs.Usage()
 		return &exitError{code: 2, msg: "researchbot run: give a question, or --resume RUN_ID"}
 	}
-	queue := "terminal-" + randomSuffix()
+	queue := app.TerminalQueuePrefix + randomSuffix()
 	req := pipeline.Request{
 		Question: question, Mode: *mode, Depth: pipeline.Depth(*depth), RequestedBy: "terminal",
 		Origin: pipeline.Origin{Kind: "terminal", Queue: queue},
@@ -119,7 +112,7 @@ func cmdRun(ctx context.Context, args []string, getenv func(string) string, stdi
 	if cfg.LogLevel == "info" {
 		log = newLogger(config.Config{LogLevel: "warn", LogFormat: cfg.LogFormat}, stderr)
 	}
-	presenter := terminal.New(stderr, nil)
+	presenter := terminal.New(stderr)
 	// A person who presses Ctrl-C wants the prompt back: the step in flight is
 	// handed back at once (it is redone on --resume).
 	a, err := app.New(ctx, cfg, app.Options{Presenters: map[string]pipeline.Presenter{"terminal": presenter}, Logger: log, ShutdownTimeout: time.Second})
@@ -177,7 +170,21 @@ func cmdRun(ctx context.Context, args []string, getenv func(string) string, stdi
 	if getenv("RESEARCHBOT_NO_EDITOR") != "" {
 		prompter.Editor = ""
 	}
-	return loop(ctx, a.Engine, presenter, prompter, r.ID, !a.Conn.Embedded, *outFile, stdout, stderr)
+	watchCtx, stopWatching := context.WithCancel(ctx)
+	err = follow(ctx, a.Engine, a.Store.Watch(watchCtx, r.ID, 0), terminal.NewFollower(stderr, nil), prompter, r.ID, !a.Conn.Embedded, *outFile, stdout, stderr)
+	stopWatching()
+	if ctx.Err() != nil || err != nil {
+		// The person stopped (or the run could not be followed): hand the
+		// step in flight back, then mark the run interrupted so it is listed
+		// as such and nobody takes it until --resume.
+		stopWorker()
+		ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if ierr := a.Engine.Interrupt(ictx, r.ID); ierr != nil {
+			log.Info("could not mark the run interrupted", "run", r.ID, "err", ierr)
+		}
+	}
+	return err
 }
 
 // parseInterspersed parses flags before, between and after the words of the
@@ -207,8 +214,9 @@ func limitsFromFlags(maxCost float64, maxIter int) pipeline.Limits {
 
 func randomSuffix() string { return strings.TrimPrefix(pipeline.NewRunID(), "r-") }
 
-// loop answers checkpoints until the run finishes or the person stops.
-func loop(ctx context.Context, eng *pipeline.Engine, p *terminal.Presenter, pr *terminal.Prompter, runID string, durable bool, outFile string, stdout, stderr io.Writer) error {
+// follow shows the run as the store sees it, whichever process advances
+// it, and answers its checkpoints, until it finishes or the person stops.
+func follow(ctx context.Context, eng *pipeline.Engine, runs <-chan *pipeline.Run, f *terminal.Follower, pr *terminal.Prompter, runID string, durable bool, outFile string, stdout, stderr io.Writer) error {
 	resumeHint := func(what string) string {
 		if !durable {
 			return fmt.Sprintf("\n%s. The run's state was in the in-process Redis and is gone; set REDIS_URL to make runs resumable.", what)
@@ -217,67 +225,86 @@ func loop(ctx context.Context, eng *pipeline.Engine, p *terminal.Presenter, pr *
 	}
 	interrupted := func() error { return &exitError{code: 130, msg: resumeHint("stopped")} }
 	for {
+		var r *pipeline.Run
 		select {
 		case <-ctx.Done():
 			return interrupted()
-		case r := <-p.Done():
-			return writeOutcome(r, outFile, stdout, stderr)
-		case o := <-p.Offers():
-			var fieldErrs []checkpoints.FieldError
-			for {
-				d, err := pr.Ask(ctx, o.Instance, fieldErrs)
-				if ctx.Err() != nil {
-					return interrupted()
-				}
-				if errors.Is(err, terminal.ErrNoInput) {
-					return &exitError{code: 3, msg: resumeHint(fmt.Sprintf("no answer on standard input; the run waits at %q", o.Instance.Label))}
-				}
-				if err != nil {
-					fmt.Fprintln(stderr, err)
-					continue
-				}
-				_, err = eng.Decide(ctx, o.Instance.ID, d)
-				var verr *checkpoints.ValidationError
-				switch {
-				case errors.As(err, &verr):
-					fieldErrs = verr.Fields
-					continue
-				case errors.Is(err, checkpoints.ErrAlreadyDecided), errors.Is(err, pipeline.ErrNotCurrent):
-					fmt.Fprintln(stderr, "that checkpoint was already answered; going on")
-				case err != nil:
-					return err
-				}
-				break
+		case got, ok := <-runs:
+			if !ok {
+				return interrupted()
 			}
+			r = got
+		}
+		inst := f.Observe(r)
+		if r.Status.Final() {
+			return writeOutcome(r, outFile, stdout, stderr)
+		}
+		if inst == nil {
+			continue
+		}
+		var fieldErrs []checkpoints.FieldError
+		for {
+			d, err := pr.Ask(ctx, *inst, fieldErrs)
+			if ctx.Err() != nil {
+				return interrupted()
+			}
+			if errors.Is(err, terminal.ErrNoInput) {
+				return &exitError{code: 3, msg: resumeHint(fmt.Sprintf("no answer on standard input; the run waits at %q", inst.Label))}
+			}
+			if err != nil {
+				fmt.Fprintln(stderr, err)
+				continue
+			}
+			_, err = eng.Decide(ctx, inst.ID, d)
+			var verr *checkpoints.ValidationError
+			switch {
+			case errors.As(err, &verr):
+				fieldErrs = verr.Fields
+				continue
+			case errors.Is(err, checkpoints.ErrAlreadyDecided), errors.Is(err, pipeline.ErrNotCurrent):
+				fmt.Fprintln(stderr, "that checkpoint was already answered; going on")
+			case errors.Is(err, pipeline.ErrDecisionUnknown):
+				fmt.Fprintln(stderr, "the store stopped answering, so your answer may or may not be recorded; if the checkpoint is asked again, answer it again")
+			case err != nil:
+				return err
+			}
+			break
 		}
 	}
 }
 
-// writeOutcome prints the report (stdout or a file) or says why there is none.
+// writeOutcome prints the report (stdout or a file) or says, in one line on
+// stderr, why there is none. What came from the model or the web is cleaned
+// of terminal escapes and bidi controls first (the report goes to a
+// terminal or a file that will be shown in one).
 func writeOutcome(r *pipeline.Run, outFile string, stdout, stderr io.Writer) error {
-	fmt.Fprintf(stderr, "run %s %s after %s of work · %d tokens · $%.4f\n", r.ID, r.Status, r.Active.Round(time.Second),
-		r.Spend.PromptTokens+r.Spend.CompletionTokens, r.Spend.CostUSD)
 	switch {
 	case r.Status == pipeline.StatusCancelled:
-		return &exitError{code: 1, msg: "the run was cancelled by " + r.CancelledBy}
+		return &exitError{code: 1, msg: fmt.Sprintf("researchbot: run %s was cancelled by %s", r.ID, terminal.Clean(r.CancelledBy))}
 	case r.Report == nil:
-		return &exitError{code: 1, msg: "the run failed: " + r.Failure}
+		return &exitError{code: 1, msg: fmt.Sprintf("researchbot: run %s failed after %s of work: %s", r.ID, r.Active.Round(time.Second), terminal.Clean(r.Failure))}
 	}
+	fmt.Fprintf(stderr, "run %s %s after %s of work · %d tokens · $%.4f\n", r.ID, r.Status, r.Active.Round(time.Second),
+		r.Spend.PromptTokens+r.Spend.CompletionTokens, r.Spend.CostUSD)
+	report := terminal.CleanMarkdown(r.Report.Markdown)
 	if outFile != "" {
-		if err := os.WriteFile(outFile, []byte(r.Report.Markdown), 0o644); err != nil {
+		if err := os.WriteFile(outFile, []byte(report), 0o644); err != nil {
 			return fmt.Errorf("write the report: %w", err)
 		}
 		fmt.Fprintf(stderr, "report written to %s\n", outFile)
-	} else if _, err := io.WriteString(stdout, r.Report.Markdown); err != nil {
+	} else if _, err := io.WriteString(stdout, report); err != nil {
 		return err
 	}
 	if r.Status == pipeline.StatusPartial {
-		fmt.Fprintf(stderr, "note: this is a partial report: %s\n", r.FallbackReason)
+		fmt.Fprintf(stderr, "note: this is a partial report: %s\n", terminal.Clean(r.FallbackReason))
 	}
 	return nil
 }
 
 func cmdRuns(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "prune" {
+		return cmdPrune(ctx, args[1:], getenv, stdout, stderr)
+	}
 	fs := flag.NewFlagSet("runs", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	limit := fs.Int("limit", 20, "how many runs to list")

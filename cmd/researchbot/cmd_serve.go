@@ -42,6 +42,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	log.Info("search backends active", "backends", a.Backends)
 	metrics.WatchRunStates(a.Store.CountActive)
+	metrics.WatchOldestUnleased(a.OldestUnleased)
 
 	presenter, err := bot.NewPresenter(bot.PresenterConfig{
 		BotToken: cfg.SlackBotToken, APIURL: cfg.SlackAPIURL, Redis: a.Conn.Client, Metrics: metrics, Logger: log,

@@ -248,16 +248,30 @@ func TestAnotherWorkerTakesOverADeadWorkersRun(t *testing.T) {
 	res := slowAnalysis(20 * time.Second)
 	w := newWorld(t, res)
 	c, runID := w.startStuckInAnalysis(t, res)
-	c.kill(t)
-
-	// Another process serving the run's queue finds the orphan by itself: no --resume.
 	_, rdb := redistest.Connect(t, w.redisURL)
 	store := redisstore.NewStore(rdb, "")
 	r, err := store.Load(context.Background(), runID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.start(t, "worker", "--queues", r.Origin.Queue)
+	// Another process serving the run's queue is running when the first dies.
+	wk := w.start(t, "worker", "--queues", r.Origin.Queue)
+	wk.waitFor(t, regexp.MustCompile(`^researchbot worker taking runs`))
+	killed := time.Now()
+	c.kill(t)
+
+	// It finds the orphan by itself (no --resume), within 2×RUN_LEASE.
+	for res.Count("analysis") < 2 {
+		if time.Since(killed) > 30*time.Second {
+			t.Fatal("the run was not taken over")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	took := time.Since(killed)
+	t.Logf("a dead worker's run was taken over %v after the kill (RUN_LEASE 2s)", took.Round(10*time.Millisecond))
+	if took > 4*time.Second {
+		t.Errorf("takeover took %v, want at most 2×RUN_LEASE (4s)", took)
+	}
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		r, err = store.Load(context.Background(), runID)

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/researchbot/researchbot/dedup"
@@ -18,15 +21,23 @@ type model struct {
 	client  *llm.Client
 	modelOf func(role string) string
 	prices  map[string]llm.Price
+	// endpoint names the model's endpoint in messages (no credentials).
+	endpoint string
 }
 
 func (m *model) Generate(ctx context.Context, p pipeline.Prompt, out any) (pipeline.Usage, error) {
-	u, err := m.client.Generate(ctx, llm.Request{
+	req := llm.Request{
 		Model:      m.modelOf(string(p.Role)),
 		System:     p.System,
 		User:       p.User,
 		SchemaName: p.Name,
-	}, out)
+	}
+	if p.OnRetry != nil {
+		req.OnRetry = func(r llm.Retry) {
+			p.OnRetry(pipeline.ModelRetry{Retry: r.N, Of: r.Max, Wait: r.Wait, Cause: r.Cause})
+		}
+	}
+	u, err := m.client.Generate(ctx, req, out)
 	pu := pipeline.Usage{Model: u.Model, PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, CostUSD: u.CostUSD, Calls: u.Calls, UnknownPrice: u.UnknownPrice}
 	var refusal *llm.RefusalError
 	var api *llm.APIError
@@ -38,8 +49,59 @@ func (m *model) Generate(ctx context.Context, p pipeline.Prompt, out any) (pipel
 		err = fmt.Errorf("%w: %w", pipeline.ErrModelUnusable, err)
 	case errors.As(err, &api) && (api.StatusCode == 401 || api.StatusCode == 403 || api.StatusCode == 404):
 		err = fmt.Errorf("%w: %w", pipeline.ErrModelUnusable, err)
+	case ctx.Err() != nil:
+	default:
+		err = &modelError{endpoint: m.endpoint, err: err}
 	}
 	return pu, err
+}
+
+// modelError words a failed model call for people, naming the endpoint:
+// "the model at http://127.0.0.1:9/v1 could not be reached (connection
+// refused)". It is what a run that ends on it states as its cause.
+type modelError struct {
+	endpoint string
+	err      error
+}
+
+func (e *modelError) Error() string { return e.Describe() + ": " + e.err.Error() }
+func (e *modelError) Unwrap() error { return e.err }
+
+// Describe implements the one-line description pipeline.Describe uses.
+func (e *modelError) Describe() string {
+	var api *llm.APIError
+	var invalid *llm.InvalidOutputError
+	switch {
+	case errors.Is(e.err, llm.ErrUnreachable):
+		return fmt.Sprintf("the model at %s could not be reached (%s)", e.endpoint, lastPart(e.err.Error()))
+	case errors.Is(e.err, context.DeadlineExceeded):
+		return fmt.Sprintf("the model at %s did not answer in time", e.endpoint)
+	case errors.As(e.err, &api):
+		return fmt.Sprintf("the model at %s answered HTTP %d %s", e.endpoint, api.StatusCode, http.StatusText(api.StatusCode))
+	case errors.As(e.err, &invalid):
+		return fmt.Sprintf("the model at %s did not return the structured answer asked for", e.endpoint)
+	}
+	return fmt.Sprintf("the model at %s failed: %v", e.endpoint, e.err)
+}
+
+// lastPart is the innermost reason of a wrapped network error message
+// ("dial tcp 127.0.0.1:9: connect: connection refused" → "connection refused").
+func lastPart(msg string) string {
+	if i := strings.LastIndex(msg, ": "); i >= 0 {
+		return msg[i+2:]
+	}
+	return msg
+}
+
+// endpointName is the base URL without credentials, for messages.
+func endpointName(base string) string {
+	u, err := url.Parse(base)
+	if err != nil {
+		return "the configured endpoint"
+	}
+	u.User = nil
+	u.RawQuery = ""
+	return u.String()
 }
 
 // Price implements pipeline.Pricer for estimates.

@@ -13,6 +13,9 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/researchbot/researchbot/config"
@@ -57,6 +60,8 @@ type App struct {
 	log        *slog.Logger
 	// llm is the LLM client the engine uses; StreamModel shares it.
 	llm *llm.Client
+	// rescuer is the rescue of the queues StartWorker serves.
+	rescuer atomic.Pointer[redisstore.Rescuer]
 }
 
 // New assembles researchbot. The caller must Close it.
@@ -67,7 +72,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	conn, err := redisstore.Connect(ctx, cfg.RedisURL)
+	conn, err := redisstore.Connect(ctx, cfg.RedisURL, redisstore.ConnOptions{Lease: cfg.LeaseTTL})
 	if err != nil {
 		return nil, err
 	}
@@ -89,9 +94,15 @@ func (a *App) build() error {
 	if cfg.LLMPerMinute > 0 {
 		limiter = llm.NewRedisLimiter(a.Conn.Client, "rb:rate:llm", cfg.LLMPerMinute)
 	}
+	// LLM_MAX_RETRIES counts retries, 0 meaning none; llm.Config's zero
+	// means its default and a negative number none.
+	retries := cfg.LLMMaxRetries
+	if retries == 0 {
+		retries = -1
+	}
 	client, err := llm.New(llm.Config{
 		BaseURL: cfg.OpenAIBaseURL, APIKey: cfg.OpenAIAPIKey, Timeout: cfg.LLMTimeout,
-		MaxRetries: cfg.LLMMaxRetries, Prices: prices, Limiter: limiter,
+		MaxRetries: retries, Prices: prices, Limiter: limiter,
 		HTTPClient: a.opts.HTTPClient, Logger: a.log,
 	})
 	if err != nil {
@@ -117,9 +128,11 @@ func (a *App) build() error {
 		CacheTTL: cfg.FetchCacheTTL, Now: a.opts.Now,
 	}, fetch.NewRedisCache(a.Conn.Client, "rb:page:"))
 
-	a.Store = redisstore.NewStore(a.Conn.Client, "rb:")
-	a.Queue = redisstore.NewQueue(a.Conn.Queue, redisstore.QueueOptions{})
-	a.Locker = redisstore.NewLocker(a.Conn.Client, "rb:", cfg.LeaseTTL, 0)
+	a.Store = redisstore.NewStoreWithOptions(a.Conn.Client, redisstore.StoreOptions{
+		Prefix: "rb:", Retention: cfg.Retention, PageRetention: cfg.PageRetention, Logger: a.log,
+	})
+	a.Queue = redisstore.NewQueue(a.Conn.Client, redisstore.QueueOptions{})
+	a.Locker = redisstore.NewLocker(a.Conn.Client, "rb:", cfg.LeaseTTL)
 	presenters := map[string]pipeline.Presenter{}
 	maps.Copy(presenters, a.opts.Presenters)
 	a.presenters = presenters
@@ -127,7 +140,7 @@ func (a *App) build() error {
 		Store:      a.Store,
 		Queue:      a.Queue,
 		Locker:     a.Locker,
-		Model:      &model{client: client, modelOf: cfg.ModelFor, prices: prices},
+		Model:      &model{client: client, modelOf: cfg.ModelFor, prices: prices, endpoint: endpointName(cfg.OpenAIBaseURL)},
 		Searcher:   &searcher{multi: multi, now: a.opts.Now},
 		Fetcher:    &fetcher{f: pageFetcher},
 		Presenters: presenters,
@@ -154,29 +167,53 @@ func (a *App) build() error {
 // one) can only be made after New.
 func (a *App) AddPresenter(kind string, p pipeline.Presenter) { a.presenters[kind] = p }
 
+// TerminalQueuePrefix starts the name of a terminal run's private queue:
+// only the process that started the run serves it.
+const TerminalQueuePrefix = "terminal-"
+
 // StartWorker starts advancing runs from the given queues in the background,
-// and rescuing runs of those queues whose worker died; the returned stop
-// function hands steps in flight back and waits.
+// and rescuing runs of those queues whose worker died (and marking terminal
+// runs whose process went away interrupted); the returned stop function
+// hands steps in flight back and waits.
 func (a *App) StartWorker(queues map[string]int) (stop func(), err error) {
-	w := redisstore.NewWorker(a.Conn.Queue, a.Engine, redisstore.WorkerOptions{
+	w := redisstore.NewWorker(a.Conn.Client, a.Engine, redisstore.WorkerOptions{
 		Queues: queues, Concurrency: a.Config.WorkerConcurrency, Logger: a.log, RetryDelay: a.opts.RetryDelay,
 		ShutdownTimeout: a.opts.ShutdownTimeout,
 	})
 	if err := w.Start(); err != nil {
 		return nil, fmt.Errorf("start worker: %w", err)
 	}
-	rescuer := &redisstore.Rescuer{Store: a.Store, Locker: a.Locker, Queue: a.Queue, Queues: slices.Collect(maps.Keys(queues)), Now: a.opts.Now, Logger: a.log}
+	rescuer := &redisstore.Rescuer{
+		Store: a.Store, Locker: a.Locker, Queue: a.Queue, Queues: slices.Sorted(maps.Keys(queues)),
+		Abandoned:   func(q string) bool { return strings.HasPrefix(q, TerminalQueuePrefix) },
+		Interrupter: a.Engine, Now: a.opts.Now, Logger: a.log,
+	}
+	a.rescuer.Store(rescuer)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { // owner: this worker; stopped by stop()
 		defer close(done)
 		rescuer.Run(ctx)
 	}()
+	var once sync.Once
 	return func() {
-		cancel()
-		<-done
-		w.Stop()
+		once.Do(func() {
+			cancel()
+			<-done
+			w.Stop()
+		})
 	}, nil
+}
+
+// OldestUnleased is how long the oldest run with work in this process's
+// queues has gone without a worker (for the /metrics gauge); 0 before
+// StartWorker.
+func (a *App) OldestUnleased(ctx context.Context) (time.Duration, error) {
+	r := a.rescuer.Load()
+	if r == nil {
+		return 0, nil
+	}
+	return r.OldestUnleased(ctx)
 }
 
 // Close releases the queue and Redis connections.

@@ -22,6 +22,7 @@ type recorder struct {
 	mu       sync.Mutex
 	decided  []checkpoints.Instance
 	progress int
+	notices  []string
 }
 
 func newRecorder() *recorder {
@@ -44,6 +45,13 @@ func (r *recorder) Progress(context.Context, *pipeline.Run) {
 	r.mu.Lock()
 	r.progress++
 	r.mu.Unlock()
+}
+
+// Notice records a passing note (pipeline.Notifier).
+func (r *recorder) Notice(_ context.Context, _ *pipeline.Run, text string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.notices = append(r.notices, text)
 }
 
 func (r *recorder) Finished(_ context.Context, run *pipeline.Run) error {

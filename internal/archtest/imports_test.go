@@ -25,7 +25,7 @@ var allowed = map[string][]string{
 	"fetch":       {"code.dny.dev/ssrf", "github.com/markusmobius/go-trafilatura", "github.com/JohannesKaufmann/html-to-markdown/v2", "github.com/temoto/robotstxt", "github.com/redis/go-redis/v9", "golang.org/x/net/html", "golang.org/x/net/html/charset", "golang.org/x/text/encoding", "golang.org/x/text/transform"},
 	"scheduler":   {"pipeline", "checkpoints", "dedup", "github.com/robfig/cron/v3"},
 	"terminal":    {"pipeline", "checkpoints", "github.com/charmbracelet/x/ansi"},
-	"redisstore":  {"pipeline", "checkpoints", "scheduler", "dedup", "github.com/redis/go-redis/v9", "github.com/hibiken/asynq", "github.com/bsm/redislock", "github.com/alicebob/miniredis/v2"},
+	"redisstore":  {"pipeline", "checkpoints", "scheduler", "dedup", "github.com/redis/go-redis/v9", "github.com/hibiken/asynq", "github.com/alicebob/miniredis/v2"},
 }
 
 // forbiddenEverywhere may appear only in the packages that adapt them.

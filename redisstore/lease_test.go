@@ -1,0 +1,140 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/researchbot/researchbot/internal/redistest"
+	"github.com/researchbot/researchbot/pipeline"
+)
+
+// createRun stores a fresh run for lease tests.
+func createRun(t *testing.T, s *Store, id string) {
+	t.Helper()
+	if err := s.Create(context.Background(), newRun(id, "U1", t0)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLeaseIsExclusiveAndEachHoldingHasAHigherFence(t *testing.T) {
+	_, rdb := redistest.Start(t)
+	s := NewStore(rdb, "")
+	createRun(t, s, "r-1")
+	l := NewLocker(rdb, "", 3*time.Second)
+	ctx := context.Background()
+	lctx, a, err := l.Lock(ctx, "r-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := l.Lock(ctx, "r-1"); !errors.Is(err, pipeline.ErrLeaseBusy) {
+		t.Fatalf("second Lock while held = %v, want ErrLeaseBusy", err)
+	}
+	a.Release()
+	a.Release() // idempotent
+	if context.Cause(lctx) != context.Canceled {
+		t.Fatalf("a released lease's context: %v", context.Cause(lctx))
+	}
+	_, b, err := l.Lock(ctx, "r-1")
+	if err != nil {
+		t.Fatalf("Lock after release: %v", err)
+	}
+	defer b.Release()
+	if b.Fence() <= a.Fence() {
+		t.Fatalf("fences %d then %d: an acquisition must raise the fence", a.Fence(), b.Fence())
+	}
+	if _, _, err := l.Lock(ctx, "r-missing"); !errors.Is(err, pipeline.ErrNotFound) {
+		t.Fatalf("Lock of a missing run = %v, want ErrNotFound", err)
+	}
+}
+
+// TestAStaleHoldersSaveIsRefused: a worker whose lease was taken over
+// cannot overwrite the run, even though it read the current version.
+func TestAStaleHoldersSaveIsRefused(t *testing.T) {
+	_, rdb := redistest.Start(t)
+	s := NewStore(rdb, "")
+	createRun(t, s, "r-1")
+	l := NewLocker(rdb, "", 3*time.Second)
+	ctx := context.Background()
+	actx, a, err := l.Lock(ctx, "r-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Release()
+	stale, _ := s.Load(ctx, "r-1")
+	stale.Fence = a.Fence()
+
+	// A's lease expires (its process froze); B takes the run over.
+	expired := time.Now()
+	if err := rdb.Del(ctx, "rb:lock:run:r-1").Err(); err != nil {
+		t.Fatal(err)
+	}
+	_, b, err := l.Lock(ctx, "r-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Release()
+
+	stale.Step = pipeline.StepFallback
+	if err := s.Save(ctx, stale); !errors.Is(err, pipeline.ErrLeaseLost) {
+		t.Fatalf("stale holder's save = %v, want ErrLeaseLost", err)
+	}
+	fresh, _ := s.Load(ctx, "r-1")
+	fresh.Fence = b.Fence()
+	fresh.Step = pipeline.StepSearch
+	if err := s.Save(ctx, fresh); err != nil {
+		t.Fatalf("the new holder's save: %v", err)
+	}
+	// A notices at its next refresh, within one refresh interval (TTL/3).
+	<-actx.Done()
+	took := time.Since(expired)
+	t.Logf("stale holder's step context cancelled %v after its lease was taken (refresh interval %v)", took.Round(time.Millisecond), l.TTL()/3)
+	if !errors.Is(context.Cause(actx), pipeline.ErrLeaseLost) {
+		t.Fatalf("cause %v, want ErrLeaseLost", context.Cause(actx))
+	}
+	if took > l.TTL()/3+500*time.Millisecond {
+		t.Errorf("cancelled after %v, want within one refresh interval (%v)", took, l.TTL()/3)
+	}
+	// A save without a fence (a person's decision) still works by version alone.
+	fresh.Fence = 0
+	if err := s.Save(ctx, fresh); err != nil {
+		t.Fatalf("unfenced save: %v", err)
+	}
+}
+
+// TestAHolderThatCannotRefreshStopsBeforeItsLeaseCouldBeTaken: when Redis
+// stops answering, the holder cancels its step at 2/3 of the lease after its
+// last refresh, before the lease can expire and be taken by another worker.
+func TestAHolderThatCannotRefreshStopsBeforeItsLeaseCouldBeTaken(t *testing.T) {
+	srv, rdb := redistest.Start(t)
+	s := NewStore(rdb, "")
+	createRun(t, s, "r-1")
+	ttl := 1500 * time.Millisecond
+	_, rw := Timeouts(ttl)
+	worker := redis.NewClient(&redis.Options{Addr: srv.Addr, ReadTimeout: rw, WriteTimeout: rw, ContextTimeoutEnabled: true, MaxRetries: -1})
+	defer worker.Close()
+	l := NewLocker(worker, "", ttl)
+	ctx := context.Background()
+	acquired := time.Now()
+	lctx, lease, err := l.Lock(ctx, "r-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lease.Release()
+	// Redis stops answering everyone for longer than the lease.
+	if err := rdb.Do(ctx, "CLIENT", "PAUSE", (ttl + 500*time.Millisecond).Milliseconds(), "ALL").Err(); err != nil {
+		t.Fatal(err)
+	}
+	<-lctx.Done()
+	took := time.Since(acquired)
+	t.Logf("with Redis paused, the step was cancelled %v after the lease was taken (lease %v, gives up at %v)", took.Round(time.Millisecond), ttl, 2*ttl/3)
+	if !errors.Is(context.Cause(lctx), pipeline.ErrLeaseLost) {
+		t.Fatalf("cause %v, want ErrLeaseLost", context.Cause(lctx))
+	}
+	if took >= ttl {
+		t.Fatalf("cancelled after %v: the lease (%v) may already have been taken by another worker", took, ttl)
+	}
+}

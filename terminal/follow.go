@@ -1,0 +1,74 @@
+package terminal
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/researchbot/researchbot/checkpoints"
+	"github.com/researchbot/researchbot/pipeline"
+)
+
+// Follower turns the states of a run, as read from the store, into what the
+// person at the terminal sees: a progress line when the stage changes (and
+// at most every interval otherwise), a one-line record of each checkpoint
+// decided or skipped, and the checkpoint to ask about.
+type Follower struct {
+	out      io.Writer
+	now      func() time.Time
+	interval time.Duration
+
+	lastLine time.Time
+	step     pipeline.Step
+	status   pipeline.Status
+	asked    map[string]int  // checkpoint id → attempt asked
+	open     map[string]bool // checkpoints seen before they were decided
+	closed   map[string]bool // checkpoints whose outcome was printed
+}
+
+// NewFollower returns a Follower writing to out.
+func NewFollower(out io.Writer, now func() time.Time) *Follower {
+	if now == nil {
+		now = time.Now
+	}
+	return &Follower{out: out, now: now, interval: 2 * time.Second, asked: map[string]int{}, open: map[string]bool{}, closed: map[string]bool{}}
+}
+
+// Observe shows what changed in r and returns the checkpoint the person
+// should answer now, or nil. A checkpoint is returned once per offer (a
+// reminder after a timeout is a new offer).
+func (f *Follower) Observe(r *pipeline.Run) *checkpoints.Instance {
+	for i := range r.Checkpoints {
+		inst := &r.Checkpoints[i]
+		if f.closed[inst.ID] {
+			continue
+		}
+		if !inst.Final() && inst.State != checkpoints.StateSkipped {
+			f.open[inst.ID] = true
+			continue
+		}
+		f.closed[inst.ID] = true
+		if f.open[inst.ID] {
+			fmt.Fprintln(f.out, DecisionLine(inst))
+		}
+	}
+	now := f.now()
+	if !r.Status.Final() && r.Status != pipeline.StatusWaiting &&
+		(r.Step != f.step || r.Status != f.status || now.Sub(f.lastLine) >= f.interval) {
+		fmt.Fprintln(f.out, ProgressLine(r, now))
+		f.lastLine = now
+	}
+	f.step, f.status = r.Step, r.Status
+	inst := r.Current()
+	if inst == nil || r.Status.Final() {
+		return nil
+	}
+	if !inst.Open() && inst.State != checkpoints.StateTimedOut {
+		return nil
+	}
+	if f.asked[inst.ID] == inst.Attempt {
+		return nil
+	}
+	f.asked[inst.ID] = inst.Attempt
+	return inst
+}
