@@ -1,16 +1,24 @@
 # researchbot — the two commands of the README, and their helpers.
-.PHONY: test run build image bench vet redis-server
+.PHONY: test run build image bench vet lint redis-server
 
 GO ?= go
 
 # test: everything CI runs, on a fresh machine.
-test: redis-server vet
+test: redis-server vet lint
 	$(GO) test -race -count=1 -timeout 30m ./...
 
 vet:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed on:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
+
+# lint: staticcheck and golangci-lint (.golangci.yml) at pinned versions,
+# built from the Go module proxy on first use and cached after.
+STATICCHECK_VERSION ?= v0.8.2
+GOLANGCI_LINT_VERSION ?= v2.15.0
+lint:
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+	$(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION) run ./...
 
 # The tests start private redis-server processes; install it when missing.
 redis-server:

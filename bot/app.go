@@ -12,8 +12,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/go-redis/redis_rate/v10"
-	"github.com/redis/go-redis/v9"
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
 	"github.com/slack-go/slack/socketmode"
@@ -30,6 +28,8 @@ type Engine interface {
 	Cancel(ctx context.Context, runID, by string) error
 	Load(ctx context.Context, runID string) (*pipeline.Run, error)
 	List(ctx context.Context, f pipeline.RunFilter) ([]*pipeline.Run, error)
+	CheckpointActions
+	RecordVerdict(ctx context.Context, runID string, v pipeline.Verdict) (*pipeline.Run, error)
 }
 
 // StreamCommand is a "/research stream …" invocation.
@@ -39,10 +39,10 @@ type StreamCommand struct {
 	TriggerID, ResponseURL    string
 }
 
-// StreamHandler handles research stream commands; it returns mrkdwn to show
-// the user (ephemerally), already escaped.
+// StreamHandler handles research stream commands and answers them itself
+// (through the command's response_url); an error is answered generically.
 type StreamHandler interface {
-	HandleStream(ctx context.Context, cmd StreamCommand) (reply string, err error)
+	HandleStream(ctx context.Context, cmd StreamCommand) error
 }
 
 // MessageHandler receives thread messages (events_api message events), for
@@ -51,23 +51,36 @@ type MessageHandler interface {
 	HandleMessage(ctx context.Context, ev *slackevents.MessageEvent)
 }
 
-// Config configures an App. AppToken, BotToken, Engine and Redis are required.
+// Config configures an App. AppToken, BotToken, Engine, Memory and Budget are required.
 type Config struct {
 	AppToken string // xapp-… (SLACK_APP_TOKEN)
 	BotToken string // xoxb-… (SLACK_BOT_TOKEN)
 	APIURL   string // SLACK_API_URL; "" means Slack's
-	Engine   Engine
-	// Redis holds the rate limits (and is checked by /readyz).
-	Redis redis.UniversalClient
+	// Sender is the Web API client shared with Streams and the Presenter;
+	// it must carry AppToken. nil makes one from the tokens.
+	Sender *Sender
+	Engine Engine
+	// Memory is what the bot remembers for every replica (and is checked
+	// by /readyz).
+	Memory Memory
+	// Budget keeps the per-user and per-workspace rate limits.
+	Budget RateBudget
 	// Deliveries remembers the deliveries handled by every replica, so a
-	// delivery Slack repeats is acted on once; nil means Redis.
+	// delivery Slack repeats is acted on once; nil means Memory.
 	Deliveries DeliveryMemory
 	// Metrics is shared with the Engine (as its Observer); nil makes new ones.
 	Metrics *Metrics
 	// Approvers lists, per channel id, who besides the requester may decide
 	// that channel's checkpoints; the key "*" applies to every channel.
 	Approvers map[string][]string
-	Limits    RateLimits
+	// Admins (SLACK_ADMINS) may continue a run without a required checkpoint
+	// that could not be shown.
+	Admins []string
+	// ReviewSources lists the channels whose guided runs ask for the source
+	// review by default ("*": every channel); --review-sources asks for it
+	// in any channel.
+	ReviewSources []string
+	Limits        RateLimits
 	// Workers and Queue bound the work done after acks (defaults 16 and 256);
 	// JobTimeout bounds one job (default 60s).
 	Workers    int
@@ -75,12 +88,15 @@ type Config struct {
 	JobTimeout time.Duration
 	// HealthAddr is where /healthz, /readyz and /metrics are served; "" means nowhere.
 	HealthAddr string
-	// RunIDOf maps a checkpoint instance id to its run id; nil means pipeline.RunIDOf.
-	RunIDOf func(instanceID string) string
 	// Streams handles "/research stream …"; nil answers that streams are not enabled.
 	Streams StreamHandler
 	// Messages receives thread messages; nil ignores them.
-	Messages   MessageHandler
+	Messages MessageHandler
+	// StartDefaults remembers each channel's start-form settings; nil
+	// offers the built-in defaults and remembers nothing.
+	StartDefaults ChannelDefaults
+	// Features add routes of their own (see Routes).
+	Features   []Registrar
 	HTTPClient *http.Client
 	// Logger receives the bot's logs; values longer than a few hundred bytes
 	// (which Slack payloads can carry) are logged as a prefix and a length.
@@ -95,14 +111,15 @@ type Config struct {
 // slow work to a bounded pool.
 type App struct {
 	cfg       Config
-	api       *slack.Client
+	send      *Sender
+	api       *slack.Client // send's client
+	routes    *Routes
 	sm        *socketmode.Client
 	engine    Engine
 	limiter   *limiter
 	metrics   *Metrics
 	log       *slog.Logger
 	now       func() time.Time
-	runIDOf   func(string) string
 	approvers map[string]map[string]bool
 	pool      *pool
 	connected atomic.Bool
@@ -151,13 +168,16 @@ func New(cfg Config) (*App, error) {
 	if cfg.Engine == nil {
 		problems = append(problems, "an engine is required")
 	}
-	if cfg.Redis == nil {
-		problems = append(problems, "Redis is required")
+	if cfg.Memory == nil {
+		problems = append(problems, "Memory is required")
+	}
+	if cfg.Budget == nil {
+		problems = append(problems, "Budget is required")
 	}
 	if len(problems) > 0 {
 		return nil, errors.New("bot: " + strings.Join(problems, "; "))
 	}
-	a := &App{cfg: cfg, engine: cfg.Engine, metrics: cfg.Metrics, log: cfg.Logger, now: cfg.Now, runIDOf: cfg.RunIDOf}
+	a := &App{cfg: cfg, engine: cfg.Engine, metrics: cfg.Metrics, log: cfg.Logger, now: cfg.Now}
 	if a.metrics == nil {
 		a.metrics = NewMetrics()
 	}
@@ -167,14 +187,11 @@ func New(cfg Config) (*App, error) {
 	a.log = slog.New(capLogs(a.log.Handler()))
 	a.deliveries = cfg.Deliveries
 	if a.deliveries == nil {
-		a.deliveries = redisDeliveries{rdb: cfg.Redis}
+		a.deliveries = cfg.Memory
 	}
 	a.guardMetrics = newGuardMetrics(a.metrics)
 	if a.now == nil {
 		a.now = time.Now
-	}
-	if a.runIDOf == nil {
-		a.runIDOf = pipeline.RunIDOf
 	}
 	a.approvers = map[string]map[string]bool{}
 	for ch, users := range cfg.Approvers {
@@ -183,13 +200,16 @@ func New(cfg Config) (*App, error) {
 			a.approvers[ch][u] = true
 		}
 	}
-	a.api = newSlackAPI(cfg.BotToken, cfg.AppToken, cfg.APIURL, cfg.HTTPClient, a.metrics)
+	a.send = senderOr(cfg.Sender, SenderConfig{BotToken: cfg.BotToken, AppToken: cfg.AppToken, APIURL: cfg.APIURL, HTTPClient: cfg.HTTPClient, Metrics: a.metrics, Logger: a.log})
+	a.api = a.send.API()
+	a.routes = NewRoutes()
+	a.registerRoutes()
 	smOpts := []socketmode.Option{socketmode.OptionLog(slog.NewLogLogger(a.log.Handler(), slog.LevelDebug))}
 	if cfg.PingInterval > 0 {
 		smOpts = append(smOpts, socketmode.OptionPingInterval(cfg.PingInterval))
 	}
 	a.sm = socketmode.New(a.api, smOpts...)
-	a.limiter = &limiter{rl: redis_rate.NewLimiter(cfg.Redis), limits: cfg.Limits.withDefaults()}
+	a.limiter = &limiter{budget: cfg.Budget, limits: cfg.Limits.withDefaults()}
 	workers, queue, timeout := cfg.Workers, cfg.Queue, cfg.JobTimeout
 	if workers <= 0 {
 		workers = 16
@@ -211,7 +231,7 @@ func (a *App) Metrics() *Metrics { return a.metrics }
 
 // Handler serves /healthz, /readyz and /metrics.
 func (a *App) Handler() http.Handler {
-	return HealthHandler(a.metrics, a.connected.Load, func(ctx context.Context) error { return a.cfg.Redis.Ping(ctx).Err() })
+	return HealthHandler(a.metrics, a.connected.Load, a.cfg.Memory.Ping)
 }
 
 // Run connects to Slack and serves until ctx ends; then it stops taking new

@@ -23,6 +23,7 @@ const (
 	CmdList     CommandKind = "list"
 	CmdCancel   CommandKind = "cancel"
 	CmdStream   CommandKind = "stream"
+	CmdStart    CommandKind = "start" // no text: the start form
 )
 
 // Command is a parsed /research invocation.
@@ -31,8 +32,15 @@ type Command struct {
 	Question string         // CmdResearch
 	Mode     string         // CmdResearch: auto, guided or full
 	Depth    pipeline.Depth // CmdResearch
-	RunID    string         // CmdStatus, CmdCancel: "" means the caller's latest run
-	Args     string         // CmdStream: everything after "stream"
+	// ReviewSources asks for the source review in a guided run (CmdResearch).
+	ReviewSources bool
+	RunID         string // CmdStatus, CmdCancel: "" means the caller's latest run
+	Args          string // CmdStream: everything after "stream"
+	// ThreadTS is the thread a research runs in ("" for a new thread under
+	// its own root message): the message shortcut's.
+	ThreadTS string
+	// BudgetUSD is the run's spending limit (0: the configured one).
+	BudgetUSD float64
 }
 
 // UsageError is a /research invocation that cannot be understood; its
@@ -46,33 +54,26 @@ func (e *UsageError) Error() string { return e.Msg }
 
 // ParseCommand parses the text after /research:
 //
-//	[--mode auto|guided|full] [--depth quick|standard|comprehensive] <question>
+//	[--mode auto|guided|full] [--depth quick|standard|comprehensive] [--review-sources] <question>
 //	help | status [RUN] | list | cancel [RUN] | stream …
 //
+// A subcommand is recognised only in its exact form (see subcommand); any
+// other text is a question, so "/research stream processing frameworks
+// compared" and "/research status of fusion power" are researched.
 // Options may come before or after the question, as "--mode full" or
-// "--mode=full"; "--" ends the options, so "/research -- list the risks"
-// asks a question that starts with a subcommand word. Empty text is help.
+// "--mode=full"; "--" ends the options, and a leading "--" forces a question
+// even when the rest is a subcommand's exact form. Empty text opens the
+// start form.
 // Characters no one can see (Visible) are dropped first, so the question
 // researched is the question shown.
 func ParseCommand(text string) (Command, error) {
 	text = strings.TrimSpace(Visible(text))
 	toks := strings.Fields(text)
 	if len(toks) == 0 {
-		return Command{Kind: CmdHelp}, nil
+		return Command{Kind: CmdStart}, nil
 	}
-	switch first := strings.ToLower(toks[0]); {
-	case first == "help" && len(toks) == 1, first == "--help" || first == "-h":
-		return Command{Kind: CmdHelp}, nil
-	case first == "list" && len(toks) == 1:
-		return Command{Kind: CmdList}, nil
-	case (first == "status" || first == "cancel") && len(toks) <= 2:
-		c := Command{Kind: CommandKind(first)}
-		if len(toks) == 2 {
-			c.RunID = toks[1]
-		}
+	if c, ok := subcommand(text, toks); ok {
 		return c, nil
-	case first == "stream" || first == "streams":
-		return Command{Kind: CmdStream, Args: strings.TrimSpace(text[len(toks[0]):])}, nil
 	}
 
 	c := Command{Kind: CmdResearch, Mode: checkpoints.ModeGuided, Depth: pipeline.DepthStandard}
@@ -89,8 +90,12 @@ func ParseCommand(text string) (Command, error) {
 		}
 		name, val, hasVal := strings.Cut(t[2:], "=")
 		name = strings.ToLower(name)
+		if name == "review-sources" && !hasVal {
+			c.ReviewSources = true
+			continue
+		}
 		if name != "mode" && name != "depth" {
-			return Command{}, &UsageError{Msg: fmt.Sprintf("I don't know the option `%s`. Options are `--mode auto|guided|full` and `--depth quick|standard|comprehensive`; put `--` before a question that contains one.", Escape(Truncate(t, 40)))}
+			return Command{}, &UsageError{Msg: fmt.Sprintf("I don't know the option `%s`. Options are `--mode auto|guided|full`, `--depth quick|standard|comprehensive` and `--review-sources`; put `--` before a question that contains one.", Escape(Truncate(t, 40)))}
 		}
 		if !hasVal {
 			if i+1 >= len(toks) {
@@ -127,4 +132,55 @@ func ParseCommand(text string) (Command, error) {
 		return Command{}, &UsageError{Msg: fmt.Sprintf("Your question is %d characters long; the limit is %d. Please shorten it and try again.", n, MaxQuestionRunes)}
 	}
 	return c, nil
+}
+
+// streamVerbs are the "/research stream" verbs and whether each takes a
+// stream name. "policy" takes a name and a policy word (see subcommand).
+var streamVerbs = map[string]bool{
+	"help": false, "new": false, "create": false, "list": false,
+	"show": true, "edit": true, "pause": true, "resume": true, "run": true, "delete": true, "remove": true,
+}
+
+// subcommand recognises the exact forms of the subcommands:
+//
+//	help | list | status [RUN] | cancel [RUN]
+//	stream | streams | stream help|new|create|list
+//	stream show|edit|pause|resume|run|delete|remove [NAME]
+//	stream policy [NAME auto|hold_draft]
+//
+// where RUN is one word. A bare verb that needs a name is a command (its
+// handler asks which stream); anything else is not a subcommand.
+func subcommand(text string, toks []string) (Command, bool) {
+	first := strings.ToLower(toks[0])
+	switch {
+	case first == "--help" || first == "-h" || (first == "help" && len(toks) == 1):
+		return Command{Kind: CmdHelp}, true
+	case first == "list" && len(toks) == 1:
+		return Command{Kind: CmdList}, true
+	case first == "status" || first == "cancel":
+		switch {
+		case len(toks) == 1:
+			return Command{Kind: CommandKind(first)}, true
+		case len(toks) == 2:
+			return Command{Kind: CommandKind(first), RunID: toks[1]}, true
+		}
+	case first == "stream" || first == "streams":
+		args := strings.TrimSpace(text[len(toks[0]):])
+		if len(toks) == 1 {
+			return Command{Kind: CmdStream, Args: args}, true
+		}
+		verb := strings.ToLower(toks[1])
+		if verb == "policy" {
+			last := strings.ToLower(toks[len(toks)-1])
+			if len(toks) == 2 || (len(toks) >= 4 && (last == "auto" || last == "hold_draft")) {
+				return Command{Kind: CmdStream, Args: args}, true
+			}
+			return Command{}, false
+		}
+		takesName, known := streamVerbs[verb]
+		if known && (takesName || len(toks) == 2) {
+			return Command{Kind: CmdStream, Args: args}, true
+		}
+	}
+	return Command{}, false
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
 	"github.com/slack-go/slack/socketmode"
@@ -27,15 +26,6 @@ const deliveryTTL = time.Hour
 // deliveryCheckTimeout bounds the check, which comes before the work a
 // person waits for (a form's answer must be in its ack within 3 s).
 const deliveryCheckTimeout = 500 * time.Millisecond
-
-// redisDeliveries is a DeliveryMemory in Redis, beside the bot's other
-// Slack memory: one key per delivery, rb:slack:seen:<kind>:<id>, set if absent.
-type redisDeliveries struct{ rdb redis.UniversalClient }
-
-// FirstTime implements DeliveryMemory.
-func (m redisDeliveries) FirstTime(ctx context.Context, key string, ttl time.Duration) (bool, error) {
-	return m.rdb.SetNX(ctx, "rb:slack:seen:"+key, 1, ttl).Result()
-}
 
 // delivery identifies what a person did, whichever envelope carried it.
 // Slack names every event with an event_id and every command and
@@ -83,7 +73,7 @@ func (a *App) firstDelivery(ctx context.Context, d delivery) bool {
 	}
 	cctx, cancel := context.WithTimeout(ctx, deliveryCheckTimeout)
 	defer cancel()
-	first, err := a.deliveries.FirstTime(cctx, d.kind+":"+d.id, deliveryTTL)
+	first, err := a.deliveries.FirstTime(cctx, keySeen+d.kind+":"+d.id, deliveryTTL)
 	switch {
 	case err != nil:
 		a.log.Warn("bot: could not check for a repeated delivery; handling it", "kind", d.kind, "delivery", d.id, "err", err)

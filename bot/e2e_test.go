@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-redis/redis_rate/v10"
 	"github.com/redis/go-redis/v9"
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
@@ -22,6 +21,7 @@ import (
 	"github.com/researchbot/researchbot/internal/redistest"
 	"github.com/researchbot/researchbot/internal/slackfake"
 	"github.com/researchbot/researchbot/pipeline"
+	"github.com/researchbot/researchbot/redisstore"
 )
 
 const (
@@ -48,13 +48,19 @@ type harness struct {
 
 func newHarness(t *testing.T, tweak func(*Config)) *harness {
 	t.Helper()
+	_, rdb := redistest.Start(t)
+	return newHarnessOn(t, rdb, tweak)
+}
+
+// newHarnessOn is newHarness on the Redis of rdb.
+func newHarnessOn(t *testing.T, rdb *redis.Client, tweak func(*Config)) *harness {
+	t.Helper()
 	fake := slackfake.New(t)
 	fake.AddChannel(chanIn, "research", true)
 	fake.AddChannel(chanOut, "elsewhere", false)
 	fake.AddUser(requester, "ada", "Europe/Paris")
 	fake.AddUser(stranger, "bob", "UTC")
 	fake.AddUser(approver, "cy", "UTC")
-	_, rdb := redistest.Start(t)
 	logs := &lockedBuffer{}
 	var out io.Writer = logs
 	if testing.Verbose() {
@@ -62,12 +68,12 @@ func newHarness(t *testing.T, tweak func(*Config)) *harness {
 	}
 	log := slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	metrics := NewMetrics()
-	pres, err := NewPresenter(PresenterConfig{BotToken: fake.BotToken(), APIURL: fake.APIURL(), Redis: rdb, Metrics: metrics, MinInterval: 100 * time.Millisecond, Logger: log})
+	pres, err := NewPresenter(PresenterConfig{BotToken: fake.BotToken(), APIURL: fake.APIURL(), Memory: redisstore.NewSlackMemory(rdb), Metrics: metrics, MinInterval: 100 * time.Millisecond, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
 	eng := newFakeEngine(pres)
-	cfg := Config{AppToken: fake.AppToken(), BotToken: fake.BotToken(), APIURL: fake.APIURL(), Engine: eng, Redis: rdb,
+	cfg := Config{AppToken: fake.AppToken(), BotToken: fake.BotToken(), APIURL: fake.APIURL(), Engine: eng, Memory: redisstore.NewSlackMemory(rdb), Budget: redisstore.NewRateLimiter(rdb, "slack"),
 		Metrics: metrics, Approvers: map[string][]string{chanIn: {approver}}, Logger: log, Workers: 4, Queue: 32}
 	if tweak != nil {
 		tweak(&cfg)
@@ -573,8 +579,8 @@ func TestE2EChannelWithoutTheBot(t *testing.T) {
 }
 
 func TestE2EHelpUsageAndLimits(t *testing.T) {
-	h := newHarness(t, func(c *Config) { c.Limits = RateLimits{PerUser: redis_rate.PerHour(1)} })
-	ack := h.slash(requester, chanIn, "")
+	h := newHarness(t, func(c *Config) { c.Limits = RateLimits{PerUser: PerHour(1)} })
+	ack := h.slash(requester, chanIn, "help")
 	if !strings.Contains(string(ack.Payload), "Checkpoints") || !strings.Contains(string(ack.Payload), `"response_type":"ephemeral"`) {
 		t.Errorf("help ack = %s", ack.Payload)
 	}
@@ -691,7 +697,7 @@ func TestE2EOldButtonWorksAfterRestart(t *testing.T) {
 	h.stop() // the bot process goes away while the checkpoint waits
 
 	// A new process: new App, new Presenter, same Redis and run store.
-	pres, err := NewPresenter(PresenterConfig{BotToken: h.fake.BotToken(), APIURL: h.fake.APIURL(), Redis: h.rdb, MinInterval: 100 * time.Millisecond})
+	pres, err := NewPresenter(PresenterConfig{BotToken: h.fake.BotToken(), APIURL: h.fake.APIURL(), Memory: redisstore.NewSlackMemory(h.rdb), MinInterval: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -738,11 +744,11 @@ func (r *recordingHandlers) HandleMessage(_ context.Context, ev *slackevents.Mes
 	r.messages = append(r.messages, ev.User+"@"+ev.ThreadTimeStamp+": "+ev.Text)
 }
 
-func (r *recordingHandlers) HandleStream(_ context.Context, cmd StreamCommand) (string, error) {
+func (r *recordingHandlers) HandleStream(_ context.Context, cmd StreamCommand) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.streams = append(r.streams, cmd)
-	return "Stream *weekly* created.", nil
+	return nil
 }
 
 func TestE2EThreadMessagesAndStreamsAreForwarded(t *testing.T) {
@@ -753,16 +759,15 @@ func TestE2EThreadMessagesAndStreamsAreForwarded(t *testing.T) {
 	if err := h.fake.PostUserMessage(ctx, requester, chanIn, "123.000001", "weekly, please"); err != nil {
 		t.Fatal(err)
 	}
-	h.slash(requester, chanIn, "stream create weekly")
+	h.slash(requester, chanIn, "stream new")
 	h.waitFor("both handlers", func() bool {
 		rec.mu.Lock()
 		defer rec.mu.Unlock()
 		return len(rec.messages) == 1 && len(rec.streams) == 1
 	})
-	if rec.messages[0] != requester+"@123.000001: weekly, please" || rec.streams[0].Args != "create weekly" || rec.streams[0].UserID != requester {
+	if rec.messages[0] != requester+"@123.000001: weekly, please" || rec.streams[0].Args != "new" || rec.streams[0].UserID != requester {
 		t.Errorf("messages %v, streams %+v", rec.messages, rec.streams)
 	}
-	h.waitFor("the stream reply", func() bool { return h.ephemeralTo(requester, "Stream *weekly* created.") })
 }
 
 func TestE2EReconnectsAfterConnectionErrors(t *testing.T) {

@@ -48,28 +48,28 @@ func hidden(r rune) bool {
 	return false
 }
 
-// Truncate shortens s to at most max runes, ending with an ellipsis when it
-// cut something. max < 1 yields "".
-func Truncate(s string, max int) string {
-	if max < 1 {
+// Truncate shortens s to at most limit runes, ending with an ellipsis when it
+// cut something. limit < 1 yields "".
+func Truncate(s string, limit int) string {
+	if limit < 1 {
 		return ""
 	}
-	if utf8.RuneCountInString(s) <= max {
+	if utf8.RuneCountInString(s) <= limit {
 		return s
 	}
 	runes := []rune(s)
-	return strings.TrimRight(string(runes[:max-1]), " \n\t") + ellipsis
+	return strings.TrimRight(string(runes[:limit-1]), " \n\t") + ellipsis
 }
 
-// EscapeTruncate escapes s and shortens it so the escaped text is at most max
+// EscapeTruncate escapes s and shortens it so the escaped text is at most limit
 // runes, ending with an ellipsis when it cut something and never cutting an
-// entity in half. max < 1 yields "".
-func EscapeTruncate(s string, max int) string {
-	if max < 1 {
+// entity in half. limit < 1 yields "".
+func EscapeTruncate(s string, limit int) string {
+	if limit < 1 {
 		return ""
 	}
 	esc := Escape(s)
-	if utf8.RuneCountInString(esc) <= max {
+	if utf8.RuneCountInString(esc) <= limit {
 		return esc
 	}
 	var b strings.Builder
@@ -85,7 +85,7 @@ func EscapeTruncate(s string, max int) string {
 			e = "&gt;"
 		}
 		w := utf8.RuneCountInString(e)
-		if n+w > max-1 {
+		if n+w > limit-1 {
 			break
 		}
 		b.WriteString(e)

@@ -42,17 +42,17 @@ func TestTruncate(t *testing.T) {
 
 func TestEscapeTruncateNeverSplitsEntities(t *testing.T) {
 	s := strings.Repeat("a<", 100)
-	for max := 1; max < 60; max++ {
-		got := EscapeTruncate(s, max)
-		if n := utf8.RuneCountInString(got); n > max {
-			t.Fatalf("max %d: got %d runes: %q", max, n, got)
+	for limit := 1; limit < 60; limit++ {
+		got := EscapeTruncate(s, limit)
+		if n := utf8.RuneCountInString(got); n > limit {
+			t.Fatalf("limit %d: got %d runes: %q", limit, n, got)
 		}
 		trimmed := strings.TrimSuffix(got, ellipsis)
 		if i := strings.LastIndex(trimmed, "&"); i >= 0 && !strings.Contains(trimmed[i:], ";") {
-			t.Fatalf("max %d: entity cut: %q", max, got)
+			t.Fatalf("limit %d: entity cut: %q", limit, got)
 		}
 		if strings.Contains(got, "<") {
-			t.Fatalf("max %d: raw < in %q", max, got)
+			t.Fatalf("limit %d: raw < in %q", limit, got)
 		}
 	}
 }

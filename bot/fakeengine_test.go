@@ -120,7 +120,7 @@ func (e *fakeEngine) Decide(ctx context.Context, instanceID string, d checkpoint
 		return nil, checkpoints.ErrAlreadyDecided
 	case r.Status.Final():
 		e.mu.Unlock()
-		return nil, pipeline.ErrRunFinished
+		return nil, pipeline.ErrNotCurrent // as the real engine: a finished run waits on nothing
 	case r.Waiting != instanceID:
 		e.mu.Unlock()
 		return nil, pipeline.ErrNotCurrent
@@ -215,4 +215,18 @@ func (e *fakeEngine) decisionsCopy() []checkpoints.Decision {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return append([]checkpoints.Decision(nil), e.decisions...)
+}
+
+// Skip, Retry and ContinueWithout: the fake's checkpoints are all required
+// and always shown, as the engine would answer for them.
+func (e *fakeEngine) Skip(context.Context, string, string) (*pipeline.Run, error) {
+	return nil, checkpoints.ErrCannotSkipRequired
+}
+
+func (e *fakeEngine) Retry(context.Context, string, string) (*pipeline.Run, error) {
+	return nil, pipeline.ErrNotCurrent
+}
+
+func (e *fakeEngine) ContinueWithout(context.Context, string, string) (*pipeline.Run, error) {
+	return nil, pipeline.ErrNotStranded
 }

@@ -66,6 +66,10 @@ func TestGoldenMessages(t *testing.T) {
 	timedOut := planInstance()
 	timedOut.State = checkpoints.StateTimedOut
 	now := t0.Add(3*time.Minute + 7*time.Second)
+	optional := allTypesInstance()
+	optional.Required = false
+	stranded := planInstance()
+	stranded.State, stranded.Attempt, stranded.LastError = checkpoints.StateFailed, 4, "channel_not_found <!channel>"
 
 	cases := map[string][]slack.Block{
 		"root_starting":        RenderRoot(RootInfo{Question: "What is <!here> RAG?\nSecond line", RequestedBy: "U123", Mode: "guided", Depth: pipeline.DepthStandard}),
@@ -76,6 +80,8 @@ func TestGoldenMessages(t *testing.T) {
 		"checkpoint_draft":     RenderCheckpoint(draftInstance(), "U123"),
 		"checkpoint_critical":  RenderCheckpoint(criticalInstance(), "U123"),
 		"checkpoint_generic":   RenderCheckpoint(allTypesInstance(), ""),
+		"checkpoint_optional":  RenderCheckpoint(optional, "U123"),
+		"checkpoint_stranded":  RenderStranded(stranded),
 		"decided_approve":      RenderDecided(decided(planInstance(), checkpoints.Approve, "", nil)),
 		"decided_edit":         RenderDecided(decided(planInstance(), checkpoints.Edit, "", changes)),
 		"decided_reject":       RenderDecided(decided(draftInstance(), checkpoints.Reject, "Too shallow <!channel>", nil)),

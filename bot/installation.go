@@ -46,6 +46,9 @@ func (a *App) learnInstallation(ctx context.Context) (installation, error) {
 // requestOrigin is the workspace and app a request says it comes from.
 type requestOrigin struct {
 	team, app string
+	// anyApp is set for shortcuts: Slack's shortcut payloads carry no
+	// api_app_id, and they reach only the app whose socket they arrive on.
+	anyApp bool
 }
 
 // originOf reads the team and app of a slash command, interaction or event.
@@ -58,7 +61,8 @@ func originOf(evt socketmode.Event) (requestOrigin, bool) {
 		if team == "" {
 			team = d.User.TeamID
 		}
-		return requestOrigin{team: team, app: d.APIAppID}, true
+		shortcut := d.Type == slack.InteractionTypeShortcut || d.Type == slack.InteractionTypeMessageAction
+		return requestOrigin{team: team, app: d.APIAppID, anyApp: shortcut && d.APIAppID == ""}, true
 	case slackevents.EventsAPIEvent:
 		return requestOrigin{team: d.TeamID, app: d.APIAppID}, true
 	}
@@ -70,7 +74,7 @@ func (in *installation) foreign(o requestOrigin) string {
 	switch {
 	case in == nil:
 		return "the installation is not known yet"
-	case o.app != in.AppID:
+	case o.app != in.AppID && !o.anyApp:
 		return "another app"
 	case o.team != in.TeamID:
 		return "another workspace"

@@ -32,24 +32,39 @@ func (a *App) onInteractive(k *acker, d delivery, cb slack.InteractionCallback) 
 		if (act.ActionID == ActionEdit || act.ActionID == ActionReject) && a.openFast(d, cb, act) {
 			return // a form opens on its own fast path: its trigger_id lives 3 s
 		}
+		req := a.clickRequest(cb, act)
+		h := a.routes.action(act.ActionID)
+		if h == nil {
+			req.Log.Warn("bot: unknown action")
+			return
+		}
 		if !a.pool.submit(func(ctx context.Context) {
 			if a.firstDelivery(ctx, d) {
-				a.onAction(ctx, cb, act)
+				a.serve(ctx, h, req)
 			}
 		}) {
 			a.log.Warn("bot: busy; dropped a click", "user", cb.User.ID, "action", act.ActionID)
 			a.overflow(func(ctx context.Context) {
-				a.ephemeral(ctx, cb.Channel.ID, cb.User.ID, threadOf(cb), RenderError("I'm very busy right now and couldn't take that click.", "Please click again in a minute."), "busy")
+				a.send.Ephemeral(ctx, cb.Channel.ID, cb.User.ID, threadOf(cb), RenderError("I'm very busy right now and couldn't take that click.", "Please click again in a minute."), "busy")
 			})
 		}
+	case slack.InteractionTypeShortcut, slack.InteractionTypeMessageAction:
+		a.onShortcut(k, d, cb)
 	case slack.InteractionTypeViewSubmission:
 		k.guard()
+		h := a.routes.view(cb.View.CallbackID)
+		if h == nil {
+			k.ack(nil)
+			return
+		}
+		req := &Request{UserID: cb.User.ID, TeamID: cb.Team.ID, TriggerID: cb.TriggerID, Callback: &cb, ack: k.ack,
+			Log: a.log.With("user", cb.User.ID, "checkpoint_id", cb.View.PrivateMetadata), send: a.send}
 		if !a.pool.submit(func(ctx context.Context) {
 			if !a.firstDelivery(ctx, d) {
 				k.ack(nil)
 				return
 			}
-			a.onSubmission(ctx, k, cb)
+			a.serve(ctx, h, req)
 		}) {
 			a.log.Warn("bot: busy; could not take a form", "user", cb.User.ID)
 			k.ack(slack.NewUpdateViewSubmissionResponse(noticeModal(RenderError("I'm very busy right now and couldn't save this.", "Please try again in a minute."))))
@@ -70,41 +85,32 @@ func threadOf(cb slack.InteractionCallback) string {
 	return cb.Message.ThreadTimestamp
 }
 
-// onAction handles one button click after the ack.
-func (a *App) onAction(ctx context.Context, cb slack.InteractionCallback, act slack.BlockAction) {
-	user, channel, thread := cb.User.ID, cb.Channel.ID, threadOf(cb)
+// clickRequest is the Request of a click: answers go to the clicker, in
+// the thread of the clicked message.
+func (a *App) clickRequest(cb slack.InteractionCallback, act slack.BlockAction) *Request {
+	channel := cb.Channel.ID
 	if channel == "" {
 		channel = cb.Container.ChannelID
 	}
-	log := a.log.With("user", user, "channel", channel, "action", act.ActionID)
-	if strings.HasPrefix(act.ActionID, StreamActionPrefix) {
-		if h, ok := a.cfg.Streams.(StreamActionHandler); ok {
-			h.HandleStreamAction(ctx, cb, act)
-		} else {
-			log.Warn("bot: a stream button, but streams are not enabled")
-		}
-		return
+	return &Request{
+		UserID: cb.User.ID, TeamID: cb.Team.ID, Channel: channel, Thread: threadOf(cb),
+		TriggerID: cb.TriggerID, ResponseURL: cb.ResponseURL, Callback: &cb, Action: &act,
+		Log: a.log.With("user", cb.User.ID, "channel", channel, "action", act.ActionID), send: a.send,
 	}
-	switch act.ActionID {
-	case ActionCancelConfirm:
-		a.confirmCancel(ctx, cb, act.Value)
-		return
-	case ActionCancelAbort:
-		a.replaceOriginal(ctx, cb, []slack.Block{section("OK — the run keeps going.")}, "Not cancelled")
-		return
-	}
-	action, ok := actionOf(act.ActionID)
-	if !ok {
-		log.Warn("bot: unknown action")
-		return
-	}
+}
+
+// onCheckpointAction handles a click on a checkpoint's Approve, Edit or
+// Reject button after the ack (Edit and Reject come here only when the form
+// fast path is full).
+func (a *App) onCheckpointAction(ctx context.Context, req *Request) error {
+	cb, act, user, log := req.Callback, req.Action, req.UserID, req.Log
+	action, _ := actionOf(act.ActionID)
 	instID := act.Value
 	log = log.With("checkpoint_id", instID)
 	r, inst, problem := a.check(ctx, instID, user)
 	if problem != nil {
 		log.Info("bot: click refused")
-		a.ephemeral(ctx, channel, user, thread, problem, "Nothing was changed")
-		return
+		return tell(problem, "Nothing was changed")
 	}
 	log = log.With("run_id", r.ID)
 	switch action {
@@ -115,8 +121,7 @@ func (a *App) onAction(ctx context.Context, cb slack.InteractionCallback, act sl
 		}
 		if _, err := a.api.OpenViewContext(ctx, cb.TriggerID, view); err != nil {
 			log.Error("bot: opening the form failed", "err", err)
-			a.ephemeral(ctx, channel, user, thread, RenderError("I couldn't open the form ("+Escape(slackErrorCode(err))+").", "Please click the button again."), "Could not open the form")
-			return
+			return tell(RenderError("I couldn't open the form ("+Escape(slackErrorCode(err))+").", "Please click the button again."), "Could not open the form")
 		}
 		if action == checkpoints.Edit {
 			if err := a.engine.Opened(ctx, instID, user); err != nil {
@@ -124,8 +129,9 @@ func (a *App) onAction(ctx context.Context, cb slack.InteractionCallback, act sl
 			}
 		}
 	case checkpoints.Approve:
-		a.decide(ctx, r, instID, checkpoints.Decision{Action: checkpoints.Approve, By: user, At: a.now()})
+		return a.decide(ctx, req, r, instID, checkpoints.Decision{Action: checkpoints.Approve, By: user, At: a.now()})
 	}
+	return nil
 }
 
 // Timing of the form fast path, measured from when the click arrived. A
@@ -178,11 +184,9 @@ type checked struct {
 // opens a "loading" form while the trigger_id is still good and replaces
 // it (views.update) with the form or the refusal once the check is done.
 func (a *App) openForm(ctx context.Context, received time.Time, d delivery, cb slack.InteractionCallback, act slack.BlockAction) {
-	user, channel, thread, instID := cb.User.ID, cb.Channel.ID, threadOf(cb), act.Value
-	if channel == "" {
-		channel = cb.Container.ChannelID
-	}
-	log := a.log.With("user", user, "channel", channel, "action", act.ActionID, "checkpoint_id", instID)
+	user, instID := cb.User.ID, act.Value
+	req := a.clickRequest(cb, act)
+	log := req.Log.With("checkpoint_id", instID)
 	action, _ := actionOf(act.ActionID)
 	done := make(chan checked, 1)
 	go func() { // owned: every path below receives from done before returning
@@ -210,12 +214,12 @@ func (a *App) openForm(ctx context.Context, received time.Time, d delivery, cb s
 		}
 		if c.problem != nil {
 			log.Info("bot: click refused")
-			a.ephemeral(ctx, channel, user, thread, c.problem, "Nothing was changed")
+			a.answer(ctx, req, tell(c.problem, "Nothing was changed"))
 			return
 		}
 		if _, err := a.api.OpenViewContext(openCtx, cb.TriggerID, form(c)); err != nil {
 			log.Error("bot: opening the form failed", "err", err)
-			a.ephemeral(ctx, channel, user, thread, RenderError("I couldn't open the form ("+Escape(slackErrorCode(err))+").", "Please click the button again."), "Could not open the form")
+			a.answer(ctx, req, tell(RenderError("I couldn't open the form ("+Escape(slackErrorCode(err))+").", "Please click the button again."), "Could not open the form"))
 			return
 		}
 		a.formOpened(ctx, log, action, instID, user)
@@ -233,7 +237,7 @@ func (a *App) openForm(ctx context.Context, received time.Time, d delivery, cb s
 			if c.problem == nil {
 				c.problem = RenderError("I couldn't open the form ("+Escape(slackErrorCode(err))+").", "Please click the button again.")
 			}
-			a.ephemeral(ctx, channel, user, thread, c.problem, "Could not open the form")
+			a.answer(ctx, req, tell(c.problem, "Could not open the form"))
 			return
 		}
 		next := form
@@ -280,7 +284,7 @@ func loadingModal(action checkpoints.Action) slack.ModalViewRequest {
 // that it is still the one the run waits on. It returns an explanation for
 // the user when not.
 func (a *App) check(ctx context.Context, instID, user string) (*pipeline.Run, *checkpoints.Instance, []slack.Block) {
-	runID := a.runIDOf(instID)
+	runID := pipeline.RunIDOf(instID)
 	if runID == "" {
 		return nil, nil, RenderError("This button doesn't belong to any research run I know.", "Nothing was changed.")
 	}
@@ -326,12 +330,12 @@ func superseded(r *pipeline.Run) []slack.Block {
 // recorded (the collapsed checkpoint message says so), unknown (the store
 // stopped answering after the decision was sent: say exactly that), or not
 // recorded (and why).
-func (a *App) decide(ctx context.Context, r *pipeline.Run, instID string, d checkpoints.Decision) {
+func (a *App) decide(ctx context.Context, req *Request, r *pipeline.Run, instID string, d checkpoints.Decision) error {
 	log := a.log.With("run_id", r.ID, "checkpoint_id", instID, "user", d.By, "decision", d.Action)
 	_, err := a.engine.Decide(ctx, instID, d)
 	if err == nil {
 		log.Info("bot: decision recorded")
-		return
+		return nil
 	}
 	var ve *checkpoints.ValidationError
 	var blocks []slack.Block
@@ -353,8 +357,6 @@ func (a *App) decide(ctx context.Context, r *pipeline.Run, instID string, d chec
 		}
 	case errors.Is(err, pipeline.ErrNotCurrent):
 		blocks = superseded(r)
-	case errors.Is(err, pipeline.ErrRunFinished):
-		blocks = RenderError("Run "+runRef(r.ID)+" has already finished, so there is nothing left to decide.", "Nothing was changed.")
 	case errors.Is(err, pipeline.ErrNotFound):
 		blocks = a.runLookupError(err, r.ID)
 	case errors.Is(err, checkpoints.ErrActionNotAllowed):
@@ -367,13 +369,16 @@ func (a *App) decide(ctx context.Context, r *pipeline.Run, instID string, d chec
 		blocks = RenderError("I couldn't record your decision because of an internal error.", "Please click again in a minute; nothing was changed.")
 	}
 	log.Info("bot: decision not applied", "reason", err)
-	ch, th := a.noticePlace(ctx, r, instID)
-	a.ephemeral(ctx, ch, d.By, th, blocks, text)
+	req.Channel, req.Thread = a.noticePlace(ctx, r, instID)
+	return tell(blocks, text)
 }
 
 // onSubmission handles a submitted Edit or Reject form: it validates before
-// the ack (field errors go back in the ack), then records the decision.
-func (a *App) onSubmission(ctx context.Context, k *acker, cb slack.InteractionCallback) {
+// the ack (field errors go back in the ack), then records the decision. A
+// problem found after the form was closed (at the ack deadline) is told in
+// the run's thread, where the person clicked.
+func (a *App) onSubmission(ctx context.Context, req *Request) error {
+	cb := req.Callback
 	user, instID := cb.User.ID, cb.View.PrivateMetadata
 	var state map[string]map[string]slack.BlockAction
 	if cb.View.State != nil {
@@ -382,48 +387,41 @@ func (a *App) onSubmission(ctx context.Context, k *acker, cb slack.InteractionCa
 	pctx, cancel := context.WithTimeout(ctx, preAckBudget)
 	r, inst, problem := a.check(pctx, instID, user)
 	cancel()
+	if r != nil {
+		req.Channel, req.Thread = a.noticePlace(ctx, r, instID)
+	}
 	if problem != nil {
-		if !k.ack(slack.NewUpdateViewSubmissionResponse(noticeModal(problem))) {
-			// Too late for the form (it was closed at the deadline): say it
-			// in the run's thread, where the person clicked.
-			if r == nil {
-				a.log.Warn("bot: a refused form could not be explained: the form had closed and the run is unknown", "user", user, "checkpoint_id", instID)
-				return
-			}
-			ch, th := a.noticePlace(ctx, r, instID)
-			a.ephemeral(ctx, ch, user, th, problem, "Your form was not saved")
+		if r == nil {
+			req.Log.Info("bot: a refused form cannot be explained in a thread: the run is unknown")
 		}
-		return
+		return tell(problem, "Your form was not saved")
 	}
 	d := checkpoints.Decision{By: user, At: a.now()}
 	switch cb.View.CallbackID {
 	case CallbackEdit:
 		values := ParseSubmission(inst.Fields, state)
 		if _, errs := checkpoints.Validate(inst.Fields, values); len(errs) > 0 {
-			if !k.ack(slack.NewErrorsViewSubmissionResponse(SubmissionErrors(inst.Fields, errs))) {
-				// Too late for the form (it was closed at the deadline): say it in the thread.
-				ch, th := a.noticePlace(ctx, r, instID)
-				a.ephemeral(ctx, ch, user, th, validationProblem(errs), "Your changes were not saved")
+			if !req.Ack(slack.NewErrorsViewSubmissionResponse(SubmissionErrors(inst.Fields, errs))) {
+				return tell(validationProblem(errs), "Your changes were not saved")
 			}
-			return
+			return nil
 		}
 		d.Action, d.Values = checkpoints.Edit, values
 	case CallbackReject:
 		reason := rejectReason(state)
 		if reason == "" {
-			if !k.ack(slack.NewErrorsViewSubmissionResponse(map[string]string{reasonBlockID: "Please say why, so the researcher can do better."})) {
-				ch, th := a.noticePlace(ctx, r, instID)
-				a.ephemeral(ctx, ch, user, th, RenderError("Nothing was rejected: a rejection needs a reason.", "Click *Reject* again and say why."), "Nothing was rejected")
+			if !req.Ack(slack.NewErrorsViewSubmissionResponse(map[string]string{reasonBlockID: "Please say why, so the researcher can do better."})) {
+				return tell(RenderError("Nothing was rejected: a rejection needs a reason.", "Click *Reject* again and say why."), "Nothing was rejected")
 			}
-			return
+			return nil
 		}
 		d.Action, d.Note = checkpoints.Reject, reason
 	default:
-		k.ack(nil)
-		return
+		req.Ack(nil)
+		return nil
 	}
-	k.ack(nil)
-	a.decide(ctx, r, instID, d)
+	req.Ack(nil)
+	return a.decide(ctx, req, r, instID, d)
 }
 
 // validationProblem lists field problems for people.
@@ -445,51 +443,35 @@ func noticeModal(blocks []slack.Block) *slack.ModalViewRequest {
 	}
 }
 
-// confirmCancel cancels a run after the requester confirmed.
-func (a *App) confirmCancel(ctx context.Context, cb slack.InteractionCallback, runID string) {
-	user := cb.User.ID
+// confirmCancel cancels a run after the requester confirmed; its answers
+// replace the (ephemeral) confirmation.
+func (a *App) confirmCancel(ctx context.Context, req *Request) error {
+	req.ReplaceOriginal = true
+	user, runID := req.UserID, req.Action.Value
 	r, err := a.engine.Load(ctx, runID)
 	if err != nil {
-		a.replaceOriginal(ctx, cb, a.runLookupError(err, runID), "No such run")
-		return
+		return tell(a.runLookupError(err, runID), "No such run")
 	}
 	if !a.allowed(r, user) {
-		a.replaceOriginal(ctx, cb, notAllowed(r), "Not allowed")
-		return
+		return tell(notAllowed(r), "Not allowed")
 	}
 	if err := a.engine.Cancel(ctx, runID, user); err != nil {
 		if errors.Is(err, pipeline.ErrRunFinished) {
-			a.replaceOriginal(ctx, cb, RenderError("Run "+runRef(runID)+" had already finished.", ""), "Already finished")
-			return
+			return tell(RenderError("Run "+runRef(runID)+" had already finished.", ""), "Already finished")
 		}
-		a.log.Error("bot: cancelling a run failed", "run_id", runID, "user", user, "err", err)
-		a.replaceOriginal(ctx, cb, RenderError("I couldn't cancel run "+runRef(runID)+".", "Please try again in a minute."), "Cancel failed")
-		return
+		req.Log.Error("bot: cancelling a run failed", "run_id", runID, "err", err)
+		return tell(RenderError("I couldn't cancel run "+runRef(runID)+".", "Please try again in a minute."), "Cancel failed")
 	}
-	a.log.Info("bot: run cancel requested", "run_id", runID, "user", user)
-	a.replaceOriginal(ctx, cb, []slack.Block{section(":no_entry_sign: Cancelling run " + runRef(runID) + "; it stops at its next step.")}, "Cancelling")
-}
-
-// replaceOriginal replaces the clicked (ephemeral) message via response_url.
-func (a *App) replaceOriginal(ctx context.Context, cb slack.InteractionCallback, blocks []slack.Block, text string) {
-	if cb.ResponseURL == "" {
-		a.ephemeral(ctx, cb.Channel.ID, cb.User.ID, threadOf(cb), blocks, text)
-		return
-	}
-	err := retry429(ctx, func() error {
-		_, _, err := a.api.PostMessageContext(ctx, cb.Channel.ID, slack.MsgOptionReplaceOriginal(cb.ResponseURL), quiet(blocks, text))
-		return err
-	})
-	if err != nil {
-		a.log.Error("bot: replying to a click failed", "user", cb.User.ID, "err", err)
-	}
+	req.Log.Info("bot: run cancel requested", "run_id", runID)
+	req.Reply(ctx, []slack.Block{section(":no_entry_sign: Cancelling run " + runRef(runID) + "; it stops at its next step.")}, "Cancelling")
+	return nil
 }
 
 // noticePlace is where to tell someone about their decision on a checkpoint:
 // beside the checkpoint's message. A held stream draft is offered in its
 // owner's DM, not in the run's channel, so the remembered message decides.
 func (a *App) noticePlace(ctx context.Context, r *pipeline.Run, instID string) (channel, thread string) {
-	if m, err := lookupCheckpointMsg(ctx, a.cfg.Redis, instID); err == nil && m != nil && m.Channel != r.Origin.Channel {
+	if m, err := lookupCheckpointMsg(ctx, a.cfg.Memory, instID); err == nil && m != nil && m.Channel != r.Origin.Channel {
 		return m.Channel, ""
 	}
 	return r.Origin.Channel, r.Origin.ThreadTS

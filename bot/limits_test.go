@@ -189,9 +189,9 @@ func walkTexts(v any, fn func(string)) {
 }
 
 // randText is long random text full of characters Slack cares about.
-func randText(rng *rand.Rand, max int) string {
+func randText(rng *sizes, limit int) string {
 	pieces := []string{"<!channel>", "<@U999>", "&", "<https://evil.example|x>", "é", "🙂", "word ", "\n", "*", "|", ">", "<", "a"}
-	n := rng.IntN(max + 1)
+	n := rng.Size(limit + 1)
 	var b strings.Builder
 	for b.Len() < n {
 		b.WriteString(pieces[rng.IntN(len(pieces))])
@@ -199,28 +199,46 @@ func randText(rng *rand.Rand, max int) string {
 	return b.String()
 }
 
-func randList(rng *rand.Rand, n, maxLen int) []string {
-	out := make([]string, rng.IntN(n+1))
+// sizes draws the sizes of a generated payload: each at its bound (the
+// worst case for Block Kit's limits) or at random. What is drawn within a
+// size (which characters, which field type) is random either way.
+type sizes struct {
+	*rand.Rand
+	atBound bool
+}
+
+// Size returns n-1 when sizes are at their bound, otherwise a random size below n.
+func (s *sizes) Size(n int) int {
+	if s.atBound {
+		return n - 1
+	}
+	return s.IntN(n)
+}
+
+func randList(rng *sizes, n, maxLen int) []string {
+	out := make([]string, rng.Size(n+1))
 	for i := range out {
 		out[i] = randText(rng, maxLen)
 	}
 	return out
 }
 
-// TestRenderingStaysWithinLimits renders random, long, hostile payloads and
-// checks that no message or modal ever exceeds Block Kit's limits.
+// TestRenderingStaysWithinLimits renders long, hostile payloads, every size
+// at its bound and then at random, and checks that no message or modal
+// ever exceeds Block Kit's limits.
 func TestRenderingStaysWithinLimits(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	for iter := range 20 {
-		long := 50 + rng.IntN(6000)
+	// Three cases: every size at its bound, then two at random.
+	for iter := range 3 {
+		rng := &sizes{Rand: rand.New(rand.NewPCG(1, uint64(iter))), atBound: iter == 0}
+		long := 50 + rng.Size(6000)
 		plan := pipeline.PlanPayload{Question: randText(rng, long), SubQuestions: randList(rng, 60, 800), Sections: randList(rng, 40, 300),
-			Methodology: randText(rng, long), Warnings: randList(rng, 10, 900), Round: rng.IntN(4)}
-		for range rng.IntN(80) {
+			Methodology: randText(rng, long), Warnings: randList(rng, 10, 900), Round: rng.Size(4)}
+		for range rng.Size(80) {
 			plan.Queries = append(plan.Queries, pipeline.QueryView{Text: randText(rng, 500), Kind: randText(rng, 30)})
 		}
 		var sources pipeline.SourcesPayload
-		sources.Question, sources.Total, sources.ToFetch = randText(rng, long), rng.IntN(1000), rng.IntN(50)
-		for i := range rng.IntN(120) {
+		sources.Question, sources.Total, sources.ToFetch = randText(rng, long), rng.Size(1000), rng.Size(50)
+		for i := range rng.Size(120) {
 			sources.Sources = append(sources.Sources, pipeline.SourceView{ID: i, Title: randText(rng, 600), URL: "https://x.example/" + randText(rng, 300),
 				Domain: randText(rng, 200), Gist: randText(rng, 900), Published: t0, Score: rng.Float64()})
 		}
@@ -229,7 +247,7 @@ func TestRenderingStaysWithinLimits(t *testing.T) {
 			Summary: randText(rng, long), Markdown: randText(rng, 400000)}
 		var crit pipeline.CriticalPayload
 		crit.Title = randText(rng, 500)
-		for range rng.IntN(100) {
+		for range rng.Size(100) {
 			crit.Items = append(crit.Items, pipeline.CritiqueItem{Category: randText(rng, 60), Severity: randText(rng, 40), Location: randText(rng, 300), Description: randText(rng, 2000), SuggestedFix: randText(rng, 1000)})
 		}
 		insts := []*checkpoints.Instance{
@@ -240,10 +258,17 @@ func TestRenderingStaysWithinLimits(t *testing.T) {
 		}
 		for _, inst := range insts {
 			inst.Label = randText(rng, 300)
-			inst.Attempt = 1 + rng.IntN(3)
+			inst.Attempt = 1 + rng.Size(3)
 			for k := range 105 {
+				// More fields than a modal has blocks; a few with more
+				// options than a menu may have, the rest with a few (the
+				// limits are the same, the cost a fraction).
+				options := 5
+				if k < 3 {
+					options = 130
+				}
 				inst.Fields = append(inst.Fields, checkpoints.Field{Key: fmt.Sprintf("f%d", k), Type: checkpoints.FieldTypes()[rng.IntN(9)], Label: randText(rng, 3000),
-					Help: randText(rng, 3000), Placeholder: randText(rng, 400), Options: randOptions(rng)})
+					Help: randText(rng, 3000), Placeholder: randText(rng, 400), Options: randOptions(rng, options)})
 			}
 			check(t, iter, "checkpoint "+inst.DefinitionID, RenderCheckpoint(inst, "U123"), MaxBlocks)
 			inst.Decision = &checkpoints.Decision{Action: checkpoints.Reject, By: randText(rng, 40), At: t0, Note: randText(rng, long)}
@@ -264,7 +289,7 @@ func TestRenderingStaysWithinLimits(t *testing.T) {
 		r.Report.Title, r.Report.Abstract, r.Report.Conclusion, r.Report.Reason = randText(rng, 900), randText(rng, long), randText(rng, long), randText(rng, 900)
 		r.Report.Caveats, r.Bounds = randList(rng, 40, 600), randList(rng, 10, 100)
 		r.Report.References = nil
-		for i := range rng.IntN(200) {
+		for i := range rng.Size(200) {
 			r.Report.References = append(r.Report.References, pipeline.Reference{N: i + 1, Title: randText(rng, 700), URL: "https://r.example/" + randText(rng, 500), Domain: randText(rng, 100)})
 		}
 		check(t, iter, "report", RenderFinished(r), MaxBlocks)
@@ -273,7 +298,7 @@ func TestRenderingStaysWithinLimits(t *testing.T) {
 		check(t, iter, "progress", RenderProgress(r, t0.Add(time.Hour)), MaxBlocks)
 		check(t, iter, "status", renderStatus(r, t0), MaxBlocks)
 		check(t, iter, "root", RenderRoot(RootInfo{Question: randText(rng, 8000), RunID: randText(rng, 100), RequestedBy: randText(rng, 20)}), MaxBlocks)
-		runs := make([]*pipeline.Run, rng.IntN(60))
+		runs := make([]*pipeline.Run, rng.Size(60))
 		for i := range runs {
 			runs[i] = &pipeline.Run{ID: randText(rng, 80), Question: randText(rng, 2000), CreatedAt: t0}
 		}
@@ -281,17 +306,17 @@ func TestRenderingStaysWithinLimits(t *testing.T) {
 	}
 }
 
-func randOptions(rng *rand.Rand) []checkpoints.Option {
+func randOptions(rng *sizes, n int) []checkpoints.Option {
 	var out []checkpoints.Option
-	for i := range rng.IntN(130) {
+	for i := range rng.Size(n) {
 		out = append(out, checkpoints.Option{Value: fmt.Sprintf("%d-%s", i, randText(rng, 300)), Label: randText(rng, 300)})
 	}
 	return out
 }
 
-func check(t *testing.T, iter int, what string, blocks []slack.Block, max int) {
+func check(t *testing.T, iter int, what string, blocks []slack.Block, limit int) {
 	t.Helper()
-	if probs := blockProblems(blocks, max); len(probs) > 0 {
+	if probs := blockProblems(blocks, limit); len(probs) > 0 {
 		t.Fatalf("iteration %d, %s: %v", iter, what, probs)
 	}
 }

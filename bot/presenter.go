@@ -12,7 +12,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/slack-go/slack"
 
 	"github.com/researchbot/researchbot/checkpoints"
@@ -22,22 +21,27 @@ import (
 // OriginKind is the pipeline.Origin.Kind of runs started in Slack.
 const OriginKind = "slack"
 
-// Redis keys the Slack adapter owns (all under "rb:slack:").
+// Keys of what the Slack adapter remembers (Memory; redisstore's key table
+// says where they live).
 const (
-	keyCheckpointMsg = "rb:slack:cp:"       // + instance id → checkpointMsg JSON
-	keyProgressMsg   = "rb:slack:progress:" // + run id → ts of the progress message
-	keyFinal         = "rb:slack:final:"    // + run id → hash of what Finished has shown
+	keyCheckpointMsg = "cp:"       // + instance id → checkpointMsg JSON
+	keyProgressMsg   = "progress:" // + run id → ts of the progress message
+	keyFinal         = "final:"    // + run id → fields of what Finished has shown
+	keySeen          = "seen:"     // + kind:id → a delivery taken
 	msgKeyTTL        = 60 * 24 * time.Hour
 )
 
 // PresenterConfig configures a Presenter.
 type PresenterConfig struct {
+	// Sender is the Web API client shared with the App; nil makes one from
+	// BotToken, APIURL, Metrics and HTTPClient.
+	Sender   *Sender
 	BotToken string
 	// APIURL is the Web API base URL (SLACK_API_URL); "" means Slack's.
 	APIURL string
-	// Redis remembers which message shows which checkpoint and progress, so
+	// Memory remembers which message shows which checkpoint and progress, so
 	// any replica can update them.
-	Redis redis.UniversalClient
+	Memory Memory
 	// Metrics counts Web API calls; nil means none.
 	Metrics *Metrics
 	// MinInterval paces progress edits per run; zero means 3s.
@@ -54,7 +58,7 @@ type PresenterConfig struct {
 // paced; the final summary with the full Markdown report attached.
 type Presenter struct {
 	api      *slack.Client
-	rdb      redis.UniversalClient
+	mem      Memory
 	log      *slog.Logger
 	now      func() time.Time
 	interval time.Duration
@@ -110,15 +114,15 @@ type checkpointMsg struct {
 
 // NewPresenter makes a Presenter. Close it to stop pending progress flushes.
 func NewPresenter(cfg PresenterConfig) (*Presenter, error) {
-	if cfg.BotToken == "" {
+	if cfg.BotToken == "" && cfg.Sender == nil {
 		return nil, errors.New("bot: presenter needs the bot token (SLACK_BOT_TOKEN)")
 	}
-	if cfg.Redis == nil {
-		return nil, errors.New("bot: presenter needs Redis")
+	if cfg.Memory == nil {
+		return nil, errors.New("bot: presenter needs a Memory")
 	}
 	p := &Presenter{
-		api:      newSlackAPI(cfg.BotToken, "", cfg.APIURL, cfg.HTTPClient, cfg.Metrics),
-		rdb:      cfg.Redis,
+		api:      senderOr(cfg.Sender, SenderConfig{BotToken: cfg.BotToken, APIURL: cfg.APIURL, HTTPClient: cfg.HTTPClient, Metrics: cfg.Metrics, Logger: cfg.Logger}).API(),
+		mem:      cfg.Memory,
 		log:      cfg.Logger,
 		now:      cfg.Now,
 		interval: cfg.MinInterval,
@@ -136,29 +140,6 @@ func NewPresenter(cfg PresenterConfig) (*Presenter, error) {
 	}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	return p, nil
-}
-
-// newSlackAPI makes a Web API client that counts its calls.
-func newSlackAPI(botToken, appToken, apiURL string, hc *http.Client, m *Metrics) *slack.Client {
-	if hc == nil {
-		hc = &http.Client{Timeout: 30 * time.Second}
-	}
-	if m != nil {
-		c := *hc
-		c.Transport = m.Transport(hc.Transport)
-		hc = &c
-	}
-	opts := []slack.Option{slack.OptionHTTPClient(hc)}
-	if apiURL != "" {
-		if !strings.HasSuffix(apiURL, "/") {
-			apiURL += "/"
-		}
-		opts = append(opts, slack.OptionAPIURL(apiURL))
-	}
-	if appToken != "" {
-		opts = append(opts, slack.OptionAppLevelToken(appToken))
-	}
-	return slack.New(botToken, opts...)
 }
 
 // Close stops pending progress flushes and waits for one in flight.
@@ -401,8 +382,8 @@ func (p *Presenter) flush(ctx context.Context, runID string) {
 
 // sendProgress posts or edits the progress message.
 func (p *Presenter) sendProgress(ctx context.Context, runID, channel, thread string, blocks []slack.Block, text string) error {
-	ts, err := p.rdb.Get(ctx, keyProgressMsg+runID).Result()
-	if err != nil && !errors.Is(err, redis.Nil) {
+	ts, _, err := p.mem.Recall(ctx, keyProgressMsg+runID)
+	if err != nil {
 		return err
 	}
 	if ts != "" {
@@ -415,7 +396,7 @@ func (p *Presenter) sendProgress(ctx context.Context, runID, channel, thread str
 	if err != nil {
 		return err
 	}
-	return p.rdb.Set(ctx, keyProgressMsg+runID, ts, msgKeyTTL).Err()
+	return p.mem.Remember(ctx, keyProgressMsg+runID, ts, msgKeyTTL)
 }
 
 // Fields of the rb:slack:final:<run> hash, which records how far the final
@@ -447,7 +428,7 @@ func (p *Presenter) Finished(ctx context.Context, r *pipeline.Run) error {
 	}
 	p.mu.Unlock()
 	key := keyFinal + r.ID
-	done, err := p.rdb.HGetAll(ctx, key).Result()
+	done, err := p.mem.RecallFields(ctx, key)
 	if err != nil {
 		// Without the record, posting could repeat what an earlier call posted.
 		return fmt.Errorf("reading what was shown of run %s: %w", r.ID, err)
@@ -456,11 +437,7 @@ func (p *Presenter) Finished(ctx context.Context, r *pipeline.Run) error {
 		return nil
 	}
 	mark := func(field, value string) error {
-		pipe := p.rdb.TxPipeline()
-		pipe.HSet(ctx, key, field, value)
-		pipe.Expire(ctx, key, msgKeyTTL)
-		_, err := pipe.Exec(ctx)
-		return err
+		return p.mem.RememberField(ctx, key, field, value, msgKeyTTL)
 	}
 	// A run without a thread (a stream digest posted to its channel) is a new
 	// message in the channel, with the file in that message's thread.
@@ -607,26 +584,23 @@ func fileSafe(s string) string {
 // remember stores where a checkpoint's message is.
 func (p *Presenter) remember(ctx context.Context, instID string, m checkpointMsg) error {
 	b, _ := json.Marshal(m)
-	return p.rdb.Set(ctx, keyCheckpointMsg+instID, b, msgKeyTTL).Err()
+	return p.mem.Remember(ctx, keyCheckpointMsg+instID, string(b), msgKeyTTL)
 }
 
 // lookup finds where a checkpoint's message is; nil when unknown.
 func (p *Presenter) lookup(ctx context.Context, instID string) (*checkpointMsg, error) {
-	return lookupCheckpointMsg(ctx, p.rdb, instID)
+	return lookupCheckpointMsg(ctx, p.mem, instID)
 }
 
 // lookupCheckpointMsg finds where a checkpoint's message was posted (any
 // replica may ask); nil when unknown.
-func lookupCheckpointMsg(ctx context.Context, rdb redis.UniversalClient, instID string) (*checkpointMsg, error) {
-	b, err := rdb.Get(ctx, keyCheckpointMsg+instID).Bytes()
-	if errors.Is(err, redis.Nil) {
-		return nil, nil
-	}
-	if err != nil {
+func lookupCheckpointMsg(ctx context.Context, mem Memory, instID string) (*checkpointMsg, error) {
+	b, found, err := mem.Recall(ctx, keyCheckpointMsg+instID)
+	if err != nil || !found {
 		return nil, err
 	}
 	var m checkpointMsg
-	if err := json.Unmarshal(b, &m); err != nil {
+	if err := json.Unmarshal([]byte(b), &m); err != nil {
 		return nil, err
 	}
 	return &m, nil

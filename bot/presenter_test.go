@@ -14,6 +14,7 @@ import (
 	"github.com/researchbot/researchbot/internal/researchtest"
 	"github.com/researchbot/researchbot/internal/slackfake"
 	"github.com/researchbot/researchbot/pipeline"
+	"github.com/researchbot/researchbot/redisstore"
 )
 
 func newTestPresenter(t *testing.T, interval time.Duration) (*Presenter, *slackfake.Server) {
@@ -21,7 +22,7 @@ func newTestPresenter(t *testing.T, interval time.Duration) (*Presenter, *slackf
 	fake := slackfake.New(t)
 	fake.AddChannel(chanIn, "research", true)
 	_, rdb := redistest.Start(t)
-	p, err := NewPresenter(PresenterConfig{BotToken: fake.BotToken(), APIURL: fake.APIURL(), Redis: rdb, MinInterval: interval, Metrics: NewMetrics()})
+	p, err := NewPresenter(PresenterConfig{BotToken: fake.BotToken(), APIURL: fake.APIURL(), Memory: redisstore.NewSlackMemory(rdb), MinInterval: interval, Metrics: NewMetrics()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,8 +68,8 @@ func TestProgressIsOneMessageCoalescedAndPaced(t *testing.T) {
 		t.Errorf("%d progress messages posted, want 1", posts)
 	}
 	// 30 updates over ~elapsed, at most one per 300ms (plus the final flush).
-	if max := int(elapsed/(300*time.Millisecond)) + 2; updates > max {
-		t.Errorf("%d edits in %s, want at most %d", updates, elapsed, max)
+	if most := int(elapsed/(300*time.Millisecond)) + 2; updates > most {
+		t.Errorf("%d edits in %s, want at most %d", updates, elapsed, most)
 	}
 	calls := append(fake.Calls("chat.postMessage")[1:], fake.Calls("chat.update")...)
 	for i := 1; i < len(calls); i++ {
@@ -307,7 +308,7 @@ func TestProgressStatesOfQuietRunsAreDropped(t *testing.T) {
 	fake.AddChannel(chanIn, "research", true)
 	_, rdb := redistest.Start(t)
 	clock := researchtest.NewClock(t0)
-	p, err := NewPresenter(PresenterConfig{BotToken: fake.BotToken(), APIURL: fake.APIURL(), Redis: rdb, MinInterval: time.Second, Now: clock.Now})
+	p, err := NewPresenter(PresenterConfig{BotToken: fake.BotToken(), APIURL: fake.APIURL(), Memory: redisstore.NewSlackMemory(rdb), MinInterval: time.Second, Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

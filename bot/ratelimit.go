@@ -4,23 +4,33 @@ import (
 	"context"
 	"fmt"
 	"time"
-
-	"github.com/go-redis/redis_rate/v10"
 )
+
+// Limit is a rate: at most Rate runs per Period (bursts up to Rate).
+type Limit struct {
+	Rate   int
+	Period time.Duration
+}
+
+// PerHour is a limit of n per hour.
+func PerHour(n int) Limit { return Limit{Rate: n, Period: time.Hour} }
+
+// String describes the limit, e.g. "10 per 1h0m0s".
+func (l Limit) String() string { return fmt.Sprintf("%d per %s", l.Rate, l.Period) }
 
 // RateLimits bounds how many runs people may start.
 type RateLimits struct {
-	PerUser      redis_rate.Limit // per Slack user; zero (or a zero Rate): 10 per hour
-	PerWorkspace redis_rate.Limit // per workspace; zero (or a zero Rate): 100 per hour
+	PerUser      Limit // per Slack user; zero (or a zero Rate): 10 per hour
+	PerWorkspace Limit // per workspace; zero (or a zero Rate): 100 per hour
 }
 
 // withDefaults fills zero limits.
 func (l RateLimits) withDefaults() RateLimits {
 	if l.PerUser.Rate <= 0 || l.PerUser.Period <= 0 {
-		l.PerUser = redis_rate.PerHour(10)
+		l.PerUser = PerHour(10)
 	}
 	if l.PerWorkspace.Rate <= 0 || l.PerWorkspace.Period <= 0 {
-		l.PerWorkspace = redis_rate.PerHour(100)
+		l.PerWorkspace = PerHour(100)
 	}
 	return l
 }
@@ -28,7 +38,7 @@ func (l RateLimits) withDefaults() RateLimits {
 // LimitedError says a request was refused by a rate limit and when to try again.
 type LimitedError struct {
 	Scope      string // "user" or "workspace"
-	Limit      redis_rate.Limit
+	Limit      Limit
 	RetryAfter time.Duration
 }
 
@@ -39,26 +49,28 @@ func (e *LimitedError) Error() string {
 
 // limiter applies the per-user and per-workspace limits.
 type limiter struct {
-	rl     *redis_rate.Limiter
+	budget RateBudget
 	limits RateLimits
 }
 
-// allow takes one request from the user's and the workspace's budgets. It
-// returns a *LimitedError when either is spent.
+// allow takes one request from the user's and the workspace's budgets
+// (keys user:<team>:<user> and team:<team>). It returns a *LimitedError
+// when either is spent.
 func (l *limiter) allow(ctx context.Context, team, user string) error {
-	res, err := l.rl.Allow(ctx, "rb:slack:rl:user:"+team+":"+user, l.limits.PerUser)
-	if err != nil {
-		return fmt.Errorf("rate limit: %w", err)
-	}
-	if res.Allowed == 0 {
-		return &LimitedError{Scope: "user", Limit: l.limits.PerUser, RetryAfter: res.RetryAfter}
-	}
-	res, err = l.rl.Allow(ctx, "rb:slack:rl:team:"+team, l.limits.PerWorkspace)
-	if err != nil {
-		return fmt.Errorf("rate limit: %w", err)
-	}
-	if res.Allowed == 0 {
-		return &LimitedError{Scope: "workspace", Limit: l.limits.PerWorkspace, RetryAfter: res.RetryAfter}
+	for _, b := range []struct {
+		scope, key string
+		limit      Limit
+	}{
+		{"user", "user:" + team + ":" + user, l.limits.PerUser},
+		{"workspace", "team:" + team, l.limits.PerWorkspace},
+	} {
+		wait, err := l.budget.Allow(ctx, b.key, b.limit.Rate, b.limit.Period)
+		if err != nil {
+			return fmt.Errorf("rate limit: %w", err)
+		}
+		if wait > 0 {
+			return &LimitedError{Scope: b.scope, Limit: b.limit, RetryAfter: wait}
+		}
 	}
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/researchbot/researchbot/internal/slackfake"
 	"github.com/researchbot/researchbot/llm/llmtest"
 	"github.com/researchbot/researchbot/pipeline"
+	"github.com/researchbot/researchbot/redisstore"
 )
 
 // TestRealEngineFullModeThroughSlack drives the real engine (Redis store,
@@ -26,51 +27,8 @@ func TestRealEngineFullModeThroughSlack(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a whole research run")
 	}
-	srv, _ := redistest.Start(t)
-	web := researchtest.NewWeb(t, researchtest.DefaultPages()...)
-	res := &researchtest.Researcher{QuoteUntrusted: true, CriticalOnReview: map[int]bool{1: true}}
-	model := llmtest.NewServer(t, res.Respond)
-	vars := map[string]string{
-		"OPENAI_API_KEY": "sk-test-secret", "OPENAI_BASE_URL": model.URL(), "SEARXNG_URL": web.URL(),
-		"FETCH_ALLOW_PRIVATE_NETWORKS": "true", "REDIS_URL": srv.URL, "LLM_MAX_RETRIES": "2", "WORKER_CONCURRENCY": "2",
-	}
-	cfg, err := config.Load(func(k string) string { return vars[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	fake := slackfake.New(t)
+	fake, _, ctx, _ := startRealStack(t, &researchtest.Researcher{QuoteUntrusted: true, CriticalOnReview: map[int]bool{1: true}}, nil)
 	const user, channel = "U0REQ0001", "C0RESEARCH"
-	fake.AddChannel(channel, "research", true)
-	fake.AddUser(user, "ada", "UTC")
-
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	metrics := bot.NewMetrics()
-	// The presenter needs Redis before the engine exists; connect once for it.
-	a0, err := app.New(ctx, cfg, app.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = a0.Close() })
-	pres, err := bot.NewPresenter(bot.PresenterConfig{BotToken: fake.BotToken(), APIURL: fake.APIURL(), Redis: a0.Conn.Client, Metrics: metrics, MinInterval: 200 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pres.Close)
-	a, err := app.New(ctx, cfg, app.Options{Presenters: map[string]pipeline.Presenter{bot.OriginKind: pres}, Observer: metrics, DefaultQueue: "slack"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = a.Close() })
-	if err := a.Engine.SeedDefinitions(ctx); err != nil {
-		t.Fatal(err)
-	}
-	stopWorker, err := a.StartWorker(map[string]int{"slack": 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stopWorker)
-	runBot(t, ctx, cancel, fake, bot.Config{AppToken: fake.AppToken(), BotToken: fake.BotToken(), APIURL: fake.APIURL(), Engine: a.Engine, Redis: a.Conn.Client, Metrics: metrics})
 	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
 	defer wcancel()
 
@@ -90,6 +48,9 @@ func TestRealEngineFullModeThroughSlack(t *testing.T) {
 		}
 		seen[m.TS] = true
 		t.Logf("approving %q", label)
+		if strings.Contains(label, "Critical issues") && !strings.Contains(string(m.Blocks), `"Publish as it is"`) {
+			t.Errorf("the critical issues do not offer to publish as it is: %s", m.Blocks)
+		}
 		cctx, ccancel := context.WithTimeout(ctx, 5*time.Second)
 		_, err := fake.ClickButton(cctx, user, channel, m.TS, bot.ActionApprove, "", "")
 		ccancel()
@@ -97,8 +58,10 @@ func TestRealEngineFullModeThroughSlack(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if len(seen) < 4 {
-		t.Errorf("approved %d checkpoints, want the four of full mode with a critical review", len(seen))
+	// Approve at the critical issues is "Publish as it is": the draft is
+	// published without another review.
+	if len(seen) != 3 {
+		t.Errorf("approved %d checkpoints, want plan, sources and critical issues", len(seen))
 	}
 	f := fake.Files()[0]
 	if !strings.HasSuffix(f.Name, ".md") || len(f.Content) == 0 {
@@ -135,6 +98,62 @@ func TestRealEngineFullModeThroughSlack(t *testing.T) {
 			t.Errorf("ack after %s", ack.Latency)
 		}
 	}
+}
+
+// startRealStack starts the real engine (Redis store, asynq queue and one
+// worker, the scripted model res and the fake web) and the bot on the fake
+// Slack, with channel C0RESEARCH and user U0REQ0001 known; edit adjusts the
+// bot's Config. Everything stops when the test ends.
+func startRealStack(t *testing.T, res *researchtest.Researcher, edit func(*bot.Config, *app.App)) (*slackfake.Server, *app.App, context.Context, context.CancelFunc) {
+	t.Helper()
+	srv, _ := redistest.Start(t)
+	web := researchtest.NewWeb(t, researchtest.DefaultPages()...)
+	model := llmtest.NewServer(t, res.Respond)
+	vars := map[string]string{
+		"OPENAI_API_KEY": "sk-test-secret", "OPENAI_BASE_URL": model.URL(), "SEARXNG_URL": web.URL(),
+		"FETCH_ALLOW_PRIVATE_NETWORKS": "true", "REDIS_URL": srv.URL, "LLM_MAX_RETRIES": "2", "WORKER_CONCURRENCY": "2",
+	}
+	cfg, err := config.Load(func(k string) string { return vars[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := slackfake.New(t)
+	fake.AddChannel("C0RESEARCH", "research", true)
+	fake.AddUser("U0REQ0001", "ada", "UTC")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	metrics := bot.NewMetrics()
+	// The presenter needs Redis before the engine exists; connect once for it.
+	a0, err := app.New(ctx, cfg, app.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a0.Close() })
+	pres, err := bot.NewPresenter(bot.PresenterConfig{BotToken: fake.BotToken(), APIURL: fake.APIURL(), Memory: redisstore.NewSlackMemory(a0.Conn.Client), Metrics: metrics, MinInterval: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pres.Close)
+	a, err := app.New(ctx, cfg, app.Options{Presenters: map[string]pipeline.Presenter{bot.OriginKind: pres}, Observer: metrics, DefaultQueue: "slack"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.Close() })
+	if err := a.Engine.SeedDefinitions(ctx); err != nil {
+		t.Fatal(err)
+	}
+	stopWorker, err := a.StartWorker(map[string]int{"slack": 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stopWorker)
+	bc := bot.Config{AppToken: fake.AppToken(), BotToken: fake.BotToken(), APIURL: fake.APIURL(), Engine: a.Engine, Memory: redisstore.NewSlackMemory(a.Conn.Client), Budget: redisstore.NewRateLimiter(a.Conn.Client, "slack"), Metrics: metrics}
+	if edit != nil {
+		edit(&bc, a)
+	}
+	runBot(t, ctx, cancel, fake, bc)
+	return fake, a, ctx, cancel
 }
 
 // pendingCheckpoint finds a message with an Approve button.
@@ -211,4 +230,13 @@ func runBot(t *testing.T, ctx context.Context, cancel context.CancelFunc, fake *
 	if err := fake.WaitConnected(wctx); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// realBot is startRealStack with one more user and channel known.
+func realBot(t *testing.T, res *researchtest.Researcher, user, channel string) (*slackfake.Server, *app.App, context.Context) {
+	t.Helper()
+	fake, a, ctx, _ := startRealStack(t, res, nil)
+	fake.AddChannel(channel, "research", true)
+	fake.AddUser(user, "ada", "UTC")
+	return fake, a, ctx
 }

@@ -48,13 +48,13 @@ func mrkdwn(s string) *slack.TextBlockObject {
 // a client that parsed plain_text could not see a mention or link in it.
 var plainSafe = strings.NewReplacer("<", "‹", ">", "›")
 
-// plain is a plain_text text object on one line, truncated to max runes.
-func plain(s string, max int) *slack.TextBlockObject {
+// plain is a plain_text text object on one line, truncated to limit runes.
+func plain(s string, limit int) *slack.TextBlockObject {
 	s = plainSafe.Replace(oneLine(strings.ToValidUTF8(s, "\uFFFD")))
 	if s == "" {
 		s = " "
 	}
-	return slack.NewTextBlockObject(slack.PlainTextType, Truncate(s, max), true, false)
+	return slack.NewTextBlockObject(slack.PlainTextType, Truncate(s, limit), true, false)
 }
 
 // section is a mrkdwn section; text longer than the limit is cut.
@@ -72,13 +72,13 @@ func contextText(text string) *slack.ContextBlock {
 	return slack.NewContextBlock("", mrkdwn(cutRunes(text, MaxContextText)))
 }
 
-// cutRunes cuts already-escaped mrkdwn to max runes; it backs off so it
+// cutRunes cuts already-escaped mrkdwn to limit runes; it backs off so it
 // never ends inside an entity or a <link>.
-func cutRunes(s string, max int) string {
-	if utf8.RuneCountInString(s) <= max {
+func cutRunes(s string, limit int) string {
+	if utf8.RuneCountInString(s) <= limit {
 		return s
 	}
-	r := []rune(s)[:max-1]
+	r := []rune(s)[:limit-1]
 	out := string(r)
 	if i := strings.LastIndexAny(out, "&<"); i >= 0 && !strings.ContainsAny(out[i:], ";>") {
 		out = out[:i]
@@ -122,14 +122,14 @@ func packLines(title string, lines []string, maxSections int, more func(left int
 	return blocks
 }
 
-// limitBlocks keeps at most max blocks: when there are more it drops blocks
+// limitBlocks keeps at most limit blocks: when there are more it drops blocks
 // from before the tail (the last keep blocks: buttons, footers) and puts a
 // note in their place.
-func limitBlocks(blocks []slack.Block, max, keep int, note string) []slack.Block {
-	if len(blocks) <= max {
+func limitBlocks(blocks []slack.Block, limit, keep int, note string) []slack.Block {
+	if len(blocks) <= limit {
 		return blocks
 	}
-	head := blocks[:max-keep-1]
+	head := blocks[:limit-keep-1]
 	tail := blocks[len(blocks)-keep:]
 	out := append([]slack.Block{}, head...)
 	out = append(out, contextText(note))

@@ -82,11 +82,7 @@ func checkpointTail(inst *checkpoints.Instance, requestedBy string) []slack.Bloc
 		if !ok {
 			continue
 		}
-		b := slack.NewButtonBlockElement(id, inst.ID, plain(map[checkpoints.Action]string{
-			checkpoints.Approve: "Approve",
-			checkpoints.Edit:    "Edit",
-			checkpoints.Reject:  "Reject",
-		}[a], MaxButtonText))
+		b := slack.NewButtonBlockElement(id, inst.ID, plain(buttonLabel(inst.ControlType, a), MaxButtonText))
 		switch a {
 		case checkpoints.Approve:
 			b.Style = slack.StylePrimary
@@ -94,6 +90,9 @@ func checkpointTail(inst *checkpoints.Instance, requestedBy string) []slack.Bloc
 			b.Style = slack.StyleDanger
 		}
 		buttons = append(buttons, b)
+	}
+	if !inst.Required {
+		buttons = append(buttons, slack.NewButtonBlockElement(ActionSkip, inst.ID, plain("Skip", MaxButtonText)))
 	}
 	var tail []slack.Block
 	if len(buttons) > 0 {
@@ -256,12 +255,12 @@ func draftBody(p pipeline.DraftPayload) []slack.Block {
 	blocks := []slack.Block{section(fmt.Sprintf("*%s*\n_Draft %d_ · %s words · %s sources",
 		EscapeTruncate(oneLine(firstNonEmpty(p.Title, "Untitled draft")), 300), p.Version, count(p.WordCount), count(p.Sources)))}
 	if a := strings.TrimSpace(p.Abstract); a != "" {
-		blocks = append(blocks, section("*Summary*\n"+EscapeTruncate(a, 2000)))
+		blocks = append(blocks, section("*Summary*\n"+Markdown(a, nil, 2000)))
 	}
 	if len(p.Sections) > 0 {
 		s := make([]string, 0, len(p.Sections))
 		for i, t := range p.Sections {
-			s = append(s, fmt.Sprintf("%d. %s", i+1, EscapeTruncate(oneLine(t), 150)))
+			s = append(s, fmt.Sprintf("%d. %s", i+1, MarkdownLine(t, nil, 150)))
 		}
 		blocks = append(blocks, packLines("*Sections*\n", s, 2, moreInEdit)...)
 	}
@@ -271,7 +270,7 @@ func draftBody(p pipeline.DraftPayload) []slack.Block {
 	}
 	verdict += fmt.Sprintf(" · %d major, %d minor issues", p.Major, p.Minor)
 	if s := strings.TrimSpace(p.Summary); s != "" {
-		verdict += "\n" + EscapeTruncate(s, 1500)
+		verdict += "\n" + Markdown(s, nil, 1500)
 	}
 	blocks = append(blocks, section(verdict))
 	blocks = append(blocks, evidenceBlocks(p.Claims)...)
@@ -301,8 +300,8 @@ func evidenceBlocks(c pipeline.ClaimSummary) []slack.Block {
 	lines := make([]string, 0, len(c.Unsupported))
 	for _, u := range c.Unsupported {
 		lines = append(lines, fmt.Sprintf(":warning: _%s_ — “%s”\n      cites %s: %s",
-			EscapeTruncate(oneLine(u.Location), 80), EscapeTruncate(oneLine(u.Sentence), 300),
-			EscapeTruncate(oneLine(u.Source), 100), EscapeTruncate(oneLine(u.Reason), 200)))
+			EscapeTruncate(oneLine(u.Location), 80), MarkdownLine(u.Sentence, nil, 300),
+			EscapeTruncate(oneLine(u.Source), 100), MarkdownLine(u.Reason, nil, 200)))
 	}
 	more := func(left int) string {
 		return fmt.Sprintf("_…and %d more unsupported claims — see the draft in the Edit form._", left)
@@ -325,7 +324,7 @@ func disagreementBlocks(ds []pipeline.DisagreementView) []slack.Block {
 		for _, src := range s.Sources {
 			names = append(names, "_"+EscapeTruncate(oneLine(src.Title), 80)+"_")
 		}
-		line := fmt.Sprintf("      *%s:* %s — %s", label, EscapeTruncate(oneLine(s.Claim), 300), strings.Join(names, ", "))
+		line := fmt.Sprintf("      *%s:* %s — %s", label, MarkdownLine(s.Claim, nil, 300), strings.Join(names, ", "))
 		if chosen {
 			line += " :white_check_mark: chosen"
 		}
@@ -336,7 +335,7 @@ func disagreementBlocks(ds []pipeline.DisagreementView) []slack.Block {
 		l := fmt.Sprintf("*%d. %s*\n%s\n%s", d.N, EscapeTruncate(oneLine(firstNonEmpty(d.Topic, "Disagreement")), 150),
 			side("A", d.A, d.Chosen == pipeline.ReadingA), side("B", d.B, d.Chosen == pipeline.ReadingB))
 		if d.Assessment != "" {
-			l += "\n      _Assessment:_ " + EscapeTruncate(oneLine(d.Assessment), 400)
+			l += "\n      _Assessment:_ " + MarkdownLine(d.Assessment, nil, 400)
 		}
 		lines = append(lines, l)
 	}
@@ -346,7 +345,7 @@ func disagreementBlocks(ds []pipeline.DisagreementView) []slack.Block {
 
 // criticalBody shows the critical issues the reviewer found.
 func criticalBody(p pipeline.CriticalPayload) []slack.Block {
-	blocks := []slack.Block{section(fmt.Sprintf("The reviewer found critical issues in draft %d, *%s* (score %.1f/10). Tell the writer how to fix them, or approve to let it revise on its own.",
+	blocks := []slack.Block{section(fmt.Sprintf("The reviewer found critical issues in draft %d, *%s* (score %.1f/10). *Revise with these issues* (with a note for the writer if you like), *publish it as it is*, or *stop* and get a report of what the run has.",
 		p.Version, EscapeTruncate(oneLine(firstNonEmpty(p.Title, "Untitled")), 300), p.Score))}
 	var lines []string
 	for i, it := range p.Items {
@@ -357,9 +356,9 @@ func criticalBody(p pipeline.CriticalPayload) []slack.Block {
 		if it.Location != "" {
 			line += " · _" + EscapeTruncate(oneLine(it.Location), 100) + "_"
 		}
-		line += "\n      " + EscapeTruncate(oneLine(it.Description), 500)
+		line += "\n      " + MarkdownLine(it.Description, nil, 500)
 		if it.SuggestedFix != "" {
-			line += "\n      _Fix:_ " + EscapeTruncate(oneLine(it.SuggestedFix), 300)
+			line += "\n      _Fix:_ " + MarkdownLine(it.SuggestedFix, nil, 300)
 		}
 		lines = append(lines, line)
 	}

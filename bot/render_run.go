@@ -195,14 +195,15 @@ func RenderReport(rep *pipeline.Report, bounds []string) []slack.Block {
 	if rep.NothingNew {
 		blocks = append(blocks, section("Nothing new since the previous report."))
 	}
+	links := reportLinks(rep)
 	if a := strings.TrimSpace(rep.Abstract); a != "" {
-		blocks = append(blocks, section(EscapeTruncate(a, 2800)))
+		blocks = append(blocks, section(Markdown(a, links, 2800)))
 	}
 	var highlights []string
 	for _, sec := range rep.Sections {
 		line := "• *" + EscapeTruncate(oneLine(firstNonEmpty(sec.Title, "Section")), 100) + "*"
-		if c := oneLine(sec.Content); c != "" {
-			line += " — " + EscapeTruncate(c, 300)
+		if c := strings.TrimSpace(sec.Content); c != "" {
+			line += " — " + MarkdownLine(c, links, 300)
 		}
 		highlights = append(highlights, line)
 	}
@@ -212,14 +213,14 @@ func RenderReport(rep *pipeline.Report, bounds []string) []slack.Block {
 		})...)
 	}
 	if c := strings.TrimSpace(rep.Conclusion); c != "" {
-		blocks = append(blocks, section("*Conclusion*\n"+EscapeTruncate(c, 1500)))
+		blocks = append(blocks, section("*Conclusion*\n"+Markdown(c, links, 1500)))
 	}
 	var caveats []string
 	if rep.Reason != "" {
 		caveats = append(caveats, "• "+EscapeTruncate(oneLine(rep.Reason), 500))
 	}
 	for _, c := range append(append([]string{}, rep.Caveats...), bounds...) {
-		caveats = append(caveats, "• "+EscapeTruncate(oneLine(c), 400))
+		caveats = append(caveats, "• "+MarkdownLine(c, links, 400))
 	}
 	if len(caveats) > 0 {
 		blocks = append(blocks, packLines("*Caveats*\n", caveats, 2, func(left int) string {
@@ -249,7 +250,21 @@ func RenderReport(rep *pipeline.Report, bounds []string) []slack.Block {
 		blocks = append(blocks, contextText(fmt.Sprintf("…and %d more sources in the attached report.", n)))
 	}
 	blocks = append(blocks, contextText(":page_facing_up: The full report is attached below as a Markdown file."))
+	if id := rep.Metadata.RunID; id != "" {
+		blocks = append(blocks, feedbackBlock(id))
+		return limitBlocks(blocks, MaxBlocks, 2, "…more in the attached report.")
+	}
 	return limitBlocks(blocks, MaxBlocks, 1, "…more in the attached report.")
+}
+
+// reportLinks is the set of pages a report may link to: its references,
+// each a page the run fetched.
+func reportLinks(rep *pipeline.Report) SourceLinks {
+	urls := make([]string, 0, len(rep.References))
+	for _, ref := range rep.References {
+		urls = append(urls, ref.URL)
+	}
+	return sourceLinks(urls...)
 }
 
 // reportText is the notification text of the report message.

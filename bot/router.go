@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -120,23 +120,30 @@ func (a *App) route(evt socketmode.Event) {
 	}
 }
 
-// onEvent takes an Events API event. Only a person's reply in a thread can
-// belong to a conversation; every other message is dropped here, before it
-// takes a place in the pool.
+// onEvent takes an Events API event to its route. Only a person's reply in
+// a thread can belong to a conversation; every other message is dropped
+// here, before it takes a place in the pool.
 func (a *App) onEvent(d delivery, ev slackevents.EventsAPIEvent) {
-	if a.cfg.Messages == nil {
+	h := a.routes.event(ev.InnerEvent.Type)
+	if h == nil {
 		return
 	}
-	msg, ok := ev.InnerEvent.Data.(*slackevents.MessageEvent)
-	if !ok || msg.BotID != "" || msg.SubType != "" || msg.ThreadTimeStamp == "" || msg.ThreadTimeStamp == msg.TimeStamp {
+	req := &Request{TeamID: ev.TeamID, Log: a.log, send: a.send}
+	if msg, ok := ev.InnerEvent.Data.(*slackevents.MessageEvent); ok {
+		if msg.BotID != "" || msg.SubType != "" || msg.ThreadTimeStamp == "" || msg.ThreadTimeStamp == msg.TimeStamp {
+			return
+		}
+		req.UserID, req.Channel, req.Thread, req.Message = msg.User, msg.Channel, msg.ThreadTimeStamp, msg
+		req.Log = a.log.With("user", msg.User, "channel", msg.Channel)
+	} else if ev.InnerEvent.Type == string(slackevents.Message) {
 		return
 	}
 	if !a.pool.submit(func(ctx context.Context) {
 		if a.firstDelivery(ctx, d) {
-			a.cfg.Messages.HandleMessage(ctx, msg)
+			a.serve(ctx, h, req)
 		}
 	}) {
-		a.log.Warn("bot: busy; dropped a thread message", "channel", msg.Channel)
+		a.log.Warn("bot: busy; dropped an event", "type", ev.InnerEvent.Type, "channel", req.Channel)
 	}
 }
 
@@ -162,7 +169,7 @@ func ephemeralPayload(blocks []slack.Block, text string) map[string]any {
 }
 
 // onSlash handles /research: usage errors and help are answered in the ack
-// itself; everything else is acked at once and done on the pool.
+// itself; everything else is acked at once and done on the pool by its route.
 func (a *App) onSlash(k *acker, d delivery, cmd slack.SlashCommand) {
 	log := a.log.With("user", cmd.UserID, "channel", cmd.ChannelID)
 	c, err := ParseCommand(cmd.Text)
@@ -178,21 +185,20 @@ func (a *App) onSlash(k *acker, d delivery, cmd slack.SlashCommand) {
 		k.ack(ephemeralPayload(RenderHelp(), "How to use researchbot"))
 		return
 	}
+	h := a.routes.command(c.Kind)
+	if h == nil {
+		log.Warn("bot: no route for a command", "kind", c.Kind)
+		k.ack(ephemeralPayload(RenderError("I couldn't read that command.", ""), "error"))
+		return
+	}
+	req := &Request{
+		UserID: cmd.UserID, TeamID: cmd.TeamID, Channel: cmd.ChannelID,
+		TriggerID: cmd.TriggerID, ResponseURL: cmd.ResponseURL,
+		Command: &cmd, Parsed: c, Log: log, send: a.send,
+	}
 	ok := a.pool.submit(func(ctx context.Context) {
-		if !a.firstDelivery(ctx, d) {
-			return
-		}
-		switch c.Kind {
-		case CmdResearch:
-			a.startResearch(ctx, log, cmd, c)
-		case CmdStatus:
-			a.status(ctx, cmd, c.RunID)
-		case CmdList:
-			a.list(ctx, cmd)
-		case CmdCancel:
-			a.askCancel(ctx, cmd, c.RunID)
-		case CmdStream:
-			a.stream(ctx, cmd, c.Args)
+		if a.firstDelivery(ctx, d) {
+			a.serve(ctx, h, req)
 		}
 	})
 	if !ok {
@@ -203,35 +209,45 @@ func (a *App) onSlash(k *acker, d delivery, cmd slack.SlashCommand) {
 	k.ack(nil)
 }
 
-// respond answers a slash command ephemerally through its response_url,
-// which works even in channels the bot is not in.
-func (a *App) respond(ctx context.Context, cmd slack.SlashCommand, blocks []slack.Block, text string) {
-	if cmd.ResponseURL == "" {
-		a.ephemeral(ctx, cmd.ChannelID, cmd.UserID, "", blocks, text)
-		return
-	}
-	err := retry429(ctx, func() error {
-		_, _, err := a.api.PostMessageContext(ctx, cmd.ChannelID,
-			slack.MsgOptionResponseURL(cmd.ResponseURL, slack.ResponseTypeEphemeral), quiet(blocks, text))
-		return err
+// registerRoutes fills the App's routing table: its own commands, buttons
+// and forms, the streams when configured, and every feature in cfg.Features.
+func (a *App) registerRoutes() {
+	r := a.routes
+	r.Command(CmdResearch, a.startResearch)
+	r.Command(CmdStatus, a.status)
+	r.Command(CmdList, a.list)
+	r.Command(CmdCancel, a.askCancel)
+	r.Command(CmdStream, a.stream)
+	a.registerStart(r)
+	a.registerFeedback(r)
+	r.Action(ActionCancelConfirm, a.confirmCancel)
+	r.Action(ActionCancelAbort, func(ctx context.Context, req *Request) error {
+		req.ReplaceOriginal = true
+		req.Reply(ctx, []slack.Block{section("OK — the run keeps going.")}, "Not cancelled")
+		return nil
 	})
-	if err != nil {
-		a.log.Error("bot: replying to a command failed", "user", cmd.UserID, "channel", cmd.ChannelID, "err", err)
+	for _, id := range []string{ActionApprove, ActionEdit, ActionReject} {
+		r.Action(id, a.onCheckpointAction)
 	}
-}
-
-// ephemeral shows a message only to user, in the thread when given.
-func (a *App) ephemeral(ctx context.Context, channel, user, thread string, blocks []slack.Block, text string) {
-	opts := []slack.MsgOption{quiet(blocks, text)}
-	if thread != "" {
-		opts = append(opts, slack.MsgOptionTS(thread))
+	for _, id := range []string{ActionSkip, ActionRetry, ActionContinueWithout} {
+		r.Action(id, a.onPassOver)
 	}
-	err := retry429(ctx, func() error {
-		_, err := a.api.PostEphemeralContext(ctx, channel, user, opts...)
-		return err
-	})
-	if err != nil {
-		a.log.Error("bot: ephemeral message failed", "user", user, "channel", channel, "err", err)
+	r.View(CallbackEdit, a.onSubmission)
+	r.View(CallbackReject, a.onSubmission)
+	if h, ok := a.cfg.Streams.(StreamActionHandler); ok {
+		r.ActionPrefix(StreamActionPrefix, func(ctx context.Context, req *Request) error {
+			h.HandleStreamAction(ctx, *req.Callback, *req.Action)
+			return nil
+		})
+	}
+	if a.cfg.Messages != nil {
+		r.Event(string(slackevents.Message), func(ctx context.Context, req *Request) error {
+			a.cfg.Messages.HandleMessage(ctx, req.Message)
+			return nil
+		})
+	}
+	for _, f := range a.cfg.Features {
+		f.Register(r)
 	}
 }
 
@@ -251,59 +267,52 @@ func inviteHelp(channelID string) []slack.Block {
 
 // startResearch rate-limits, posts the root message, creates the run and
 // names it in the root message.
-func (a *App) startResearch(ctx context.Context, log *slog.Logger, cmd slack.SlashCommand, c Command) {
+func (a *App) startResearch(ctx context.Context, req *Request) error {
+	cmd, c, log := req.Command, req.Parsed, req.Log
 	if err := a.limiter.allow(ctx, cmd.TeamID, cmd.UserID); err != nil {
 		var le *LimitedError
 		if errors.As(err, &le) {
 			a.metrics.limited(le.Scope)
-			a.respond(ctx, cmd, RenderError(limitMessage(le, a.now()), ""), "Rate limited")
-			return
+			return tell(RenderError(limitMessage(le, a.now()), ""), "Rate limited")
 		}
 		log.Error("bot: rate limiter unavailable", "err", err)
-		a.respond(ctx, cmd, RenderError("I couldn't start your research: my storage is not answering.", "Please try again in a few minutes."), "Storage unavailable")
-		return
+		return tell(RenderError("I couldn't start your research: my storage is not answering.", "Please try again in a few minutes."), "Storage unavailable")
 	}
 	root := RootInfo{Question: c.Question, RequestedBy: cmd.UserID, Mode: c.Mode, Depth: c.Depth}
-	var ts string
-	err := retry429(ctx, func() error {
-		var err error
-		_, ts, err = a.api.PostMessageContext(ctx, cmd.ChannelID, quiet(RenderRoot(root), rootText(root)))
-		return err
-	})
+	ts, err := a.send.Post(ctx, cmd.ChannelID, c.ThreadTS, RenderRoot(root), rootText(root))
 	if err != nil {
 		if notInChannel[slackErrorCode(err)] {
-			a.respond(ctx, cmd, inviteHelp(cmd.ChannelID), "Invite me first: /invite @researchbot")
-			return
+			return tell(inviteHelp(cmd.ChannelID), "Invite me first: /invite @researchbot")
 		}
 		log.Error("bot: posting the root message failed", "err", err)
-		a.respond(ctx, cmd, RenderError("I couldn't post in this channel: "+Escape(slackErrorCode(err))+".", "Please try again in a minute."), "Posting failed")
-		return
+		return tell(RenderError("I couldn't post in this channel: "+Escape(slackErrorCode(err))+".", "Please try again in a minute."), "Posting failed")
 	}
+	thread := firstNonEmpty(c.ThreadTS, ts)
 	run, err := a.engine.Start(ctx, pipeline.Request{
-		Question:    c.Question,
-		Mode:        c.Mode,
-		Depth:       c.Depth,
+		Question: c.Question,
+		Mode:     c.Mode,
+		Depth:    c.Depth,
+		ReviewSources: c.ReviewSources || slices.Contains(a.cfg.ReviewSources, cmd.ChannelID) ||
+			slices.Contains(a.cfg.ReviewSources, "*"),
 		RequestedBy: cmd.UserID,
-		Origin:      pipeline.Origin{Kind: OriginKind, TeamID: cmd.TeamID, Channel: cmd.ChannelID, ThreadTS: ts},
+		Origin:      pipeline.Origin{Kind: OriginKind, TeamID: cmd.TeamID, Channel: cmd.ChannelID, ThreadTS: thread},
+		Limits:      pipeline.Limits{MaxCostUSD: c.BudgetUSD},
 	})
 	if err != nil {
 		log.Error("bot: starting a run failed", "err", err)
 		blocks := RenderError("I couldn't start this research: "+EscapeTruncate(err.Error(), 500), "Please try again; if it keeps failing, tell whoever runs researchbot.")
-		_ = retry429(ctx, func() error {
-			_, _, err := a.api.PostMessageContext(ctx, cmd.ChannelID, quiet(blocks, "Could not start"), slack.MsgOptionTS(ts))
-			return err
-		})
-		return
+		if _, err := a.send.Post(ctx, cmd.ChannelID, thread, blocks, "Could not start"); err != nil {
+			log.Error("bot: explaining a failed start failed", "err", err)
+		}
+		return nil
 	}
 	a.metrics.runStarted()
 	log.Info("bot: run started", "run_id", run.ID, "mode", c.Mode, "depth", c.Depth)
 	root.RunID, root.Status = run.ID, run.Status
-	if err := retry429(ctx, func() error {
-		_, _, _, err := a.api.UpdateMessageContext(ctx, cmd.ChannelID, ts, quiet(RenderRoot(root), rootText(root)))
-		return err
-	}); err != nil {
+	if err := a.send.Update(ctx, cmd.ChannelID, ts, RenderRoot(root), rootText(root)); err != nil {
 		log.Warn("bot: naming the run in the root message failed", "run_id", run.ID, "err", err)
 	}
+	return nil
 }
 
 // latestRun returns the caller's run by id, or their newest (unfinished
@@ -325,7 +334,8 @@ func (a *App) latestRun(ctx context.Context, user, runID string, onlyOpen bool) 
 }
 
 // status answers /research status [RUN].
-func (a *App) status(ctx context.Context, cmd slack.SlashCommand, runID string) {
+func (a *App) status(ctx context.Context, req *Request) error {
+	cmd, runID := req.Command, req.Parsed.RunID
 	r, err := a.latestRun(ctx, cmd.UserID, runID, false)
 	if err == nil && !a.mayView(r, cmd) {
 		// Whether the run exists is none of the asker's business.
@@ -333,16 +343,16 @@ func (a *App) status(ctx context.Context, cmd slack.SlashCommand, runID string) 
 		err = pipeline.ErrNotFound
 	}
 	if err != nil {
-		a.respond(ctx, cmd, a.runLookupError(err, runID), "No such run")
-		return
+		return tell(a.runLookupError(err, runID), "No such run")
 	}
-	a.respond(ctx, cmd, renderStatus(r, a.now()), "Run status")
+	req.Reply(ctx, renderStatus(r, a.now()), "Run status")
+	return nil
 }
 
 // mayView reports whether the person behind cmd may see r's status: its
 // requester, an approver of its channel, or anyone asking in the channel the
 // run was started in (who can read its thread anyway).
-func (a *App) mayView(r *pipeline.Run, cmd slack.SlashCommand) bool {
+func (a *App) mayView(r *pipeline.Run, cmd *slack.SlashCommand) bool {
 	return a.allowed(r, cmd.UserID) || (cmd.ChannelID != "" && cmd.ChannelID == r.Origin.Channel)
 }
 
@@ -359,48 +369,44 @@ func (a *App) runLookupError(err error, runID string) []slack.Block {
 }
 
 // list answers /research list.
-func (a *App) list(ctx context.Context, cmd slack.SlashCommand) {
-	runs, err := a.engine.List(ctx, pipeline.RunFilter{RequestedBy: cmd.UserID, Limit: 10})
+func (a *App) list(ctx context.Context, req *Request) error {
+	runs, err := a.engine.List(ctx, pipeline.RunFilter{RequestedBy: req.UserID, Limit: 10})
 	if err != nil {
-		a.respond(ctx, cmd, a.runLookupError(err, ""), "Error")
-		return
+		return tell(a.runLookupError(err, ""), "Error")
 	}
-	a.respond(ctx, cmd, renderList(runs, a.now()), "Your research runs")
+	req.Reply(ctx, renderList(runs, a.now()), "Your research runs")
+	return nil
 }
 
 // askCancel answers /research cancel [RUN] with a confirmation.
-func (a *App) askCancel(ctx context.Context, cmd slack.SlashCommand, runID string) {
-	r, err := a.latestRun(ctx, cmd.UserID, runID, runID == "")
+func (a *App) askCancel(ctx context.Context, req *Request) error {
+	runID := req.Parsed.RunID
+	r, err := a.latestRun(ctx, req.UserID, runID, runID == "")
 	if err != nil {
-		a.respond(ctx, cmd, a.runLookupError(err, runID), "No such run")
-		return
+		return tell(a.runLookupError(err, runID), "No such run")
 	}
-	if !a.allowed(r, cmd.UserID) {
-		a.respond(ctx, cmd, notAllowed(r), "Not allowed")
-		return
+	if !a.allowed(r, req.UserID) {
+		return tell(notAllowed(r), "Not allowed")
 	}
 	if r.Status.Final() {
-		a.respond(ctx, cmd, RenderError("Run "+runRef(r.ID)+" has already finished ("+statusText(r.Status)+"); there is nothing to cancel.", ""), "Already finished")
-		return
+		return tell(RenderError("Run "+runRef(r.ID)+" has already finished ("+statusText(r.Status)+"); there is nothing to cancel.", ""), "Already finished")
 	}
-	a.respond(ctx, cmd, renderCancelConfirm(r), "Cancel this run?")
+	req.Reply(ctx, renderCancelConfirm(r), "Cancel this run?")
+	return nil
 }
 
-// stream routes /research stream … to the stream handler.
-func (a *App) stream(ctx context.Context, cmd slack.SlashCommand, args string) {
+// stream hands /research stream … to the stream handler.
+func (a *App) stream(ctx context.Context, req *Request) error {
 	if a.cfg.Streams == nil {
-		a.respond(ctx, cmd, RenderError("Research streams are not enabled on this researchbot.", "Ask whoever runs researchbot to enable them; `/research &lt;question&gt;` works as usual."), "Streams are not enabled")
-		return
+		return tell(RenderError("Research streams are not enabled on this researchbot.", "Ask whoever runs researchbot to enable them; `/research &lt;question&gt;` works as usual."), "Streams are not enabled")
 	}
-	reply, err := a.cfg.Streams.HandleStream(ctx, StreamCommand{TeamID: cmd.TeamID, ChannelID: cmd.ChannelID, UserID: cmd.UserID, Args: args, TriggerID: cmd.TriggerID, ResponseURL: cmd.ResponseURL})
+	cmd := req.Command
+	err := a.cfg.Streams.HandleStream(ctx, StreamCommand{TeamID: cmd.TeamID, ChannelID: cmd.ChannelID, UserID: cmd.UserID, Args: req.Parsed.Args, TriggerID: cmd.TriggerID, ResponseURL: cmd.ResponseURL})
 	if err != nil {
-		a.log.Error("bot: stream command failed", "user", cmd.UserID, "err", err)
-		a.respond(ctx, cmd, RenderError("That stream command failed.", "Please try again; `/research help` lists the commands."), "Stream command failed")
-		return
+		req.Log.Error("bot: stream command failed", "err", err)
+		return tell(RenderError("That stream command failed.", "Please try again; `/research help` lists the commands."), "Stream command failed")
 	}
-	if reply != "" {
-		a.respond(ctx, cmd, []slack.Block{section(cutRunes(reply, MaxSectionText))}, "researchbot")
-	}
+	return nil
 }
 
 // allowed reports whether user may decide r's checkpoints or cancel it.

@@ -46,9 +46,12 @@ type StreamActionHandler interface {
 	HandleStreamAction(ctx context.Context, cb slack.InteractionCallback, act slack.BlockAction)
 }
 
-// StreamsConfig configures Streams. BotToken, Service, Conversations and
-// Model are required.
+// StreamsConfig configures Streams. Service, Conversations, Model and
+// Sender (or BotToken) are required.
 type StreamsConfig struct {
+	// Sender is the Web API client shared with the App; nil makes one
+	// from BotToken, APIURL, Metrics and HTTPClient.
+	Sender   *Sender
 	BotToken string
 	// APIURL is the Web API base URL (SLACK_API_URL); "" means Slack's.
 	APIURL        string
@@ -69,7 +72,7 @@ type StreamsConfig struct {
 // Config.Streams and Config.Messages. It keeps no state in memory: the
 // conversations live in the ConversationStore.
 type Streams struct {
-	api   *slack.Client
+	send  *Sender
 	svc   StreamService
 	convs ConversationStore
 	model scheduler.Model
@@ -86,7 +89,7 @@ var (
 // NewStreams checks cfg and returns a Streams.
 func NewStreams(cfg StreamsConfig) (*Streams, error) {
 	var missing []string
-	if cfg.BotToken == "" {
+	if cfg.BotToken == "" && cfg.Sender == nil {
 		missing = append(missing, "the bot token")
 	}
 	if cfg.Service == nil {
@@ -102,13 +105,13 @@ func NewStreams(cfg StreamsConfig) (*Streams, error) {
 		return nil, errors.New("bot: streams need " + strings.Join(missing, ", "))
 	}
 	s := &Streams{
-		api: newSlackAPI(cfg.BotToken, "", cfg.APIURL, cfg.HTTPClient, cfg.Metrics),
 		svc: cfg.Service, convs: cfg.Conversations, model: cfg.Model, log: cfg.Logger, now: cfg.Now,
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	s.log = slog.New(capLogs(s.log.Handler())) // stream clicks and replies carry what people typed
+	s.send = senderOr(cfg.Sender, SenderConfig{BotToken: cfg.BotToken, APIURL: cfg.APIURL, Metrics: cfg.Metrics, HTTPClient: cfg.HTTPClient, Logger: cfg.Logger})
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -116,16 +119,16 @@ func NewStreams(cfg StreamsConfig) (*Streams, error) {
 }
 
 // HandleStream handles "/research stream …". Its answers are shown to the
-// caller only (through the command's response_url); it returns "". The
+// caller only (through the command's response_url). The
 // arguments are unescaped first: Slack sends &, < and > as &amp;, &lt; and
 // &gt;, and a stream called "R&D" must be found by its name.
-func (s *Streams) HandleStream(ctx context.Context, cmd StreamCommand) (string, error) {
+func (s *Streams) HandleStream(ctx context.Context, cmd StreamCommand) error {
 	verb, rest, _ := strings.Cut(strings.TrimSpace(slackUnescaper.Replace(cmd.Args)), " ")
 	verb = strings.ToLower(verb)
 	name := strings.TrimSpace(rest)
 	if needsName(verb) && name == "" {
 		s.respond(ctx, cmd, RenderError(fmt.Sprintf("Which stream? Write its name: `/research stream %s NAME`.", Escape(verb)), "`/research stream list` shows every stream."), "Which stream?")
-		return "", nil
+		return nil
 	}
 	switch verb {
 	case "", "help":
@@ -135,14 +138,14 @@ func (s *Streams) HandleStream(ctx context.Context, cmd StreamCommand) (string, 
 	case "list":
 		all, err := s.svc.List(ctx)
 		if err != nil {
-			return "", err
+			return err
 		}
 		s.respond(ctx, cmd, RenderStreamList(all, s.now()), "Research streams")
 	case "show":
 		st, err := s.svc.Show(ctx, name)
 		if err != nil {
 			s.respond(ctx, cmd, s.lookupProblem(err, name), "No such stream")
-			return "", nil
+			return nil
 		}
 		s.respond(ctx, cmd, RenderStreamShow(st), "Research stream "+EscapeTruncate(st.Spec.Name, 100))
 	case "pause", "resume":
@@ -153,27 +156,27 @@ func (s *Streams) HandleStream(ctx context.Context, cmd StreamCommand) (string, 
 		st, err := s.asOwnerOrAdmin(ctx, cmd.UserID, func(admin bool) (*scheduler.Stream, error) { return op(ctx, name, cmd.UserID, admin) })
 		if err != nil {
 			s.respond(ctx, cmd, s.changeProblem(ctx, err, name, verb), "Nothing was changed")
-			return "", nil
+			return nil
 		}
 		s.respond(ctx, cmd, RenderStreamChanged(st, done), "Done")
 	case "policy":
 		fields := strings.Fields(name)
 		if len(fields) < 2 {
 			s.respond(ctx, cmd, RenderError("Write the stream's name and the policy: `/research stream policy NAME auto|hold_draft`.", "`auto` posts digests straight away; `hold_draft` holds each draft for the owner's approval."), "Which policy?")
-			return "", nil
+			return nil
 		}
 		p := scheduler.Policy(strings.ToLower(fields[len(fields)-1]))
 		name = strings.Join(fields[:len(fields)-1], " ")
 		if !p.Valid() {
 			s.respond(ctx, cmd, RenderError("The policy must be `auto` or `hold_draft`, not `"+EscapeTruncate(string(p), 40)+"`.", ""), "Unknown policy")
-			return "", nil
+			return nil
 		}
 		st, err := s.asOwnerOrAdmin(ctx, cmd.UserID, func(admin bool) (*scheduler.Stream, error) {
 			return s.svc.SetPolicy(ctx, name, cmd.UserID, admin, p)
 		})
 		if err != nil {
 			s.respond(ctx, cmd, s.changeProblem(ctx, err, name, "change"), "Nothing was changed")
-			return "", nil
+			return nil
 		}
 		s.respond(ctx, cmd, RenderStreamChanged(st, "Policy set to `"+string(p)+"` for"), "Done")
 	case "run":
@@ -182,17 +185,17 @@ func (s *Streams) HandleStream(ctx context.Context, cmd StreamCommand) (string, 
 		st, err := s.svc.Show(ctx, name)
 		if err != nil {
 			s.respond(ctx, cmd, s.lookupProblem(err, name), "No such stream")
-			return "", nil
+			return nil
 		}
 		if !st.CanChange(cmd.UserID, false) && !s.isAdmin(ctx, cmd.UserID) {
 			s.respond(ctx, cmd, RenderStreamNotAllowed(st, "delete"), "Not allowed")
-			return "", nil
+			return nil
 		}
 		s.respond(ctx, cmd, RenderStreamDeleteConfirm(st), "Delete this stream?")
 	default:
 		s.respond(ctx, cmd, RenderError("I don't know `/research stream "+EscapeTruncate(verb, 40)+"`.", "`/research stream help` lists the stream commands."), "Unknown stream command")
 	}
-	return "", nil
+	return nil
 }
 
 // needsName reports whether a stream command takes a stream name.
@@ -235,7 +238,7 @@ func (s *Streams) asOwnerOrAdmin(ctx context.Context, user string, op func(admin
 
 // isAdmin reports whether user is a workspace admin or owner (users.info).
 func (s *Streams) isAdmin(ctx context.Context, user string) bool {
-	u, err := s.api.GetUserInfoContext(ctx, user)
+	u, err := s.send.API().GetUserInfoContext(ctx, user)
 	if err != nil {
 		s.log.Warn("bot: users.info failed; treating the user as no admin", "user", user, "err", err)
 		return false
@@ -245,7 +248,7 @@ func (s *Streams) isAdmin(ctx context.Context, user string) bool {
 
 // userTZ is user's Slack profile time zone, "" when unknown.
 func (s *Streams) userTZ(ctx context.Context, user string) string {
-	u, err := s.api.GetUserInfoContext(ctx, user)
+	u, err := s.send.API().GetUserInfoContext(ctx, user)
 	if err != nil {
 		s.log.Warn("bot: users.info failed; the stream's time zone defaults to UTC", "user", user, "err", err)
 		return ""
@@ -286,12 +289,7 @@ func (s *Streams) changeProblem(ctx context.Context, err error, name, verb strin
 func (s *Streams) startConversation(ctx context.Context, cmd StreamCommand) {
 	tz := s.userTZ(ctx, cmd.UserID)
 	conv, turn := scheduler.Start(cmd.UserID, cmd.ChannelID, tz, s.now())
-	var root string
-	err := retry429(ctx, func() error {
-		var err error
-		_, root, err = s.api.PostMessageContext(ctx, cmd.ChannelID, quiet(RenderStreamRoot(cmd.UserID), "New research stream"))
-		return err
-	})
+	root, err := s.send.Post(ctx, cmd.ChannelID, "", RenderStreamRoot(cmd.UserID), "New research stream")
 	if err != nil {
 		if notInChannel[slackErrorCode(err)] {
 			s.respond(ctx, cmd, inviteHelp(cmd.ChannelID), "Invite me first: /invite @researchbot")
@@ -354,7 +352,7 @@ func (s *Streams) HandleStreamAction(ctx context.Context, cb slack.InteractionCa
 		s.confirmDelete(ctx, cb, id, name)
 		return
 	case ActionStreamDeleteAbort:
-		s.replaceOriginal(ctx, cb, []slack.Block{section("OK — the stream stays.")}, "Not deleted")
+		s.send.ReplaceOriginal(ctx, cb, []slack.Block{section("OK — the stream stays.")}, "Not deleted")
 		return
 	case ActionStreamDryRun, ActionStreamDryRunSkip:
 		s.dryRun(ctx, cb, channel, thread, act)
@@ -397,13 +395,13 @@ func (s *Streams) HandleStreamAction(ctx context.Context, cb slack.InteractionCa
 	switch {
 	case err != nil:
 		s.log.Error("bot: loading a stream conversation failed", "channel", channel, "err", err)
-		s.ephemeral(ctx, channel, user, thread, RenderError("I couldn't load this conversation right now.", "Please click again in a minute."), "Try again")
+		s.send.Ephemeral(ctx, channel, user, thread, RenderError("I couldn't load this conversation right now.", "Please click again in a minute."), "Try again")
 		return
 	case !ok:
-		s.ephemeral(ctx, channel, user, thread, RenderError("This stream conversation has ended or expired.", "Start a new one with `/research stream new`."), "Conversation ended")
+		s.send.Ephemeral(ctx, channel, user, thread, RenderError("This stream conversation has ended or expired.", "Start a new one with `/research stream new`."), "Conversation ended")
 		return
 	case user != c.Spec.Owner:
-		s.ephemeral(ctx, channel, user, thread, RenderError("Only "+who(c.Spec.Owner)+", who is setting up this stream, can answer here.", "Nothing was changed. Start your own with `/research stream new`."), "Not your conversation")
+		s.send.Ephemeral(ctx, channel, user, thread, RenderError("Only "+who(c.Spec.Owner)+", who is setting up this stream, can answer here.", "Nothing was changed. Start your own with `/research stream new`."), "Not your conversation")
 		return
 	}
 	s.advance(ctx, channel, thread, user, c, v, a, click)
@@ -419,7 +417,7 @@ func (s *Streams) advance(ctx context.Context, channel, thread, user string, c s
 	switch {
 	case errors.As(err, &ae), errors.Is(err, scheduler.ErrModelUnavailable):
 		log.Info("bot: stream conversation did not move", "reason", err)
-		s.ephemeral(ctx, channel, user, thread, RenderError(EscapeTruncate(turn.Message, sectionBudget-40), ""), streamTurnText(turn))
+		s.send.Ephemeral(ctx, channel, user, thread, RenderError(EscapeTruncate(turn.Message, sectionBudget-40), ""), streamTurnText(turn))
 		return
 	case err != nil:
 		log.Warn("bot: the model's proposal was refused", "err", err)
@@ -432,7 +430,7 @@ func (s *Streams) advance(ctx context.Context, channel, thread, user string, c s
 		if err != nil {
 			log.Error("bot: saving a stream conversation failed", "err", err)
 		}
-		s.ephemeral(ctx, channel, user, thread, RenderError("I was still handling your previous answer, so this one was not applied.", "Please look at my latest message and answer again."), "Not applied")
+		s.send.Ephemeral(ctx, channel, user, thread, RenderError("I was still handling your previous answer, so this one was not applied.", "Please look at my latest message and answer again."), "Not applied")
 		return
 	}
 	if click != nil {
@@ -448,7 +446,7 @@ func (s *Streams) complete(ctx context.Context, channel, thread, user string, be
 	log := s.log.With("channel", channel, "thread", thread, "user", user)
 	nv, ok, err := s.convs.Update(ctx, channel, thread, version, done)
 	if err != nil || !ok {
-		s.ephemeral(ctx, channel, user, thread, RenderError("This stream is already being created.", "Nothing else changed."), "Already confirmed")
+		s.send.Ephemeral(ctx, channel, user, thread, RenderError("This stream is already being created.", "Nothing else changed."), "Already confirmed")
 		return
 	}
 	st, err := s.svc.Create(ctx, done.Spec, before.Spec.Owner)
@@ -484,14 +482,14 @@ func (s *Streams) dryRun(ctx context.Context, cb slack.InteractionCallback, chan
 	if id != "" {
 		// The button is for one stream: not for another that took its name since.
 		if st, err := s.svc.Show(ctx, name); err == nil && st.ID != id || errors.Is(err, scheduler.ErrStreamNotFound) {
-			s.ephemeral(ctx, channel, user, thread, staleStreamButton(name), "That stream no longer exists")
+			s.send.Ephemeral(ctx, channel, user, thread, staleStreamButton(name), "That stream no longer exists")
 			return
 		}
 	}
 	if act.ActionID == ActionStreamDryRunSkip {
 		st, err := s.svc.Show(ctx, name)
 		if err == nil && !st.CanChange(user, false) {
-			s.ephemeral(ctx, channel, user, thread, RenderStreamNotAllowed(st, "answer for"), "Not allowed")
+			s.send.Ephemeral(ctx, channel, user, thread, RenderStreamNotAllowed(st, "answer for"), "Not allowed")
 			return
 		}
 		click.what = "skipped the dry run"
@@ -506,7 +504,7 @@ func (s *Streams) dryRun(ctx context.Context, cb slack.InteractionCallback, chan
 		return r, err
 	}()
 	if err != nil {
-		s.ephemeral(ctx, channel, user, thread, s.changeProblem(ctx, err, name, "run"), "No dry run")
+		s.send.Ephemeral(ctx, channel, user, thread, s.changeProblem(ctx, err, name, "run"), "No dry run")
 		return
 	}
 	click.what = "started a dry run (run " + runRef(run.ID) + "); the digest will appear in this thread"
@@ -520,20 +518,20 @@ func (s *Streams) dryRun(ctx context.Context, cb slack.InteractionCallback, chan
 func (s *Streams) confirmDelete(ctx context.Context, cb slack.InteractionCallback, id, name string) {
 	user := cb.User.ID
 	if id == "" {
-		s.replaceOriginal(ctx, cb, RenderError("This confirmation is out of date, so nothing was deleted.", "Run `/research stream delete "+EscapeTruncate(name, 100)+"` again."), "Not deleted")
+		s.send.ReplaceOriginal(ctx, cb, RenderError("This confirmation is out of date, so nothing was deleted.", "Run `/research stream delete "+EscapeTruncate(name, 100)+"` again."), "Not deleted")
 		return
 	}
 	st, err := s.asOwnerOrAdmin(ctx, user, func(admin bool) (*scheduler.Stream, error) { return s.svc.DeleteByID(ctx, id, user, admin) })
 	if errors.Is(err, scheduler.ErrStreamNotFound) {
-		s.replaceOriginal(ctx, cb, staleStreamButton(name), "Not deleted")
+		s.send.ReplaceOriginal(ctx, cb, staleStreamButton(name), "Not deleted")
 		return
 	}
 	if err != nil {
-		s.replaceOriginal(ctx, cb, s.changeProblem(ctx, err, name, "delete"), "Not deleted")
+		s.send.ReplaceOriginal(ctx, cb, s.changeProblem(ctx, err, name, "delete"), "Not deleted")
 		return
 	}
 	s.log.Info("bot: stream deleted", "stream", st.ID, "user", user)
-	s.replaceOriginal(ctx, cb, RenderStreamChanged(st, ":wastebasket: Deleted the research stream"), "Deleted")
+	s.send.ReplaceOriginal(ctx, cb, RenderStreamChanged(st, ":wastebasket: Deleted the research stream"), "Deleted")
 }
 
 // staleStreamButton answers a click on a button for a stream that no longer
@@ -549,68 +547,19 @@ func (s *Streams) collapse(ctx context.Context, channel string, click *clicked, 
 		return
 	}
 	blocks := RenderStreamAnswered(click.blocks, click.text, user, click.what)
-	err := retry429(ctx, func() error {
-		_, _, _, err := s.api.UpdateMessageContext(ctx, channel, click.ts, quiet(blocks, click.text))
-		return err
-	})
-	if err != nil {
+	if err := s.send.Update(ctx, channel, click.ts, blocks, click.text); err != nil {
 		s.log.Warn("bot: collapsing a stream message failed", "channel", channel, "err", err)
 	}
 }
 
 // post posts a message in a thread.
 func (s *Streams) post(ctx context.Context, channel, thread string, blocks []slack.Block, text string) {
-	err := retry429(ctx, func() error {
-		_, _, err := s.api.PostMessageContext(ctx, channel, quiet(blocks, text), slack.MsgOptionTS(thread))
-		return err
-	})
-	if err != nil {
+	if _, err := s.send.Post(ctx, channel, thread, blocks, text); err != nil {
 		s.log.Error("bot: posting in a stream thread failed", "channel", channel, "err", err)
-	}
-}
-
-// ephemeral shows a message only to user, in the thread.
-func (s *Streams) ephemeral(ctx context.Context, channel, user, thread string, blocks []slack.Block, text string) {
-	opts := []slack.MsgOption{quiet(blocks, text)}
-	if thread != "" {
-		opts = append(opts, slack.MsgOptionTS(thread))
-	}
-	err := retry429(ctx, func() error {
-		_, err := s.api.PostEphemeralContext(ctx, channel, user, opts...)
-		return err
-	})
-	if err != nil {
-		s.log.Error("bot: ephemeral message failed", "user", user, "channel", channel, "err", err)
 	}
 }
 
 // respond answers a command ephemerally through its response_url.
 func (s *Streams) respond(ctx context.Context, cmd StreamCommand, blocks []slack.Block, text string) {
-	if cmd.ResponseURL == "" {
-		s.ephemeral(ctx, cmd.ChannelID, cmd.UserID, "", blocks, text)
-		return
-	}
-	err := retry429(ctx, func() error {
-		_, _, err := s.api.PostMessageContext(ctx, cmd.ChannelID,
-			slack.MsgOptionResponseURL(cmd.ResponseURL, slack.ResponseTypeEphemeral), quiet(blocks, text))
-		return err
-	})
-	if err != nil {
-		s.log.Error("bot: replying to a stream command failed", "user", cmd.UserID, "err", err)
-	}
-}
-
-// replaceOriginal replaces a clicked ephemeral message via its response_url.
-func (s *Streams) replaceOriginal(ctx context.Context, cb slack.InteractionCallback, blocks []slack.Block, text string) {
-	if cb.ResponseURL == "" {
-		s.ephemeral(ctx, cb.Channel.ID, cb.User.ID, threadOf(cb), blocks, text)
-		return
-	}
-	err := retry429(ctx, func() error {
-		_, _, err := s.api.PostMessageContext(ctx, cb.Channel.ID, slack.MsgOptionReplaceOriginal(cb.ResponseURL), quiet(blocks, text))
-		return err
-	})
-	if err != nil {
-		s.log.Error("bot: replying to a stream click failed", "user", cb.User.ID, "err", err)
-	}
+	s.send.Respond(ctx, cmd.ResponseURL, cmd.ChannelID, cmd.UserID, blocks, text)
 }

@@ -119,7 +119,7 @@ func newStreamsE2E(t *testing.T) *streamsE2E {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	metrics := bot.NewMetrics()
-	pres, err := bot.NewPresenter(bot.PresenterConfig{BotToken: fake.BotToken(), APIURL: fake.APIURL(), Redis: rdb, Metrics: metrics, MinInterval: 200 * time.Millisecond})
+	pres, err := bot.NewPresenter(bot.PresenterConfig{BotToken: fake.BotToken(), APIURL: fake.APIURL(), Memory: redisstore.NewSlackMemory(rdb), Metrics: metrics, MinInterval: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func newStreamsE2E(t *testing.T) *streamsE2E {
 	}
 	t.Cleanup(stopWorker)
 	runBot(t, ctx, cancel, fake, bot.Config{AppToken: fake.AppToken(), BotToken: fake.BotToken(), APIURL: fake.APIURL(), Engine: a.Engine,
-		Redis: rdb, Metrics: metrics, Streams: streams, Messages: streams})
+		Memory: redisstore.NewSlackMemory(rdb), Budget: redisstore.NewRateLimiter(rdb, "slack"), Metrics: metrics, Streams: streams, Messages: streams})
 	return &streamsE2E{t: t, fake: fake, svc: svc, clock: clock, ctx: ctx, channel: streamChannel, metrics: metrics,
 		convCalls: func() []llmtest.Call { return conversationCalls(model) }}
 }

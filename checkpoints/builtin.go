@@ -32,15 +32,15 @@ func Builtins(now time.Time) []Definition {
 			Timeout:     24 * time.Hour,
 			MaxRetries:  3,
 			Fields: []Field{
-				{Key: "sub_questions", Type: FieldTextarea, Label: "Sub-questions, one per line", Required: true},
-				{Key: "queries", Type: FieldTextarea, Label: "Search queries, one per line as `type: query` where type is web, academic or news", Required: true, Placeholder: "web: …"},
-				{Key: "sections", Type: FieldTextarea, Label: "Expected report sections, one per line"},
-				{Key: "depth", Type: FieldSelect, Label: "Depth", Default: "standard", Options: []Option{
+				{Key: KeySubQuestions, Type: FieldTextarea, Label: "Sub-questions, one per line", Required: true},
+				{Key: KeyQueries, Type: FieldTextarea, Label: "Search queries, one per line as `type: query` where type is web, academic or news", Required: true, Placeholder: "web: …"},
+				{Key: KeySections, Type: FieldTextarea, Label: "Expected report sections, one per line"},
+				{Key: KeyDepth, Type: FieldSelect, Label: "Depth", Default: "standard", Options: []Option{
 					{Value: "quick", Label: "Quick"},
 					{Value: "standard", Label: "Standard"},
 					{Value: "comprehensive", Label: "Comprehensive"},
 				}},
-				{Key: "note", Type: FieldTextarea, Label: "Anything the researcher should know"},
+				{Key: KeyNote, Type: FieldTextarea, Label: "Anything the researcher should know"},
 			},
 		},
 		{
@@ -55,9 +55,9 @@ func Builtins(now time.Time) []Definition {
 			Timeout:     24 * time.Hour,
 			MaxRetries:  3,
 			Fields: []Field{
-				{Key: "relevant", Type: FieldMultiSelect, Label: "Relevant sources", RuntimeOptions: true},
-				{Key: "exclude", Type: FieldMultiSelect, Label: "Sources to exclude", RuntimeOptions: true},
-				{Key: "feedback", Type: FieldTextarea, Label: "Feedback for another search round; leave empty to continue"},
+				{Key: KeyRelevant, Type: FieldMultiSelect, Label: "Relevant sources", RuntimeOptions: true},
+				{Key: KeyExclude, Type: FieldMultiSelect, Label: "Sources to exclude", RuntimeOptions: true},
+				{Key: KeyFeedback, Type: FieldTextarea, Label: "Feedback for another search round; leave empty to continue"},
 			},
 		},
 		{
@@ -72,7 +72,7 @@ func Builtins(now time.Time) []Definition {
 			Timeout:     2 * time.Hour,
 			MaxRetries:  1,
 			Fields: []Field{
-				{Key: "guidance", Type: FieldTextarea, Label: "How should the writer fix these issues?"},
+				{Key: KeyGuidance, Type: FieldTextarea, Label: "How should the writer fix these issues?"},
 			},
 		},
 		{
@@ -87,10 +87,10 @@ func Builtins(now time.Time) []Definition {
 			Timeout:     48 * time.Hour,
 			MaxRetries:  3,
 			Fields: []Field{
-				{Key: "title", Type: FieldText, Label: "Title", MaxLength: 200},
-				{Key: "changes", Type: FieldTextarea, Label: "Changes you want before publishing"},
-				{Key: "readings", Type: FieldCheckbox, Label: "Where sources disagree: the reading the report should take", RuntimeOptions: true},
-				{Key: "reading_note", Type: FieldTextarea, Label: "Or say how the report should treat the disagreements"},
+				{Key: KeyTitle, Type: FieldText, Label: "Title", MaxLength: 200},
+				{Key: KeyChanges, Type: FieldTextarea, Label: "Changes you want before publishing"},
+				{Key: KeyReadings, Type: FieldCheckbox, Label: "Where sources disagree: the reading the report should take", RuntimeOptions: true},
+				{Key: KeyReadingNote, Type: FieldTextarea, Label: "Or say how the report should treat the disagreements"},
 			},
 		},
 	}

@@ -23,6 +23,12 @@ type Config struct {
 	// Approvers maps a channel id to the users who may decide checkpoints there
 	// besides the run's requester.
 	Approvers map[string][]string
+	// Admins are the Slack user ids who manage checkpoint definitions in the
+	// App Home, besides the workspace's admins and owners.
+	Admins []string
+	// ReviewSources lists the channels whose guided runs ask for the source
+	// review by default ("*": every channel).
+	ReviewSources []string
 	// Rate limits on /research, per user and per workspace, per hour.
 	UserRunsPerHour int
 	TeamRunsPerHour int
@@ -131,6 +137,8 @@ func Variables() []Variable {
 		{"SLACK_BOT_TOKEN", "", "bot token (`xoxb-…`) for the Web API (serve)"},
 		{"SLACK_API_URL", "https://slack.com/api/", "Web API base URL, also used for apps.connections.open"},
 		{"SLACK_APPROVERS", "", "who else may decide, per channel: `C123=U1,U2;C456=U3`"},
+		{"SLACK_ADMINS", "", "Slack user ids who manage checkpoint definitions in the App Home and get breaker alerts, besides workspace admins and owners: `U1,U2`"},
+		{"SLACK_REVIEW_SOURCES", "", "channels whose guided runs ask for the source review by default, as `--review-sources` does: `C123,C456`, or `*` for every channel"},
 		{"RATE_LIMIT_USER_PER_HOUR", "10", "/research runs one person may start per hour"},
 		{"RATE_LIMIT_TEAM_PER_HOUR", "100", "/research runs one workspace may start per hour"},
 		{"HTTP_ADDR", ":8080", "address of /healthz, /readyz and /metrics (serve)"},
@@ -187,6 +195,8 @@ func Load(getenv func(string) string) (Config, error) {
 		LogLevel:          p.oneOf("LOG_LEVEL", "info", "debug", "info", "warn", "error"),
 		LogFormat:         p.oneOf("LOG_FORMAT", "text", "text", "json"),
 		Approvers:         p.approvers("SLACK_APPROVERS"),
+		Admins:            p.userIDs("SLACK_ADMINS"),
+		ReviewSources:     p.channelIDs("SLACK_REVIEW_SOURCES"),
 		Prices:            p.prices("LLM_PRICES"),
 		RoleModels:        map[string]string{},
 	}
@@ -406,6 +416,51 @@ func (p *parser) targetLength(name string) int {
 		return 0
 	}
 	return n
+}
+
+// channelIDs parses "C1,C2" (Slack conversation ids) or "*".
+func (p *parser) channelIDs(name string) []string {
+	var out []string
+	for _, c := range strings.Split(p.str(name, ""), ",") {
+		c = strings.TrimSpace(c)
+		switch {
+		case c == "":
+		case c == "*" || len(c) > 1 && strings.ContainsRune("CGD", rune(c[0])) && strings.ToUpper(c) == c:
+			out = append(out, c)
+		default:
+			p.bad(name, "want Slack channel ids such as C012AB3CD, separated by commas, or *, got %q", c)
+		}
+	}
+	return out
+}
+
+// userIDs parses "U1,U2" (Slack user ids).
+func (p *parser) userIDs(name string) []string {
+	var out []string
+	for _, u := range strings.Split(p.str(name, ""), ",") {
+		u = strings.TrimSpace(u)
+		switch {
+		case u == "":
+		case !isUserID(u):
+			p.bad(name, "want Slack user ids such as U012AB3CD, separated by commas, got %q", u)
+		default:
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// isUserID reports whether s looks like a Slack user id (U… or W…).
+func isUserID(s string) bool {
+	if len(s) < 2 || (s[0] != 'U' && s[0] != 'W') {
+		return false
+	}
+	for _, c := range s[1:] {
+		if !(c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
 }
 
 // approvers parses "C1=U1,U2;C2=U3".

@@ -141,3 +141,29 @@ func TestStyleGuideAndTargetLength(t *testing.T) {
 		t.Errorf("defaults: search errors %d, length %d, guide %q", c.MaxSearchErrors, c.TargetLength, c.StyleGuide)
 	}
 }
+
+func TestSlackAdmins(t *testing.T) {
+	c, err := Load(env(map[string]string{"SLACK_ADMINS": " U01ABC, W02XYZ ,"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Admins) != 2 || c.Admins[0] != "U01ABC" || c.Admins[1] != "W02XYZ" {
+		t.Errorf("admins %v", c.Admins)
+	}
+	if _, err := Load(env(map[string]string{"SLACK_ADMINS": "U1,@ada"})); err == nil || !strings.Contains(err.Error(), `SLACK_ADMINS`) || !strings.Contains(err.Error(), `"@ada"`) {
+		t.Errorf("a bad admin id: %v", err)
+	}
+}
+
+func TestReviewSourcesChannels(t *testing.T) {
+	c, err := Load(env(map[string]string{"SLACK_REVIEW_SOURCES": "C01ABC, G02XYZ"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.ReviewSources) != 2 || c.ReviewSources[1] != "G02XYZ" {
+		t.Errorf("channels %v", c.ReviewSources)
+	}
+	if _, err := Load(env(map[string]string{"SLACK_REVIEW_SOURCES": "#general"})); err == nil || !strings.Contains(err.Error(), "SLACK_REVIEW_SOURCES") {
+		t.Errorf("a channel name instead of an id: %v", err)
+	}
+}

@@ -201,7 +201,7 @@ func TestSetURLsAndIDs(t *testing.T) {
 	if s.SeenURL("https://example.com/b") {
 		t.Error("different URL reported seen")
 	}
-	if s.SeenURL("") || s.SeenURL("") {
+	if first, again := s.SeenURL(""), s.SeenURL(""); first || again {
 		t.Error("empty URL reported seen")
 	}
 	// arXiv abs and pdf pages of two versions are one paper.
@@ -242,7 +242,7 @@ func TestSetContent(t *testing.T) {
 	if s.SeenContent(^h) {
 		t.Error("complement reported seen")
 	}
-	if s.SeenContent(0) || s.SeenContent(0) {
+	if first, again := s.SeenContent(0), s.SeenContent(0); first || again {
 		t.Error("zero fingerprint reported seen")
 	}
 }

@@ -196,23 +196,23 @@ func cleanLine(s string) string {
 	return strings.Join(strings.Fields(cleanText(s)), " ")
 }
 
-// truncateRunes cuts s to at most max runes, preferring to cut at a
+// truncateRunes cuts s to at most limit runes, preferring to cut at a
 // whitespace boundary in the last tenth, and reports whether it cut.
-func truncateRunes(s string, max int) (string, bool) {
-	if max <= 0 || utf8.RuneCountInString(s) <= max {
+func truncateRunes(s string, limit int) (string, bool) {
+	if limit <= 0 || utf8.RuneCountInString(s) <= limit {
 		return s, false
 	}
 	n := 0
 	cut := len(s)
 	for i := range s {
-		if n == max {
+		if n == limit {
 			cut = i
 			break
 		}
 		n++
 	}
 	out := s[:cut]
-	if ws := strings.LastIndexFunc(out, unicode.IsSpace); ws > 0 && utf8.RuneCountInString(out[ws:]) <= max/10+1 {
+	if ws := strings.LastIndexFunc(out, unicode.IsSpace); ws > 0 && utf8.RuneCountInString(out[ws:]) <= limit/10+1 {
 		out = out[:ws]
 	}
 	return strings.TrimRightFunc(out, unicode.IsSpace), true

@@ -1,6 +1,7 @@
 package fetch
 
 import (
+	"errors"
 	"net/netip"
 	"net/url"
 	"os"
@@ -92,7 +93,7 @@ func TestExtractPlainTextAndCharset(t *testing.T) {
 
 func TestExtractEmpty(t *testing.T) {
 	_, err := extract([]byte("<html><body><script>var x=1</script></body></html>"), "text/html", "text/html", nil, 100)
-	if e, ok := err.(*Error); !ok || e.Reason != ReasonEmpty {
+	if e := (*Error)(nil); !errors.As(err, &e) || e.Reason != ReasonEmpty {
 		t.Fatalf("err = %v, want ReasonEmpty", err)
 	}
 }
@@ -187,7 +188,7 @@ func FuzzExtract(f *testing.F) {
 			t.Fatalf("extract took %v on %d bytes", d, len(data))
 		}
 		if err != nil {
-			if e, ok := err.(*Error); !ok || e.Reason != ReasonEmpty {
+			if e := (*Error)(nil); !errors.As(err, &e) || e.Reason != ReasonEmpty {
 				t.Fatalf("unexpected error %T %v", err, err)
 			}
 			return

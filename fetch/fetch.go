@@ -357,10 +357,10 @@ func (f *Fetcher) decodedBody(resp *http.Response) (io.Reader, error) {
 
 // readBody reads at most MaxBytes of decompressed body.
 func (f *Fetcher) readBody(ctx context.Context, rawURL string, resp *http.Response) ([]byte, error) {
-	max := f.cfg.MaxBytes
+	limit := f.cfg.MaxBytes
 	enc := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding")))
-	if (enc == "" || enc == "identity") && resp.ContentLength > max {
-		return nil, newError(rawURL, ReasonTooLarge, "Content-Length %d exceeds the %d-byte limit", resp.ContentLength, max)
+	if (enc == "" || enc == "identity") && resp.ContentLength > limit {
+		return nil, newError(rawURL, ReasonTooLarge, "Content-Length %d exceeds the %d-byte limit", resp.ContentLength, limit)
 	}
 	r, err := f.decodedBody(resp)
 	if err != nil {
@@ -371,9 +371,9 @@ func (f *Fetcher) readBody(ctx context.Context, rawURL string, resp *http.Respon
 		}
 		return nil, newError(rawURL, ReasonNetwork, "%v", err)
 	}
-	body, err := readCapped(r, max+1, resp.ContentLength)
-	if int64(len(body)) > max {
-		return nil, newError(rawURL, ReasonTooLarge, "body exceeds the %d-byte limit after decompression", max)
+	body, err := readCapped(r, limit+1, resp.ContentLength)
+	if int64(len(body)) > limit {
+		return nil, newError(rawURL, ReasonTooLarge, "body exceeds the %d-byte limit after decompression", limit)
 	}
 	if err != nil {
 		if errors.Is(err, gzip.ErrChecksum) || errors.Is(err, gzip.ErrHeader) {

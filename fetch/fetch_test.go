@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/researchbot/researchbot/internal/redistest"
+	"github.com/researchbot/researchbot/redisstore"
 )
 
 // newTestFetcher returns a Fetcher that may reach loopback test servers.
@@ -529,7 +530,7 @@ func TestFetchCacheRedis(t *testing.T) {
 		serveHTML(simplePage("Cached page"))(w, r)
 	}))
 	const ttl = 700 * time.Millisecond
-	cache := NewRedisCache(rdb, "test:fetch:")
+	cache := redisstore.NewPageCache(rdb)
 	f := newTestFetcher(t, Config{CacheTTL: ttl}, cache)
 	ctx := context.Background()
 
@@ -547,7 +548,7 @@ func TestFetchCacheRedis(t *testing.T) {
 	if p2.Title != p1.Title || p2.Text != p1.Text || !p2.FetchedAt.Equal(p1.FetchedAt) || p2.FinalURL != p1.FinalURL {
 		t.Errorf("cached page differs:\n%+v\n%+v", p1, p2)
 	}
-	keys, err := rdb.Keys(ctx, "test:fetch:page:*").Result()
+	keys, err := rdb.Keys(ctx, "rb:fetch:page:*").Result()
 	if err != nil || len(keys) != 1 {
 		t.Fatalf("page keys = %v, %v", keys, err)
 	}

@@ -211,7 +211,7 @@ func normalizeURL(u *url.URL) error {
 	host = strings.ToLower(host)
 	ip, isNum, err := parseLegacyIPv4(host)
 	if err != nil {
-		return fmt.Errorf("invalid numeric host %q: %v", host, err)
+		return fmt.Errorf("invalid numeric host %q: %w", host, err)
 	}
 	if isNum {
 		host = ip.String()

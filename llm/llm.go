@@ -371,7 +371,11 @@ func (c *Client) complete(ctx context.Context, req Request, name string, sch *co
 	if isReasoningModel(req.Model) {
 		cr.MaxCompletionTokens = req.MaxTokens
 	} else {
-		cr.MaxTokens = req.MaxTokens
+		// max_tokens, deprecated by OpenAI for max_completion_tokens, is the
+		// one the other OpenAI-compatible servers (Ollama, vLLM, Azure's
+		// older API versions) understand.
+		//lint:ignore SA1019 kept on purpose for compatible servers (above)
+		cr.MaxTokens = req.MaxTokens //nolint:staticcheck // kept on purpose for compatible servers (above)
 		cr.Temperature = req.Temperature
 	}
 
@@ -397,7 +401,7 @@ func (c *Client) complete(ctx context.Context, req Request, name string, sch *co
 			c.account(u, req.Model, resp)
 			return c.reply(resp)
 		}
-		cerr, retry := c.classify(ctx, err)
+		retry, cerr := c.classify(ctx, err)
 		if !retry || attempt >= c.maxRetries {
 			if retry {
 				c.log.InfoContext(ctx, "llm: giving up after retries", "model", req.Model, "calls", attempt+1, "err", cerr)
@@ -413,7 +417,7 @@ func (c *Client) complete(ctx context.Context, req Request, name string, sch *co
 			req.OnRetry(Retry{N: attempt + 1, Max: c.maxRetries, Wait: d, Cause: cerr})
 		}
 		if err := c.sleep(ctx, d); err != nil {
-			return "", "", fmt.Errorf("llm: gave up waiting to retry (%v): %w", cerr, err)
+			return "", "", fmt.Errorf("llm: gave up waiting to retry (%w): %w", cerr, err)
 		}
 	}
 }
@@ -471,9 +475,9 @@ func (c *Client) reply(resp openai.ChatCompletionResponse) (string, string, erro
 
 // classify turns an error from go-openai into this package's error and says
 // whether it is worth retrying.
-func (c *Client) classify(ctx context.Context, err error) (error, bool) {
+func (c *Client) classify(ctx context.Context, err error) (bool, error) {
 	if ctxErr := ctx.Err(); ctxErr != nil {
-		return fmt.Errorf("llm: %w", ctxErr), false
+		return false, fmt.Errorf("llm: %w", ctxErr)
 	}
 	var apiErr *openai.APIError
 	var reqErr *openai.RequestError
@@ -495,28 +499,28 @@ func (c *Client) classify(ctx context.Context, err error) (error, bool) {
 		status = apiErr.HTTPStatusCode
 		fillFromOpenAI(ae, apiErr)
 	case errors.Is(err, context.DeadlineExceeded):
-		return fmt.Errorf("llm: request timed out after %s: %w", c.timeout, context.DeadlineExceeded), true
+		return true, fmt.Errorf("llm: request timed out after %s: %w", c.timeout, context.DeadlineExceeded)
 	default:
 		var netErr net.Error
 		if errors.As(err, &netErr) {
-			return fmt.Errorf("%w: %s", ErrUnreachable, redact(err.Error(), c.apiKey)), true
+			return true, fmt.Errorf("%w: %s", ErrUnreachable, redact(err.Error(), c.apiKey))
 		}
-		return fmt.Errorf("llm: %s", redact(err.Error(), c.apiKey)), false
+		return false, fmt.Errorf("llm: %s", redact(err.Error(), c.apiKey))
 	}
 	ae.StatusCode = status
 	ae.Message = redact(ae.Message, c.apiKey)
 	switch {
 	case isContextLength(ae):
 		ae.kind = ErrContextLength
-		return ae, false
+		return false, ae
 	case ae.Code == "insufficient_quota" || ae.Type == "insufficient_quota" ||
 		strings.HasPrefix(ae.Code, "billing_") || status == http.StatusPaymentRequired:
 		ae.kind = ErrQuota
-		return ae, false
+		return false, ae
 	}
 	retry := status == http.StatusRequestTimeout || status == http.StatusConflict ||
 		status == http.StatusTooManyRequests || status >= 500
-	return ae, retry
+	return retry, ae
 }
 
 // isContextLength reports whether the provider rejected the input as too

@@ -4,53 +4,49 @@ import (
 	"context"
 	"fmt"
 	"time"
-
-	"github.com/go-redis/redis_rate/v10"
-	"github.com/redis/go-redis/v9"
 )
 
-// RedisLimiter paces requests to one provider across all replicas with a
-// GCRA limit kept in Redis (redis_rate): at most perMinute requests per
-// minute, with bursts of up to perMinute. It implements Limiter.
-type RedisLimiter struct {
-	limiter *redis_rate.Limiter
-	key     string
-	limit   redis_rate.Limit
-	sleep   func(ctx context.Context, d time.Duration) error
+// RateBudget is a rate budget shared by every replica
+// (redisstore.RateLimiter): Allow takes one event from key's budget of n
+// per period and returns 0, or how long to wait when it is spent.
+type RateBudget interface {
+	Allow(ctx context.Context, key string, n int, per time.Duration) (wait time.Duration, err error)
 }
 
-// NewRedisLimiter returns a limiter allowing perMinute requests per minute
-// for key (one key per provider, e.g. "openai" or a base URL's host), shared by
-// every process using the same Redis. perMinute <= 0 disables pacing.
-func NewRedisLimiter(rdb *redis.Client, key string, perMinute int) *RedisLimiter {
-	return &RedisLimiter{
-		limiter: redis_rate.NewLimiter(rdb),
-		key:     "llm:" + key,
-		limit:   redis_rate.PerMinute(perMinute),
-		sleep:   sleepCtx,
-	}
+// SharedLimiter paces requests to one provider across all replicas: at
+// most perMinute requests per minute, with bursts of up to perMinute, in a
+// budget every replica shares. It implements Limiter.
+type SharedLimiter struct {
+	budget    RateBudget
+	key       string
+	perMinute int
+	sleep     func(ctx context.Context, d time.Duration) error
 }
 
-// Wait blocks until a request may be made or ctx ends. A Redis failure is
-// returned as an error (the caller decides whether to proceed unpaced).
-func (l *RedisLimiter) Wait(ctx context.Context) error {
-	if l.limit.Rate <= 0 {
+// NewSharedLimiter returns a limiter allowing perMinute requests per minute
+// for key (one key per provider, e.g. "openai" or a base URL's host) in
+// budget. perMinute <= 0 disables pacing.
+func NewSharedLimiter(budget RateBudget, key string, perMinute int) *SharedLimiter {
+	return &SharedLimiter{budget: budget, key: key, perMinute: perMinute, sleep: sleepCtx}
+}
+
+// Wait blocks until a request may be made or ctx ends. A failure of the
+// budget is returned as an error (the caller decides whether to proceed
+// unpaced).
+func (l *SharedLimiter) Wait(ctx context.Context) error {
+	if l.perMinute <= 0 {
 		return nil
 	}
 	for {
-		res, err := l.limiter.Allow(ctx, l.key, l.limit)
+		d, err := l.budget.Allow(ctx, l.key, l.perMinute, time.Minute)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
 			return fmt.Errorf("llm: rate limiter: %w", err)
 		}
-		if res.Allowed > 0 {
-			return nil
-		}
-		d := res.RetryAfter
 		if d <= 0 {
-			d = 10 * time.Millisecond
+			return nil
 		}
 		if err := l.sleep(ctx, d); err != nil {
 			return err

@@ -8,12 +8,13 @@ import (
 
 	"github.com/researchbot/researchbot/internal/redistest"
 	"github.com/researchbot/researchbot/llm"
+	"github.com/researchbot/researchbot/redisstore"
 )
 
-func TestRedisLimiterPaces(t *testing.T) {
+func TestSharedLimiterPaces(t *testing.T) {
 	_, rdb := redistest.Start(t)
 	const perMinute = 60 // a burst of 60, then one per second
-	lim := llm.NewRedisLimiter(rdb, "pace", perMinute)
+	lim := llm.NewSharedLimiter(redisstore.NewRateLimiter(rdb, "llm"), "pace", perMinute)
 	ctx := context.Background()
 	start := time.Now()
 	for i := range perMinute {
@@ -32,11 +33,11 @@ func TestRedisLimiterPaces(t *testing.T) {
 	}
 }
 
-func TestRedisLimiterSharedAcrossReplicas(t *testing.T) {
+func TestSharedLimiterSharedAcrossReplicas(t *testing.T) {
 	_, rdb := redistest.Start(t)
-	a := llm.NewRedisLimiter(rdb, "openai", 2)
-	b := llm.NewRedisLimiter(rdb, "openai", 2) // another replica, same provider
-	other := llm.NewRedisLimiter(rdb, "ollama", 2)
+	a := llm.NewSharedLimiter(redisstore.NewRateLimiter(rdb, "llm"), "openai", 2)
+	b := llm.NewSharedLimiter(redisstore.NewRateLimiter(rdb, "llm"), "openai", 2) // another replica, same provider
+	other := llm.NewSharedLimiter(redisstore.NewRateLimiter(rdb, "llm"), "ollama", 2)
 	ctx := context.Background()
 	for i := range 2 {
 		if err := a.Wait(ctx); err != nil {
@@ -53,9 +54,9 @@ func TestRedisLimiterSharedAcrossReplicas(t *testing.T) {
 	}
 }
 
-func TestRedisLimiterDisabled(t *testing.T) {
+func TestSharedLimiterDisabled(t *testing.T) {
 	_, rdb := redistest.Start(t)
-	lim := llm.NewRedisLimiter(rdb, "off", 0)
+	lim := llm.NewSharedLimiter(redisstore.NewRateLimiter(rdb, "llm"), "off", 0)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	for i := range 1000 {
@@ -63,19 +64,19 @@ func TestRedisLimiterDisabled(t *testing.T) {
 			t.Fatalf("wait %d with pacing off: %v", i, err)
 		}
 	}
-	if n, err := rdb.Exists(ctx, "rate:llm:off").Result(); err != nil || n != 0 {
+	if n, err := rdb.Exists(ctx, "rb:rate:llm:off").Result(); err != nil || n != 0 {
 		t.Errorf("disabled limiter touched redis: %d %v", n, err)
 	}
 }
 
-func TestRedisLimiterWithClient(t *testing.T) {
+func TestSharedLimiterWithClient(t *testing.T) {
 	_, rdb := redistest.Start(t)
-	lim := llm.NewRedisLimiter(rdb, "client", 1)
+	lim := llm.NewSharedLimiter(redisstore.NewRateLimiter(rdb, "llm"), "client", 1)
 	var l llm.Limiter = lim // implements Limiter
 	if err := l.Wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := rdb.Exists(context.Background(), "rate:llm:client").Result(); err != nil || n != 1 {
+	if n, err := rdb.Exists(context.Background(), "rb:rate:llm:client").Result(); err != nil || n != 1 {
 		t.Errorf("limiter key not in redis: %d %v", n, err)
 	}
 }

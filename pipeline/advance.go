@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -95,6 +94,9 @@ func (r *Run) NeedsWorker() bool {
 	if inst == nil {
 		return r.Status == StatusRunning || r.Status == StatusQueued
 	}
+	if r.Stranded == inst.ID {
+		return false // a person's turn: Retry, or an admin continues without it
+	}
 	switch inst.State {
 	case checkpoints.StatePending, checkpoints.StateSubmitted, checkpoints.StateFailed,
 		checkpoints.StateSkipped, checkpoints.StateCollapsed:
@@ -162,6 +164,14 @@ func (e *Engine) advanceLeased(ctx context.Context, runID string) error {
 			}
 			continue
 		}
+		if r.Pause != nil {
+			if asked, err := e.askNext(ctx, r); err != nil || asked {
+				if err != nil {
+					return err
+				}
+				continue
+			}
+		}
 		if ctx.Err() != nil {
 			return context.Cause(ctx) // hand the run back: everything done so far is saved
 		}
@@ -184,15 +194,28 @@ func (e *Engine) loadLeased(ctx context.Context, runID string, fence int64) (*Ru
 // advanceWaiting handles a run that has a current checkpoint. It reports
 // whether the run can go on (the checkpoint was decided or skipped).
 func (e *Engine) advanceWaiting(ctx context.Context, r *Run, inst *checkpoints.Instance) (bool, error) {
+	if r.Stranded == inst.ID {
+		return false, nil
+	}
 	switch inst.State {
 	case checkpoints.StateSubmitted:
 		return true, e.applyDecision(ctx, r, inst)
 	case checkpoints.StatePending, checkpoints.StateFailed:
 		return e.offer(ctx, r, inst)
-	case checkpoints.StateSkipped, checkpoints.StateCollapsed:
+	case checkpoints.StateSkipped:
+		// Skipped by a person or an admin (or by the engine before a crash): go on.
+		r.leaveCheckpoint()
+		r.trace(e.cfg.Now(), r.Step, "checkpoint %s skipped", inst.DefinitionID)
+		if err := e.save(ctx, r); err != nil {
+			return false, err
+		}
+		if err := e.presenter(r).Decided(ctx, r, inst); err != nil {
+			e.log.Warn("collapse a skipped checkpoint", "run", r.ID, "checkpoint", inst.ID, "err", err)
+		}
+		return true, nil
+	case checkpoints.StateCollapsed:
 		// Decided but not yet cleared (a crash between two saves): go on.
-		r.Waiting = ""
-		r.Status = StatusRunning
+		r.leaveCheckpoint()
 		return true, e.save(ctx, r)
 	case checkpoints.StateOffered, checkpoints.StateActive:
 		if r.dueAt(e.cfg.Now()) != nil {
@@ -206,14 +229,15 @@ func (e *Engine) advanceWaiting(ctx context.Context, r *Run, inst *checkpoints.I
 
 // runStep executes the run's next step and saves the result. The attempt is
 // counted (and saved) before the step runs; a step that fails is tried
-// again later (a *RetryError) until MaxStepAttempts, then the run ends with
+// again later (a *RetryError) until its attempts are used up, then the run ends with
 // the cause.
 func (e *Engine) runStep(ctx context.Context, r *Run) error {
 	step := r.Step
+	st := e.steps.lookup(step)
 	if r.Attempt.Step != step {
 		r.Attempt = StepAttempt{Step: step}
 	}
-	if r.Attempt.N >= MaxStepAttempts {
+	if r.Attempt.N >= st.Retry {
 		// The last attempt never reported back (its worker died): stop here.
 		cause := r.Attempt.LastError
 		if cause == "" {
@@ -227,7 +251,7 @@ func (e *Engine) runStep(ctx context.Context, r *Run) error {
 		return err
 	}
 	start := e.cfg.Now()
-	err := e.execStep(ctx, r)
+	err := e.execStep(ctx, r, st)
 	elapsed := e.cfg.Now().Sub(start)
 	if e.cfg.Observer != nil {
 		e.cfg.Observer.StepDone(step, elapsed, err)
@@ -289,16 +313,17 @@ func (e *Engine) stepFailed(ctx context.Context, runID string, fence int64, elap
 	r.Attempt.LastError = msg
 	r.Active += elapsed
 	r.Spend = spend
-	r.recordError(now, r.Step, "step", fmt.Sprintf("attempt %d of %d failed: %s", r.Attempt.N, MaxStepAttempts, msg))
+	limit := e.attempts(r.Step)
+	r.recordError(now, r.Step, "step", fmt.Sprintf("attempt %d of %d failed: %s", r.Attempt.N, limit, msg))
 	e.log.Info("step failed", "run", r.ID, "step", r.Step, "attempt", r.Attempt.N, "err", cause)
-	if r.Attempt.N >= MaxStepAttempts {
+	if r.Attempt.N >= limit {
 		return e.endAfterAttempts(ctx, r, msg)
 	}
 	if err := e.save(ctx, r); err != nil {
 		return err
 	}
 	after := StepRetryDelay(r.Attempt.N)
-	e.notice(ctx, r, "the %s step failed (%s); trying again in %s (attempt %d of %d)", r.Step, msg, roundWait(after), r.Attempt.N+1, MaxStepAttempts)
+	e.notice(ctx, r, "the %s step failed (%s); trying again in %s (attempt %d of %d)", r.Step, msg, roundWait(after), r.Attempt.N+1, limit)
 	return &RetryError{Step: r.Step, Attempt: r.Attempt.N, After: after, Err: cause}
 }
 
@@ -344,31 +369,6 @@ func (e *Engine) notice(ctx context.Context, r *Run, format string, args ...any)
 func (e *Engine) modelRetryNotice(ctx context.Context, r *Run) func(ModelRetry) {
 	return func(m ModelRetry) {
 		e.notice(ctx, r, "model unavailable, retry %d of %d in %s", m.Retry, m.Of, roundWait(m.Wait))
-	}
-}
-
-func (e *Engine) execStep(ctx context.Context, r *Run) error {
-	switch r.Step {
-	case StepPlan:
-		return e.stepPlan(ctx, r)
-	case StepSearch:
-		return e.stepSearch(ctx, r)
-	case StepRank:
-		return e.stepRank(ctx, r)
-	case StepFetch:
-		return e.stepFetch(ctx, r)
-	case StepAnalyze:
-		return e.stepAnalyze(ctx, r)
-	case StepWrite:
-		return e.stepWrite(ctx, r)
-	case StepReview:
-		return e.stepReview(ctx, r)
-	case StepOutput:
-		return e.stepOutput(ctx, r)
-	case StepFallback:
-		return e.stepFallback(ctx, r)
-	default:
-		return fmt.Errorf("unknown step %q", r.Step)
 	}
 }
 
@@ -444,59 +444,6 @@ func (e *Engine) finished(ctx context.Context, r *Run) error {
 	})
 }
 
-// pause creates a checkpoint instance for the first definition that applies
-// at pos, makes it the run's current checkpoint and reports true; with no
-// applicable definition it reports false and the run goes on. r.Step must
-// already name the step that follows an approval.
-func (e *Engine) pause(ctx context.Context, r *Run, pos checkpoints.Position, payload any, fields func([]checkpoints.Field) []checkpoints.Field, values map[string]any) (bool, error) {
-	if r.Mode == checkpoints.ModeAuto {
-		return false, nil
-	}
-	defs, err := e.cfg.Store.Definitions(ctx)
-	if err != nil {
-		return false, fmt.Errorf("load checkpoint definitions: %w", err)
-	}
-	now := e.cfg.Now()
-	tripped := func(id string) bool {
-		for _, d := range defs {
-			if d.ID != id {
-				continue
-			}
-			fails, err := e.cfg.Store.CheckpointFailures(ctx, id, now, d.BreakerWindow)
-			if err != nil {
-				return false
-			}
-			return checkpoints.BreakerTripped(d, fails, now)
-		}
-		return false
-	}
-	applicable := checkpoints.Resolve(defs, pos, r.Mode, tripped)
-	if len(applicable) == 0 {
-		return false, nil
-	}
-	def := applicable[0]
-	raw, err := json.Marshal(payload)
-	if err != nil {
-		return false, fmt.Errorf("encode checkpoint payload: %w", err)
-	}
-	fs := def.Fields
-	if fields != nil {
-		fs = fields(cloneFields(def.Fields))
-	}
-	inst := checkpoints.NewInstance(def, newInstanceID(r.ID), r.ID, raw, fs, values, now)
-	r.Checkpoints = append(r.Checkpoints, inst)
-	r.Waiting = inst.ID
-	r.Status = StatusWaiting
-	r.trace(now, r.Step, "checkpoint %s: waiting for a person", def.ID)
-	return true, nil
-}
-
-func cloneFields(fs []checkpoints.Field) []checkpoints.Field {
-	out := make([]checkpoints.Field, len(fs))
-	copy(out, fs)
-	return out
-}
-
 // offer shows a pending (or failed, or timed out) checkpoint. State first,
 // side effect second: the instance is saved as offered, and marked as being
 // offered, before the presenter shows it, so a click that arrives at once
@@ -538,7 +485,7 @@ func (e *Engine) offer(ctx context.Context, r *Run, inst *checkpoints.Instance) 
 func (e *Engine) present(ctx context.Context, r *Run) error {
 	id := r.Offering
 	inst := r.Instance(id)
-	clear := func(r *Run) bool {
+	cleared := func(r *Run) bool {
 		if r.Offering != id {
 			return false
 		}
@@ -546,7 +493,7 @@ func (e *Engine) present(ctx context.Context, r *Run) error {
 		return true
 	}
 	if inst == nil || r.Waiting != id || r.Status.Final() || !(inst.Open() || inst.State == checkpoints.StateTimedOut) {
-		return e.update(ctx, r, clear) // decided or replaced meanwhile: nothing to show
+		return e.update(ctx, r, cleared) // decided or replaced meanwhile: nothing to show
 	}
 	if err := e.presenter(r).Offer(ctx, r, inst); err != nil {
 		if ctx.Err() != nil {
@@ -557,7 +504,7 @@ func (e *Engine) present(ctx context.Context, r *Run) error {
 	deadline := inst.DeadlineAt
 	open := inst.Open()
 	// A person may have decided meanwhile (without the lease): update re-reads.
-	if err := e.update(ctx, r, clear); err != nil {
+	if err := e.update(ctx, r, cleared); err != nil {
 		return err
 	}
 	if open && !deadline.IsZero() {
@@ -613,26 +560,32 @@ func (e *Engine) recordCheckpointFailure(ctx context.Context, runID, defID strin
 }
 
 // giveUpCheckpoint handles a checkpoint that failed more often than its
-// retries allow: an optional one is skipped, a required one fails the run.
+// retries allow: an optional one is skipped; a required one waits, stranded,
+// for a person's Retry or an admin's "continue without it" (Slack, or
+// researchbot checkpoints skip), and the presenter is told if it can show
+// that.
 func (e *Engine) giveUpCheckpoint(ctx context.Context, r *Run, inst *checkpoints.Instance) (bool, error) {
 	now := e.cfg.Now()
 	if !inst.Required {
 		if err := inst.Skip(now, "engine", "could not be shown: "+inst.LastError); err != nil {
 			return false, err
 		}
-		r.Waiting = ""
-		r.Status = StatusRunning
+		r.leaveCheckpoint()
 		r.trace(now, r.Step, "checkpoint %s skipped: it could not be shown", inst.DefinitionID)
 		return true, e.save(ctx, r)
 	}
-	r.Status = StatusFailed
-	r.Step = StepDone
-	r.FinishedAt = now
-	r.Failure = fmt.Sprintf("the %s checkpoint could not be shown after %d attempts: %s", inst.Label, inst.Attempt, inst.LastError)
+	r.Stranded = inst.ID
+	r.Status = StatusWaiting
+	r.trace(now, r.Step, "checkpoint %s could not be shown after %d attempts: waiting for a retry or an admin", inst.DefinitionID, inst.Attempt)
 	if err := e.save(ctx, r); err != nil {
 		return false, err
 	}
-	return false, e.finished(ctx, r)
+	if s, ok := e.presenter(r).(StrandedShower); ok {
+		if err := s.Stranded(ctx, r, inst); err != nil {
+			e.log.Warn("tell that a checkpoint could not be shown", "run", r.ID, "checkpoint", inst.ID, "err", err)
+		}
+	}
+	return false, nil
 }
 
 // timeOut applies the timeout of the run's current checkpoint, whose
@@ -650,8 +603,7 @@ func (e *Engine) timeOut(ctx context.Context, r *Run, inst *checkpoints.Instance
 		if err := inst.Skip(now, "engine", "timed out"); err != nil {
 			return false, err
 		}
-		r.Waiting = ""
-		r.Status = StatusRunning
+		r.leaveCheckpoint()
 		r.trace(now, r.Step, "optional checkpoint %s timed out and was skipped", inst.DefinitionID)
 		if err := e.save(ctx, r); err != nil {
 			return false, err

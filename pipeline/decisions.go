@@ -31,18 +31,13 @@ func (e *Engine) applyDecision(ctx context.Context, r *Run, inst *checkpoints.In
 	case checkpoints.DraftReview:
 		r.decideDraft(d)
 	default:
-		// A custom definition: its values are recorded; a rejection ends the run
-		// through the fallback, anything else lets the run go on.
-		if d.Action == checkpoints.Reject {
-			r.toFallback(fmt.Sprintf("%s rejected by %s: %s", inst.Label, d.By, d.Note))
-		}
+		r.decideCustom(inst, d)
 	}
 	r.trace(now, r.Step, "%s: %s by %s", inst.DefinitionID, d.Action, d.By)
 	if err := inst.Collapse(now); err != nil {
 		return err
 	}
-	r.Waiting = ""
-	r.Status = StatusRunning
+	r.leaveCheckpoint()
 	if err := e.save(ctx, r); err != nil {
 		return err
 	}
@@ -51,12 +46,6 @@ func (e *Engine) applyDecision(ctx context.Context, r *Run, inst *checkpoints.In
 	}
 	return nil
 }
-
-// Field keys of the draft review's disagreement choices (checkpoints.Builtins).
-const (
-	fieldReadings    = "readings"
-	fieldReadingNote = "reading_note"
-)
 
 func (r *Run) addFeedback(def string, d *checkpoints.Decision, text string) {
 	text = strings.TrimSpace(text)
@@ -110,17 +99,17 @@ func (r *Run) decidePlan(d *checkpoints.Decision) {
 	switch d.Action {
 	case checkpoints.Edit:
 		v := d.Values
-		if subs := lines(stringValue(v, "sub_questions")); len(subs) > 0 {
+		if subs := lines(stringValue(v, checkpoints.KeySubQuestions)); len(subs) > 0 {
 			if len(subs) > maxSubQuestions {
 				r.addBound(fmt.Sprintf("the edited plan had %d sub-questions; the first %d were kept", len(subs), maxSubQuestions))
 				subs = subs[:maxSubQuestions]
 			}
 			r.Plan.SubQuestions = subs
 		}
-		if secs := lines(stringValue(v, "sections")); len(secs) > 0 {
+		if secs := lines(stringValue(v, checkpoints.KeySections)); len(secs) > 0 {
 			r.Plan.Sections = secs
 		}
-		if qs := lines(stringValue(v, "queries")); len(qs) > 0 {
+		if qs := lines(stringValue(v, checkpoints.KeyQueries)); len(qs) > 0 {
 			if len(qs) > maxQueries {
 				r.addBound(fmt.Sprintf("the edited plan had %d queries; the first %d were searched", len(qs), maxQueries))
 			}
@@ -132,25 +121,31 @@ func (r *Run) decidePlan(d *checkpoints.Decision) {
 			}
 			r.SearchRoundQueries(queries)
 		}
-		if dep, ok := ParseDepth(stringValue(v, "depth")); ok && stringValue(v, "depth") != "" {
+		if dep, ok := ParseDepth(stringValue(v, checkpoints.KeyDepth)); ok && stringValue(v, checkpoints.KeyDepth) != "" {
 			r.Depth = dep
 		}
 		r.Plan.EditedBy = d.By
-		r.addFeedback(checkpoints.PlanReview, d, stringValue(v, "note"))
+		r.addFeedback(checkpoints.PlanReview, d, stringValue(v, checkpoints.KeyNote))
 		r.Step = StepSearch
 	case checkpoints.Reject:
 		note := orDefault(d.Note, "The plan was rejected without a reason; propose a different decomposition.")
 		r.addFeedback(checkpoints.PlanReview, d, note)
-		r.recordPlanAttempt(fmt.Sprintf("rejected at plan review by %s: %s", d.By, note), d.At)
-		if r.Counters.PlanRounds > r.Limits.MaxIterations {
-			r.addBound(fmt.Sprintf("the plan was rejected %d times (limit %d)", r.Counters.PlanRounds, r.Limits.MaxIterations))
-			r.toFallback("the research plan was rejected too often")
-			return
-		}
-		r.Step = StepPlan
+		r.replan(d, fmt.Sprintf("rejected at plan review by %s: %s", d.By, note))
 	default:
 		r.Step = StepSearch
 	}
+}
+
+// replan sends the run back to the planner with its feedback, keeping the
+// rejected plan in the history, within the iteration bound.
+func (r *Run) replan(d *checkpoints.Decision, why string) {
+	r.recordPlanAttempt(why, d.At)
+	if r.Counters.PlanRounds > r.Limits.MaxIterations {
+		r.addBound(fmt.Sprintf("the plan was rejected %d times (limit %d)", r.Counters.PlanRounds, r.Limits.MaxIterations))
+		r.toFallback("the research plan was rejected too often")
+		return
+	}
+	r.Step = StepPlan
 }
 
 func orDefault(s, def string) string {
@@ -226,10 +221,10 @@ func (r *Run) recordPlanAttempt(outcome string, at time.Time) {
 func (r *Run) decideSources(d *checkpoints.Decision) {
 	switch d.Action {
 	case checkpoints.Edit:
-		r.markSources(stringsValue(d.Values, "relevant"), func(s *Source) { s.Relevant, s.Excluded = true, false })
-		r.markSources(stringsValue(d.Values, "exclude"), func(s *Source) { s.Excluded, s.Selected, s.Relevant = true, false, false })
+		r.markSources(stringsValue(d.Values, checkpoints.KeyRelevant), func(s *Source) { s.Relevant, s.Excluded = true, false })
+		r.markSources(stringsValue(d.Values, checkpoints.KeyExclude), func(s *Source) { s.Excluded, s.Selected, s.Relevant = true, false, false })
 		r.selectSources()
-		if fb := stringValue(d.Values, "feedback"); fb != "" {
+		if fb := stringValue(d.Values, checkpoints.KeyFeedback); fb != "" {
 			r.addFeedback(checkpoints.SourceReview, d, fb)
 			r.rejectUnmarkedSources()
 			r.searchAgain(d, fb)
@@ -266,36 +261,53 @@ func (r *Run) revise(what string) {
 	r.Step = StepWrite
 }
 
+// decideCritical applies the person's choice at the critical issues (asked
+// only while a revision is possible), one per action: Edit is "Revise with
+// these issues" (the guidance, if any, goes to the writer with them),
+// Approve is "Publish as it is", Reject is "Stop and write what you have"
+// (a partial report with what the run has; the note says why).
 func (r *Run) decideCritical(d *checkpoints.Decision) {
 	switch d.Action {
-	case checkpoints.Edit:
-		if g := stringValue(d.Values, "guidance"); g != "" {
-			r.humanCritique(d, g)
-			if r.Step != StepWrite { // the reviewer's routing has not already sent it back
-				r.revise("the requested guidance")
-			}
-		}
 	case checkpoints.Reject:
-		r.humanCritique(d, orDefault(d.Note, "Fix the critical issues the reviewer found."))
-		if r.Step != StepWrite {
+		r.FallbackReason = flatLine("stopped at the critical issues by " + d.By + ": " + orDefault(d.Note, "no reason given"))
+		r.Step = StepFallback
+	case checkpoints.Approve:
+		r.addReviewNote(fmt.Sprintf("The reviewer found critical issues in draft %d; %s chose to publish it as it is.", r.lastReview().DraftVersion, d.By))
+		if r.FallbackReason != "" && r.Step == StepFallback {
+			r.FallbackReason = ""
+		}
+		r.Step = StepOutput
+	default:
+		r.humanCritique(d, orDefault(stringValue(d.Values, checkpoints.KeyGuidance), "Fix the critical issues the reviewer found."))
+		if r.Step != StepWrite { // the reviewer's routing has not already sent it back
 			r.revise("the requested fixes")
 		}
 	}
-	// Approve: the reviewer's routing (already in r.Step) stands.
+}
+
+// lastReview returns the reviewer's latest critique (people's requests are
+// critiques too, and are skipped).
+func (r *Run) lastReview() Critique {
+	for i := len(r.Critiques) - 1; i >= 0; i-- {
+		if r.Critiques[i].Human == "" {
+			return r.Critiques[i]
+		}
+	}
+	return Critique{}
 }
 
 func (r *Run) decideDraft(d *checkpoints.Decision) {
 	switch d.Action {
 	case checkpoints.Edit:
-		if t := stringValue(d.Values, "title"); t != "" && len(r.Drafts) > 0 {
+		if t := stringValue(d.Values, checkpoints.KeyTitle); t != "" && len(r.Drafts) > 0 {
 			r.Drafts[len(r.Drafts)-1].Title = t
 		}
 		var asks []string
-		if ch := stringValue(d.Values, "changes"); ch != "" {
+		if ch := stringValue(d.Values, checkpoints.KeyChanges); ch != "" {
 			asks = append(asks, ch)
 		}
 		asks = append(asks, r.chooseReadings(d)...)
-		if note := stringValue(d.Values, fieldReadingNote); note != "" {
+		if note := stringValue(d.Values, checkpoints.KeyReadingNote); note != "" {
 			asks = append(asks, "On where the sources disagree: "+note)
 		}
 		if len(asks) > 0 {
@@ -323,7 +335,7 @@ func (r *Run) chooseReadings(d *checkpoints.Decision) []string {
 	cited := citedContradictions(r.Analysis)
 	chosen := map[int][]string{}
 	var order []int
-	for _, v := range stringsValue(d.Values, fieldReadings) {
+	for _, v := range stringsValue(d.Values, checkpoints.KeyReadings) {
 		n, reading, ok := parseReading(v)
 		if !ok || n > len(cited) || slices.Contains(chosen[n], reading) {
 			continue

@@ -73,8 +73,9 @@ type Observer interface {
 // Engine advances runs. It is safe for concurrent use by many workers, in
 // many processes sharing one Store.
 type Engine struct {
-	cfg Config
-	log *slog.Logger
+	cfg   Config
+	log   *slog.Logger
+	steps stepTable
 }
 
 // New checks the configuration and returns an Engine.
@@ -120,7 +121,9 @@ func New(cfg Config) (*Engine, error) {
 		cfg.FetchConcurrency = 6
 	}
 	cfg.Defaults = cfg.Defaults.withDefaults()
-	return &Engine{cfg: cfg, log: cfg.Logger}, nil
+	e := &Engine{cfg: cfg, log: cfg.Logger}
+	e.steps = e.newStepTable()
+	return e, nil
 }
 
 func (l Limits) withDefaults() Limits {
@@ -238,21 +241,22 @@ func (e *Engine) Start(ctx context.Context, req Request) (*Run, error) {
 	}
 	now := e.cfg.Now()
 	r := &Run{
-		ID:          e.cfg.NewID(),
-		Question:    strings.TrimSpace(req.Question),
-		Context:     req.Context,
-		Mode:        mode,
-		Depth:       depth,
-		RequestedBy: req.RequestedBy,
-		Origin:      req.Origin,
-		Limits:      req.Limits.merge(e.cfg.Defaults),
-		Since:       req.Since,
-		Known:       req.Known,
-		Writing:     req.Writing.merge(e.cfg.Writing),
-		Status:      StatusQueued,
-		Step:        StepPlan,
-		CreatedAt:   now,
-		UpdatedAt:   now,
+		ID:            e.cfg.NewID(),
+		Question:      strings.TrimSpace(req.Question),
+		Context:       req.Context,
+		Mode:          mode,
+		Depth:         depth,
+		RequestedBy:   req.RequestedBy,
+		Origin:        req.Origin,
+		Limits:        req.Limits.merge(e.cfg.Defaults),
+		Since:         req.Since,
+		Known:         req.Known,
+		Writing:       req.Writing.merge(e.cfg.Writing),
+		ReviewSources: req.ReviewSources,
+		Status:        StatusQueued,
+		Step:          StepPlan,
+		CreatedAt:     now,
+		UpdatedAt:     now,
 	}
 	if r.Origin.Queue == "" {
 		r.Origin.Queue = e.cfg.DefaultQueue

@@ -241,7 +241,7 @@ type faultyStore struct {
 	pipeline.Store
 	mu sync.Mutex
 	// save replaces Save; it may call the real one.
-	save func(ctx context.Context, r *pipeline.Run, real func() error) error
+	save func(ctx context.Context, r *pipeline.Run, write func() error) error
 	// loadErr, when set, fails every Load after a save was attempted.
 	loadErr error
 	saved   bool
@@ -291,8 +291,8 @@ func TestDecideClassifiesEveryOutcome(t *testing.T) {
 			}
 		}},
 		{name: "recorded, the reply lost", recorded: true, store: func(f *faultyStore) {
-			f.save = func(_ context.Context, _ *pipeline.Run, real func() error) error {
-				if err := real(); err != nil {
+			f.save = func(_ context.Context, _ *pipeline.Run, write func() error) error {
+				if err := write(); err != nil {
 					return err
 				}
 				return lostReply

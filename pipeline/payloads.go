@@ -1,6 +1,13 @@
 package pipeline
 
-import "time"
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/researchbot/researchbot/checkpoints"
+)
 
 // The payloads below are what a checkpoint instance carries for rendering
 // (checkpoints.Instance.Payload holds one of them as JSON, by ControlType).
@@ -121,4 +128,160 @@ type CriticalPayload struct {
 	Title   string         `json:"title"`
 	Score   float64        `json:"score"`
 	Items   []CritiqueItem `json:"items"` // the critical ones first
+}
+
+// ---- builders: what each built-in checkpoint shows and pre-fills ----
+
+func (r *Run) planPayload() PlanPayload {
+	p := PlanPayload{Question: r.Question, Round: r.Counters.PlanRounds}
+	if r.Plan != nil {
+		p.SubQuestions = r.Plan.SubQuestions
+		p.Sections = r.Plan.Sections
+		p.Methodology = r.Plan.Methodology
+		p.Warnings = r.Plan.Warnings
+	}
+	for _, i := range r.pendingQueries() {
+		p.Queries = append(p.Queries, QueryView{Text: r.Queries[i].Text, Kind: r.Queries[i].Kind})
+	}
+	if r.Estimate != nil {
+		p.Estimate = *r.Estimate
+	}
+	return p
+}
+
+func (r *Run) planValues() map[string]any {
+	var qs []string
+	for _, i := range r.pendingQueries() {
+		qs = append(qs, r.Queries[i].Kind+": "+r.Queries[i].Text)
+	}
+	v := map[string]any{
+		checkpoints.KeyQueries: strings.Join(qs, "\n"),
+		checkpoints.KeyDepth:   string(r.Depth),
+	}
+	if r.Plan != nil {
+		v[checkpoints.KeySubQuestions] = strings.Join(r.Plan.SubQuestions, "\n")
+		v[checkpoints.KeySections] = strings.Join(r.Plan.Sections, "\n")
+	}
+	return v
+}
+
+func (r *Run) sourcesPayload() SourcesPayload {
+	p := SourcesPayload{Question: r.Question, Total: len(r.Sources), ToFetch: r.countSelected()}
+	for _, i := range r.ranked() {
+		s := r.Sources[i]
+		if s.Excluded || s.Fetched {
+			continue
+		}
+		p.Sources = append(p.Sources, SourceView{
+			ID: s.ID, Title: s.Title, URL: s.URL, Domain: domainOf(s.URL), Published: s.Published,
+			Gist: s.Gist, Score: s.Score, Kind: s.Kind, Backend: s.Backend, Selected: s.Selected, Relevant: s.Relevant,
+		})
+		if len(p.Sources) == sourceReviewOptions {
+			break
+		}
+	}
+	seen := map[string]bool{}
+	for _, e := range r.Errors {
+		if e.Kind == "search" && !seen[e.Message] {
+			seen[e.Message] = true
+			p.Errors = append(p.Errors, e.Message)
+		}
+	}
+	return p
+}
+
+// maxOptionLabel is the longest option label offered (Slack's limit on an
+// option's text is 75 characters).
+const maxOptionLabel = 75
+
+// optionLabel cuts an option label to maxOptionLabel characters.
+func optionLabel(s string) string {
+	if rs := []rune(s); len(rs) > maxOptionLabel {
+		return string(rs[:maxOptionLabel-1]) + "…"
+	}
+	return s
+}
+
+// sourceFields fills the source-review form's options with this run's sources.
+func (r *Run) sourceFields(fs []checkpoints.Field) []checkpoints.Field {
+	var opts []checkpoints.Option
+	for _, v := range r.sourcesPayload().Sources {
+		opts = append(opts, checkpoints.Option{Value: fmt.Sprint(v.ID), Label: optionLabel(fmt.Sprintf("%d. %s", v.ID, v.Title))})
+	}
+	for i := range fs {
+		if fs[i].Type == checkpoints.FieldMultiSelect && len(fs[i].Options) == 0 {
+			fs[i].Options = opts
+		}
+	}
+	return fs
+}
+
+func (r *Run) sourceValues() map[string]any {
+	var rel []string
+	for _, s := range r.Sources {
+		if s.Relevant && !s.Fetched {
+			rel = append(rel, fmt.Sprint(s.ID))
+		}
+	}
+	if len(rel) == 0 {
+		return nil
+	}
+	return map[string]any{checkpoints.KeyRelevant: rel}
+}
+
+func (r *Run) criticalPayload(c Critique) CriticalPayload {
+	p := CriticalPayload{Version: c.DraftVersion, Score: c.Score}
+	if len(r.Drafts) > 0 {
+		p.Title = r.Drafts[len(r.Drafts)-1].Title
+	}
+	items := append([]CritiqueItem(nil), c.Items...)
+	rank := map[string]int{severityCritical: 0, severityMajor: 1, severityMinor: 2, severitySuggestion: 3}
+	sort.SliceStable(items, func(a, b int) bool { return rank[items[a].Severity] < rank[items[b].Severity] })
+	p.Items = items
+	return p
+}
+
+func (r *Run) draftPayload() DraftPayload {
+	d := r.Drafts[len(r.Drafts)-1]
+	p := DraftPayload{Version: d.Version, Title: d.Title, Abstract: d.Abstract, Sources: len(r.Pages)}
+	for _, s := range d.Sections {
+		p.Sections = append(p.Sections, s.Title)
+		p.WordCount += len(strings.Fields(s.Content))
+	}
+	if len(r.Critiques) > 0 {
+		c := r.Critiques[len(r.Critiques)-1]
+		p.Score, p.Recommendation, p.Summary = c.Score, c.Recommendation, c.Summary
+		p.Major, p.Minor = severityCount(c.Items, severityMajor), severityCount(c.Items, severityMinor)
+	}
+	rep := BuildReport(r, time.Time{})
+	p.Markdown = rep.Markdown
+	p.Claims = claimSummary(d, r.Pages)
+	p.Disagreements = disagreementViews(r)
+	p.Diff = d.Diff
+	if r.Analysis != nil {
+		p.Coverage = r.Analysis.Coverage
+	}
+	return p
+}
+
+// draftFields fills the draft review's readings field with this run's
+// disagreements, and leaves it and its note out when there are none.
+func (r *Run) draftFields(fs []checkpoints.Field) []checkpoints.Field {
+	opts := readingOptions(r.Analysis)
+	out := fs[:0]
+	for _, f := range fs {
+		switch f.Key {
+		case checkpoints.KeyReadings:
+			if len(opts) == 0 {
+				continue
+			}
+			f.Options = opts
+		case checkpoints.KeyReadingNote:
+			if len(opts) == 0 {
+				continue
+			}
+		}
+		out = append(out, f)
+	}
+	return out
 }

@@ -241,6 +241,15 @@ type Presenter interface {
 	Finished(ctx context.Context, r *Run) error
 }
 
+// StrandedShower is optionally implemented by a Presenter to say that a
+// required checkpoint could not be shown.
+type StrandedShower interface {
+	// Stranded says that the required checkpoint inst could not be shown
+	// after its retries, and offers Retry and (to admins) "continue
+	// without it".
+	Stranded(ctx context.Context, r *Run, inst *checkpoints.Instance) error
+}
+
 // Notifier is optionally implemented by a Presenter to show a passing note
 // about a run, such as "model unavailable, retry 2 of 4 in 8 s": waiting
 // shows as progress, not as silence or log lines.

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"text/template"
 	"time"
 	"unicode/utf8"
@@ -212,11 +213,16 @@ func joinInts(ids []int) string {
 	return strings.Join(s, ", ")
 }
 
+// promptTemplates parses the embedded prompt templates, once.
+var promptTemplates = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("prompts").ParseFS(promptFiles, "prompts/*.tmpl"))
+})
+
 // renderPrompt executes the named system and user templates with data.
 // Templates are embedded and covered by golden tests, so a failure is a
 // programming error and panics.
 func renderPrompt(name string, data any) (system, user string) {
-	t := template.Must(template.New("prompts").ParseFS(promptFiles, "prompts/*.tmpl"))
+	t := promptTemplates()
 	exec := func(n string) string {
 		var b bytes.Buffer
 		if err := t.ExecuteTemplate(&b, n, data); err != nil {
@@ -692,6 +698,9 @@ type reviewerData struct {
 	ClaimsChecked bool
 	Unsupported   string
 	Threshold     int
+	// The decision rules code applies (Recommend), stated to the model.
+	PassThreshold  float64
+	MaxMajorIssues int
 }
 
 // ReviewerPrompt renders the reviewer's prompt for draft d: the six weighted
@@ -703,21 +712,23 @@ type reviewerData struct {
 // (CritiqueOutput); code computes the weighted score and the decision.
 func ReviewerPrompt(r *Run, d Draft) (system, user string) {
 	data := reviewerData{
-		Iteration:     len(r.Drafts),
-		MaxIterations: revisionLimit(r),
-		Criteria:      ReviewCriteria(),
-		Version:       d.Version,
-		SectionCount:  len(d.Sections),
-		WordCount:     draftWords(d),
-		Draft:         untrustedBlock("draft", draftText(d), "version", strconv.Itoa(d.Version)),
-		Analysis:      untrustedBlock("analysis", analysisText(r.Analysis)),
-		Sources:       untrustedBlock("source_list", sourceList(r.Pages)),
-		Banned:        strings.Join(BannedWords(), ", "),
-		TargetWords:   writingTarget(r),
-		StyleGuide:    styleGuideBlock(r),
-		Claims:        TallyClaims(d.Claims),
-		ClaimsChecked: d.ClaimsChecked,
-		Threshold:     int(QuoteMatchThreshold * 100),
+		Iteration:      len(r.Drafts),
+		MaxIterations:  revisionLimit(r),
+		Criteria:       ReviewCriteria(),
+		Version:        d.Version,
+		SectionCount:   len(d.Sections),
+		WordCount:      draftWords(d),
+		Draft:          untrustedBlock("draft", draftText(d), "version", strconv.Itoa(d.Version)),
+		Analysis:       untrustedBlock("analysis", analysisText(r.Analysis)),
+		Sources:        untrustedBlock("source_list", sourceList(r.Pages)),
+		Banned:         strings.Join(BannedWords(), ", "),
+		TargetWords:    writingTarget(r),
+		StyleGuide:     styleGuideBlock(r),
+		Claims:         TallyClaims(d.Claims),
+		ClaimsChecked:  d.ClaimsChecked,
+		Threshold:      int(QuoteMatchThreshold * 100),
+		PassThreshold:  PassThreshold,
+		MaxMajorIssues: MaxMajorIssues,
 	}
 	if bad := Unsupported(d.Claims); len(bad) > 0 {
 		var b strings.Builder

@@ -237,12 +237,15 @@ func alsoRelevant(r *Run, refs []Reference) []AlsoRelevant {
 	return out
 }
 
-// boundCaveats states every bound the run hit and the search and fetch
-// problems it met.
+// boundCaveats states every bound the run hit, where people could not
+// review it as intended, and the search and fetch problems it met.
 func boundCaveats(r *Run) []string {
 	var out []string
 	for _, b := range r.Bounds {
 		out = append(out, "Limit reached: "+flatLine(b))
+	}
+	for _, n := range r.ReviewNotes {
+		out = append(out, flatLine(n))
 	}
 	var backend []string
 	addBackend := func(msg string) {

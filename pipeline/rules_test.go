@@ -67,7 +67,7 @@ func TestDraftReviewOffersTheReadingsAndAPersonsChoiceBecomesFeedback(t *testing
 	fields := r.draftFields(cloneFields(def.Fields))
 	var readings *checkpoints.Field
 	for i := range fields {
-		if fields[i].Key == fieldReadings {
+		if fields[i].Key == checkpoints.KeyReadings {
 			readings = &fields[i]
 		}
 	}
@@ -77,12 +77,12 @@ func TestDraftReviewOffersTheReadingsAndAPersonsChoiceBecomesFeedback(t *testing
 	none := fixtureRun()
 	none.Analysis.Contradictions = nil
 	for _, f := range none.draftFields(cloneFields(def.Fields)) {
-		if f.Key == fieldReadings || f.Key == fieldReadingNote {
+		if f.Key == checkpoints.KeyReadings || f.Key == checkpoints.KeyReadingNote {
 			t.Errorf("a run without disagreements offers %s", f.Key)
 		}
 	}
 
-	r.decideDraft(&checkpoints.Decision{Action: checkpoints.Edit, By: "U1", Values: map[string]any{fieldReadings: []string{"1a"}, fieldReadingNote: "Say the installers' figure is an estimate."}})
+	r.decideDraft(&checkpoints.Decision{Action: checkpoints.Edit, By: "U1", Values: map[string]any{checkpoints.KeyReadings: []string{"1a"}, checkpoints.KeyReadingNote: "Say the installers' figure is an estimate."}})
 	if r.Step != StepWrite || r.Counters.Iteration != 1 {
 		t.Fatalf("a chosen reading must send the draft back to the writer; step %s", r.Step)
 	}

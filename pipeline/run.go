@@ -154,6 +154,9 @@ type Request struct {
 	// Writing is the house style and target length; zero fields take the
 	// Engine's defaults.
 	Writing Writing
+	// ReviewSources asks for the source review in a guided run (in a full
+	// run it is asked anyway).
+	ReviewSources bool
 }
 
 // Known is what a run must not report again.
@@ -181,6 +184,8 @@ type Run struct {
 	Since       time.Time `json:"since,omitzero"`
 	Known       Known     `json:"known,omitzero"`
 	Writing     Writing   `json:"writing,omitzero"`
+	// ReviewSources: the source review is asked in this guided run.
+	ReviewSources bool `json:"review_sources,omitempty"`
 
 	Status     Status    `json:"status"`
 	Step       Step      `json:"step"`
@@ -216,6 +221,17 @@ type Run struct {
 	Checkpoints []checkpoints.Instance `json:"checkpoints,omitempty"`
 	// Waiting is the id of the checkpoint instance the run waits on, or "".
 	Waiting string `json:"waiting,omitempty"`
+	// Stranded is the id of the current checkpoint when it is required and
+	// could not be shown after its retries: the run waits for a person's
+	// Retry or an admin's "continue without it".
+	Stranded string `json:"stranded,omitempty"`
+	// Pause is the position the run stopped at for checkpoints, while it
+	// asks them; nil otherwise.
+	Pause *Pause `json:"pause,omitempty"`
+	// ReviewNotes say where people could not review the run as its
+	// checkpoints intend (checkpoints that could not be loaded or shown);
+	// the report states them among its caveats.
+	ReviewNotes []string `json:"review_notes,omitempty"`
 	// Offering is the id of a checkpoint instance saved as offered whose
 	// presentation is not confirmed yet: it is saved before the presenter
 	// shows the checkpoint and cleared after, so a worker that dies in
@@ -234,6 +250,8 @@ type Run struct {
 	Presented bool `json:"presented,omitempty"`
 	// PresentAttempts counts failed attempts to show the outcome.
 	PresentAttempts int `json:"present_attempts,omitempty"`
+	// Verdicts are what people said about the report, one each.
+	Verdicts []Verdict `json:"verdicts,omitempty"`
 }
 
 // StepAttempt records the attempts at one step. Each attempt is saved
@@ -253,6 +271,8 @@ type Counters struct {
 	GapRounds   int `json:"gap_rounds"`   // analysis → search rounds done
 	Reviews     int `json:"reviews"`      // reviews done
 	Shrinks     int `json:"shrinks"`      // inputs shrunk after context-length errors
+	// CriticalAsked counts the critical-issue checkpoints asked (at most one a run).
+	CriticalAsked int `json:"critical_asked,omitempty"`
 }
 
 // Plan is the planner's research plan.

@@ -83,13 +83,13 @@ func Connect(ctx context.Context, url string, opts ConnOptions) (*Conn, error) {
 	d := net.Dialer{Timeout: 3 * time.Second}
 	conn, err := d.DialContext(ctx, network, opt.Addr)
 	if err != nil {
-		return nil, fmt.Errorf("cannot reach Redis at %s (%v): is it running? Check REDIS_URL, or unset it to use an embedded Redis whose state dies with the process", opt.Addr, err)
+		return nil, fmt.Errorf("cannot reach Redis at %s (%w): is it running? Check REDIS_URL, or unset it to use an embedded Redis whose state dies with the process", opt.Addr, err)
 	}
 	_ = conn.Close()
 	c := redis.NewClient(opt)
 	if err := c.Ping(ctx).Err(); err != nil {
 		_ = c.Close()
-		return nil, fmt.Errorf("Redis at %s refused us (%v): check the password and database in REDIS_URL", opt.Addr, err)
+		return nil, fmt.Errorf("the Redis at %s refused us (%w): check the password and database in REDIS_URL", opt.Addr, err)
 	}
 	return &Conn{Client: c}, nil
 }

@@ -19,10 +19,7 @@ const DefaultConversationTTL = 7 * 24 * time.Hour
 
 // Conversations keeps the stream creation conversations, one per Slack thread,
 // so that any replica can continue a conversation and it survives restarts.
-//
-// Key schema (prefix "rb:" by default):
-//
-//	{p}streamconv:{channel}:{thread_ts}   hash: v (version), owner, data (conversation JSON)
+// Its keys are in the package's key table (doc.go).
 //
 // Every write is a compare-and-set on the version and renews the key's TTL;
 // a conversation nobody touches for the TTL expires.

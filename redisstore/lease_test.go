@@ -35,7 +35,7 @@ func TestLeaseIsExclusiveAndEachHoldingHasAHigherFence(t *testing.T) {
 	}
 	a.Release()
 	a.Release() // idempotent
-	if context.Cause(lctx) != context.Canceled {
+	if !errors.Is(context.Cause(lctx), context.Canceled) {
 		t.Fatalf("a released lease's context: %v", context.Cause(lctx))
 	}
 	_, b, err := l.Lock(ctx, "r-1")

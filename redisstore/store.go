@@ -1,30 +1,3 @@
-// Package redisstore is researchbot's one persistence implementation, on
-// Redis: runs saved with a version check (compare-and-set) and a fencing
-// token, checkpoint definitions and their failure windows, cancellation
-// requests, the work queue (asynq), the per-run lease, the rescue of runs
-// whose worker died, and retention. The same code serves a real Redis and
-// the embedded in-process one.
-//
-// Key schema (all keys start with the prefix, "rb:" by default):
-//
-//	{p}run:{id}          hash: v (version), data (run JSON without page texts), status,
-//	                     fence (lease epoch), nonce (id of the last write)
-//	{p}run:{id}:pages    hash: source id → extracted page text
-//	{p}runs              zset: run ids by creation time (ms)
-//	{p}runs:by:{user}    zset: a requester's run ids by creation time
-//	{p}runs:active       zset: unfinished run ids by last save (ms), for the gauge
-//	{p}work:{queue}      zset: runs of a queue a worker has something to do for, by last save (ms)
-//	{p}timers:{queue}    zset: runs of a queue waiting at a checkpoint with a deadline, by deadline (ms)
-//	{p}queues            set: queues that have had runs (rescue of abandoned terminal runs)
-//	{p}rescued:{id}      string: a recent rescue of the run (at most one per window)
-//	{p}lock:run:{id}     string: the run's lease, the holder's token, with a TTL
-//	{p}defs              hash: checkpoint definition id → JSON
-//	{p}cpfail:{def}      zset: failure times (ms) of a checkpoint definition
-//	{p}cancel:{id}       string: who asked to cancel the run
-//
-// A finished run whose outcome was shown expires after the retention
-// (RUN_RETENTION), its page texts sooner (RUN_PAGE_RETENTION); a run that
-// is not finished never expires. Prune removes what expired from the indexes.
 package redisstore
 
 import (
@@ -165,6 +138,7 @@ func (s *Store) Create(ctx context.Context, r *pipeline.Run) error {
 func (s *Store) Load(ctx context.Context, id string) (*pipeline.Run, error) {
 	var meta *redis.SliceCmd
 	var pages *redis.MapStringStringCmd
+	floor := s.watermark(id)
 	if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		meta = p.HMGet(ctx, s.runKey(id), "v", "data")
 		pages = p.HGetAll(ctx, s.pagesKey(id))
@@ -172,7 +146,7 @@ func (s *Store) Load(ctx context.Context, id string) (*pipeline.Run, error) {
 	}); err != nil {
 		return nil, err
 	}
-	r, err := s.decodeRun(id, meta.Val())
+	r, err := s.decodeRun(id, meta.Val(), floor)
 	if err != nil {
 		return nil, err
 	}
@@ -192,21 +166,24 @@ func (s *Store) Load(ctx context.Context, id string) (*pipeline.Run, error) {
 
 // loadMeta returns the run without its page texts (for indexes and lists).
 func (s *Store) loadMeta(ctx context.Context, id string) (*pipeline.Run, error) {
+	floor := s.watermark(id)
 	vals, err := s.rdb.HMGet(ctx, s.runKey(id), "v", "data").Result()
 	if err != nil {
 		return nil, err
 	}
-	return s.decodeRun(id, vals)
+	return s.decodeRun(id, vals, floor)
 }
 
-func (s *Store) decodeRun(id string, vals []any) (*pipeline.Run, error) {
+// decodeRun decodes a run read from Redis; floor is the run's watermark
+// taken before the read was sent (see observeVersion).
+func (s *Store) decodeRun(id string, vals []any, floor int64) (*pipeline.Run, error) {
 	var r pipeline.Run
 	v, err := decodeVersioned("run", id, vals, pipeline.ErrNotFound, &r)
 	if err != nil {
 		return nil, err
 	}
 	r.Version = v
-	s.observeVersion(id, v)
+	s.observeVersion(id, v, floor)
 	return &r, nil
 }
 
@@ -376,8 +353,10 @@ func (s *Store) List(ctx context.Context, f pipeline.RunFilter) ([]*pipeline.Run
 		return nil, err
 	}
 	keys := make([]string, len(ids))
+	floors := make([]int64, len(ids))
 	for i, id := range ids {
 		keys[i] = s.runKey(id)
+		floors[i] = s.watermark(id)
 	}
 	vals, err := loadVersioned(ctx, s.rdb, keys)
 	if err != nil {
@@ -385,7 +364,7 @@ func (s *Store) List(ctx context.Context, f pipeline.RunFilter) ([]*pipeline.Run
 	}
 	runs := make([]*pipeline.Run, 0, len(ids))
 	for i, id := range ids {
-		r, err := s.decodeRun(id, vals[i])
+		r, err := s.decodeRun(id, vals[i], floors[i])
 		if errors.Is(err, pipeline.ErrNotFound) {
 			continue // expired; Prune removes it from the index
 		}

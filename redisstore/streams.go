@@ -14,13 +14,7 @@ import (
 )
 
 // Streams implements scheduler.Store on Redis.
-//
-// Key schema (prefix "rb:" by default):
-//
-//	{p}stream:{id}               hash: v (version), data (stream JSON), name (its NameKey)
-//	{p}streams                   zset: stream ids by creation time (ms)
-//	{p}streamname:{namekey}      string: the id of the stream with that name
-//	{p}stream:{id}:fire:{unix}   string, with a TTL: the exactly-once claim of one fire
+// Its keys are in the package's key table (doc.go).
 //
 // Names are unique per store (one deployment serves one Slack workspace),
 // compared by scheduler.NameKey; creation, update and deletion keep the name

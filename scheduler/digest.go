@@ -71,13 +71,8 @@ func digestSince(s Stream, fireAt time.Time) time.Time {
 
 // previousPeriod returns t minus one period of f (a day for unknown frequencies).
 func previousPeriod(f Frequency, t time.Time) time.Time {
-	switch f {
-	case Weekly:
-		return t.AddDate(0, 0, -7)
-	case Biweekly:
-		return t.AddDate(0, 0, -14)
-	case Monthly:
-		return t.AddDate(0, -1, 0)
+	if r, ok := f.rule(); ok {
+		return r.back(t)
 	}
 	return t.AddDate(0, 0, -1)
 }
@@ -175,15 +170,20 @@ func NewDigestPresenter(cfg DigestPresenterConfig) *DigestPresenter {
 
 // AutoDecide approves every checkpoint of an auto-mode run, and every checkpoint
 // but draft_review of a guided one (policy hold_draft): the draft then waits for
-// the owner, who is the run's requester.
+// the owner, who is the run's requester. At the critical issues it chooses
+// to revise (Edit), never to publish a draft with critical issues unseen.
 func (p *DigestPresenter) AutoDecide(r *pipeline.Run, inst *checkpoints.Instance) (checkpoints.Decision, bool) {
 	if r.Mode != checkpoints.ModeAuto && inst.DefinitionID == checkpoints.DraftReview {
 		return checkpoints.Decision{}, false
 	}
-	if !slices.Contains(inst.Actions, checkpoints.Approve) && len(inst.Actions) > 0 {
+	action := checkpoints.Approve
+	if inst.DefinitionID == checkpoints.CriticalIssues {
+		action = checkpoints.Edit // "revise with these issues": the writer fixes them, as the reviewer asks
+	}
+	if !slices.Contains(inst.Actions, action) && len(inst.Actions) > 0 {
 		return checkpoints.Decision{}, false
 	}
-	return checkpoints.Decision{Action: checkpoints.Approve, By: "auto", Note: "approved automatically by the stream's checkpoint policy", At: p.now()}, true
+	return checkpoints.Decision{Action: action, By: "auto", Note: "decided automatically by the stream's checkpoint policy", At: p.now()}, true
 }
 
 // Offer shows a held checkpoint (the draft of a hold_draft digest, or its
@@ -228,7 +228,7 @@ func (p *DigestPresenter) Progress(ctx context.Context, r *pipeline.Run) {
 	}
 }
 
-// ErrNoPresenter: a digest finished but nothing can show it (no inner presenter:
+// ErrNoPresenter says a digest finished but nothing can show it (no inner presenter:
 // SLACK_BOT_TOKEN is not set), so it was not posted and not recorded.
 var ErrNoPresenter = errors.New("scheduler: the digest cannot be posted: no Slack presenter is configured (set SLACK_BOT_TOKEN on every process that takes the digests' queue)")
 

@@ -119,7 +119,7 @@ var fieldDefs = []fieldDef{
 		question: "Which companies or organisations should it monitor? (optional)"},
 	{field: FieldReportFrequency, kind: kindChoice, required: true, label: "Frequency", typ: "single-select; biweekly means every other week, not twice a month",
 		question: "How often should the digest be posted?",
-		choices:  []string{"daily", "weekly", "biweekly", "monthly"}},
+		choices:  frequencyChoices()},
 	{field: FieldChannel, kind: kindChannel, defaulted: true, label: "Channel", typ: "Slack channel ID such as C0123ABCD, only one the user mentioned; optional, defaults to the channel the stream was created in",
 		question: "Which channel should the digest be posted to? Mention it with #."},
 	{field: FieldTimeOfDay, kind: kindClock, defaulted: true, label: "Time of day", typ: "HH:MM on a 24-hour clock; optional, defaults to 09:00",

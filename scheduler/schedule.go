@@ -23,16 +23,73 @@ const (
 	Monthly  Frequency = "monthly"
 )
 
+// frequencyRule is everything that depends on a frequency; the table of
+// them (frequencyRules) is the one place a frequency is described.
+type frequencyRule struct {
+	frequency Frequency
+	// describe says when it fires, e.g. "every other Monday".
+	describe func(s ScheduleSpec) string
+	// onWeekday and onMonthDay say which field picks the day (the cron
+	// fields, and the fields the creation conversation asks for).
+	onWeekday, onMonthDay bool
+	// back returns t one period earlier.
+	back func(t time.Time) time.Time
+	// longestGap is the longest time between two consecutive fires.
+	longestGap time.Duration
+}
+
+// frequencyRules is the frequencies in display order, with their rules.
+func frequencyRules() []frequencyRule {
+	day := 24 * time.Hour
+	return []frequencyRule{
+		{frequency: Daily, describe: func(ScheduleSpec) string { return "every day" },
+			back: func(t time.Time) time.Time { return t.AddDate(0, 0, -1) }, longestGap: day + time.Hour},
+		{frequency: Weekly, describe: func(s ScheduleSpec) string { return "every " + s.Weekday.String() }, onWeekday: true,
+			back: func(t time.Time) time.Time { return t.AddDate(0, 0, -7) }, longestGap: 7*day + time.Hour},
+		{frequency: Biweekly, describe: func(s ScheduleSpec) string { return "every other " + s.Weekday.String() }, onWeekday: true,
+			back: func(t time.Time) time.Time { return t.AddDate(0, 0, -14) }, longestGap: 14*day + time.Hour},
+		{frequency: Monthly, describe: func(s ScheduleSpec) string {
+			what := fmt.Sprintf("monthly on day %d", s.MonthDay)
+			if s.MonthDay > 28 {
+				what += " (the last day in shorter months)"
+			}
+			return what
+		}, onMonthDay: true, back: func(t time.Time) time.Time { return t.AddDate(0, -1, 0) }, longestGap: 31*day + time.Hour},
+	}
+}
+
+// rule returns f's rule; ok is false for an unsupported frequency.
+func (f Frequency) rule() (r frequencyRule, ok bool) {
+	for _, r := range frequencyRules() {
+		if r.frequency == f {
+			return r, true
+		}
+	}
+	return frequencyRule{}, false
+}
+
 // Frequencies lists every supported frequency in display order.
-func Frequencies() []Frequency { return []Frequency{Daily, Weekly, Biweekly, Monthly} }
+func Frequencies() []Frequency {
+	var out []Frequency
+	for _, r := range frequencyRules() {
+		out = append(out, r.frequency)
+	}
+	return out
+}
+
+// frequencyChoices is Frequencies as strings.
+func frequencyChoices() []string {
+	var out []string
+	for _, f := range Frequencies() {
+		out = append(out, string(f))
+	}
+	return out
+}
 
 // Valid reports whether f is one of the supported frequencies.
 func (f Frequency) Valid() bool {
-	switch f {
-	case Daily, Weekly, Biweekly, Monthly:
-		return true
-	}
-	return false
+	_, ok := f.rule()
+	return ok
 }
 
 // Errors returned for an invalid schedule; test with errors.Is.
@@ -81,21 +138,9 @@ func (s ScheduleSpec) Validate() error {
 // Describe returns a short English description such as
 // "every other Monday at 09:00 (Europe/London)". It describes invalid specs as best it can.
 func (s ScheduleSpec) Describe() string {
-	var what string
-	switch s.Frequency {
-	case Daily:
-		what = "every day"
-	case Weekly:
-		what = "every " + s.Weekday.String()
-	case Biweekly:
-		what = "every other " + s.Weekday.String()
-	case Monthly:
-		what = fmt.Sprintf("monthly on day %d", s.MonthDay)
-		if s.MonthDay > 28 {
-			what += " (the last day in shorter months)"
-		}
-	default:
-		what = string(s.Frequency)
+	what := string(s.Frequency)
+	if r, ok := s.Frequency.rule(); ok {
+		what = r.describe(s)
 	}
 	return fmt.Sprintf("%s at %s (%s)", what, s.TimeOfDay, s.TimeZone)
 }
@@ -109,9 +154,16 @@ func NextFire(spec ScheduleSpec, after time.Time) (time.Time, error) {
 	return c.next(after)
 }
 
-// catchUpWindow bounds the search for the latest missed fire. Consecutive fires are at
-// most 31 days and an hour apart (monthly), so the window always holds one.
-const catchUpWindow = 40 * 24 * time.Hour
+// catchUpWindow bounds the search for the latest missed fire: longer than
+// the longest gap between consecutive fires of any frequency, so the
+// window always holds one.
+func catchUpWindow() time.Duration {
+	var longest time.Duration
+	for _, r := range frequencyRules() {
+		longest = max(longest, r.longestGap)
+	}
+	return longest + 24*time.Hour
+}
 
 // DueFires reports whether a digest is due at now, given the scheduled time of the last
 // digest that was handled (zero if the stream never fired; then the spec's Anchor, the
@@ -142,7 +194,7 @@ func DueFires(spec ScheduleSpec, lastFire, now time.Time) (fire time.Time, due b
 		return next, false
 	}
 	fire = next
-	if start := now.Add(-catchUpWindow); start.After(fire) {
+	if start := now.Add(-catchUpWindow()); start.After(fire) {
 		if f, err := c.next(start); err == nil && !f.After(now) {
 			fire = f
 		}
@@ -210,8 +262,9 @@ type compiled struct {
 // the behaviour this avoids.
 func (s ScheduleSpec) compile() (compiled, error) {
 	var c compiled
-	if !s.Frequency.Valid() {
-		return c, fmt.Errorf("%w: %q (want daily, weekly, biweekly or monthly)", ErrBadFrequency, s.Frequency)
+	rule, ok := s.Frequency.rule()
+	if !ok {
+		return c, fmt.Errorf("%w: %q (want %s)", ErrBadFrequency, s.Frequency, strings.Join(frequencyChoices(), ", "))
 	}
 	loc, err := LoadZone(s.TimeZone)
 	if err != nil {
@@ -222,13 +275,13 @@ func (s ScheduleSpec) compile() (compiled, error) {
 		return c, err
 	}
 	dom, dow := "*", "*"
-	switch s.Frequency {
-	case Weekly, Biweekly:
+	switch {
+	case rule.onWeekday:
 		if s.Weekday < time.Sunday || s.Weekday > time.Saturday {
 			return c, fmt.Errorf("%w: %d (want 0=Sunday … 6=Saturday)", ErrBadWeekday, s.Weekday)
 		}
 		dow = strconv.Itoa(int(s.Weekday))
-	case Monthly:
+	case rule.onMonthDay:
 		if s.MonthDay < 1 || s.MonthDay > 31 {
 			return c, fmt.Errorf("%w: %d (want 1 … 31)", ErrBadMonthDay, s.MonthDay)
 		}

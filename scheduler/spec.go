@@ -111,9 +111,11 @@ func (s Spec) ReviewLines() []ReviewLine {
 func (s Spec) relevant(f Field) bool {
 	switch f {
 	case FieldWeekday:
-		return s.Frequency == Weekly || s.Frequency == Biweekly
+		r, _ := s.Frequency.rule()
+		return r.onWeekday
 	case FieldMonthDay:
-		return s.Frequency == Monthly
+		r, _ := s.Frequency.rule()
+		return r.onMonthDay
 	}
 	return true
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/researchbot/researchbot/internal/redistest"
+	"github.com/researchbot/researchbot/redisstore"
 )
 
 // TestRedisLimiterSharedAcrossReplicas runs two Multi instances, each with its
@@ -21,8 +22,8 @@ func TestRedisLimiterSharedAcrossReplicas(t *testing.T) {
 	arxivA := &stub{name: "arxiv", kinds: []Kind{KindAcademic}, results: []Result{{URL: "https://arxiv.org/abs/2101.00001"}}}
 	arxivB := &stub{name: "arxiv", kinds: []Kind{KindAcademic}, results: []Result{{URL: "https://arxiv.org/abs/2101.00001"}}}
 	freeA := &stub{name: "openalex", kinds: []Kind{KindAcademic}}
-	m1 := NewMulti([]Backend{arxivA, freeA}, Options{Limiter: NewRedisLimiter(rdb, limits)})
-	m2 := NewMulti([]Backend{arxivB}, Options{Limiter: NewRedisLimiter(other, limits)})
+	m1 := NewMulti([]Backend{arxivA, freeA}, Options{Limiter: NewSharedLimiter(redisstore.NewRateLimiter(rdb, "search"), limits)})
+	m2 := NewMulti([]Backend{arxivB}, Options{Limiter: NewSharedLimiter(redisstore.NewRateLimiter(other, "search"), limits)})
 
 	limited := 0
 	for i := range 6 {
@@ -50,7 +51,7 @@ func TestRedisLimiterSharedAcrossReplicas(t *testing.T) {
 	if freeA.calls.Load() != 3 {
 		t.Errorf("unlimited backend called %d times, want 3", freeA.calls.Load())
 	}
-	if n, err := rdb.Exists(bg, "rate:search:arxiv").Result(); err != nil || n != 1 {
+	if n, err := rdb.Exists(bg, "rb:rate:search:arxiv").Result(); err != nil || n != 1 {
 		t.Errorf("rate key in Redis: %d, %v", n, err)
 	}
 }
@@ -58,7 +59,7 @@ func TestRedisLimiterSharedAcrossReplicas(t *testing.T) {
 func TestRedisLimiterRedisDown(t *testing.T) {
 	srv, rdb := redistest.Start(t)
 	_ = srv
-	l := NewRedisLimiter(rdb, map[string]int{"arxiv": 1})
+	l := NewSharedLimiter(redisstore.NewRateLimiter(rdb, "search"), map[string]int{"arxiv": 1})
 	_ = rdb.Close()
 	if _, err := l.Allow(bg, "arxiv"); err == nil {
 		t.Error("Allow with a closed client: no error")

@@ -230,14 +230,14 @@ func (m *Multi) waitLimiter(ctx context.Context, name string) *BackendError {
 func merge(lists [][]Result, since time.Time) []Result {
 	var ordered []Result
 	for rank := 0; ; rank++ {
-		any := false
+		found := false
 		for _, l := range lists {
 			if rank < len(l) {
 				ordered = append(ordered, l[rank])
-				any = true
+				found = true
 			}
 		}
-		if !any {
+		if !found {
 			break
 		}
 	}

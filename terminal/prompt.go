@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,6 +19,13 @@ import (
 
 // ErrNoInput is returned when the input ends before the person answered.
 var ErrNoInput = errors.New("no more input: the checkpoint is still waiting (resume the run to answer it)")
+
+// ErrSkip is returned by Ask when the person skips an optional checkpoint.
+var ErrSkip = errors.New("skipped")
+
+// actionSkip is the answer that skips an optional checkpoint; it is no
+// decision, so Ask returns ErrSkip for it.
+const actionSkip checkpoints.Action = "skip"
 
 // Prompter asks the person at the terminal for decisions.
 type Prompter struct {
@@ -68,6 +76,9 @@ func (p *Prompter) Ask(ctx context.Context, inst checkpoints.Instance, errs []ch
 	if len(allowed) == 0 {
 		allowed = []checkpoints.Action{checkpoints.Approve, checkpoints.Edit, checkpoints.Reject}
 	}
+	if !inst.Required {
+		allowed = append(slices.Clone(allowed), actionSkip)
+	}
 	for {
 		if err := ctx.Err(); err != nil {
 			return checkpoints.Decision{}, err
@@ -81,6 +92,9 @@ func (p *Prompter) Ask(ctx context.Context, inst checkpoints.Instance, errs []ch
 		if !ok {
 			p.printf("Please answer %s.\n", choices(allowed))
 			continue
+		}
+		if a == actionSkip {
+			return checkpoints.Decision{}, ErrSkip
 		}
 		d := checkpoints.Decision{Action: a, By: p.By}
 		switch a {
@@ -134,10 +148,8 @@ func (p *Prompter) edit(inst checkpoints.Instance) (map[string]any, error) {
 			p.printf(" — %s", f.Help)
 		}
 		p.printf("\n")
-		if len(f.Options) > 0 {
-			for i, o := range f.Options {
-				p.printf("  %d) %s\n", i+1, o.Label)
-			}
+		for i, o := range f.Options {
+			p.printf("  %s) %s\n", optionNumber(f, i), optionText(f, o))
 		}
 		switch f.Type {
 		case checkpoints.FieldTextarea:
@@ -190,6 +202,9 @@ func display(v any) string {
 func parseInput(f checkpoints.Field, s string) any {
 	pick := func(tok string) string {
 		tok = strings.TrimSpace(tok)
+		if numbered(f) {
+			return tok // the numbers shown are the options' own (source [4] is 4)
+		}
 		if n, err := strconv.Atoi(tok); err == nil && n >= 1 && n <= len(f.Options) {
 			return f.Options[n-1].Value
 		}
@@ -268,7 +283,39 @@ func (p *Prompter) editInEditor(inst checkpoints.Instance) (map[string]any, erro
 	}
 	out := map[string]any{}
 	if err := json.Unmarshal(edited, &out); err != nil {
-		return nil, fmt.Errorf("the edited file is not valid JSON (%v); nothing was changed", err)
+		return nil, fmt.Errorf("the edited file is not valid JSON (%w); nothing was changed", err)
 	}
 	return out, nil
+}
+
+// numbered reports whether every option of f is a number (the sources of
+// the source review): those options are typed by their own numbers, so
+// what is shown as [4] is chosen by typing 4.
+func numbered(f checkpoints.Field) bool {
+	if len(f.Options) == 0 {
+		return false
+	}
+	for _, o := range f.Options {
+		if _, err := strconv.Atoi(o.Value); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// optionNumber is what the person types to choose option i of f.
+func optionNumber(f checkpoints.Field, i int) string {
+	if numbered(f) {
+		return f.Options[i].Value
+	}
+	return strconv.Itoa(i + 1)
+}
+
+// optionText is an option's label without the number a numbered option's
+// label starts with ("4. Title" is shown as "4) Title").
+func optionText(f checkpoints.Field, o checkpoints.Option) string {
+	if numbered(f) {
+		return strings.TrimPrefix(o.Label, o.Value+". ")
+	}
+	return o.Label
 }

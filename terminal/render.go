@@ -87,8 +87,14 @@ func RenderCheckpoint(inst checkpoints.Instance) string {
 			renderCritical(&b, p)
 		}
 	default:
-		b.Write(inst.Payload)
-		b.WriteString("\n")
+		renderPositionPayload(&b, inst.Payload)
+		renderFields(&b, inst)
+	}
+	switch {
+	case inst.ControlType == checkpoints.CriticalIssues:
+		b.WriteString("[a]pprove: publish it as it is · [e]dit: revise with these issues (a note for the writer if you like) · [r]eject: stop and write what you have\n")
+	case !inst.Required:
+		b.WriteString("This checkpoint is optional: [s]kip goes on without deciding it.\n")
 	}
 	return Clean(b.String())
 }
@@ -135,7 +141,7 @@ func renderSources(b *strings.Builder, p pipeline.SourcesPayload) {
 	for _, e := range p.Errors {
 		fmt.Fprintf(b, "⚠ %s\n", e)
 	}
-	b.WriteString("(• = selected to read; edit to mark relevant or exclude by number)\n")
+	b.WriteString("(• = selected to read; edit to mark relevant or exclude by their [numbers])\n")
 }
 
 func renderDraft(b *strings.Builder, p pipeline.DraftPayload) {
@@ -196,5 +202,69 @@ func renderCritical(b *strings.Builder, p pipeline.CriticalPayload) {
 			fmt.Fprintf(b, " → %s", it.SuggestedFix)
 		}
 		b.WriteString("\n")
+	}
+}
+
+// renderPositionPayload shows what a custom checkpoint is about: the
+// pipeline gives every checkpoint at a position that position's payload
+// (the plan, the sources, the critical issues, the draft), known by its
+// fields.
+func renderPositionPayload(b *strings.Builder, raw []byte) {
+	var keys map[string]json.RawMessage
+	if json.Unmarshal(raw, &keys) != nil {
+		return
+	}
+	has := func(k string) bool { _, ok := keys[k]; return ok }
+	switch {
+	case has("sub_questions") && has("queries"):
+		var p pipeline.PlanPayload
+		if json.Unmarshal(raw, &p) == nil {
+			renderPlan(b, p)
+		}
+	case has("to_fetch"):
+		var p pipeline.SourcesPayload
+		if json.Unmarshal(raw, &p) == nil {
+			renderSources(b, p)
+		}
+	case has("word_count"):
+		var p pipeline.DraftPayload
+		if json.Unmarshal(raw, &p) == nil {
+			renderDraft(b, p)
+		}
+	case has("items"):
+		var p pipeline.CriticalPayload
+		if json.Unmarshal(raw, &p) == nil {
+			renderCritical(b, p)
+		}
+	default:
+		return
+	}
+	b.WriteString("────────\n")
+}
+
+// renderFields shows a checkpoint that is not a built-in one field by
+// field, as its form asks them: each field's label and help, its options
+// and its current value.
+func renderFields(b *strings.Builder, inst checkpoints.Instance) {
+	if len(inst.Fields) == 0 {
+		b.WriteString("(nothing to fill in: approve or reject)\n")
+		return
+	}
+	for _, f := range inst.Fields {
+		req := ""
+		if f.Required {
+			req = " (required)"
+		}
+		fmt.Fprintf(b, "%s%s", f.Label, req)
+		if f.Help != "" {
+			fmt.Fprintf(b, " — %s", f.Help)
+		}
+		b.WriteString("\n")
+		for _, o := range f.Options {
+			fmt.Fprintf(b, "  · %s\n", o.Label)
+		}
+		if v, ok := inst.Values[f.Key]; ok {
+			fmt.Fprintf(b, "  current: %s\n", display(v))
+		}
 	}
 }

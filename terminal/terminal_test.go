@@ -230,3 +230,51 @@ func TestPresenterShowsNotices(t *testing.T) {
 		t.Fatalf("notice printed as %q", got)
 	}
 }
+
+func TestPromptTypesSourcesByTheirOwnNumbers(t *testing.T) {
+	inst := instance(t, checkpoints.SourceReview, pipeline.SourcesPayload{}, nil)
+	for i := range inst.Fields {
+		if inst.Fields[i].Type == checkpoints.FieldMultiSelect {
+			inst.Fields[i].Options = []checkpoints.Option{{Value: "4", Label: "4. COP study"}, {Value: "7", Label: "7. Costs"}}
+		}
+	}
+	var out bytes.Buffer
+	d, err := NewPrompter(strings.NewReader("e\n7\n\n.\n"), &out).Ask(context.Background(), inst, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := d.Values["relevant"].([]string); len(got) != 1 || got[0] != "7" {
+		t.Fatalf("typing 7 chose %v, want source 7", d.Values["relevant"])
+	}
+	if !strings.Contains(out.String(), "  4) COP study\n  7) Costs\n") {
+		t.Errorf("the sources are not listed by their own numbers:\n%s", out.String())
+	}
+}
+
+func TestPromptSkipsOnlyAnOptionalCheckpoint(t *testing.T) {
+	critical := instance(t, checkpoints.CriticalIssues, pipeline.CriticalPayload{}, nil) // optional
+	var out bytes.Buffer
+	if _, err := NewPrompter(strings.NewReader("s\n"), &out).Ask(context.Background(), critical, nil); !errors.Is(err, ErrSkip) {
+		t.Fatalf("skip on an optional checkpoint: %v", err)
+	}
+	if !strings.Contains(out.String(), "[s]kip") {
+		t.Errorf("the skip key is not offered:\n%s", out.String())
+	}
+	plan := instance(t, checkpoints.PlanReview, pipeline.PlanPayload{}, nil) // required
+	out.Reset()
+	d, err := NewPrompter(strings.NewReader("s\na\n"), &out).Ask(context.Background(), plan, nil)
+	if err != nil || d.Action != checkpoints.Approve || !strings.Contains(out.String(), "Please answer [a]pprove / [e]dit / [r]eject") {
+		t.Fatalf("skip on a required checkpoint: %+v %v\n%s", d, err, out.String())
+	}
+}
+
+func TestRenderACustomCheckpointFieldByField(t *testing.T) {
+	def := checkpoints.Definition{ID: "audience_check", ControlType: "audience_check", Label: "Who is this for?", Required: false, Fields: []checkpoints.Field{
+		{Key: "audience", Type: checkpoints.FieldText, Label: "Audience", Required: true, Help: "who reads the report"},
+		{Key: "tone", Type: checkpoints.FieldRadio, Label: "Tone", Options: []checkpoints.Option{{Value: "plain", Label: "Plain"}, {Value: "technical", Label: "Technical"}}},
+		{Key: "budget", Type: checkpoints.FieldNumber, Label: "Budget in EUR"},
+	}}
+	raw, _ := json.Marshal(pipeline.PlanPayload{Question: "q"})
+	inst := checkpoints.NewInstance(def, "r-1.c", "r-1", raw, def.Fields, map[string]any{"tone": "plain"}, now)
+	golden(t, "checkpoint_custom", RenderCheckpoint(inst))
+}

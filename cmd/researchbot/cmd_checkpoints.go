@@ -15,11 +15,15 @@ const checkpointsUsage = `Usage:
   researchbot checkpoints                      list checkpoint definitions
   researchbot checkpoints enable ID            offer this checkpoint again
   researchbot checkpoints disable ID           stop offering it (runs go on without it)
-  researchbot checkpoints timeout ID DURATION  e.g. 48h; 0 for no timeout`
+  researchbot checkpoints timeout ID DURATION  e.g. 48h; 0 for no timeout
+  ` + checkpointsSkipUsage
 
 // cmdCheckpoints lets an operator see and change checkpoint definitions,
 // which are data in Redis shared by every replica.
 func cmdCheckpoints(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "skip" {
+		return cmdCheckpointsSkip(ctx, args[1:], getenv, stdout, stderr)
+	}
 	a, err := openStore(ctx, getenv, stderr, "these are the built-in definitions of an empty, in-process Redis")
 	if err != nil {
 		return err

@@ -102,9 +102,9 @@ func probe(ctx context.Context, target string) (string, error) {
 		}
 		var op *net.OpError
 		if errors.As(err, &op) {
-			return "", fmt.Errorf("GET %s: %v", target, op.Err)
+			return "", fmt.Errorf("GET %s: %w", target, op.Err)
 		}
-		return "", fmt.Errorf("GET %s: %v", target, err)
+		return "", fmt.Errorf("GET %s: %w", target, err)
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))

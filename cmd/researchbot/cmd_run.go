@@ -65,6 +65,7 @@ func cmdRun(ctx context.Context, args []string, getenv func(string) string, stdi
 	fs.SetOutput(stderr)
 	mode := fs.String("mode", checkpoints.ModeGuided, "checkpoints: auto (none), guided (plan, critical issues, draft) or full (all)")
 	depth := fs.String("depth", "standard", "quick, standard or comprehensive")
+	reviewSources := fs.Bool("review-sources", false, "in guided mode, review the sources before they are read (full mode always does)")
 	maxCost := -1.0 // unset: RUN_MAX_COST_USD applies
 	fs.Func("max-cost", "spend limit of this run in USD (default: RUN_MAX_COST_USD)", func(v string) error {
 		f, err := strconv.ParseFloat(v, 64)
@@ -95,7 +96,7 @@ func cmdRun(ctx context.Context, args []string, getenv func(string) string, stdi
 	}
 	queue := app.TerminalQueuePrefix + randomSuffix()
 	req := pipeline.Request{
-		Question: question, Mode: *mode, Depth: pipeline.Depth(*depth), RequestedBy: "terminal",
+		Question: question, Mode: *mode, Depth: pipeline.Depth(*depth), RequestedBy: "terminal", ReviewSources: *reviewSources,
 		Origin: pipeline.Origin{Kind: "terminal", Queue: queue},
 		Limits: limitsFromFlags(maxCost, *maxIter),
 	}
@@ -251,11 +252,15 @@ func follow(ctx context.Context, eng *pipeline.Engine, runs <-chan *pipeline.Run
 			if errors.Is(err, terminal.ErrNoInput) {
 				return &exitError{code: 3, msg: resumeHint(fmt.Sprintf("no answer on standard input; the run waits at %q", inst.Label))}
 			}
-			if err != nil {
+			switch {
+			case errors.Is(err, terminal.ErrSkip):
+				_, err = eng.Skip(ctx, inst.ID, pr.By)
+			case err != nil:
 				fmt.Fprintln(stderr, err)
 				continue
+			default:
+				_, err = eng.Decide(ctx, inst.ID, d)
 			}
-			_, err = eng.Decide(ctx, inst.ID, d)
 			var verr *checkpoints.ValidationError
 			switch {
 			case errors.As(err, &verr):
@@ -308,6 +313,7 @@ func cmdRuns(ctx context.Context, args []string, getenv func(string) string, std
 	fs := flag.NewFlagSet("runs", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	limit := fs.Int("limit", 20, "how many runs to list")
+	feedback := fs.Bool("feedback", false, "list what people said about the reports (👍 / 👎 and reasons) instead")
 	if err := fs.Parse(args); err != nil {
 		return &exitError{code: 2}
 	}
@@ -322,6 +328,10 @@ func cmdRuns(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	if len(runs) == 0 {
 		fmt.Fprintln(stdout, "no runs yet")
+		return nil
+	}
+	if *feedback {
+		fmt.Fprintln(stdout, formatVerdicts(runs))
 		return nil
 	}
 	fmt.Fprintln(stdout, formatRuns(runs, time.Now()))

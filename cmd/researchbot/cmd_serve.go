@@ -5,9 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"time"
-
-	"github.com/go-redis/redis_rate/v10"
 
 	"github.com/researchbot/researchbot/bot"
 	"github.com/researchbot/researchbot/config"
@@ -44,9 +41,12 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	metrics.WatchRunStates(a.Store.CountActive)
 	metrics.WatchOldestUnleased(a.OldestUnleased)
 
-	presenter, err := bot.NewPresenter(bot.PresenterConfig{
-		BotToken: cfg.SlackBotToken, APIURL: cfg.SlackAPIURL, Redis: a.Conn.Client, Metrics: metrics, Logger: log,
+	// One Web API client for everything this process says in Slack.
+	sender := bot.NewSender(bot.SenderConfig{
+		BotToken: cfg.SlackBotToken, AppToken: cfg.SlackAppToken, APIURL: cfg.SlackAPIURL, Metrics: metrics, Logger: log,
 	})
+	memory := redisstore.NewSlackMemory(a.Conn.Client)
+	presenter, err := bot.NewPresenter(bot.PresenterConfig{Sender: sender, Memory: memory, Logger: log})
 	if err != nil {
 		return err
 	}
@@ -65,23 +65,22 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	streams, err := bot.NewStreams(bot.StreamsConfig{
-		BotToken: cfg.SlackBotToken, APIURL: cfg.SlackAPIURL, Service: streamSvc,
+		Sender: sender, Service: streamSvc,
 		Conversations: redisstore.NewConversations(a.Conn.Client, "rb:", 0),
-		Model:         a.StreamModel(), Metrics: metrics, Logger: log,
+		Model:         a.StreamModel(), Logger: log,
 	})
 	if err != nil {
 		return err
 	}
 
 	slackApp, err := bot.New(bot.Config{
-		AppToken: cfg.SlackAppToken, BotToken: cfg.SlackBotToken, APIURL: cfg.SlackAPIURL,
-		Engine: a.Engine, Redis: a.Conn.Client, Metrics: metrics, Approvers: cfg.Approvers,
-		Limits: bot.RateLimits{
-			PerUser:      redis_rate.Limit{Rate: cfg.UserRunsPerHour, Burst: cfg.UserRunsPerHour, Period: time.Hour},
-			PerWorkspace: redis_rate.Limit{Rate: cfg.TeamRunsPerHour, Burst: cfg.TeamRunsPerHour, Period: time.Hour},
-		},
+		AppToken: cfg.SlackAppToken, BotToken: cfg.SlackBotToken, APIURL: cfg.SlackAPIURL, Sender: sender,
+		Engine: a.Engine, Memory: memory, Budget: redisstore.NewRateLimiter(a.Conn.Client, "slack"),
+		Metrics: metrics, Approvers: cfg.Approvers, Admins: cfg.Admins, ReviewSources: cfg.ReviewSources,
+		Limits:     bot.RateLimits{PerUser: bot.PerHour(cfg.UserRunsPerHour), PerWorkspace: bot.PerHour(cfg.TeamRunsPerHour)},
 		HealthAddr: cfg.HTTPAddr, Logger: log,
 		Streams: streams, Messages: streams,
+		StartDefaults: redisstore.NewChannelDefaults(a.Conn.Client, "rb:"),
 	})
 	if err != nil {
 		return err

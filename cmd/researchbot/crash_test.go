@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -40,7 +41,7 @@ func TestMain(m *testing.M) {
 		err := run(ctx, args, os.Getenv, os.Stdin, os.Stdout, os.Stderr)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
-			if e, ok := err.(*exitError); ok {
+			if e := (*exitError)(nil); errors.As(err, &e) {
 				os.Exit(e.code)
 			}
 			os.Exit(1)
@@ -341,7 +342,7 @@ func TestCtrlCInTheTerminalSaysHowToResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := c.wait(t)
-	if exit, ok := err.(*exec.ExitError); !ok || exit.ExitCode() != 130 {
+	if exit := (*exec.ExitError)(nil); !errors.As(err, &exit) || exit.ExitCode() != 130 {
 		t.Fatalf("exit = %v, want code 130", err)
 	}
 	if took := time.Since(start); took > 5*time.Second {
@@ -396,7 +397,7 @@ func TestResumingASlackRunFromTheTerminalIsRefused(t *testing.T) {
 	}
 	c := w.start(t, "run", "--resume", "r-slack1")
 	err := c.wait(t)
-	if exit, ok := err.(*exec.ExitError); !ok || exit.ExitCode() != 2 {
+	if exit := (*exec.ExitError)(nil); !errors.As(err, &exit) || exit.ExitCode() != 2 {
 		t.Fatalf("exit %v, want code 2", err)
 	}
 	if !strings.Contains(c.log(), "was started from Slack") {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net"
 	"os/exec"
 	"regexp"
@@ -95,7 +96,7 @@ func TestATerminalRunWithTheModelDownFailsFastWithOneClearLine(t *testing.T) {
 	c := w.startWith(t, []string{"OPENAI_BASE_URL=" + down}, "run", "--mode", "auto", "How well do heat pumps work in cold climates?")
 	err = c.wait(t)
 	took := time.Since(start)
-	if exit, ok := err.(*exec.ExitError); !ok || exit.ExitCode() != 1 {
+	if exit := (*exec.ExitError)(nil); !errors.As(err, &exit) || exit.ExitCode() != 1 {
 		t.Fatalf("exit %v, want code 1\n%s", err, c.log())
 	}
 	log := strings.TrimSpace(c.log())

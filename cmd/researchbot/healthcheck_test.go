@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -23,7 +24,7 @@ func healthcheck(t *testing.T, addr string, args ...string) (code int, stdout, s
 		return ""
 	}
 	err := run(context.Background(), append([]string{"healthcheck"}, args...), getenv, nil, &out, &errOut)
-	if e, ok := err.(*exitError); ok && e.msg != "" {
+	if e := (*exitError)(nil); errors.As(err, &e) && e.msg != "" {
 		errOut.WriteString(e.msg + "\n") // what main prints
 	}
 	return exitCode(err), out.String(), errOut.String()

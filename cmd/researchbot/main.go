@@ -45,6 +45,7 @@ Usage:
   researchbot run [flags] "<question>"   research in the terminal
   researchbot run --resume RUN_ID        continue a run after the process stopped
   researchbot runs [--limit N]           list runs with status, age and spend
+  researchbot runs --feedback [--limit N]  what people said about the reports (👍 / 👎, reasons)
   researchbot runs prune                 forget expired runs; expire old finished ones
   researchbot serve                      run the Slack bot (Socket Mode) and workers
   researchbot worker [--queues runs]     run workers only (more capacity; needs REDIS_URL)

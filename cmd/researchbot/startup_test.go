@@ -72,7 +72,7 @@ func parseInitTrace(out []byte) ([]packageInit, error) {
 		}
 		n, err := strconv.ParseInt(f[7], 10, 64)
 		if err != nil {
-			return nil, fmt.Errorf("init trace line %q: %v", sc.Text(), err)
+			return nil, fmt.Errorf("init trace line %q: %w", sc.Text(), err)
 		}
 		inits = append(inits, packageInit{pkg: f[1], bytes: n})
 	}

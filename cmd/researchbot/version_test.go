@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -99,7 +100,7 @@ func exitCode(err error) int {
 	if err == nil {
 		return 0
 	}
-	if e, ok := err.(*exitError); ok {
+	if e := (*exitError)(nil); errors.As(err, &e) {
 		return e.code
 	}
 	return 1

@@ -92,7 +92,7 @@ func (a *App) build() error {
 	}
 	var limiter llm.Limiter
 	if cfg.LLMPerMinute > 0 {
-		limiter = llm.NewRedisLimiter(a.Conn.Client, "rb:rate:llm", cfg.LLMPerMinute)
+		limiter = llm.NewSharedLimiter(redisstore.NewRateLimiter(a.Conn.Client, "llm"), "openai", cfg.LLMPerMinute)
 	}
 	// LLM_MAX_RETRIES counts retries, 0 meaning none; llm.Config's zero
 	// means its default and a negative number none.
@@ -121,12 +121,12 @@ func (a *App) build() error {
 	// Public APIs' published rate rules, shared across replicas.
 	perMinute := map[string]int{"arxiv": 20, "wikipedia": 200, "openalex": 600, "crossref": 300, "brave": 60, "tavily": 60, "searxng": 600}
 	multi := search.NewMulti(backends, search.Options{
-		Limiter: search.NewRedisLimiter(a.Conn.Client, perMinute), MaxWait: 5 * time.Second, Now: a.opts.Now,
+		Limiter: search.NewSharedLimiter(redisstore.NewRateLimiter(a.Conn.Client, "search"), perMinute), MaxWait: 5 * time.Second, Now: a.opts.Now,
 	})
 	pageFetcher := fetch.New(fetch.Config{
 		AllowPrivate: cfg.AllowPrivate, Timeout: cfg.FetchTimeout, MaxBytes: cfg.FetchMaxBytes,
 		CacheTTL: cfg.FetchCacheTTL, Now: a.opts.Now,
-	}, fetch.NewRedisCache(a.Conn.Client, "rb:page:"))
+	}, redisstore.NewPageCache(a.Conn.Client))
 
 	a.Store = redisstore.NewStoreWithOptions(a.Conn.Client, redisstore.StoreOptions{
 		Prefix: "rb:", Retention: cfg.Retention, PageRetention: cfg.PageRetention, Logger: a.log,

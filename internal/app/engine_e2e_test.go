@@ -188,23 +188,35 @@ func TestEveryDecisionAtEveryCheckpoint(t *testing.T) {
 		}
 	})
 
-	t.Run("critical issues reject and approve", func(t *testing.T) {
+	t.Run("critical issues asked once: revise, then stop", func(t *testing.T) {
 		h := newHarness(t, &researchtest.Researcher{CriticalOnReview: map[int]bool{1: true, 2: true}}, nil)
 		h.start(checkpoints.ModeGuided, pipeline.Limits{})
 		h.decide(h.next(), checkpoints.Decision{Action: checkpoints.Approve})
-		h.decide(h.next(), checkpoints.Decision{Action: checkpoints.Reject, Note: "Recheck every number"})
-		crit2 := h.next()
-		if crit2.DefinitionID != checkpoints.CriticalIssues {
-			t.Fatalf("got %s", crit2.DefinitionID)
+		h.decide(h.next(), checkpoints.Decision{Action: checkpoints.Edit, Values: map[string]any{"guidance": "Recheck every number"}})
+		// The second review finds critical issues too: not asked again, the
+		// writer revises; the draft review comes once the draft passes.
+		draft := h.next()
+		if draft.DefinitionID != checkpoints.DraftReview {
+			t.Fatalf("got %s, want the draft review", draft.DefinitionID)
 		}
-		h.decide(crit2, checkpoints.Decision{Action: checkpoints.Approve})
-		h.decide(h.next(), checkpoints.Decision{Action: checkpoints.Approve}) // draft review
+		h.decide(draft, checkpoints.Decision{Action: checkpoints.Approve})
 		r := h.finish()
 		if r.Status != pipeline.StatusCompleted {
 			t.Fatalf("status %s", r.Status)
 		}
 		if w := callsOf(h.llm, "research_draft"); !strings.Contains(w[1].User, "Recheck every number") {
-			t.Error("the rejection note of the critical issues did not reach the writer")
+			t.Error("the guidance of the critical issues did not reach the writer")
+		}
+	})
+
+	t.Run("critical issues: stop and write what you have", func(t *testing.T) {
+		h := newHarness(t, &researchtest.Researcher{CriticalOnReview: map[int]bool{1: true}}, nil)
+		h.start(checkpoints.ModeGuided, pipeline.Limits{})
+		h.decide(h.next(), checkpoints.Decision{Action: checkpoints.Approve})
+		h.decide(h.next(), checkpoints.Decision{Action: checkpoints.Reject, Note: "Not worth another round"})
+		r := h.finish()
+		if r.Status != pipeline.StatusPartial || !strings.Contains(r.FallbackReason, "Not worth another round") {
+			t.Fatalf("status %s, reason %q", r.Status, r.FallbackReason)
 		}
 	})
 }

@@ -7,12 +7,15 @@
 package redistest
 
 import (
+	"bufio"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os/exec"
-	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -25,49 +28,108 @@ type Server struct {
 	Addr string
 	// URL is a redis:// URL for the server, as REDIS_URL would hold it.
 	URL string
-	cmd *exec.Cmd
 }
+
+// startAttempts bounds how often Start tries another port when the one it
+// picked was taken between picking and binding.
+const startAttempts = 10
+
+// readyTimeout bounds how long a redis-server may take to say it is ready.
+const readyTimeout = 30 * time.Second
 
 // Start launches a redis-server for t and returns it with a connected client.
 // The server and client are closed when t ends. It fails the test (it does not
 // skip) when redis-server is not installed: .ci/run installs it.
+//
+// The port is picked free, then bound by redis-server: another process may
+// take it in between, so Start reads the server's log and, when the bind
+// failed, tries another port. Readiness is the server's own "Ready to accept
+// connections" line, not a polled ping.
 func Start(t testing.TB) (*Server, *redis.Client) {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		t.Fatalf("redistest: redis-server not found on PATH (apt-get install redis-server): %v", err)
 	}
-	port := freePort(t)
-	dir := t.TempDir()
+	for attempt := 1; ; attempt++ {
+		port := freePort(t)
+		err := launch(t, bin, port)
+		if err == nil {
+			s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port))}
+			s.URL = "redis://" + s.Addr + "/0"
+			c := redis.NewClient(&redis.Options{Addr: s.Addr})
+			t.Cleanup(func() { _ = c.Close() })
+			if err := c.Ping(context.Background()).Err(); err != nil {
+				t.Fatalf("redistest: redis-server on %s said it was ready but does not answer: %v", s.Addr, err)
+			}
+			return s, c
+		}
+		if busy := (errBusy{}); !errors.As(err, &busy) || attempt == startAttempts {
+			t.Fatalf("redistest: start redis-server: %v", err)
+		}
+	}
+}
+
+// errBusy is the bind failure Start retries on another port.
+type errBusy struct{ line string }
+
+func (e errBusy) Error() string { return "port taken: " + e.line }
+
+// launch starts redis-server on port and waits for its log to say it is
+// ready. When it exits first it returns what the log said (errBusy when
+// the port was taken). A started server is stopped when t ends.
+func launch(t testing.TB, bin string, port int) error {
 	cmd := exec.Command(bin,
 		"--port", strconv.Itoa(port),
 		"--bind", "127.0.0.1",
 		"--save", "",
 		"--appendonly", "no",
-		"--dir", dir,
-		"--logfile", filepath.Join(dir, "redis.log"),
+		"--dir", t.TempDir(),
+		"--logfile", "", // the log goes to stdout, read below
 	)
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("redistest: start redis-server: %v", err)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
 	}
-	s := &Server{Addr: fmt.Sprintf("127.0.0.1:%d", port), cmd: cmd}
-	s.URL = "redis://" + s.Addr + "/0"
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	ready := make(chan error, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		var last string
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case strings.Contains(line, "Ready to accept connections"):
+				ready <- nil
+				_, _ = io.Copy(io.Discard, out) // keep the pipe drained until exit
+				return
+			case strings.Contains(line, "Address already in use"):
+				ready <- errBusy{line}
+				return
+			}
+			last = line
+		}
+		ready <- fmt.Errorf("redis-server exited before it was ready: %s", last)
+	}()
+	timer := time.NewTimer(readyTimeout)
+	defer timer.Stop()
+	select {
+	case err = <-ready:
+	case <-timer.C:
+		err = fmt.Errorf("redis-server on port %d was not ready within %s", port, readyTimeout)
+	}
+	if err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return err
+	}
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 	})
-	c := redis.NewClient(&redis.Options{Addr: s.Addr})
-	t.Cleanup(func() { _ = c.Close() })
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if err := c.Ping(context.Background()).Err(); err == nil {
-			break
-		} else if time.Now().After(deadline) {
-			t.Fatalf("redistest: redis-server on %s did not answer: %v", s.Addr, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return s, c
+	return nil
 }
 
 // Connect returns a client for a server another test started (by its URL).
@@ -82,6 +144,8 @@ func Connect(t testing.TB, url string) (*Server, *redis.Client) {
 	return &Server{Addr: opt.Addr, URL: url}, c
 }
 
+// freePort returns a loopback port nobody listens on now; Start retries
+// when it is taken before redis-server binds it.
 func freePort(t testing.TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")

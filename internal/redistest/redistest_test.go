@@ -1,21 +1,38 @@
 package redistest
 
 import (
-	"context"
+	"errors"
+	"net"
+	"os/exec"
 	"testing"
+
+	"go.uber.org/goleak"
 )
 
-func TestStartGivesAWorkingPrivateServer(t *testing.T) {
-	_, a := Start(t)
-	_, b := Start(t)
-	ctx := context.Background()
-	if err := a.Set(ctx, "k", "a", 0).Err(); err != nil {
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestStartAnswers(t *testing.T) {
+	_, c := Start(t)
+	if err := c.Set(t.Context(), "k", "v", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := b.Get(ctx, "k").Result(); got != "" {
-		t.Fatalf("servers are not private: b sees %q", got)
+}
+
+// TestLaunchReportsATakenPort takes a port first: redis-server cannot bind
+// it, and launch says so (Start then tries another port) instead of
+// waiting for a server that never comes.
+func TestLaunchReportsATakenPort(t *testing.T) {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if got, _ := a.Get(ctx, "k").Result(); got != "a" {
-		t.Fatalf("a.Get = %q, want a", got)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	err = launch(t, bin, l.Addr().(*net.TCPAddr).Port)
+	if busy := (errBusy{}); !errors.As(err, &busy) {
+		t.Fatalf("launch on a taken port = %v, want errBusy", err)
 	}
 }

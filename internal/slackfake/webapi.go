@@ -140,7 +140,7 @@ func (s *Server) handleAPI(w http.ResponseWriter, r *http.Request) {
 		if status == 0 {
 			status = http.StatusOK
 		}
-		var body any = scripted.Body
+		body := any(scripted.Body)
 		if scripted.Error != "" || body == nil {
 			body = map[string]any{"ok": scripted.Error == "", "error": scripted.Error}
 			call.Error = scripted.Error

@@ -1,0 +1,119 @@
+package bot_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"github.com/researchbot/researchbot/bot"
+	"github.com/researchbot/researchbot/internal/app"
+	"github.com/researchbot/researchbot/internal/researchtest"
+	"github.com/researchbot/researchbot/internal/slackfake"
+	"github.com/researchbot/researchbot/pipeline"
+)
+
+// TestE2EReportFeedback runs an auto-mode research with the real engine,
+// then two people judge the report: 👍 from one, 👎 with a reason from the
+// other, who then changes their mind. Each verdict is stored with the run
+// (one per person) and counted in the metrics.
+func TestE2EReportFeedback(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a whole research run")
+	}
+	var metrics *bot.Metrics
+	fake, a, ctx, _ := startRealStack(t, &researchtest.Researcher{}, func(c *bot.Config, _ *app.App) { metrics = c.Metrics })
+	const user, other, channel = "U0REQ0001", "U0OTHER01", "C0RESEARCH"
+	fake.AddUser(other, "grace", "UTC")
+	wctx, wcancel := context.WithTimeout(ctx, 90*time.Second)
+	defer wcancel()
+	if _, err := fake.SlashCommand(wctx, slackfake.SlashCommand{Command: "/research", Text: "--mode auto How well do heat pumps work in cold climates?", UserID: user, ChannelID: channel}); err != nil {
+		t.Fatal(err)
+	}
+	var report slackfake.Message
+	for report.TS == "" {
+		if wctx.Err() != nil {
+			t.Fatalf("no report:\n%s", dumpAll(fake, channel))
+		}
+		for _, m := range fake.Messages(channel) {
+			if strings.Contains(string(m.Blocks), `"`+bot.ActionUseful+`"`) {
+				report = m
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	runs, err := a.Engine.List(ctx, pipeline.RunFilter{RequestedBy: user, Limit: 1})
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("runs %v, %v", runs, err)
+	}
+	runID := runs[0].ID
+
+	click := func(who, action string) {
+		t.Helper()
+		if _, err := fake.ClickButton(wctx, who, channel, report.TS, action, "", ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	verdicts := func(n int) []pipeline.Verdict {
+		t.Helper()
+		for wctx.Err() == nil {
+			r, err := a.Engine.Load(ctx, runID)
+			if err == nil && len(r.Verdicts) == n {
+				return r.Verdicts
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		t.Fatalf("the run never had %d verdicts", n)
+		return nil
+	}
+	click(user, bot.ActionUseful)
+	if v := verdicts(1); v[0].By != user || !v[0].Useful {
+		t.Errorf("verdicts %+v", v)
+	}
+	click(other, bot.ActionNotUseful)
+	verdicts(2)
+	var form slackfake.View
+	for wctx.Err() == nil && form.ID == "" {
+		for _, v := range fake.Views() {
+			if strings.Contains(string(v.JSON), bot.CallbackNotUseful) {
+				form = v
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if form.UserID != other {
+		t.Fatalf("the reason form was shown to %q", form.UserID)
+	}
+	if _, err := fake.SubmitView(wctx, other, form.SlackView(), map[string]map[string]slack.BlockAction{
+		"verdict_reason": {"value": {Value: "It missed the 2025 field trials <!channel>"}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for wctx.Err() == nil {
+		r, _ := a.Engine.Load(ctx, runID)
+		if len(r.Verdicts) == 2 && r.Verdicts[1].Reason != "" {
+			if r.Verdicts[1].By != other || r.Verdicts[1].Useful || r.Verdicts[1].Reason != "It missed the 2025 field trials <!channel>" {
+				t.Errorf("verdicts %+v", r.Verdicts)
+			}
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if up, down := counterValue(t, metrics, "researchbot_report_feedback_total", "useful"), counterValue(t, metrics, "researchbot_report_feedback_total", "not_useful"); up != 1 || down != 1 {
+		t.Errorf("counted %v useful, %v not useful; want 1 and 1", up, down)
+	}
+	// A person has one verdict: the second click replaces the first.
+	click(other, bot.ActionUseful)
+	for wctx.Err() == nil {
+		r, _ := a.Engine.Load(ctx, runID)
+		if up, down := r.VerdictTally(); up == 2 && down == 0 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if wctx.Err() != nil {
+		t.Fatal("the changed verdict was not stored")
+	}
+}

@@ -1,0 +1,198 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+
+	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/slackevents"
+)
+
+// Handler does what one request asks, after the ack, on the bounded pool.
+// It answers the person itself when all went well; when it returns an
+// error, App.answer tells the person (a *UserError carries the words; any
+// other error is logged and answered with a generic, truthful message).
+type Handler func(ctx context.Context, req *Request) error
+
+// Request is one thing a person did in Slack, as a Handler sees it: a slash
+// command, a click, a form submission or a message event.
+type Request struct {
+	UserID, TeamID string
+	// Channel and Thread are where answers to the person are shown; a
+	// handler may move them (a held draft is answered in the owner's DM).
+	Channel, Thread string
+	TriggerID       string
+	ResponseURL     string
+	// ReplaceOriginal makes answers replace the clicked message (an
+	// ephemeral confirmation) rather than add an ephemeral message.
+	ReplaceOriginal bool
+
+	Command  *slack.SlashCommand        // slash commands
+	Parsed   Command                    // slash commands: what the text asks for
+	Callback *slack.InteractionCallback // clicks and form submissions
+	Action   *slack.BlockAction         // clicks
+	Message  *slackevents.MessageEvent  // message events
+
+	Log *slog.Logger
+
+	send *Sender
+	// ack answers a form submission (field errors, a replaced view); it
+	// reports false when the ack was sent already. nil for other requests.
+	ack func(payload any) bool
+}
+
+// Reply shows blocks to the person who made the request, ephemerally: through
+// the command's response_url, in place of the clicked message
+// (ReplaceOriginal), or as an ephemeral message at Channel and Thread.
+func (r *Request) Reply(ctx context.Context, blocks []slack.Block, text string) {
+	switch {
+	case r.Command != nil:
+		r.send.Respond(ctx, r.ResponseURL, r.Channel, r.UserID, blocks, text)
+	case r.ReplaceOriginal && r.Callback != nil:
+		r.send.ReplaceOriginal(ctx, *r.Callback, blocks, text)
+	case r.Channel != "" && r.UserID != "":
+		r.send.Ephemeral(ctx, r.Channel, r.UserID, r.Thread, blocks, text)
+	default:
+		r.Log.Warn("bot: nowhere to answer a request", "text", text)
+	}
+}
+
+// Ack acks a form submission with payload and reports whether this call
+// sent the ack (false when it was sent already, e.g. at the deadline).
+func (r *Request) Ack(payload any) bool {
+	if r.ack == nil {
+		return false
+	}
+	return r.ack(payload)
+}
+
+// UserError is an error written for the person who made the request: the
+// blocks (and the notification text) are shown to them as they are.
+type UserError struct {
+	Blocks []slack.Block
+	Text   string
+}
+
+// Error returns the notification text.
+func (e *UserError) Error() string { return e.Text }
+
+// tell returns a *UserError showing blocks, with text as the notification.
+func tell(blocks []slack.Block, text string) error { return &UserError{Blocks: blocks, Text: text} }
+
+// genericProblem answers an error no handler explained: it says only what is
+// known — the request was not finished — and the log has the cause.
+func genericProblem() ([]slack.Block, string) {
+	return RenderError("Something went wrong on my side, so I couldn't finish that.", "Please try again in a minute; if it keeps failing, tell whoever runs researchbot."), "Something went wrong"
+}
+
+// answer is the one place a handler's error becomes what the person sees.
+// A form submission not acked yet is answered in the form; everything else
+// ephemerally (Request.Reply).
+func (a *App) answer(ctx context.Context, req *Request, err error) {
+	if err == nil {
+		return
+	}
+	blocks, text := genericProblem()
+	var ue *UserError
+	if errors.As(err, &ue) {
+		blocks, text = ue.Blocks, ue.Text
+	} else {
+		req.Log.Error("bot: request failed", "err", err)
+	}
+	if req.Ack(slack.NewUpdateViewSubmissionResponse(noticeModal(blocks))) {
+		return
+	}
+	req.Reply(ctx, blocks, text)
+}
+
+// serve runs h for req and answers its error.
+func (a *App) serve(ctx context.Context, h Handler, req *Request) {
+	a.answer(ctx, req, h(ctx, req))
+}
+
+// Routes maps what a person did to its Handler: slash subcommands, action ids
+// (exact, or by prefix for families of buttons), form callback ids and
+// Events API event types. Register routes before App.Run; registering the
+// same key twice is a programming error and panics, as net/http does.
+type Routes struct {
+	commands map[CommandKind]Handler
+	actions  map[string]Handler
+	prefixes []prefixRoute // longest prefix first
+	views    map[string]Handler
+	events   map[string]Handler
+}
+
+type prefixRoute struct {
+	prefix string
+	h      Handler
+}
+
+// Registrar adds routes; features in other files (streams, App Home, …)
+// implement it and are listed in Config.Features.
+type Registrar interface {
+	Register(r *Routes)
+}
+
+// NewRoutes returns an empty table.
+func NewRoutes() *Routes {
+	return &Routes{commands: map[CommandKind]Handler{}, actions: map[string]Handler{}, views: map[string]Handler{}, events: map[string]Handler{}}
+}
+
+func register[K comparable](m map[K]Handler, what string, k K, h Handler) {
+	if h == nil {
+		panic(fmt.Sprintf("bot: nil handler for %s %v", what, k))
+	}
+	if _, dup := m[k]; dup {
+		panic(fmt.Sprintf("bot: two handlers for %s %v", what, k))
+	}
+	m[k] = h
+}
+
+// Command routes a /research subcommand.
+func (r *Routes) Command(kind CommandKind, h Handler) { register(r.commands, "command", kind, h) }
+
+// Action routes clicks on the action id id.
+func (r *Routes) Action(id string, h Handler) { register(r.actions, "action", id, h) }
+
+// ActionPrefix routes clicks on every action id starting with prefix that
+// has no exact route; the longest matching prefix wins.
+func (r *Routes) ActionPrefix(prefix string, h Handler) {
+	if h == nil || prefix == "" {
+		panic("bot: an action prefix route needs a prefix and a handler")
+	}
+	for _, p := range r.prefixes {
+		if p.prefix == prefix {
+			panic("bot: two handlers for action prefix " + prefix)
+		}
+	}
+	r.prefixes = append(r.prefixes, prefixRoute{prefix, h})
+	slices.SortStableFunc(r.prefixes, func(x, y prefixRoute) int { return len(y.prefix) - len(x.prefix) })
+}
+
+// View routes the submissions of forms with callback id id.
+func (r *Routes) View(callbackID string, h Handler) { register(r.views, "view", callbackID, h) }
+
+// Event routes Events API events of the inner type typ ("message", …).
+func (r *Routes) Event(typ string, h Handler) { register(r.events, "event", typ, h) }
+
+func (r *Routes) command(kind CommandKind) Handler { return r.commands[kind] }
+
+func (r *Routes) action(id string) Handler {
+	if h, ok := r.actions[id]; ok {
+		return h
+	}
+	for _, p := range r.prefixes {
+		if strings.HasPrefix(id, p.prefix) {
+			return p.h
+		}
+	}
+	return nil
+}
+
+func (r *Routes) view(callbackID string) Handler { return r.views[callbackID] }
+
+func (r *Routes) event(typ string) Handler { return r.events[typ] }

@@ -1,0 +1,126 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"github.com/researchbot/researchbot/internal/redistest"
+	"github.com/researchbot/researchbot/redisstore"
+	"github.com/researchbot/researchbot/scheduler"
+)
+
+func TestRoutesPickTheMostSpecificHandler(t *testing.T) {
+	r := NewRoutes()
+	hit := ""
+	h := func(name string) Handler {
+		return func(context.Context, *Request) error { hit = name; return nil }
+	}
+	r.Action("st_delete_confirm", h("exact"))
+	r.ActionPrefix("st_", h("short"))
+	r.ActionPrefix("st_pick_", h("long"))
+	for id, want := range map[string]string{"st_delete_confirm": "exact", "st_pick_3": "long", "st_skip": "short", "cp_approve": ""} {
+		hit = ""
+		if got := r.action(id); got != nil {
+			_ = got(context.Background(), &Request{})
+		}
+		if hit != want {
+			t.Errorf("action %q went to %q, want %q", id, hit, want)
+		}
+	}
+	if r.command(CmdStatus) != nil || r.view("nope") != nil || r.event("message") != nil {
+		t.Error("an unregistered route has a handler")
+	}
+}
+
+func TestRoutesRefuseTwoHandlersForOneKey(t *testing.T) {
+	for name, reg := range map[string]func(r *Routes, h Handler){
+		"command": func(r *Routes, h Handler) { r.Command(CmdList, h) },
+		"action":  func(r *Routes, h Handler) { r.Action("a", h) },
+		"prefix":  func(r *Routes, h Handler) { r.ActionPrefix("p_", h) },
+		"view":    func(r *Routes, h Handler) { r.View("v", h) },
+		"event":   func(r *Routes, h Handler) { r.Event("message", h) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := NewRoutes()
+			h := func(context.Context, *Request) error { return nil }
+			reg(r, h)
+			defer func() {
+				if recover() == nil {
+					t.Error("a second handler for the same key was accepted")
+				}
+			}()
+			reg(r, h)
+		})
+	}
+}
+
+// failingFeature registers buttons whose handlers fail, as a feature in
+// another file would.
+type failingFeature struct{}
+
+func (failingFeature) Register(r *Routes) {
+	r.Action("test_refused", func(context.Context, *Request) error {
+		return tell(RenderError("Only the owner can press this.", "Nothing was changed."), "Not allowed")
+	})
+	r.Action("test_broken", func(context.Context, *Request) error {
+		return errors.New("store: connection reset by peer")
+	})
+}
+
+// TestE2EHandlerErrorsAreToldInOnePlace: a handler's *UserError reaches the
+// clicker as it is; any other error is logged and the clicker gets a generic
+// message that does not leak it.
+func TestE2EHandlerErrorsAreToldInOnePlace(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.Features = []Registrar{failingFeature{}} })
+	ctx, cancel := context.WithTimeout(h.ctx, 5*time.Second)
+	defer cancel()
+	ts, err := h.app.send.Post(ctx, chanIn, "", []slack.Block{slack.NewActionBlock("b",
+		slack.NewButtonBlockElement("test_refused", "x", plain("Refused", 75)),
+		slack.NewButtonBlockElement("test_broken", "y", plain("Broken", 75)))}, "buttons")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := h.message(ts)
+	h.click(requester, m, "test_refused")
+	h.waitFor("the refusal", func() bool { return h.ephemeralTo(requester, "Only the owner can press this.") })
+	h.click(stranger, m, "test_broken")
+	h.waitFor("the generic answer", func() bool { return h.ephemeralTo(stranger, "Something went wrong on my side") })
+	if h.ephemeralTo(stranger, "connection reset") {
+		t.Error("the internal error was shown to the person")
+	}
+	if !strings.Contains(h.logs.String(), "connection reset by peer") {
+		t.Error("the internal error was not logged")
+	}
+}
+
+// TestOneWebAPIClient: the App, Streams and the Presenter given one Sender
+// speak through its client; none makes its own.
+func TestOneWebAPIClient(t *testing.T) {
+	send := NewSender(SenderConfig{BotToken: "xoxb-1", AppToken: "xapp-1", APIURL: "http://127.0.0.1:1/api/"})
+	_, rdb := redistest.Start(t)
+	a, err := New(Config{AppToken: "xapp-1", BotToken: "xoxb-1", Sender: send, Engine: newFakeEngine(nil), Memory: redisstore.NewSlackMemory(rdb), Budget: redisstore.NewRateLimiter(rdb, "slack")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewPresenter(PresenterConfig{Sender: send, Memory: redisstore.NewSlackMemory(rdb)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	svc, err := scheduler.NewService(scheduler.ServiceConfig{Store: redisstore.NewStreams(rdb, "rb:"), Runner: &fakeRunner{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewStreams(StreamsConfig{Sender: send, Service: svc, Conversations: redisstore.NewConversations(rdb, "rb:", 0), Model: &scriptModel{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.api != send.API() || p.api != send.API() || s.send != send {
+		t.Error("a second Web API client was made")
+	}
+}

@@ -1,0 +1,125 @@
+package bot
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"github.com/researchbot/researchbot/pipeline"
+)
+
+// ChannelDefaults remembers, per channel, the settings last used in the start
+// form, which the form offers next time (redisstore.ChannelDefaults).
+type ChannelDefaults interface {
+	Get(ctx context.Context, channel string) (map[string]string, error)
+	Put(ctx context.Context, channel string, fields map[string]string) error
+}
+
+// defaultsBudget bounds the look-up of a channel's defaults before a form
+// opens: a trigger_id lives 3 s.
+const defaultsBudget = 700 * time.Millisecond
+
+// onShortcut handles the global shortcut "Start research" and the message
+// shortcut "Research this": both open the start form, the latter with the
+// message's text as the question and its thread as the place of the run.
+func (a *App) onShortcut(k *acker, d delivery, cb slack.InteractionCallback) {
+	k.ack(nil)
+	var meta startMeta
+	question := ""
+	switch {
+	case cb.Type == slack.InteractionTypeShortcut && cb.CallbackID == ShortcutStart:
+	case cb.Type == slack.InteractionTypeMessageAction && cb.CallbackID == ShortcutResearchThis:
+		meta.Channel = cb.Channel.ID
+		meta.Thread = firstNonEmpty(cb.Message.ThreadTimestamp, cb.Message.Timestamp, cb.MessageTs)
+		question = slackUnescaper.Replace(cb.Message.Text)
+	default:
+		a.log.Warn("bot: unknown shortcut", "callback_id", cb.CallbackID, "type", string(cb.Type))
+		return
+	}
+	if !a.pool.submit(func(ctx context.Context) {
+		if a.firstDelivery(ctx, d) {
+			a.openStartForm(ctx, cb.TriggerID, cb.User.ID, question, meta)
+		}
+	}) {
+		a.log.Warn("bot: busy; could not open the start form", "user", cb.User.ID)
+	}
+}
+
+// openStartForm opens the start form with the channel's defaults.
+func (a *App) openStartForm(ctx context.Context, triggerID, user, question string, meta startMeta) {
+	view := StartModal(a.startDefaults(ctx, meta.Channel), question, meta)
+	if _, err := a.api.OpenViewContext(ctx, triggerID, view); err != nil {
+		a.log.Error("bot: opening the start form failed", "user", user, "err", err)
+		if meta.Channel != "" {
+			a.send.Ephemeral(ctx, meta.Channel, user, meta.Thread, RenderError("I couldn't open the form ("+Escape(slackErrorCode(err))+").", "Please try again, or type `/research your question`."), "Could not open the form")
+		}
+	}
+}
+
+// startDefaults returns channel's remembered settings, or the built-in ones.
+func (a *App) startDefaults(ctx context.Context, channel string) StartSettings {
+	s := defaultStartSettings()
+	if a.cfg.StartDefaults == nil || channel == "" {
+		return s
+	}
+	ctx, cancel := context.WithTimeout(ctx, defaultsBudget)
+	defer cancel()
+	f, err := a.cfg.StartDefaults.Get(ctx, channel)
+	if err != nil {
+		a.log.Warn("bot: reading a channel's defaults failed; using the built-in ones", "channel", channel, "err", err)
+		return s
+	}
+	if m, review := settingsOfMode(f["mode"]); m == "auto" || m == "guided" {
+		s.Mode, s.ReviewSources = m, review
+	}
+	if dep, ok := pipeline.ParseDepth(f["depth"]); ok && dep != "" {
+		s.Depth = dep
+	}
+	if b, err := strconv.ParseFloat(f["budget_usd"], 64); err == nil && b > 0 && b <= MaxStartBudgetUSD {
+		s.BudgetUSD = b
+	}
+	return s
+}
+
+// registerStart routes /research without text and the start form.
+func (a *App) registerStart(r *Routes) {
+	r.Command(CmdStart, func(ctx context.Context, req *Request) error {
+		a.openStartForm(ctx, req.TriggerID, req.UserID, "", startMeta{Channel: req.Channel})
+		return nil
+	})
+	r.View(CallbackStart, a.onStartSubmission)
+}
+
+// onStartSubmission validates a submitted start form before the ack
+// (problems go back into the form) and starts the research after it.
+func (a *App) onStartSubmission(ctx context.Context, req *Request) error {
+	cb := req.Callback
+	var state map[string]map[string]slack.BlockAction
+	if cb.View.State != nil {
+		state = cb.View.State.Values
+	}
+	f, errs := parseStartForm(cb.View.PrivateMetadata, state)
+	if errs != nil {
+		if !req.Ack(slack.NewErrorsViewSubmissionResponse(errs)) {
+			req.Log.Warn("bot: a start form with problems was closed before they could be shown")
+		}
+		return nil
+	}
+	req.Ack(nil)
+	c := Command{Kind: CmdResearch, Question: f.Question, Mode: f.Settings.RunMode(), Depth: f.Settings.Depth, ThreadTS: f.Thread, BudgetUSD: f.Settings.BudgetUSD}
+	start := &Request{
+		UserID: req.UserID, TeamID: req.TeamID, Channel: f.Channel, Thread: f.Thread,
+		Command: &slack.SlashCommand{TeamID: req.TeamID, ChannelID: f.Channel, UserID: req.UserID},
+		Parsed:  c, Log: req.Log.With("channel", f.Channel), send: a.send,
+	}
+	a.serve(ctx, a.startResearch, start)
+	if a.cfg.StartDefaults != nil {
+		fields := map[string]string{"mode": c.Mode, "depth": string(c.Depth), "budget_usd": strconv.FormatFloat(c.BudgetUSD, 'f', -1, 64)}
+		if err := a.cfg.StartDefaults.Put(ctx, f.Channel, fields); err != nil {
+			start.Log.Warn("bot: remembering the channel's defaults failed", "err", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,146 @@
+package archtest
+
+import (
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/researchbot/researchbot/"
+
+// inward says, for every package of the module (module-relative), which of
+// the module's packages it may depend on, directly or not, and why. "*"
+// allows any. Dependencies point inward: the domain at the centre knows no
+// adapter, adapters know the domain and not each other, only the wiring
+// knows everything.
+var inward = map[string]struct {
+	may []string
+	why string
+}{
+	"checkpoints":           {nil, "checkpoint definitions and their lifecycle are the innermost domain"},
+	"textmatch":             {nil, "text matching is a leaf used by the domain"},
+	"dedup":                 {nil, "URL normalisation and deduplication is a leaf shared by search and scheduler"},
+	"config":                {nil, "settings are read from the environment with the standard library only"},
+	"pipeline":              {[]string{"checkpoints", "textmatch"}, "the research run declares the ports it needs (Model, Searcher, Store, Presenter…) instead of importing adapters"},
+	"scheduler":             {[]string{"pipeline", "checkpoints", "textmatch", "dedup"}, "research streams are domain: they start pipeline runs through ports"},
+	"llm":                   {nil, "the LLM client is an adapter; its rate budget is a port it declares"},
+	"llm/llmtest":           {nil, "the fake OpenAI server speaks only the wire protocol"},
+	"search":                {[]string{"dedup"}, "search backends are an adapter; their rate budget is a port they declare"},
+	"fetch":                 {nil, "page fetching is an adapter; its cache is a port it declares"},
+	"terminal":              {[]string{"pipeline", "checkpoints", "textmatch"}, "the terminal presenter adapts the domain to a TTY"},
+	"bot":                   {[]string{"pipeline", "checkpoints", "scheduler", "textmatch", "dedup"}, "the Slack adapter knows the domain; its memory and rate budgets are ports, not redisstore"},
+	"redisstore":            {[]string{"pipeline", "checkpoints", "scheduler", "textmatch", "dedup"}, "the Redis adapter implements the domain's stores and the adapters' ports"},
+	"internal/app":          {[]string{"config", "pipeline", "checkpoints", "scheduler", "textmatch", "dedup", "llm", "search", "fetch", "redisstore"}, "app assembles the engine from adapters; it knows no user interface (bot, terminal)"},
+	"internal/redistest":    {nil, "test helper: a private redis-server"},
+	"internal/slackfake":    {nil, "test helper: a fake Slack speaking its wire protocol"},
+	"internal/researchtest": {[]string{"pipeline", "checkpoints", "textmatch", "llm/llmtest"}, "test helper: a scripted research model for the domain"},
+	"internal/archtest":     {nil, "this test"},
+	"cmd/researchbot":       {[]string{"*"}, "main is the only place that wires everything"},
+}
+
+// rooms gives each technology its room: only the packages listed may
+// depend on the library (module path prefix), directly or not.
+var rooms = []struct {
+	lib  string
+	only []string
+	why  string
+}{
+	{"github.com/redis/go-redis/", []string{"redisstore", "internal/app", "cmd/researchbot", "internal/redistest"}, "Redis has one room: redisstore; consumers declare ports (rate budget, page cache, Slack memory)"},
+	{"github.com/go-redis/redis_rate/", []string{"redisstore", "internal/app", "cmd/researchbot"}, "one rate limiter, one key scheme (rb:rate:<area>:<key>), in redisstore"},
+	{"github.com/hibiken/asynq", []string{"redisstore", "internal/app", "cmd/researchbot"}, "the durable queue is redisstore's; the engine sees pipeline.Queue"},
+	{"github.com/alicebob/miniredis/", []string{"redisstore", "internal/app", "cmd/researchbot"}, "the embedded Redis is how redisstore connects without REDIS_URL"},
+	{"github.com/slack-go/slack", []string{"bot", "internal/slackfake", "cmd/researchbot"}, "Slack has one room: bot (and the fake that stands in for Slack in tests)"},
+	{"github.com/sashabaranov/go-openai", []string{"llm", "internal/app", "cmd/researchbot"}, "the OpenAI SDK stays in llm; the domain sees pipeline.Model"},
+}
+
+// pure lists the domain packages and the only third-party modules (path
+// prefixes) each may depend on: the domain is the standard library and
+// its own types.
+var pure = map[string][]string{
+	"checkpoints": nil,
+	"config":      nil,
+	"dedup":       {"golang.org/x/net/publicsuffix"},
+	"textmatch":   {"golang.org/x/text/"},
+	"pipeline":    {"golang.org/x/text/"},
+	"scheduler":   {"golang.org/x/text/", "golang.org/x/net/publicsuffix", "github.com/robfig/cron/"},
+}
+
+// thirdParty reports whether d (module-relative for the module's own
+// packages) is a third-party package.
+func thirdParty(d string) bool { return strings.Contains(strings.Split(d, "/")[0], ".") }
+
+// deps returns every package of the module with its transitive
+// non-standard dependencies (module-relative for the module's own), as
+// `go list -deps` lists them.
+func deps(t *testing.T) map[string][]string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Deps " "}}`, module+"...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	all := map[string][]string{}
+	for line := range strings.SplitSeq(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		var ds []string
+		for _, d := range fields[1:] {
+			if strings.HasPrefix(d, module) || thirdParty(d) {
+				ds = append(ds, strings.TrimPrefix(d, module))
+			}
+		}
+		all[strings.TrimPrefix(fields[0], module)] = ds
+	}
+	return all
+}
+
+func TestEveryPackageHasARule(t *testing.T) {
+	all := deps(t)
+	for pkg := range all {
+		if _, ok := inward[pkg]; !ok {
+			t.Errorf("package %s has no row in archtest's inward table (nor, probably, in ARCHITECTURE.md's package table): say what it may depend on and why", pkg)
+		}
+	}
+	for pkg := range inward {
+		if _, ok := all[pkg]; !ok {
+			t.Errorf("archtest has a rule for %s, which does not exist", pkg)
+		}
+	}
+}
+
+func TestDependenciesPointInward(t *testing.T) {
+	for pkg, ds := range deps(t) {
+		rule := inward[pkg]
+		if slices.Contains(rule.may, "*") {
+			continue
+		}
+		for _, d := range ds {
+			if !thirdParty(d) && !slices.Contains(rule.may, d) {
+				t.Errorf("%s depends on %s: %s", pkg, d, rule.why)
+			}
+		}
+	}
+}
+
+func TestOneRoomPerTechnology(t *testing.T) {
+	for pkg, ds := range deps(t) {
+		for _, r := range rooms {
+			if slices.Contains(r.only, pkg) {
+				continue
+			}
+			if i := slices.IndexFunc(ds, func(d string) bool { return strings.HasPrefix(d, r.lib) }); i >= 0 {
+				t.Errorf("%s depends on %s (only %v may): %s", pkg, ds[i], r.only, r.why)
+			}
+		}
+	}
+}
+
+func TestDomainIsPure(t *testing.T) {
+	all := deps(t)
+	for pkg, allowed := range pure {
+		for _, d := range all[pkg] {
+			if thirdParty(d) && !slices.ContainsFunc(allowed, func(a string) bool { return strings.HasPrefix(d, a) }) {
+				t.Errorf("%s depends on %s: the domain uses the standard library, its own types and %v only", pkg, d, allowed)
+			}
+		}
+	}
+}

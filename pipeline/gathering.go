@@ -1,0 +1,458 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"math/bits"
+	"net/url"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/researchbot/researchbot/checkpoints"
+)
+
+// ---- plan ----
+
+func (e *Engine) stepPlan(ctx context.Context, r *Run) error {
+	now := e.cfg.Now()
+	if e.overBudget(r) {
+		r.toFallback("the budget ran out before a plan was made")
+		return nil
+	}
+	system, user := PlannerPrompt(r, now)
+	var out PlanOutput
+	if err := e.generate(ctx, r, RolePlanner, "research_plan", system, user, &out); err != nil {
+		return err
+	}
+	r.Counters.PlanRounds++
+	r.SearchRoundQueries(normalizePlan(r, out, now))
+	for i := range r.Feedback {
+		r.Feedback[i].Used = true
+	}
+	r.Estimate = ptr(e.estimate(r))
+	r.Step = StepSearch
+	r.trace(now, StepPlan, "plan %d: %d sub-questions, %d queries", r.Counters.PlanRounds, len(r.Plan.SubQuestions), len(r.pendingQueries()))
+	_, err := e.pause(ctx, r, checkpoints.AfterPlanning)
+	return err
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func (e *Engine) estimate(r *Run) Estimate {
+	var in, out float64
+	if p, ok := e.cfg.Model.(Pricer); ok {
+		in, out = p.Price(RoleWriter)
+	}
+	return EstimatePlan(r, in, out)
+}
+
+// normalizePlan applies the plan bounds and returns the plan's queries.
+func normalizePlan(r *Run, out PlanOutput, now time.Time) []Query {
+	subs := cleanLines(out.SubQuestions)
+	if len(subs) > maxSubQuestions {
+		subs = subs[:maxSubQuestions]
+	}
+	if len(subs) == 0 {
+		subs = []string{r.Question}
+	}
+	sections := cleanLines(out.Sections)
+	if len(sections) == 0 {
+		sections = append([]string(nil), subs...)
+	}
+	r.Plan = &Plan{
+		SubQuestions: subs,
+		Sections:     sections,
+		Methodology:  strings.TrimSpace(out.Methodology),
+		Warnings:     cleanLines(out.Warnings),
+		Confidence:   clamp01(out.Confidence),
+		CreatedAt:    now,
+	}
+	if len(subs) < minSubQuestions {
+		r.Plan.Warnings = append(r.Plan.Warnings, fmt.Sprintf("the plan has %d sub-questions (fewer than %d)", len(subs), minSubQuestions))
+	}
+	var qs []Query
+	seen := map[string]bool{}
+	for _, q := range out.Queries {
+		text := strings.TrimSpace(q.Text)
+		if text == "" || seen[strings.ToLower(text)] {
+			continue
+		}
+		seen[strings.ToLower(text)] = true
+		qs = append(qs, Query{Text: text, Kind: normalizeKind(q.Kind), SubQuestion: q.SubQuestion})
+		if len(qs) == maxQueries {
+			break
+		}
+	}
+	if len(qs) == 0 {
+		for i, s := range subs {
+			qs = append(qs, Query{Text: s, Kind: "web", SubQuestion: i + 1})
+		}
+	}
+	if len(qs) < minQueries {
+		r.Plan.Warnings = append(r.Plan.Warnings, fmt.Sprintf("the plan has %d queries (fewer than %d)", len(qs), minQueries))
+	}
+	return qs
+}
+
+// SearchRoundQueries replaces the run's pending queries with qs.
+func (r *Run) SearchRoundQueries(qs []Query) {
+	kept := r.Queries[:0]
+	for _, q := range r.Queries {
+		if q.Status != "pending" {
+			kept = append(kept, q)
+		}
+	}
+	r.Queries = kept
+	for _, q := range qs {
+		q.ID = fmt.Sprintf("q%d", len(r.Queries)+1)
+		q.Status = "pending"
+		q.Round = r.Counters.SearchRound + 1
+		r.Queries = append(r.Queries, q)
+	}
+}
+
+func (r *Run) pendingQueries() []int {
+	var idx []int
+	for i, q := range r.Queries {
+		if q.Status == "pending" {
+			idx = append(idx, i)
+		}
+	}
+	return idx
+}
+
+func normalizeKind(k string) string {
+	switch strings.ToLower(strings.TrimSpace(k)) {
+	case "academic", "scholar", "paper", "papers":
+		return "academic"
+	case "news":
+		return "news"
+	}
+	return "web"
+}
+
+func cleanLines(in []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, s := range in {
+		s = strings.TrimSpace(s)
+		s = strings.TrimLeft(s, "-*• ")
+		if s == "" || seen[strings.ToLower(s)] {
+			continue
+		}
+		seen[strings.ToLower(s)] = true
+		out = append(out, s)
+	}
+	return out
+}
+
+// ---- search ----
+
+func (e *Engine) stepSearch(ctx context.Context, r *Run) error {
+	now := e.cfg.Now()
+	if e.overBudget(r) && len(r.Sources) > 0 {
+		// No new searches; read what was found and write with it.
+		r.Step = StepRank
+		return nil
+	}
+	if r.searchStopped() {
+		r.noteSearchStopped()
+		r.skipPendingQueries(now)
+		r.Step = StepRank
+		return nil
+	}
+	pending := r.pendingQueries()
+	outcomes := make([]SearchOutcome, len(pending))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, e.cfg.SearchConcurrency)
+	for n, i := range pending {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			q := r.Queries[i]
+			outcomes[n] = e.cfg.Searcher.Search(ctx, SearchRequest{Text: q.Text, Kind: q.Kind, Since: r.Since, Limit: 10})
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	known := map[string]bool{}
+	for _, u := range r.Known.URLs {
+		known[u] = true
+	}
+	byKey := map[string]int{}
+	for _, s := range r.Sources {
+		byKey[s.Key] = s.ID
+	}
+	added, skippedKnown := 0, 0
+	for n, i := range pending {
+		q := &r.Queries[i]
+		out := outcomes[n]
+		r.Spend.Searches++
+		q.Results = len(out.Hits)
+		q.Errors = out.Errors
+		q.DoneAt = now
+		q.Status = queryCompleted
+		if len(out.Hits) == 0 && len(out.Errors) > 0 {
+			q.Status = queryFailed
+		}
+		for _, msg := range out.Errors {
+			r.recordError(now, StepSearch, "search", fmt.Sprintf("query %q: %s", q.Text, msg))
+		}
+		for _, h := range out.Hits {
+			key := h.Key
+			if key == "" {
+				key = h.URL
+			}
+			if id, ok := byKey[key]; ok {
+				if !slices.Contains(q.Hits, id) {
+					q.Hits = append(q.Hits, id)
+				}
+				continue
+			}
+			if known[key] || known[h.URL] {
+				skippedKnown++
+				continue
+			}
+			byKey[key] = len(r.Sources) + 1
+			q.Hits = append(q.Hits, len(r.Sources)+1)
+			r.Sources = append(r.Sources, Source{
+				ID: len(r.Sources) + 1, Key: key, URL: h.URL, Title: h.Title, Snippet: h.Snippet,
+				Backend: h.Backend, Kind: h.Kind, Published: h.Published, Authors: h.Authors,
+				Citations: h.Citations, QueryID: q.ID, Heuristic: h.Heuristic,
+			})
+			added++
+		}
+	}
+	if r.onlyReformulations(pending) {
+		r.trace(now, StepSearch, "reformulated searches: %d queries, %d new sources", len(pending), added)
+	} else {
+		r.Counters.SearchRound++
+		r.trace(now, StepSearch, "search round %d: %d queries, %d new sources (%d already reported earlier)", r.Counters.SearchRound, len(pending), added, skippedKnown)
+	}
+	r.trace(now, StepSearch, "by sub-question: %s", r.subQuestionTally(pending))
+	if r.searchStopped() {
+		r.noteSearchStopped()
+	}
+	r.Step = StepRank
+	return nil
+}
+
+// ---- rank ----
+
+func (e *Engine) stepRank(ctx context.Context, r *Run) error {
+	now := e.cfg.Now()
+	var todo []int
+	for i, s := range r.Sources {
+		if !s.Ranked && !s.Excluded {
+			todo = append(todo, i)
+		}
+	}
+	for start := 0; start < len(todo) && !e.overBudget(r); start += rankBatchSize {
+		batch := todo[start:min(start+rankBatchSize, len(todo))]
+		srcs := make([]Source, len(batch))
+		for j, i := range batch {
+			srcs[j] = r.Sources[i]
+		}
+		var subs []string
+		if r.Plan != nil {
+			subs = r.Plan.SubQuestions
+		}
+		system, user := RankerPrompt(r.Question, subs, srcs)
+		var out RankOutput
+		if err := e.generate(ctx, r, RoleRanker, "source_relevance", system, user, &out); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			// Ranking is an aid: without it, the sources' own signals decide.
+			r.recordError(now, StepRank, "llm", "relevance ranking failed; using the sources' own signals: "+err.Error())
+			break
+		}
+		for _, j := range out.Judgements {
+			for _, i := range batch {
+				if r.Sources[i].ID == j.SourceID {
+					r.Sources[i].Relevance = clamp01(j.Relevance)
+					r.Sources[i].Gist = strings.TrimSpace(j.Gist)
+					r.Sources[i].Ranked = true
+				}
+			}
+		}
+	}
+	for i := range r.Sources {
+		s := &r.Sources[i]
+		if !s.Ranked {
+			s.Relevance = s.Heuristic
+		}
+		s.Score = 0.4*s.Heuristic + 0.6*s.Relevance
+	}
+	r.selectSources()
+	if again, err := e.reformulate(ctx, r); err != nil {
+		return err
+	} else if again {
+		r.Step = StepSearch
+		return nil
+	}
+	if len(r.Sources) == 0 {
+		if r.restrictedToNew() {
+			r.Step = StepOutput
+			return nil
+		}
+		r.recordError(now, StepRank, "search", "no search backend returned any result")
+	}
+	r.Step = StepFetch
+	r.trace(now, StepRank, "ranked %d sources; %d selected to read", len(r.Sources), r.countSelected())
+	_, err := e.pause(ctx, r, checkpoints.AfterSearch)
+	return err
+}
+
+func (r *Run) restrictedToNew() bool { return !r.Since.IsZero() || len(r.Known.URLs) > 0 }
+
+// ranked returns source indexes, best first: marked relevant, then by score.
+func (r *Run) ranked() []int {
+	idx := make([]int, 0, len(r.Sources))
+	for i := range r.Sources {
+		idx = append(idx, i)
+	}
+	sort.SliceStable(idx, func(a, b int) bool {
+		sa, sb := r.Sources[idx[a]], r.Sources[idx[b]]
+		if sa.Relevant != sb.Relevant {
+			return sa.Relevant
+		}
+		return sa.Score > sb.Score
+	})
+	return idx
+}
+
+// selectSources chooses what to read: sources marked relevant, then the best
+// ranked, up to the run's page budget (pages already read count). Each
+// gap-filling round adds a third of the budget, so what it finds gets read.
+func (r *Run) selectSources() {
+	base := EstimatePages(r)
+	budget := base + r.Counters.GapRounds*max(2, base/3)
+	for _, s := range r.Sources {
+		if s.Fetched {
+			budget--
+		}
+	}
+	for _, i := range r.ranked() {
+		s := &r.Sources[i]
+		if s.Fetched || s.FetchErr != "" {
+			continue
+		}
+		s.Selected = !s.Excluded && budget > 0 && (s.Relevant || s.Score > 0 || s.Heuristic >= 0)
+		if s.Selected {
+			budget--
+		}
+	}
+}
+
+func (r *Run) countSelected() int {
+	n := 0
+	for _, s := range r.Sources {
+		if s.Selected && !s.Fetched {
+			n++
+		}
+	}
+	return n
+}
+
+func domainOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimPrefix(strings.ToLower(u.Hostname()), "www.")
+}
+
+// ---- fetch ----
+
+// stepFetch reads the selected sources. It costs no LLM spend, so it runs
+// even when the cost budget is spent: the writer needs something to cite.
+func (e *Engine) stepFetch(ctx context.Context, r *Run) error {
+	now := e.cfg.Now()
+	var todo []int
+	for i, s := range r.Sources {
+		if s.Selected && !s.Fetched && s.FetchErr == "" && !s.Excluded {
+			todo = append(todo, i)
+		}
+	}
+	docs := make([]Document, len(todo))
+	errs := make([]error, len(todo))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, e.cfg.FetchConcurrency)
+	for n, i := range todo {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			docs[n], errs[n] = e.cfg.Fetcher.Fetch(ctx, r.Sources[i].URL)
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	read, dup := 0, 0
+	for n, i := range todo {
+		s := &r.Sources[i]
+		r.Spend.Fetches++
+		if errs[n] != nil {
+			s.FetchErr = errs[n].Error()
+			r.recordError(now, StepFetch, "fetch", fmt.Sprintf("%s: %v", s.URL, errs[n]))
+			continue
+		}
+		d := docs[n]
+		if strings.TrimSpace(d.Text) == "" {
+			s.FetchErr = "no readable text"
+			continue
+		}
+		if other, ok := r.nearDuplicate(d.Simhash); ok {
+			s.FetchErr = "near-duplicate of " + other
+			dup++
+			continue
+		}
+		s.Fetched = true
+		title := d.Title
+		if title == "" {
+			title = s.Title
+		}
+		published := d.Published
+		if published.IsZero() {
+			published = s.Published
+		}
+		r.Pages = append(r.Pages, Page{
+			SourceID: s.ID, URL: s.URL, FinalURL: d.FinalURL, Title: title, Author: d.Author,
+			Published: published, Text: d.Text, Truncated: d.Truncated, Simhash: d.Simhash, FetchedAt: now,
+		})
+		read++
+	}
+	r.trace(now, StepFetch, "read %d of %d pages (%d near-duplicates left out)", read, len(todo), dup)
+	r.Step = StepAnalyze
+	return nil
+}
+
+// nearDuplicate reports whether a page with this fingerprint was read already
+// in this run, or reported by an earlier digest.
+func (r *Run) nearDuplicate(h uint64) (string, bool) {
+	if h == 0 {
+		return "", false
+	}
+	for _, p := range r.Pages {
+		if p.Simhash != 0 && bits.OnesCount64(p.Simhash^h) <= 3 {
+			return p.URL, true
+		}
+	}
+	for _, k := range r.Known.Simhashes {
+		if bits.OnesCount64(k^h) <= 3 {
+			return "a page reported in an earlier digest", true
+		}
+	}
+	return "", false
+}

@@ -1,0 +1,58 @@
+// Package redisstore is researchbot's one room for Redis: the only package
+// that imports go-redis, redis_rate and asynq. It holds runs saved with a
+// version check (compare-and-set) and a fencing token, checkpoint
+// definitions and their failure windows, cancellation requests, the work
+// queue (asynq), the per-run lease, the rescue of runs whose worker died,
+// retention, research streams and their creation conversations, and it
+// implements the small ports other packages declare: the rate budgets of
+// llm, search and bot (RateLimiter), fetch's page cache (PageCache) and the
+// Slack adapter's memory (SlackMemory). The same code serves a real Redis
+// and the embedded in-process one (miniredis).
+//
+// # Keys
+//
+// Every key researchbot writes is listed here. {p} is the prefix of Store,
+// Locker, Streams and Conversations ("rb:" by default, and in production);
+// the ports always use "rb:".
+//
+//	{p}run:{id}                  hash: v (version), data (run JSON without page texts), status,
+//	                             fence (lease epoch), nonce (id of the last write)
+//	{p}run:{id}:pages            hash: source id → extracted page text
+//	{p}runs                      zset: run ids by creation time (ms)
+//	{p}runs:by:{user}            zset: a requester's run ids by creation time
+//	{p}runs:active               zset: unfinished run ids by last save (ms), for the gauge
+//	{p}work:{queue}              zset: runs of a queue a worker has something to do for, by last save (ms)
+//	{p}timers:{queue}            zset: runs of a queue waiting at a checkpoint with a deadline, by deadline (ms)
+//	{p}queues                    set: queues that have had runs (rescue of abandoned terminal runs)
+//	{p}rescued:{id}              string: a recent rescue of the run (at most one per window)
+//	{p}lock:run:{id}             string: the run's lease, the holder's token, with a TTL
+//	{p}defs                      hash: checkpoint definition id → JSON
+//	{p}cpfail:{def}              zset: failure times (ms) of a checkpoint definition
+//	{p}cancel:{id}               string: who asked to cancel the run
+//	{p}stream:{id}               hash: v (version), data (stream JSON), name (its NameKey)
+//	{p}streams                   zset: stream ids by creation time (ms)
+//	{p}streamname:{namekey}      string: the id of the stream with that name
+//	{p}stream:{id}:fire:{unix}   string, with a TTL: the exactly-once claim of one fire
+//	{p}streamconv:{channel}:{ts} hash: v (version), owner, data (a stream creation conversation)
+//	rb:rate:{area}:{key}         hash (redis_rate's GCRA state): a rate budget (RateLimiter);
+//	                             areas: llm:{provider}, search:{backend},
+//	                             slack:user:{team}:{user}, slack:team:{team}
+//	rb:fetch:page:v1:{hash}      string, with a TTL: a fetched page (PageCache)
+//	rb:fetch:robots:v1:{hash}    string, with a TTL: an origin's robots.txt (PageCache)
+//	rb:slack:cp:{instance}       string: where a checkpoint's message is, JSON (SlackMemory)
+//	rb:slack:progress:{run}      string: the ts of a run's progress message
+//	rb:slack:final:{run}         hash: how far a run's final post got (summary ts, file, notice, done)
+//	rb:slack:seen:{kind}:{id}    string, with a TTL: a Slack delivery taken by some replica
+//	asynq:{queue}:…              asynq's own keys: the durable work queue and its timers (Queue, Worker)
+//
+// A finished run whose outcome was shown expires after the retention
+// (RUN_RETENTION), its page texts sooner (RUN_PAGE_RETENTION); a run that
+// is not finished never expires. Prune removes what expired from the indexes.
+package redisstore
+
+// Key prefixes of the ports (the table above).
+const (
+	keyRate  = "rb:rate:"
+	keyFetch = "rb:fetch:"
+	keySlack = "rb:slack:"
+)

@@ -1,0 +1,84 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-redis/redis_rate/v10"
+	"github.com/redis/go-redis/v9"
+)
+
+// RateLimiter keeps rate budgets in Redis with the generic cell rate
+// algorithm (go-redis/redis_rate), so every replica sharing the Redis shares
+// them. One RateLimiter serves one area (llm, search, slack); its budgets
+// live under rb:rate:<area>:<key> (see the package's key table).
+//
+// It implements the rate-budget ports of llm, search and bot.
+type RateLimiter struct {
+	limiter *redis_rate.Limiter
+	area    string
+}
+
+// NewRateLimiter returns the rate budgets of area on rdb.
+func NewRateLimiter(rdb redis.UniversalClient, area string) *RateLimiter {
+	return &RateLimiter{limiter: redis_rate.NewLimiter(rateKeys{rdb}), area: area}
+}
+
+// Allow takes one event from key's budget of n events per period (bursts
+// of up to n). It returns 0 when the event is allowed, otherwise how long
+// to wait before asking again (at least a millisecond). n <= 0 or per <= 0
+// means no limit, and Redis is not asked.
+func (l *RateLimiter) Allow(ctx context.Context, key string, n int, per time.Duration) (time.Duration, error) {
+	if n <= 0 || per <= 0 {
+		return 0, nil
+	}
+	res, err := l.limiter.Allow(ctx, l.area+":"+key, redis_rate.Limit{Rate: n, Burst: n, Period: per})
+	if err != nil {
+		return 0, fmt.Errorf("rate limit %s:%s: %w", l.area, key, err)
+	}
+	if res.Allowed > 0 {
+		return 0, nil
+	}
+	return max(res.RetryAfter, time.Millisecond), nil
+}
+
+// rateKeys gives redis_rate the client with its keys moved under the
+// project's prefix: redis_rate names every key "rate:<key>", which becomes
+// "rb:rate:<key>".
+type rateKeys struct{ redis.UniversalClient }
+
+// ratePrefix is redis_rate's own key prefix.
+const ratePrefix = "rate:"
+
+func (c rateKeys) keys(keys []string) []string {
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		if rest, ok := strings.CutPrefix(k, ratePrefix); ok {
+			k = keyRate + rest
+		}
+		out[i] = k
+	}
+	return out
+}
+
+func (c rateKeys) Eval(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd {
+	return c.UniversalClient.Eval(ctx, script, c.keys(keys), args...)
+}
+
+func (c rateKeys) EvalSha(ctx context.Context, sha1 string, keys []string, args ...any) *redis.Cmd {
+	return c.UniversalClient.EvalSha(ctx, sha1, c.keys(keys), args...)
+}
+
+func (c rateKeys) EvalRO(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd {
+	return c.UniversalClient.EvalRO(ctx, script, c.keys(keys), args...)
+}
+
+func (c rateKeys) EvalShaRO(ctx context.Context, sha1 string, keys []string, args ...any) *redis.Cmd {
+	return c.UniversalClient.EvalShaRO(ctx, sha1, c.keys(keys), args...)
+}
+
+func (c rateKeys) Del(ctx context.Context, keys ...string) *redis.IntCmd {
+	return c.UniversalClient.Del(ctx, c.keys(keys)...)
+}
