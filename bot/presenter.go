@@ -189,10 +189,11 @@ func (p *Presenter) Offer(ctx context.Context, r *pipeline.Run, inst *checkpoint
 		}
 		log.Warn("bot: updating an offered checkpoint failed; posting it again", "err", err)
 	}
+	place, thread := checkpointPlace(r)
 	var channel, ts string
 	err = retry429(ctx, func() error {
 		var err error
-		channel, ts, err = p.api.PostMessageContext(ctx, r.Origin.Channel, quiet(blocks, text), slack.MsgOptionTS(r.Origin.ThreadTS))
+		channel, ts, err = p.api.PostMessageContext(ctx, place, quiet(blocks, text), slack.MsgOptionTS(thread))
 		return err
 	})
 	if err != nil {
@@ -202,7 +203,7 @@ func (p *Presenter) Offer(ctx context.Context, r *pipeline.Run, inst *checkpoint
 	// Remember the channel Slack answered with: posting to a user id lands
 	// in a DM whose channel id differs, and chat.update needs the real one.
 	if channel == "" {
-		channel = r.Origin.Channel
+		channel = place
 	}
 	if err := p.remember(ctx, inst.ID, checkpointMsg{Channel: channel, TS: ts, Attempt: inst.Attempt}); err != nil {
 		log.Warn("bot: remembering a checkpoint message failed", "err", err)
@@ -239,10 +240,22 @@ func (p *Presenter) Decided(ctx context.Context, r *pipeline.Run, inst *checkpoi
 		}
 	}
 	p.log.Warn("bot: collapsing a checkpoint message failed; posting the record", "run_id", r.ID, "checkpoint_id", inst.ID, "err", err)
+	place, thread := checkpointPlace(r)
 	return retry429(ctx, func() error {
-		_, _, err := p.api.PostMessageContext(ctx, r.Origin.Channel, quiet(blocks, text), slack.MsgOptionTS(r.Origin.ThreadTS))
+		_, _, err := p.api.PostMessageContext(ctx, place, quiet(blocks, text), slack.MsgOptionTS(thread))
 		return err
 	})
+}
+
+// checkpointPlace is where r's checkpoint messages are posted: the run's
+// thread, or, when its checkpoints are private (Origin.Direct), the
+// requester's direct messages with the app (chat.postMessage takes a user
+// id for that conversation).
+func checkpointPlace(r *pipeline.Run) (channel, thread string) {
+	if r.Origin.Direct && r.RequestedBy != "" {
+		return r.RequestedBy, ""
+	}
+	return r.Origin.Channel, r.Origin.ThreadTS
 }
 
 // Progress edits the run's one progress message. Updates are coalesced: at

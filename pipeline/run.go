@@ -95,6 +95,11 @@ type Origin struct {
 	Channel  string `json:"channel,omitempty"`
 	ThreadTS string `json:"thread_ts,omitempty"`
 	StreamID string `json:"stream_id,omitempty"`
+	// Direct asks for the run's checkpoints to be offered to its requester
+	// privately (a held digest draft goes to the stream owner), not in
+	// Channel; everything else still goes to Channel. The presenter decides
+	// what private means.
+	Direct bool `json:"direct,omitempty"`
 	// Queue is the work queue whose workers advance this run.
 	Queue string `json:"queue,omitempty"`
 }
