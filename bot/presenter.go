@@ -600,15 +600,10 @@ func (p *Presenter) remember(ctx context.Context, instID string, m checkpointMsg
 	return p.mem.Remember(ctx, keyCheckpointMsg+instID, string(b), msgKeyTTL)
 }
 
-// lookup finds where a checkpoint's message is; nil when unknown.
+// lookup finds where a checkpoint's message is (any replica may ask); nil
+// when unknown.
 func (p *Presenter) lookup(ctx context.Context, instID string) (*checkpointMsg, error) {
-	return lookupCheckpointMsg(ctx, p.mem, instID)
-}
-
-// lookupCheckpointMsg finds where a checkpoint's message was posted (any
-// replica may ask); nil when unknown.
-func lookupCheckpointMsg(ctx context.Context, mem Memory, instID string) (*checkpointMsg, error) {
-	b, found, err := mem.Recall(ctx, keyCheckpointMsg+instID)
+	b, found, err := p.mem.Recall(ctx, keyCheckpointMsg+instID)
 	if err != nil || !found {
 		return nil, err
 	}
