@@ -473,7 +473,7 @@ func TestStreamsEndToEnd(t *testing.T) {
 	if err := h.svc.Tick(h.ctx); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond)
+	// A pass records a digest it starts before it returns.
 	if st, _ = h.svc.Show(h.ctx, "Heat Pump Watch"); len(st.Digests) != 3 || st.Running != "" {
 		t.Errorf("a paused stream fired: %d digests, running %q", len(st.Digests), st.Running)
 	}
