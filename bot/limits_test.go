@@ -137,6 +137,9 @@ func blockProblems(blocks []slack.Block, maxBlocks int) []string {
 	// link: only the links and mentions this package builds may appear in
 	// displayed text (form values a person edits are not displayed text).
 	walkTexts(all, func(s string) {
+		if !strings.ContainsAny(s, "<>") {
+			return // escaped text: the markup checks below cannot find anything
+		}
 		if rest := quoteMarks.ReplaceAllString(allowedMarkup.ReplaceAllString(s, ""), ""); strings.ContainsAny(rest, "<>") {
 			add("raw < or > outside the markup this package builds: %.120q", rest)
 		}
