@@ -548,6 +548,7 @@ func TestE2EClickOnSupersededCheckpoint(t *testing.T) {
 }
 
 func TestE2ERateLimitedPostMessageIsRetried(t *testing.T) {
+	t.Parallel() // it waits on real-time limits (ack deadline, Retry-After); others run meanwhile
 	h := newHarness(t, nil)
 	h.fake.FailNext("chat.postMessage", 1, 1)
 	h.startRun("what is RAG?")
@@ -783,6 +784,7 @@ func TestE2EReconnectsAfterConnectionErrors(t *testing.T) {
 }
 
 func TestE2ESlowStoreStillAcksWithinThreeSeconds(t *testing.T) {
+	t.Parallel() // it waits on real-time limits (ack deadline, Retry-After); others run meanwhile
 	h := newHarness(t, nil)
 	plan := h.startRun("what is RAG?")
 	h.click(requester, plan, ActionReject)
@@ -841,6 +843,7 @@ func TestE2EEditOpensItsFormWhileThePoolIsFull(t *testing.T) {
 }
 
 func TestE2EEditWithASlowStoreOpensALoadingFormFirst(t *testing.T) {
+	t.Parallel() // it waits on real-time limits (ack deadline, Retry-After); others run meanwhile
 	h := newHarness(t, nil)
 	plan := h.startRun("what is RAG?")
 	h.engine.mu.Lock()
@@ -899,6 +902,7 @@ func TestE2EStatusOfAnotherRunIsHiddenOutsideItsChannel(t *testing.T) {
 }
 
 func TestE2ESlowRefusedSubmissionIsExplainedInTheThread(t *testing.T) {
+	t.Parallel() // it waits on real-time limits (ack deadline, Retry-After); others run meanwhile
 	h := newHarness(t, nil)
 	plan := h.startRun("what is RAG?")
 	h.click(requester, plan, ActionReject)

@@ -80,6 +80,7 @@ func TestProgressIsOneMessageCoalescedAndPaced(t *testing.T) {
 }
 
 func TestProgressHonoursRetryAfter(t *testing.T) {
+	t.Parallel() // it waits on real-time limits (ack deadline, Retry-After); others run meanwhile
 	p, fake := newTestPresenter(t, 50*time.Millisecond)
 	r := progressRun(fake, t)
 	ctx := context.Background()
