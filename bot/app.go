@@ -41,8 +41,10 @@ type StreamCommand struct {
 
 // StreamHandler handles research stream commands and answers them itself
 // (through the command's response_url); an error is answered generically.
+// Its Register adds the routes of the stream messages' buttons.
 type StreamHandler interface {
 	HandleStream(ctx context.Context, cmd StreamCommand) error
+	Registrar
 }
 
 // MessageHandler receives thread messages (events_api message events), for

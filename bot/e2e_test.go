@@ -747,6 +747,8 @@ func (r *recordingHandlers) HandleMessage(_ context.Context, ev *slackevents.Mes
 	r.messages = append(r.messages, ev.User+"@"+ev.ThreadTimeStamp+": "+ev.Text)
 }
 
+func (r *recordingHandlers) Register(*Routes) {}
+
 func (r *recordingHandlers) HandleStream(_ context.Context, cmd StreamCommand) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()

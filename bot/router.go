@@ -234,11 +234,8 @@ func (a *App) registerRoutes() {
 	}
 	r.View(CallbackEdit, a.onSubmission)
 	r.View(CallbackReject, a.onSubmission)
-	if h, ok := a.cfg.Streams.(StreamActionHandler); ok {
-		r.ActionPrefix(StreamActionPrefix, func(ctx context.Context, req *Request) error {
-			h.HandleStreamAction(ctx, *req.Callback, *req.Action)
-			return nil
-		})
+	if a.cfg.Streams != nil {
+		a.cfg.Streams.Register(r)
 	}
 	if a.cfg.Messages != nil {
 		r.Event(string(slackevents.Message), func(ctx context.Context, req *Request) error {

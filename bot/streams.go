@@ -39,13 +39,6 @@ type ConversationStore interface {
 	Update(ctx context.Context, channel, threadTS string, version int64, c scheduler.Conversation) (newVersion int64, ok bool, err error)
 }
 
-// StreamActionHandler handles clicks on research stream messages (action ids
-// starting with StreamActionPrefix). The App hands them over, after the ack,
-// when its Config.Streams implements it.
-type StreamActionHandler interface {
-	HandleStreamAction(ctx context.Context, cb slack.InteractionCallback, act slack.BlockAction)
-}
-
 // StreamsConfig configures Streams. Service, Conversations, Model and
 // Sender (or BotToken) are required.
 type StreamsConfig struct {
@@ -81,9 +74,8 @@ type Streams struct {
 }
 
 var (
-	_ StreamHandler       = (*Streams)(nil)
-	_ MessageHandler      = (*Streams)(nil)
-	_ StreamActionHandler = (*Streams)(nil)
+	_ StreamHandler  = (*Streams)(nil)
+	_ MessageHandler = (*Streams)(nil)
 )
 
 // NewStreams checks cfg and returns a Streams.
@@ -338,25 +330,29 @@ type clicked struct {
 	what   string // what the user chose, for the collapsed message
 }
 
-// HandleStreamAction handles a click on a stream message.
-func (s *Streams) HandleStreamAction(ctx context.Context, cb slack.InteractionCallback, act slack.BlockAction) {
-	user, channel, thread := cb.User.ID, cb.Channel.ID, threadOf(cb)
-	if channel == "" {
-		channel = cb.Container.ChannelID
-	}
+// Register routes the clicks on stream messages (action ids starting with
+// StreamActionPrefix) to s.
+func (s *Streams) Register(r *Routes) { r.ActionPrefix(StreamActionPrefix, s.onAction) }
+
+// onAction handles a click on a stream message; a click that cannot be
+// taken is answered (App.answer) in the clicked message's thread.
+func (s *Streams) onAction(ctx context.Context, req *Request) error {
+	cb, act := *req.Callback, *req.Action
+	user, channel, thread := req.UserID, req.Channel, req.Thread
 	switch act.ActionID {
 	case ActionStreamOptions:
-		return // ticking a box: read when Continue is clicked
+		return nil // ticking a box: read when Continue is clicked
 	case ActionStreamDeleteConfirm:
 		id, name := parseStreamValue(act.Value)
 		s.confirmDelete(ctx, cb, id, name)
-		return
+		return nil
 	case ActionStreamDeleteAbort:
-		s.send.ReplaceOriginal(ctx, cb, []slack.Block{section("OK — the stream stays.")}, "Not deleted")
-		return
+		req.ReplaceOriginal = true
+		req.Reply(ctx, []slack.Block{section("OK — the stream stays.")}, "Not deleted")
+		return nil
 	case ActionStreamDryRun, ActionStreamDryRunSkip:
 		s.dryRun(ctx, cb, channel, thread, act)
-		return
+		return nil
 	}
 	turnNo, value := parseTurnValue(act.Value)
 	var a scheduler.Action
@@ -388,23 +384,21 @@ func (s *Streams) HandleStreamAction(ctx context.Context, cb slack.InteractionCa
 		click.what = "skipped this question"
 	default:
 		s.log.Warn("bot: unknown stream action", "action", act.ActionID)
-		return
+		return nil
 	}
 	a.Turn = turnNo
 	c, v, ok, err := s.convs.Get(ctx, channel, thread)
 	switch {
 	case err != nil:
 		s.log.Error("bot: loading a stream conversation failed", "channel", channel, "err", err)
-		s.send.Ephemeral(ctx, channel, user, thread, RenderError("I couldn't load this conversation right now.", "Please click again in a minute."), "Try again")
-		return
+		return tell(RenderError("I couldn't load this conversation right now.", "Please click again in a minute."), "Try again")
 	case !ok:
-		s.send.Ephemeral(ctx, channel, user, thread, RenderError("This stream conversation has ended or expired.", "Start a new one with `/research stream new`."), "Conversation ended")
-		return
+		return tell(RenderError("This stream conversation has ended or expired.", "Start a new one with `/research stream new`."), "Conversation ended")
 	case user != c.Spec.Owner:
-		s.send.Ephemeral(ctx, channel, user, thread, RenderError("Only "+who(c.Spec.Owner)+", who is setting up this stream, can answer here.", "Nothing was changed. Start your own with `/research stream new`."), "Not your conversation")
-		return
+		return tell(RenderError("Only "+who(c.Spec.Owner)+", who is setting up this stream, can answer here.", "Nothing was changed. Start your own with `/research stream new`."), "Not your conversation")
 	}
 	s.advance(ctx, channel, thread, user, c, v, a, click)
+	return nil
 }
 
 // advance applies one action to the conversation of a thread: it asks the
