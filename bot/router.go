@@ -399,11 +399,12 @@ func (a *App) stream(ctx context.Context, req *Request) error {
 	}
 	cmd := req.Command
 	err := a.cfg.Streams.HandleStream(ctx, StreamCommand{TeamID: cmd.TeamID, ChannelID: cmd.ChannelID, UserID: cmd.UserID, Args: req.Parsed.Args, TriggerID: cmd.TriggerID, ResponseURL: cmd.ResponseURL})
-	if err != nil {
+	var ue *UserError
+	if err != nil && !errors.As(err, &ue) {
 		req.Log.Error("bot: stream command failed", "err", err)
 		return tell(RenderError("That stream command failed.", "Please try again; `/research help` lists the commands."), "Stream command failed")
 	}
-	return nil
+	return err
 }
 
 // allowed reports whether user may decide r's checkpoints or cancel it.

@@ -111,7 +111,8 @@ func NewStreams(cfg StreamsConfig) (*Streams, error) {
 }
 
 // HandleStream handles "/research stream …". Its answers are shown to the
-// caller only (through the command's response_url). The
+// caller only (through the command's response_url); what it cannot do is
+// returned as a *UserError, which App.answer shows the same way. The
 // arguments are unescaped first: Slack sends &, < and > as &amp;, &lt; and
 // &gt;, and a stream called "R&D" must be found by its name.
 func (s *Streams) HandleStream(ctx context.Context, cmd StreamCommand) error {
@@ -119,8 +120,7 @@ func (s *Streams) HandleStream(ctx context.Context, cmd StreamCommand) error {
 	verb = strings.ToLower(verb)
 	name := strings.TrimSpace(rest)
 	if needsName(verb) && name == "" {
-		s.respond(ctx, cmd, RenderError(fmt.Sprintf("Which stream? Write its name: `/research stream %s NAME`.", Escape(verb)), "`/research stream list` shows every stream."), "Which stream?")
-		return nil
+		return tell(RenderError(fmt.Sprintf("Which stream? Write its name: `/research stream %s NAME`.", Escape(verb)), "`/research stream list` shows every stream."), "Which stream?")
 	}
 	switch verb {
 	case "", "help":
@@ -136,8 +136,7 @@ func (s *Streams) HandleStream(ctx context.Context, cmd StreamCommand) error {
 	case "show":
 		st, err := s.svc.Show(ctx, name)
 		if err != nil {
-			s.respond(ctx, cmd, s.lookupProblem(err, name), "No such stream")
-			return nil
+			return tell(s.lookupProblem(err, name), "No such stream")
 		}
 		s.respond(ctx, cmd, RenderStreamShow(st), "Research stream "+EscapeTruncate(st.Spec.Name, 100))
 	case "pause", "resume":
@@ -147,45 +146,39 @@ func (s *Streams) HandleStream(ctx context.Context, cmd StreamCommand) error {
 		}
 		st, err := s.asOwnerOrAdmin(ctx, cmd.UserID, func(admin bool) (*scheduler.Stream, error) { return op(ctx, name, cmd.UserID, admin) })
 		if err != nil {
-			s.respond(ctx, cmd, s.changeProblem(ctx, err, name, verb), "Nothing was changed")
-			return nil
+			return tell(s.changeProblem(ctx, err, name, verb), "Nothing was changed")
 		}
 		s.respond(ctx, cmd, RenderStreamChanged(st, done), "Done")
 	case "policy":
 		fields := strings.Fields(name)
 		if len(fields) < 2 {
-			s.respond(ctx, cmd, RenderError("Write the stream's name and the policy: `/research stream policy NAME auto|hold_draft`.", "`auto` posts digests straight away; `hold_draft` holds each draft for the owner's approval."), "Which policy?")
-			return nil
+			return tell(RenderError("Write the stream's name and the policy: `/research stream policy NAME auto|hold_draft`.", "`auto` posts digests straight away; `hold_draft` holds each draft for the owner's approval."), "Which policy?")
 		}
 		p := scheduler.Policy(strings.ToLower(fields[len(fields)-1]))
 		name = strings.Join(fields[:len(fields)-1], " ")
 		if !p.Valid() {
-			s.respond(ctx, cmd, RenderError("The policy must be `auto` or `hold_draft`, not `"+EscapeTruncate(string(p), 40)+"`.", ""), "Unknown policy")
-			return nil
+			return tell(RenderError("The policy must be `auto` or `hold_draft`, not `"+EscapeTruncate(string(p), 40)+"`.", ""), "Unknown policy")
 		}
 		st, err := s.asOwnerOrAdmin(ctx, cmd.UserID, func(admin bool) (*scheduler.Stream, error) {
 			return s.svc.SetPolicy(ctx, name, cmd.UserID, admin, p)
 		})
 		if err != nil {
-			s.respond(ctx, cmd, s.changeProblem(ctx, err, name, "change"), "Nothing was changed")
-			return nil
+			return tell(s.changeProblem(ctx, err, name, "change"), "Nothing was changed")
 		}
 		s.respond(ctx, cmd, RenderStreamChanged(st, "Policy set to `"+string(p)+"` for"), "Done")
 	case "run":
-		s.runNow(ctx, cmd, name)
+		return s.runNow(ctx, cmd, name)
 	case "delete", "remove":
 		st, err := s.svc.Show(ctx, name)
 		if err != nil {
-			s.respond(ctx, cmd, s.lookupProblem(err, name), "No such stream")
-			return nil
+			return tell(s.lookupProblem(err, name), "No such stream")
 		}
 		if !st.CanChange(cmd.UserID, false) && !s.isAdmin(ctx, cmd.UserID) {
-			s.respond(ctx, cmd, RenderStreamNotAllowed(st, "delete"), "Not allowed")
-			return nil
+			return tell(RenderStreamNotAllowed(st, "delete"), "Not allowed")
 		}
 		s.respond(ctx, cmd, RenderStreamDeleteConfirm(st), "Delete this stream?")
 	default:
-		s.respond(ctx, cmd, RenderError("I don't know `/research stream "+EscapeTruncate(verb, 40)+"`.", "`/research stream help` lists the stream commands."), "Unknown stream command")
+		return tell(RenderError("I don't know `/research stream "+EscapeTruncate(verb, 40)+"`.", "`/research stream help` lists the stream commands."), "Unknown stream command")
 	}
 	return nil
 }
@@ -200,7 +193,7 @@ func needsName(verb string) bool {
 }
 
 // runNow starts a digest of the named stream now, posted to its channel.
-func (s *Streams) runNow(ctx context.Context, cmd StreamCommand, name string) {
+func (s *Streams) runNow(ctx context.Context, cmd StreamCommand, name string) error {
 	var run *pipeline.Run
 	st, err := s.asOwnerOrAdmin(ctx, cmd.UserID, func(admin bool) (*scheduler.Stream, error) {
 		var err error
@@ -211,11 +204,11 @@ func (s *Streams) runNow(ctx context.Context, cmd StreamCommand, name string) {
 		return s.svc.Show(ctx, name)
 	})
 	if err != nil {
-		s.respond(ctx, cmd, s.changeProblem(ctx, err, name, "run"), "No digest started")
-		return
+		return tell(s.changeProblem(ctx, err, name, "run"), "No digest started")
 	}
 	s.respond(ctx, cmd, []slack.Block{section(fmt.Sprintf(":gear: Started a digest of *%s* (run %s); I'll post it in %s.",
 		EscapeTruncate(st.Spec.Name, 100), runRef(run.ID), channelRef(st.Spec.Channel)))}, "Digest started")
+	return nil
 }
 
 // asOwnerOrAdmin calls op as a plain user first and, when the service says
