@@ -49,7 +49,11 @@ type PresenterConfig struct {
 	// HTTPClient makes the Web API calls; nil means a default client.
 	HTTPClient *http.Client
 	Logger     *slog.Logger
-	Now        func() time.Time
+	// Now and AfterFunc are the clock progress is paced by; nil means the
+	// real one. AfterFunc calls f after d unless stop is called first
+	// (stop reports whether it prevented the call, as time.Timer.Stop).
+	Now       func() time.Time
+	AfterFunc func(d time.Duration, f func()) (stop func() bool)
 }
 
 // Presenter shows runs that started in Slack (pipeline.Presenter for
@@ -61,6 +65,7 @@ type Presenter struct {
 	mem      Memory
 	log      *slog.Logger
 	now      func() time.Time
+	after    func(d time.Duration, f func()) (stop func() bool)
 	interval time.Duration
 
 	ctx    context.Context // for deferred progress flushes; ended by Close
@@ -96,8 +101,8 @@ type progressState struct {
 	pending         []slack.Block // latest rendering not yet sent
 	pendingText     string
 	lastSent        time.Time
-	notBefore       time.Time // after a 429
-	timer           *time.Timer
+	notBefore       time.Time   // after a 429
+	stop            func() bool // stops the pending flush; nil when none
 	sending         bool
 	touched         time.Time // last Progress call
 }
@@ -125,6 +130,7 @@ func NewPresenter(cfg PresenterConfig) (*Presenter, error) {
 		mem:      cfg.Memory,
 		log:      cfg.Logger,
 		now:      cfg.Now,
+		after:    cfg.AfterFunc,
 		interval: cfg.MinInterval,
 		progress: map[string]*progressState{},
 		maxRuns:  progressMaxRuns,
@@ -134,6 +140,9 @@ func NewPresenter(cfg PresenterConfig) (*Presenter, error) {
 	}
 	if p.now == nil {
 		p.now = time.Now
+	}
+	if p.after == nil {
+		p.after = func(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
 	}
 	if p.interval <= 0 {
 		p.interval = 3 * time.Second
@@ -147,10 +156,7 @@ func (p *Presenter) Close() {
 	p.cancel()
 	p.mu.Lock()
 	for _, st := range p.progress {
-		if st.timer != nil && st.timer.Stop() {
-			p.wg.Done()
-		}
-		st.timer = nil
+		p.stopFlushLocked(st)
 	}
 	p.mu.Unlock()
 	p.wg.Wait()
@@ -288,7 +294,7 @@ func (p *Presenter) progressWith(ctx context.Context, r *pipeline.Run, note stri
 	st.touched = p.now()
 	st.pending, st.pendingText = blocks, text
 	due := p.dueLocked(st)
-	if st.sending || st.timer != nil {
+	if st.sending || st.stop != nil {
 		p.mu.Unlock()
 		return
 	}
@@ -311,9 +317,7 @@ func (p *Presenter) sweepLocked() {
 	}
 	p.lastSweep = now
 	drop := func(id string, st *progressState) {
-		if st.timer != nil && st.timer.Stop() {
-			p.wg.Done()
-		}
+		p.stopFlushLocked(st)
 		delete(p.progress, id)
 	}
 	for id, st := range p.progress {
@@ -344,16 +348,24 @@ func (p *Presenter) dueLocked(st *progressState) time.Time {
 	return due
 }
 
+// stopFlushLocked cancels st's pending flush, if any.
+func (p *Presenter) stopFlushLocked(st *progressState) {
+	if st.stop != nil && st.stop() {
+		p.wg.Done()
+	}
+	st.stop = nil
+}
+
 // scheduleLocked arranges a flush after wait.
 func (p *Presenter) scheduleLocked(runID string, st *progressState, wait time.Duration) {
 	if p.ctx.Err() != nil {
 		return
 	}
 	p.wg.Add(1)
-	st.timer = time.AfterFunc(wait, func() {
+	st.stop = p.after(wait, func() {
 		defer p.wg.Done()
 		p.mu.Lock()
-		st.timer = nil
+		st.stop = nil
 		p.mu.Unlock()
 		ctx, cancel := context.WithTimeout(p.ctx, 30*time.Second)
 		defer cancel()
@@ -388,7 +400,7 @@ func (p *Presenter) flush(ctx context.Context, runID string) {
 	} else if err != nil {
 		p.log.Warn("bot: progress update failed", "run_id", runID, "err", err)
 	}
-	if st.pending != nil && st.timer == nil {
+	if st.pending != nil && st.stop == nil {
 		p.scheduleLocked(runID, st, max(p.dueLocked(st).Sub(p.now()), time.Millisecond))
 	}
 }
@@ -434,9 +446,7 @@ func (p *Presenter) Finished(ctx context.Context, r *pipeline.Run) error {
 	log := p.log.With("run_id", r.ID, "status", r.Status)
 	p.mu.Lock()
 	if st := p.progress[r.ID]; st != nil {
-		if st.timer != nil && st.timer.Stop() {
-			p.wg.Done()
-		}
+		p.stopFlushLocked(st)
 		delete(p.progress, r.ID)
 	}
 	p.mu.Unlock()
