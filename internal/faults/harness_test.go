@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -188,7 +189,7 @@ func (x *proxy) down() { x.p.Stop() }
 
 func (x *proxy) up() {
 	x.t.Helper()
-	if err := x.p.Start(); err != nil {
+	if err := x.p.Start(); err != nil && !errors.Is(err, toxiproxy.ErrProxyAlreadyStarted) {
 		x.t.Fatal(err)
 	}
 }
