@@ -34,4 +34,3 @@ func (s stallReplyOf) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 func (s stallReplyOf) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return next
 }
-
