@@ -19,6 +19,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -194,6 +195,10 @@ func (x *proxy) up() {
 	}
 }
 
+// runTag marks a run's question in the soak ("soak-17"), so the model's
+// gate counts calls in flight per run.
+var runTag = regexp.MustCompile(`soak-\d+`)
+
 // model is the fake OpenAI endpoint behind a gate that counts the calls in
 // flight per schema (a call ends when its reply is sent or its client goes
 // away), so a test sees two workers running one step at once.
@@ -227,6 +232,9 @@ func newModel(t testing.TB, r llmtest.Responder) *model {
 		}
 		_ = json.Unmarshal(body, &wr)
 		schema := wr.ResponseFormat.JSONSchema.Name
+		if tag := runTag.Find(body); tag != nil {
+			schema += "|" + string(tag) // the soak's runs, told apart by their questions
+		}
 		m.mu.Lock()
 		m.inFlight[schema]++
 		m.peak[schema] = max(m.peak[schema], m.inFlight[schema])
@@ -368,14 +376,17 @@ func (l tlog) Write(p []byte) (int, error) {
 type replica struct {
 	*app.App
 	stop func()
+	// http is its client of the model and search APIs.
+	http *http.Client
 }
 
 // replica assembles a researchbot on redisURL; with work, it advances runs
 // of the "test" queue. Everything stops when the test ends.
 func (w *world) replica(redisURL string, work bool) *replica {
 	w.t.Helper()
+	hc := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	a, err := app.New(context.Background(), w.config(redisURL), app.Options{
-		Presenters: map[string]pipeline.Presenter{"test": w.rec}, DefaultQueue: "test",
+		Presenters: map[string]pipeline.Presenter{"test": w.rec}, DefaultQueue: "test", HTTPClient: hc,
 		RetryDelay: func(int, error) time.Duration { return 100 * time.Millisecond }, ShutdownTimeout: time.Second,
 		Logger: w.logger(),
 	})
@@ -383,7 +394,7 @@ func (w *world) replica(redisURL string, work bool) *replica {
 		w.t.Fatal(err)
 	}
 	w.t.Cleanup(func() { _ = a.Close() })
-	r := &replica{App: a, stop: func() {}}
+	r := &replica{App: a, stop: func() {}, http: hc}
 	if work {
 		stop, err := a.StartWorker(map[string]int{"test": 1})
 		if err != nil {
@@ -427,4 +438,17 @@ func eventually(t testing.TB, limit time.Duration, what string, cond func() bool
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// worstPeak is the most calls ever in flight at once for one key (schema,
+// or schema and run in the soak), among keys whose name has prefix.
+func (m *model) worstPeak(prefix string) (key string, n int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for k, p := range m.peak {
+		if strings.HasPrefix(k, prefix) && p > n {
+			key, n = k, p
+		}
+	}
+	return key, n
 }
