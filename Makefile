@@ -71,4 +71,4 @@ faults: redis-server
 
 # soak: 200 runs across 3 workers with random faults (not in CI; <= 15 min).
 soak: redis-server
-	$(GO) test -count=1 -timeout 20m -tags soak -v -run '^TestSoak$$' ./internal/faults
+	$(GO) test -count=1 -timeout 20m -tags 'faults soak' -v -run '^TestSoak$$' ./internal/faults

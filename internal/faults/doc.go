@@ -7,5 +7,5 @@
 // stalled and nobody is told a falsehood. Each test prints its figure.
 //
 // Run it with `make faults` (CI does, after `make test`); `make soak` runs
-// the long soak (TestSoak, tag "soak"). The package has no non-test code.
+// the long soak (TestSoak, tags "faults soak"). The package has no non-test code.
 package faults

@@ -1,4 +1,4 @@
-//go:build faults || soak
+//go:build faults
 
 package faults
 
@@ -438,17 +438,4 @@ func eventually(t testing.TB, limit time.Duration, what string, cond func() bool
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-// worstPeak is the most calls ever in flight at once for one key (schema,
-// or schema and run in the soak), among keys whose name has prefix.
-func (m *model) worstPeak(prefix string) (key string, n int) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for k, p := range m.peak {
-		if strings.HasPrefix(k, prefix) && p > n {
-			key, n = k, p
-		}
-	}
-	return key, n
 }

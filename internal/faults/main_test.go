@@ -1,4 +1,4 @@
-//go:build faults || soak
+//go:build faults
 
 package faults
 

@@ -188,11 +188,11 @@ func TestRedisLatencyDuringClicks(t *testing.T) {
 	inst := instanceOf(t, m)
 	w.px.add("slow", "latency", "downstream", map[string]any{"latency": 2000})
 	start := time.Now()
-	latency, told := w.clickAndJudge(m, inst, 0)
+	latency, _ := w.clickAndJudge(m, inst, 0)
 	eventually(t, waitLimit, "the decision", func() bool { return w.decided(inst) })
 	recordedAfter := time.Since(start)
 	w.px.remove("slow")
-	told = w.told(0)
+	told := w.told(0)
 	judge(t, told, true)
 	figure(t, "2 s of Redis latency: ack after %s, decision recorded after %s, told %q",
 		latency.Round(time.Millisecond), recordedAfter.Round(10*time.Millisecond), told)

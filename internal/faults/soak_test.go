@@ -1,4 +1,4 @@
-//go:build soak
+//go:build faults && soak
 
 package faults
 
@@ -207,7 +207,7 @@ func TestSoak(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	// Every run ends.
-	statuses := map[pipeline.Status]int{}
+	var statuses map[pipeline.Status]int
 	reasons := map[string]string{}
 	var left []string
 	deadline := time.Now().Add(12 * time.Minute)
@@ -339,4 +339,17 @@ func heapMB() float64 {
 func fds() int {
 	es, _ := os.ReadDir("/proc/self/fd")
 	return len(es)
+}
+
+// worstPeak is the most calls ever in flight at once for one key (schema,
+// or schema and run in the soak), among keys whose name has prefix.
+func (m *model) worstPeak(prefix string) (key string, n int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for k, p := range m.peak {
+		if strings.HasPrefix(k, prefix) && p > n {
+			key, n = k, p
+		}
+	}
+	return key, n
 }
