@@ -111,7 +111,7 @@ func (r *Run) Deadline() time.Time {
 	if r.Status.Final() {
 		return time.Time{}
 	}
-	if inst := r.Current(); inst != nil && inst.Open() {
+	if inst := r.Current(); inst != nil && (inst.Open() || inst.State == checkpoints.StateTimedOut) {
 		return inst.DeadlineAt
 	}
 	return time.Time{}
@@ -222,7 +222,13 @@ func (e *Engine) advanceWaiting(ctx context.Context, r *Run, inst *checkpoints.I
 			return e.timeOut(ctx, r, inst)
 		}
 		return false, nil
-	default: // timed out with its reminders used up: a person's turn
+	case checkpoints.StateTimedOut:
+		// Its re-offers are used up: a person's turn, reminded at its interval.
+		if r.dueAt(e.cfg.Now()) != nil {
+			return e.remind(ctx, r, inst)
+		}
+		return false, nil
+	default:
 		return false, nil
 	}
 }
@@ -502,7 +508,7 @@ func (e *Engine) present(ctx context.Context, r *Run) error {
 		return e.offerFailed(ctx, r, id, err)
 	}
 	deadline := inst.DeadlineAt
-	open := inst.Open()
+	open := inst.Open() || inst.State == checkpoints.StateTimedOut
 	// A person may have decided meanwhile (without the lease): update re-reads.
 	if err := e.update(ctx, r, cleared); err != nil {
 		return err
@@ -592,8 +598,8 @@ func (e *Engine) giveUpCheckpoint(ctx context.Context, r *Run, inst *checkpoints
 // deadline has passed. An optional checkpoint is skipped and the run goes
 // on; a required one is marked timed out and offered again as a reminder,
 // at the same interval, while its retries last; after that it stays timed
-// out (shown once more) until someone answers it. A timeout is never read as
-// a rejection.
+// out until someone answers it, reminded at the same interval. A timeout is
+// never read as a rejection.
 func (e *Engine) timeOut(ctx context.Context, r *Run, inst *checkpoints.Instance) (bool, error) {
 	now := e.cfg.Now()
 	if err := inst.TimeOut(now); err != nil {
@@ -617,7 +623,19 @@ func (e *Engine) timeOut(ctx context.Context, r *Run, inst *checkpoints.Instance
 	if inst.CanRetry() {
 		return e.offer(ctx, r, inst)
 	}
-	// Reminders are used up: it stays timed out until someone answers it.
+	// Re-offers are used up: it stays timed out until someone answers it,
+	// and is reminded at the same interval for as long as it waits.
+	return e.remind(ctx, r, inst)
+}
+
+// remind shows a timed-out checkpoint again as a reminder and sets its next
+// deadline one interval on.
+func (e *Engine) remind(ctx context.Context, r *Run, inst *checkpoints.Instance) (bool, error) {
+	now := e.cfg.Now()
+	if err := inst.Remind(now); err != nil {
+		return false, err
+	}
+	r.trace(now, r.Step, "checkpoint %s still waits; reminder %d", inst.DefinitionID, inst.Attempt)
 	r.Offering = inst.ID
 	if err := e.save(ctx, r); err != nil {
 		return false, err
@@ -635,7 +653,7 @@ func (e *Engine) CheckTimeout(ctx context.Context, runID, instanceID string, dea
 		if err != nil {
 			return err
 		}
-		if inst := r.Current(); inst == nil || inst.ID != instanceID || !inst.Open() {
+		if inst := r.Current(); inst == nil || inst.ID != instanceID || !(inst.Open() || inst.State == checkpoints.StateTimedOut) {
 			return nil
 		}
 		return e.cfg.Queue.EnqueueTimer(ctx, r.Origin.Queue, runID, instanceID, deadline)
