@@ -133,11 +133,13 @@ func (e *Engine) advanceLeased(ctx context.Context, runID string) error {
 		return fmt.Errorf("lease run %s: %w", runID, err)
 	}
 	defer lease.Release()
+	leasedAt := e.cfg.Now()
 	for {
 		r, err := e.loadLeased(ctx, runID, lease.Fence())
 		if err != nil {
 			return err
 		}
+		r.LeasedAt = leasedAt
 		if r.Status.Final() {
 			if !r.Presented {
 				return e.finished(ctx, r)

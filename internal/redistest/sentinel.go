@@ -2,6 +2,7 @@ package redistest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -85,8 +86,10 @@ func StartSentinel(t testing.TB) *Sentinel {
 func (s *Sentinel) Failover(ctx context.Context) error {
 	m := redis.NewClient(&redis.Options{Addr: s.Master.Addr})
 	defer m.Close()
-	if n, err := m.Wait(ctx, 1, 5*time.Second).Result(); err != nil || n < 1 {
-		return fmt.Errorf("replica not in sync before the failover (%d replicas): %w", n, err)
+	if n, err := m.Wait(ctx, 1, 5*time.Second).Result(); err != nil {
+		return fmt.Errorf("wait for the replica before the failover: %w", err)
+	} else if n < 1 {
+		return errors.New("the replica did not catch up with the master before the failover")
 	}
 	sub := s.client.Subscribe(ctx, "+switch-master")
 	defer sub.Close()
