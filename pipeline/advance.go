@@ -51,13 +51,12 @@ func (e *Engine) Advance(ctx context.Context, runID string) error {
 		if err := e.advanceLeased(ctx, runID); err != nil {
 			return err
 		}
-		r, err := e.cfg.Store.Load(ctx, runID)
+		r, by, err := e.loadForStep(ctx, runID)
 		if err != nil {
 			return err
 		}
-		wake, err := e.hasWork(ctx, r)
-		if err != nil || !wake {
-			return err
+		if !e.hasWork(r, by) {
+			return nil
 		}
 		e.log.Debug("work arrived while the lease was held; taking it again", "run", runID)
 	}
@@ -65,16 +64,10 @@ func (e *Engine) Advance(ctx context.Context, runID string) error {
 }
 
 // hasWork reports whether a worker should take the run now: it needs a
-// worker, it is asked to stop, or its checkpoint's deadline has passed.
-func (e *Engine) hasWork(ctx context.Context, r *Run) (bool, error) {
-	if r.NeedsWorker() || r.dueAt(e.cfg.Now()) != nil {
-		return true, nil
-	}
-	if r.Status.Final() {
-		return false, nil
-	}
-	by, err := e.cfg.Store.CancelRequested(ctx, r.ID)
-	return by != "", err
+// worker, it is asked to stop (cancelBy), or its checkpoint's deadline has
+// passed.
+func (e *Engine) hasWork(r *Run, cancelBy string) bool {
+	return r.NeedsWorker() || r.dueAt(e.cfg.Now()) != nil || !r.Status.Final() && cancelBy != ""
 }
 
 // NeedsWorker reports whether a worker has something to do for the run: a
@@ -133,20 +126,20 @@ func (e *Engine) advanceLeased(ctx context.Context, runID string) error {
 		return fmt.Errorf("lease run %s: %w", runID, err)
 	}
 	defer lease.Release()
+	leasedAt := e.cfg.Now()
 	for {
-		r, err := e.loadLeased(ctx, runID, lease.Fence())
+		r, by, err := e.loadForStep(ctx, runID)
 		if err != nil {
 			return err
 		}
+		r.Fence, r.LeasedAt = lease.Fence(), leasedAt
 		if r.Status.Final() {
 			if !r.Presented {
 				return e.finished(ctx, r)
 			}
 			return nil
 		}
-		if by, err := e.cfg.Store.CancelRequested(ctx, runID); err != nil {
-			return err
-		} else if by != "" {
+		if by != "" {
 			return e.finishCancelled(ctx, r, by)
 		}
 		if r.Offering != "" {
@@ -179,6 +172,25 @@ func (e *Engine) advanceLeased(ctx context.Context, runID string) error {
 			return err
 		}
 	}
+}
+
+// stepLoader is a Store that reads a run and who asked to cancel it in one
+// round trip (redisstore's does).
+type stepLoader interface {
+	LoadForStep(ctx context.Context, id string) (*Run, string, error)
+}
+
+// loadForStep returns the run and who asked to cancel it ("" for no one).
+func (e *Engine) loadForStep(ctx context.Context, runID string) (*Run, string, error) {
+	if l, ok := e.cfg.Store.(stepLoader); ok {
+		return l.LoadForStep(ctx, runID)
+	}
+	r, err := e.cfg.Store.Load(ctx, runID)
+	if err != nil {
+		return nil, "", err
+	}
+	by, err := e.cfg.Store.CancelRequested(ctx, runID)
+	return r, by, err
 }
 
 // loadLeased loads the run for the holder of the lease with this fence.

@@ -197,6 +197,10 @@ type Run struct {
 	CreatedAt  time.Time `json:"created_at"`
 	UpdatedAt  time.Time `json:"updated_at"`
 	FinishedAt time.Time `json:"finished_at,omitzero"`
+	// LeasedAt is when the worker that last saved the run took its lease:
+	// against CreatedAt, or a checkpoint's DecidedAt, it says how long the
+	// run waited for a worker.
+	LeasedAt time.Time `json:"leased_at,omitzero"`
 	// Active is the working time spent in steps; human waits are not counted.
 	Active time.Duration `json:"active"`
 	// Attempt counts the attempts at the current step (Step), across
