@@ -42,6 +42,9 @@ type Config struct {
 	LLMTimeout    time.Duration
 	LLMMaxRetries int
 	LLMPerMinute  int // requests per minute across replicas; 0 = unlimited
+	// LLMStartupCheck: serve, worker and run ask the endpoint for its
+	// models at start and stop with the cause when it does not answer.
+	LLMStartupCheck bool
 
 	// State.
 	RedisURL string
@@ -109,6 +112,7 @@ func Variables() []Variable {
 		{"LLM_TIMEOUT", "120s", "timeout of one LLM call"},
 		{"LLM_MAX_RETRIES", "4", "retries of one LLM call on 429, 5xx, timeouts and connection errors (0 = none)"},
 		{"LLM_REQUESTS_PER_MINUTE", "0 (no limit)", "LLM request rate across all replicas"},
+		{"LLM_STARTUP_CHECK", "true", "ask the endpoint for its models (GET /models) at start and stop with the cause when it does not answer; `false` skips it (endpoints without /models)"},
 		{"REDIS_URL", "embedded", "`redis://…`; unset means an in-process Redis whose state dies with the process"},
 		{"SEARXNG_URL", "", "a SearXNG instance (JSON API) for web and news search"},
 		{"BRAVE_API_KEY", "", "Brave Search API key (web and news)"},
@@ -163,6 +167,7 @@ func Load(getenv func(string) string) (Config, error) {
 		LLMTimeout:        p.dur("LLM_TIMEOUT", 120*time.Second, true),
 		LLMMaxRetries:     p.int("LLM_MAX_RETRIES", 4, 0),
 		LLMPerMinute:      p.int("LLM_REQUESTS_PER_MINUTE", 0, 0),
+		LLMStartupCheck:   p.bool("LLM_STARTUP_CHECK", true),
 		RedisURL:          p.redisURL("REDIS_URL"),
 		SearXNGURL:        p.url("SEARXNG_URL", ""),
 		BraveAPIKey:       p.str("BRAVE_API_KEY", ""),

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -116,7 +117,7 @@ func cmdRun(ctx context.Context, args []string, getenv func(string) string, stdi
 	presenter := terminal.New(stderr)
 	// A person who presses Ctrl-C wants the prompt back: the step in flight is
 	// handed back at once (it is redone on --resume).
-	a, err := app.New(ctx, cfg, app.Options{Presenters: map[string]pipeline.Presenter{"terminal": presenter}, Logger: log, ShutdownTimeout: time.Second})
+	a, err := openChecked(ctx, cfg, dependencies{llm: true}, app.Options{Presenters: map[string]pipeline.Presenter{"terminal": presenter}, Logger: log, ShutdownTimeout: time.Second})
 	if err != nil {
 		return err
 	}
@@ -250,7 +251,8 @@ func follow(ctx context.Context, eng *pipeline.Engine, runs <-chan *pipeline.Run
 				return interrupted()
 			}
 			if errors.Is(err, terminal.ErrNoInput) {
-				return &exitError{code: 3, msg: resumeHint(fmt.Sprintf("no answer on standard input; the run waits at %q", inst.Label))}
+				return &exitError{code: 3, msg: resumeHint(fmt.Sprintf("standard input ended, and the run waits for an answer at %q: "+
+					"a guided run asks questions as it goes; run it in a terminal, or use --mode auto for a run that asks none", inst.Label))}
 			}
 			switch {
 			case errors.Is(err, terminal.ErrSkip):
@@ -302,8 +304,35 @@ func writeOutcome(r *pipeline.Run, outFile string, stdout, stderr io.Writer) err
 	}
 	if r.Status == pipeline.StatusPartial {
 		fmt.Fprintf(stderr, "note: this is a partial report: %s\n", terminal.Clean(r.FallbackReason))
+		if len(r.Pages) == 0 {
+			return &exitError{code: 1, msg: noSourcesMessage(r)}
+		}
 	}
 	return nil
+}
+
+// noSourcesMessage says why a run read nothing: the distinct search and
+// fetch errors it recorded, and what to check.
+func noSourcesMessage(r *pipeline.Run) string {
+	var causes []string
+	for _, e := range r.Errors {
+		m := e.Message
+		if strings.HasPrefix(m, `query "`) { // the same cause for every query: say it once
+			if _, after, ok := strings.Cut(m, `": `); ok {
+				m = after
+			}
+		}
+		if (e.Kind == "search" || e.Kind == "fetch") && !slices.Contains(causes, m) && len(causes) < 3 {
+			causes = append(causes, m)
+		}
+	}
+	msg := fmt.Sprintf("researchbot: run %s read no sources, so its report says nothing it could check", r.ID)
+	if len(causes) == 0 {
+		msg += ": the searches found nothing"
+	} else {
+		msg += ": " + terminal.Clean(strings.Join(causes, "; "))
+	}
+	return msg + ". Check the network, or configure a search backend you can reach (SEARXNG_URL, BRAVE_API_KEY, TAVILY_API_KEY; see 'researchbot env')."
 }
 
 func cmdRuns(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {

@@ -29,7 +29,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	log := newLogger(cfg, stderr)
 	metrics := bot.NewMetrics()
-	a, err := app.New(ctx, cfg, app.Options{DefaultQueue: slackQueue, Observer: metrics, Logger: log})
+	a, err := openChecked(ctx, cfg, dependencies{slackBot: true, slackApp: true, llm: true}, app.Options{DefaultQueue: slackQueue, Observer: metrics, Logger: log})
 	if err != nil {
 		return err
 	}

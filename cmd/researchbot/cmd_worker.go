@@ -42,7 +42,7 @@ func cmdWorker(ctx context.Context, args []string, getenv func(string) string, s
 		return err
 	}
 	log := newLogger(cfg, stderr)
-	a, err := app.New(ctx, cfg, app.Options{DefaultQueue: slackQueue, Logger: log})
+	a, err := openChecked(ctx, cfg, dependencies{slackBot: cfg.SlackBotToken != "", llm: true}, app.Options{DefaultQueue: slackQueue, Logger: log})
 	if err != nil {
 		return err
 	}
