@@ -3,10 +3,8 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"slices"
 	"strconv"
@@ -17,12 +15,12 @@ import (
 	"github.com/researchbot/researchbot/config"
 	"github.com/researchbot/researchbot/internal/app"
 	"github.com/researchbot/researchbot/pipeline"
-	"github.com/researchbot/researchbot/redisstore"
 	"github.com/researchbot/researchbot/terminal"
 )
 
-// loadConfig reads the configuration and turns problems into one clear exit.
-func loadConfig(getenv func(string) string, stderr io.Writer, checks ...func(config.Config) error) (config.Config, error) {
+// loadConfig reads the configuration and turns every problem into one
+// exit message, a line each.
+func loadConfig(getenv func(string) string, checks ...func(config.Config) error) (config.Config, error) {
 	cfg, err := config.Load(getenv)
 	var problems []error
 	if err != nil {
@@ -33,37 +31,18 @@ func loadConfig(getenv func(string) string, stderr io.Writer, checks ...func(con
 			problems = append(problems, err)
 		}
 	}
-	if len(problems) > 0 {
-		fmt.Fprintln(stderr, "researchbot: the configuration has problems:")
-		for _, line := range strings.Split(errors.Join(problems...).Error(), "\n") {
-			fmt.Fprintln(stderr, "  -", line)
-		}
-		fmt.Fprintln(stderr, "See 'researchbot env' or the README for every variable.")
-		return cfg, &exitError{code: 2}
+	if len(problems) == 0 {
+		return cfg, nil
 	}
-	return cfg, nil
-}
-
-// newLogger makes the program's logger, and routes go-redis's own log lines
-// (connection retries) into it, quietly, so every line is structured and an
-// outage of Redis is not a storm of lines.
-func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
-	var level slog.Level
-	_ = level.UnmarshalText([]byte(cfg.LogLevel))
-	opts := &slog.HandlerOptions{Level: level}
-	var log *slog.Logger
-	if cfg.LogFormat == "json" {
-		log = slog.New(slog.NewJSONHandler(w, opts))
-	} else {
-		log = slog.New(slog.NewTextHandler(w, opts))
+	msg := "researchbot: the configuration has problems:"
+	for _, line := range strings.Split(errors.Join(problems...).Error(), "\n") {
+		msg += "\n  - " + line
 	}
-	redisstore.RouteRedisLogs(log)
-	return log
+	return cfg, &exitError{code: 2, msg: msg + "\nSee 'researchbot env' or the README for every variable."}
 }
 
 func cmdRun(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("run")
 	mode := fs.String("mode", checkpoints.ModeGuided, "checkpoints: auto (none), guided (plan, critical issues, draft) or full (all)")
 	depth := fs.String("depth", "standard", "quick, standard or comprehensive")
 	reviewSources := fs.Bool("review-sources", false, "in guided mode, review the sources before they are read (full mode always does)")
@@ -79,21 +58,13 @@ func cmdRun(ctx context.Context, args []string, getenv func(string) string, stdi
 	maxIter := fs.Int("max-iterations", 0, "revision and re-plan limit (default RUN_MAX_ITERATIONS)")
 	resume := fs.String("resume", "", "continue the run with this id")
 	outFile := fs.String("o", "", "write the report to this file instead of stdout")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: researchbot run [flags] \"<question>\"\n       researchbot run --resume RUN_ID\n\nFlags:")
-		fs.PrintDefaults()
-	}
-	words, err := parseInterspersed(fs, args)
+	words, err := parseFlags(fs, "run", args, true, stdout, stderr)
 	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return &exitError{code: 2}
+		return err
 	}
 	question := strings.TrimSpace(strings.Join(words, " "))
 	if *resume == "" && question == "" {
-		fs.Usage()
-		return &exitError{code: 2, msg: "researchbot run: give a question, or --resume RUN_ID"}
+		return usageError(stderr, "run", "give a question, or --resume RUN_ID")
 	}
 	queue := app.TerminalQueuePrefix + randomSuffix()
 	req := pipeline.Request{
@@ -106,7 +77,7 @@ func cmdRun(ctx context.Context, args []string, getenv func(string) string, stdi
 			return &exitError{code: 2, msg: "researchbot: " + err.Error()}
 		}
 	}
-	cfg, err := loadConfig(getenv, stderr, config.Config.CheckLLM)
+	cfg, err := loadConfig(getenv, config.Config.CheckLLM)
 	if err != nil {
 		return err
 	}
@@ -187,23 +158,6 @@ func cmdRun(ctx context.Context, args []string, getenv func(string) string, stdi
 		}
 	}
 	return err
-}
-
-// parseInterspersed parses flags before, between and after the words of the
-// question ("researchbot run "q" --mode auto" works), and returns the words.
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
-	var words []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			return words, nil
-		}
-		words = append(words, rest[0])
-		args = rest[1:]
-	}
 }
 
 func limitsFromFlags(maxCost float64, maxIter int) pipeline.Limits {
@@ -339,12 +293,18 @@ func cmdRuns(ctx context.Context, args []string, getenv func(string) string, std
 	if len(args) > 0 && args[0] == "prune" {
 		return cmdPrune(ctx, args[1:], getenv, stdout, stderr)
 	}
-	fs := flag.NewFlagSet("runs", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("runs")
 	limit := fs.Int("limit", 20, "how many runs to list")
 	feedback := fs.Bool("feedback", false, "list what people said about the reports (👍 / 👎 and reasons) instead")
-	if err := fs.Parse(args); err != nil {
-		return &exitError{code: 2}
+	rest, err := parseFlags(fs, "runs", args, false, stdout, stderr)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return usageError(stderr, "runs", "unexpected argument %q", rest[0])
+	}
+	if *limit < 1 {
+		return usageError(stderr, "runs", "--limit must be at least 1 (got %d)", *limit)
 	}
 	a, err := openStore(ctx, getenv, stderr, "the embedded Redis starts empty, so there are no runs to list")
 	if err != nil {
@@ -417,7 +377,7 @@ func age(d time.Duration) string {
 // openStore assembles researchbot for a command that only reads or changes
 // stored data. With no REDIS_URL it says, with emptyNote, why there is little to see.
 func openStore(ctx context.Context, getenv func(string) string, stderr io.Writer, emptyNote string) (*app.App, error) {
-	cfg, err := loadConfig(getenv, stderr)
+	cfg, err := loadConfig(getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -429,15 +389,4 @@ func openStore(ctx context.Context, getenv func(string) string, stderr io.Writer
 		fmt.Fprintf(stderr, "note: REDIS_URL is not set; %s.\n", emptyNote)
 	}
 	return a, nil
-}
-
-func cmdEnv(stdout io.Writer) error {
-	for _, v := range config.Variables() {
-		def := v.Default
-		if def == "" {
-			def = "none"
-		}
-		fmt.Fprintf(stdout, "%s\n    %s (default: %s)\n", v.Name, v.Meaning, def)
-	}
-	return nil
 }
