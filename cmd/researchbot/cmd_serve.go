@@ -39,8 +39,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		log.Warn("REDIS_URL is not set: using an in-process Redis; runs, checkpoints and streams will not survive a restart, and replicas cannot share work")
 	}
 	log.Info("search backends active", "backends", a.Backends)
-	metrics.WatchRunStates(a.Store.CountActive)
-	metrics.WatchOldestUnleased(a.OldestUnleased)
+	watch(metrics.Metrics, a, []string{slackQueue})
 
 	// One Web API client for everything this process says in Slack.
 	sender := bot.NewSender(bot.SenderConfig{

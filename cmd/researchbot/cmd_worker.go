@@ -3,11 +3,14 @@ package main
 import (
 	"context"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/researchbot/researchbot/bot"
 	"github.com/researchbot/researchbot/config"
 	"github.com/researchbot/researchbot/internal/app"
+	"github.com/researchbot/researchbot/internal/obs"
 	"github.com/researchbot/researchbot/redisstore"
 	"github.com/researchbot/researchbot/scheduler"
 )
@@ -45,7 +48,8 @@ func cmdWorker(ctx context.Context, args []string, getenv func(string) string, s
 		return err
 	}
 	log = newLogger(cfg, stderr)
-	a, err := openChecked(ctx, cfg, dependencies{slackBot: cfg.SlackBotToken != "", llm: true}, app.Options{DefaultQueue: slackQueue, Logger: log})
+	metrics := obs.New()
+	a, err := openChecked(ctx, cfg, dependencies{slackBot: cfg.SlackBotToken != "", llm: true}, app.Options{DefaultQueue: slackQueue, Observer: metrics, Logger: log})
 	if err != nil {
 		return err
 	}
@@ -57,7 +61,10 @@ func cmdWorker(ctx context.Context, args []string, getenv func(string) string, s
 	// post them when Slack is configured.
 	digests := scheduler.DigestPresenterConfig{Store: redisstore.NewStreams(a.Conn.Client, "rb:"), Logger: log}
 	if cfg.SlackBotToken != "" {
-		presenter, err := bot.NewPresenter(bot.PresenterConfig{BotToken: cfg.SlackBotToken, APIURL: cfg.SlackAPIURL, Memory: redisstore.NewSlackMemory(a.Conn.Client), Logger: log})
+		presenter, err := bot.NewPresenter(bot.PresenterConfig{
+			BotToken: cfg.SlackBotToken, APIURL: cfg.SlackAPIURL, Memory: redisstore.NewSlackMemory(a.Conn.Client),
+			Metrics: bot.NewSlackMetrics(metrics), Logger: log,
+		})
 		if err != nil {
 			return err
 		}
@@ -71,6 +78,12 @@ func cmdWorker(ctx context.Context, args []string, getenv func(string) string, s
 		return err
 	}
 	defer stop()
+	watch(metrics, a, slices.Sorted(maps.Keys(qs)))
+	stopHTTP, err := obs.Serve(cfg.HTTPAddr, obs.Handler(metrics, redisReady(a)), log)
+	if err != nil {
+		return err
+	}
+	defer stopHTTP()
 	log.Info("researchbot worker taking runs", "queues", *queues, "version", versionLine(version, commit, buildInfo()))
 	<-ctx.Done()
 	return nil
