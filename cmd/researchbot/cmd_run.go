@@ -81,6 +81,11 @@ func cmdRun(ctx context.Context, args []string, getenv func(string) string, stdi
 	if err != nil {
 		return err
 	}
+	// Everything the run shows goes through the screen: on a terminal the
+	// progress is one line redrawn in place, and the rest prints past it.
+	screen := terminal.NewScreen(stderr, terminal.IsTerminal(stderr))
+	defer screen.Done()
+	stderr = screen
 	log := newLogger(cfg, stderr)
 	if cfg.LogLevel == "info" {
 		log = newLogger(config.Config{LogLevel: "warn", LogFormat: cfg.LogFormat}, stderr)
@@ -139,10 +144,7 @@ func cmdRun(ctx context.Context, args []string, getenv func(string) string, stdi
 		}
 	}
 	prompter := terminal.NewPrompter(stdin, stderr)
-	prompter.Editor = getenv("EDITOR")
-	if getenv("RESEARCHBOT_NO_EDITOR") != "" {
-		prompter.Editor = ""
-	}
+	prompter.Editor = terminal.EditorFrom(getenv)
 	watchCtx, stopWatching := context.WithCancel(ctx)
 	err = follow(ctx, a.Engine, a.Store.Watch(watchCtx, r.ID, 0), terminal.NewFollower(stderr, nil), prompter, r.ID, !a.Conn.Embedded, *outFile, stdout, stderr)
 	stopWatching()
@@ -180,16 +182,20 @@ func follow(ctx context.Context, eng *pipeline.Engine, runs <-chan *pipeline.Run
 		return fmt.Sprintf("\n%s. Everything so far is saved; continue with:\n  researchbot run --resume %s", what, runID)
 	}
 	interrupted := func() error { return &exitError{code: 130, msg: resumeHint("stopped")} }
+	var next *pipeline.Run // a state seen while a prompt was up
 	for {
-		var r *pipeline.Run
-		select {
-		case <-ctx.Done():
-			return interrupted()
-		case got, ok := <-runs:
-			if !ok {
+		r := next
+		next = nil
+		if r == nil {
+			select {
+			case <-ctx.Done():
 				return interrupted()
+			case got, ok := <-runs:
+				if !ok {
+					return interrupted()
+				}
+				r = got
 			}
-			r = got
 		}
 		inst := f.Observe(r)
 		if r.Status.Final() {
@@ -200,9 +206,17 @@ func follow(ctx context.Context, eng *pipeline.Engine, runs <-chan *pipeline.Run
 		}
 		var fieldErrs []checkpoints.FieldError
 		for {
-			d, err := pr.Ask(ctx, *inst, fieldErrs)
-			if ctx.Err() != nil {
+			newer, d, err := askWatching(ctx, runs, pr, *inst, fieldErrs)
+			if ctx.Err() != nil || errors.Is(err, errWatchEnded) {
 				return interrupted()
+			}
+			if newer != nil {
+				// Answered elsewhere, or timed out and gone on: no stale prompt.
+				if cur := newer.Current(); cur == nil || cur.ID != inst.ID || cur.Attempt == inst.Attempt { // not a reminder of it
+					fmt.Fprintf(stderr, "\n(%s was settled without you; going on)\n", terminal.Clean(inst.Label))
+				}
+				next = newer
+				break
 			}
 			if errors.Is(err, terminal.ErrNoInput) {
 				return &exitError{code: 3, msg: resumeHint(fmt.Sprintf("standard input ended, and the run waits for an answer at %q: "+
@@ -232,6 +246,54 @@ func follow(ctx context.Context, eng *pipeline.Engine, runs <-chan *pipeline.Run
 			break
 		}
 	}
+}
+
+// errWatchEnded reports that the run's states stopped coming (the watch
+// ended) while a prompt was up.
+var errWatchEnded = errors.New("the run is no longer watched")
+
+// askWatching asks the person about inst while it keeps watching the run.
+// When the run moves on without the answer (the checkpoint timed out and
+// the run went on, or someone answered it in Slack), the prompt is
+// withdrawn at once and the newer state returned instead of a decision.
+func askWatching(ctx context.Context, runs <-chan *pipeline.Run, pr *terminal.Prompter, inst checkpoints.Instance, errs []checkpoints.FieldError) (*pipeline.Run, checkpoints.Decision, error) {
+	askCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type answer struct {
+		d   checkpoints.Decision
+		err error
+	}
+	answered := make(chan answer, 1)
+	go func() { // owner: this call; it waits for the answer before returning
+		d, err := pr.Ask(askCtx, inst, errs)
+		answered <- answer{d, err}
+	}()
+	for {
+		select {
+		case a := <-answered:
+			return nil, a.d, a.err
+		case r, ok := <-runs:
+			if !ok {
+				cancel()
+				<-answered
+				return nil, checkpoints.Decision{}, errWatchEnded
+			}
+			if stillOffered(r, inst) {
+				continue
+			}
+			cancel()
+			<-answered
+			return r, checkpoints.Decision{}, nil
+		}
+	}
+}
+
+// stillOffered reports whether r still waits for an answer to this offer
+// of inst.
+func stillOffered(r *pipeline.Run, inst checkpoints.Instance) bool {
+	cur := r.Current()
+	return !r.Status.Final() && cur != nil && cur.ID == inst.ID && cur.Attempt == inst.Attempt &&
+		(cur.Open() || cur.State == checkpoints.StateTimedOut)
 }
 
 // writeOutcome prints the report (stdout or a file) or says, in one line on
