@@ -268,9 +268,11 @@ func (e *Engine) runStep(ctx context.Context, r *Run) error {
 	if err := e.save(ctx, r); err != nil {
 		return err
 	}
+	e.log.Debug("step start", "run", r.ID, "step", step, "attempt", r.Attempt.N)
 	start := e.cfg.Now()
 	err := e.execStep(ctx, r, st)
 	elapsed := e.cfg.Now().Sub(start)
+	e.log.Debug("step end", "run", r.ID, "step", step, "attempt", r.Attempt.N, "duration", elapsed, "ok", err == nil)
 	if e.cfg.Observer != nil {
 		e.cfg.Observer.StepDone(step, elapsed, err)
 	}
