@@ -49,8 +49,8 @@ Usage:
   researchbot runs prune                 forget expired runs; expire old finished ones
   researchbot serve                      run the Slack bot (Socket Mode) and workers
   researchbot worker [--queues runs]     run workers only (more capacity; needs REDIS_URL)
-  researchbot checkpoints [enable|disable|timeout ID …]
-                                         see and change checkpoint definitions
+  researchbot checkpoints [fields|show|create|update|delete|enable|disable|timeout|reset|skip …]
+                                         see and manage checkpoint definitions ('checkpoints help')
   researchbot env                        list the environment variables it reads
   researchbot healthcheck [--path P]     ask the local serve's /healthz (exit 0 or 1)
   researchbot version                    version, commit and Go version (also --version)
@@ -76,7 +76,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	case "worker":
 		return cmdWorker(ctx, args[1:], getenv, stderr)
 	case "checkpoints":
-		return cmdCheckpoints(ctx, args[1:], getenv, stdout, stderr)
+		return cmdCheckpoints(ctx, args[1:], getenv, stdin, stdout, stderr)
 	case "env":
 		return cmdEnv(stdout)
 	case "healthcheck":
