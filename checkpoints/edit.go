@@ -1,10 +1,29 @@
 package checkpoints
 
 import (
+	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
 )
+
+// Errors of stores of definitions.
+var (
+	// ErrNoDefinition: no definition has that id.
+	ErrNoDefinition = errors.New("no such checkpoint definition")
+	// ErrDefinitionExists: a new definition's id is taken.
+	ErrDefinitionExists = errors.New("a checkpoint definition with this id exists")
+)
+
+// SortByPipeline orders definitions as a run meets them: by position in
+// pipeline order, then sort order, then id.
+func SortByPipeline(defs []Definition) {
+	slices.SortStableFunc(defs, func(a, b Definition) int {
+		return cmp.Or(cmp.Compare(slices.Index(positions(), a.Position), slices.Index(positions(), b.Position)),
+			cmp.Compare(a.SortOrder, b.SortOrder), cmp.Compare(a.ID, b.ID))
+	})
+}
 
 // IsBuiltin reports whether id names one of the four built-in definitions,
 // which may be edited but not deleted.

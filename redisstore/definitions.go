@@ -12,24 +12,16 @@ import (
 	"github.com/researchbot/researchbot/checkpoints"
 )
 
-// Errors of the definition operations.
-var (
-	// ErrNoDefinition: no definition has that id.
-	ErrNoDefinition = errors.New("no such checkpoint definition")
-	// ErrDefinitionExists: CreateDefinition found the id taken.
-	ErrDefinitionExists = errors.New("a checkpoint definition with this id exists")
-)
-
 func (s *Store) defsKey() string                 { return s.prefix + "defs" }
 func (s *Store) failuresKey(defID string) string { return s.prefix + "cpfail:" + defID }
 func (s *Store) alertKey(defID string) string    { return s.prefix + "cpalert:" + defID }
 
-// Definition returns the stored definition with that id, or ErrNoDefinition.
+// Definition returns the stored definition with that id, or checkpoints.ErrNoDefinition.
 func (s *Store) Definition(ctx context.Context, id string) (checkpoints.Definition, error) {
 	var d checkpoints.Definition
 	raw, err := s.rdb.HGet(ctx, s.defsKey(), id).Bytes()
 	if errors.Is(err, redis.Nil) {
-		return d, fmt.Errorf("%w: %q", ErrNoDefinition, id)
+		return d, fmt.Errorf("%w: %q", checkpoints.ErrNoDefinition, id)
 	}
 	if err != nil {
 		return d, err
@@ -41,7 +33,7 @@ func (s *Store) Definition(ctx context.Context, id string) (checkpoints.Definiti
 }
 
 // CreateDefinition stores a new, valid definition, or returns
-// ErrDefinitionExists and changes nothing when its id is taken.
+// checkpoints.ErrDefinitionExists and changes nothing when its id is taken.
 func (s *Store) CreateDefinition(ctx context.Context, d checkpoints.Definition) error {
 	raw, err := encodeDefinition(d)
 	if err != nil {
@@ -52,7 +44,7 @@ func (s *Store) CreateDefinition(ctx context.Context, d checkpoints.Definition) 
 		return err
 	}
 	if !ok {
-		return fmt.Errorf("%w: %q", ErrDefinitionExists, d.ID)
+		return fmt.Errorf("%w: %q", checkpoints.ErrDefinitionExists, d.ID)
 	}
 	return nil
 }

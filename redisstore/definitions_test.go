@@ -18,7 +18,7 @@ func TestDefinitionCreateReadAndBreakerReset(t *testing.T) {
 	def := checkpoints.Builtins(now)[0]
 	def.ID = "custom"
 
-	if _, err := s.Definition(ctx, "custom"); !errors.Is(err, ErrNoDefinition) {
+	if _, err := s.Definition(ctx, "custom"); !errors.Is(err, checkpoints.ErrNoDefinition) {
 		t.Fatalf("missing definition: %v", err)
 	}
 	if err := s.CreateDefinition(ctx, def); err != nil {
@@ -26,7 +26,7 @@ func TestDefinitionCreateReadAndBreakerReset(t *testing.T) {
 	}
 	again := def
 	again.Label = "Another"
-	if err := s.CreateDefinition(ctx, again); !errors.Is(err, ErrDefinitionExists) {
+	if err := s.CreateDefinition(ctx, again); !errors.Is(err, checkpoints.ErrDefinitionExists) {
 		t.Fatalf("second create: %v", err)
 	}
 	got, err := s.Definition(ctx, "custom")
@@ -39,7 +39,7 @@ func TestDefinitionCreateReadAndBreakerReset(t *testing.T) {
 	if err := s.CreateDefinition(ctx, bad); err == nil {
 		t.Fatal("an invalid definition was stored")
 	}
-	if _, err := s.Definition(ctx, "bad"); !errors.Is(err, ErrNoDefinition) {
+	if _, err := s.Definition(ctx, "bad"); !errors.Is(err, checkpoints.ErrNoDefinition) {
 		t.Fatalf("invalid definition stored: %v", err)
 	}
 

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/researchbot/researchbot/checkpoints"
-	"github.com/researchbot/researchbot/redisstore"
 )
 
 const checkpointsUsage = `Usage:
@@ -151,7 +150,7 @@ func (c *checkpointsCmd) run(ctx context.Context, args []string) error {
 // ids there are.
 func (c *checkpointsCmd) find(ctx context.Context, id string) (checkpoints.Definition, error) {
 	def, err := c.store.Definition(ctx, id)
-	if !errors.Is(err, redisstore.ErrNoDefinition) {
+	if !errors.Is(err, checkpoints.ErrNoDefinition) {
 		return def, err
 	}
 	defs, err := c.store.Definitions(ctx)
@@ -172,17 +171,7 @@ func (c *checkpointsCmd) list(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	stage := map[checkpoints.Position]int{checkpoints.AfterPlanning: 0, checkpoints.AfterSearch: 1, checkpoints.AfterReview: 2, checkpoints.BeforeOutput: 3}
-	sort.SliceStable(defs, func(i, j int) bool {
-		a, b := defs[i], defs[j]
-		if stage[a.Position] != stage[b.Position] {
-			return stage[a.Position] < stage[b.Position]
-		}
-		if a.SortOrder != b.SortOrder {
-			return a.SortOrder < b.SortOrder
-		}
-		return a.ID < b.ID
-	})
+	checkpoints.SortByPipeline(defs)
 	fmt.Fprintf(c.stdout, "%-16s %-8s %-9s %-14s %-8s %-8s %s\n", "ID", "ENABLED", "REQUIRED", "MODES", "TIMEOUT", "BREAKER", "LABEL")
 	for _, d := range defs {
 		fails, _ := c.store.CheckpointFailures(ctx, d.ID, c.now, d.BreakerWindow)

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/researchbot/researchbot/checkpoints"
-	"github.com/researchbot/researchbot/redisstore"
 )
 
 // maxDocument bounds a definition document read from a file or stdin.
@@ -90,7 +89,7 @@ func (c *checkpointsCmd) create(ctx context.Context, name string) error {
 	}
 	d.CreatedAt, d.UpdatedAt = c.now, c.now
 	err = c.store.CreateDefinition(ctx, d)
-	if errors.Is(err, redisstore.ErrDefinitionExists) {
+	if errors.Is(err, checkpoints.ErrDefinitionExists) {
 		return &exitError{code: 1, msg: fmt.Sprintf("researchbot: %s exists; nothing was written ('researchbot checkpoints update %s FILE' replaces it)", d.ID, d.ID)}
 	}
 	if err != nil {

@@ -80,6 +80,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		Limits:     bot.RateLimits{PerUser: bot.PerHour(cfg.UserRunsPerHour), PerWorkspace: bot.PerHour(cfg.TeamRunsPerHour)},
 		HealthAddr: cfg.HTTPAddr, Logger: log,
 		Streams: streams, Messages: streams,
+		Checkpoints: a.Store, StreamList: streamSvc,
 		StartDefaults: redisstore.NewChannelDefaults(a.Conn.Client, "rb:"),
 	})
 	if err != nil {
