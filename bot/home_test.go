@@ -165,3 +165,7 @@ func TestDefinitionFormParsesAndPlacesEveryProblem(t *testing.T) {
 		}
 	}
 }
+
+func TestGoldenBreakerAlert(t *testing.T) {
+	golden(t, "msg_breaker_alert", msg(RenderBreakerAlert(builtin(checkpoints.PlanReview), 5)))
+}

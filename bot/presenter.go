@@ -48,8 +48,13 @@ type PresenterConfig struct {
 	MinInterval time.Duration
 	// HTTPClient makes the Web API calls; nil means a default client.
 	HTTPClient *http.Client
-	Logger     *slog.Logger
-	Now        func() time.Time
+	// Admins (SLACK_ADMINS) are sent a direct message when a checkpoint's
+	// circuit breaker trips; Alerts makes it one message per trip across
+	// replicas. Without either, no one is alerted.
+	Admins []string
+	Alerts BreakerAlerts
+	Logger *slog.Logger
+	Now    func() time.Time
 }
 
 // Presenter shows runs that started in Slack (pipeline.Presenter for
@@ -62,6 +67,8 @@ type Presenter struct {
 	log      *slog.Logger
 	now      func() time.Time
 	interval time.Duration
+	admins   []string
+	alerts   BreakerAlerts
 
 	ctx    context.Context // for deferred progress flushes; ended by Close
 	cancel context.CancelFunc
@@ -126,6 +133,8 @@ func NewPresenter(cfg PresenterConfig) (*Presenter, error) {
 		log:      cfg.Logger,
 		now:      cfg.Now,
 		interval: cfg.MinInterval,
+		admins:   cfg.Admins,
+		alerts:   cfg.Alerts,
 		progress: map[string]*progressState{},
 		maxRuns:  progressMaxRuns,
 	}

@@ -54,7 +54,7 @@ func cmdWorker(ctx context.Context, args []string, getenv func(string) string, s
 	// post them when Slack is configured.
 	digests := scheduler.DigestPresenterConfig{Store: redisstore.NewStreams(a.Conn.Client, "rb:"), Logger: log}
 	if cfg.SlackBotToken != "" {
-		presenter, err := bot.NewPresenter(bot.PresenterConfig{BotToken: cfg.SlackBotToken, APIURL: cfg.SlackAPIURL, Memory: redisstore.NewSlackMemory(a.Conn.Client), Logger: log})
+		presenter, err := bot.NewPresenter(bot.PresenterConfig{BotToken: cfg.SlackBotToken, APIURL: cfg.SlackAPIURL, Memory: redisstore.NewSlackMemory(a.Conn.Client), Admins: cfg.Admins, Alerts: a.Store, Logger: log})
 		if err != nil {
 			return err
 		}
