@@ -176,6 +176,36 @@ func TestAppHomeAdminCreatesACheckpointThatAUserMeets(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the App Home to clear the plan review", func() bool { return !strings.Contains(homeText(fake, user), planInst) })
+	// A non-admin's tampered admin click changes nothing.
+	fakeHome := slack.View{ID: "VTAMPERED", Type: slack.VTHomeTab, Blocks: slack.Blocks{BlockSet: []slack.Block{
+		slack.NewActionBlock("x", slack.NewButtonBlockElement(bot.ActionHomeDisable, "risk_check", &slack.TextBlockObject{Type: "plain_text", Text: "Disable"}))}}}
+	if _, err := fake.ClickViewButton(cctx, user, fakeHome, bot.ActionHomeDisable, "risk_check"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the refusal", func() bool {
+		for _, v := range fake.Views() {
+			if v.UserID == user && strings.Contains(string(v.JSON), "Only admins") {
+				return true
+			}
+		}
+		return false
+	})
+	if d, _ := a.Store.Definition(ctx, "risk_check"); !d.Enabled {
+		t.Fatal("a non-admin disabled a checkpoint")
+	}
+	// A workspace admin (users.info) is an admin too, and disables it.
+	const wsAdmin = "U0WSADM01"
+	fake.AddUser(wsAdmin, "linus", "UTC")
+	fake.SetAdmin(wsAdmin, true)
+	home = openHome(t, ctx, fake, wsAdmin, "Checkpoint definitions (admin)", "")
+	if _, err := fake.ClickViewButton(cctx, wsAdmin, home, bot.ActionHomeDisable, "risk_check"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the App Home to show it disabled", func() bool { return strings.Contains(homeText(fake, wsAdmin), "`risk_check` (custom) — :white_circle: disabled") })
+	if d, _ := a.Store.Definition(ctx, "risk_check"); d.Enabled {
+		t.Fatal("the disable was not stored")
+	}
+
 	r := runOf(t, a)
 	if got := r.Instance(riskInst); got == nil || got.State != checkpoints.StateSkipped {
 		t.Fatalf("the risk check was not skipped: %+v", got)
