@@ -201,7 +201,9 @@ func TestAppHomeAdminCreatesACheckpointThatAUserMeets(t *testing.T) {
 	if _, err := fake.ClickViewButton(cctx, wsAdmin, home, bot.ActionHomeDisable, "risk_check"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the App Home to show it disabled", func() bool { return strings.Contains(homeText(fake, wsAdmin), "`risk_check` (custom) — :white_circle: disabled") })
+	waitFor(t, "the App Home to show it disabled", func() bool {
+		return strings.Contains(homeText(fake, wsAdmin), "`risk_check` (custom) — :white_circle: disabled")
+	})
 	if d, _ := a.Store.Definition(ctx, "risk_check"); d.Enabled {
 		t.Fatal("the disable was not stored")
 	}
