@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -168,4 +169,55 @@ func TestDefinitionFormParsesAndPlacesEveryProblem(t *testing.T) {
 
 func TestGoldenBreakerAlert(t *testing.T) {
 	golden(t, "msg_breaker_alert", msg(RenderBreakerAlert(builtin(checkpoints.PlanReview), 5)))
+}
+
+// formAsOpened is the state Slack sends for a form submitted as it was opened.
+func formAsOpened(v slack.ModalViewRequest) map[string]map[string]slack.BlockAction {
+	state := map[string]map[string]slack.BlockAction{}
+	for _, b := range v.Blocks.BlockSet {
+		in, ok := b.(*slack.InputBlock)
+		if !ok {
+			continue
+		}
+		var a slack.BlockAction
+		switch el := in.Element.(type) {
+		case *slack.PlainTextInputBlockElement:
+			a.Value = el.InitialValue
+		case *slack.SelectBlockElement:
+			if el.InitialOption != nil {
+				a.SelectedOption = *el.InitialOption
+			}
+		case *slack.CheckboxGroupsBlockElement:
+			for _, o := range el.InitialOptions {
+				a.SelectedOptions = append(a.SelectedOptions, *o)
+			}
+		}
+		state[in.BlockID] = map[string]slack.BlockAction{startInput: a}
+	}
+	return state
+}
+
+// Every built-in saved unchanged through the edit form stays as it was:
+// what the form does not show (runtime options, help, max length, actions)
+// is kept.
+func TestTheEditFormRoundTripsEveryBuiltin(t *testing.T) {
+	for _, d := range checkpoints.Builtins(t0) {
+		view := DefinitionModal(d, false)
+		var meta definitionMeta
+		if err := json.Unmarshal([]byte(view.PrivateMetadata), &meta); err != nil {
+			t.Fatal(err)
+		}
+		got, _, errs := parseDefinitionForm(meta, d, formAsOpened(view))
+		if len(errs) > 0 {
+			t.Fatalf("%s: %v", d.ID, errs)
+		}
+		if ps := append(checkpoints.DefinitionProblems(got), checkpoints.ChangeProblems(d, got)...); len(ps) > 0 {
+			t.Fatalf("%s: %v", d.ID, ps)
+		}
+		a, _ := json.Marshal(checkpoints.DocumentOf(got))
+		b, _ := json.Marshal(checkpoints.DocumentOf(d))
+		if string(a) != string(b) {
+			t.Errorf("%s changed:\n%s\n%s", d.ID, a, b)
+		}
+	}
 }
