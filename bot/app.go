@@ -97,6 +97,11 @@ type Config struct {
 	// StartDefaults remembers each channel's start-form settings; nil
 	// offers the built-in defaults and remembers nothing.
 	StartDefaults ChannelDefaults
+	// Checkpoints lets admins manage checkpoint definitions from the App
+	// Home; nil shows no admin section.
+	Checkpoints CheckpointAdmin
+	// StreamList lists the streams the App Home shows; nil shows none.
+	StreamList StreamLister
 	// Features add routes of their own (see Routes).
 	Features   []Registrar
 	HTTPClient *http.Client

@@ -135,6 +135,11 @@ func (a *App) onEvent(d delivery, ev slackevents.EventsAPIEvent) {
 		}
 		req.UserID, req.Channel, req.Thread, req.Message = msg.User, msg.Channel, msg.ThreadTimeStamp, msg
 		req.Log = a.log.With("user", msg.User, "channel", msg.Channel)
+	} else if home, ok := ev.InnerEvent.Data.(*slackevents.AppHomeOpenedEvent); ok {
+		if home.Tab != "home" {
+			return
+		}
+		req.UserID, req.Log = home.User, a.log.With("user", home.User)
 	} else if ev.InnerEvent.Type == string(slackevents.Message) {
 		return
 	}
@@ -220,6 +225,7 @@ func (a *App) registerRoutes() {
 	r.Command(CmdStream, a.stream)
 	a.registerStart(r)
 	a.registerFeedback(r)
+	a.registerHome(r)
 	r.Action(ActionCancelConfirm, a.confirmCancel)
 	r.Action(ActionCancelAbort, func(ctx context.Context, req *Request) error {
 		req.ReplaceOriginal = true

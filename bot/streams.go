@@ -223,12 +223,7 @@ func (s *Streams) asOwnerOrAdmin(ctx context.Context, user string, op func(admin
 
 // isAdmin reports whether user is a workspace admin or owner (users.info).
 func (s *Streams) isAdmin(ctx context.Context, user string) bool {
-	u, err := s.send.API().GetUserInfoContext(ctx, user)
-	if err != nil {
-		s.log.Warn("bot: users.info failed; treating the user as no admin", "user", user, "err", err)
-		return false
-	}
-	return u.IsAdmin || u.IsOwner || u.IsPrimaryOwner
+	return workspaceAdmin(ctx, s.send.API(), s.log, user)
 }
 
 // userTZ is user's Slack profile time zone, "" when unknown.

@@ -542,6 +542,7 @@ func (e *Engine) present(ctx context.Context, r *Run) error {
 func (e *Engine) offerFailed(ctx context.Context, r *Run, instID string, cause error) error {
 	now := e.cfg.Now()
 	recorded := false
+	var trip *breakerTrip
 	err := e.update(ctx, r, func(r *Run) bool {
 		inst := r.Instance(instID)
 		if r.Offering == instID {
@@ -554,29 +555,48 @@ func (e *Engine) offerFailed(ctx context.Context, r *Run, instID string, cause e
 		r.recordError(now, r.Step, "checkpoint", fmt.Sprintf("could not show checkpoint %s: %v", inst.DefinitionID, cause))
 		if !recorded {
 			recorded = true
-			e.recordCheckpointFailure(ctx, r.ID, inst.DefinitionID, now)
+			trip = e.recordCheckpointFailure(ctx, r.ID, inst.DefinitionID, now)
 		}
 		return true
 	})
 	if err != nil {
 		e.log.Warn("record a checkpoint that could not be shown", "run", r.ID, "err", err)
 	}
+	if a, ok := e.presenter(r).(BreakerAlerter); ok && trip != nil {
+		if err := a.BreakerTripped(ctx, trip.def, trip.failures); err != nil {
+			e.log.Warn("alert about a tripped breaker", "run", r.ID, "definition", trip.def.ID, "err", err)
+		}
+	}
 	return fmt.Errorf("show checkpoint of run %s: %w", r.ID, cause)
 }
 
-// recordCheckpointFailure counts a failure against its definition's breaker.
-func (e *Engine) recordCheckpointFailure(ctx context.Context, runID, defID string, now time.Time) {
+// breakerTrip is a failure that tripped a definition's circuit breaker.
+type breakerTrip struct {
+	def      checkpoints.Definition
+	failures int
+}
+
+// recordCheckpointFailure counts a failure against its definition's
+// breaker; it returns the trip when the breaker is now open, else nil.
+func (e *Engine) recordCheckpointFailure(ctx context.Context, runID, defID string, now time.Time) *breakerTrip {
 	window := time.Hour
+	var def *checkpoints.Definition
 	if defs, err := e.cfg.Store.Definitions(ctx); err == nil {
-		for _, d := range defs {
+		for i, d := range defs {
 			if d.ID == defID && d.BreakerWindow > 0 {
-				window = d.BreakerWindow
+				window, def = d.BreakerWindow, &defs[i]
 			}
 		}
 	}
-	if _, err := e.cfg.Store.RecordCheckpointFailure(ctx, defID, now, window); err != nil {
+	fails, err := e.cfg.Store.RecordCheckpointFailure(ctx, defID, now, window)
+	if err != nil {
 		e.log.Warn("record checkpoint failure", "run", runID, "err", err)
+		return nil
 	}
+	if def == nil || !checkpoints.BreakerTripped(*def, fails, now) {
+		return nil
+	}
+	return &breakerTrip{def: *def, failures: len(fails)}
 }
 
 // giveUpCheckpoint handles a checkpoint that failed more often than its
