@@ -298,7 +298,7 @@ func renderStatus(r *pipeline.Run, now time.Time) []slack.Block {
 	if r.Status == pipeline.StatusFailed && r.Failure != "" {
 		blocks = append(blocks, contextText("Failure: "+EscapeTruncate(oneLine(r.Failure), 500)))
 	}
-	return blocks
+	return append(blocks, renderFollowUps(r)...)
 }
 
 // renderList lists runs, newest first.

@@ -18,14 +18,7 @@ const (
 // generate makes one LLM call and books its usage on the run.
 func (e *Engine) generate(ctx context.Context, r *Run, role Role, name, system, user string, out any) error {
 	u, err := e.cfg.Model.Generate(ctx, Prompt{Role: role, Name: name, System: system, User: user, OnRetry: e.modelRetryNotice(ctx, r)}, out)
-	r.Spend.PromptTokens += u.PromptTokens
-	r.Spend.CompletionTokens += u.CompletionTokens
-	r.Spend.CostUSD += u.CostUSD
-	calls := u.Calls
-	if calls == 0 {
-		calls = 1
-	}
-	r.Spend.LLMCalls += calls
+	r.Spend.add(u)
 	if u.UnknownPrice {
 		r.addBound(fmt.Sprintf("the price of model %q is unknown (set LLM_PRICES): its cost is counted as $0, so the cost limit does not cover it", u.Model))
 	}

@@ -45,6 +45,7 @@ Usage:
   researchbot run [flags] "<question>"   research in the terminal
   researchbot run --resume RUN_ID        continue a run after the process stopped
   researchbot runs [--limit N]           list runs with status, age and spend
+  researchbot ask RUN_ID "<question>"    a follow-up question, answered from the run's sources
   researchbot runs --feedback [--limit N]  what people said about the reports (👍 / 👎, reasons)
   researchbot runs prune                 forget expired runs; expire old finished ones
   researchbot serve                      run the Slack bot (Socket Mode) and workers
@@ -71,6 +72,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return cmdRun(ctx, args[1:], getenv, stdin, stdout, stderr)
 	case "runs":
 		return cmdRuns(ctx, args[1:], getenv, stdout, stderr)
+	case "ask":
+		return cmdAsk(ctx, args[1:], getenv, stdout, stderr)
 	case "serve":
 		return cmdServe(ctx, args[1:], getenv, stdout, stderr)
 	case "worker":
