@@ -44,9 +44,14 @@ type MentionHandler interface {
 // when Config.FollowUps is zero.
 var defaultFollowUpLimit = Limit{Rate: 20, Period: time.Hour}
 
-// registerFollowUps routes app_mention events and the "Research this" button.
+// registerFollowUps routes app_mention events, thread replies in the bot's
+// direct messages (where Slack sends no app_mention) unless Config.Messages
+// takes message events, and the "Research this" button.
 func (a *App) registerFollowUps(r *Routes) {
 	r.Event(string(slackevents.AppMention), a.onMention)
+	if a.cfg.Messages == nil {
+		r.Event(string(slackevents.Message), a.onDirectMessage)
+	}
 	r.Action(ActionResearchFollowUp, a.onResearchFollowUp)
 }
 
@@ -62,15 +67,34 @@ var leadingMentions = regexp.MustCompile(`^(?:\s*<@[A-Z0-9]+(?:\|[^>]*)?>)+\s*`)
 
 // mentionOf is the Mention of an app_mention event ("" text when none).
 func mentionOf(ev *slackevents.AppMentionEvent) Mention {
-	thread := ev.ThreadTimeStamp
-	text := slackUnescaper.Replace(leadingMentions.ReplaceAllString(ev.Text, ""))
-	return Mention{Channel: ev.Channel, Thread: thread, User: ev.User, Text: strings.TrimSpace(Visible(text))}
+	return Mention{Channel: ev.Channel, Thread: ev.ThreadTimeStamp, User: ev.User, Text: mentionText(ev.Text)}
 }
 
-// onMention answers an @mention: a stream conversation's reply, or a
-// follow-up question about the run of the thread.
+// mentionText is a message's text without the mentions it starts with,
+// unescaped, without invisible characters.
+func mentionText(text string) string {
+	return strings.TrimSpace(Visible(slackUnescaper.Replace(leadingMentions.ReplaceAllString(text, ""))))
+}
+
+// onMention answers an @mention in a channel.
 func (a *App) onMention(ctx context.Context, req *Request) error {
-	m := mentionOf(req.Mention)
+	return a.converse(ctx, req, mentionOf(req.Mention))
+}
+
+// onDirectMessage answers a thread reply in the bot's direct messages as
+// it would a mention in a channel; message events from elsewhere are not
+// the bot's business.
+func (a *App) onDirectMessage(ctx context.Context, req *Request) error {
+	ev := req.Message
+	if ev.ChannelType != "im" {
+		return nil
+	}
+	return a.converse(ctx, req, Mention{Channel: ev.Channel, Thread: ev.ThreadTimeStamp, User: ev.User, Text: mentionText(ev.Text)})
+}
+
+// converse answers what a person said to the bot in a thread: a stream
+// conversation's reply, or a follow-up question about the thread's run.
+func (a *App) converse(ctx context.Context, req *Request, m Mention) error {
 	if m.Thread == "" {
 		return tell(RenderError("Ask me about a report in its research thread: mention me there with your question.", "To research something new, use `/research &lt;question&gt;`."), "Ask in a research thread")
 	}
