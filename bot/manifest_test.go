@@ -20,6 +20,7 @@ var scopeOfCall = map[string]string{
 	"UpdateMessageContext": "chat:write",  // chat.update
 	"PostEphemeralContext": "chat:write",  // chat.postEphemeral
 	"UploadFileContext":    "files:write", // files.getUploadURLExternal, files.completeUploadExternal
+	"DeleteFileContext":    "files:write", // files.delete: a draft's file replaced by the next draft's
 	"GetUserInfoContext":   "users:read",  // users.info
 	"GetBotInfoContext":    "users:read",  // bots.info
 	"AuthTestContext":      "",            // auth.test
