@@ -47,11 +47,6 @@ func VerdictReasonModal(runID string) slack.ModalViewRequest {
 	}
 }
 
-// isFeedbackAction reports whether a button is a feedback button.
-func isFeedbackAction(actionID string) bool {
-	return actionID == ActionUseful || actionID == ActionNotUseful
-}
-
 // registerFeedback routes the 👍 / 👎 buttons and the reason form.
 func (a *App) registerFeedback(r *Routes) {
 	r.Action(ActionUseful, a.onVerdict)
@@ -110,7 +105,7 @@ func (a *App) recordVerdict(ctx context.Context, runID string, v pipeline.Verdic
 		if v.Useful {
 			verdict = "useful"
 		}
-		counterVec(a.metrics.reg, prometheus.CounterOpts{
+		a.metrics.CounterVec(prometheus.CounterOpts{
 			Name: "researchbot_report_feedback_total",
 			Help: "Verdicts people gave on reports with the 👍 / 👎 buttons, by verdict (a changed verdict counts again)."}, "verdict").WithLabelValues(verdict).Inc()
 	}

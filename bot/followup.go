@@ -134,7 +134,7 @@ func (a *App) converse(ctx context.Context, req *Request, m Mention) error {
 	if f.Answered {
 		outcome = "answered"
 	}
-	counterVec(a.metrics.reg, prometheus.CounterOpts{
+	a.metrics.CounterVec(prometheus.CounterOpts{
 		Name: "researchbot_follow_ups_total",
 		Help: "Follow-up questions answered in research threads, by outcome (answered from the sources or not)."}, "outcome").WithLabelValues(outcome).Inc()
 	req.Log.Info("bot: follow-up answered", "run_id", r.ID, "follow_up", f.ID, "answered", f.Answered)
