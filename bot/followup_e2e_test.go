@@ -35,16 +35,7 @@ func TestE2EFollowUpQuestions(t *testing.T) {
 	}
 	waitFor := func(what string, match func(m slackfake.Message) bool) slackfake.Message {
 		t.Helper()
-		for wctx.Err() == nil {
-			for _, m := range fake.Messages(channel) {
-				if match(m) {
-					return m
-				}
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		t.Fatalf("no %s:\n%s", what, dumpAll(fake, channel))
-		return slackfake.Message{}
+		return waitMessage(wctx, t, fake, channel, what, match)
 	}
 	report := waitFor("report", func(m slackfake.Message) bool { return strings.Contains(string(m.Blocks), `"`+bot.ActionUseful+`"`) })
 	thread := report.ThreadTS
@@ -153,16 +144,7 @@ func TestE2EFollowUpInDirectMessages(t *testing.T) {
 	}
 	find := func(what string, match func(m slackfake.Message) bool) slackfake.Message {
 		t.Helper()
-		for wctx.Err() == nil {
-			for _, m := range fake.Messages(dm) {
-				if match(m) {
-					return m
-				}
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		t.Fatalf("no %s:\n%s", what, dumpAll(fake, dm))
-		return slackfake.Message{}
+		return waitMessage(wctx, t, fake, dm, what, match)
 	}
 	report := find("report", func(m slackfake.Message) bool { return strings.Contains(string(m.Blocks), `"`+bot.ActionUseful+`"`) })
 	if err := fake.PostUserMessage(wctx, user, dm, report.ThreadTS, "what did [1] say about cold weather performance?"); err != nil {
@@ -174,4 +156,20 @@ func TestE2EFollowUpInDirectMessages(t *testing.T) {
 	if !strings.Contains(string(answer.Blocks), "1 of 1 citations checked") {
 		t.Errorf("answer: %s", answer.Blocks)
 	}
+}
+
+// waitMessage polls the fake Slack (it has no events to wait on) until a
+// message of channel matches, failing when ctx ends.
+func waitMessage(ctx context.Context, t *testing.T, fake *slackfake.Server, channel, what string, match func(m slackfake.Message) bool) slackfake.Message {
+	t.Helper()
+	for ctx.Err() == nil {
+		for _, m := range fake.Messages(channel) {
+			if match(m) {
+				return m
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("no %s:\n%s", what, dumpAll(fake, channel))
+	return slackfake.Message{}
 }
