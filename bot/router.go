@@ -135,17 +135,17 @@ func (a *App) onEvent(d delivery, ev slackevents.EventsAPIEvent) {
 		}
 		req.UserID, req.Channel, req.Thread, req.Message = msg.User, msg.Channel, msg.ThreadTimeStamp, msg
 		req.Log = a.log.With("user", msg.User, "channel", msg.Channel)
+	} else if home, ok := ev.InnerEvent.Data.(*slackevents.AppHomeOpenedEvent); ok {
+		if home.Tab != "home" {
+			return
+		}
+		req.UserID, req.Log = home.User, a.log.With("user", home.User)
 	} else if m, ok := ev.InnerEvent.Data.(*slackevents.AppMentionEvent); ok {
 		if m.BotID != "" || m.User == "" {
 			return
 		}
 		req.UserID, req.Channel, req.Thread, req.Mention = m.User, m.Channel, m.ThreadTimeStamp, m
 		req.Log = a.log.With("user", m.User, "channel", m.Channel)
-	} else if home, ok := ev.InnerEvent.Data.(*slackevents.AppHomeOpenedEvent); ok {
-		if home.Tab != "home" {
-			return
-		}
-		req.UserID, req.Log = home.User, a.log.With("user", home.User)
 	} else if ev.InnerEvent.Type == string(slackevents.Message) || ev.InnerEvent.Type == string(slackevents.AppMention) {
 		return
 	}
@@ -231,8 +231,8 @@ func (a *App) registerRoutes() {
 	r.Command(CmdStream, a.stream)
 	a.registerStart(r)
 	a.registerFeedback(r)
-	a.registerFollowUps(r)
 	a.registerHome(r)
+	a.registerFollowUps(r)
 	r.Action(ActionCancelConfirm, a.confirmCancel)
 	r.Action(ActionCancelAbort, func(ctx context.Context, req *Request) error {
 		req.ReplaceOriginal = true
