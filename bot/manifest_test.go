@@ -34,7 +34,6 @@ var scopeOfCall = map[string]string{
 var scopeOfEvent = map[string]string{
 	"app_home_opened":  "",
 	"app_mention":      "app_mentions:read",
-	"app_home_opened":  "",
 	"message.channels": "channels:history",
 	"message.groups":   "groups:history",
 	"message.im":       "im:history",
