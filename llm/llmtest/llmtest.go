@@ -76,6 +76,10 @@ func NewServer(t testing.TB, r Responder) *Server {
 	s := &Server{respond: r}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.chatCompletions)
+	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"object":"list","data":[{"id":"gpt-4o-mini","object":"model","owned_by":"llmtest"}]}`))
+	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, req *http.Request) {
 		writeError(w, http.StatusNotFound, "", "invalid_request_error",
 			fmt.Sprintf("Invalid URL (%s %s)", req.Method, req.URL.Path))
