@@ -7,7 +7,6 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -25,14 +24,7 @@ import (
 // wall time over the run's critical path (researchtest.CriticalPath),
 // peak RSS and CPU time of the process.
 func BenchmarkTerminalRun(b *testing.B) {
-	goCmd, err := exec.LookPath("go")
-	if err != nil {
-		b.Skip("the go command is not on PATH")
-	}
-	bin := filepath.Join(b.TempDir(), "researchbot")
-	if out, err := exec.Command(goCmd, "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildCommand(b)
 	lat := researchtest.Latencies{LLM: 200 * time.Millisecond, Search: 100 * time.Millisecond, Fetch: 50 * time.Millisecond}
 	srv, _ := redistest.Start(b)
 	var mu sync.Mutex
