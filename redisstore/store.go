@@ -417,10 +417,7 @@ func (s *Store) Definitions(ctx context.Context) ([]checkpoints.Definition, erro
 
 // PutDefinition stores a checkpoint definition after validating it.
 func (s *Store) PutDefinition(ctx context.Context, d checkpoints.Definition) error {
-	if err := checkpoints.ValidateDefinition(d); err != nil {
-		return err
-	}
-	raw, err := json.Marshal(d)
+	raw, err := encodeDefinition(d)
 	if err != nil {
 		return err
 	}

@@ -145,9 +145,9 @@ func (a *App) build() error {
 		Store:      a.Store,
 		Queue:      a.Queue,
 		Locker:     a.Locker,
-		Model:      &model{client: client, modelOf: cfg.ModelFor, prices: prices, endpoint: endpointName(cfg.OpenAIBaseURL)},
-		Searcher:   &searcher{multi: multi, now: a.opts.Now},
-		Fetcher:    &fetcher{f: pageFetcher},
+		Model:      &model{client: client, modelOf: cfg.ModelFor, prices: prices, endpoint: endpointName(cfg.OpenAIBaseURL), calls: a.callObserver(), now: a.opts.Now},
+		Searcher:   &searcher{multi: multi, now: a.opts.Now, backends: a.Backends, calls: a.callObserver()},
+		Fetcher:    &fetcher{f: pageFetcher, now: a.opts.Now, calls: a.callObserver()},
 		Presenters: presenters,
 		Defaults: pipeline.Limits{
 			MaxIterations: cfg.MaxIterations, MaxGapRounds: cfg.MaxGapRounds, MaxCostUSD: cfg.MaxCostUSD,
