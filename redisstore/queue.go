@@ -227,7 +227,8 @@ type Worker struct {
 	// delay is the wait before a task is tried again after an error.
 	delay func(n int, err error) time.Duration
 
-	// The local advances (kick): slots bounds them, ctx stops them.
+	// slots bounds the runs advanced at once, from the queue or locally
+	// (kick); ctx stops the local ones.
 	mu      sync.Mutex
 	stopped bool
 	serving bool // the queue server was started
@@ -282,6 +283,13 @@ func NewWorker(rdb redis.UniversalClient, adv Advancer, opts WorkerOptions) *Wor
 	w.ctx, w.cancel = context.WithCancel(context.Background())
 	mux := asynq.NewServeMux()
 	mux.HandleFunc(taskAdvance, func(ctx context.Context, t *asynq.Task) error {
+		// Queued and local advances share the process's slots (Concurrency).
+		select {
+		case w.slots <- struct{}{}:
+			defer func() { <-w.slots }()
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
 		retried, _ := asynq.GetRetryCount(ctx)
 		maxRetry, _ := asynq.GetMaxRetry(ctx)
 		return w.advance(ctx, string(t.Payload()), retried, maxRetry)
