@@ -53,7 +53,7 @@ image:
 bench: redis-server
 	$(GO) test -run '^$$' -bench . -benchtime 1x -count 3 ./internal/app
 	$(GO) test -run '^$$' -bench ExtractionQuality -benchtime 1x ./fetch
-	$(GO) test -run '^$$' -bench Startup -benchtime 1x -count 3 ./cmd/researchbot
+	$(GO) test -run '^$$' -bench 'Startup|TerminalRun' -benchtime 1x -count 3 ./cmd/researchbot
 
 # faults: the fault suite — internal/faults (build tag faults) and the tests
 # elsewhere that cover rows of the README's "Failure behaviour" table. Each
