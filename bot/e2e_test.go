@@ -726,10 +726,11 @@ type recordingHandlers struct {
 	streams  []StreamCommand
 }
 
-func (r *recordingHandlers) HandleMessage(_ context.Context, ev *slackevents.MessageEvent) {
+func (r *recordingHandlers) HandleMessage(_ context.Context, ev *slackevents.MessageEvent) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.messages = append(r.messages, ev.User+"@"+ev.ThreadTimeStamp+": "+ev.Text)
+	return nil
 }
 
 func (r *recordingHandlers) Register(*Routes) {}
