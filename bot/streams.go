@@ -126,7 +126,7 @@ func (s *Streams) HandleStream(ctx context.Context, cmd StreamCommand) error {
 	case "", "help":
 		s.respond(ctx, cmd, RenderStreamHelp(), "Research streams")
 	case "new", "create":
-		s.startConversation(ctx, cmd)
+		return s.startConversation(ctx, cmd)
 	case "list":
 		all, err := s.svc.List(ctx)
 		if err != nil {
@@ -271,26 +271,25 @@ func (s *Streams) changeProblem(ctx context.Context, err error, name, verb strin
 
 // startConversation opens a creation thread: the root message, then the
 // first turn in its thread, and the conversation stored under the thread.
-func (s *Streams) startConversation(ctx context.Context, cmd StreamCommand) {
+func (s *Streams) startConversation(ctx context.Context, cmd StreamCommand) error {
 	tz := s.userTZ(ctx, cmd.UserID)
 	conv, turn := scheduler.Start(cmd.UserID, cmd.ChannelID, tz, s.now())
 	root, err := s.send.Post(ctx, cmd.ChannelID, "", RenderStreamRoot(cmd.UserID), "New research stream")
 	if err != nil {
 		if notInChannel[slackErrorCode(err)] {
-			s.respond(ctx, cmd, inviteHelp(cmd.ChannelID), "Invite me first: /invite @researchbot")
-			return
+			return tell(inviteHelp(cmd.ChannelID), "Invite me first: /invite @researchbot")
 		}
 		s.log.Error("bot: posting a stream conversation failed", "user", cmd.UserID, "err", err)
-		s.respond(ctx, cmd, RenderError("I couldn't start the conversation here: "+Escape(slackErrorCode(err))+".", "Please try again in a minute."), "Posting failed")
-		return
+		return tell(RenderError("I couldn't start the conversation here: "+Escape(slackErrorCode(err))+".", "Please try again in a minute."), "Posting failed")
 	}
 	if _, err := s.convs.Create(ctx, cmd.ChannelID, root, conv); err != nil {
 		s.log.Error("bot: storing a stream conversation failed", "err", err)
 		s.post(ctx, cmd.ChannelID, root, RenderError("I couldn't save this conversation: my storage is not answering.", "Please run `/research stream new` again in a few minutes."), "Storage unavailable")
-		return
+		return nil
 	}
 	s.post(ctx, cmd.ChannelID, root, RenderStreamTurn(turn, cmd.UserID), streamTurnText(turn))
 	s.log.Info("bot: stream conversation started", "user", cmd.UserID, "channel", cmd.ChannelID, "thread", root)
+	return nil
 }
 
 // slackUnescaper undoes the escaping Slack applies to message text.
