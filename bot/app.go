@@ -84,6 +84,9 @@ type Config struct {
 	// in any channel.
 	ReviewSources []string
 	Limits        RateLimits
+	// FollowUps bounds the follow-up questions one person may ask (zero:
+	// 20 per hour).
+	FollowUps Limit
 	// Workers and Queue bound the work done after acks (defaults 16 and 256);
 	// JobTimeout bounds one job (default 60s).
 	Workers    int
@@ -98,6 +101,11 @@ type Config struct {
 	// StartDefaults remembers each channel's start-form settings; nil
 	// offers the built-in defaults and remembers nothing.
 	StartDefaults ChannelDefaults
+	// Checkpoints lets admins manage checkpoint definitions from the App
+	// Home; nil shows no admin section.
+	Checkpoints CheckpointAdmin
+	// StreamList lists the streams the App Home shows; nil shows none.
+	StreamList StreamLister
 	// Features add routes of their own (see Routes).
 	Features   []Registrar
 	HTTPClient *http.Client

@@ -54,6 +54,11 @@ type PresenterConfig struct {
 	// (stop reports whether it prevented the call, as time.Timer.Stop).
 	Now       func() time.Time
 	AfterFunc func(d time.Duration, f func()) (stop func() bool)
+	// Admins (SLACK_ADMINS) are sent a direct message when a checkpoint's
+	// circuit breaker trips; Alerts makes it one message per trip across
+	// replicas. Without either, no one is alerted.
+	Admins []string
+	Alerts BreakerAlerts
 }
 
 // Presenter shows runs that started in Slack (pipeline.Presenter for
@@ -67,6 +72,8 @@ type Presenter struct {
 	now      func() time.Time
 	after    func(d time.Duration, f func()) (stop func() bool)
 	interval time.Duration
+	admins   []string
+	alerts   BreakerAlerts
 
 	ctx    context.Context // for deferred progress flushes; ended by Close
 	cancel context.CancelFunc
@@ -132,6 +139,8 @@ func NewPresenter(cfg PresenterConfig) (*Presenter, error) {
 		now:      cfg.Now,
 		after:    cfg.AfterFunc,
 		interval: cfg.MinInterval,
+		admins:   cfg.Admins,
+		alerts:   cfg.Alerts,
 		progress: map[string]*progressState{},
 		maxRuns:  progressMaxRuns,
 	}
@@ -167,6 +176,7 @@ func (p *Presenter) Close() {
 // to a pointer to it. Offering the same attempt twice updates the message.
 func (p *Presenter) Offer(ctx context.Context, r *pipeline.Run, inst *checkpoints.Instance) error {
 	log := p.log.With("run_id", r.ID, "checkpoint_id", inst.ID, "definition", inst.DefinitionID, "attempt", inst.Attempt)
+	p.attachDraft(ctx, r, inst)
 	blocks := RenderCheckpoint(inst, r.RequestedBy)
 	text := fmt.Sprintf("%s: your decision is needed", oneLine(firstNonEmpty(inst.Label, inst.DefinitionID)))
 	if inst.Attempt > 1 {
@@ -610,10 +620,15 @@ func (p *Presenter) remember(ctx context.Context, instID string, m checkpointMsg
 	return p.mem.Remember(ctx, keyCheckpointMsg+instID, string(b), msgKeyTTL)
 }
 
-// lookup finds where a checkpoint's message is (any replica may ask); nil
-// when unknown.
+// lookup finds where a checkpoint's message is; nil when unknown.
 func (p *Presenter) lookup(ctx context.Context, instID string) (*checkpointMsg, error) {
-	b, found, err := p.mem.Recall(ctx, keyCheckpointMsg+instID)
+	return lookupCheckpointMsg(ctx, p.mem, instID)
+}
+
+// lookupCheckpointMsg finds where a checkpoint's message was posted (any
+// replica may ask); nil when unknown.
+func lookupCheckpointMsg(ctx context.Context, mem Memory, instID string) (*checkpointMsg, error) {
+	b, found, err := mem.Recall(ctx, keyCheckpointMsg+instID)
 	if err != nil || !found {
 		return nil, err
 	}
