@@ -95,7 +95,7 @@ func TestManifestRequestsExactlyTheScopesTheCodeUses(t *testing.T) {
 	if strings.Contains(manifest, "slash_commands:") {
 		need["commands"] = "the slash command"
 	}
-	events := regexp.MustCompile(`(?m)^\s+- ((?:message\.|app_)[a-z_]+)\s*$`).FindAllStringSubmatch(manifest, -1)
+	events := regexp.MustCompile(`(?m)^\s+- ((?:message\.|app_)[a-z_]+)\s*(?:#.*)?$`).FindAllStringSubmatch(manifest, -1)
 	if len(events) == 0 {
 		t.Fatal("found no event subscriptions; the scan is broken")
 	}
@@ -144,7 +144,7 @@ func TestManifestSubscribesToTheEventsTheBotRoutes(t *testing.T) {
 	manifest := string(raw)
 	events := manifest[strings.Index(manifest, "bot_events:"):]
 	subscribed := map[string]bool{}
-	for _, m := range regexp.MustCompile(`(?m)^\s+- ([a-z_.]+)\s*$`).FindAllStringSubmatch(events, -1) {
+	for _, m := range regexp.MustCompile(`(?m)^\s+- ([a-z_.]+)\s*(?:#.*)?$`).FindAllStringSubmatch(events, -1) {
 		typ, _, _ := strings.Cut(m[1], ".") // message.im is a "message" event
 		subscribed[typ] = true
 	}
