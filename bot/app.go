@@ -48,9 +48,10 @@ type StreamHandler interface {
 }
 
 // MessageHandler receives thread messages (events_api message events), for
-// guided conversations such as stream creation.
+// guided conversations such as stream creation. What it returns is answered
+// like any handler's error (App.answer), to the author, in the thread.
 type MessageHandler interface {
-	HandleMessage(ctx context.Context, ev *slackevents.MessageEvent)
+	HandleMessage(ctx context.Context, ev *slackevents.MessageEvent) error
 }
 
 // Config configures an App. AppToken, BotToken, Engine, Memory and Budget are required.

@@ -211,13 +211,7 @@ func prefilled(t *testing.T, v slackfake.View, changes map[string]map[string]sla
 }
 
 // text is the displayed text of a message: its text objects, decoded.
-func text(m slackfake.Message) string {
-	var blocks any
-	_ = json.Unmarshal(m.Blocks, &blocks)
-	var texts []string
-	walkTexts(blocks, func(s string) { texts = append(texts, s) })
-	return strings.Join(texts, "\n")
-}
+func text(m slackfake.Message) string { return displayedText(m.Blocks) }
 
 // raw is a message's blocks as JSON without HTML escaping, for ids and values.
 func raw(m slackfake.Message) string {
@@ -361,11 +355,7 @@ func TestE2ESlashCommandToReport(t *testing.T) {
 		return false
 	})
 	// Untrusted text in the report is escaped: no broadcast, mention or masked link.
-	var blocks []map[string]any
-	_ = json.Unmarshal(report.Blocks, &blocks)
-	var texts []string
-	walkTexts(toAny(blocks), func(s string) { texts = append(texts, s) })
-	all := strings.Join(texts, "\n")
+	all := text(report)
 	for _, bad := range []string{"<!channel>", "<https://evil.example|", "<@U0OTHER01>"} {
 		if strings.Contains(all, bad) {
 			t.Errorf("report contains %q unescaped:\n%s", bad, all)
@@ -375,7 +365,9 @@ func TestE2ESlashCommandToReport(t *testing.T) {
 		t.Errorf("report lacks the escaped text or the citation link:\n%s", all)
 	}
 	// As posted, every mrkdwn object is verbatim: Slack parses no bare @here or #channel in it.
-	walkObjects(toAny(blocks), func(m map[string]any) {
+	var blocks any
+	_ = json.Unmarshal(report.Blocks, &blocks)
+	walkObjects(blocks, func(m map[string]any) {
 		if m["type"] == "mrkdwn" && m["verbatim"] != true {
 			t.Errorf("report posted a mrkdwn object without verbatim: %.80q", m["text"])
 		}
@@ -387,13 +379,6 @@ func TestE2ESlashCommandToReport(t *testing.T) {
 	if got := len(h.engine.decisionsCopy()); got != 2 {
 		t.Errorf("%d decisions, want 2", got)
 	}
-}
-
-func toAny(v any) any {
-	b, _ := json.Marshal(v)
-	var out any
-	_ = json.Unmarshal(b, &out)
-	return out
 }
 
 func TestE2EEditViaModalWithValidationError(t *testing.T) {
@@ -741,10 +726,11 @@ type recordingHandlers struct {
 	streams  []StreamCommand
 }
 
-func (r *recordingHandlers) HandleMessage(_ context.Context, ev *slackevents.MessageEvent) {
+func (r *recordingHandlers) HandleMessage(_ context.Context, ev *slackevents.MessageEvent) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.messages = append(r.messages, ev.User+"@"+ev.ThreadTimeStamp+": "+ev.Text)
+	return nil
 }
 
 func (r *recordingHandlers) Register(*Routes) {}

@@ -35,9 +35,10 @@ type Mention struct {
 }
 
 // MentionHandler takes mentions in threads it holds a conversation in (the
-// guided stream creation) and reports whether it took this one.
+// guided stream creation) and reports whether it took this one; what it
+// could not do is returned, for App.answer to tell the person.
 type MentionHandler interface {
-	HandleMention(ctx context.Context, m Mention) (taken bool)
+	HandleMention(ctx context.Context, m Mention) (taken bool, err error)
 }
 
 // DefaultFollowUpLimit is how many follow-up questions one person may ask
@@ -98,8 +99,10 @@ func (a *App) converse(ctx context.Context, req *Request, m Mention) error {
 	if m.Thread == "" {
 		return tell(RenderError("Ask me about a report in its research thread: mention me there with your question.", "To research something new, use `/research &lt;question&gt;`."), "Ask in a research thread")
 	}
-	if h, ok := a.cfg.Streams.(MentionHandler); ok && h.HandleMention(ctx, m) {
-		return nil
+	if h, ok := a.cfg.Streams.(MentionHandler); ok {
+		if taken, err := h.HandleMention(ctx, m); taken || err != nil {
+			return err
+		}
 	}
 	runID, found, err := a.cfg.Memory.Recall(ctx, keyThread+m.Channel+":"+m.Thread)
 	if err != nil {

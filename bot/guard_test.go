@@ -129,10 +129,11 @@ type messageRecorder struct {
 	msgs []string
 }
 
-func (r *messageRecorder) HandleMessage(_ context.Context, ev *slackevents.MessageEvent) {
+func (r *messageRecorder) HandleMessage(_ context.Context, ev *slackevents.MessageEvent) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.msgs = append(r.msgs, ev.Text)
+	return nil
 }
 
 func (r *messageRecorder) count() int {

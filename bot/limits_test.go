@@ -174,6 +174,15 @@ func walkObjects(v any, fn func(map[string]any)) {
 	}
 }
 
+// displayedText joins every displayed text of blocks given as JSON.
+func displayedText(blocksJSON []byte) string {
+	var v any
+	_ = json.Unmarshal(blocksJSON, &v)
+	var out []string
+	walkTexts(v, func(s string) { out = append(out, s) })
+	return strings.Join(out, "\n")
+}
+
 // walkTexts calls fn with every displayed text (text objects' "text").
 func walkTexts(v any, fn func(string)) {
 	switch x := v.(type) {

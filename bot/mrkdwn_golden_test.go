@@ -60,9 +60,7 @@ func TestGoldenMarkdownRenderers(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			golden(t, "msg_"+name, msg(blocks))
 			b, _ := json.Marshal(blocks)
-			var texts []string
-			collectTexts(blocks, &texts)
-			all := strings.Join(texts, "\n")
+			all := texts(blocks)
 			for _, bad := range []string{"<!channel>", "<!here>", "<@U999>", "<!subteam", "<http://evil.example", "<https://evil.example", "**"} {
 				if strings.Contains(all, bad) {
 					t.Errorf("%s shows %q:\n%s", name, bad, b)
@@ -78,33 +76,8 @@ func TestGoldenMarkdownRenderers(t *testing.T) {
 	}
 }
 
-// texts joins every text object's text in blocks.
+// texts joins every displayed text in blocks.
 func texts(blocks []slack.Block) string {
-	var out []string
-	collectTexts(blocks, &out)
-	return strings.Join(out, "\n")
-}
-
-// collectTexts appends every mrkdwn and plain text in blocks to out.
-func collectTexts(blocks []slack.Block, out *[]string) {
 	b, _ := json.Marshal(blocks)
-	var v any
-	_ = json.Unmarshal(b, &v)
-	var walk func(any)
-	walk = func(v any) {
-		switch x := v.(type) {
-		case map[string]any:
-			if s, ok := x["text"].(string); ok {
-				*out = append(*out, s)
-			}
-			for _, e := range x {
-				walk(e)
-			}
-		case []any:
-			for _, e := range x {
-				walk(e)
-			}
-		}
-	}
-	walk(v)
+	return displayedText(b)
 }

@@ -179,29 +179,7 @@ func pendingCheckpoint(fake *slackfake.Server, channel string) (slackfake.Messag
 }
 
 // displayed is every text object's text in a message.
-func displayed(m slackfake.Message) string {
-	var v any
-	_ = json.Unmarshal(m.Blocks, &v)
-	var out []string
-	var walk func(any)
-	walk = func(v any) {
-		switch x := v.(type) {
-		case map[string]any:
-			if s, ok := x["text"].(string); ok && (x["type"] == "mrkdwn" || x["type"] == "plain_text") {
-				out = append(out, s)
-			}
-			for _, e := range x {
-				walk(e)
-			}
-		case []any:
-			for _, e := range x {
-				walk(e)
-			}
-		}
-	}
-	walk(v)
-	return strings.Join(out, "\n")
-}
+func displayed(m slackfake.Message) string { return bot.DisplayedText(m.Blocks) }
 
 func dumpAll(fake *slackfake.Server, channel string) string {
 	var b strings.Builder

@@ -252,8 +252,7 @@ func (a *App) registerRoutes() {
 	}
 	if a.cfg.Messages != nil {
 		r.Event(string(slackevents.Message), func(ctx context.Context, req *Request) error {
-			a.cfg.Messages.HandleMessage(ctx, req.Message)
-			return nil
+			return a.cfg.Messages.HandleMessage(ctx, req.Message)
 		})
 	}
 	for _, f := range a.cfg.Features {

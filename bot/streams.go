@@ -125,7 +125,7 @@ func (s *Streams) HandleStream(ctx context.Context, cmd StreamCommand) error {
 	case "", "help":
 		s.respond(ctx, cmd, RenderStreamHelp(), "Research streams")
 	case "new", "create":
-		s.startConversation(ctx, cmd)
+		return s.startConversation(ctx, cmd)
 	case "list":
 		all, err := s.svc.List(ctx)
 		if err != nil {
@@ -267,26 +267,25 @@ func (s *Streams) changeProblem(ctx context.Context, err error, name, verb strin
 
 // startConversation opens a creation thread: the root message, then the
 // first turn in its thread, and the conversation stored under the thread.
-func (s *Streams) startConversation(ctx context.Context, cmd StreamCommand) {
+func (s *Streams) startConversation(ctx context.Context, cmd StreamCommand) error {
 	tz := s.userTZ(ctx, cmd.UserID)
 	conv, turn := scheduler.Start(cmd.UserID, cmd.ChannelID, tz, s.now())
 	root, err := s.send.Post(ctx, cmd.ChannelID, "", RenderStreamRoot(cmd.UserID), "New research stream")
 	if err != nil {
 		if notInChannel[slackErrorCode(err)] {
-			s.respond(ctx, cmd, inviteHelp(cmd.ChannelID), "Invite me first: /invite @researchbot")
-			return
+			return tell(inviteHelp(cmd.ChannelID), "Invite me first: /invite @researchbot")
 		}
 		s.log.Error("bot: posting a stream conversation failed", "user", cmd.UserID, "err", err)
-		s.respond(ctx, cmd, RenderError("I couldn't start the conversation here: "+Escape(slackErrorCode(err))+".", "Please try again in a minute."), "Posting failed")
-		return
+		return tell(RenderError("I couldn't start the conversation here: "+Escape(slackErrorCode(err))+".", "Please try again in a minute."), "Posting failed")
 	}
 	if _, err := s.convs.Create(ctx, cmd.ChannelID, root, conv); err != nil {
 		s.log.Error("bot: storing a stream conversation failed", "err", err)
 		s.post(ctx, cmd.ChannelID, root, RenderError("I couldn't save this conversation: my storage is not answering.", "Please run `/research stream new` again in a few minutes."), "Storage unavailable")
-		return
+		return nil
 	}
 	s.postTurn(ctx, cmd.ChannelID, root, conv, 0, turn)
 	s.log.Info("bot: stream conversation started", "user", cmd.UserID, "channel", cmd.ChannelID, "thread", root)
+	return nil
 }
 
 // slackUnescaper undoes the escaping Slack applies to message text.
@@ -314,15 +313,13 @@ func (s *Streams) onAction(ctx context.Context, req *Request) error {
 		return nil // ticking a box: read when Continue is clicked
 	case ActionStreamDeleteConfirm:
 		id, name := parseStreamValue(act.Value)
-		s.confirmDelete(ctx, cb, id, name)
-		return nil
+		return s.confirmDelete(ctx, req, id, name)
 	case ActionStreamDeleteAbort:
 		req.ReplaceOriginal = true
 		req.Reply(ctx, []slack.Block{section("OK — the stream stays.")}, "Not deleted")
 		return nil
 	case ActionStreamDryRun, ActionStreamDryRunSkip:
-		s.dryRun(ctx, cb, channel, thread, act)
-		return nil
+		return s.dryRun(ctx, cb, channel, thread, act)
 	case ActionStreamEdit:
 		s.editClicked(ctx, cb, channel, act)
 		return nil
@@ -370,14 +367,13 @@ func (s *Streams) onAction(ctx context.Context, req *Request) error {
 	case user != c.Spec.Owner:
 		return tell(RenderError("Only "+who(c.Spec.Owner)+", who is setting up this stream, can answer here.", "Nothing was changed. Start your own with `/research stream new`."), "Not your conversation")
 	}
-	s.advance(ctx, channel, thread, user, c, v, a, click)
-	return nil
+	return s.advance(ctx, channel, thread, user, c, v, a, click)
 }
 
 // advance applies one action to the conversation of a thread: it asks the
 // model when needed, stores the result (compare-and-set) and posts the next
-// turn. A refused action is explained to the user only.
-func (s *Streams) advance(ctx context.Context, channel, thread, user string, c scheduler.Conversation, version int64, a scheduler.Action, click *clicked) {
+// turn. A refused action is returned as a *UserError, for the user only.
+func (s *Streams) advance(ctx context.Context, channel, thread, user string, c scheduler.Conversation, version int64, a scheduler.Action, click *clicked) error {
 	log := s.log.With("channel", channel, "thread", thread, "user", user, "action", a.Kind)
 	if click == nil && c.Shown != "" {
 		// Answered by typing: the turn's buttons go, as after a click.
@@ -388,38 +384,35 @@ func (s *Streams) advance(ctx context.Context, channel, thread, user string, c s
 	switch {
 	case errors.As(err, &ae), errors.Is(err, scheduler.ErrModelUnavailable):
 		log.Info("bot: stream conversation did not move", "reason", err)
-		s.send.Ephemeral(ctx, channel, user, thread, RenderError(EscapeTruncate(turn.Message, sectionBudget-40), ""), streamTurnText(turn))
-		return
+		return tell(RenderError(EscapeTruncate(turn.Message, sectionBudget-40), ""), streamTurnText(turn))
 	case err != nil:
 		log.Warn("bot: the model's proposal was refused", "err", err)
 	}
 	if next.Step == scheduler.StepComplete && c.Step != scheduler.StepComplete {
-		s.complete(ctx, channel, thread, user, c, version, next, click)
-		return
+		return s.complete(ctx, channel, thread, user, c, version, next, click)
 	}
 	nv, ok, err := s.convs.Update(ctx, channel, thread, version, next)
 	if err != nil || !ok {
 		if err != nil {
 			log.Error("bot: saving a stream conversation failed", "err", err)
 		}
-		s.send.Ephemeral(ctx, channel, user, thread, RenderError("I was still handling your previous answer, so this one was not applied.", "Please look at my latest message and answer again."), "Not applied")
-		return
+		return tell(RenderError("I was still handling your previous answer, so this one was not applied.", "Please look at my latest message and answer again."), "Not applied")
 	}
 	if click != nil {
 		s.collapse(ctx, channel, click, user)
 	}
 	s.postTurn(ctx, channel, thread, next, nv, turn)
+	return nil
 }
 
 // complete creates the stream after the review was confirmed. The
 // conversation is marked complete first, so a double click creates one
 // stream; when the creation fails it goes back to the review.
-func (s *Streams) complete(ctx context.Context, channel, thread, user string, before scheduler.Conversation, version int64, done scheduler.Conversation, click *clicked) {
+func (s *Streams) complete(ctx context.Context, channel, thread, user string, before scheduler.Conversation, version int64, done scheduler.Conversation, click *clicked) error {
 	log := s.log.With("channel", channel, "thread", thread, "user", user)
 	nv, ok, err := s.convs.Update(ctx, channel, thread, version, done)
 	if err != nil || !ok {
-		s.send.Ephemeral(ctx, channel, user, thread, RenderError("This stream is already being created.", "Nothing else changed."), "Already confirmed")
-		return
+		return tell(RenderError("This stream is already being created.", "Nothing else changed."), "Already confirmed")
 	}
 	st, err := s.save(ctx, done, user)
 	if err != nil {
@@ -443,7 +436,7 @@ func (s *Streams) complete(ctx context.Context, channel, thread, user string, be
 			what = "I couldn't create the stream because of an internal error. Please click *Confirm* again in a minute."
 		}
 		s.post(ctx, channel, thread, RenderError(what, ""), "The stream was not created")
-		return
+		return nil
 	}
 	log.Info("bot: stream created", "stream", st.ID)
 	if click != nil {
@@ -452,32 +445,31 @@ func (s *Streams) complete(ctx context.Context, channel, thread, user string, be
 	if done.Editing != "" {
 		log.Info("bot: stream edited", "stream", st.ID)
 		s.post(ctx, channel, thread, RenderStreamChanged(st, ":white_check_mark: Saved the changes to"), "Research stream updated: "+EscapeTruncate(st.Spec.Name, 100))
-		return
+		return nil
 	}
 	s.post(ctx, channel, thread, RenderStreamCreated(st), "Research stream created: "+EscapeTruncate(st.Spec.Name, 100))
+	return nil
 }
 
 // dryRun answers the buttons offered after a stream is created.
-func (s *Streams) dryRun(ctx context.Context, cb slack.InteractionCallback, channel, thread string, act slack.BlockAction) {
+func (s *Streams) dryRun(ctx context.Context, cb slack.InteractionCallback, channel, thread string, act slack.BlockAction) error {
 	user := cb.User.ID
 	id, name := parseStreamValue(act.Value)
 	click := &clicked{ts: cb.Container.MessageTs, blocks: cb.Message.Blocks.BlockSet, text: cb.Message.Text}
 	if id != "" {
 		// The button is for one stream: not for another that took its name since.
 		if st, err := s.svc.Show(ctx, name); err == nil && st.ID != id || errors.Is(err, scheduler.ErrStreamNotFound) {
-			s.send.Ephemeral(ctx, channel, user, thread, staleStreamButton(name), "That stream no longer exists")
-			return
+			return tell(staleStreamButton(name), "That stream no longer exists")
 		}
 	}
 	if act.ActionID == ActionStreamDryRunSkip {
 		st, err := s.svc.Show(ctx, name)
 		if err == nil && !st.CanChange(user, false) {
-			s.send.Ephemeral(ctx, channel, user, thread, RenderStreamNotAllowed(st, "answer for"), "Not allowed")
-			return
+			return tell(RenderStreamNotAllowed(st, "answer for"), "Not allowed")
 		}
 		click.what = "skipped the dry run"
 		s.collapse(ctx, channel, click, user)
-		return
+		return nil
 	}
 	run, err := func() (*pipeline.Run, error) {
 		r, err := s.svc.RunNow(ctx, name, user, false, scheduler.RunOptions{DryRun: true, Channel: channel, ThreadTS: thread})
@@ -487,34 +479,33 @@ func (s *Streams) dryRun(ctx context.Context, cb slack.InteractionCallback, chan
 		return r, err
 	}()
 	if err != nil {
-		s.send.Ephemeral(ctx, channel, user, thread, s.changeProblem(ctx, err, name, "run"), "No dry run")
-		return
+		return tell(s.changeProblem(ctx, err, name, "run"), "No dry run")
 	}
 	click.what = "started a dry run (run " + runRef(run.ID) + "); the digest will appear in this thread"
 	s.collapse(ctx, channel, click, user)
+	return nil
 }
 
 // confirmDelete deletes a stream after its owner confirmed. The button names
 // the stream by id, so an old confirmation never deletes a newer stream that
 // took the same name; a confirmation without an id (from an older version)
-// is refused.
-func (s *Streams) confirmDelete(ctx context.Context, cb slack.InteractionCallback, id, name string) {
-	user := cb.User.ID
+// is refused. Its answers replace the (ephemeral) confirmation.
+func (s *Streams) confirmDelete(ctx context.Context, req *Request, id, name string) error {
+	req.ReplaceOriginal = true
+	user := req.UserID
 	if id == "" {
-		s.send.ReplaceOriginal(ctx, cb, RenderError("This confirmation is out of date, so nothing was deleted.", "Run `/research stream delete "+EscapeTruncate(name, 100)+"` again."), "Not deleted")
-		return
+		return tell(RenderError("This confirmation is out of date, so nothing was deleted.", "Run `/research stream delete "+EscapeTruncate(name, 100)+"` again."), "Not deleted")
 	}
 	st, err := s.asOwnerOrAdmin(ctx, user, func(admin bool) (*scheduler.Stream, error) { return s.svc.DeleteByID(ctx, id, user, admin) })
 	if errors.Is(err, scheduler.ErrStreamNotFound) {
-		s.send.ReplaceOriginal(ctx, cb, staleStreamButton(name), "Not deleted")
-		return
+		return tell(staleStreamButton(name), "Not deleted")
 	}
 	if err != nil {
-		s.send.ReplaceOriginal(ctx, cb, s.changeProblem(ctx, err, name, "delete"), "Not deleted")
-		return
+		return tell(s.changeProblem(ctx, err, name, "delete"), "Not deleted")
 	}
 	s.log.Info("bot: stream deleted", "stream", st.ID, "user", user)
-	s.send.ReplaceOriginal(ctx, cb, RenderStreamChanged(st, ":wastebasket: Deleted the research stream"), "Deleted")
+	req.Reply(ctx, RenderStreamChanged(st, ":wastebasket: Deleted the research stream"), "Deleted")
+	return nil
 }
 
 // staleStreamButton answers a click on a button for a stream that no longer
