@@ -54,5 +54,5 @@ func tokenProblem(variable, method, apiURL string, err error, fix string) error 
 	case errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("SLACK_API_URL: Slack at %s did not answer %s in time: check the network (proxy, firewall) or SLACK_API_URL", apiURL, method)
 	}
-	return fmt.Errorf("SLACK_API_URL: cannot reach Slack at %s for %s (%v): check the network (proxy, firewall) or SLACK_API_URL", apiURL, method, err)
+	return fmt.Errorf("SLACK_API_URL: cannot reach Slack at %s for %s (%w): check the network (proxy, firewall) or SLACK_API_URL", apiURL, method, err)
 }
