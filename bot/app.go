@@ -41,8 +41,10 @@ type StreamCommand struct {
 
 // StreamHandler handles research stream commands and answers them itself
 // (through the command's response_url); an error is answered generically.
+// Its Register adds the routes of the stream messages' buttons.
 type StreamHandler interface {
 	HandleStream(ctx context.Context, cmd StreamCommand) error
+	Registrar
 }
 
 // MessageHandler receives thread messages (events_api message events), for
@@ -95,6 +97,11 @@ type Config struct {
 	// StartDefaults remembers each channel's start-form settings; nil
 	// offers the built-in defaults and remembers nothing.
 	StartDefaults ChannelDefaults
+	// Checkpoints lets admins manage checkpoint definitions from the App
+	// Home; nil shows no admin section.
+	Checkpoints CheckpointAdmin
+	// StreamList lists the streams the App Home shows; nil shows none.
+	StreamList StreamLister
 	// Features add routes of their own (see Routes).
 	Features   []Registrar
 	HTTPClient *http.Client

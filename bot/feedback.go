@@ -47,11 +47,6 @@ func VerdictReasonModal(runID string) slack.ModalViewRequest {
 	}
 }
 
-// isFeedbackAction reports whether a button is a feedback button.
-func isFeedbackAction(actionID string) bool {
-	return actionID == ActionUseful || actionID == ActionNotUseful
-}
-
 // registerFeedback routes the 👍 / 👎 buttons and the reason form.
 func (a *App) registerFeedback(r *Routes) {
 	r.Action(ActionUseful, a.onVerdict)

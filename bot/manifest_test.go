@@ -25,6 +25,8 @@ var scopeOfCall = map[string]string{
 	"AuthTestContext":      "",            // auth.test
 	"OpenViewContext":      "",            // views.open
 	"UpdateViewContext":    "",            // views.update
+	"PublishViewContext":   "",            // views.publish (the App Home)
+	"GetPermalinkContext":  "",            // chat.getPermalink
 }
 
 // scopeOfEvent is the scope a bot event subscription needs.

@@ -42,28 +42,28 @@ func (l SourceLinks) allows(u string) string {
 }
 
 // Markdown renders untrusted Markdown (model output, page text) as Slack
-// mrkdwn of at most max runes: emphasis, headings (bold), lists, quotes,
+// mrkdwn of at most limit runes: emphasis, headings (bold), lists, quotes,
 // code and strikethrough keep their meaning; every character of the text is
 // escaped as Escape does, so no mention, broadcast or masked link survives,
 // raw HTML is shown as text, and a link is kept only when it points at one
 // of links. A cut ends with an ellipsis and closes every open marker.
-func Markdown(md string, links SourceLinks, max int) string {
-	return renderMarkdown(md, links, max, false)
+func Markdown(md string, links SourceLinks, limit int) string {
+	return renderMarkdown(md, links, limit, false)
 }
 
 // MarkdownLine is Markdown on one line, for list entries: line breaks and
 // block boundaries become spaces and code blocks become code spans.
-func MarkdownLine(md string, links SourceLinks, max int) string {
-	return renderMarkdown(md, links, max, true)
+func MarkdownLine(md string, links SourceLinks, limit int) string {
+	return renderMarkdown(md, links, limit, true)
 }
 
-func renderMarkdown(md string, links SourceLinks, max int, line bool) string {
-	if max < 1 {
+func renderMarkdown(md string, links SourceLinks, limit int, line bool) string {
+	if limit < 1 {
 		return ""
 	}
 	src := []byte(strings.ToValidUTF8(md, "\uFFFD"))
 	doc := goldmark.New(goldmark.WithExtensions(extension.Strikethrough)).Parser().Parse(gmtext.NewReader(src))
-	c := &mdConverter{src: src, w: newMrkdwnWriter(max), links: links, line: line}
+	c := &mdConverter{src: src, w: newMrkdwnWriter(limit), links: links, line: line}
 	c.blocks(doc, "\n\n")
 	return c.w.String()
 }

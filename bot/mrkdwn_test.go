@@ -72,11 +72,11 @@ func checkMrkdwnSafe(t *testing.T, in, out string) {
 func TestMarkdownNeutralisesHostileText(t *testing.T) {
 	links := sourceLinks(fetchedPage)
 	for _, in := range hostileMarkdown {
-		for _, max := range []int{5, 17, 40, 3000} {
-			for _, out := range []string{Markdown(in, links, max), MarkdownLine(in, links, max)} {
+		for _, limit := range []int{5, 17, 40, 3000} {
+			for _, out := range []string{Markdown(in, links, limit), MarkdownLine(in, links, limit)} {
 				checkMrkdwnSafe(t, in, out)
-				if n := utf8.RuneCountInString(out); n > max {
-					t.Errorf("Markdown(%q, %d) is %d runes long", in, max, n)
+				if n := utf8.RuneCountInString(out); n > limit {
+					t.Errorf("Markdown(%q, %d) is %d runes long", in, limit, n)
 				}
 			}
 		}
@@ -93,16 +93,16 @@ func TestMarkdownKeepsLinksOnlyToFetchedPages(t *testing.T) {
 
 func TestMarkdownCutClosesMarkers(t *testing.T) {
 	in := "**bold text that goes on** and `code that goes on and on`"
-	for max := 1; max < 70; max++ {
-		out := Markdown(in, nil, max)
-		if n := utf8.RuneCountInString(out); n > max {
-			t.Fatalf("max %d: %d runes: %q", max, n, out)
+	for limit := 1; limit < 70; limit++ {
+		out := Markdown(in, nil, limit)
+		if n := utf8.RuneCountInString(out); n > limit {
+			t.Fatalf("limit %d: %d runes: %q", limit, n, out)
 		}
 		if strings.Count(out, "*")%2 != 0 || strings.Count(out, "`")%2 != 0 {
-			t.Errorf("max %d: a marker is left open: %q", max, out)
+			t.Errorf("limit %d: a marker is left open: %q", limit, out)
 		}
 		if strings.Contains(out, "**") || strings.Contains(out, "``") {
-			t.Errorf("max %d: an empty marker pair: %q", max, out)
+			t.Errorf("limit %d: an empty marker pair: %q", limit, out)
 		}
 	}
 }
@@ -131,17 +131,17 @@ func FuzzMrkdwn(f *testing.F) {
 	}
 	f.Add("**a** _b_ `c` ~~d~~ [e]("+fetchedPage+")", 7)
 	links := sourceLinks(fetchedPage)
-	f.Fuzz(func(t *testing.T, in string, max int) {
-		max = max%4000 + 1
-		if max < 1 {
-			max = -max + 1
+	f.Fuzz(func(t *testing.T, in string, limit int) {
+		limit = limit%4000 + 1
+		if limit < 1 {
+			limit = -limit + 1
 		}
-		for _, out := range []string{Markdown(in, links, max), MarkdownLine(in, links, max)} {
+		for _, out := range []string{Markdown(in, links, limit), MarkdownLine(in, links, limit)} {
 			if !utf8.ValidString(out) {
 				t.Fatalf("invalid UTF-8: %q", out)
 			}
-			if n := utf8.RuneCountInString(out); n > max {
-				t.Fatalf("Markdown(%q, %d) is %d runes long", in, max, n)
+			if n := utf8.RuneCountInString(out); n > limit {
+				t.Fatalf("Markdown(%q, %d) is %d runes long", in, limit, n)
 			}
 			checkMrkdwnSafe(t, in, out)
 		}

@@ -11,7 +11,7 @@ import (
 // fetched pages) goes through markup. Markers opened with open are closed
 // with close, and by String when the text was cut short, so a cut never
 // leaves a bold, italic or code span open. The budget reserves room for the
-// closers and the ellipsis, so the result never exceeds max runes.
+// closers and the ellipsis, so the result never exceeds limit runes.
 type mrkdwnWriter struct {
 	b      strings.Builder
 	left   int      // runes still free, closers and ellipsis already reserved
@@ -26,9 +26,9 @@ type marker struct {
 	width  int // bytes of the opener
 }
 
-// newMrkdwnWriter returns a writer of at most max runes (max < 1: nothing).
-func newMrkdwnWriter(max int) *mrkdwnWriter {
-	return &mrkdwnWriter{left: max - utf8.RuneCountInString(ellipsis)}
+// newMrkdwnWriter returns a writer of at most limit runes (limit < 1: nothing).
+func newMrkdwnWriter(limit int) *mrkdwnWriter {
+	return &mrkdwnWriter{left: limit - utf8.RuneCountInString(ellipsis)}
 }
 
 // text writes untrusted text escaped, as much of it as fits.
@@ -37,16 +37,7 @@ func (w *mrkdwnWriter) text(s string) {
 		if w.cut {
 			return
 		}
-		e := string(r)
-		switch r {
-		case '&':
-			e = "&amp;"
-		case '<':
-			e = "&lt;"
-		case '>':
-			e = "&gt;"
-		}
-		w.put(e)
+		w.put(escapeRune(r))
 	}
 }
 

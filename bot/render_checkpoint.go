@@ -76,6 +76,24 @@ func checkpointTitle(inst *checkpoints.Instance) string {
 
 // checkpointTail is the buttons and the line saying who may decide.
 func checkpointTail(inst *checkpoints.Instance, requestedBy string) []slack.Block {
+	var tail []slack.Block
+	if b := checkpointButtons(inst, "cp_actions"); b != nil {
+		tail = append(tail, b)
+	}
+	note := "Only the person who started this run and this channel's approvers can decide."
+	if isUserID(requestedBy) {
+		note = fmt.Sprintf("Waiting for <@%s> (or an approver of this channel).", requestedBy)
+	}
+	if !inst.DeadlineAt.IsZero() {
+		note += " Reminder due " + slackDate(inst.DeadlineAt) + "."
+	}
+	return append(tail, contextText(note))
+}
+
+// checkpointButtons are a checkpoint's decision buttons, and Skip when it is
+// optional, in an actions block with blockID; nil when there are none. The
+// thread message and the App Home show the same buttons.
+func checkpointButtons(inst *checkpoints.Instance, blockID string) *slack.ActionBlock {
 	var buttons []slack.BlockElement
 	for _, a := range inst.Actions {
 		id, ok := actionIDs[a]
@@ -94,18 +112,10 @@ func checkpointTail(inst *checkpoints.Instance, requestedBy string) []slack.Bloc
 	if !inst.Required {
 		buttons = append(buttons, slack.NewButtonBlockElement(ActionSkip, inst.ID, plain("Skip", MaxButtonText)))
 	}
-	var tail []slack.Block
-	if len(buttons) > 0 {
-		tail = append(tail, slack.NewActionBlock("cp_actions", buttons...))
+	if len(buttons) == 0 {
+		return nil
 	}
-	note := "Only the person who started this run and this channel's approvers can decide."
-	if isUserID(requestedBy) {
-		note = fmt.Sprintf("Waiting for <@%s> (or an approver of this channel).", requestedBy)
-	}
-	if !inst.DeadlineAt.IsZero() {
-		note += " Reminder due " + slackDate(inst.DeadlineAt) + "."
-	}
-	return append(tail, contextText(note))
+	return slack.NewActionBlock(blockID, buttons...)
 }
 
 // checkpointBody renders the payload by control type.

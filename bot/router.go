@@ -135,6 +135,11 @@ func (a *App) onEvent(d delivery, ev slackevents.EventsAPIEvent) {
 		}
 		req.UserID, req.Channel, req.Thread, req.Message = msg.User, msg.Channel, msg.ThreadTimeStamp, msg
 		req.Log = a.log.With("user", msg.User, "channel", msg.Channel)
+	} else if home, ok := ev.InnerEvent.Data.(*slackevents.AppHomeOpenedEvent); ok {
+		if home.Tab != "home" {
+			return
+		}
+		req.UserID, req.Log = home.User, a.log.With("user", home.User)
 	} else if ev.InnerEvent.Type == string(slackevents.Message) {
 		return
 	}
@@ -220,6 +225,7 @@ func (a *App) registerRoutes() {
 	r.Command(CmdStream, a.stream)
 	a.registerStart(r)
 	a.registerFeedback(r)
+	a.registerHome(r)
 	r.Action(ActionCancelConfirm, a.confirmCancel)
 	r.Action(ActionCancelAbort, func(ctx context.Context, req *Request) error {
 		req.ReplaceOriginal = true
@@ -234,11 +240,8 @@ func (a *App) registerRoutes() {
 	}
 	r.View(CallbackEdit, a.onSubmission)
 	r.View(CallbackReject, a.onSubmission)
-	if h, ok := a.cfg.Streams.(StreamActionHandler); ok {
-		r.ActionPrefix(StreamActionPrefix, func(ctx context.Context, req *Request) error {
-			h.HandleStreamAction(ctx, *req.Callback, *req.Action)
-			return nil
-		})
+	if a.cfg.Streams != nil {
+		a.cfg.Streams.Register(r)
 	}
 	if a.cfg.Messages != nil {
 		r.Event(string(slackevents.Message), func(ctx context.Context, req *Request) error {
@@ -402,11 +405,12 @@ func (a *App) stream(ctx context.Context, req *Request) error {
 	}
 	cmd := req.Command
 	err := a.cfg.Streams.HandleStream(ctx, StreamCommand{TeamID: cmd.TeamID, ChannelID: cmd.ChannelID, UserID: cmd.UserID, Args: req.Parsed.Args, TriggerID: cmd.TriggerID, ResponseURL: cmd.ResponseURL})
-	if err != nil {
+	var ue *UserError
+	if err != nil && !errors.As(err, &ue) {
 		req.Log.Error("bot: stream command failed", "err", err)
 		return tell(RenderError("That stream command failed.", "Please try again; `/research help` lists the commands."), "Stream command failed")
 	}
-	return nil
+	return err
 }
 
 // allowed reports whether user may decide r's checkpoints or cancel it.

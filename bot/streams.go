@@ -39,13 +39,6 @@ type ConversationStore interface {
 	Update(ctx context.Context, channel, threadTS string, version int64, c scheduler.Conversation) (newVersion int64, ok bool, err error)
 }
 
-// StreamActionHandler handles clicks on research stream messages (action ids
-// starting with StreamActionPrefix). The App hands them over, after the ack,
-// when its Config.Streams implements it.
-type StreamActionHandler interface {
-	HandleStreamAction(ctx context.Context, cb slack.InteractionCallback, act slack.BlockAction)
-}
-
 // StreamsConfig configures Streams. Service, Conversations, Model and
 // Sender (or BotToken) are required.
 type StreamsConfig struct {
@@ -81,9 +74,8 @@ type Streams struct {
 }
 
 var (
-	_ StreamHandler       = (*Streams)(nil)
-	_ MessageHandler      = (*Streams)(nil)
-	_ StreamActionHandler = (*Streams)(nil)
+	_ StreamHandler  = (*Streams)(nil)
+	_ MessageHandler = (*Streams)(nil)
 )
 
 // NewStreams checks cfg and returns a Streams.
@@ -119,7 +111,8 @@ func NewStreams(cfg StreamsConfig) (*Streams, error) {
 }
 
 // HandleStream handles "/research stream …". Its answers are shown to the
-// caller only (through the command's response_url). The
+// caller only (through the command's response_url); what it cannot do is
+// returned as a *UserError, which App.answer shows the same way. The
 // arguments are unescaped first: Slack sends &, < and > as &amp;, &lt; and
 // &gt;, and a stream called "R&D" must be found by its name.
 func (s *Streams) HandleStream(ctx context.Context, cmd StreamCommand) error {
@@ -127,8 +120,7 @@ func (s *Streams) HandleStream(ctx context.Context, cmd StreamCommand) error {
 	verb = strings.ToLower(verb)
 	name := strings.TrimSpace(rest)
 	if needsName(verb) && name == "" {
-		s.respond(ctx, cmd, RenderError(fmt.Sprintf("Which stream? Write its name: `/research stream %s NAME`.", Escape(verb)), "`/research stream list` shows every stream."), "Which stream?")
-		return nil
+		return tell(RenderError(fmt.Sprintf("Which stream? Write its name: `/research stream %s NAME`.", Escape(verb)), "`/research stream list` shows every stream."), "Which stream?")
 	}
 	switch verb {
 	case "", "help":
@@ -144,8 +136,7 @@ func (s *Streams) HandleStream(ctx context.Context, cmd StreamCommand) error {
 	case "show":
 		st, err := s.svc.Show(ctx, name)
 		if err != nil {
-			s.respond(ctx, cmd, s.lookupProblem(err, name), "No such stream")
-			return nil
+			return tell(s.lookupProblem(err, name), "No such stream")
 		}
 		s.respond(ctx, cmd, RenderStreamShow(st), "Research stream "+EscapeTruncate(st.Spec.Name, 100))
 	case "pause", "resume":
@@ -155,45 +146,39 @@ func (s *Streams) HandleStream(ctx context.Context, cmd StreamCommand) error {
 		}
 		st, err := s.asOwnerOrAdmin(ctx, cmd.UserID, func(admin bool) (*scheduler.Stream, error) { return op(ctx, name, cmd.UserID, admin) })
 		if err != nil {
-			s.respond(ctx, cmd, s.changeProblem(ctx, err, name, verb), "Nothing was changed")
-			return nil
+			return tell(s.changeProblem(ctx, err, name, verb), "Nothing was changed")
 		}
 		s.respond(ctx, cmd, RenderStreamChanged(st, done), "Done")
 	case "policy":
 		fields := strings.Fields(name)
 		if len(fields) < 2 {
-			s.respond(ctx, cmd, RenderError("Write the stream's name and the policy: `/research stream policy NAME auto|hold_draft`.", "`auto` posts digests straight away; `hold_draft` holds each draft for the owner's approval."), "Which policy?")
-			return nil
+			return tell(RenderError("Write the stream's name and the policy: `/research stream policy NAME auto|hold_draft`.", "`auto` posts digests straight away; `hold_draft` holds each draft for the owner's approval."), "Which policy?")
 		}
 		p := scheduler.Policy(strings.ToLower(fields[len(fields)-1]))
 		name = strings.Join(fields[:len(fields)-1], " ")
 		if !p.Valid() {
-			s.respond(ctx, cmd, RenderError("The policy must be `auto` or `hold_draft`, not `"+EscapeTruncate(string(p), 40)+"`.", ""), "Unknown policy")
-			return nil
+			return tell(RenderError("The policy must be `auto` or `hold_draft`, not `"+EscapeTruncate(string(p), 40)+"`.", ""), "Unknown policy")
 		}
 		st, err := s.asOwnerOrAdmin(ctx, cmd.UserID, func(admin bool) (*scheduler.Stream, error) {
 			return s.svc.SetPolicy(ctx, name, cmd.UserID, admin, p)
 		})
 		if err != nil {
-			s.respond(ctx, cmd, s.changeProblem(ctx, err, name, "change"), "Nothing was changed")
-			return nil
+			return tell(s.changeProblem(ctx, err, name, "change"), "Nothing was changed")
 		}
 		s.respond(ctx, cmd, RenderStreamChanged(st, "Policy set to `"+string(p)+"` for"), "Done")
 	case "run":
-		s.runNow(ctx, cmd, name)
+		return s.runNow(ctx, cmd, name)
 	case "delete", "remove":
 		st, err := s.svc.Show(ctx, name)
 		if err != nil {
-			s.respond(ctx, cmd, s.lookupProblem(err, name), "No such stream")
-			return nil
+			return tell(s.lookupProblem(err, name), "No such stream")
 		}
 		if !st.CanChange(cmd.UserID, false) && !s.isAdmin(ctx, cmd.UserID) {
-			s.respond(ctx, cmd, RenderStreamNotAllowed(st, "delete"), "Not allowed")
-			return nil
+			return tell(RenderStreamNotAllowed(st, "delete"), "Not allowed")
 		}
 		s.respond(ctx, cmd, RenderStreamDeleteConfirm(st), "Delete this stream?")
 	default:
-		s.respond(ctx, cmd, RenderError("I don't know `/research stream "+EscapeTruncate(verb, 40)+"`.", "`/research stream help` lists the stream commands."), "Unknown stream command")
+		return tell(RenderError("I don't know `/research stream "+EscapeTruncate(verb, 40)+"`.", "`/research stream help` lists the stream commands."), "Unknown stream command")
 	}
 	return nil
 }
@@ -208,7 +193,7 @@ func needsName(verb string) bool {
 }
 
 // runNow starts a digest of the named stream now, posted to its channel.
-func (s *Streams) runNow(ctx context.Context, cmd StreamCommand, name string) {
+func (s *Streams) runNow(ctx context.Context, cmd StreamCommand, name string) error {
 	var run *pipeline.Run
 	st, err := s.asOwnerOrAdmin(ctx, cmd.UserID, func(admin bool) (*scheduler.Stream, error) {
 		var err error
@@ -219,11 +204,11 @@ func (s *Streams) runNow(ctx context.Context, cmd StreamCommand, name string) {
 		return s.svc.Show(ctx, name)
 	})
 	if err != nil {
-		s.respond(ctx, cmd, s.changeProblem(ctx, err, name, "run"), "No digest started")
-		return
+		return tell(s.changeProblem(ctx, err, name, "run"), "No digest started")
 	}
 	s.respond(ctx, cmd, []slack.Block{section(fmt.Sprintf(":gear: Started a digest of *%s* (run %s); I'll post it in %s.",
 		EscapeTruncate(st.Spec.Name, 100), runRef(run.ID), channelRef(st.Spec.Channel)))}, "Digest started")
+	return nil
 }
 
 // asOwnerOrAdmin calls op as a plain user first and, when the service says
@@ -238,12 +223,7 @@ func (s *Streams) asOwnerOrAdmin(ctx context.Context, user string, op func(admin
 
 // isAdmin reports whether user is a workspace admin or owner (users.info).
 func (s *Streams) isAdmin(ctx context.Context, user string) bool {
-	u, err := s.send.API().GetUserInfoContext(ctx, user)
-	if err != nil {
-		s.log.Warn("bot: users.info failed; treating the user as no admin", "user", user, "err", err)
-		return false
-	}
-	return u.IsAdmin || u.IsOwner || u.IsPrimaryOwner
+	return workspaceAdmin(ctx, s.send.API(), s.log, user)
 }
 
 // userTZ is user's Slack profile time zone, "" when unknown.
@@ -338,25 +318,29 @@ type clicked struct {
 	what   string // what the user chose, for the collapsed message
 }
 
-// HandleStreamAction handles a click on a stream message.
-func (s *Streams) HandleStreamAction(ctx context.Context, cb slack.InteractionCallback, act slack.BlockAction) {
-	user, channel, thread := cb.User.ID, cb.Channel.ID, threadOf(cb)
-	if channel == "" {
-		channel = cb.Container.ChannelID
-	}
+// Register routes the clicks on stream messages (action ids starting with
+// StreamActionPrefix) to s.
+func (s *Streams) Register(r *Routes) { r.ActionPrefix(StreamActionPrefix, s.onAction) }
+
+// onAction handles a click on a stream message; a click that cannot be
+// taken is answered (App.answer) in the clicked message's thread.
+func (s *Streams) onAction(ctx context.Context, req *Request) error {
+	cb, act := *req.Callback, *req.Action
+	user, channel, thread := req.UserID, req.Channel, req.Thread
 	switch act.ActionID {
 	case ActionStreamOptions:
-		return // ticking a box: read when Continue is clicked
+		return nil // ticking a box: read when Continue is clicked
 	case ActionStreamDeleteConfirm:
 		id, name := parseStreamValue(act.Value)
 		s.confirmDelete(ctx, cb, id, name)
-		return
+		return nil
 	case ActionStreamDeleteAbort:
-		s.send.ReplaceOriginal(ctx, cb, []slack.Block{section("OK — the stream stays.")}, "Not deleted")
-		return
+		req.ReplaceOriginal = true
+		req.Reply(ctx, []slack.Block{section("OK — the stream stays.")}, "Not deleted")
+		return nil
 	case ActionStreamDryRun, ActionStreamDryRunSkip:
 		s.dryRun(ctx, cb, channel, thread, act)
-		return
+		return nil
 	}
 	turnNo, value := parseTurnValue(act.Value)
 	var a scheduler.Action
@@ -388,23 +372,21 @@ func (s *Streams) HandleStreamAction(ctx context.Context, cb slack.InteractionCa
 		click.what = "skipped this question"
 	default:
 		s.log.Warn("bot: unknown stream action", "action", act.ActionID)
-		return
+		return nil
 	}
 	a.Turn = turnNo
 	c, v, ok, err := s.convs.Get(ctx, channel, thread)
 	switch {
 	case err != nil:
 		s.log.Error("bot: loading a stream conversation failed", "channel", channel, "err", err)
-		s.send.Ephemeral(ctx, channel, user, thread, RenderError("I couldn't load this conversation right now.", "Please click again in a minute."), "Try again")
-		return
+		return tell(RenderError("I couldn't load this conversation right now.", "Please click again in a minute."), "Try again")
 	case !ok:
-		s.send.Ephemeral(ctx, channel, user, thread, RenderError("This stream conversation has ended or expired.", "Start a new one with `/research stream new`."), "Conversation ended")
-		return
+		return tell(RenderError("This stream conversation has ended or expired.", "Start a new one with `/research stream new`."), "Conversation ended")
 	case user != c.Spec.Owner:
-		s.send.Ephemeral(ctx, channel, user, thread, RenderError("Only "+who(c.Spec.Owner)+", who is setting up this stream, can answer here.", "Nothing was changed. Start your own with `/research stream new`."), "Not your conversation")
-		return
+		return tell(RenderError("Only "+who(c.Spec.Owner)+", who is setting up this stream, can answer here.", "Nothing was changed. Start your own with `/research stream new`."), "Not your conversation")
 	}
 	s.advance(ctx, channel, thread, user, c, v, a, click)
+	return nil
 }
 
 // advance applies one action to the conversation of a thread: it asks the

@@ -201,7 +201,7 @@ func TestStreamConversationRefusals(t *testing.T) {
 	// The model is down: said so, and the conversation stays where it was.
 	h.reply(requester, chanIn, thread, "heat pump, COP")
 	h.ephemeralWith(chanIn, requester, "the language model did not answer")
-	time.Sleep(100 * time.Millisecond)
+	h.stop() // finishes the work in flight: nothing more can be posted after this
 	if n := len(h.turns(chanIn, thread)); n != 3 {
 		t.Errorf("%d turns after the model failed, want 3", n)
 	}

@@ -49,7 +49,7 @@ func Variables() []Variable {
 		one("LLM_MAX_RETRIES", "4", "retries of one LLM call on 429 (honouring `Retry-After`), 5xx, timeouts and connection errors; `0` means none. A step makes at most 3 attempts, so with the model down a run ends after at most 3 × (1 + retries) calls: under a minute with the defaults"),
 		one("LLM_REQUESTS_PER_MINUTE", "0", "LLM request rate shared by all replicas; `0` means no limit"),
 		one("LLM_STARTUP_CHECK", "true", "`serve`, `worker` and `run` ask the endpoint for its models (`GET /models`) at start and stop at once, saying why, when it does not answer or refuses the key; `false` skips the check (for endpoints without `/models`)"),
-		{Names: []string{"REDIS_URL"}, DefaultText: "embedded", Meaning: "`redis://…`; unset means an in-process Redis whose state dies with the process", Secret: true},
+		{Names: []string{"REDIS_URL"}, DefaultText: "embedded", Meaning: "`redis://[:password@]host:6379/0` (`rediss://` for TLS), or a Redis watched by Sentinel: `redis://[:sentinel-password@]sentinel1:26379/0?master_name=mymaster&addr=sentinel2:26379&addr=sentinel3:26379[&password=master-password]` (go-redis's failover URL; store, queue and leases follow the master across failovers); unset means an in-process Redis whose state dies with the process", Secret: true},
 		one("SEARXNG_URL", "", "a SearXNG instance (JSON API) for web, news and science search"),
 		secret("BRAVE_API_KEY", "Brave Search API key (web and news)"),
 		secret("TAVILY_API_KEY", "Tavily API key (web)"),

@@ -115,7 +115,6 @@ type flow struct {
 	model *scripted
 	eng   *pipeline.Engine
 	pres  *presenter
-	defs  func(context.Context) ([]checkpoints.Definition, error)
 }
 
 // definitionsStore lets a test make reading the definitions fail.

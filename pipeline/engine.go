@@ -51,7 +51,11 @@ type Config struct {
 	Writing Writing
 	// DefaultQueue is the queue of runs whose Origin names none.
 	DefaultQueue string
-	// SearchConcurrency and FetchConcurrency bound parallel calls within a run.
+	// SearchConcurrency and FetchConcurrency bound parallel calls within a
+	// run; 0 means all of a step's searches (or fetches) at once: the plan
+	// and MaxSources bound them, each search backend's rate limit and the
+	// fetcher's per-host limit pace them, and a step waits for its slowest
+	// call only once.
 	SearchConcurrency int
 	FetchConcurrency  int
 	// Observer receives events for metrics; nil means none.
@@ -113,12 +117,6 @@ func New(cfg Config) (*Engine, error) {
 	}
 	if cfg.DefaultQueue == "" {
 		cfg.DefaultQueue = "runs"
-	}
-	if cfg.SearchConcurrency <= 0 {
-		cfg.SearchConcurrency = 4
-	}
-	if cfg.FetchConcurrency <= 0 {
-		cfg.FetchConcurrency = 6
 	}
 	cfg.Defaults = cfg.Defaults.withDefaults()
 	e := &Engine{cfg: cfg, log: cfg.Logger}

@@ -250,6 +250,14 @@ type StrandedShower interface {
 	Stranded(ctx context.Context, r *Run, inst *checkpoints.Instance) error
 }
 
+// BreakerAlerter is optionally implemented by a Presenter to alert the
+// people who manage checkpoints that a failure tripped a definition's
+// circuit breaker: runs go on without it until it is reset. It is called
+// for every failure that finds the breaker open; alerting once is its job.
+type BreakerAlerter interface {
+	BreakerTripped(ctx context.Context, d checkpoints.Definition, failures int) error
+}
+
 // Notifier is optionally implemented by a Presenter to show a passing note
 // about a run, such as "model unavailable, retry 2 of 4 in 8 s": waiting
 // shows as progress, not as silence or log lines.

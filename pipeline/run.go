@@ -95,6 +95,11 @@ type Origin struct {
 	Channel  string `json:"channel,omitempty"`
 	ThreadTS string `json:"thread_ts,omitempty"`
 	StreamID string `json:"stream_id,omitempty"`
+	// Direct asks for the run's checkpoints to be offered to its requester
+	// privately (a held digest draft goes to the stream owner), not in
+	// Channel; everything else still goes to Channel. The presenter decides
+	// what private means.
+	Direct bool `json:"direct,omitempty"`
 	// Queue is the work queue whose workers advance this run.
 	Queue string `json:"queue,omitempty"`
 }
@@ -192,6 +197,10 @@ type Run struct {
 	CreatedAt  time.Time `json:"created_at"`
 	UpdatedAt  time.Time `json:"updated_at"`
 	FinishedAt time.Time `json:"finished_at,omitzero"`
+	// LeasedAt is when the worker that last saved the run took its lease:
+	// against CreatedAt, or a checkpoint's DecidedAt, it says how long the
+	// run waited for a worker.
+	LeasedAt time.Time `json:"leased_at,omitzero"`
 	// Active is the working time spent in steps; human waits are not counted.
 	Active time.Duration `json:"active"`
 	// Attempt counts the attempts at the current step (Step), across

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -13,16 +14,71 @@ import (
 
 const checkpointsUsage = `Usage:
   researchbot checkpoints                      list checkpoint definitions
+  researchbot checkpoints fields [--json]      the nine field types and the settings each takes
+  researchbot checkpoints show ID              one definition as JSON (seed 004's shape)
+  researchbot checkpoints validate FILE|-      check a definition document; writes nothing
+  researchbot checkpoints create FILE|-        add a definition from a JSON document
+  researchbot checkpoints update ID FILE|-     replace a definition (built-ins keep their fields)
+  researchbot checkpoints delete ID            disable a custom definition for good (runs keep their record)
   researchbot checkpoints enable ID            offer this checkpoint again
   researchbot checkpoints disable ID           stop offering it (runs go on without it)
   researchbot checkpoints timeout ID DURATION  e.g. 48h; 0 for no timeout
+  researchbot checkpoints reset ID             close a tripped circuit breaker (forget its failures)
   ` + checkpointsSkipUsage
+
+// definitionStore is what the checkpoints commands need of the store.
+type definitionStore interface {
+	Definitions(ctx context.Context) ([]checkpoints.Definition, error)
+	Definition(ctx context.Context, id string) (checkpoints.Definition, error)
+	CreateDefinition(ctx context.Context, d checkpoints.Definition) error
+	PutDefinition(ctx context.Context, d checkpoints.Definition) error
+	ResetBreaker(ctx context.Context, defID string) error
+	CheckpointFailures(ctx context.Context, defID string, at time.Time, window time.Duration) ([]time.Time, error)
+}
+
+// checkpointsCmd is one run of `researchbot checkpoints …`.
+type checkpointsCmd struct {
+	store          definitionStore
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	now            time.Time
+}
+
+// writeCommands change definitions; they refuse to run on the in-process Redis.
+var writeCommands = map[string]bool{"create": true, "update": true, "delete": true, "enable": true, "disable": true, "timeout": true, "reset": true}
 
 // cmdCheckpoints lets an operator see and change checkpoint definitions,
 // which are data in Redis shared by every replica.
-func cmdCheckpoints(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) > 0 && args[0] == "skip" {
+func cmdCheckpoints(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	sub := ""
+	if len(args) > 0 {
+		sub = args[0]
+	}
+	switch sub {
+	case "skip":
 		return cmdCheckpointsSkip(ctx, args[1:], getenv, stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, checkpointsUsage)
+		return nil
+	case "fields":
+		return checkpointFields(args[1:], stdout)
+	case "validate":
+		if len(args) != 2 {
+			return checkpointsUsageError()
+		}
+		c := &checkpointsCmd{stdin: stdin, stdout: stdout, stderr: stderr}
+		_, d, err := c.readDocument(args[1])
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%s: valid (%s)\n", d.ID, describeDefinition(d))
+		return nil
+	case "", "show", "create", "update", "delete", "enable", "disable", "timeout", "reset":
+	default:
+		return checkpointsUsageError()
+	}
+	if writeCommands[sub] && getenv("REDIS_URL") == "" {
+		return &exitError{code: 2, msg: fmt.Sprintf("researchbot: checkpoints %s needs REDIS_URL: definitions live in the Redis the bot and workers share; without it the change would go to an empty in-process Redis and vanish", sub)}
 	}
 	a, err := openStore(ctx, getenv, stderr, "these are the built-in definitions of an empty, in-process Redis")
 	if err != nil {
@@ -32,56 +88,40 @@ func cmdCheckpoints(ctx context.Context, args []string, getenv func(string) stri
 	if err := a.Engine.SeedDefinitions(ctx); err != nil {
 		return err
 	}
-	defs, err := a.Store.Definitions(ctx)
+	c := &checkpointsCmd{store: a.Store, stdin: stdin, stdout: stdout, stderr: stderr, now: time.Now()}
+	return c.run(ctx, args)
+}
+
+// checkpointsUsageError is a mistake in a checkpoints command line: its usage on stderr, exit 2.
+func checkpointsUsageError() error { return &exitError{code: 2, msg: checkpointsUsage} }
+
+// run dispatches a subcommand that uses the store.
+func (c *checkpointsCmd) run(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		return c.list(ctx)
+	}
+	switch {
+	case args[0] == "create" && len(args) == 2:
+		return c.create(ctx, args[1])
+	case args[0] == "update" && len(args) == 3:
+		return c.update(ctx, args[1], args[2])
+	case len(args) < 2:
+		return checkpointsUsageError()
+	}
+	def, err := c.find(ctx, args[1])
 	if err != nil {
 		return err
 	}
-	// In the order a run meets them.
-	stage := map[checkpoints.Position]int{checkpoints.AfterPlanning: 0, checkpoints.AfterSearch: 1, checkpoints.AfterReview: 2, checkpoints.BeforeOutput: 3}
-	sort.SliceStable(defs, func(i, j int) bool {
-		a, b := defs[i], defs[j]
-		if stage[a.Position] != stage[b.Position] {
-			return stage[a.Position] < stage[b.Position]
-		}
-		if a.SortOrder != b.SortOrder {
-			return a.SortOrder < b.SortOrder
-		}
-		return a.ID < b.ID
-	})
-	if len(args) == 0 {
-		now := time.Now()
-		fmt.Fprintf(stdout, "%-16s %-8s %-9s %-14s %-8s %-8s %s\n", "ID", "ENABLED", "REQUIRED", "MODES", "TIMEOUT", "BREAKER", "LABEL")
-		for _, d := range defs {
-			fails, _ := a.Store.CheckpointFailures(ctx, d.ID, now, d.BreakerWindow)
-			breaker := fmt.Sprintf("%d/%d", len(fails), d.BreakerThreshold)
-			if checkpoints.BreakerTripped(d, fails, now) {
-				breaker = "TRIPPED"
-			}
-			timeout := "none"
-			if d.Timeout > 0 {
-				timeout = d.Timeout.String()
-			}
-			fmt.Fprintf(stdout, "%-16s %-8v %-9v %-14s %-8s %-8s %s\n", d.ID, d.Enabled, d.Required, strings.Join(d.Modes, ","), timeout, breaker, d.Label)
-		}
-		return nil
-	}
-	if len(args) < 2 {
-		return &exitError{code: 2, msg: checkpointsUsage}
-	}
-	var def *checkpoints.Definition
-	for i := range defs {
-		if defs[i].ID == args[1] {
-			def = &defs[i]
-		}
-	}
-	if def == nil {
-		var ids []string
-		for _, d := range defs {
-			ids = append(ids, d.ID)
-		}
-		return &exitError{code: 2, msg: fmt.Sprintf("researchbot: no checkpoint %q (there are: %s)", args[1], strings.Join(ids, ", "))}
-	}
 	switch {
+	case args[0] == "show" && len(args) == 2:
+		return writeJSON(c.stdout, checkpoints.DocumentOf(def))
+	case args[0] == "reset" && len(args) == 2:
+		return c.reset(ctx, def)
+	case args[0] == "delete" && len(args) == 2:
+		if checkpoints.IsBuiltin(def.ID) {
+			return &exitError{code: 1, msg: fmt.Sprintf("researchbot: %s is built in and cannot be deleted; 'researchbot checkpoints disable %s' stops offering it", def.ID, def.ID)}
+		}
+		def.Enabled = false
 	case args[0] == "enable" && len(args) == 2:
 		def.Enabled = true
 	case args[0] == "disable" && len(args) == 2:
@@ -93,12 +133,58 @@ func cmdCheckpoints(ctx context.Context, args []string, getenv func(string) stri
 		}
 		def.Timeout = d
 	default:
-		return &exitError{code: 2, msg: checkpointsUsage}
+		return checkpointsUsageError()
 	}
-	def.UpdatedAt = time.Now()
-	if err := a.Store.PutDefinition(ctx, *def); err != nil {
+	def.UpdatedAt = c.now
+	if err := c.store.PutDefinition(ctx, def); err != nil {
 		return fmt.Errorf("researchbot: %w", err)
 	}
-	fmt.Fprintf(stdout, "%s: enabled %v, timeout %s (applies to checkpoints offered from now on)\n", def.ID, def.Enabled, def.Timeout)
+	if args[0] == "delete" {
+		fmt.Fprintf(c.stdout, "%s: deleted (disabled; runs that used it keep their record; 'researchbot checkpoints enable %s' brings it back)\n", def.ID, def.ID)
+		return nil
+	}
+	fmt.Fprintf(c.stdout, "%s: enabled %v, timeout %s (applies to checkpoints offered from now on)\n", def.ID, def.Enabled, def.Timeout)
+	return nil
+}
+
+// find returns the definition with that id, or a usage error naming the
+// ids there are.
+func (c *checkpointsCmd) find(ctx context.Context, id string) (checkpoints.Definition, error) {
+	def, err := c.store.Definition(ctx, id)
+	if !errors.Is(err, checkpoints.ErrNoDefinition) {
+		return def, err
+	}
+	defs, err := c.store.Definitions(ctx)
+	if err != nil {
+		return def, err
+	}
+	var ids []string
+	for _, d := range defs {
+		ids = append(ids, d.ID)
+	}
+	sort.Strings(ids)
+	return def, &exitError{code: 2, msg: fmt.Sprintf("researchbot: no checkpoint %q (there are: %s)", id, strings.Join(ids, ", "))}
+}
+
+// list prints every definition in the order a run meets them.
+func (c *checkpointsCmd) list(ctx context.Context) error {
+	defs, err := c.store.Definitions(ctx)
+	if err != nil {
+		return err
+	}
+	checkpoints.SortByPipeline(defs)
+	fmt.Fprintf(c.stdout, "%-16s %-8s %-9s %-14s %-8s %-8s %s\n", "ID", "ENABLED", "REQUIRED", "MODES", "TIMEOUT", "BREAKER", "LABEL")
+	for _, d := range defs {
+		fails, _ := c.store.CheckpointFailures(ctx, d.ID, c.now, d.BreakerWindow)
+		breaker := fmt.Sprintf("%d/%d", len(fails), d.BreakerThreshold)
+		if checkpoints.BreakerTripped(d, fails, c.now) {
+			breaker = "TRIPPED"
+		}
+		timeout := "none"
+		if d.Timeout > 0 {
+			timeout = d.Timeout.String()
+		}
+		fmt.Fprintf(c.stdout, "%-16s %-8v %-9v %-14s %-8s %-8s %s\n", d.ID, d.Enabled, d.Required, strings.Join(d.Modes, ","), timeout, breaker, d.Label)
+	}
 	return nil
 }

@@ -46,7 +46,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		BotToken: cfg.SlackBotToken, AppToken: cfg.SlackAppToken, APIURL: cfg.SlackAPIURL, Metrics: metrics, Logger: log,
 	})
 	memory := redisstore.NewSlackMemory(a.Conn.Client)
-	presenter, err := bot.NewPresenter(bot.PresenterConfig{Sender: sender, Memory: memory, Logger: log})
+	presenter, err := bot.NewPresenter(bot.PresenterConfig{Sender: sender, Memory: memory, Admins: cfg.Admins, Alerts: a.Store, Logger: log})
 	if err != nil {
 		return err
 	}
@@ -80,6 +80,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		Limits:     bot.RateLimits{PerUser: bot.PerHour(cfg.UserRunsPerHour), PerWorkspace: bot.PerHour(cfg.TeamRunsPerHour)},
 		HealthAddr: cfg.HTTPAddr, Logger: log,
 		Streams: streams, Messages: streams,
+		Checkpoints: a.Store, StreamList: streamSvc,
 		StartDefaults: redisstore.NewChannelDefaults(a.Conn.Client, "rb:"),
 	})
 	if err != nil {

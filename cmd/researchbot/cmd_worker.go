@@ -63,7 +63,7 @@ func cmdWorker(ctx context.Context, args []string, getenv func(string) string, s
 	if cfg.SlackBotToken != "" {
 		presenter, err := bot.NewPresenter(bot.PresenterConfig{
 			BotToken: cfg.SlackBotToken, APIURL: cfg.SlackAPIURL, Memory: redisstore.NewSlackMemory(a.Conn.Client),
-			Metrics: bot.NewSlackMetrics(metrics), Logger: log,
+			Metrics: bot.NewSlackMetrics(metrics), Admins: cfg.Admins, Alerts: a.Store, Logger: log,
 		})
 		if err != nil {
 			return err

@@ -234,11 +234,14 @@ func TestKilledInTheMiddleOfAStepResumes(t *testing.T) {
 	c, runID := w.startStuckInAnalysis(t, res)
 	searches := w.web.Searches()
 	c.kill(t)
+	killed := time.Now()
 
 	c2 := w.start(t, "run", "--resume", runID)
 	if err := c2.wait(t); err != nil {
 		t.Fatalf("resumed run failed: %v\n%s", err, c2.log())
 	}
+	t.Logf("kill -9 during the analysis call: the resumed run finished %v after the kill; %d plan, %d searches before and after, %d analysis calls",
+		time.Since(killed).Round(10*time.Millisecond), res.Count("research_plan"), w.web.Searches(), res.Count("analysis"))
 	if !strings.Contains(c2.stdout.String(), "# Heat pumps in cold climates") {
 		t.Fatalf("no report:\n%s", c2.log())
 	}

@@ -71,7 +71,7 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 			commandUsage(stdout, c, nil)
 			return helped
 		}
-		return cmdCheckpoints(ctx, args[1:], getenv, stdout, stderr)
+		return cmdCheckpoints(ctx, args[1:], getenv, stdin, stdout, stderr)
 	case "env":
 		return cmdEnv(args[1:], getenv, stdout, stderr)
 	case "healthcheck":

@@ -39,11 +39,11 @@ func formatVerdicts(runs []*pipeline.Run) string {
 	return terminal.Clean(strings.TrimRight(b.String(), "\n"))
 }
 
-// oneLineCut is s on one line, cleaned, cut to max runes.
-func oneLineCut(s string, max int) string {
+// oneLineCut is s on one line, cleaned, cut to limit runes.
+func oneLineCut(s string, limit int) string {
 	s = strings.Join(strings.Fields(terminal.Clean(s)), " ")
-	if rs := []rune(s); len(rs) > max {
-		s = string(rs[:max-1]) + "…"
+	if rs := []rune(s); len(rs) > limit {
+		s = string(rs[:limit-1]) + "…"
 	}
 	return s
 }

@@ -24,7 +24,7 @@ var commands = []command{
 	{"runs prune", "", "forget expired runs; expire old finished ones", "RUN_RETENTION and RUN_PAGE_RETENTION say what is kept."},
 	{"serve", "", "run the Slack bot (Socket Mode) and workers", "Checks Slack, Redis and the model endpoint at start, then serves /healthz, /readyz\nand /metrics on HTTP_ADDR. Configured by environment variables only."},
 	{"worker", "[--queues runs]", "run workers only (more capacity; needs REDIS_URL)", "Checks Redis, the model endpoint and (for the runs queue) SLACK_BOT_TOKEN at start,\nthen serves /healthz, /readyz and /metrics on HTTP_ADDR."},
-	{"checkpoints", "[enable|disable|timeout|skip ID …]", "see and change checkpoint definitions", strings.TrimPrefix(checkpointsUsage, "Usage:\n")},
+	{"checkpoints", "[fields|show|create|update|delete|enable|disable|timeout|reset|skip …]", "see and manage checkpoint definitions", strings.TrimPrefix(checkpointsUsage, "Usage:\n")},
 	{"env", "", "every variable: current value (secrets masked), source, meaning", ""},
 	{"healthcheck", "[--path P] [--timeout D]", "ask the local serve or worker's /healthz (exit 0 or 1)", healthcheckAbout},
 	{"version", "", "version, commit and Go version (also --version)", ""},

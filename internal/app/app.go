@@ -183,6 +183,7 @@ func (a *App) StartWorker(queues map[string]int) (stop func(), err error) {
 	if err := w.Start(); err != nil {
 		return nil, fmt.Errorf("start worker: %w", err)
 	}
+	a.Queue.RunLocally(w)
 	rescuer := &redisstore.Rescuer{
 		Store: a.Store, Locker: a.Locker, Queue: a.Queue, Queues: slices.Sorted(maps.Keys(queues)),
 		Abandoned:   func(q string) bool { return strings.HasPrefix(q, TerminalQueuePrefix) },

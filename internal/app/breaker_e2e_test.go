@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -20,6 +21,15 @@ type flaky struct {
 	broken   atomic.Bool
 	fails    atomic.Int32
 	stranded chan checkpoints.Instance
+	trips    chan string // "definition failures" of each BreakerTripped
+}
+
+func (f *flaky) BreakerTripped(_ context.Context, d checkpoints.Definition, failures int) error {
+	select {
+	case f.trips <- fmt.Sprintf("%s %d", d.ID, failures):
+	default:
+	}
+	return nil
 }
 
 func (f *flaky) Offer(ctx context.Context, r *pipeline.Run, inst *checkpoints.Instance) error {
@@ -48,7 +58,7 @@ func (f *flaky) waitStranded(t *testing.T) checkpoints.Instance {
 
 func TestCheckpointRetriesAndCircuitBreaker(t *testing.T) {
 	h := newHarness(t, &researchtest.Researcher{}, nil)
-	f := &flaky{recorder: h.rec, stranded: make(chan checkpoints.Instance, 4)}
+	f := &flaky{recorder: h.rec, stranded: make(chan checkpoints.Instance, 4), trips: make(chan string, 16)}
 	f.broken.Store(true)
 	h.app.AddPresenter("test", f)
 	ctx := context.Background()
@@ -74,11 +84,23 @@ func TestCheckpointRetriesAndCircuitBreaker(t *testing.T) {
 		t.Fatalf("status %s, caveats %q", r.Status, r.Report.Caveats)
 	}
 
-	// One more failure trips the breaker (5 in an hour): the definition is
-	// then left out, and runs go on without it.
+	if len(f.trips) != 0 {
+		t.Fatalf("an alert before the breaker tripped: %s", <-f.trips)
+	}
+	// One more failure trips the breaker (5 in an hour): the presenter is
+	// told, so it can alert the admins; the definition is then left out,
+	// and runs go on without it.
 	f.broken.Store(true)
 	h.start(checkpoints.ModeGuided, pipeline.Limits{})
 	f.waitStranded(t)
+	select {
+	case got := <-f.trips:
+		if got != "plan_review 5" {
+			t.Fatalf("the trip was reported as %q, want the plan review at 5 failures", got)
+		}
+	case <-time.After(waitLimit):
+		t.Fatal("the tripped breaker was not reported")
+	}
 	f.broken.Store(false)
 	h.start(checkpoints.ModeGuided, pipeline.Limits{})
 	first := h.next()

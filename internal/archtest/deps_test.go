@@ -37,6 +37,7 @@ var inward = map[string]struct {
 	"internal/slackfake":    {nil, "test helper: a fake Slack speaking its wire protocol"},
 	"internal/researchtest": {[]string{"pipeline", "checkpoints", "textmatch", "llm/llmtest"}, "test helper: a scripted research model for the domain"},
 	"internal/archtest":     {nil, "this test"},
+	"internal/faults":       {nil, "the fault suite: its code is tests only (build tag faults)"},
 	"cmd/researchbot":       {[]string{"*"}, "main is the only place that wires everything"},
 }
 

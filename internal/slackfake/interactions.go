@@ -280,7 +280,16 @@ func (s *Server) PostUserMessage(ctx context.Context, userID, channelID, threadT
 			event["parent_user_id"] = parent.User
 		}
 	}
-	payload := map[string]any{
+	payload := s.eventCallback(event)
+	s.mu.Unlock()
+	_, err := s.send(ctx, Envelope{Type: "events_api", Payload: payload}, nil)
+	return err
+}
+
+// eventCallback wraps an Events API event in its event_callback payload.
+// The caller holds s.mu.
+func (s *Server) eventCallback(event map[string]any) map[string]any {
+	return map[string]any{
 		"token": "fake-verification-token", "team_id": TeamID, "api_app_id": AppID,
 		"event": event, "type": "event_callback", "event_id": s.nextID("Ev"),
 		"event_time": s.now().Unix(), "is_ext_shared_channel": false,
@@ -289,9 +298,6 @@ func (s *Server) PostUserMessage(ctx context.Context, userID, channelID, threadT
 		}},
 		"event_context": "fake-event-context",
 	}
-	s.mu.Unlock()
-	_, err := s.send(ctx, Envelope{Type: "events_api", Payload: payload}, nil)
-	return err
 }
 
 // handleResponseURL serves response_url posts (slack-go's MsgOptionResponseURL).

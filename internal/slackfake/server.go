@@ -122,7 +122,8 @@ type View struct {
 	TriggerID string
 	// UserID is the user the modal is shown to (from the trigger_id).
 	UserID string
-	// Method is "views.open", "views.update", "views.push", "ack:update" or "ack:push".
+	// Method is "views.open", "views.update", "views.push", "views.publish"
+	// (an App Home), "ack:update" or "ack:push".
 	Method string
 	// JSON is the full view as Slack returns it (id, hash, state, and the
 	// fields the bot sent).
@@ -190,7 +191,10 @@ type channel struct {
 	im       bool
 }
 
-type user struct{ id, name, tz string }
+type user struct {
+	id, name, tz string
+	admin        bool // a workspace admin (users.info is_admin)
+}
 
 type viewState struct {
 	id         string
@@ -236,6 +240,7 @@ type Server struct {
 	failures    map[string][]failure
 	hook        func(Call) *Reply
 	views       map[string]*viewState
+	homes       map[string]string // user id → their App Home view id
 	viewLog     []View
 	files       map[string]*File
 	fileOrder   []string
@@ -268,6 +273,7 @@ func New(t testing.TB, opts ...Option) *Server {
 		messages:     map[string][]*Message{},
 		failures:     map[string][]failure{},
 		views:        map[string]*viewState{},
+		homes:        map[string]string{},
 		files:        map[string]*File{},
 		triggers:     map[string]*trigger{},
 		tickets:      map[string]bool{},
@@ -333,7 +339,7 @@ func (s *Server) AddChannel(id, name string, botIsMember bool) {
 func (s *Server) AddUser(id, name, tz string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.users[id] = user{id: id, name: name, tz: tz}
+	s.users[id] = user{id: id, name: name, tz: tz, admin: s.users[id].admin}
 	dm := DMChannelID(id)
 	if _, ok := s.channels[dm]; !ok {
 		s.channels[dm] = &channel{id: dm, name: id, member: true, im: true}

@@ -23,6 +23,17 @@ func viewProblems(doc map[string]any) []string {
 			probs = append(probs, fmt.Sprintf("[ERROR] %s text must be 1..%d characters", key, limit))
 		}
 	}
+	probs = append(probs, viewBodyProblems(doc)...)
+	if hasInputBlock(doc) && doc["submit"] == nil {
+		probs = append(probs, "[ERROR] a view with input blocks needs a submit button")
+	}
+	return probs
+}
+
+// viewBodyProblems checks what every view type shares: metadata, callback
+// id and blocks.
+func viewBodyProblems(doc map[string]any) []string {
+	var probs []string
 	if pm, _ := doc["private_metadata"].(string); len(pm) > 3000 {
 		probs = append(probs, "[ERROR] private_metadata must be at most 3000 characters")
 	}
@@ -30,11 +41,7 @@ func viewProblems(doc map[string]any) []string {
 		probs = append(probs, "[ERROR] callback_id must be at most 255 characters")
 	}
 	raw, _ := json.Marshal(doc["blocks"])
-	probs = append(probs, validateBlocks(raw, maxViewBlocks)...)
-	if hasInputBlock(doc) && doc["submit"] == nil {
-		probs = append(probs, "[ERROR] a view with input blocks needs a submit button")
-	}
-	return probs
+	return append(probs, validateBlocks(raw, maxViewBlocks)...)
 }
 
 func hasInputBlock(doc map[string]any) bool {

@@ -45,6 +45,7 @@ func (s *Server) handlers() map[string]apiHandler {
 		"views.open":                   s.viewsOpen,
 		"views.update":                 s.viewsUpdate,
 		"views.push":                   s.viewsPush,
+		"views.publish":                s.viewsPublish,
 		"conversations.info":           s.conversationsInfo,
 		"conversations.join":           s.conversationsJoin,
 		"users.info":                   s.usersInfo,
@@ -473,6 +474,7 @@ func (s *Server) usersInfo(req *apiRequest) (map[string]any, *apiError) {
 	return map[string]any{"user": map[string]any{
 		"id": u.id, "team_id": TeamID, "name": u.name, "real_name": u.name,
 		"tz": tz, "tz_label": label, "tz_offset": offset, "is_bot": false, "deleted": false,
+		"is_admin": u.admin, "is_owner": false, "is_primary_owner": false,
 		"profile": map[string]any{"real_name": u.name, "display_name": u.name, "team": TeamID},
 	}}, nil
 }

@@ -10,6 +10,7 @@
 package llmtest
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -50,6 +51,9 @@ type Reply struct {
 	// Delay is waited before answering; the wait ends early when the client
 	// goes away.
 	Delay time.Duration
+	// FinishReason of a 200 reply; "" means "stop" ("length": cut off at the
+	// token limit).
+	FinishReason string
 }
 
 // Responder decides the reply to a call.
@@ -230,7 +234,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, req *http.Request) {
 			"index":         0,
 			"message":       msg,
 			"logprobs":      nil,
-			"finish_reason": "stop",
+			"finish_reason": cmp.Or(rep.FinishReason, "stop"),
 		}},
 		"usage": map[string]any{
 			"prompt_tokens":     pt,
