@@ -83,6 +83,9 @@ type Config struct {
 	// in any channel.
 	ReviewSources []string
 	Limits        RateLimits
+	// FollowUps bounds the follow-up questions one person may ask (zero:
+	// 20 per hour).
+	FollowUps Limit
 	// Workers and Queue bound the work done after acks (defaults 16 and 256);
 	// JobTimeout bounds one job (default 60s).
 	Workers    int

@@ -176,6 +176,7 @@ func (p *Presenter) Close() {
 // to a pointer to it. Offering the same attempt twice updates the message.
 func (p *Presenter) Offer(ctx context.Context, r *pipeline.Run, inst *checkpoints.Instance) error {
 	log := p.log.With("run_id", r.ID, "checkpoint_id", inst.ID, "definition", inst.DefinitionID, "attempt", inst.Attempt)
+	p.attachDraft(ctx, r, inst)
 	blocks := RenderCheckpoint(inst, r.RequestedBy)
 	text := fmt.Sprintf("%s: your decision is needed", oneLine(firstNonEmpty(inst.Label, inst.DefinitionID)))
 	if inst.Attempt > 1 {

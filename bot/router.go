@@ -140,7 +140,13 @@ func (a *App) onEvent(d delivery, ev slackevents.EventsAPIEvent) {
 			return
 		}
 		req.UserID, req.Log = home.User, a.log.With("user", home.User)
-	} else if ev.InnerEvent.Type == string(slackevents.Message) {
+	} else if m, ok := ev.InnerEvent.Data.(*slackevents.AppMentionEvent); ok {
+		if m.BotID != "" || m.User == "" {
+			return
+		}
+		req.UserID, req.Channel, req.Thread, req.Mention = m.User, m.Channel, m.ThreadTimeStamp, m
+		req.Log = a.log.With("user", m.User, "channel", m.Channel)
+	} else if ev.InnerEvent.Type == string(slackevents.Message) || ev.InnerEvent.Type == string(slackevents.AppMention) {
 		return
 	}
 	if !a.pool.submit(func(ctx context.Context) {
@@ -226,6 +232,7 @@ func (a *App) registerRoutes() {
 	a.registerStart(r)
 	a.registerFeedback(r)
 	a.registerHome(r)
+	a.registerFollowUps(r)
 	r.Action(ActionCancelConfirm, a.confirmCancel)
 	r.Action(ActionCancelAbort, func(ctx context.Context, req *Request) error {
 		req.ReplaceOriginal = true
@@ -300,6 +307,7 @@ func (a *App) startResearch(ctx context.Context, req *Request) error {
 		RequestedBy: cmd.UserID,
 		Origin:      pipeline.Origin{Kind: OriginKind, TeamID: cmd.TeamID, Channel: cmd.ChannelID, ThreadTS: thread},
 		Limits:      pipeline.Limits{MaxCostUSD: c.BudgetUSD},
+		FollowUpOf:  c.FollowUpOf,
 	})
 	if err != nil {
 		log.Error("bot: starting a run failed", "err", err)
@@ -311,6 +319,10 @@ func (a *App) startResearch(ctx context.Context, req *Request) error {
 	}
 	a.metrics.runStarted()
 	log.Info("bot: run started", "run_id", run.ID, "mode", c.Mode, "depth", c.Depth)
+	a.rememberThread(ctx, cmd.ChannelID, thread, run.ID)
+	if run.Parent != "" {
+		a.linkFollowUp(ctx, run, thread, cmd.UserID)
+	}
 	root.RunID, root.Status = run.ID, run.Status
 	if err := a.send.Update(ctx, cmd.ChannelID, ts, RenderRoot(root), rootText(root)); err != nil {
 		log.Warn("bot: naming the run in the root message failed", "run_id", run.ID, "err", err)

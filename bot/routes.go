@@ -36,11 +36,12 @@ type Request struct {
 	// ephemeral confirmation) rather than add an ephemeral message.
 	ReplaceOriginal bool
 
-	Command  *slack.SlashCommand        // slash commands
-	Parsed   Command                    // slash commands: what the text asks for
-	Callback *slack.InteractionCallback // clicks and form submissions
-	Action   *slack.BlockAction         // clicks
-	Message  *slackevents.MessageEvent  // message events
+	Command  *slack.SlashCommand          // slash commands
+	Parsed   Command                      // slash commands: what the text asks for
+	Callback *slack.InteractionCallback   // clicks and form submissions
+	Action   *slack.BlockAction           // clicks
+	Message  *slackevents.MessageEvent    // message events
+	Mention  *slackevents.AppMentionEvent // app_mention events
 
 	Log *slog.Logger
 

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/slack-go/slack"
-	"github.com/slack-go/slack/slackevents"
 
 	"github.com/researchbot/researchbot/pipeline"
 	"github.com/researchbot/researchbot/scheduler"
@@ -61,8 +60,8 @@ type StreamsConfig struct {
 
 // Streams is the Slack side of research streams: "/research stream …", the
 // guided creation conversation in a thread (buttons, checkboxes, Skip,
-// replies typed in the thread) and the stream buttons. Set it as both
-// Config.Streams and Config.Messages. It keeps no state in memory: the
+// answers typed by mentioning the bot in the thread) and the stream
+// buttons. Set it as Config.Streams. It keeps no state in memory: the
 // conversations live in the ConversationStore.
 type Streams struct {
 	send  *Sender
@@ -74,8 +73,7 @@ type Streams struct {
 }
 
 var (
-	_ StreamHandler  = (*Streams)(nil)
-	_ MessageHandler = (*Streams)(nil)
+	_ StreamHandler = (*Streams)(nil)
 )
 
 // NewStreams checks cfg and returns a Streams.
@@ -290,25 +288,6 @@ func (s *Streams) startConversation(ctx context.Context, cmd StreamCommand) {
 
 // slackUnescaper undoes the escaping Slack applies to message text.
 var slackUnescaper = strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&")
-
-// HandleMessage takes a reply typed in a stream creation thread by the
-// person creating the stream as a text_input. Everything else — top-level
-// messages, other threads, other people, bots — is ignored.
-func (s *Streams) HandleMessage(ctx context.Context, ev *slackevents.MessageEvent) {
-	if ev == nil || ev.ThreadTimeStamp == "" || ev.ThreadTimeStamp == ev.TimeStamp || ev.User == "" || ev.BotID != "" || ev.SubType != "" {
-		return
-	}
-	c, v, ok, err := s.convs.Get(ctx, ev.Channel, ev.ThreadTimeStamp)
-	if err != nil {
-		s.log.Error("bot: loading a stream conversation failed", "channel", ev.Channel, "err", err)
-		return
-	}
-	if !ok || ev.User != c.Spec.Owner || c.Step == scheduler.StepComplete {
-		return
-	}
-	text := slackUnescaper.Replace(ev.Text)
-	s.advance(ctx, ev.Channel, ev.ThreadTimeStamp, ev.User, c, v, scheduler.Action{Kind: scheduler.ActionTextInput, Text: text}, nil)
-}
 
 // clicked is the message whose button moved the conversation on.
 type clicked struct {

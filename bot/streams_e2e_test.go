@@ -152,7 +152,7 @@ func newStreamsE2E(t *testing.T) *streamsE2E {
 	}
 	t.Cleanup(stopWorker)
 	runBot(t, ctx, cancel, fake, bot.Config{AppToken: fake.AppToken(), BotToken: fake.BotToken(), APIURL: fake.APIURL(), Engine: a.Engine,
-		Memory: redisstore.NewSlackMemory(rdb), Budget: redisstore.NewRateLimiter(rdb, "slack"), Metrics: metrics, Streams: streams, Messages: streams})
+		Memory: redisstore.NewSlackMemory(rdb), Budget: redisstore.NewRateLimiter(rdb, "slack"), Metrics: metrics, Streams: streams})
 	return &streamsE2E{t: t, fake: fake, svc: svc, clock: clock, ctx: ctx, channel: streamChannel, metrics: metrics,
 		convCalls: func() []llmtest.Call { return conversationCalls(model) }}
 }
@@ -281,7 +281,7 @@ func (h *streamsE2E) reply(user, thread, text string) {
 	h.t.Helper()
 	ctx, cancel := context.WithTimeout(h.ctx, 5*time.Second)
 	defer cancel()
-	if err := h.fake.PostUserMessage(ctx, user, h.channel, thread, text); err != nil {
+	if err := h.fake.PostUserMention(ctx, user, h.channel, thread, text); err != nil {
 		h.t.Fatal(err)
 	}
 }

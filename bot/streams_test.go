@@ -86,7 +86,7 @@ func newStreamHarness(t *testing.T, props ...*scheduler.Proposal) *streamHarness
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.Streams, c.Messages = st, st
+		c.Streams = st
 	})
 	return sh
 }
@@ -153,7 +153,7 @@ func (h *streamHarness) start(user, channel string) (string, slackfake.Message) 
 
 func (h *streamHarness) reply(user, channel, thread, text string) {
 	h.t.Helper()
-	if err := h.fake.PostUserMessage(context.Background(), user, channel, thread, text); err != nil {
+	if err := h.fake.PostUserMention(context.Background(), user, channel, thread, text); err != nil {
 		h.t.Fatal(err)
 	}
 }

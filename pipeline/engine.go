@@ -226,6 +226,21 @@ func ValidateRequest(req Request) error {
 
 // Start validates a request, stores the new run and queues it.
 func (e *Engine) Start(ctx context.Context, req Request) (*Run, error) {
+	id := e.cfg.NewID()
+	if req.FollowUpOf != "" {
+		if err := e.claimFollowUp(ctx, &req, id); err != nil {
+			return nil, err
+		}
+	}
+	r, err := e.create(ctx, req, id)
+	if err != nil && req.FollowUpOf != "" {
+		e.releaseFollowUp(ctx, req.FollowUpOf, id)
+	}
+	return r, err
+}
+
+// create validates a request, stores the new run with id and queues it.
+func (e *Engine) create(ctx context.Context, req Request, id string) (*Run, error) {
 	if err := ValidateRequest(req); err != nil {
 		return nil, err
 	}
@@ -239,7 +254,8 @@ func (e *Engine) Start(ctx context.Context, req Request) (*Run, error) {
 	}
 	now := e.cfg.Now()
 	r := &Run{
-		ID:            e.cfg.NewID(),
+		ID:            id,
+		Parent:        FollowUpRun(req.FollowUpOf),
 		Question:      strings.TrimSpace(req.Question),
 		Context:       req.Context,
 		Mode:          mode,

@@ -162,6 +162,11 @@ type Request struct {
 	// ReviewSources asks for the source review in a guided run (in a full
 	// run it is asked anyway).
 	ReviewSources bool
+	// FollowUpOf is the id of a follow-up question (FollowUp.ID) this run
+	// researches: the question, mode and depth default to the follow-up's
+	// and its parent's, the parent's context is added, and the two runs are
+	// linked (Run.Parent, FollowUp.Child).
+	FollowUpOf string
 }
 
 // Known is what a run must not report again.
@@ -261,6 +266,11 @@ type Run struct {
 	PresentAttempts int `json:"present_attempts,omitempty"`
 	// Verdicts are what people said about the report, one each.
 	Verdicts []Verdict `json:"verdicts,omitempty"`
+	// FollowUps are the questions people asked about the report, with
+	// their answers; their cost is in Spend.
+	FollowUps []FollowUp `json:"follow_ups,omitempty"`
+	// Parent is the run whose follow-up question this run researches.
+	Parent string `json:"parent,omitempty"`
 }
 
 // StepAttempt records the attempts at one step. Each attempt is saved

@@ -419,6 +419,7 @@ func formatRuns(runs []*pipeline.Run, now time.Time) string {
 		if rs := []rune(q); len(rs) > 60 {
 			q = string(rs[:59]) + "…"
 		}
+		q += followUpNote(r)
 		fmt.Fprintf(&b, "%-12s %-9s %-10s %-21s %5s %9s  %s\n", r.ID, r.Origin.Kind, r.Status, stepOf(r), age(now.Sub(r.CreatedAt)), pipeline.FormatUSD(r.Spend.CostUSD), q)
 	}
 	return terminal.Clean(strings.TrimRight(b.String(), "\n"))

@@ -61,6 +61,8 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 		return cmdRun(ctx, args[1:], getenv, stdin, stdout, stderr)
 	case "runs":
 		return cmdRuns(ctx, args[1:], getenv, stdout, stderr)
+	case "ask":
+		return cmdAsk(ctx, args[1:], getenv, stdout, stderr)
 	case "serve":
 		return cmdServe(ctx, args[1:], getenv, stdout, stderr)
 	case "worker":
