@@ -62,11 +62,6 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 	case "runs":
 		return cmdRuns(ctx, args[1:], getenv, stdout, stderr)
 	case "ask":
-		if len(args) > 1 && isHelpFlag(args[1]) {
-			c, _ := lookup("ask")
-			commandUsage(stdout, c, nil)
-			return helped
-		}
 		return cmdAsk(ctx, args[1:], getenv, stdout, stderr)
 	case "serve":
 		return cmdServe(ctx, args[1:], getenv, stdout, stderr)
