@@ -643,6 +643,9 @@ func TestHealthEndpoints(t *testing.T) {
 	}
 	h.waitFor("readiness", func() bool { return get(t, h.app.Handler(), "/readyz") == http.StatusOK })
 	h.slash(requester, chanIn, "help")
+	// The ack's latency is recorded just after the ack is sent.
+	const ackCount = "researchbot_slack_ack_latency_seconds_count{type=\"slash_command\"} 1"
+	h.waitFor("the ack's latency", func() bool { return strings.Contains(scrape(t, h.app.Handler()), ackCount) })
 	body := scrape(t, h.app.Handler())
 	for _, want := range []string{"researchbot_slack_ack_latency_seconds_count{type=\"slash_command\"} 1", "researchbot_slack_api_calls_total", "researchbot_slack_events_total"} {
 		if !strings.Contains(body, want) {

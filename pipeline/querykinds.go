@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/researchbot/researchbot/checkpoints"
 )
 
 // QueryKinds are the kinds a query of a plan may have ("kind: text").
@@ -25,4 +27,24 @@ func CheckQueryLine(line string) error {
 		}
 	}
 	return fmt.Errorf("%q is not a query type: use %s (or no type for a web query)", k, strings.Join(QueryKinds, ", "))
+}
+
+// checkPlanEdit refuses an edit of the plan whose queries name a type that
+// does not exist, as an error of the queries field, wherever the edit comes
+// from (a Slack modal, the terminal's form).
+func checkPlanEdit(inst *checkpoints.Instance, d checkpoints.Decision) error {
+	if d.Action != checkpoints.Edit || inst.ControlType != checkpoints.PlanReview {
+		return nil
+	}
+	s, _ := d.Values[checkpoints.KeyQueries].(string)
+	var problems []string
+	for i, l := range strings.Split(s, "\n") {
+		if err := CheckQueryLine(l); err != nil {
+			problems = append(problems, fmt.Sprintf("line %d: %v", i+1, err))
+		}
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	return &checkpoints.ValidationError{Fields: []checkpoints.FieldError{{Key: checkpoints.KeyQueries, Message: strings.Join(problems, "; ")}}}
 }

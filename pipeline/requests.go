@@ -76,6 +76,9 @@ func (e *Engine) Decide(ctx context.Context, instanceID string, d checkpoints.De
 				return r, err
 			}
 		}
+		if err := checkPlanEdit(inst, d); err != nil {
+			return r, err
+		}
 		if err := inst.Decide(d); err != nil {
 			return r, err
 		}
