@@ -28,6 +28,7 @@
 //	{p}lock:run:{id}             string: the run's lease, the holder's token, with a TTL
 //	{p}defs                      hash: checkpoint definition id → JSON
 //	{p}cpfail:{def}              zset: failure times (ms) of a checkpoint definition
+//	{p}cpalert:{def}             string: the admins were alerted about this tripped breaker (TTL: its window; reset deletes it)
 //	{p}cancel:{id}               string: who asked to cancel the run
 //	{p}stream:{id}               hash: v (version), data (stream JSON), name (its NameKey)
 //	{p}streams                   zset: stream ids by creation time (ms)
