@@ -207,6 +207,9 @@ func TestAppHomeAdminCreatesACheckpointThatAUserMeets(t *testing.T) {
 	if d, _ := a.Store.Definition(ctx, "risk_check"); d.Enabled {
 		t.Fatal("the disable was not stored")
 	}
+	if s := homeText(fake, wsAdmin); !strings.Contains(s, "In the last 7 days: 1 skipped.") {
+		t.Fatalf("the admin section does not count the skipped instance:\n%s", s)
+	}
 
 	r := runOf(t, a)
 	if got := r.Instance(riskInst); got == nil || got.State != checkpoints.StateSkipped {
