@@ -44,6 +44,7 @@
 //	rb:slack:progress:{run}      string: the ts of a run's progress message
 //	rb:slack:final:{run}         hash: how far a run's final post got (summary ts, file, notice, done)
 //	rb:slack:seen:{kind}:{id}    string, with a TTL: a Slack delivery taken by some replica
+//	rb:slack:home:{user}         string, with a TTL: the user's App Home was published (refresh it after a decision)
 //	asynq:{queue}:…              asynq's own keys: the durable work queue and its timers (Queue, Worker)
 //
 // A finished run whose outcome was shown expires after the retention
