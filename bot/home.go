@@ -129,7 +129,8 @@ func (a *App) homeView(ctx context.Context, user string, log *slog.Logger) (Home
 	}
 	for _, r := range candidates {
 		inst := r.Current()
-		if r.Status.Final() || inst == nil || !inst.Open() || r.Waiting != inst.ID || !a.allowed(r, user) {
+		stranded := inst != nil && r.Stranded == inst.ID
+		if r.Status.Final() || inst == nil || !(inst.Open() || stranded) || !a.allowed(r, user) {
 			continue
 		}
 		v.Pending = append(v.Pending, HomePending{Run: r, Inst: inst, Link: a.checkpointLink(ctx, inst.ID)})
