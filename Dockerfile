@@ -50,8 +50,8 @@ COPY --from=build /out/researchbot /usr/local/bin/researchbot
 USER 65532:65532
 # /healthz, /readyz and /metrics (HTTP_ADDR, default :8080).
 EXPOSE 8080
-# GET /healthz on HTTP_ADDR; exit 0 or 1 with one line. 'serve' answers it;
-# run other commands with --no-healthcheck (compose: healthcheck: disable).
+# GET /healthz on HTTP_ADDR; exit 0 or 1 with one line. 'serve' and 'worker'
+# answer it; run other commands with --no-healthcheck (compose: healthcheck: disable).
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
   CMD ["/usr/local/bin/researchbot", "healthcheck"]
 # SIGTERM: stop taking work, give the step in flight up to 20 s, hand it

@@ -1,5 +1,5 @@
 # researchbot — the two commands of the README, and their helpers.
-.PHONY: test run build image bench vet lint redis-server
+.PHONY: test run build image bench vet lint redis-server faults soak
 
 GO ?= go
 
@@ -51,3 +51,24 @@ bench: redis-server
 	$(GO) test -run '^$$' -bench . -benchtime 1x -count 3 ./internal/app
 	$(GO) test -run '^$$' -bench ExtractionQuality -benchtime 1x ./fetch
 	$(GO) test -run '^$$' -bench Startup -benchtime 1x -count 3 ./cmd/researchbot
+
+# faults: the fault suite — internal/faults (build tag faults) and the tests
+# elsewhere that cover rows of the README's "Failure behaviour" table. Each
+# prints its figure ("FIGURE ..." or its own t.Logf line). CI runs it after
+# make test; it takes a few minutes.
+FAULT_ROWS_CMD = TestKilledAtACheckpointResumes|TestKilledInTheMiddleOfAStepResumes|TestAnotherWorkerTakesOverADeadWorkersRun|TestServeKilledWhileACheckpointWaitsAndTheOldButtonFinishesTheRun
+FAULT_ROWS_APP = TestAModelThatIsDownEndsTheRunWithinItsBound|TestCheckpointTimeoutsFireOnTimeThroughTheQueue|TestRateLimitWithRetryAfterThenSuccess|TestMalformedJSONIsRepaired|TestContextLengthErrorShrinksTheInput|TestARefusalEndsTheRunAtOnceWithWhatItHas
+FAULT_ROWS_BOT = TestE2EDoubleClickAndRedeliveryApplyOnce|TestRetriedEventReachesHandlerOnce|TestRequestsFromAnotherWorkspaceOrAppAreRefusedPolitely|TestE2EClickOnSupersededCheckpoint|TestTamperedButtonValueIsRefusedAndLoggedBounded|TestHostileQuestions|TestE2EADecisionWhoseFateIsUnknownIsNotCalledUnchanged|TestRepeatedSlashCommandOnAnotherReplicaStartsNoSecondRun
+FAULT_ROWS_STORE = TestASaveWhoseReplyIsLostIsUnknownAndARetryIsNotDoubled|TestAStoredVersionThatWentBackwardsIsReportedLoudly|TestAHolderThatCannotRefreshStopsBeforeItsLeaseCouldBeTaken
+faults: redis-server
+	$(GO) test -race -count=1 -timeout 20m -tags faults -v ./internal/faults
+	$(GO) test -race -count=1 -timeout 10m -v -run '^($(FAULT_ROWS_CMD))$$' ./cmd/researchbot
+	$(GO) test -race -count=1 -timeout 10m -v -run '^($(FAULT_ROWS_APP))$$' ./internal/app
+	$(GO) test -race -count=1 -timeout 10m -v -run '^($(FAULT_ROWS_BOT))$$' ./bot
+	$(GO) test -race -count=1 -timeout 10m -v -run '^($(FAULT_ROWS_STORE))$$' ./redisstore
+	$(GO) test -race -count=1 -timeout 10m -v -run '^(TestExactlyOnceAcrossReplicas)$$' ./scheduler
+	$(GO) test -race -count=1 -timeout 10m -v -run '^(TestTerminalOutputIsClean|TestCleanHandlesLargeInput)$$' ./terminal
+
+# soak: 200 runs across 3 workers with random faults (not in CI; <= 15 min).
+soak: redis-server
+	$(GO) test -count=1 -timeout 20m -tags 'faults soak' -v -run '^TestSoak$$' ./internal/faults

@@ -41,8 +41,10 @@ type StreamCommand struct {
 
 // StreamHandler handles research stream commands and answers them itself
 // (through the command's response_url); an error is answered generically.
+// Its Register adds the routes of the stream messages' buttons.
 type StreamHandler interface {
 	HandleStream(ctx context.Context, cmd StreamCommand) error
+	Registrar
 }
 
 // MessageHandler receives thread messages (events_api message events), for
@@ -81,6 +83,9 @@ type Config struct {
 	// in any channel.
 	ReviewSources []string
 	Limits        RateLimits
+	// FollowUps bounds the follow-up questions one person may ask (zero:
+	// 20 per hour).
+	FollowUps Limit
 	// Workers and Queue bound the work done after acks (defaults 16 and 256);
 	// JobTimeout bounds one job (default 60s).
 	Workers    int

@@ -68,15 +68,17 @@ func strandedButtons(inst *checkpoints.Instance, blockID string) *slack.ActionBl
 	return slack.NewActionBlock(blockID, retry, without)
 }
 
-// Stranded posts RenderStranded in the run's thread.
+// Stranded posts RenderStranded where the checkpoint would have been shown
+// (checkpointPlace).
 func (p *Presenter) Stranded(ctx context.Context, r *pipeline.Run, inst *checkpoints.Instance) error {
-	if r.Origin.Channel == "" {
+	channel, thread := checkpointPlace(r)
+	if channel == "" {
 		return nil
 	}
 	blocks := RenderStranded(inst)
 	text := EscapeTruncate(oneLine(firstNonEmpty(inst.Label, inst.DefinitionID))+": could not be shown", 300)
 	return retry429(ctx, func() error {
-		_, _, err := p.api.PostMessageContext(ctx, r.Origin.Channel, slack.MsgOptionBlocks(blocks...), slack.MsgOptionText(text, false), slack.MsgOptionTS(r.Origin.ThreadTS))
+		_, _, err := p.api.PostMessageContext(ctx, channel, slack.MsgOptionBlocks(blocks...), slack.MsgOptionText(text, false), slack.MsgOptionTS(thread))
 		return err
 	})
 }

@@ -49,7 +49,10 @@ func TestSkippingAnOptionalCheckpointThroughSlack(t *testing.T) {
 	click("Who is this for?", bot.ActionSkip)
 	click("Research plan", bot.ActionApprove)
 	click("Draft review", bot.ActionApprove)
-	waitFor(t, "the report", func() bool { return len(fake.Files()) > 0 })
+	waitFor(t, "the report", func() bool {
+		fs := fake.Files()
+		return len(fs) > 0 && strings.HasPrefix(fs[len(fs)-1].Name, "research-")
+	})
 	runs, err := a.Engine.List(ctx, pipeline.RunFilter{})
 	if err != nil || len(runs) != 1 {
 		t.Fatalf("runs %v, %v", runs, err)

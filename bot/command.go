@@ -41,6 +41,9 @@ type Command struct {
 	ThreadTS string
 	// BudgetUSD is the run's spending limit (0: the configured one).
 	BudgetUSD float64
+	// FollowUpOf is the follow-up question the research is for (the
+	// "Research this" button); never parsed from text.
+	FollowUpOf string
 }
 
 // UsageError is a /research invocation that cannot be understood; its

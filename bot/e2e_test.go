@@ -527,7 +527,9 @@ func TestE2EDoubleClickAndRedeliveryApplyOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.waitFor("a polite note about the repeat", func() bool { return h.ephemeralTo(requester, "already decided") })
-	time.Sleep(200 * time.Millisecond)
+	// Every delivery was acked, so its work is queued: stopping the bot
+	// finishes it, and then the count is final.
+	h.stop()
 	if n := len(h.engine.decisionsCopy()); n != 1 {
 		t.Fatalf("%d decisions, want exactly 1", n)
 	}
@@ -546,6 +548,7 @@ func TestE2EClickOnSupersededCheckpoint(t *testing.T) {
 }
 
 func TestE2ERateLimitedPostMessageIsRetried(t *testing.T) {
+	t.Parallel() // it waits on real-time limits (ack deadline, Retry-After); others run meanwhile
 	h := newHarness(t, nil)
 	h.fake.FailNext("chat.postMessage", 1, 1)
 	h.startRun("what is RAG?")
@@ -744,6 +747,8 @@ func (r *recordingHandlers) HandleMessage(_ context.Context, ev *slackevents.Mes
 	r.messages = append(r.messages, ev.User+"@"+ev.ThreadTimeStamp+": "+ev.Text)
 }
 
+func (r *recordingHandlers) Register(*Routes) {}
+
 func (r *recordingHandlers) HandleStream(_ context.Context, cmd StreamCommand) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -781,6 +786,7 @@ func TestE2EReconnectsAfterConnectionErrors(t *testing.T) {
 }
 
 func TestE2ESlowStoreStillAcksWithinThreeSeconds(t *testing.T) {
+	t.Parallel() // it waits on real-time limits (ack deadline, Retry-After); others run meanwhile
 	h := newHarness(t, nil)
 	plan := h.startRun("what is RAG?")
 	h.click(requester, plan, ActionReject)
@@ -839,6 +845,7 @@ func TestE2EEditOpensItsFormWhileThePoolIsFull(t *testing.T) {
 }
 
 func TestE2EEditWithASlowStoreOpensALoadingFormFirst(t *testing.T) {
+	t.Parallel() // it waits on real-time limits (ack deadline, Retry-After); others run meanwhile
 	h := newHarness(t, nil)
 	plan := h.startRun("what is RAG?")
 	h.engine.mu.Lock()
@@ -897,6 +904,7 @@ func TestE2EStatusOfAnotherRunIsHiddenOutsideItsChannel(t *testing.T) {
 }
 
 func TestE2ESlowRefusedSubmissionIsExplainedInTheThread(t *testing.T) {
+	t.Parallel() // it waits on real-time limits (ack deadline, Retry-After); others run meanwhile
 	h := newHarness(t, nil)
 	plan := h.startRun("what is RAG?")
 	h.click(requester, plan, ActionReject)

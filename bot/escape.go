@@ -21,6 +21,19 @@ func Escape(s string) string {
 	return mrkdwnEscaper.Replace(Visible(s))
 }
 
+// escapeRune is one visible character as Escape writes it.
+func escapeRune(r rune) string {
+	switch r {
+	case '&':
+		return "&amp;"
+	case '<':
+		return "&lt;"
+	case '>':
+		return "&gt;"
+	}
+	return string(r)
+}
+
 // Visible returns s without the characters people cannot see but software
 // acts on: control characters other than newline and tab (terminal escapes
 // begin with one), and Unicode format characters — bidi embeddings,
@@ -75,15 +88,7 @@ func EscapeTruncate(s string, limit int) string {
 	var b strings.Builder
 	n := 0
 	for _, r := range Visible(s) {
-		e := string(r)
-		switch r {
-		case '&':
-			e = "&amp;"
-		case '<':
-			e = "&lt;"
-		case '>':
-			e = "&gt;"
-		}
+		e := escapeRune(r)
 		w := utf8.RuneCountInString(e)
 		if n+w > limit-1 {
 			break

@@ -28,6 +28,8 @@ type fakeEngine struct {
 	loadDelay time.Duration
 	// decideErr, when set, is what Decide answers, changing nothing.
 	decideErr error
+	// direct makes the runs it starts private (Origin.Direct), like a held digest.
+	direct bool
 
 	mu        sync.Mutex
 	runs      map[string]*pipeline.Run
@@ -59,6 +61,7 @@ func (e *fakeEngine) Start(ctx context.Context, req pipeline.Request) (*pipeline
 	e.seq++
 	r := &pipeline.Run{ID: fmt.Sprintf("run-%d", e.seq), Question: req.Question, Mode: req.Mode, Depth: req.Depth,
 		RequestedBy: req.RequestedBy, Origin: req.Origin, Status: pipeline.StatusRunning, Step: pipeline.StepPlan, CreatedAt: e.now()}
+	r.Origin.Direct = r.Origin.Direct || e.direct
 	e.runs[r.ID] = r
 	e.offerLocked(r, checkpoints.PlanReview, planPayload(), map[string]any{
 		"sub_questions": "What is RAG?\nWhy do sources go stale?", "queries": "web: RAG staleness", "depth": "standard"})

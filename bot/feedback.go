@@ -105,7 +105,7 @@ func (a *App) recordVerdict(ctx context.Context, runID string, v pipeline.Verdic
 		if v.Useful {
 			verdict = "useful"
 		}
-		counterVec(a.metrics.reg, prometheus.CounterOpts{
+		a.metrics.CounterVec(prometheus.CounterOpts{
 			Name: "researchbot_report_feedback_total",
 			Help: "Verdicts people gave on reports with the 👍 / 👎 buttons, by verdict (a changed verdict counts again)."}, "verdict").WithLabelValues(verdict).Inc()
 	}

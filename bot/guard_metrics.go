@@ -1,8 +1,6 @@
 package bot
 
 import (
-	"errors"
-
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -17,28 +15,13 @@ type guardMetrics struct {
 // another App sharing m registered them first.
 func newGuardMetrics(m *Metrics) guardMetrics {
 	return guardMetrics{
-		duplicates: counterVec(m.reg, prometheus.CounterOpts{
+		duplicates: m.CounterVec(prometheus.CounterOpts{
 			Name: "researchbot_slack_repeated_deliveries_total",
 			Help: "Slack deliveries dropped because they had been handled already (Slack retries and redeliveries), by type."}, "type"),
-		foreign: counterVec(m.reg, prometheus.CounterOpts{
+		foreign: m.CounterVec(prometheus.CounterOpts{
 			Name: "researchbot_slack_foreign_requests_total",
 			Help: "Slack requests refused because they came from a workspace or app this researchbot is not installed for, by type."}, "type"),
 	}
-}
-
-// counterVec registers a counter vector in reg, or returns the one registered already.
-func counterVec(reg *prometheus.Registry, opts prometheus.CounterOpts, labels ...string) *prometheus.CounterVec {
-	c := prometheus.NewCounterVec(opts, labels)
-	if err := reg.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if existing, ok := are.ExistingCollector.(*prometheus.CounterVec); ok {
-				return existing
-			}
-		}
-		panic(err) // two different metrics under one name: a programming error
-	}
-	return c
 }
 
 func (g guardMetrics) duplicate(kind string) { g.duplicates.WithLabelValues(kind).Inc() }

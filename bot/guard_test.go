@@ -318,6 +318,7 @@ func (stuckMemory) FirstTime(ctx context.Context, _ string, _ time.Duration) (bo
 }
 
 func TestDeliveryMemoryOutageLosesNoAction(t *testing.T) {
+	t.Parallel() // it waits on real-time limits (ack deadline, Retry-After); others run meanwhile
 	h := newHarness(t, func(c *Config) { c.Deliveries = stuckMemory{} })
 	plan := h.startRun("what is RAG?")
 	h.click(requester, plan, ActionApprove)

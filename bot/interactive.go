@@ -370,7 +370,6 @@ func (a *App) decide(ctx context.Context, req *Request, r *pipeline.Run, instID 
 		blocks = RenderError("I couldn't record your decision because of an internal error.", "Please click again in a minute; nothing was changed.")
 	}
 	log.Info("bot: decision not applied", "reason", err)
-	req.Channel, req.Thread = a.noticePlace(ctx, r, instID)
 	return tell(blocks, text)
 }
 
@@ -389,7 +388,7 @@ func (a *App) onSubmission(ctx context.Context, req *Request) error {
 	r, inst, problem := a.check(pctx, instID, user)
 	cancel()
 	if r != nil {
-		req.Channel, req.Thread = a.noticePlace(ctx, r, instID)
+		req.answerBeside(r)
 	}
 	if problem != nil {
 		if r == nil {
@@ -470,14 +469,4 @@ func (a *App) confirmCancel(ctx context.Context, req *Request) error {
 	req.Log.Info("bot: run cancel requested", "run_id", runID)
 	req.Reply(ctx, []slack.Block{section(":no_entry_sign: Cancelling run " + runRef(runID) + "; it stops at its next step.")}, "Cancelling")
 	return nil
-}
-
-// noticePlace is where to tell someone about their decision on a checkpoint:
-// beside the checkpoint's message. A held stream draft is offered in its
-// owner's DM, not in the run's channel, so the remembered message decides.
-func (a *App) noticePlace(ctx context.Context, r *pipeline.Run, instID string) (channel, thread string) {
-	if m, err := lookupCheckpointMsg(ctx, a.cfg.Memory, instID); err == nil && m != nil && m.Channel != r.Origin.Channel {
-		return m.Channel, ""
-	}
-	return r.Origin.Channel, r.Origin.ThreadTS
 }

@@ -20,6 +20,7 @@ var scopeOfCall = map[string]string{
 	"UpdateMessageContext": "chat:write",  // chat.update
 	"PostEphemeralContext": "chat:write",  // chat.postEphemeral
 	"UploadFileContext":    "files:write", // files.getUploadURLExternal, files.completeUploadExternal
+	"DeleteFileContext":    "files:write", // files.delete: a draft's file replaced by the next draft's
 	"GetUserInfoContext":   "users:read",  // users.info
 	"GetBotInfoContext":    "users:read",  // bots.info
 	"AuthTestContext":      "",            // auth.test
@@ -31,6 +32,7 @@ var scopeOfCall = map[string]string{
 
 // scopeOfEvent is the scope a bot event subscription needs.
 var scopeOfEvent = map[string]string{
+	"app_mention":      "app_mentions:read",
 	"message.channels": "channels:history",
 	"message.groups":   "groups:history",
 	"message.im":       "im:history",
@@ -92,13 +94,20 @@ func TestManifestRequestsExactlyTheScopesTheCodeUses(t *testing.T) {
 	if strings.Contains(manifest, "slash_commands:") {
 		need["commands"] = "the slash command"
 	}
-	events := regexp.MustCompile(`(?m)^\s+- (message\.[a-z]+)\s*$`).FindAllStringSubmatch(manifest, -1)
+	events := regexp.MustCompile(`(?m)^\s+- ((?:message\.|app_)[a-z_]+)\s*$`).FindAllStringSubmatch(manifest, -1)
+	if len(events) == 0 {
+		t.Fatal("found no event subscriptions; the scan is broken")
+	}
 	for _, e := range events {
-		need[scopeOfEvent[e[1]]] = e[1]
+		scope, known := scopeOfEvent[e[1]]
+		if !known {
+			t.Errorf("event %s is not in scopeOfEvent: add it with the scope it needs", e[1])
+		}
+		need[scope] = e[1]
 	}
 	bot := manifest[strings.Index(manifest, "    bot:\n"):strings.Index(manifest, "settings:")]
 	var have []string
-	for _, m := range regexp.MustCompile(`(?m)^\s+- ([a-z.:]+)(\s*#\s*\S.*)?$`).FindAllStringSubmatch(bot, -1) {
+	for _, m := range regexp.MustCompile(`(?m)^\s+- ([a-z._:]+)(\s*#\s*\S.*)?$`).FindAllStringSubmatch(bot, -1) {
 		have = append(have, m[1])
 		if m[2] == "" {
 			t.Errorf("scope %s has no comment saying what uses it", m[1])
@@ -111,5 +120,42 @@ func TestManifestRequestsExactlyTheScopesTheCodeUses(t *testing.T) {
 		if !slices.Contains(have, scope) {
 			t.Errorf("%s needs scope %s, which the manifest does not request", by, scope)
 		}
+	}
+}
+
+// TestManifestSubscribesToTheEventsTheBotRoutes: every Events API event the
+// bot routes is subscribed to in the manifest, and nothing else is: each
+// subscription is a scope, so one the code does not need is a privilege
+// too many.
+func TestManifestSubscribesToTheEventsTheBotRoutes(t *testing.T) {
+	a := &App{routes: NewRoutes()}
+	a.registerRoutes()
+	routed := map[string]bool{}
+	for typ := range a.routes.events {
+		routed[typ] = true
+	}
+	raw, err := os.ReadFile("../slack-app-manifest.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifest := string(raw)
+	events := manifest[strings.Index(manifest, "bot_events:"):]
+	subscribed := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^\s+- ([a-z_.]+)\s*$`).FindAllStringSubmatch(events, -1) {
+		typ, _, _ := strings.Cut(m[1], ".") // message.im is a "message" event
+		subscribed[typ] = true
+	}
+	for typ := range routed {
+		if !subscribed[typ] {
+			t.Errorf("the bot routes %s events, but the manifest does not subscribe to them", typ)
+		}
+	}
+	for typ := range subscribed {
+		if !routed[typ] {
+			t.Errorf("the manifest subscribes to %s events, which the bot does not route", typ)
+		}
+	}
+	if len(routed) == 0 {
+		t.Error("the bot routes no events; the scan is broken")
 	}
 }

@@ -37,16 +37,7 @@ func (w *mrkdwnWriter) text(s string) {
 		if w.cut {
 			return
 		}
-		e := string(r)
-		switch r {
-		case '&':
-			e = "&amp;"
-		case '<':
-			e = "&lt;"
-		case '>':
-			e = "&gt;"
-		}
-		w.put(e)
+		w.put(escapeRune(r))
 	}
 }
 

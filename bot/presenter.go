@@ -48,13 +48,17 @@ type PresenterConfig struct {
 	MinInterval time.Duration
 	// HTTPClient makes the Web API calls; nil means a default client.
 	HTTPClient *http.Client
+	Logger     *slog.Logger
+	// Now and AfterFunc are the clock progress is paced by; nil means the
+	// real one. AfterFunc calls f after d unless stop is called first
+	// (stop reports whether it prevented the call, as time.Timer.Stop).
+	Now       func() time.Time
+	AfterFunc func(d time.Duration, f func()) (stop func() bool)
 	// Admins (SLACK_ADMINS) are sent a direct message when a checkpoint's
 	// circuit breaker trips; Alerts makes it one message per trip across
 	// replicas. Without either, no one is alerted.
 	Admins []string
 	Alerts BreakerAlerts
-	Logger *slog.Logger
-	Now    func() time.Time
 }
 
 // Presenter shows runs that started in Slack (pipeline.Presenter for
@@ -66,6 +70,7 @@ type Presenter struct {
 	mem      Memory
 	log      *slog.Logger
 	now      func() time.Time
+	after    func(d time.Duration, f func()) (stop func() bool)
 	interval time.Duration
 	admins   []string
 	alerts   BreakerAlerts
@@ -103,8 +108,8 @@ type progressState struct {
 	pending         []slack.Block // latest rendering not yet sent
 	pendingText     string
 	lastSent        time.Time
-	notBefore       time.Time // after a 429
-	timer           *time.Timer
+	notBefore       time.Time   // after a 429
+	stop            func() bool // stops the pending flush; nil when none
 	sending         bool
 	touched         time.Time // last Progress call
 }
@@ -132,6 +137,7 @@ func NewPresenter(cfg PresenterConfig) (*Presenter, error) {
 		mem:      cfg.Memory,
 		log:      cfg.Logger,
 		now:      cfg.Now,
+		after:    cfg.AfterFunc,
 		interval: cfg.MinInterval,
 		admins:   cfg.Admins,
 		alerts:   cfg.Alerts,
@@ -143,6 +149,9 @@ func NewPresenter(cfg PresenterConfig) (*Presenter, error) {
 	}
 	if p.now == nil {
 		p.now = time.Now
+	}
+	if p.after == nil {
+		p.after = func(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
 	}
 	if p.interval <= 0 {
 		p.interval = 3 * time.Second
@@ -156,10 +165,7 @@ func (p *Presenter) Close() {
 	p.cancel()
 	p.mu.Lock()
 	for _, st := range p.progress {
-		if st.timer != nil && st.timer.Stop() {
-			p.wg.Done()
-		}
-		st.timer = nil
+		p.stopFlushLocked(st)
 	}
 	p.mu.Unlock()
 	p.wg.Wait()
@@ -170,6 +176,7 @@ func (p *Presenter) Close() {
 // to a pointer to it. Offering the same attempt twice updates the message.
 func (p *Presenter) Offer(ctx context.Context, r *pipeline.Run, inst *checkpoints.Instance) error {
 	log := p.log.With("run_id", r.ID, "checkpoint_id", inst.ID, "definition", inst.DefinitionID, "attempt", inst.Attempt)
+	p.attachDraft(ctx, r, inst)
 	blocks := RenderCheckpoint(inst, r.RequestedBy)
 	text := fmt.Sprintf("%s: your decision is needed", oneLine(firstNonEmpty(inst.Label, inst.DefinitionID)))
 	if inst.Attempt > 1 {
@@ -198,10 +205,11 @@ func (p *Presenter) Offer(ctx context.Context, r *pipeline.Run, inst *checkpoint
 		}
 		log.Warn("bot: updating an offered checkpoint failed; posting it again", "err", err)
 	}
+	place, thread := checkpointPlace(r)
 	var channel, ts string
 	err = retry429(ctx, func() error {
 		var err error
-		channel, ts, err = p.api.PostMessageContext(ctx, r.Origin.Channel, quiet(blocks, text), slack.MsgOptionTS(r.Origin.ThreadTS))
+		channel, ts, err = p.api.PostMessageContext(ctx, place, quiet(blocks, text), slack.MsgOptionTS(thread))
 		return err
 	})
 	if err != nil {
@@ -211,7 +219,7 @@ func (p *Presenter) Offer(ctx context.Context, r *pipeline.Run, inst *checkpoint
 	// Remember the channel Slack answered with: posting to a user id lands
 	// in a DM whose channel id differs, and chat.update needs the real one.
 	if channel == "" {
-		channel = r.Origin.Channel
+		channel = place
 	}
 	if err := p.remember(ctx, inst.ID, checkpointMsg{Channel: channel, TS: ts, Attempt: inst.Attempt}); err != nil {
 		log.Warn("bot: remembering a checkpoint message failed", "err", err)
@@ -248,10 +256,22 @@ func (p *Presenter) Decided(ctx context.Context, r *pipeline.Run, inst *checkpoi
 		}
 	}
 	p.log.Warn("bot: collapsing a checkpoint message failed; posting the record", "run_id", r.ID, "checkpoint_id", inst.ID, "err", err)
+	place, thread := checkpointPlace(r)
 	return retry429(ctx, func() error {
-		_, _, err := p.api.PostMessageContext(ctx, r.Origin.Channel, quiet(blocks, text), slack.MsgOptionTS(r.Origin.ThreadTS))
+		_, _, err := p.api.PostMessageContext(ctx, place, quiet(blocks, text), slack.MsgOptionTS(thread))
 		return err
 	})
+}
+
+// checkpointPlace is where r's checkpoint messages are posted: the run's
+// thread, or, when its checkpoints are private (Origin.Direct), the
+// requester's direct messages with the app (chat.postMessage takes a user
+// id for that conversation).
+func checkpointPlace(r *pipeline.Run) (channel, thread string) {
+	if r.Origin.Direct && r.RequestedBy != "" {
+		return r.RequestedBy, ""
+	}
+	return r.Origin.Channel, r.Origin.ThreadTS
 }
 
 // Progress edits the run's one progress message. Updates are coalesced: at
@@ -284,7 +304,7 @@ func (p *Presenter) progressWith(ctx context.Context, r *pipeline.Run, note stri
 	st.touched = p.now()
 	st.pending, st.pendingText = blocks, text
 	due := p.dueLocked(st)
-	if st.sending || st.timer != nil {
+	if st.sending || st.stop != nil {
 		p.mu.Unlock()
 		return
 	}
@@ -307,9 +327,7 @@ func (p *Presenter) sweepLocked() {
 	}
 	p.lastSweep = now
 	drop := func(id string, st *progressState) {
-		if st.timer != nil && st.timer.Stop() {
-			p.wg.Done()
-		}
+		p.stopFlushLocked(st)
 		delete(p.progress, id)
 	}
 	for id, st := range p.progress {
@@ -340,16 +358,24 @@ func (p *Presenter) dueLocked(st *progressState) time.Time {
 	return due
 }
 
+// stopFlushLocked cancels st's pending flush, if any.
+func (p *Presenter) stopFlushLocked(st *progressState) {
+	if st.stop != nil && st.stop() {
+		p.wg.Done()
+	}
+	st.stop = nil
+}
+
 // scheduleLocked arranges a flush after wait.
 func (p *Presenter) scheduleLocked(runID string, st *progressState, wait time.Duration) {
 	if p.ctx.Err() != nil {
 		return
 	}
 	p.wg.Add(1)
-	st.timer = time.AfterFunc(wait, func() {
+	st.stop = p.after(wait, func() {
 		defer p.wg.Done()
 		p.mu.Lock()
-		st.timer = nil
+		st.stop = nil
 		p.mu.Unlock()
 		ctx, cancel := context.WithTimeout(p.ctx, 30*time.Second)
 		defer cancel()
@@ -384,7 +410,7 @@ func (p *Presenter) flush(ctx context.Context, runID string) {
 	} else if err != nil {
 		p.log.Warn("bot: progress update failed", "run_id", runID, "err", err)
 	}
-	if st.pending != nil && st.timer == nil {
+	if st.pending != nil && st.stop == nil {
 		p.scheduleLocked(runID, st, max(p.dueLocked(st).Sub(p.now()), time.Millisecond))
 	}
 }
@@ -430,9 +456,7 @@ func (p *Presenter) Finished(ctx context.Context, r *pipeline.Run) error {
 	log := p.log.With("run_id", r.ID, "status", r.Status)
 	p.mu.Lock()
 	if st := p.progress[r.ID]; st != nil {
-		if st.timer != nil && st.timer.Stop() {
-			p.wg.Done()
-		}
+		p.stopFlushLocked(st)
 		delete(p.progress, r.ID)
 	}
 	p.mu.Unlock()

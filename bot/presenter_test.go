@@ -19,10 +19,21 @@ import (
 
 func newTestPresenter(t *testing.T, interval time.Duration) (*Presenter, *slackfake.Server) {
 	t.Helper()
+	return newClockedPresenter(t, interval, nil)
+}
+
+// newClockedPresenter is a presenter on a fake Slack whose progress is paced
+// by clock (nil: the real one).
+func newClockedPresenter(t *testing.T, interval time.Duration, clock *manualClock) (*Presenter, *slackfake.Server) {
+	t.Helper()
 	fake := slackfake.New(t)
 	fake.AddChannel(chanIn, "research", true)
 	_, rdb := redistest.Start(t)
-	p, err := NewPresenter(PresenterConfig{BotToken: fake.BotToken(), APIURL: fake.APIURL(), Memory: redisstore.NewSlackMemory(rdb), MinInterval: interval, Metrics: NewMetrics()})
+	cfg := PresenterConfig{BotToken: fake.BotToken(), APIURL: fake.APIURL(), Memory: redisstore.NewSlackMemory(rdb), MinInterval: interval, Metrics: NewMetrics()}
+	if clock != nil {
+		cfg.Now, cfg.AfterFunc = clock.Now, clock.AfterFunc
+	}
+	p, err := NewPresenter(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,68 +51,64 @@ func progressRun(fake *slackfake.Server, t *testing.T) *pipeline.Run {
 	return r
 }
 
+// TestProgressIsOneMessageCoalescedAndPaced: thirty updates within one
+// interval make one post and, at the interval, one edit carrying the latest.
 func TestProgressIsOneMessageCoalescedAndPaced(t *testing.T) {
-	p, fake := newTestPresenter(t, 300*time.Millisecond)
+	clock := newManualClock(t0)
+	p, fake := newClockedPresenter(t, 300*time.Millisecond, clock)
 	r := progressRun(fake, t)
 	ctx := context.Background()
-	start := time.Now()
 	for i := range 30 {
 		c := *r
 		c.Queries = make([]pipeline.Query, i+1)
 		p.Progress(ctx, &c)
-		time.Sleep(10 * time.Millisecond)
-	}
-	elapsed := time.Since(start)
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		msgs := fake.Thread(chanIn, r.Origin.ThreadTS)
-		if len(msgs) == 2 && strings.Contains(text(msgs[1]), "Queries *30*") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the last progress never arrived; thread: %+v", msgs)
-		}
-		time.Sleep(20 * time.Millisecond)
+		clock.Advance(9 * time.Millisecond) // 30 updates in 270 ms
 	}
 	posts, updates := len(fake.Calls("chat.postMessage"))-1, len(fake.Calls("chat.update"))
-	if posts != 1 {
-		t.Errorf("%d progress messages posted, want 1", posts)
+	if posts != 1 || updates != 0 {
+		t.Fatalf("%d posts and %d edits within the interval, want the first post only", posts, updates)
 	}
-	// 30 updates over ~elapsed, at most one per 300ms (plus the final flush).
-	if most := int(elapsed/(300*time.Millisecond)) + 2; updates > most {
-		t.Errorf("%d edits in %s, want at most %d", updates, elapsed, most)
+	clock.Advance(29 * time.Millisecond) // 299 ms: not yet
+	if n := len(fake.Calls("chat.update")); n != 0 {
+		t.Fatalf("%d edits before the interval ended", n)
 	}
-	calls := append(fake.Calls("chat.postMessage")[1:], fake.Calls("chat.update")...)
-	for i := 1; i < len(calls); i++ {
-		if gap := calls[i].At.Sub(calls[i-1].At); gap < 250*time.Millisecond {
-			t.Errorf("edits %d and %d only %s apart", i-1, i, gap)
-		}
+	clock.Advance(time.Millisecond)
+	if n := len(fake.Calls("chat.update")); n != 1 {
+		t.Fatalf("%d edits at the interval, want 1", n)
+	}
+	msgs := fake.Thread(chanIn, r.Origin.ThreadTS)
+	if len(msgs) != 2 || !strings.Contains(text(msgs[1]), "Queries *30*") {
+		t.Fatalf("the edit does not carry the latest progress; thread: %+v", msgs)
+	}
+	clock.Advance(time.Hour)
+	if n := len(fake.Calls("chat.update")); n != 1 || clock.Pending() != 0 {
+		t.Errorf("%d edits and %d flushes pending with nothing new, want 1 and 0", n, clock.Pending())
 	}
 }
 
+// TestProgressHonoursRetryAfter: an edit refused with 429 is sent again
+// when Retry-After has passed, never before, with the latest progress.
 func TestProgressHonoursRetryAfter(t *testing.T) {
-	p, fake := newTestPresenter(t, 50*time.Millisecond)
+	clock := newManualClock(t0)
+	p, fake := newClockedPresenter(t, 50*time.Millisecond, clock)
 	r := progressRun(fake, t)
 	ctx := context.Background()
 	p.Progress(ctx, r) // posts the progress message
 	fake.FailNext("chat.update", 1, 1)
 	c := *r
 	c.Step = pipeline.StepAnalyze
-	time.Sleep(60 * time.Millisecond)
+	clock.Advance(60 * time.Millisecond)
 	p.Progress(ctx, &c) // 429, Retry-After 1s
-	deadline := time.Now().Add(5 * time.Second)
-	for len(fake.Calls("chat.update")) < 2 {
-		if time.Now().After(deadline) {
-			t.Fatal("the update was not retried")
-		}
-		time.Sleep(20 * time.Millisecond)
+	if calls := fake.Calls("chat.update"); len(calls) != 1 || calls[0].Status != 429 {
+		t.Fatalf("calls = %+v, want the refused edit", calls)
 	}
-	calls := fake.Calls("chat.update")
-	if calls[0].Status != 429 || calls[1].Status != 200 {
-		t.Fatalf("calls = %+v", calls)
+	clock.Advance(999 * time.Millisecond)
+	if n := len(fake.Calls("chat.update")); n != 1 {
+		t.Fatalf("retried before Retry-After: %d edits", n)
 	}
-	if gap := calls[1].At.Sub(calls[0].At); gap < 900*time.Millisecond {
-		t.Errorf("retried after %s, before Retry-After", gap)
+	clock.Advance(time.Millisecond)
+	if calls := fake.Calls("chat.update"); len(calls) != 2 || calls[1].Status != 200 {
+		t.Fatalf("calls = %+v, want the edit sent again at Retry-After", calls)
 	}
 	if got := text(fake.Thread(chanIn, r.Origin.ThreadTS)[1]); !strings.Contains(got, "Analysing") {
 		t.Errorf("progress = %q", got)
@@ -368,23 +375,25 @@ func TestProgressStatesOfQuietRunsAreDropped(t *testing.T) {
 // as a line under the run's progress message (not a new message), until
 // the next progress update replaces it.
 func TestANoticeShowsUnderTheProgressMessage(t *testing.T) {
-	p, fake := newTestPresenter(t, time.Millisecond)
+	clock := newManualClock(t0)
+	p, fake := newClockedPresenter(t, time.Millisecond, clock)
 	r := progressRun(fake, t)
 	ctx := context.Background()
-	p.Notice(ctx, r, "model unavailable, retry 2 of 4 in 8s")
-	waitThread := func(what string, ok func(string) bool) {
+	shown := func() string {
 		t.Helper()
-		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-			msgs := fake.Thread(chanIn, r.Origin.ThreadTS)
-			if len(msgs) == 2 && ok(text(msgs[1])) {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s; thread: %+v", what, msgs)
-			}
+		msgs := fake.Thread(chanIn, r.Origin.ThreadTS)
+		if len(msgs) != 2 {
+			t.Fatalf("thread: %+v, want the root and one progress message", msgs)
 		}
+		return text(msgs[1])
 	}
-	waitThread("the notice never showed", func(s string) bool { return strings.Contains(s, "model unavailable, retry 2 of 4 in 8s") })
+	p.Notice(ctx, r, "model unavailable, retry 2 of 4 in 8s")
+	if s := shown(); !strings.Contains(s, "model unavailable, retry 2 of 4 in 8s") {
+		t.Fatalf("the notice is not shown: %q", s)
+	}
 	p.Progress(ctx, r)
-	waitThread("the notice stayed after the next progress", func(s string) bool { return !strings.Contains(s, "model unavailable") })
+	clock.Advance(time.Millisecond)
+	if s := shown(); strings.Contains(s, "model unavailable") {
+		t.Fatalf("the notice stayed after the next progress: %q", s)
+	}
 }

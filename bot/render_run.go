@@ -279,9 +279,10 @@ func reportText(r *pipeline.Run) string {
 func RenderHelp() []slack.Block {
 	return []slack.Block{
 		header("researchbot — research assistant"),
-		section("*Start research*\n`/research &lt;question&gt;` — I plan, search many sources, read the pages, write a report with citations to the pages I read, review it, and post it in a thread under your request.\nOptions go before or after the question:\n• `--mode guided` (default): you approve the plan and the draft\n• `--mode full`: you also choose the sources and see critical issues\n• `--mode auto`: no questions, straight to the report\n• `--depth quick|standard|comprehensive`: how many sources and rounds"),
+		section("*Start research*\n`/research &lt;question&gt;` — I plan, search many sources, read the pages, write a report with citations to the pages I read, review it, and post it in a thread under your request.\nOptions go before or after the question:\n• `--mode guided` (default): you approve the plan and the draft, and decide what to do when the reviewer finds critical issues\n• `--mode full`: all of guided, and you also choose the sources before they are read\n• `--mode auto`: no questions, straight to the report\n• `--depth quick|standard|comprehensive`: how many sources and rounds"),
 		section("*Checkpoints*\nIn the thread I ask you to *Approve*, *Edit* (a form, pre-filled) or *Reject* (with a reason). Only you and this channel's approvers can decide. If nobody decides in time I post a reminder — silence is never taken as a rejection."),
-		section("*Other commands*\n• `/research status [RUN]` — where a run stands (your latest by default)\n• `/research list` — your recent runs\n• `/research cancel [RUN]` — stop a run at its next step (asks to confirm)\n• `/research stream new|list|show|pause|resume|run|delete|policy` — research streams: a digest of what's new, on a schedule (`/research stream help`)\n• `/research help` — this message\nPut `--` before a question that starts with one of these words: `/research -- list the main risks of …`"),
+		section("*Ask in the thread*\nMention me in a report's thread with a question (_@researchbot what did [3] say about costs?_): I answer there from that run's sources only, each citation checked against the page. When they don't answer it, I say so and offer *Research this*: a new run with this one as background."),
+		section("*Other commands*\n• `/research status [RUN]` — where a run stands (your latest by default)\n• `/research list` — your recent runs\n• `/research cancel [RUN]` — stop a run at its next step (asks to confirm)\n• `/research stream new|list|show|pause|resume|run|delete|policy` — research streams: a digest of what's new, on a schedule (`/research stream help`)\n• `/research help` — this message\nOnly these exact forms are commands; anything else is a question. `--` makes even an exact form a question: `/research -- stream list`"),
 		contextText("I can only work in channels I'm in: invite me with `/invite @researchbot`. Reports arrive as a summary in the thread plus the full Markdown file."),
 	}
 }
@@ -298,7 +299,7 @@ func renderStatus(r *pipeline.Run, now time.Time) []slack.Block {
 	if r.Status == pipeline.StatusFailed && r.Failure != "" {
 		blocks = append(blocks, contextText("Failure: "+EscapeTruncate(oneLine(r.Failure), 500)))
 	}
-	return blocks
+	return append(blocks, renderFollowUps(r)...)
 }
 
 // renderList lists runs, newest first.

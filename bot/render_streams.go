@@ -82,7 +82,7 @@ const maxShownDigests = 10
 func RenderStreamRoot(owner string) []slack.Block {
 	return []slack.Block{
 		section(fmt.Sprintf(":satellite_antenna: *New research stream* — set up by %s", who(owner))),
-		contextText("I'll ask a few questions in this thread: what to watch, why, and how often. Answer with the buttons or reply in the thread."),
+		contextText("I'll ask a few questions in this thread: what to watch, why, and how often. Answer with the buttons, or type an answer by mentioning @researchbot in this thread."),
 	}
 }
 
@@ -129,9 +129,9 @@ func RenderStreamTurn(t scheduler.Turn, owner string) []slack.Block {
 	if len(buttons) > 0 {
 		blocks = append(blocks, slack.NewActionBlock("st_buttons", buttons...))
 	}
-	hint := "Only " + who(owner) + " can answer. Reply in this thread to type your own answer, or to change anything said so far (\"change the purpose to …\")."
+	hint := "Only " + who(owner) + " can answer. To type your own answer, or to change anything said so far, mention @researchbot in this thread (\"@researchbot change the purpose to …\")."
 	if t.Step == scheduler.StepReview {
-		hint = "Only " + who(owner) + " can confirm. *Change* (or a reply in this thread) lets you edit anything first."
+		hint = "Only " + who(owner) + " can confirm. *Change* (or mentioning @researchbot in this thread with what to change) lets you edit anything first."
 	}
 	return append(blocks, contextText(hint))
 }

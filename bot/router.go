@@ -140,7 +140,13 @@ func (a *App) onEvent(d delivery, ev slackevents.EventsAPIEvent) {
 			return
 		}
 		req.UserID, req.Log = home.User, a.log.With("user", home.User)
-	} else if ev.InnerEvent.Type == string(slackevents.Message) {
+	} else if m, ok := ev.InnerEvent.Data.(*slackevents.AppMentionEvent); ok {
+		if m.BotID != "" || m.User == "" {
+			return
+		}
+		req.UserID, req.Channel, req.Thread, req.Mention = m.User, m.Channel, m.ThreadTimeStamp, m
+		req.Log = a.log.With("user", m.User, "channel", m.Channel)
+	} else if ev.InnerEvent.Type == string(slackevents.Message) || ev.InnerEvent.Type == string(slackevents.AppMention) {
 		return
 	}
 	if !a.pool.submit(func(ctx context.Context) {
@@ -226,6 +232,7 @@ func (a *App) registerRoutes() {
 	a.registerStart(r)
 	a.registerFeedback(r)
 	a.registerHome(r)
+	a.registerFollowUps(r)
 	r.Action(ActionCancelConfirm, a.confirmCancel)
 	r.Action(ActionCancelAbort, func(ctx context.Context, req *Request) error {
 		req.ReplaceOriginal = true
@@ -240,11 +247,8 @@ func (a *App) registerRoutes() {
 	}
 	r.View(CallbackEdit, a.onSubmission)
 	r.View(CallbackReject, a.onSubmission)
-	if h, ok := a.cfg.Streams.(StreamActionHandler); ok {
-		r.ActionPrefix(StreamActionPrefix, func(ctx context.Context, req *Request) error {
-			h.HandleStreamAction(ctx, *req.Callback, *req.Action)
-			return nil
-		})
+	if a.cfg.Streams != nil {
+		a.cfg.Streams.Register(r)
 	}
 	if a.cfg.Messages != nil {
 		r.Event(string(slackevents.Message), func(ctx context.Context, req *Request) error {
@@ -303,6 +307,7 @@ func (a *App) startResearch(ctx context.Context, req *Request) error {
 		RequestedBy: cmd.UserID,
 		Origin:      pipeline.Origin{Kind: OriginKind, TeamID: cmd.TeamID, Channel: cmd.ChannelID, ThreadTS: thread},
 		Limits:      pipeline.Limits{MaxCostUSD: c.BudgetUSD},
+		FollowUpOf:  c.FollowUpOf,
 	})
 	if err != nil {
 		log.Error("bot: starting a run failed", "err", err)
@@ -314,6 +319,10 @@ func (a *App) startResearch(ctx context.Context, req *Request) error {
 	}
 	a.metrics.runStarted()
 	log.Info("bot: run started", "run_id", run.ID, "mode", c.Mode, "depth", c.Depth)
+	a.rememberThread(ctx, cmd.ChannelID, thread, run.ID)
+	if run.Parent != "" {
+		a.linkFollowUp(ctx, run, thread, cmd.UserID)
+	}
 	root.RunID, root.Status = run.ID, run.Status
 	if err := a.send.Update(ctx, cmd.ChannelID, ts, RenderRoot(root), rootText(root)); err != nil {
 		log.Warn("bot: naming the run in the root message failed", "run_id", run.ID, "err", err)
@@ -408,11 +417,12 @@ func (a *App) stream(ctx context.Context, req *Request) error {
 	}
 	cmd := req.Command
 	err := a.cfg.Streams.HandleStream(ctx, StreamCommand{TeamID: cmd.TeamID, ChannelID: cmd.ChannelID, UserID: cmd.UserID, Args: req.Parsed.Args, TriggerID: cmd.TriggerID, ResponseURL: cmd.ResponseURL})
-	if err != nil {
+	var ue *UserError
+	if err != nil && !errors.As(err, &ue) {
 		req.Log.Error("bot: stream command failed", "err", err)
 		return tell(RenderError("That stream command failed.", "Please try again; `/research help` lists the commands."), "Stream command failed")
 	}
-	return nil
+	return err
 }
 
 // allowed reports whether user may decide r's checkpoints or cancel it.

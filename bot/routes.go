@@ -10,6 +10,8 @@ import (
 
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
+
+	"github.com/researchbot/researchbot/pipeline"
 )
 
 // Handler does what one request asks, after the ack, on the bounded pool.
@@ -23,19 +25,23 @@ type Handler func(ctx context.Context, req *Request) error
 type Request struct {
 	UserID, TeamID string
 	// Channel and Thread are where answers to the person are shown; a
-	// handler may move them (a held draft is answered in the owner's DM).
+	// handler may move them (see answerBeside).
 	Channel, Thread string
-	TriggerID       string
-	ResponseURL     string
+	// Direct sends answers to the person's direct messages with the app, as
+	// messages only they see there, instead of to Channel.
+	Direct      bool
+	TriggerID   string
+	ResponseURL string
 	// ReplaceOriginal makes answers replace the clicked message (an
 	// ephemeral confirmation) rather than add an ephemeral message.
 	ReplaceOriginal bool
 
-	Command  *slack.SlashCommand        // slash commands
-	Parsed   Command                    // slash commands: what the text asks for
-	Callback *slack.InteractionCallback // clicks and form submissions
-	Action   *slack.BlockAction         // clicks
-	Message  *slackevents.MessageEvent  // message events
+	Command  *slack.SlashCommand          // slash commands
+	Parsed   Command                      // slash commands: what the text asks for
+	Callback *slack.InteractionCallback   // clicks and form submissions
+	Action   *slack.BlockAction           // clicks
+	Message  *slackevents.MessageEvent    // message events
+	Mention  *slackevents.AppMentionEvent // app_mention events
 
 	Log *slog.Logger
 
@@ -50,6 +56,10 @@ type Request struct {
 // (ReplaceOriginal), or as an ephemeral message at Channel and Thread.
 func (r *Request) Reply(ctx context.Context, blocks []slack.Block, text string) {
 	switch {
+	case r.Direct && r.UserID != "":
+		if _, err := r.send.Post(ctx, r.UserID, "", blocks, text); err != nil {
+			r.Log.Error("bot: answering in direct messages failed", "err", err)
+		}
 	case r.Command != nil:
 		r.send.Respond(ctx, r.ResponseURL, r.Channel, r.UserID, blocks, text)
 	case r.ReplaceOriginal && r.Callback != nil:
@@ -59,6 +69,18 @@ func (r *Request) Reply(ctx context.Context, blocks []slack.Block, text string) 
 	default:
 		r.Log.Warn("bot: nowhere to answer a request", "text", text)
 	}
+}
+
+// answerBeside makes answers go where r's checkpoint messages are: its
+// thread, or the person's direct messages with the app when its checkpoints
+// are private (see checkpointPlace). A form submission needs it: Slack does
+// not say where the form was opened from.
+func (r *Request) answerBeside(run *pipeline.Run) {
+	if run.Origin.Direct {
+		r.Channel, r.Thread, r.Direct = "", "", true
+		return
+	}
+	r.Channel, r.Thread = run.Origin.Channel, run.Origin.ThreadTS
 }
 
 // Ack acks a form submission with payload and reports whether this call

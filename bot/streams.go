@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/slack-go/slack"
-	"github.com/slack-go/slack/slackevents"
 
 	"github.com/researchbot/researchbot/pipeline"
 	"github.com/researchbot/researchbot/scheduler"
@@ -39,13 +38,6 @@ type ConversationStore interface {
 	Update(ctx context.Context, channel, threadTS string, version int64, c scheduler.Conversation) (newVersion int64, ok bool, err error)
 }
 
-// StreamActionHandler handles clicks on research stream messages (action ids
-// starting with StreamActionPrefix). The App hands them over, after the ack,
-// when its Config.Streams implements it.
-type StreamActionHandler interface {
-	HandleStreamAction(ctx context.Context, cb slack.InteractionCallback, act slack.BlockAction)
-}
-
 // StreamsConfig configures Streams. Service, Conversations, Model and
 // Sender (or BotToken) are required.
 type StreamsConfig struct {
@@ -68,8 +60,8 @@ type StreamsConfig struct {
 
 // Streams is the Slack side of research streams: "/research stream …", the
 // guided creation conversation in a thread (buttons, checkboxes, Skip,
-// replies typed in the thread) and the stream buttons. Set it as both
-// Config.Streams and Config.Messages. It keeps no state in memory: the
+// answers typed by mentioning the bot in the thread) and the stream
+// buttons. Set it as Config.Streams. It keeps no state in memory: the
 // conversations live in the ConversationStore.
 type Streams struct {
 	send  *Sender
@@ -81,9 +73,7 @@ type Streams struct {
 }
 
 var (
-	_ StreamHandler       = (*Streams)(nil)
-	_ MessageHandler      = (*Streams)(nil)
-	_ StreamActionHandler = (*Streams)(nil)
+	_ StreamHandler = (*Streams)(nil)
 )
 
 // NewStreams checks cfg and returns a Streams.
@@ -119,7 +109,8 @@ func NewStreams(cfg StreamsConfig) (*Streams, error) {
 }
 
 // HandleStream handles "/research stream …". Its answers are shown to the
-// caller only (through the command's response_url). The
+// caller only (through the command's response_url); what it cannot do is
+// returned as a *UserError, which App.answer shows the same way. The
 // arguments are unescaped first: Slack sends &, < and > as &amp;, &lt; and
 // &gt;, and a stream called "R&D" must be found by its name.
 func (s *Streams) HandleStream(ctx context.Context, cmd StreamCommand) error {
@@ -127,8 +118,7 @@ func (s *Streams) HandleStream(ctx context.Context, cmd StreamCommand) error {
 	verb = strings.ToLower(verb)
 	name := strings.TrimSpace(rest)
 	if needsName(verb) && name == "" {
-		s.respond(ctx, cmd, RenderError(fmt.Sprintf("Which stream? Write its name: `/research stream %s NAME`.", Escape(verb)), "`/research stream list` shows every stream."), "Which stream?")
-		return nil
+		return tell(RenderError(fmt.Sprintf("Which stream? Write its name: `/research stream %s NAME`.", Escape(verb)), "`/research stream list` shows every stream."), "Which stream?")
 	}
 	switch verb {
 	case "", "help":
@@ -144,8 +134,7 @@ func (s *Streams) HandleStream(ctx context.Context, cmd StreamCommand) error {
 	case "show":
 		st, err := s.svc.Show(ctx, name)
 		if err != nil {
-			s.respond(ctx, cmd, s.lookupProblem(err, name), "No such stream")
-			return nil
+			return tell(s.lookupProblem(err, name), "No such stream")
 		}
 		s.respond(ctx, cmd, RenderStreamShow(st), "Research stream "+EscapeTruncate(st.Spec.Name, 100))
 	case "pause", "resume":
@@ -155,45 +144,39 @@ func (s *Streams) HandleStream(ctx context.Context, cmd StreamCommand) error {
 		}
 		st, err := s.asOwnerOrAdmin(ctx, cmd.UserID, func(admin bool) (*scheduler.Stream, error) { return op(ctx, name, cmd.UserID, admin) })
 		if err != nil {
-			s.respond(ctx, cmd, s.changeProblem(ctx, err, name, verb), "Nothing was changed")
-			return nil
+			return tell(s.changeProblem(ctx, err, name, verb), "Nothing was changed")
 		}
 		s.respond(ctx, cmd, RenderStreamChanged(st, done), "Done")
 	case "policy":
 		fields := strings.Fields(name)
 		if len(fields) < 2 {
-			s.respond(ctx, cmd, RenderError("Write the stream's name and the policy: `/research stream policy NAME auto|hold_draft`.", "`auto` posts digests straight away; `hold_draft` holds each draft for the owner's approval."), "Which policy?")
-			return nil
+			return tell(RenderError("Write the stream's name and the policy: `/research stream policy NAME auto|hold_draft`.", "`auto` posts digests straight away; `hold_draft` holds each draft for the owner's approval."), "Which policy?")
 		}
 		p := scheduler.Policy(strings.ToLower(fields[len(fields)-1]))
 		name = strings.Join(fields[:len(fields)-1], " ")
 		if !p.Valid() {
-			s.respond(ctx, cmd, RenderError("The policy must be `auto` or `hold_draft`, not `"+EscapeTruncate(string(p), 40)+"`.", ""), "Unknown policy")
-			return nil
+			return tell(RenderError("The policy must be `auto` or `hold_draft`, not `"+EscapeTruncate(string(p), 40)+"`.", ""), "Unknown policy")
 		}
 		st, err := s.asOwnerOrAdmin(ctx, cmd.UserID, func(admin bool) (*scheduler.Stream, error) {
 			return s.svc.SetPolicy(ctx, name, cmd.UserID, admin, p)
 		})
 		if err != nil {
-			s.respond(ctx, cmd, s.changeProblem(ctx, err, name, "change"), "Nothing was changed")
-			return nil
+			return tell(s.changeProblem(ctx, err, name, "change"), "Nothing was changed")
 		}
 		s.respond(ctx, cmd, RenderStreamChanged(st, "Policy set to `"+string(p)+"` for"), "Done")
 	case "run":
-		s.runNow(ctx, cmd, name)
+		return s.runNow(ctx, cmd, name)
 	case "delete", "remove":
 		st, err := s.svc.Show(ctx, name)
 		if err != nil {
-			s.respond(ctx, cmd, s.lookupProblem(err, name), "No such stream")
-			return nil
+			return tell(s.lookupProblem(err, name), "No such stream")
 		}
 		if !st.CanChange(cmd.UserID, false) && !s.isAdmin(ctx, cmd.UserID) {
-			s.respond(ctx, cmd, RenderStreamNotAllowed(st, "delete"), "Not allowed")
-			return nil
+			return tell(RenderStreamNotAllowed(st, "delete"), "Not allowed")
 		}
 		s.respond(ctx, cmd, RenderStreamDeleteConfirm(st), "Delete this stream?")
 	default:
-		s.respond(ctx, cmd, RenderError("I don't know `/research stream "+EscapeTruncate(verb, 40)+"`.", "`/research stream help` lists the stream commands."), "Unknown stream command")
+		return tell(RenderError("I don't know `/research stream "+EscapeTruncate(verb, 40)+"`.", "`/research stream help` lists the stream commands."), "Unknown stream command")
 	}
 	return nil
 }
@@ -208,7 +191,7 @@ func needsName(verb string) bool {
 }
 
 // runNow starts a digest of the named stream now, posted to its channel.
-func (s *Streams) runNow(ctx context.Context, cmd StreamCommand, name string) {
+func (s *Streams) runNow(ctx context.Context, cmd StreamCommand, name string) error {
 	var run *pipeline.Run
 	st, err := s.asOwnerOrAdmin(ctx, cmd.UserID, func(admin bool) (*scheduler.Stream, error) {
 		var err error
@@ -219,11 +202,11 @@ func (s *Streams) runNow(ctx context.Context, cmd StreamCommand, name string) {
 		return s.svc.Show(ctx, name)
 	})
 	if err != nil {
-		s.respond(ctx, cmd, s.changeProblem(ctx, err, name, "run"), "No digest started")
-		return
+		return tell(s.changeProblem(ctx, err, name, "run"), "No digest started")
 	}
 	s.respond(ctx, cmd, []slack.Block{section(fmt.Sprintf(":gear: Started a digest of *%s* (run %s); I'll post it in %s.",
 		EscapeTruncate(st.Spec.Name, 100), runRef(run.ID), channelRef(st.Spec.Channel)))}, "Digest started")
+	return nil
 }
 
 // asOwnerOrAdmin calls op as a plain user first and, when the service says
@@ -306,25 +289,6 @@ func (s *Streams) startConversation(ctx context.Context, cmd StreamCommand) {
 // slackUnescaper undoes the escaping Slack applies to message text.
 var slackUnescaper = strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&")
 
-// HandleMessage takes a reply typed in a stream creation thread by the
-// person creating the stream as a text_input. Everything else — top-level
-// messages, other threads, other people, bots — is ignored.
-func (s *Streams) HandleMessage(ctx context.Context, ev *slackevents.MessageEvent) {
-	if ev == nil || ev.ThreadTimeStamp == "" || ev.ThreadTimeStamp == ev.TimeStamp || ev.User == "" || ev.BotID != "" || ev.SubType != "" {
-		return
-	}
-	c, v, ok, err := s.convs.Get(ctx, ev.Channel, ev.ThreadTimeStamp)
-	if err != nil {
-		s.log.Error("bot: loading a stream conversation failed", "channel", ev.Channel, "err", err)
-		return
-	}
-	if !ok || ev.User != c.Spec.Owner || c.Step == scheduler.StepComplete {
-		return
-	}
-	text := slackUnescaper.Replace(ev.Text)
-	s.advance(ctx, ev.Channel, ev.ThreadTimeStamp, ev.User, c, v, scheduler.Action{Kind: scheduler.ActionTextInput, Text: text}, nil)
-}
-
 // clicked is the message whose button moved the conversation on.
 type clicked struct {
 	ts     string
@@ -333,25 +297,29 @@ type clicked struct {
 	what   string // what the user chose, for the collapsed message
 }
 
-// HandleStreamAction handles a click on a stream message.
-func (s *Streams) HandleStreamAction(ctx context.Context, cb slack.InteractionCallback, act slack.BlockAction) {
-	user, channel, thread := cb.User.ID, cb.Channel.ID, threadOf(cb)
-	if channel == "" {
-		channel = cb.Container.ChannelID
-	}
+// Register routes the clicks on stream messages (action ids starting with
+// StreamActionPrefix) to s.
+func (s *Streams) Register(r *Routes) { r.ActionPrefix(StreamActionPrefix, s.onAction) }
+
+// onAction handles a click on a stream message; a click that cannot be
+// taken is answered (App.answer) in the clicked message's thread.
+func (s *Streams) onAction(ctx context.Context, req *Request) error {
+	cb, act := *req.Callback, *req.Action
+	user, channel, thread := req.UserID, req.Channel, req.Thread
 	switch act.ActionID {
 	case ActionStreamOptions:
-		return // ticking a box: read when Continue is clicked
+		return nil // ticking a box: read when Continue is clicked
 	case ActionStreamDeleteConfirm:
 		id, name := parseStreamValue(act.Value)
 		s.confirmDelete(ctx, cb, id, name)
-		return
+		return nil
 	case ActionStreamDeleteAbort:
-		s.send.ReplaceOriginal(ctx, cb, []slack.Block{section("OK — the stream stays.")}, "Not deleted")
-		return
+		req.ReplaceOriginal = true
+		req.Reply(ctx, []slack.Block{section("OK — the stream stays.")}, "Not deleted")
+		return nil
 	case ActionStreamDryRun, ActionStreamDryRunSkip:
 		s.dryRun(ctx, cb, channel, thread, act)
-		return
+		return nil
 	}
 	turnNo, value := parseTurnValue(act.Value)
 	var a scheduler.Action
@@ -383,23 +351,21 @@ func (s *Streams) HandleStreamAction(ctx context.Context, cb slack.InteractionCa
 		click.what = "skipped this question"
 	default:
 		s.log.Warn("bot: unknown stream action", "action", act.ActionID)
-		return
+		return nil
 	}
 	a.Turn = turnNo
 	c, v, ok, err := s.convs.Get(ctx, channel, thread)
 	switch {
 	case err != nil:
 		s.log.Error("bot: loading a stream conversation failed", "channel", channel, "err", err)
-		s.send.Ephemeral(ctx, channel, user, thread, RenderError("I couldn't load this conversation right now.", "Please click again in a minute."), "Try again")
-		return
+		return tell(RenderError("I couldn't load this conversation right now.", "Please click again in a minute."), "Try again")
 	case !ok:
-		s.send.Ephemeral(ctx, channel, user, thread, RenderError("This stream conversation has ended or expired.", "Start a new one with `/research stream new`."), "Conversation ended")
-		return
+		return tell(RenderError("This stream conversation has ended or expired.", "Start a new one with `/research stream new`."), "Conversation ended")
 	case user != c.Spec.Owner:
-		s.send.Ephemeral(ctx, channel, user, thread, RenderError("Only "+who(c.Spec.Owner)+", who is setting up this stream, can answer here.", "Nothing was changed. Start your own with `/research stream new`."), "Not your conversation")
-		return
+		return tell(RenderError("Only "+who(c.Spec.Owner)+", who is setting up this stream, can answer here.", "Nothing was changed. Start your own with `/research stream new`."), "Not your conversation")
 	}
 	s.advance(ctx, channel, thread, user, c, v, a, click)
+	return nil
 }
 
 // advance applies one action to the conversation of a thread: it asks the

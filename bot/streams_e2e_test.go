@@ -152,7 +152,7 @@ func newStreamsE2E(t *testing.T) *streamsE2E {
 	}
 	t.Cleanup(stopWorker)
 	runBot(t, ctx, cancel, fake, bot.Config{AppToken: fake.AppToken(), BotToken: fake.BotToken(), APIURL: fake.APIURL(), Engine: a.Engine,
-		Memory: redisstore.NewSlackMemory(rdb), Budget: redisstore.NewRateLimiter(rdb, "slack"), Metrics: metrics, Streams: streams, Messages: streams})
+		Memory: redisstore.NewSlackMemory(rdb), Budget: redisstore.NewRateLimiter(rdb, "slack"), Metrics: metrics, Streams: streams})
 	return &streamsE2E{t: t, fake: fake, svc: svc, clock: clock, ctx: ctx, channel: streamChannel, metrics: metrics,
 		convCalls: func() []llmtest.Call { return conversationCalls(model) }}
 }
@@ -189,6 +189,22 @@ func (h *streamsE2E) waitFor(what string, limit time.Duration, cond func() bool)
 }
 
 // botMessages are the bot's visible (non-ephemeral) messages in a thread.
+// newStream runs "/research stream new" and returns the thread of its root message.
+func (h *streamsE2E) newStream() (thread string) {
+	h.t.Helper()
+	h.slash(streamOwner, "stream new")
+	h.waitFor("the stream root message", 10*time.Second, func() bool {
+		for _, m := range h.fake.Messages(h.channel) {
+			if m.Text == "New research stream" {
+				thread = m.TS
+				return true
+			}
+		}
+		return false
+	})
+	return thread
+}
+
 func (h *streamsE2E) botMessages(thread string) []slackfake.Message {
 	var out []slackfake.Message
 	for _, m := range h.fake.Thread(h.channel, thread) {
@@ -265,7 +281,7 @@ func (h *streamsE2E) reply(user, thread, text string) {
 	h.t.Helper()
 	ctx, cancel := context.WithTimeout(h.ctx, 5*time.Second)
 	defer cancel()
-	if err := h.fake.PostUserMessage(ctx, user, h.channel, thread, text); err != nil {
+	if err := h.fake.PostUserMention(ctx, user, h.channel, thread, text); err != nil {
 		h.t.Fatal(err)
 	}
 }
@@ -305,17 +321,7 @@ func TestStreamsEndToEnd(t *testing.T) {
 	h := newStreamsE2E(t)
 
 	// /research stream new: a root message and the first turn in its thread.
-	h.slash(streamOwner, "stream new")
-	var thread string
-	h.waitFor("the stream root message", 10*time.Second, func() bool {
-		for _, m := range h.fake.Messages(h.channel) {
-			if m.Text == "New research stream" {
-				thread = m.TS
-				return true
-			}
-		}
-		return false
-	})
+	thread := h.newStream()
 	turn := h.nextTurn(thread, 0)
 	if !strings.Contains(displayed(turn), "What would you like to keep an eye on") {
 		t.Fatalf("first turn: %s", displayed(turn))
@@ -473,7 +479,7 @@ func TestStreamsEndToEnd(t *testing.T) {
 	if err := h.svc.Tick(h.ctx); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond)
+	// A pass records a digest it starts before it returns.
 	if st, _ = h.svc.Show(h.ctx, "Heat Pump Watch"); len(st.Digests) != 3 || st.Running != "" {
 		t.Errorf("a paused stream fired: %d digests, running %q", len(st.Digests), st.Running)
 	}
@@ -598,17 +604,7 @@ func TestStreamHeldDraftGoesToOwnerDM(t *testing.T) {
 // must move the conversation once, not answer the next question too.
 func TestRetriedThreadReplyAdvancesTheConversationOnce(t *testing.T) {
 	h := newStreamsE2E(t)
-	h.slash(streamOwner, "stream new")
-	var thread string
-	h.waitFor("the stream root message", 10*time.Second, func() bool {
-		for _, m := range h.fake.Messages(h.channel) {
-			if m.Text == "New research stream" {
-				thread = m.TS
-				return true
-			}
-		}
-		return false
-	})
+	thread := h.newStream()
 	h.nextTurn(thread, 0)
 	h.reply(streamOwner, thread, "I want to track heat pump competitors")
 	h.nextTurn(thread, 1)

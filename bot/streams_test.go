@@ -86,7 +86,7 @@ func newStreamHarness(t *testing.T, props ...*scheduler.Proposal) *streamHarness
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.Streams, c.Messages = st, st
+		c.Streams = st
 	})
 	return sh
 }
@@ -153,7 +153,7 @@ func (h *streamHarness) start(user, channel string) (string, slackfake.Message) 
 
 func (h *streamHarness) reply(user, channel, thread, text string) {
 	h.t.Helper()
-	if err := h.fake.PostUserMessage(context.Background(), user, channel, thread, text); err != nil {
+	if err := h.fake.PostUserMention(context.Background(), user, channel, thread, text); err != nil {
 		h.t.Fatal(err)
 	}
 }
@@ -201,7 +201,7 @@ func TestStreamConversationRefusals(t *testing.T) {
 	// The model is down: said so, and the conversation stays where it was.
 	h.reply(requester, chanIn, thread, "heat pump, COP")
 	h.ephemeralWith(chanIn, requester, "the language model did not answer")
-	time.Sleep(100 * time.Millisecond)
+	h.stop() // finishes the work in flight: nothing more can be posted after this
 	if n := len(h.turns(chanIn, thread)); n != 3 {
 		t.Errorf("%d turns after the model failed, want 3", n)
 	}

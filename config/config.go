@@ -42,6 +42,9 @@ type Config struct {
 	LLMTimeout    time.Duration
 	LLMMaxRetries int
 	LLMPerMinute  int // requests per minute across replicas; 0 = unlimited
+	// LLMStartupCheck: serve, worker and run ask the endpoint for its
+	// models at start and stop with the cause when it does not answer.
+	LLMStartupCheck bool
 
 	// State.
 	RedisURL string
@@ -95,58 +98,6 @@ type Price struct{ In, Out float64 }
 // Roles that may have their own model (LLM_MODEL_<ROLE>).
 var roles = []string{"planner", "ranker", "analyst", "writer", "reviewer", "streams"}
 
-// Variable is one documented environment variable.
-type Variable struct{ Name, Default, Meaning string }
-
-// Variables lists every variable researchbot reads, for help and the README.
-func Variables() []Variable {
-	return []Variable{
-		{"OPENAI_API_KEY", "", "key for the OpenAI-compatible endpoint (not needed for a local endpoint such as Ollama)"},
-		{"OPENAI_BASE_URL", "https://api.openai.com/v1", "endpoint base URL (OpenAI, Azure, Ollama, vLLM, LM Studio, …)"},
-		{"LLM_MODEL", "gpt-4o-mini", "model for every role"},
-		{"LLM_MODEL_PLANNER, _RANKER, _ANALYST, _WRITER, _REVIEWER, _STREAMS", "LLM_MODEL", "model for one role"},
-		{"LLM_PRICES", "built-in table", "price overrides, `model=in/out,…` in USD per million tokens"},
-		{"LLM_TIMEOUT", "120s", "timeout of one LLM call"},
-		{"LLM_MAX_RETRIES", "4", "retries of one LLM call on 429, 5xx, timeouts and connection errors (0 = none)"},
-		{"LLM_REQUESTS_PER_MINUTE", "0 (no limit)", "LLM request rate across all replicas"},
-		{"REDIS_URL", "embedded", "`redis://…`; unset means an in-process Redis whose state dies with the process"},
-		{"SEARXNG_URL", "", "a SearXNG instance (JSON API) for web and news search"},
-		{"BRAVE_API_KEY", "", "Brave Search API key (web and news)"},
-		{"TAVILY_API_KEY", "", "Tavily API key (web)"},
-		{"ARXIV_URL, WIKIPEDIA_URL, OPENALEX_URL, BRAVE_URL, TAVILY_URL", "public endpoints", "base URL of a search backend"},
-		{"SEARCH_CONTACT", "", "e-mail or URL sent with the User-Agent to public APIs (OpenAlex's polite pool)"},
-		{"FETCH_ALLOW_PRIVATE_NETWORKS", "false", "`true` lets the fetcher reach private and loopback addresses"},
-		{"FETCH_TIMEOUT", "20s", "total time to fetch one page"},
-		{"FETCH_MAX_BYTES", "5242880", "largest page body, after decompression"},
-		{"FETCH_CACHE_TTL", "24h", "how long a fetched page is reused"},
-		{"RUN_MAX_COST_USD", "2", "spend limit of one run (0 = none)"},
-		{"RUN_MAX_WALL", "30m", "working-time limit of one run, human waits excluded (0 = none)"},
-		{"RUN_MAX_ITERATIONS", "3", "revisions and re-plans of one run"},
-		{"RUN_MAX_GAP_ROUNDS", "2", "extra search rounds to fill gaps"},
-		{"RUN_MAX_SOURCES", "by depth (6/12/20)", "pages read per run"},
-		{"RUN_MAX_SOURCE_TOKENS", "30000", "page text (estimated tokens) in one analysis; the best-ranked pages that fit are used"},
-		{"RUN_MAX_SEARCH_ERRORS", "3", "searches that may fail (every backend erred, nothing found) before the run stops searching and writes with what it found"},
-		{"RUN_STYLE_GUIDE", "", "house style for the writer and reviewer: text, a file path (`/…`, `./…`, `*.md`, `*.txt`), or academic, technical or executive"},
-		{"RUN_TARGET_LENGTH", "by depth (800/1500/2500)", "target length of a report in words (100–20000); the reviewer scores length against it"},
-		{"WORKER_CONCURRENCY", "8", "runs one process advances at once"},
-		{"RUN_LEASE", "15s", "a worker's lease on a run; a crashed worker's runs are taken over within 2× it"},
-		{"RUN_RETENTION", "720h (30 days)", "how long a finished run is kept after it ends; waiting runs never expire"},
-		{"RUN_PAGE_RETENTION", "168h (7 days)", "how long the page texts a finished run read are kept (at most RUN_RETENTION)"},
-		{"CROSSREF_URL", "", "Crossref API base URL (turns Crossref on)"},
-		{"SLACK_APP_TOKEN", "", "app-level token (`xapp-…`) for Socket Mode (serve)"},
-		{"SLACK_BOT_TOKEN", "", "bot token (`xoxb-…`) for the Web API (serve)"},
-		{"SLACK_API_URL", "https://slack.com/api/", "Web API base URL, also used for apps.connections.open"},
-		{"SLACK_APPROVERS", "", "who else may decide, per channel: `C123=U1,U2;C456=U3`"},
-		{"SLACK_ADMINS", "", "Slack user ids who manage checkpoint definitions in the App Home and get breaker alerts, besides workspace admins and owners: `U1,U2`"},
-		{"SLACK_REVIEW_SOURCES", "", "channels whose guided runs ask for the source review by default, as `--review-sources` does: `C123,C456`, or `*` for every channel"},
-		{"RATE_LIMIT_USER_PER_HOUR", "10", "/research runs one person may start per hour"},
-		{"RATE_LIMIT_TEAM_PER_HOUR", "100", "/research runs one workspace may start per hour"},
-		{"HTTP_ADDR", ":8080", "address of /healthz, /readyz and /metrics (serve)"},
-		{"LOG_LEVEL", "info", "debug, info, warn or error"},
-		{"LOG_FORMAT", "text", "text or json"},
-	}
-}
-
 // Load reads the configuration through getenv and returns every problem at
 // once (joined), or nil.
 func Load(getenv func(string) string) (Config, error) {
@@ -163,6 +114,7 @@ func Load(getenv func(string) string) (Config, error) {
 		LLMTimeout:        p.dur("LLM_TIMEOUT", 120*time.Second, true),
 		LLMMaxRetries:     p.int("LLM_MAX_RETRIES", 4, 0),
 		LLMPerMinute:      p.int("LLM_REQUESTS_PER_MINUTE", 0, 0),
+		LLMStartupCheck:   p.bool("LLM_STARTUP_CHECK", true),
 		RedisURL:          p.redisURL("REDIS_URL"),
 		SearXNGURL:        p.url("SEARXNG_URL", ""),
 		BraveAPIKey:       p.str("BRAVE_API_KEY", ""),

@@ -36,6 +36,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"golang.org/x/sync/singleflight"
 )
 
 // Config configures a Fetcher. Zero fields take the documented defaults.
@@ -51,7 +53,9 @@ type Config struct {
 	MaxRedirects int
 	// MaxTextRunes caps Page.Text; default 20000.
 	MaxTextRunes int
-	// PerHostConcurrency is how many fetches may run against one host at once; default 2.
+	// PerHostConcurrency is how many fetches may run against one host at
+	// once; default 6, the connections a browser opens to one host, so the
+	// pages of a run that share a host are read together.
 	PerHostConcurrency int
 	// UserAgent is sent with every request and matched against robots.txt;
 	// default "researchbot/1.0 (+https://github.com/researchbot/researchbot)".
@@ -76,7 +80,7 @@ const (
 	DefaultMaxBytes           = 5 << 20
 	DefaultMaxRedirects       = 5
 	DefaultMaxTextRunes       = 20000
-	DefaultPerHostConcurrency = 2
+	DefaultPerHostConcurrency = 6
 	DefaultUserAgent          = "researchbot/1.0 (+https://github.com/researchbot/researchbot)"
 	DefaultCacheTTL           = 24 * time.Hour
 )
@@ -138,6 +142,7 @@ type Fetcher struct {
 	robotsClient *http.Client
 	hosts        *hostLimiter
 	robots       robotsMemo
+	robotsFlight singleflight.Group
 }
 
 // New returns a Fetcher for cfg. cache may be nil (no caching beyond an

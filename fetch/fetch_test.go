@@ -619,3 +619,47 @@ func TestParseLegacyIPv4(t *testing.T) {
 		}
 	}
 }
+
+// TestFetchPagesOfOneHostTogether fetches five pages of one host at once:
+// they share one robots.txt download and are read in parallel, not two at
+// a time.
+func TestFetchPagesOfOneHostTogether(t *testing.T) {
+	var robotsHits, inFlight, most atomic.Int32
+	release := make(chan struct{})
+	mux := http.NewServeMux()
+	mux.HandleFunc("/robots.txt", func(w http.ResponseWriter, r *http.Request) {
+		robotsHits.Add(1)
+		fmt.Fprint(w, "User-agent: *\nAllow: /\n")
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		n := inFlight.Add(1)
+		defer inFlight.Add(-1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		if n == 5 {
+			close(release) // every page is being served at once
+		}
+		<-release
+		serveHTML(simplePage("Page"))(w, r)
+	})
+	srv := startServer(t, mux)
+	f := newTestFetcher(t, Config{}, nil)
+	errs := make(chan error, 5)
+	for i := range 5 {
+		go func() {
+			_, err := f.Fetch(t.Context(), fmt.Sprintf("%s/page/%d", srv.URL, i))
+			errs <- err
+		}()
+	}
+	for range 5 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := robotsHits.Load(); n != 1 {
+		t.Errorf("robots.txt fetched %d times for 5 pages fetched together, want 1", n)
+	}
+	if m := most.Load(); m != 5 {
+		t.Errorf("at most %d pages of one host were read at once, want 5", m)
+	}
+}

@@ -83,12 +83,42 @@ func (f *Fetcher) checkRobots(ctx context.Context, rawURL string, u *url.URL) er
 	return nil
 }
 
+// robotsFor returns the parsed robots.txt of u's origin: from memory, from
+// the shared cache, or downloaded. Concurrent lookups of one origin (the
+// pages of a run on one host) share one download, made under the first
+// caller's ctx; a caller whose ctx ends stops waiting at once, and when the
+// first caller gave up, another one downloads.
 func (f *Fetcher) robotsFor(ctx context.Context, rawURL string, u *url.URL) (*robotstxt.RobotsData, error) {
 	origin := u.Scheme + "://" + u.Host
-	now := f.cfg.Now()
-	if data, ok := f.robots.get(origin, now); ok {
-		return data, nil
+	for attempt := 0; ; attempt++ {
+		if data, ok := f.robots.get(origin, f.cfg.Now()); ok {
+			return data, nil
+		}
+		ch := f.robotsFlight.DoChan(origin, func() (any, error) {
+			return f.loadOrDownloadRobots(ctx, rawURL, u, origin)
+		})
+		select {
+		case res := <-ch:
+			abandoned := errors.Is(res.Err, context.Canceled) || errors.Is(res.Err, context.DeadlineExceeded)
+			if res.Err != nil && abandoned && ctx.Err() == nil && attempt < 2 {
+				continue // the caller that downloaded gave up; we still wait
+			}
+			if res.Err != nil {
+				return nil, res.Err
+			}
+			return res.Val.(*robotstxt.RobotsData), nil
+		case <-ctx.Done():
+			e := f.classify(ctx, rawURL, context.Cause(ctx))
+			e.Detail = "robots.txt: " + e.Detail
+			return nil, e
+		}
 	}
+}
+
+// loadOrDownloadRobots reads origin's robots.txt from the shared cache, or
+// downloads (and caches) it, parses it and keeps it in memory.
+func (f *Fetcher) loadOrDownloadRobots(ctx context.Context, rawURL string, u *url.URL, origin string) (*robotstxt.RobotsData, error) {
+	now := f.cfg.Now()
 	key := "robots:v1:" + hashKey(origin)
 	status, body, err := f.loadRobots(ctx, key)
 	if err != nil {

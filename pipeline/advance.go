@@ -51,13 +51,12 @@ func (e *Engine) Advance(ctx context.Context, runID string) error {
 		if err := e.advanceLeased(ctx, runID); err != nil {
 			return err
 		}
-		r, err := e.cfg.Store.Load(ctx, runID)
+		r, by, err := e.loadForStep(ctx, runID)
 		if err != nil {
 			return err
 		}
-		wake, err := e.hasWork(ctx, r)
-		if err != nil || !wake {
-			return err
+		if !e.hasWork(r, by) {
+			return nil
 		}
 		e.log.Debug("work arrived while the lease was held; taking it again", "run", runID)
 	}
@@ -65,16 +64,10 @@ func (e *Engine) Advance(ctx context.Context, runID string) error {
 }
 
 // hasWork reports whether a worker should take the run now: it needs a
-// worker, it is asked to stop, or its checkpoint's deadline has passed.
-func (e *Engine) hasWork(ctx context.Context, r *Run) (bool, error) {
-	if r.NeedsWorker() || r.dueAt(e.cfg.Now()) != nil {
-		return true, nil
-	}
-	if r.Status.Final() {
-		return false, nil
-	}
-	by, err := e.cfg.Store.CancelRequested(ctx, r.ID)
-	return by != "", err
+// worker, it is asked to stop (cancelBy), or its checkpoint's deadline has
+// passed.
+func (e *Engine) hasWork(r *Run, cancelBy string) bool {
+	return r.NeedsWorker() || r.dueAt(e.cfg.Now()) != nil || !r.Status.Final() && cancelBy != ""
 }
 
 // NeedsWorker reports whether a worker has something to do for the run: a
@@ -111,7 +104,7 @@ func (r *Run) Deadline() time.Time {
 	if r.Status.Final() {
 		return time.Time{}
 	}
-	if inst := r.Current(); inst != nil && inst.Open() {
+	if inst := r.Current(); inst != nil && (inst.Open() || inst.State == checkpoints.StateTimedOut) {
 		return inst.DeadlineAt
 	}
 	return time.Time{}
@@ -133,20 +126,20 @@ func (e *Engine) advanceLeased(ctx context.Context, runID string) error {
 		return fmt.Errorf("lease run %s: %w", runID, err)
 	}
 	defer lease.Release()
+	leasedAt := e.cfg.Now()
 	for {
-		r, err := e.loadLeased(ctx, runID, lease.Fence())
+		r, by, err := e.loadForStep(ctx, runID)
 		if err != nil {
 			return err
 		}
+		r.Fence, r.LeasedAt = lease.Fence(), leasedAt
 		if r.Status.Final() {
 			if !r.Presented {
 				return e.finished(ctx, r)
 			}
 			return nil
 		}
-		if by, err := e.cfg.Store.CancelRequested(ctx, runID); err != nil {
-			return err
-		} else if by != "" {
+		if by != "" {
 			return e.finishCancelled(ctx, r, by)
 		}
 		if r.Offering != "" {
@@ -179,6 +172,25 @@ func (e *Engine) advanceLeased(ctx context.Context, runID string) error {
 			return err
 		}
 	}
+}
+
+// stepLoader is a Store that reads a run and who asked to cancel it in one
+// round trip (redisstore's does).
+type stepLoader interface {
+	LoadForStep(ctx context.Context, id string) (*Run, string, error)
+}
+
+// loadForStep returns the run and who asked to cancel it ("" for no one).
+func (e *Engine) loadForStep(ctx context.Context, runID string) (*Run, string, error) {
+	if l, ok := e.cfg.Store.(stepLoader); ok {
+		return l.LoadForStep(ctx, runID)
+	}
+	r, err := e.cfg.Store.Load(ctx, runID)
+	if err != nil {
+		return nil, "", err
+	}
+	by, err := e.cfg.Store.CancelRequested(ctx, runID)
+	return r, by, err
 }
 
 // loadLeased loads the run for the holder of the lease with this fence.
@@ -222,7 +234,13 @@ func (e *Engine) advanceWaiting(ctx context.Context, r *Run, inst *checkpoints.I
 			return e.timeOut(ctx, r, inst)
 		}
 		return false, nil
-	default: // timed out with its reminders used up: a person's turn
+	case checkpoints.StateTimedOut:
+		// Its re-offers are used up: a person's turn, reminded at its interval.
+		if r.dueAt(e.cfg.Now()) != nil {
+			return e.remind(ctx, r, inst)
+		}
+		return false, nil
+	default:
 		return false, nil
 	}
 }
@@ -250,9 +268,11 @@ func (e *Engine) runStep(ctx context.Context, r *Run) error {
 	if err := e.save(ctx, r); err != nil {
 		return err
 	}
+	e.log.Debug("step start", "run", r.ID, "step", step, "attempt", r.Attempt.N)
 	start := e.cfg.Now()
 	err := e.execStep(ctx, r, st)
 	elapsed := e.cfg.Now().Sub(start)
+	e.log.Debug("step end", "run", r.ID, "step", step, "attempt", r.Attempt.N, "duration", elapsed, "ok", err == nil)
 	if e.cfg.Observer != nil {
 		e.cfg.Observer.StepDone(step, elapsed, err)
 	}
@@ -502,7 +522,7 @@ func (e *Engine) present(ctx context.Context, r *Run) error {
 		return e.offerFailed(ctx, r, id, err)
 	}
 	deadline := inst.DeadlineAt
-	open := inst.Open()
+	open := inst.Open() || inst.State == checkpoints.StateTimedOut
 	// A person may have decided meanwhile (without the lease): update re-reads.
 	if err := e.update(ctx, r, cleared); err != nil {
 		return err
@@ -612,8 +632,8 @@ func (e *Engine) giveUpCheckpoint(ctx context.Context, r *Run, inst *checkpoints
 // deadline has passed. An optional checkpoint is skipped and the run goes
 // on; a required one is marked timed out and offered again as a reminder,
 // at the same interval, while its retries last; after that it stays timed
-// out (shown once more) until someone answers it. A timeout is never read as
-// a rejection.
+// out until someone answers it, reminded at the same interval. A timeout is
+// never read as a rejection.
 func (e *Engine) timeOut(ctx context.Context, r *Run, inst *checkpoints.Instance) (bool, error) {
 	now := e.cfg.Now()
 	if err := inst.TimeOut(now); err != nil {
@@ -637,7 +657,19 @@ func (e *Engine) timeOut(ctx context.Context, r *Run, inst *checkpoints.Instance
 	if inst.CanRetry() {
 		return e.offer(ctx, r, inst)
 	}
-	// Reminders are used up: it stays timed out until someone answers it.
+	// Re-offers are used up: it stays timed out until someone answers it,
+	// and is reminded at the same interval for as long as it waits.
+	return e.remind(ctx, r, inst)
+}
+
+// remind shows a timed-out checkpoint again as a reminder and sets its next
+// deadline one interval on.
+func (e *Engine) remind(ctx context.Context, r *Run, inst *checkpoints.Instance) (bool, error) {
+	now := e.cfg.Now()
+	if err := inst.Remind(now); err != nil {
+		return false, err
+	}
+	r.trace(now, r.Step, "checkpoint %s still waits; reminder %d", inst.DefinitionID, inst.Attempt)
 	r.Offering = inst.ID
 	if err := e.save(ctx, r); err != nil {
 		return false, err
@@ -655,7 +687,7 @@ func (e *Engine) CheckTimeout(ctx context.Context, runID, instanceID string, dea
 		if err != nil {
 			return err
 		}
-		if inst := r.Current(); inst == nil || inst.ID != instanceID || !inst.Open() {
+		if inst := r.Current(); inst == nil || inst.ID != instanceID || !(inst.Open() || inst.State == checkpoints.StateTimedOut) {
 			return nil
 		}
 		return e.cfg.Queue.EnqueueTimer(ctx, r.Origin.Queue, runID, instanceID, deadline)

@@ -34,7 +34,7 @@ type citationScanner struct {
 // newCitationScanner indexes the fetched pages by source id and by their
 // requested and final URLs.
 func newCitationScanner(pages []Page) *citationScanner {
-	s := &citationScanner{re: regexp.MustCompile(citationPattern), ids: map[int]bool{}, urls: map[string]bool{}}
+	s := &citationScanner{re: citationRE, ids: map[int]bool{}, urls: map[string]bool{}}
 	for _, p := range pages {
 		s.ids[p.SourceID] = true
 		for _, u := range []string{p.URL, p.FinalURL} {
@@ -107,7 +107,7 @@ func parseMarker(inner string) []int {
 // markerIDs returns the ids cited by the markers in text, in order of first
 // appearance, without duplicates.
 func markerIDs(text string) []int {
-	re := regexp.MustCompile(citationPattern)
+	re := citationRE
 	var ids []int
 	for _, m := range re.FindAllStringSubmatchIndex(text, -1) {
 		if m[10] < 0 {
@@ -168,12 +168,18 @@ func (s *citationScanner) rewrite(text string, repl func(m []int) (out string, t
 // emptyParens matches a pair of parentheses left empty by a removal.
 const emptyParensPattern = `[ \t]*\([ \t]*\)`
 
+// The patterns compiled once (a compiled Regexp is safe for concurrent use).
+var (
+	citationRE    = regexp.MustCompile(citationPattern)
+	emptyParensRE = regexp.MustCompile(emptyParensPattern)
+)
+
 // check repairs one text field: where names it in notes.
 func (s *citationScanner) check(text, where string) string {
 	before := s.removed
 	out := s.checkMatches(text, where)
 	if s.removed > before {
-		out = regexp.MustCompile(emptyParensPattern).ReplaceAllString(out, "")
+		out = emptyParensRE.ReplaceAllString(out, "")
 	}
 	return out
 }

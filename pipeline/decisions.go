@@ -85,9 +85,8 @@ func lines(s string) []string { return cleanLines(strings.Split(s, "\n")) }
 // parseQueryLine reads "kind: text" (kind optional) as a query.
 func parseQueryLine(line string) Query {
 	if k, rest, ok := strings.Cut(line, ":"); ok {
-		switch strings.ToLower(strings.TrimSpace(k)) {
-		case "web", "academic", "news":
-			return Query{Kind: strings.ToLower(strings.TrimSpace(k)), Text: strings.TrimSpace(rest)}
+		if kind := strings.ToLower(strings.TrimSpace(k)); slices.Contains(QueryKinds, kind) {
+			return Query{Kind: kind, Text: strings.TrimSpace(rest)}
 		}
 	}
 	return Query{Kind: "web", Text: strings.TrimSpace(line)}

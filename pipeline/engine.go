@@ -51,7 +51,11 @@ type Config struct {
 	Writing Writing
 	// DefaultQueue is the queue of runs whose Origin names none.
 	DefaultQueue string
-	// SearchConcurrency and FetchConcurrency bound parallel calls within a run.
+	// SearchConcurrency and FetchConcurrency bound parallel calls within a
+	// run; 0 means all of a step's searches (or fetches) at once: the plan
+	// and MaxSources bound them, each search backend's rate limit and the
+	// fetcher's per-host limit pace them, and a step waits for its slowest
+	// call only once.
 	SearchConcurrency int
 	FetchConcurrency  int
 	// Observer receives events for metrics; nil means none.
@@ -113,12 +117,6 @@ func New(cfg Config) (*Engine, error) {
 	}
 	if cfg.DefaultQueue == "" {
 		cfg.DefaultQueue = "runs"
-	}
-	if cfg.SearchConcurrency <= 0 {
-		cfg.SearchConcurrency = 4
-	}
-	if cfg.FetchConcurrency <= 0 {
-		cfg.FetchConcurrency = 6
 	}
 	cfg.Defaults = cfg.Defaults.withDefaults()
 	e := &Engine{cfg: cfg, log: cfg.Logger}
@@ -228,6 +226,21 @@ func ValidateRequest(req Request) error {
 
 // Start validates a request, stores the new run and queues it.
 func (e *Engine) Start(ctx context.Context, req Request) (*Run, error) {
+	id := e.cfg.NewID()
+	if req.FollowUpOf != "" {
+		if err := e.claimFollowUp(ctx, &req, id); err != nil {
+			return nil, err
+		}
+	}
+	r, err := e.create(ctx, req, id)
+	if err != nil && req.FollowUpOf != "" {
+		e.releaseFollowUp(ctx, req.FollowUpOf, id)
+	}
+	return r, err
+}
+
+// create validates a request, stores the new run with id and queues it.
+func (e *Engine) create(ctx context.Context, req Request, id string) (*Run, error) {
 	if err := ValidateRequest(req); err != nil {
 		return nil, err
 	}
@@ -241,7 +254,8 @@ func (e *Engine) Start(ctx context.Context, req Request) (*Run, error) {
 	}
 	now := e.cfg.Now()
 	r := &Run{
-		ID:            e.cfg.NewID(),
+		ID:            id,
+		Parent:        FollowUpRun(req.FollowUpOf),
 		Question:      strings.TrimSpace(req.Question),
 		Context:       req.Context,
 		Mode:          mode,

@@ -3,6 +3,7 @@ package pipeline_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -37,9 +38,23 @@ func TestEngineOperationsOnAWaitingRun(t *testing.T) {
 	fail := func(e *env, _ checkpoints.Instance) error {
 		return e.eng.Fail(ctx, "r-1", errors.New("the queue gave up"))
 	}
+	setOfferErr := func(err error) op {
+		return func(e *env, _ checkpoints.Instance) error {
+			e.pres.mu.Lock()
+			defer e.pres.mu.Unlock()
+			e.pres.offerErr = err
+			return nil
+		}
+	}
+	offers := func(e *env) int {
+		e.pres.mu.Lock()
+		defer e.pres.mu.Unlock()
+		return e.pres.offers
+	}
 	for _, tc := range []struct {
 		name     string
 		optional bool
+		store    func(*faultyStore) // faults of the store, after the checkpoint is offered
 		ops      []op
 		errs     []error // per op: nil, or what errors.Is must match
 		status   pipeline.Status
@@ -106,12 +121,92 @@ func TestEngineOperationsOnAWaitingRun(t *testing.T) {
 		{name: "Fail on a finished run changes nothing",
 			ops: []op{cancel, advance, fail}, errs: []error{nil, nil, nil},
 			status: pipeline.StatusCancelled},
+		{name: "a second cancellation is told the run has finished",
+			ops: []op{cancel, advance, cancel}, errs: []error{nil, nil, pipeline.ErrRunFinished},
+			status: pipeline.StatusCancelled},
+		{name: "a decision that loses a race to another writer is applied on the fresh run, keeping the other write",
+			store: func(fs *faultyStore) {
+				raced := false
+				fs.save = func(ctx context.Context, r *pipeline.Run, write func() error) error {
+					if !raced {
+						raced = true // meanwhile a person opens the checkpoint's form
+						other, err := fs.Store.Load(ctx, r.ID)
+						if err != nil {
+							return err
+						}
+						if err := other.Checkpoints[0].Activate(t0, "U1"); err != nil {
+							return err
+						}
+						if err := fs.Store.Save(ctx, other); err != nil {
+							return err
+						}
+					}
+					return write()
+				}
+			},
+			ops: []op{decide(approve)}, errs: []error{nil},
+			status: pipeline.StatusWaiting, inst: checkpoints.StateSubmitted,
+			check: func(t *testing.T, e *env, r *pipeline.Run) {
+				opened := false
+				for _, a := range r.Checkpoints[0].Audit {
+					opened = opened || a.To == checkpoints.StateActive
+				}
+				if !opened {
+					t.Errorf("the other writer's change was overwritten: audit %+v", r.Checkpoints[0].Audit)
+				}
+				if len(e.queue.woken()) != 1 {
+					t.Errorf("wake-ups %v, want one", e.queue.woken())
+				}
+			}},
+		{name: "a required checkpoint's timeout reminds once, then waits timed out; a late decision still counts",
+			ops:  []op{timeout(time.Hour), timeout(time.Hour), decide(approve)},
+			errs: []error{nil, nil, nil},
+			inst: checkpoints.StateSubmitted,
+			check: func(t *testing.T, e *env, r *pipeline.Run) {
+				inst := r.Checkpoints[0]
+				if inst.Attempt != 3 {
+					t.Errorf("attempt %d, want 3 (the offer, one reminder, reopened by the late decision)", inst.Attempt)
+				}
+				if n := offers(e); n != 3 {
+					t.Errorf("%d offers, want 3: the offer, the reminder, and the timed-out one shown once more", n)
+				}
+				timedOut := false
+				for _, a := range inst.Audit {
+					timedOut = timedOut || a.To == checkpoints.StateTimedOut
+				}
+				if !timedOut || inst.Decision == nil || inst.Decision.Action != checkpoints.Approve {
+					t.Errorf("audit %+v decision %+v: want a timeout, then the approval", inst.Audit, inst.Decision)
+				}
+			}},
+		{name: "a reminder the presenter cannot show fails with its cause; its retries used up, the required checkpoint waits stranded for a person",
+			ops:    []op{setOfferErr(errors.New("slack: channel_not_found")), timeout(time.Hour), setOfferErr(nil), advance},
+			errs:   []error{nil, errAny, nil, nil},
+			status: pipeline.StatusWaiting, inst: checkpoints.StateFailed,
+			check: func(t *testing.T, e *env, r *pipeline.Run) {
+				if r.Stranded != r.Checkpoints[0].ID {
+					t.Errorf("stranded %q, want the checkpoint", r.Stranded)
+				}
+				said := false
+				for _, x := range r.Errors {
+					said = said || strings.Contains(x.Message, "channel_not_found")
+				}
+				if !said {
+					t.Errorf("errors %+v do not say why the checkpoint could not be shown", r.Errors)
+				}
+				if n := offers(e); n != 2 {
+					t.Errorf("%d offers, want 2: the first and the failed reminder, nothing after", n)
+				}
+			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t, nil)
+			var fs *faultyStore
+			e := newEnv(t, func(s pipeline.Store) pipeline.Store { fs = &faultyStore{Store: s}; return fs })
 			inst := e.waitingRun(tc.optional)
 			if err := e.eng.Advance(ctx, "r-1"); err != nil {
 				t.Fatalf("offering the checkpoint: %v", err)
+			}
+			if tc.store != nil {
+				tc.store(fs)
 			}
 			for i, o := range tc.ops {
 				err := o(e, inst)
@@ -147,3 +242,28 @@ func TestEngineOperationsOnAWaitingRun(t *testing.T) {
 
 // errAny stands for any error in the table above.
 var errAny = errors.New("any error")
+
+// TestAnUnusableModelEndsTheRunAtOnce: a model failure that retrying cannot
+// fix (a refusal, a rejected key) ends the run on its first attempt, saying
+// so, and the outcome is shown.
+func TestAnUnusableModelEndsTheRunAtOnce(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, nil)
+	e.model.err = fmt.Errorf("the model rejected the API key: %w", pipeline.ErrModelUnusable)
+	r, err := e.eng.Start(ctx, pipeline.Request{Question: "How do heat pumps cope with frost?", Mode: checkpoints.ModeAuto,
+		Origin: pipeline.Origin{Kind: "test", Queue: "runs"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.eng.Advance(ctx, r.ID); err != nil {
+		t.Fatalf("advance: %v, want the run ended without a retry", err)
+	}
+	got := e.load()
+	if got.Status != pipeline.StatusFailed || !strings.Contains(got.Failure, "the model could not do the plan step") ||
+		!strings.Contains(got.Failure, "rejected the API key") {
+		t.Fatalf("status %s, failure %q; want failed, saying the model could not plan and why", got.Status, got.Failure)
+	}
+	if e.model.calls != 1 || len(e.pres.finished) != 1 || !got.Presented {
+		t.Fatalf("%d model calls, %d outcomes shown (presented %v); want one of each", e.model.calls, len(e.pres.finished), got.Presented)
+	}
+}

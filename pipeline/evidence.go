@@ -334,9 +334,16 @@ func (x *pageIndex) elsewhere(id int, qw []textmatch.Word) (int, bool) {
 // markerPattern matches one citation marker such as [3] or [1, 4].
 const markerPattern = `\[\s*\d{1,6}\s*(?:[,;\-–—]\s*\d{1,6}\s*)*\]`
 
+// markerRE and leadingMarkersRE (markers opening a text, with their
+// punctuation) are compiled once.
+var (
+	markerRE         = regexp.MustCompile(markerPattern)
+	leadingMarkersRE = regexp.MustCompile(`^\s*(?:` + markerPattern + `\s*)+[.,;:]?`)
+)
+
 // stripMarkers removes citation markers from text.
 func stripMarkers(text string) string {
-	return regexp.MustCompile(markerPattern).ReplaceAllString(text, " ")
+	return markerRE.ReplaceAllString(text, " ")
 }
 
 // abbreviations end with a period that does not end a sentence.
@@ -406,7 +413,7 @@ func isWordByte(b byte) bool {
 // attachLeadingMarkers moves citation markers at the start of a sentence to
 // the end of the sentence before it.
 func attachLeadingMarkers(text string, spans [][2]int) [][2]int {
-	lead := regexp.MustCompile(`^\s*(?:` + markerPattern + `\s*)+[.,;:]?`)
+	lead := leadingMarkersRE
 	var out [][2]int
 	for _, sp := range spans {
 		if len(out) > 0 && !strings.HasSuffix(text[out[len(out)-1][0]:out[len(out)-1][1]], "\n") {

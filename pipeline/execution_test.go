@@ -60,7 +60,8 @@ func (q *queue) woken() []string {
 }
 
 // presenter records what it was asked to show; when gate is set, Offer
-// says so on offering and waits for the gate (a slow Slack post).
+// says so on offering and waits for the gate (a slow Slack post); when
+// offerErr is set, Offer fails with it (Slack refusing the post).
 type presenter struct {
 	mu       sync.Mutex
 	offers   int
@@ -68,12 +69,17 @@ type presenter struct {
 	finished []*pipeline.Run
 	offering chan struct{}
 	gate     chan struct{}
+	offerErr error
 }
 
 func (p *presenter) Offer(ctx context.Context, _ *pipeline.Run, _ *checkpoints.Instance) error {
 	p.mu.Lock()
 	p.offers++
+	err := p.offerErr
 	p.mu.Unlock()
+	if err != nil {
+		return err
+	}
 	if p.gate != nil {
 		p.offering <- struct{}{}
 		<-p.gate

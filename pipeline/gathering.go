@@ -167,7 +167,7 @@ func (e *Engine) stepSearch(ctx context.Context, r *Run) error {
 	pending := r.pendingQueries()
 	outcomes := make([]SearchOutcome, len(pending))
 	var wg sync.WaitGroup
-	sem := make(chan struct{}, e.cfg.SearchConcurrency)
+	sem := make(chan struct{}, bound(e.cfg.SearchConcurrency, len(pending)))
 	for n, i := range pending {
 		wg.Add(1)
 		sem <- struct{}{}
@@ -385,7 +385,7 @@ func (e *Engine) stepFetch(ctx context.Context, r *Run) error {
 	docs := make([]Document, len(todo))
 	errs := make([]error, len(todo))
 	var wg sync.WaitGroup
-	sem := make(chan struct{}, e.cfg.FetchConcurrency)
+	sem := make(chan struct{}, bound(e.cfg.FetchConcurrency, len(todo)))
 	for n, i := range todo {
 		wg.Add(1)
 		sem <- struct{}{}
@@ -455,4 +455,13 @@ func (r *Run) nearDuplicate(h uint64) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// bound is how many of n calls run at once under a configured limit
+// (0: all of them).
+func bound(limit, n int) int {
+	if limit <= 0 || limit > n {
+		return max(n, 1)
+	}
+	return limit
 }

@@ -60,6 +60,9 @@ func DepthCounts(d Depth) (subQuestions, queries int) {
 // untrusted_data block, whatever its case or spacing.
 const untrustedDelimiterPattern = `(?i)<(\s*/?\s*)(untrusted_data)`
 
+// untrustedDelimiterRE is untrustedDelimiterPattern compiled once.
+var untrustedDelimiterRE = regexp.MustCompile(untrustedDelimiterPattern)
+
 // untrustedBlock wraps text in an <untrusted_data> block. kind and attrs are
 // written by code (never from untrusted input); any delimiter inside text is
 // neutralised ("<" becomes "&lt;") so the text cannot close the block or open
@@ -81,7 +84,7 @@ func untrustedBlock(kind string, text string, attrs ...string) string {
 // neutralise makes every occurrence of the untrusted_data delimiter in s
 // harmless.
 func neutralise(s string) string {
-	return regexp.MustCompile(untrustedDelimiterPattern).ReplaceAllString(s, "&lt;$1$2")
+	return untrustedDelimiterRE.ReplaceAllString(s, "&lt;$1$2")
 }
 
 // clipText returns s cut to at most n characters (runes) on a word boundary when

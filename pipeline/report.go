@@ -3,7 +3,6 @@ package pipeline
 import (
 	"cmp"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -606,7 +605,7 @@ func (f *footnotes) mark(part int, text string) string {
 		mark string
 	}
 	var ins []insert
-	marker := regexp.MustCompile(markerPattern)
+	marker := markerRE
 	for _, fn := range f.byPart[part] {
 		i := strings.Index(text, fn.claim.Sentence)
 		if i < 0 {

@@ -95,6 +95,11 @@ type Origin struct {
 	Channel  string `json:"channel,omitempty"`
 	ThreadTS string `json:"thread_ts,omitempty"`
 	StreamID string `json:"stream_id,omitempty"`
+	// Direct asks for the run's checkpoints to be offered to its requester
+	// privately (a held digest draft goes to the stream owner), not in
+	// Channel; everything else still goes to Channel. The presenter decides
+	// what private means.
+	Direct bool `json:"direct,omitempty"`
 	// Queue is the work queue whose workers advance this run.
 	Queue string `json:"queue,omitempty"`
 }
@@ -157,6 +162,11 @@ type Request struct {
 	// ReviewSources asks for the source review in a guided run (in a full
 	// run it is asked anyway).
 	ReviewSources bool
+	// FollowUpOf is the id of a follow-up question (FollowUp.ID) this run
+	// researches: the question, mode and depth default to the follow-up's
+	// and its parent's, the parent's context is added, and the two runs are
+	// linked (Run.Parent, FollowUp.Child).
+	FollowUpOf string
 }
 
 // Known is what a run must not report again.
@@ -192,6 +202,10 @@ type Run struct {
 	CreatedAt  time.Time `json:"created_at"`
 	UpdatedAt  time.Time `json:"updated_at"`
 	FinishedAt time.Time `json:"finished_at,omitzero"`
+	// LeasedAt is when the worker that last saved the run took its lease:
+	// against CreatedAt, or a checkpoint's DecidedAt, it says how long the
+	// run waited for a worker.
+	LeasedAt time.Time `json:"leased_at,omitzero"`
 	// Active is the working time spent in steps; human waits are not counted.
 	Active time.Duration `json:"active"`
 	// Attempt counts the attempts at the current step (Step), across
@@ -252,6 +266,11 @@ type Run struct {
 	PresentAttempts int `json:"present_attempts,omitempty"`
 	// Verdicts are what people said about the report, one each.
 	Verdicts []Verdict `json:"verdicts,omitempty"`
+	// FollowUps are the questions people asked about the report, with
+	// their answers; their cost is in Spend.
+	FollowUps []FollowUp `json:"follow_ups,omitempty"`
+	// Parent is the run whose follow-up question this run researches.
+	Parent string `json:"parent,omitempty"`
 }
 
 // StepAttempt records the attempts at one step. Each attempt is saved

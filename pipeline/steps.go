@@ -17,15 +17,12 @@ const (
 
 // generate makes one LLM call and books its usage on the run.
 func (e *Engine) generate(ctx context.Context, r *Run, role Role, name, system, user string, out any) error {
+	start := e.cfg.Now()
 	u, err := e.cfg.Model.Generate(ctx, Prompt{Role: role, Name: name, System: system, User: user, OnRetry: e.modelRetryNotice(ctx, r)}, out)
-	r.Spend.PromptTokens += u.PromptTokens
-	r.Spend.CompletionTokens += u.CompletionTokens
-	r.Spend.CostUSD += u.CostUSD
-	calls := u.Calls
-	if calls == 0 {
-		calls = 1
-	}
-	r.Spend.LLMCalls += calls
+	// A summary for operators (LOG_LEVEL=debug); never the prompt or the answer.
+	e.log.Debug("llm call", "run", r.ID, "role", role, "schema", name, "model", u.Model, "duration", e.cfg.Now().Sub(start),
+		"prompt_tokens", u.PromptTokens, "completion_tokens", u.CompletionTokens, "calls", u.Calls, "cost_usd", u.CostUSD, "ok", err == nil)
+	r.Spend.add(u)
 	if u.UnknownPrice {
 		r.addBound(fmt.Sprintf("the price of model %q is unknown (set LLM_PRICES): its cost is counted as $0, so the cost limit does not cover it", u.Model))
 	}

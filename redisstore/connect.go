@@ -2,8 +2,10 @@ package redisstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
+	neturl "net/url"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -40,8 +42,19 @@ func Timeouts(lease time.Duration) (dial, readWrite time.Duration) {
 	return max(readWrite, time.Second), readWrite
 }
 
-// Connect connects to url (redis:// or rediss://) and checks that it
-// answers; an empty url starts an embedded in-process Redis instead.
+// Connect connects to url and checks that it answers; an empty url starts
+// an embedded in-process Redis instead. url is either
+//
+//	redis[s]://[[user]:password@]host:port[/db]
+//
+// or, for a Redis watched by Sentinel, go-redis's failover URL: the
+// sentinels' addresses (the first as host, more as addr parameters) and the
+// master's name as master_name, its password (if any) as password:
+//
+//	redis://[:sentinelpassword@]host1:26379[/db]?master_name=mymaster&addr=host2:26379&addr=host3:26379[&password=…]
+//
+// Everything (store, queue, leases, rate limits) then follows the master
+// the sentinels name, across failovers.
 //
 // The client has explicit timeouts (Timeouts), a bounded pool wait, uses
 // the callers' context deadlines on the socket, and retries a command at
@@ -49,49 +62,93 @@ func Timeouts(lease time.Duration) (dial, readWrite time.Duration) {
 // minutes of blocked workers, and the callers (the lease, the engine, the
 // queue) handle what fails.
 func Connect(ctx context.Context, url string, opts ConnOptions) (*Conn, error) {
-	dial, rw := Timeouts(opts.Lease)
-	tune := func(o *redis.Options) {
-		o.DialTimeout = dial
-		o.ReadTimeout = rw
-		o.WriteTimeout = rw
-		o.PoolTimeout = rw + time.Second
-		o.ContextTimeoutEnabled = true
-		o.MaxRetries = 2
-		o.MinRetryBackoff = 50 * time.Millisecond
-		o.MaxRetryBackoff = 500 * time.Millisecond
-	}
+	tuned := tuning(opts.Lease)
 	if url == "" {
 		m := miniredis.NewMiniRedis()
 		if err := m.Start(); err != nil {
 			return nil, fmt.Errorf("start the embedded Redis: %w", err)
 		}
-		opt := &redis.Options{Addr: m.Addr()}
-		tune(opt)
-		return &Conn{Client: redis.NewClient(opt), Embedded: true, mini: m}, nil
+		tuned.Addr = m.Addr()
+		return &Conn{Client: redis.NewClient(tuned), Embedded: true, mini: m}, nil
+	}
+	if isSentinelURL(url) {
+		return connectSentinel(ctx, url, tuned)
 	}
 	opt, err := redis.ParseURL(url)
 	if err != nil {
 		return nil, fmt.Errorf("REDIS_URL is not a valid redis:// URL: %w", err)
 	}
-	tune(opt)
-	// One silent dial first: the client's own retries would log a warning per
-	// attempt before the error a person needs.
+	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout, opt.PoolTimeout = tuned.DialTimeout, tuned.ReadTimeout, tuned.WriteTimeout, tuned.PoolTimeout
+	opt.ContextTimeoutEnabled, opt.MaxRetries, opt.MinRetryBackoff, opt.MaxRetryBackoff = tuned.ContextTimeoutEnabled, tuned.MaxRetries, tuned.MinRetryBackoff, tuned.MaxRetryBackoff
 	network := opt.Network
 	if network == "" {
 		network = "tcp"
 	}
-	d := net.Dialer{Timeout: 3 * time.Second}
-	conn, err := d.DialContext(ctx, network, opt.Addr)
-	if err != nil {
+	if err := reachable(ctx, network, opt.Addr); err != nil {
 		return nil, fmt.Errorf("cannot reach Redis at %s (%w): is it running? Check REDIS_URL, or unset it to use an embedded Redis whose state dies with the process", opt.Addr, err)
 	}
-	_ = conn.Close()
 	c := redis.NewClient(opt)
 	if err := c.Ping(ctx).Err(); err != nil {
 		_ = c.Close()
 		return nil, fmt.Errorf("the Redis at %s refused us (%w): check the password and database in REDIS_URL", opt.Addr, err)
 	}
 	return &Conn{Client: c}, nil
+}
+
+// tuning returns the client options every connection shares (see Connect).
+func tuning(lease time.Duration) *redis.Options {
+	dial, rw := Timeouts(lease)
+	return &redis.Options{
+		DialTimeout: dial, ReadTimeout: rw, WriteTimeout: rw, PoolTimeout: rw + time.Second,
+		ContextTimeoutEnabled: true,
+		MaxRetries:            2, MinRetryBackoff: 50 * time.Millisecond, MaxRetryBackoff: 500 * time.Millisecond,
+	}
+}
+
+// isSentinelURL reports whether url names a master by its sentinels
+// (a master_name parameter).
+func isSentinelURL(raw string) bool {
+	u, err := neturl.Parse(raw)
+	return err == nil && u.Query().Has("master_name")
+}
+
+// connectSentinel connects to the master the sentinels of url name.
+func connectSentinel(ctx context.Context, url string, tuned *redis.Options) (*Conn, error) {
+	fo, err := redis.ParseFailoverURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("REDIS_URL is not a valid Sentinel URL (redis://sentinel:26379/0?master_name=…&addr=…): %w", err)
+	}
+	if fo.MasterName == "" {
+		return nil, errors.New("REDIS_URL names no master: master_name is empty")
+	}
+	fo.DialTimeout, fo.ReadTimeout, fo.WriteTimeout, fo.PoolTimeout = tuned.DialTimeout, tuned.ReadTimeout, tuned.WriteTimeout, tuned.PoolTimeout
+	fo.ContextTimeoutEnabled, fo.MaxRetries, fo.MinRetryBackoff, fo.MaxRetryBackoff = tuned.ContextTimeoutEnabled, tuned.MaxRetries, tuned.MinRetryBackoff, tuned.MaxRetryBackoff
+	var errs []error
+	for _, addr := range fo.SentinelAddrs {
+		if err := reachable(ctx, "tcp", addr); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) == len(fo.SentinelAddrs) {
+		return nil, fmt.Errorf("cannot reach any Redis sentinel of %v (%w): are they running? Check REDIS_URL", fo.SentinelAddrs, errors.Join(errs...))
+	}
+	c := redis.NewFailoverClient(fo)
+	if err := c.Ping(ctx).Err(); err != nil {
+		_ = c.Close()
+		return nil, fmt.Errorf("the Redis master %q named by the sentinels %v did not answer (%w): check master_name, the passwords and the database in REDIS_URL", fo.MasterName, fo.SentinelAddrs, err)
+	}
+	return &Conn{Client: c}, nil
+}
+
+// reachable dials addr once, silently: the client's own retries would log a
+// warning per attempt before the error a person needs.
+func reachable(ctx context.Context, network, addr string) error {
+	d := net.Dialer{Timeout: 3 * time.Second}
+	conn, err := d.DialContext(ctx, network, addr)
+	if err != nil {
+		return err
+	}
+	return conn.Close()
 }
 
 // Close closes the client and stops an embedded Redis.

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -46,6 +48,9 @@ type Queue struct {
 	client    *asynq.Client
 	inspector *asynq.Inspector
 	opts      QueueOptions
+	// local is the worker of this process that Enqueue hands wake-ups to
+	// at once (RunLocally), or nil.
+	local atomic.Pointer[Worker]
 }
 
 var _ pipeline.Queue = (*Queue)(nil)
@@ -68,9 +73,41 @@ func advanceTaskID(runID string, version int64) string {
 	return runID + ":v" + strconv.FormatInt(version, 10)
 }
 
-// Enqueue asks a worker on queue to advance the run, seen at version.
+// Enqueue asks a worker on queue to advance the run, seen at version. When
+// this process serves the queue (RunLocally), its worker starts advancing
+// the run at once, under the run's lease; the queued task is the durable
+// fallback (it finds the lease busy, or the work done), so a wake-up never
+// waits for a worker's poll.
 func (q *Queue) Enqueue(ctx context.Context, queue, runID string, version int64) error {
-	return q.enqueueAdvance(ctx, queue, runID, advanceTaskID(runID, version))
+	if err := q.enqueueAdvance(ctx, queue, runID, advanceTaskID(runID, version)); err != nil {
+		return err
+	}
+	if w := q.local.Load(); w != nil {
+		w.kick(queue, runID)
+	}
+	return nil
+}
+
+// RunLocally makes Enqueue hand the runs of w's queues to w at once, and w
+// queue what it could not finish (a retry, a shutdown) back on q.
+func (q *Queue) RunLocally(w *Worker) {
+	w.followUp = q
+	q.local.Store(w)
+}
+
+// enqueueFollowUp queues another advance of a run that a local advance
+// left with work: after delay, under id when it is not empty (so follow-ups
+// of one cause collapse).
+func (q *Queue) enqueueFollowUp(ctx context.Context, queue, runID, id string, delay time.Duration) error {
+	opts := []asynq.Option{asynq.Queue(queue), asynq.MaxRetry(q.opts.MaxRetry), asynq.Timeout(q.opts.TaskTimeout), asynq.ProcessIn(delay)}
+	if id != "" {
+		opts = append(opts, asynq.TaskID(id))
+	}
+	_, err := q.client.EnqueueContext(ctx, asynq.NewTask(taskAdvance, []byte(runID)), opts...)
+	if errors.Is(err, asynq.ErrTaskIDConflict) {
+		return nil
+	}
+	return err
 }
 
 func (q *Queue) enqueueAdvance(ctx context.Context, queue, runID, id string) error {
@@ -144,7 +181,9 @@ type WorkerOptions struct {
 	// handing them back to the queue (default 20 s).
 	ShutdownTimeout time.Duration
 	// PollInterval is how often an idle worker looks for work (default
-	// 200 ms): about the longest a decision waits before a worker picks it up.
+	// 200 ms). Wake-ups made in this process do not wait for it (see
+	// Queue.RunLocally); those of other processes (a decision taken by a
+	// bot replica that serves no queue) wait at most about this long.
 	PollInterval time.Duration
 	// TimerInterval is how often due timers and retries are moved to the
 	// work queue (default 250 ms): with the whole-second rounding, a
@@ -159,8 +198,23 @@ type WorkerOptions struct {
 
 // Worker takes runs from the queue and advances them with the engine.
 type Worker struct {
-	srv *asynq.Server
-	mux *asynq.ServeMux
+	srv  *asynq.Server
+	mux  *asynq.ServeMux
+	adv  Advancer
+	log  *slog.Logger
+	opts WorkerOptions
+	// followUp is the queue that takes what a local advance left over.
+	followUp *Queue
+	// delay is the wait before a task is tried again after an error.
+	delay func(n int, err error) time.Duration
+
+	// The local advances (kick): slots bounds them, ctx stops them.
+	mu      sync.Mutex
+	stopped bool
+	slots   chan struct{}
+	local   sync.WaitGroup
+	ctx     context.Context
+	cancel  context.CancelFunc
 }
 
 // retryDelay is the default wait before a task runs again after err.
@@ -204,38 +258,13 @@ func NewWorker(rdb redis.UniversalClient, adv Advancer, opts WorkerOptions) *Wor
 		DelayedTaskCheckInterval: opts.TimerInterval,
 		RetryDelayFunc:           func(n int, err error, _ *asynq.Task) time.Duration { return delay(n, err) },
 	}
+	w := &Worker{adv: adv, log: log, opts: opts, delay: delay, slots: make(chan struct{}, opts.Concurrency)}
+	w.ctx, w.cancel = context.WithCancel(context.Background())
 	mux := asynq.NewServeMux()
 	mux.HandleFunc(taskAdvance, func(ctx context.Context, t *asynq.Task) error {
-		runID := string(t.Payload())
-		err := adv.Advance(ctx, runID)
-		var re *pipeline.RetryError
-		switch {
-		case err == nil:
-			return nil
-		case errors.Is(err, pipeline.ErrLeaseBusy):
-			// Another worker holds the run; it reads the run again after it
-			// releases the lease, so this wake-up is not lost.
-			log.Debug("run is being advanced elsewhere", "run", runID)
-			return nil
-		case errors.Is(err, pipeline.ErrNotFound):
-			log.Info("a queued run does not exist (expired or pruned)", "run", runID)
-			return nil
-		case ctx.Err() != nil:
-			return err // shutting down: asynq hands the task back
-		case errors.As(err, &re):
-			return err // a step failed; the engine counts the attempts
-		}
 		retried, _ := asynq.GetRetryCount(ctx)
 		maxRetry, _ := asynq.GetMaxRetry(ctx)
-		if retried >= maxRetry {
-			log.Error("run keeps failing; ending it", "run", runID, "attempts", retried+1, "err", err)
-			if ferr := adv.Fail(context.WithoutCancel(ctx), runID, err); ferr != nil {
-				log.Error("could not end a failing run", "run", runID, "err", ferr)
-			}
-			return nil
-		}
-		log.Info("advancing run failed; it will be tried again", "run", runID, "attempt", retried+1, "err", err)
-		return err
+		return w.advance(ctx, string(t.Payload()), retried, maxRetry)
 	})
 	mux.HandleFunc(taskTimer, func(ctx context.Context, t *asynq.Task) error {
 		parts := strings.SplitN(string(t.Payload()), "\n", 3)
@@ -261,7 +290,86 @@ func NewWorker(rdb redis.UniversalClient, adv Advancer, opts WorkerOptions) *Wor
 		}
 		return nil
 	})
-	return &Worker{srv: asynq.NewServerFromRedisClient(rdb, cfg), mux: mux}
+	w.srv, w.mux = asynq.NewServerFromRedisClient(rdb, cfg), mux
+	return w
+}
+
+// advance advances a run for a queue task that was retried retried times
+// of maxRetry, and says what the task should do: nil when it is done (or
+// the run is someone else's), an error to be tried again.
+func (w *Worker) advance(ctx context.Context, runID string, retried, maxRetry int) error {
+	err := w.adv.Advance(ctx, runID)
+	var re *pipeline.RetryError
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, pipeline.ErrLeaseBusy):
+		// Another worker holds the run; it reads the run again after it
+		// releases the lease, so this wake-up is not lost.
+		w.log.Debug("run is being advanced elsewhere", "run", runID)
+		return nil
+	case errors.Is(err, pipeline.ErrNotFound):
+		w.log.Info("a queued run does not exist (expired or pruned)", "run", runID)
+		return nil
+	case ctx.Err() != nil:
+		return err // shutting down: asynq hands the task back
+	case errors.As(err, &re):
+		return err // a step failed; the engine counts the attempts
+	}
+	if retried >= maxRetry {
+		w.log.Error("run keeps failing; ending it", "run", runID, "attempts", retried+1, "err", err)
+		if ferr := w.adv.Fail(context.WithoutCancel(ctx), runID, err); ferr != nil {
+			w.log.Error("could not end a failing run", "run", runID, "err", ferr)
+		}
+		return nil
+	}
+	w.log.Info("advancing run failed; it will be tried again", "run", runID, "attempt", retried+1, "err", err)
+	return err
+}
+
+// kick starts advancing a run of one of w's queues now, in this process,
+// when w has a free slot; otherwise the queued task does it.
+func (w *Worker) kick(queue, runID string) {
+	if _, ok := w.opts.Queues[queue]; !ok {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stopped {
+		return
+	}
+	select {
+	case w.slots <- struct{}{}:
+	default:
+		return // busy: the queue's worker takes it
+	}
+	w.local.Add(1)
+	go func() { // owner: w; Stop cancels and waits
+		defer w.local.Done()
+		defer func() { <-w.slots }()
+		w.advanceLocal(queue, runID)
+	}()
+}
+
+// advanceLocal advances a run outside the queue and queues what is left: a
+// step's retry at its time, a run handed back by a shutdown at once, and
+// other failures after the usual backoff (their count starts there).
+func (w *Worker) advanceLocal(queue, runID string) {
+	err := w.advance(w.ctx, runID, 0, 1)
+	if err == nil || w.followUp == nil {
+		return
+	}
+	id, delay := "", w.delay(1, err)
+	if re := (*pipeline.RetryError)(nil); errors.As(err, &re) {
+		id = fmt.Sprintf("%s:%s:retry%d", runID, re.Step, re.Attempt)
+	} else if w.ctx.Err() != nil {
+		delay = 0
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if qerr := w.followUp.enqueueFollowUp(ctx, queue, runID, id, delay); qerr != nil {
+		w.log.Warn("could not queue a run's next advance; a rescue pass will", "run", runID, "err", qerr)
+	}
 }
 
 // Start starts taking work in the background.
@@ -269,4 +377,28 @@ func (w *Worker) Start() error { return w.srv.Start(w.mux) }
 
 // Stop stops taking new work, waits for steps in flight up to the shutdown
 // timeout, and hands unfinished ones back to the queue.
-func (w *Worker) Stop() { w.srv.Shutdown() }
+func (w *Worker) Stop() {
+	w.mu.Lock()
+	w.stopped = true
+	w.mu.Unlock()
+	queued := make(chan struct{})
+	go func() { // owner: Stop, which waits for it
+		w.srv.Shutdown()
+		close(queued)
+	}()
+	done := make(chan struct{})
+	go func() { // owner: Stop, which waits for it
+		w.local.Wait()
+		close(done)
+	}()
+	timer := time.NewTimer(w.opts.ShutdownTimeout)
+	select {
+	case <-done:
+	case <-timer.C:
+		w.cancel() // hand the local runs back (advanceLocal queues them)
+		<-done
+	}
+	timer.Stop()
+	w.cancel()
+	<-queued
+}

@@ -77,6 +77,7 @@ func NewStoreWithOptions(rdb *redis.Client, opts StoreOptions) *Store {
 
 func (s *Store) runKey(id string) string       { return s.prefix + "run:" + id }
 func (s *Store) pagesKey(id string) string     { return s.prefix + "run:" + id + ":pages" }
+func (s *Store) cancelKey(id string) string    { return s.prefix + "cancel:" + id }
 func (s *Store) workKey(queue string) string   { return s.prefix + "work:" + queue }
 func (s *Store) timersKey(queue string) string { return s.prefix + "timers:" + queue }
 func (s *Store) userKey(user string) string    { return s.prefix + "runs:by:" + user }
@@ -135,19 +136,40 @@ func (s *Store) Create(ctx context.Context, r *pipeline.Run) error {
 
 // Load returns the run, or pipeline.ErrNotFound.
 func (s *Store) Load(ctx context.Context, id string) (*pipeline.Run, error) {
+	r, _, err := s.load(ctx, id, false)
+	return r, err
+}
+
+// LoadForStep returns the run and who asked to cancel it ("" for no one),
+// in one round trip: what a worker reads before each step.
+func (s *Store) LoadForStep(ctx context.Context, id string) (*pipeline.Run, string, error) {
+	return s.load(ctx, id, true)
+}
+
+// load reads the run with its page texts and, when asked, its cancel
+// request, in one pipeline.
+func (s *Store) load(ctx context.Context, id string, withCancel bool) (*pipeline.Run, string, error) {
 	var meta *redis.SliceCmd
 	var pages *redis.MapStringStringCmd
+	var cancel *redis.StringCmd
 	floor := s.watermark(id)
 	if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		meta = p.HMGet(ctx, s.runKey(id), "v", "data")
 		pages = p.HGetAll(ctx, s.pagesKey(id))
+		if withCancel {
+			cancel = p.Get(ctx, s.cancelKey(id))
+		}
 		return nil
-	}); err != nil {
-		return nil, err
+	}); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, "", err
 	}
 	r, err := s.decodeRun(id, meta.Val(), floor)
 	if err != nil {
-		return nil, err
+		return nil, "", err
+	}
+	by := ""
+	if cancel != nil {
+		by = cancel.Val()
 	}
 	for k, text := range pages.Val() {
 		n, err := strconv.Atoi(k)
@@ -160,7 +182,7 @@ func (s *Store) Load(ctx context.Context, id string) (*pipeline.Run, error) {
 			}
 		}
 	}
-	return r, nil
+	return r, by, nil
 }
 
 // loadMeta returns the run without its page texts (for indexes and lists).
@@ -380,12 +402,12 @@ func (s *Store) RequestCancel(ctx context.Context, runID, by string) error {
 	if by == "" {
 		by = "someone"
 	}
-	return s.rdb.Set(ctx, s.prefix+"cancel:"+runID, by, 30*24*time.Hour).Err()
+	return s.rdb.Set(ctx, s.cancelKey(runID), by, 30*24*time.Hour).Err()
 }
 
 // CancelRequested reports who asked to cancel the run, or "".
 func (s *Store) CancelRequested(ctx context.Context, runID string) (string, error) {
-	by, err := s.rdb.Get(ctx, s.prefix+"cancel:"+runID).Result()
+	by, err := s.rdb.Get(ctx, s.cancelKey(runID)).Result()
 	if errors.Is(err, redis.Nil) {
 		return "", nil
 	}

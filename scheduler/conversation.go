@@ -175,6 +175,9 @@ type Conversation struct {
 	// same action. [Advance] sets it only on the copy it shows the model when it
 	// asks again ([RenderPrompt] includes it); it is never stored.
 	Rejected []string `json:"-"`
+	// Editing is the id of the stream this conversation edits (StartEdit);
+	// "" while a new stream is being set up.
+	Editing string `json:"editing,omitempty"`
 }
 
 // Start begins a conversation for owner in channel, whose Slack profile time zone is tz

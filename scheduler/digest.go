@@ -32,8 +32,9 @@ const maxDigestQuestion = 600
 // Known, so the run leaves out what earlier digests reported. Policy auto runs in
 // checkpoints.ModeAuto; hold_draft runs in checkpoints.ModeGuided, where the
 // [DigestPresenter] approves every checkpoint but draft_review, which waits for the
-// owner. Origin names the stream and its channel; Origin.Queue is left empty (the
-// [Service] fills it in).
+// owner. Origin names the stream and its channel, and is Direct: a checkpoint the
+// owner must decide is offered to them privately, never in the stream's channel.
+// Origin.Queue is left empty (the [Service] fills it in).
 func DigestRequest(s Stream, fireAt time.Time) pipeline.Request {
 	mode := checkpoints.ModeAuto
 	if s.Policy == PolicyHoldDraft {
@@ -44,7 +45,7 @@ func DigestRequest(s Stream, fireAt time.Time) pipeline.Request {
 		Question:    digestQuestion(s.Spec),
 		Mode:        mode,
 		RequestedBy: s.Owner,
-		Origin:      pipeline.Origin{Kind: OriginKind, StreamID: s.ID, Channel: s.Spec.Channel},
+		Origin:      pipeline.Origin{Kind: OriginKind, StreamID: s.ID, Channel: s.Spec.Channel, Direct: true},
 		Since:       since,
 		Known: pipeline.Known{
 			URLs:      slices.Clone(s.Known.URLs),
@@ -187,38 +188,22 @@ func (p *DigestPresenter) AutoDecide(r *pipeline.Run, inst *checkpoints.Instance
 }
 
 // Offer shows a held checkpoint (the draft of a hold_draft digest, or its
-// reminder) to the stream's owner privately: the inner presenter gets a copy of
-// the run addressed to the owner's direct messages (see [OwnerDirect]), never the
-// stream's channel. Without an inner presenter it returns ErrNoPresenter.
+// reminder) through the inner presenter; the run's Origin is Direct (see
+// [DigestRequest]), so the owner sees it privately, not the stream's channel.
+// Without an inner presenter it returns ErrNoPresenter.
 func (p *DigestPresenter) Offer(ctx context.Context, r *pipeline.Run, inst *checkpoints.Instance) error {
 	if p.inner == nil {
 		return fmt.Errorf("offer checkpoint of digest run %s: %w", r.ID, ErrNoPresenter)
 	}
-	return p.inner.Offer(ctx, OwnerDirect(r), inst)
+	return p.inner.Offer(ctx, r, inst)
 }
 
-// Decided collapses a decided checkpoint where Offer posted it: the owner's
-// direct messages.
+// Decided collapses a decided checkpoint where Offer showed it.
 func (p *DigestPresenter) Decided(ctx context.Context, r *pipeline.Run, inst *checkpoints.Instance) error {
 	if p.inner == nil {
 		return fmt.Errorf("show decision of digest run %s: %w", r.ID, ErrNoPresenter)
 	}
-	return p.inner.Decided(ctx, OwnerDirect(r), inst)
-}
-
-// OwnerDirect returns a copy of a digest run addressed to its owner (the
-// requester) in private: Origin.Channel is the owner's Slack user id, which
-// chat.postMessage takes as the app's direct-message conversation with that
-// user, and Origin.ThreadTS is empty. A run without a requester is returned
-// unchanged. r itself is not modified.
-func OwnerDirect(r *pipeline.Run) *pipeline.Run {
-	if r.RequestedBy == "" {
-		return r
-	}
-	c := *r
-	c.Origin.Channel = r.RequestedBy
-	c.Origin.ThreadTS = ""
-	return &c
+	return p.inner.Decided(ctx, r, inst)
 }
 
 // Progress shows progress through the inner presenter.

@@ -190,14 +190,19 @@ func TestHeldDraftApprovedLateCompletes(t *testing.T) {
 	}
 }
 
-// TestHeldDraftGoesToOwnerPrivately: the held draft (and its collapse after
-// the decision) reach the inner presenter addressed to the owner's direct
-// messages, not the stream's channel; the run itself is not changed.
+// TestHeldDraftGoesToOwnerPrivately: a digest run asks for its checkpoints
+// to be private (Origin.Direct, see TestDigestRequest); the held draft and
+// its collapse reach the inner presenter with the run as it is, which
+// decides what private means in Slack.
 func TestHeldDraftGoesToOwnerPrivately(t *testing.T) {
 	inner := &flakyInner{}
 	pres := scheduler.NewDigestPresenter(scheduler.DigestPresenterConfig{Inner: inner})
-	r := &pipeline.Run{ID: "r-1", RequestedBy: "UOWNER", Mode: checkpoints.ModeGuided,
-		Origin: pipeline.Origin{Kind: scheduler.OriginKind, StreamID: "s-1", Channel: "C0DIGEST", ThreadTS: "1.2"}}
+	st := scheduler.Stream{ID: "s-1", Owner: "UOWNER", Spec: dailySpec("Held"), Policy: scheduler.PolicyHoldDraft}
+	req := scheduler.DigestRequest(st, at(14, "09:00"))
+	r := &pipeline.Run{ID: "r-1", RequestedBy: req.RequestedBy, Mode: req.Mode, Origin: req.Origin}
+	if !r.Origin.Direct || r.RequestedBy != "UOWNER" || r.Origin.Channel != st.Spec.Channel {
+		t.Fatalf("a held digest is not addressed privately to its owner: by %q, %+v", r.RequestedBy, r.Origin)
+	}
 	inst := &checkpoints.Instance{ID: "c1", DefinitionID: checkpoints.DraftReview}
 	ctx := context.Background()
 	if err := pres.Offer(ctx, r, inst); err != nil {
@@ -206,16 +211,13 @@ func TestHeldDraftGoesToOwnerPrivately(t *testing.T) {
 	if err := pres.Decided(ctx, r, inst); err != nil {
 		t.Fatal(err)
 	}
-	for _, got := range append(slices.Clone(inner.offers), inner.decideds...) {
-		if got.Origin.Channel != "UOWNER" || got.Origin.ThreadTS != "" || got.Origin.StreamID != "s-1" || got.ID != "r-1" {
-			t.Errorf("the held draft went to %+v, want the owner's DM", got.Origin)
-		}
-	}
 	if len(inner.offers) != 1 || len(inner.decideds) != 1 {
 		t.Fatalf("offers %d decideds %d", len(inner.offers), len(inner.decideds))
 	}
-	if r.Origin.Channel != "C0DIGEST" || r.Origin.ThreadTS != "1.2" {
-		t.Errorf("the run itself was changed: %+v", r.Origin)
+	for _, got := range append(slices.Clone(inner.offers), inner.decideds...) {
+		if got != r {
+			t.Errorf("the inner presenter got a different run: %+v", got.Origin)
+		}
 	}
 	if err := scheduler.NewDigestPresenter(scheduler.DigestPresenterConfig{}).Offer(ctx, r, inst); !errors.Is(err, scheduler.ErrNoPresenter) {
 		t.Errorf("offer without a presenter: %v", err)

@@ -31,7 +31,8 @@ func TestDigestRequest(t *testing.T) {
 	if req.Mode != checkpoints.ModeAuto || !req.Since.Equal(at(7, "09:00")) {
 		t.Errorf("mode %q since %s (want auto, one week back)", req.Mode, req.Since)
 	}
-	if req.Origin != (pipeline.Origin{Kind: "stream", StreamID: "s-1", Channel: "C0DIGEST"}) {
+	// Direct: a checkpoint the owner must decide is offered to them privately.
+	if req.Origin != (pipeline.Origin{Kind: "stream", StreamID: "s-1", Channel: "C0DIGEST", Direct: true}) {
 		t.Errorf("origin = %+v", req.Origin)
 	}
 	if len(req.Known.URLs) != 1 || req.Known.Simhashes[0] != 9 {

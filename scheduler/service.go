@@ -48,6 +48,9 @@ type ServiceConfig struct {
 	MaxDigestDuration time.Duration
 	// Tick is the interval of Run's scheduling passes. Default DefaultTickInterval.
 	Tick time.Duration
+	// Ticks, when set, replaces Run's ticker: a pass follows each value
+	// received (a test drives Run with it, without waiting on the clock).
+	Ticks <-chan time.Time
 	// ClaimTTL is how long a fire's exactly-once claim lasts. It only needs to cover
 	// the moment between the claim and the stream's LastFire being saved; a replica
 	// that dies in between leaves the fire to be claimed again after ClaimTTL.
@@ -313,8 +316,12 @@ func (s *Service) RunNow(ctx context.Context, name, actor string, isAdmin bool, 
 // Run ticks every interval until ctx ends, then returns nil. The caller owns the
 // goroutine it runs in.
 func (s *Service) Run(ctx context.Context) error {
-	t := time.NewTicker(s.cfg.Tick)
-	defer t.Stop()
+	ticks := s.cfg.Ticks
+	if ticks == nil {
+		t := time.NewTicker(s.cfg.Tick)
+		defer t.Stop()
+		ticks = t.C
+	}
 	for {
 		if err := s.Tick(ctx); err != nil && ctx.Err() == nil {
 			s.log.Warn("stream scheduling pass", "err", err)
@@ -322,7 +329,7 @@ func (s *Service) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-t.C:
+		case <-ticks:
 		}
 	}
 }

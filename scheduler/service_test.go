@@ -603,26 +603,26 @@ func redisClient(t *testing.T, addr string) *redis.Client {
 }
 
 func TestRunTicksUntilCancelled(t *testing.T) {
-	f := newFixture(t, func(c *scheduler.ServiceConfig) { c.Tick = 10 * time.Millisecond })
+	ticks := make(chan time.Time)
+	f := newFixture(t, func(c *scheduler.ServiceConfig) { c.Ticks = ticks })
 	f.create("Looping")
 	f.clock.Set(at(0, "09:00"))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- f.svc.Run(ctx) }()
-	deadline := time.Now().Add(5 * time.Second)
-	for len(f.runner.starts()) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("Run never fired the due digest")
-		}
-		time.Sleep(5 * time.Millisecond)
+	// Run takes a tick only between passes: once a tick is taken, the pass
+	// before it has finished.
+	tick := func() { ticks <- time.Time{} }
+	tick()
+	if n := len(f.runner.starts()); n != 1 {
+		t.Fatalf("%d digests after the first pass, want the due one", n)
 	}
 	f.runner.setStatus("r-1", pipeline.StatusCompleted)
 	f.clock.Set(at(1, "09:00"))
-	for len(f.runner.starts()) < 2 {
-		if time.Now().After(deadline) {
-			t.Fatal("Run did not keep ticking")
-		}
-		time.Sleep(5 * time.Millisecond)
+	tick() // a pass at the next day's time
+	tick()
+	if n := len(f.runner.starts()); n != 2 {
+		t.Fatalf("%d digests after the next day's pass, want 2", n)
 	}
 	cancel()
 	select {

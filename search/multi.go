@@ -19,7 +19,8 @@ type Limiter interface {
 
 // Options tune a Multi.
 type Options struct {
-	// Concurrency bounds how many backends are queried at once; 0 means 4.
+	// Concurrency bounds how many backends are queried at once; 0 means
+	// all that serve the query (each is paced by its own rate limit).
 	Concurrency int
 	// Timeout bounds each backend's search (including a wait for the
 	// limiter); 0 means 20 s.
@@ -48,9 +49,6 @@ type Multi struct {
 
 // NewMulti returns a Multi over backends with opts (zero fields get defaults).
 func NewMulti(backends []Backend, opts Options) *Multi {
-	if opts.Concurrency <= 0 {
-		opts.Concurrency = 4
-	}
 	if opts.Timeout <= 0 {
 		opts.Timeout = 20 * time.Second
 	}
@@ -84,8 +82,8 @@ func (m *Multi) route(k Kind) []Backend {
 	return out
 }
 
-// Search sends q to every backend serving q.Kind (empty Kind means web), at
-// most Options.Concurrency at a time, each bounded by Options.Timeout, and
+// Search sends q to every backend serving q.Kind (empty Kind means web), all
+// at once (or Options.Concurrency at a time), each bounded by Options.Timeout, and
 // returns their results merged (interleaved by rank, so each backend's best
 // come first), filtered by q.Since and deduplicated by normalised URL, DOI,
 // arXiv id and near-identical title+snippet; metadata of duplicates is merged
@@ -106,7 +104,11 @@ func (m *Multi) Search(ctx context.Context, q Query) Outcome {
 		err     *BackendError
 	}
 	answers := make([]answer, len(backends))
-	sem := make(chan struct{}, m.opts.Concurrency)
+	at := len(backends)
+	if c := m.opts.Concurrency; c > 0 && c < at {
+		at = c
+	}
+	sem := make(chan struct{}, max(at, 1))
 	var wg sync.WaitGroup
 	for i, b := range backends {
 		wg.Add(1)

@@ -21,17 +21,26 @@ type Follower struct {
 	lastLine time.Time
 	step     pipeline.Step
 	status   pipeline.Status
+	reached  int             // the furthest stage shown: the bar never goes back on a revision
 	asked    map[string]int  // checkpoint id → attempt asked
 	open     map[string]bool // checkpoints seen before they were decided
 	closed   map[string]bool // checkpoints whose outcome was printed
 }
 
-// NewFollower returns a Follower writing to out.
+// progressWriter shows a progress line in place (Screen on a terminal).
+type progressWriter interface{ Progress(line string) }
+
+// NewFollower returns a Follower writing to out. When out is a Screen on a
+// terminal, progress is one line redrawn at every change.
 func NewFollower(out io.Writer, now func() time.Time) *Follower {
 	if now == nil {
 		now = time.Now
 	}
-	return &Follower{out: out, now: now, interval: 2 * time.Second, asked: map[string]int{}, open: map[string]bool{}, closed: map[string]bool{}}
+	interval := 2 * time.Second
+	if s, ok := out.(*Screen); ok && s.TTY() {
+		interval = 0
+	}
+	return &Follower{out: out, now: now, interval: interval, asked: map[string]int{}, open: map[string]bool{}, closed: map[string]bool{}}
 }
 
 // Observe shows what changed in r and returns the checkpoint the person
@@ -53,9 +62,14 @@ func (f *Follower) Observe(r *pipeline.Run) *checkpoints.Instance {
 		}
 	}
 	now := f.now()
-	if !r.Status.Final() && r.Status != pipeline.StatusWaiting &&
-		(r.Step != f.step || r.Status != f.status || now.Sub(f.lastLine) >= f.interval) {
-		fmt.Fprintln(f.out, ProgressLine(r, now))
+	if !r.Status.Final() && (r.Step != f.step || r.Status != f.status || now.Sub(f.lastLine) >= f.interval) {
+		f.reached = max(f.reached, stageIndex(r))
+		line := progressLine(r, f.reached)
+		if p, ok := f.out.(progressWriter); ok {
+			p.Progress(line)
+		} else {
+			fmt.Fprintln(f.out, line)
+		}
 		f.lastLine = now
 	}
 	f.step, f.status = r.Step, r.Status

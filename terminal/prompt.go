@@ -3,18 +3,16 @@ package terminal
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/researchbot/researchbot/checkpoints"
+	"github.com/researchbot/researchbot/pipeline"
 )
 
 // ErrNoInput is returned when the input ends before the person answered.
@@ -31,16 +29,31 @@ const actionSkip checkpoints.Action = "skip"
 type Prompter struct {
 	in  *bufio.Reader
 	out io.Writer
-	// Editor, when set, is run on a JSON file of the field values for Edit
-	// (from $EDITOR); otherwise fields are asked one by one.
+	// Editor, when set, is run on a YAML form of the field values for Edit
+	// (EditorFrom: $VISUAL, then $EDITOR); otherwise fields are asked one
+	// by one.
 	Editor string
 	// By names the decider in the audit trail.
 	By string
+
+	// lines carries what the reader goroutine read, so that a prompt
+	// waiting for a line gives up at once when its context ends (Ctrl-C, or
+	// the checkpoint answered elsewhere).
+	startReader sync.Once
+	lines       chan readLine
+	// lastEdit is the form last accepted from the editor: an edit the
+	// checkpoint refuses reopens it, not the stored values.
+	lastEdit map[string]any
+}
+
+type readLine struct {
+	s   string
+	err error
 }
 
 // NewPrompter reads answers from in and writes questions to out.
 func NewPrompter(in io.Reader, out io.Writer) *Prompter {
-	return &Prompter{in: bufio.NewReader(in), out: out, By: "terminal"}
+	return &Prompter{in: bufio.NewReader(in), out: out, By: "terminal", lines: make(chan readLine)}
 }
 
 // printf writes to the person, cleaned (Clean): field labels, options and
@@ -50,15 +63,42 @@ func (p *Prompter) printf(format string, args ...any) {
 	_, _ = io.WriteString(p.out, Clean(fmt.Sprintf(format, args...)))
 }
 
-func (p *Prompter) line() (string, error) {
-	s, err := p.in.ReadString('\n')
-	if err != nil && (s == "" || !errors.Is(err, io.EOF)) {
-		if errors.Is(err, io.EOF) {
-			return "", ErrNoInput
+// line waits for the next line typed, or for ctx to end. The reading
+// itself happens in a goroutine that lives as long as the input: a read
+// from a terminal cannot be interrupted, but nobody has to wait for it.
+func (p *Prompter) line(ctx context.Context) (string, error) {
+	p.startReader.Do(func() {
+		go func() { // owner: the input; ends at its end (EOF or an error)
+			for {
+				s, err := p.in.ReadString('\n')
+				if err != nil && (s == "" || !errors.Is(err, io.EOF)) {
+					if errors.Is(err, io.EOF) {
+						err = ErrNoInput
+					}
+					p.lines <- readLine{err: err}
+					return
+				}
+				p.lines <- readLine{s: strings.TrimRight(s, "\r\n")}
+			}
+		}()
+	})
+	select {
+	case <-ctx.Done():
+		return "", ctx.Err()
+	case l := <-p.lines:
+		if l.err != nil {
+			p.lines = closedInput(l.err)
 		}
-		return "", err
+		return l.s, l.err
 	}
-	return strings.TrimRight(s, "\r\n"), nil
+}
+
+// closedInput is a channel that answers err forever: the input has ended.
+func closedInput(err error) chan readLine {
+	ch := make(chan readLine, 1)
+	ch <- readLine{err: err}
+	close(ch)
+	return ch
 }
 
 // Ask shows the checkpoint and returns the person's decision. errs are the
@@ -68,8 +108,18 @@ func (p *Prompter) Ask(ctx context.Context, inst checkpoints.Instance, errs []ch
 		p.printf("%s", RenderCheckpoint(inst))
 	} else {
 		p.printf("That edit was not accepted:\n")
+		var problems []string
 		for _, e := range errs {
 			p.printf("  - %s: %s\n", e.Key, e.Message)
+			problems = append(problems, e.Key+": "+e.Message)
+		}
+		if p.Editor != "" && p.lastEdit != nil {
+			// The form comes back as it was saved, with the reasons on top.
+			vals, err := p.editInEditor(inst, p.lastEdit, problems)
+			if err != nil {
+				return checkpoints.Decision{}, err
+			}
+			return checkpoints.Decision{Action: checkpoints.Edit, By: p.By, Values: vals}, nil
 		}
 	}
 	allowed := inst.Actions
@@ -84,7 +134,7 @@ func (p *Prompter) Ask(ctx context.Context, inst checkpoints.Instance, errs []ch
 			return checkpoints.Decision{}, err
 		}
 		p.printf("%s? ", choices(allowed))
-		ans, err := p.line()
+		ans, err := p.line(ctx)
 		if err != nil {
 			return checkpoints.Decision{}, err
 		}
@@ -99,14 +149,14 @@ func (p *Prompter) Ask(ctx context.Context, inst checkpoints.Instance, errs []ch
 		d := checkpoints.Decision{Action: a, By: p.By}
 		switch a {
 		case checkpoints.Edit:
-			vals, err := p.edit(inst)
+			vals, err := p.edit(ctx, inst)
 			if err != nil {
 				return checkpoints.Decision{}, err
 			}
 			d.Values = vals
 		case checkpoints.Reject:
 			p.printf("Why? (this becomes feedback for the next attempt) ")
-			note, err := p.line()
+			note, err := p.line(ctx)
 			if err != nil {
 				return checkpoints.Decision{}, err
 			}
@@ -135,9 +185,9 @@ func parseAction(s string, allowed []checkpoints.Action) (checkpoints.Action, bo
 }
 
 // edit collects new field values, in $EDITOR or field by field.
-func (p *Prompter) edit(inst checkpoints.Instance) (map[string]any, error) {
+func (p *Prompter) edit(ctx context.Context, inst checkpoints.Instance) (map[string]any, error) {
 	if p.Editor != "" {
-		return p.editInEditor(inst)
+		return p.editInEditor(inst, nil, nil)
 	}
 	vals := map[string]any{}
 	p.printf("Edit each field; press Enter to keep the current value.\n")
@@ -159,7 +209,7 @@ func (p *Prompter) edit(inst checkpoints.Instance) (map[string]any, error) {
 			p.printf("new text, ending with a line holding only \".\" (just \".\" keeps it):\n")
 			var ls []string
 			for {
-				l, err := p.line()
+				l, err := p.line(ctx)
 				if err != nil {
 					return nil, err
 				}
@@ -168,12 +218,19 @@ func (p *Prompter) edit(inst checkpoints.Instance) (map[string]any, error) {
 				}
 				ls = append(ls, l)
 			}
+			if bad := queryLineProblems(f, ls); len(bad) > 0 {
+				for _, b := range bad {
+					p.printf("  - %s\n", b)
+				}
+				p.printf("(kept the current value; choose edit again to retry)\n")
+				continue
+			}
 			if len(ls) > 0 {
 				vals[f.Key] = strings.Join(ls, "\n")
 			}
 		default:
 			p.printf("current: %v\n> ", display(cur))
-			l, err := p.line()
+			l, err := p.line(ctx)
 			if err != nil {
 				return nil, err
 			}
@@ -240,54 +297,6 @@ func parseInput(f checkpoints.Field, s string) any {
 	return s
 }
 
-// editInEditor writes the values as JSON, runs the editor, and reads them back.
-func (p *Prompter) editInEditor(inst checkpoints.Instance) (map[string]any, error) {
-	vals := map[string]any{}
-	for _, f := range inst.Fields {
-		vals[f.Key] = inst.Values[f.Key]
-	}
-	keys := make([]string, 0, len(vals))
-	for k := range vals {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	raw, err := json.MarshalIndent(vals, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	f, err := os.CreateTemp("", "researchbot-edit-*.json")
-	if err != nil {
-		return nil, err
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(raw); err != nil {
-		f.Close()
-		return nil, err
-	}
-	f.Close()
-	fields := strings.Fields(p.Editor)
-	cmd := exec.Command(fields[0], append(fields[1:], f.Name())...)
-	// The editor talks to the terminal, never to stdout: stdout may be the
-	// report's file (researchbot run q > report.md).
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stderr, os.Stderr
-	if tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0); err == nil {
-		defer tty.Close()
-		cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
-	}
-	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("editor %q: %w", p.Editor, err)
-	}
-	edited, err := os.ReadFile(f.Name())
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]any{}
-	if err := json.Unmarshal(edited, &out); err != nil {
-		return nil, fmt.Errorf("the edited file is not valid JSON (%w); nothing was changed", err)
-	}
-	return out, nil
-}
-
 // numbered reports whether every option of f is a number (the sources of
 // the source review): those options are typed by their own numbers, so
 // what is shown as [4] is chosen by typing 4.
@@ -318,4 +327,19 @@ func optionText(f checkpoints.Field, o checkpoints.Option) string {
 		return strings.TrimPrefix(o.Label, o.Value+". ")
 	}
 	return o.Label
+}
+
+// queryLineProblems checks the lines typed for the plan's queries: a
+// query type that does not exist is an error, not a web query.
+func queryLineProblems(f checkpoints.Field, lines []string) []string {
+	if f.Key != checkpoints.KeyQueries {
+		return nil
+	}
+	var bad []string
+	for i, l := range lines {
+		if err := pipeline.CheckQueryLine(l); err != nil {
+			bad = append(bad, fmt.Sprintf("line %d: %v", i+1, err))
+		}
+	}
+	return bad
 }

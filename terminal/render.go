@@ -13,17 +13,27 @@ import (
 // stageNames are the words people see for each step.
 var stageOrder = []pipeline.Step{pipeline.StepPlan, pipeline.StepSearch, pipeline.StepRank, pipeline.StepFetch, pipeline.StepAnalyze, pipeline.StepWrite, pipeline.StepReview, pipeline.StepOutput}
 
-// ProgressLine is one line of progress: stage, counts, elapsed, tokens, spend.
-func ProgressLine(r *pipeline.Run, now time.Time) string {
+// ProgressLine is one line of progress: stage, counts, working time (waits
+// for people excluded), tokens, spend.
+func ProgressLine(r *pipeline.Run) string { return progressLine(r, stageIndex(r)) }
+
+// stageIndex is how far along the stages r is, for the bar.
+func stageIndex(r *pipeline.Run) int {
+	if r.Status.Final() {
+		return len(stageOrder)
+	}
 	done := 0
 	for i, s := range stageOrder {
 		if s == r.Step {
 			done = i
 		}
 	}
-	if r.Status.Final() {
-		done = len(stageOrder)
-	}
+	return done
+}
+
+// progressLine is ProgressLine with the bar filled to done stages.
+func progressLine(r *pipeline.Run, done int) string {
+	done = min(done, len(stageOrder))
 	bar := strings.Repeat("█", done) + strings.Repeat("░", len(stageOrder)-done)
 	queries := 0
 	for _, q := range r.Queries {
@@ -31,9 +41,21 @@ func ProgressLine(r *pipeline.Run, now time.Time) string {
 			queries++
 		}
 	}
-	return fmt.Sprintf("[%s] %-8s queries %d · sources %d · pages %d · %s · %d tokens · $%.4f",
-		bar, r.Step, queries, len(r.Sources), len(r.Pages), now.Sub(r.CreatedAt).Round(time.Second),
-		r.Spend.PromptTokens+r.Spend.CompletionTokens, r.Spend.CostUSD)
+	return Clean(fmt.Sprintf("[%s] %-8s queries %d · sources %d · pages %d · %s of work · %d tokens · $%.4f",
+		bar, stageName(r), queries, len(r.Sources), len(r.Pages), r.Active.Round(time.Second),
+		r.Spend.PromptTokens+r.Spend.CompletionTokens, r.Spend.CostUSD))
+}
+
+// stageName is what the run is doing: its step, or the checkpoint it waits
+// at (not the step it will take after it).
+func stageName(r *pipeline.Run) string {
+	if inst := r.Current(); r.Status == pipeline.StatusWaiting && inst != nil {
+		return "waiting for you: " + inst.Label
+	}
+	if r.Status == pipeline.StatusWaiting {
+		return "waiting"
+	}
+	return string(r.Step)
 }
 
 // DecisionLine is the one-line record of a decided checkpoint, cleaned for

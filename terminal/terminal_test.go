@@ -159,8 +159,8 @@ func TestPromptShowsFieldErrorsAndEndsOnEOF(t *testing.T) {
 
 func TestPromptEditInEditor(t *testing.T) {
 	script := filepath.Join(t.TempDir(), "editor.sh")
-	// An "editor" that rewrites the depth in the JSON file it is given.
-	if err := os.WriteFile(script, []byte("#!/bin/sh\nsed -i 's/\"standard\"/\"quick\"/' \"$1\"\n"), 0o755); err != nil {
+	// An "editor" that rewrites the depth in the YAML form it is given.
+	if err := os.WriteFile(script, []byte("#!/bin/sh\nsed -i 's/^depth: standard$/depth: quick/' \"$1\"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	inst := instance(t, checkpoints.PlanReview, pipeline.PlanPayload{}, map[string]any{"depth": "standard", "sub_questions": "a\nb", "queries": "web: x"})

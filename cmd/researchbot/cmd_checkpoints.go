@@ -64,7 +64,7 @@ func cmdCheckpoints(ctx context.Context, args []string, getenv func(string) stri
 		return checkpointFields(args[1:], stdout)
 	case "validate":
 		if len(args) != 2 {
-			return usageError()
+			return checkpointsUsageError()
 		}
 		c := &checkpointsCmd{stdin: stdin, stdout: stdout, stderr: stderr}
 		_, d, err := c.readDocument(args[1])
@@ -75,7 +75,7 @@ func cmdCheckpoints(ctx context.Context, args []string, getenv func(string) stri
 		return nil
 	case "", "show", "create", "update", "delete", "enable", "disable", "timeout", "reset":
 	default:
-		return usageError()
+		return checkpointsUsageError()
 	}
 	if writeCommands[sub] && getenv("REDIS_URL") == "" {
 		return &exitError{code: 2, msg: fmt.Sprintf("researchbot: checkpoints %s needs REDIS_URL: definitions live in the Redis the bot and workers share; without it the change would go to an empty in-process Redis and vanish", sub)}
@@ -92,7 +92,8 @@ func cmdCheckpoints(ctx context.Context, args []string, getenv func(string) stri
 	return c.run(ctx, args)
 }
 
-func usageError() error { return &exitError{code: 2, msg: checkpointsUsage} }
+// checkpointsUsageError is a mistake in a checkpoints command line: its usage on stderr, exit 2.
+func checkpointsUsageError() error { return &exitError{code: 2, msg: checkpointsUsage} }
 
 // run dispatches a subcommand that uses the store.
 func (c *checkpointsCmd) run(ctx context.Context, args []string) error {
@@ -105,7 +106,7 @@ func (c *checkpointsCmd) run(ctx context.Context, args []string) error {
 	case args[0] == "update" && len(args) == 3:
 		return c.update(ctx, args[1], args[2])
 	case len(args) < 2:
-		return usageError()
+		return checkpointsUsageError()
 	}
 	def, err := c.find(ctx, args[1])
 	if err != nil {
@@ -132,7 +133,7 @@ func (c *checkpointsCmd) run(ctx context.Context, args []string) error {
 		}
 		def.Timeout = d
 	default:
-		return usageError()
+		return checkpointsUsageError()
 	}
 	def.UpdatedAt = c.now
 	if err := c.store.PutDefinition(ctx, def); err != nil {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -14,43 +13,29 @@ import (
 	"github.com/researchbot/researchbot/config"
 )
 
-const healthcheckUsage = `Usage: researchbot healthcheck [--path /healthz] [--timeout 3s]
-
-Asks the researchbot process on this machine whether it is healthy: an HTTP
-GET of /healthz at HTTP_ADDR (the address serve listens on; a missing or
-wildcard host means this machine). Prints one line and exits 0 when the
-answer is 200, 1 otherwise. For container health checks: the image has no
-curl. --path /readyz asks whether it is ready (Slack connected, Redis up).
-
-Flags:
-`
+// healthcheckAbout is what `researchbot help healthcheck` explains.
+const healthcheckAbout = `Asks the researchbot process on this machine whether it is healthy: an HTTP
+GET of /healthz at HTTP_ADDR (the address serve and worker listen on; a
+missing or wildcard host means this machine). Prints one line and exits 0 when
+the answer is 200, 1 otherwise. For container health checks: the image has no
+curl. --path /readyz asks whether it is ready (Slack connected, Redis up).`
 
 // cmdHealthcheck GETs the local health endpoint and reports the answer in
 // one line: on stdout with exit 0 when healthy, on stderr with exit 1 when
 // not.
 func cmdHealthcheck(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("healthcheck", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("healthcheck")
 	path := fs.String("path", "/healthz", "the endpoint to ask")
 	timeout := fs.Duration("timeout", 3*time.Second, "how long to wait for the answer")
-	fs.Usage = func() {} // help goes to stdout, below; flag errors to stderr
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stdout, healthcheckUsage)
-			fs.SetOutput(stdout)
-			fs.PrintDefaults()
-			return nil
-		}
-		fmt.Fprintln(stderr, "Run 'researchbot healthcheck -h' for usage.")
-		return &exitError{code: 2}
+	rest, err := parseFlags(fs, "healthcheck", args, false, stdout, stderr)
+	if err != nil {
+		return err
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "researchbot healthcheck takes no arguments (got %q)\n", fs.Arg(0))
-		return &exitError{code: 2}
+	if len(rest) > 0 {
+		return usageError(stderr, "healthcheck", "takes no arguments (got %q)", rest[0])
 	}
 	if !strings.HasPrefix(*path, "/") {
-		fmt.Fprintf(stderr, "researchbot healthcheck: --path must start with / (got %q)\n", *path)
-		return &exitError{code: 2}
+		return usageError(stderr, "healthcheck", "--path must start with / (got %q)", *path)
 	}
 	// Only HTTP_ADDR matters here; the process being checked reports any
 	// other configuration problem itself.

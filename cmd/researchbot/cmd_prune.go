@@ -12,8 +12,8 @@ import (
 // removes them from the lists, and gives runs saved before retention
 // existed their expiry. Waiting and running runs are never touched.
 func cmdPrune(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) > 0 {
-		return &exitError{code: 2, msg: "researchbot runs prune takes no arguments; RUN_RETENTION and RUN_PAGE_RETENTION say what is kept"}
+	if err := noArgs("runs prune", args, stdout, stderr); err != nil {
+		return err
 	}
 	a, err := openStore(ctx, getenv, stderr, "the embedded Redis starts empty, so there is nothing to prune")
 	if err != nil {

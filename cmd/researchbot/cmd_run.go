@@ -3,11 +3,10 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -16,12 +15,12 @@ import (
 	"github.com/researchbot/researchbot/config"
 	"github.com/researchbot/researchbot/internal/app"
 	"github.com/researchbot/researchbot/pipeline"
-	"github.com/researchbot/researchbot/redisstore"
 	"github.com/researchbot/researchbot/terminal"
 )
 
-// loadConfig reads the configuration and turns problems into one clear exit.
-func loadConfig(getenv func(string) string, stderr io.Writer, checks ...func(config.Config) error) (config.Config, error) {
+// loadConfig reads the configuration and turns every problem into one
+// exit message, a line each.
+func loadConfig(getenv func(string) string, checks ...func(config.Config) error) (config.Config, error) {
 	cfg, err := config.Load(getenv)
 	var problems []error
 	if err != nil {
@@ -32,37 +31,18 @@ func loadConfig(getenv func(string) string, stderr io.Writer, checks ...func(con
 			problems = append(problems, err)
 		}
 	}
-	if len(problems) > 0 {
-		fmt.Fprintln(stderr, "researchbot: the configuration has problems:")
-		for _, line := range strings.Split(errors.Join(problems...).Error(), "\n") {
-			fmt.Fprintln(stderr, "  -", line)
-		}
-		fmt.Fprintln(stderr, "See 'researchbot env' or the README for every variable.")
-		return cfg, &exitError{code: 2}
+	if len(problems) == 0 {
+		return cfg, nil
 	}
-	return cfg, nil
-}
-
-// newLogger makes the program's logger, and routes go-redis's own log lines
-// (connection retries) into it, quietly, so every line is structured and an
-// outage of Redis is not a storm of lines.
-func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
-	var level slog.Level
-	_ = level.UnmarshalText([]byte(cfg.LogLevel))
-	opts := &slog.HandlerOptions{Level: level}
-	var log *slog.Logger
-	if cfg.LogFormat == "json" {
-		log = slog.New(slog.NewJSONHandler(w, opts))
-	} else {
-		log = slog.New(slog.NewTextHandler(w, opts))
+	msg := "researchbot: the configuration has problems:"
+	for _, line := range strings.Split(errors.Join(problems...).Error(), "\n") {
+		msg += "\n  - " + line
 	}
-	redisstore.RouteRedisLogs(log)
-	return log
+	return cfg, &exitError{code: 2, msg: msg + "\nSee 'researchbot env' or the README for every variable."}
 }
 
 func cmdRun(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("run")
 	mode := fs.String("mode", checkpoints.ModeGuided, "checkpoints: auto (none), guided (plan, critical issues, draft) or full (all)")
 	depth := fs.String("depth", "standard", "quick, standard or comprehensive")
 	reviewSources := fs.Bool("review-sources", false, "in guided mode, review the sources before they are read (full mode always does)")
@@ -78,21 +58,13 @@ func cmdRun(ctx context.Context, args []string, getenv func(string) string, stdi
 	maxIter := fs.Int("max-iterations", 0, "revision and re-plan limit (default RUN_MAX_ITERATIONS)")
 	resume := fs.String("resume", "", "continue the run with this id")
 	outFile := fs.String("o", "", "write the report to this file instead of stdout")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: researchbot run [flags] \"<question>\"\n       researchbot run --resume RUN_ID\n\nFlags:")
-		fs.PrintDefaults()
-	}
-	words, err := parseInterspersed(fs, args)
+	words, err := parseFlags(fs, "run", args, true, stdout, stderr)
 	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return &exitError{code: 2}
+		return err
 	}
 	question := strings.TrimSpace(strings.Join(words, " "))
 	if *resume == "" && question == "" {
-		fs.Usage()
-		return &exitError{code: 2, msg: "researchbot run: give a question, or --resume RUN_ID"}
+		return usageError(stderr, "run", "give a question, or --resume RUN_ID")
 	}
 	queue := app.TerminalQueuePrefix + randomSuffix()
 	req := pipeline.Request{
@@ -105,10 +77,15 @@ func cmdRun(ctx context.Context, args []string, getenv func(string) string, stdi
 			return &exitError{code: 2, msg: "researchbot: " + err.Error()}
 		}
 	}
-	cfg, err := loadConfig(getenv, stderr, config.Config.CheckLLM)
+	cfg, err := loadConfig(getenv, config.Config.CheckLLM)
 	if err != nil {
 		return err
 	}
+	// Everything the run shows goes through the screen: on a terminal the
+	// progress is one line redrawn in place, and the rest prints past it.
+	screen := terminal.NewScreen(stderr, terminal.IsTerminal(stderr))
+	defer screen.Done()
+	stderr = screen
 	log := newLogger(cfg, stderr)
 	if cfg.LogLevel == "info" {
 		log = newLogger(config.Config{LogLevel: "warn", LogFormat: cfg.LogFormat}, stderr)
@@ -116,7 +93,7 @@ func cmdRun(ctx context.Context, args []string, getenv func(string) string, stdi
 	presenter := terminal.New(stderr)
 	// A person who presses Ctrl-C wants the prompt back: the step in flight is
 	// handed back at once (it is redone on --resume).
-	a, err := app.New(ctx, cfg, app.Options{Presenters: map[string]pipeline.Presenter{"terminal": presenter}, Logger: log, ShutdownTimeout: time.Second})
+	a, err := openChecked(ctx, cfg, dependencies{llm: true}, app.Options{Presenters: map[string]pipeline.Presenter{"terminal": presenter}, Logger: log, ShutdownTimeout: time.Second})
 	if err != nil {
 		return err
 	}
@@ -167,10 +144,7 @@ func cmdRun(ctx context.Context, args []string, getenv func(string) string, stdi
 		}
 	}
 	prompter := terminal.NewPrompter(stdin, stderr)
-	prompter.Editor = getenv("EDITOR")
-	if getenv("RESEARCHBOT_NO_EDITOR") != "" {
-		prompter.Editor = ""
-	}
+	prompter.Editor = terminal.EditorFrom(getenv)
 	watchCtx, stopWatching := context.WithCancel(ctx)
 	err = follow(ctx, a.Engine, a.Store.Watch(watchCtx, r.ID, 0), terminal.NewFollower(stderr, nil), prompter, r.ID, !a.Conn.Embedded, *outFile, stdout, stderr)
 	stopWatching()
@@ -186,23 +160,6 @@ func cmdRun(ctx context.Context, args []string, getenv func(string) string, stdi
 		}
 	}
 	return err
-}
-
-// parseInterspersed parses flags before, between and after the words of the
-// question ("researchbot run "q" --mode auto" works), and returns the words.
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
-	var words []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			return words, nil
-		}
-		words = append(words, rest[0])
-		args = rest[1:]
-	}
 }
 
 func limitsFromFlags(maxCost float64, maxIter int) pipeline.Limits {
@@ -225,16 +182,20 @@ func follow(ctx context.Context, eng *pipeline.Engine, runs <-chan *pipeline.Run
 		return fmt.Sprintf("\n%s. Everything so far is saved; continue with:\n  researchbot run --resume %s", what, runID)
 	}
 	interrupted := func() error { return &exitError{code: 130, msg: resumeHint("stopped")} }
+	var next *pipeline.Run // a state seen while a prompt was up
 	for {
-		var r *pipeline.Run
-		select {
-		case <-ctx.Done():
-			return interrupted()
-		case got, ok := <-runs:
-			if !ok {
+		r := next
+		next = nil
+		if r == nil {
+			select {
+			case <-ctx.Done():
 				return interrupted()
+			case got, ok := <-runs:
+				if !ok {
+					return interrupted()
+				}
+				r = got
 			}
-			r = got
 		}
 		inst := f.Observe(r)
 		if r.Status.Final() {
@@ -245,12 +206,21 @@ func follow(ctx context.Context, eng *pipeline.Engine, runs <-chan *pipeline.Run
 		}
 		var fieldErrs []checkpoints.FieldError
 		for {
-			d, err := pr.Ask(ctx, *inst, fieldErrs)
-			if ctx.Err() != nil {
+			newer, d, err := askWatching(ctx, runs, pr, *inst, fieldErrs)
+			if ctx.Err() != nil || errors.Is(err, errWatchEnded) {
 				return interrupted()
 			}
+			if newer != nil {
+				// Answered elsewhere, or timed out and gone on: no stale prompt.
+				if cur := newer.Current(); cur == nil || cur.ID != inst.ID || cur.Attempt == inst.Attempt { // not a reminder of it
+					fmt.Fprintf(stderr, "\n(%s was settled without you; going on)\n", terminal.Clean(inst.Label))
+				}
+				next = newer
+				break
+			}
 			if errors.Is(err, terminal.ErrNoInput) {
-				return &exitError{code: 3, msg: resumeHint(fmt.Sprintf("no answer on standard input; the run waits at %q", inst.Label))}
+				return &exitError{code: 3, msg: resumeHint(fmt.Sprintf("standard input ended, and the run waits for an answer at %q: "+
+					"a guided run asks questions as it goes; run it in a terminal, or use --mode auto for a run that asks none", inst.Label))}
 			}
 			switch {
 			case errors.Is(err, terminal.ErrSkip):
@@ -278,6 +248,54 @@ func follow(ctx context.Context, eng *pipeline.Engine, runs <-chan *pipeline.Run
 	}
 }
 
+// errWatchEnded reports that the run's states stopped coming (the watch
+// ended) while a prompt was up.
+var errWatchEnded = errors.New("the run is no longer watched")
+
+// askWatching asks the person about inst while it keeps watching the run.
+// When the run moves on without the answer (the checkpoint timed out and
+// the run went on, or someone answered it in Slack), the prompt is
+// withdrawn at once and the newer state returned instead of a decision.
+func askWatching(ctx context.Context, runs <-chan *pipeline.Run, pr *terminal.Prompter, inst checkpoints.Instance, errs []checkpoints.FieldError) (*pipeline.Run, checkpoints.Decision, error) {
+	askCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type answer struct {
+		d   checkpoints.Decision
+		err error
+	}
+	answered := make(chan answer, 1)
+	go func() { // owner: this call; it waits for the answer before returning
+		d, err := pr.Ask(askCtx, inst, errs)
+		answered <- answer{d, err}
+	}()
+	for {
+		select {
+		case a := <-answered:
+			return nil, a.d, a.err
+		case r, ok := <-runs:
+			if !ok {
+				cancel()
+				<-answered
+				return nil, checkpoints.Decision{}, errWatchEnded
+			}
+			if stillOffered(r, inst) {
+				continue
+			}
+			cancel()
+			<-answered
+			return r, checkpoints.Decision{}, nil
+		}
+	}
+}
+
+// stillOffered reports whether r still waits for an answer to this offer
+// of inst.
+func stillOffered(r *pipeline.Run, inst checkpoints.Instance) bool {
+	cur := r.Current()
+	return !r.Status.Final() && cur != nil && cur.ID == inst.ID && cur.Attempt == inst.Attempt &&
+		(cur.Open() || cur.State == checkpoints.StateTimedOut)
+}
+
 // writeOutcome prints the report (stdout or a file) or says, in one line on
 // stderr, why there is none. What came from the model or the web is cleaned
 // of terminal escapes and bidi controls first (the report goes to a
@@ -302,20 +320,53 @@ func writeOutcome(r *pipeline.Run, outFile string, stdout, stderr io.Writer) err
 	}
 	if r.Status == pipeline.StatusPartial {
 		fmt.Fprintf(stderr, "note: this is a partial report: %s\n", terminal.Clean(r.FallbackReason))
+		if len(r.Pages) == 0 {
+			return &exitError{code: 1, msg: noSourcesMessage(r)}
+		}
 	}
 	return nil
+}
+
+// noSourcesMessage says why a run read nothing: the distinct search and
+// fetch errors it recorded, and what to check.
+func noSourcesMessage(r *pipeline.Run) string {
+	var causes []string
+	for _, e := range r.Errors {
+		m := e.Message
+		if strings.HasPrefix(m, `query "`) { // the same cause for every query: say it once
+			if _, after, ok := strings.Cut(m, `": `); ok {
+				m = after
+			}
+		}
+		if (e.Kind == "search" || e.Kind == "fetch") && !slices.Contains(causes, m) && len(causes) < 3 {
+			causes = append(causes, m)
+		}
+	}
+	msg := fmt.Sprintf("researchbot: run %s read no sources, so its report says nothing it could check", r.ID)
+	if len(causes) == 0 {
+		msg += ": the searches found nothing"
+	} else {
+		msg += ": " + terminal.Clean(strings.Join(causes, "; "))
+	}
+	return msg + ". Check the network, or configure a search backend you can reach (SEARXNG_URL, BRAVE_API_KEY, TAVILY_API_KEY; see 'researchbot env')."
 }
 
 func cmdRuns(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "prune" {
 		return cmdPrune(ctx, args[1:], getenv, stdout, stderr)
 	}
-	fs := flag.NewFlagSet("runs", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("runs")
 	limit := fs.Int("limit", 20, "how many runs to list")
 	feedback := fs.Bool("feedback", false, "list what people said about the reports (👍 / 👎 and reasons) instead")
-	if err := fs.Parse(args); err != nil {
-		return &exitError{code: 2}
+	rest, err := parseFlags(fs, "runs", args, false, stdout, stderr)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return usageError(stderr, "runs", "unexpected argument %q", rest[0])
+	}
+	if *limit < 1 {
+		return usageError(stderr, "runs", "--limit must be at least 1 (got %d)", *limit)
 	}
 	a, err := openStore(ctx, getenv, stderr, "the embedded Redis starts empty, so there are no runs to list")
 	if err != nil {
@@ -368,6 +419,7 @@ func formatRuns(runs []*pipeline.Run, now time.Time) string {
 		if rs := []rune(q); len(rs) > 60 {
 			q = string(rs[:59]) + "…"
 		}
+		q += followUpNote(r)
 		fmt.Fprintf(&b, "%-12s %-9s %-10s %-21s %5s %9s  %s\n", r.ID, r.Origin.Kind, r.Status, stepOf(r), age(now.Sub(r.CreatedAt)), pipeline.FormatUSD(r.Spend.CostUSD), q)
 	}
 	return terminal.Clean(strings.TrimRight(b.String(), "\n"))
@@ -388,7 +440,7 @@ func age(d time.Duration) string {
 // openStore assembles researchbot for a command that only reads or changes
 // stored data. With no REDIS_URL it says, with emptyNote, why there is little to see.
 func openStore(ctx context.Context, getenv func(string) string, stderr io.Writer, emptyNote string) (*app.App, error) {
-	cfg, err := loadConfig(getenv, stderr)
+	cfg, err := loadConfig(getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -400,15 +452,4 @@ func openStore(ctx context.Context, getenv func(string) string, stderr io.Writer
 		fmt.Fprintf(stderr, "note: REDIS_URL is not set; %s.\n", emptyNote)
 	}
 	return a, nil
-}
-
-func cmdEnv(stdout io.Writer) error {
-	for _, v := range config.Variables() {
-		def := v.Default
-		if def == "" {
-			def = "none"
-		}
-		fmt.Fprintf(stdout, "%s\n    %s (default: %s)\n", v.Name, v.Meaning, def)
-	}
-	return nil
 }

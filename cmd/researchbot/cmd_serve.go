@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 
 	"github.com/researchbot/researchbot/bot"
@@ -19,17 +18,19 @@ const slackQueue = "runs"
 // cmdServe runs the Slack bot with the engine's workers in the same process.
 // On SIGTERM it stops taking work, hands the steps in flight back to the
 // queue, and closes cleanly; another replica (or the next start) goes on.
-func cmdServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) > 0 {
-		return &exitError{code: 2, msg: "researchbot serve takes no arguments; it is configured by environment variables (see 'researchbot env')"}
+func cmdServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) (err error) {
+	if err := noArgs("serve", args, stdout, stderr); err != nil {
+		return err
 	}
-	cfg, err := loadConfig(getenv, stderr, config.Config.CheckLLM, config.Config.CheckSlack)
+	log := bootLogger(getenv, stderr)
+	defer func() { err = logExit(log, jsonLogs(getenv), err) }()
+	cfg, err := loadConfig(getenv, config.Config.CheckLLM, config.Config.CheckSlack)
 	if err != nil {
 		return err
 	}
-	log := newLogger(cfg, stderr)
+	log = newLogger(cfg, stderr)
 	metrics := bot.NewMetrics()
-	a, err := app.New(ctx, cfg, app.Options{DefaultQueue: slackQueue, Observer: metrics, Logger: log})
+	a, err := openChecked(ctx, cfg, dependencies{slackBot: true, slackApp: true, llm: true}, app.Options{DefaultQueue: slackQueue, Observer: metrics, Logger: log})
 	if err != nil {
 		return err
 	}
@@ -38,8 +39,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		log.Warn("REDIS_URL is not set: using an in-process Redis; runs, checkpoints and streams will not survive a restart, and replicas cannot share work")
 	}
 	log.Info("search backends active", "backends", a.Backends)
-	metrics.WatchRunStates(a.Store.CountActive)
-	metrics.WatchOldestUnleased(a.OldestUnleased)
+	watch(metrics.Metrics, a, []string{slackQueue})
 
 	// One Web API client for everything this process says in Slack.
 	sender := bot.NewSender(bot.SenderConfig{
@@ -79,7 +79,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		Metrics: metrics, Approvers: cfg.Approvers, Admins: cfg.Admins, ReviewSources: cfg.ReviewSources,
 		Limits:     bot.RateLimits{PerUser: bot.PerHour(cfg.UserRunsPerHour), PerWorkspace: bot.PerHour(cfg.TeamRunsPerHour)},
 		HealthAddr: cfg.HTTPAddr, Logger: log,
-		Streams: streams, Messages: streams,
+		Streams:     streams,
 		Checkpoints: a.Store, StreamList: streamSvc,
 		StartDefaults: redisstore.NewChannelDefaults(a.Conn.Client, "rb:"),
 	})
@@ -102,7 +102,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		stopSched()
 		<-schedDone
 	}()
-	fmt.Fprintf(stderr, "researchbot serving Slack (health and metrics on %s)\n", cfg.HTTPAddr)
+	log.Info("researchbot serving Slack", "http_addr", cfg.HTTPAddr, "version", versionLine(version, commit, buildInfo()))
 	if err := slackApp.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
 		return err
 	}

@@ -2,14 +2,15 @@ package main
 
 import (
 	"context"
-	"flag"
-	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/researchbot/researchbot/bot"
 	"github.com/researchbot/researchbot/config"
 	"github.com/researchbot/researchbot/internal/app"
+	"github.com/researchbot/researchbot/internal/obs"
 	"github.com/researchbot/researchbot/redisstore"
 	"github.com/researchbot/researchbot/scheduler"
 )
@@ -20,12 +21,15 @@ import (
 // Slack queue ("runs", the default) needs SLACK_BOT_TOKEN: without it the
 // worker refuses to start rather than finish runs nobody sees. Other queues
 // (those of terminal runs, given with --queues) need no token.
-func cmdWorker(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
-	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+func cmdWorker(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) (err error) {
+	fs := newFlags("worker")
 	queues := fs.String("queues", slackQueue, "comma-separated queues to take runs from")
-	if err := fs.Parse(args); err != nil {
-		return &exitError{code: 2}
+	rest, err := parseFlags(fs, "worker", args, false, stdout, stderr)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return usageError(stderr, "worker", "unexpected argument %q", rest[0])
 	}
 	qs := map[string]int{}
 	for _, q := range strings.Split(*queues, ",") {
@@ -33,16 +37,19 @@ func cmdWorker(ctx context.Context, args []string, getenv func(string) string, s
 			qs[q] = 1
 		}
 	}
+	log := bootLogger(getenv, stderr)
+	defer func() { err = logExit(log, jsonLogs(getenv), err) }()
 	if _, slack := qs[slackQueue]; slack && strings.TrimSpace(getenv("SLACK_BOT_TOKEN")) == "" {
 		return &exitError{code: 2, msg: "researchbot worker: the " + slackQueue + " queue holds Slack runs and stream digests, which must be posted to Slack: " +
 			"set SLACK_BOT_TOKEN, or give --queues without " + slackQueue + " (for example the queue of terminal runs)"}
 	}
-	cfg, err := loadConfig(getenv, stderr, config.Config.CheckLLM)
+	cfg, err := loadConfig(getenv, config.Config.CheckLLM)
 	if err != nil {
 		return err
 	}
-	log := newLogger(cfg, stderr)
-	a, err := app.New(ctx, cfg, app.Options{DefaultQueue: slackQueue, Logger: log})
+	log = newLogger(cfg, stderr)
+	metrics := obs.New()
+	a, err := openChecked(ctx, cfg, dependencies{slackBot: cfg.SlackBotToken != "", llm: true}, app.Options{DefaultQueue: slackQueue, Observer: metrics, Logger: log})
 	if err != nil {
 		return err
 	}
@@ -54,7 +61,10 @@ func cmdWorker(ctx context.Context, args []string, getenv func(string) string, s
 	// post them when Slack is configured.
 	digests := scheduler.DigestPresenterConfig{Store: redisstore.NewStreams(a.Conn.Client, "rb:"), Logger: log}
 	if cfg.SlackBotToken != "" {
-		presenter, err := bot.NewPresenter(bot.PresenterConfig{BotToken: cfg.SlackBotToken, APIURL: cfg.SlackAPIURL, Memory: redisstore.NewSlackMemory(a.Conn.Client), Admins: cfg.Admins, Alerts: a.Store, Logger: log})
+		presenter, err := bot.NewPresenter(bot.PresenterConfig{
+			BotToken: cfg.SlackBotToken, APIURL: cfg.SlackAPIURL, Memory: redisstore.NewSlackMemory(a.Conn.Client),
+			Metrics: bot.NewSlackMetrics(metrics), Admins: cfg.Admins, Alerts: a.Store, Logger: log,
+		})
 		if err != nil {
 			return err
 		}
@@ -68,7 +78,13 @@ func cmdWorker(ctx context.Context, args []string, getenv func(string) string, s
 		return err
 	}
 	defer stop()
-	fmt.Fprintf(stderr, "researchbot worker taking runs from %s\n", *queues)
+	watch(metrics, a, slices.Sorted(maps.Keys(qs)))
+	stopHTTP, err := obs.Serve(cfg.HTTPAddr, obs.Handler(metrics, redisReady(a)), log)
+	if err != nil {
+		return err
+	}
+	defer stopHTTP()
+	log.Info("researchbot worker taking runs", "queues", *queues, "version", versionLine(version, commit, buildInfo()))
 	<-ctx.Done()
 	return nil
 }

@@ -280,9 +280,31 @@ func readManifests(t *testing.T) map[string]k8sObject {
 
 func TestKubernetesExample(t *testing.T) {
 	objs := readManifests(t)
-	dep, ok := objs["Deployment/researchbot"]
+	// serve, and the optional worker replicas: probed, given time to stop.
+	for name, command := range map[string]string{"researchbot": "serve", "researchbot-worker": "worker"} {
+		checkDeployment(t, objs, name, command)
+	}
+	redis, ok := objs["StatefulSet/redis"]
+	if !ok || len(redis.Spec.Template.Spec.Containers) != 1 {
+		t.Fatal("no StatefulSet redis with one container")
+	}
+	rc := redis.Spec.Template.Spec.Containers[0]
+	if !pinned.MatchString(rc.Image) {
+		t.Errorf("redis image %s is not pinned to a full version", rc.Image)
+	}
+	if args := strings.Join(rc.Args, " "); !strings.Contains(args, "--appendonly yes") || !strings.Contains(args, "--maxmemory-policy noeviction") {
+		t.Errorf("redis args %q, want the append-only file on and no eviction", args)
+	}
+}
+
+// checkDeployment checks the Deployment name runs command with probes on
+// /healthz and /readyz at HTTP_ADDR, the tokens from a Secret, a memory
+// limit, and longer than a step's grace to stop.
+func checkDeployment(t *testing.T, objs map[string]k8sObject, name, command string) {
+	t.Helper()
+	dep, ok := objs["Deployment/"+name]
 	if !ok {
-		t.Fatalf("no Deployment researchbot among %d objects", len(objs))
+		t.Fatalf("no Deployment %s among %d objects", name, len(objs))
 	}
 	pod := dep.Spec.Template.Spec
 	if g := pod.TerminationGracePeriodSeconds; g == nil || time.Duration(*g)*time.Second <= stepGrace {
@@ -292,8 +314,8 @@ func TestKubernetesExample(t *testing.T) {
 		t.Fatalf("%d containers, want 1", len(pod.Containers))
 	}
 	c := pod.Containers[0]
-	if len(c.Args) == 0 || c.Args[0] != "serve" {
-		t.Errorf("args %q, want serve", c.Args)
+	if len(c.Args) == 0 || c.Args[0] != command {
+		t.Errorf("%s: args %q, want %s", name, c.Args, command)
 	}
 	var httpAddr string
 	for _, e := range c.Env {
@@ -325,16 +347,5 @@ func TestKubernetesExample(t *testing.T) {
 	}
 	if c.Resources.Limits["memory"] == "" {
 		t.Error("no memory limit")
-	}
-	redis, ok := objs["StatefulSet/redis"]
-	if !ok || len(redis.Spec.Template.Spec.Containers) != 1 {
-		t.Fatal("no StatefulSet redis with one container")
-	}
-	rc := redis.Spec.Template.Spec.Containers[0]
-	if !pinned.MatchString(rc.Image) {
-		t.Errorf("redis image %s is not pinned to a full version", rc.Image)
-	}
-	if args := strings.Join(rc.Args, " "); !strings.Contains(args, "--appendonly yes") || !strings.Contains(args, "--maxmemory-policy noeviction") {
-		t.Errorf("redis args %q, want the append-only file on and no eviction", args)
 	}
 }

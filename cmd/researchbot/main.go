@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	_ "time/tzdata" // streams' time zones load even on images without zoneinfo
 )
@@ -39,31 +40,20 @@ type exitError struct {
 
 func (e *exitError) Error() string { return e.msg }
 
-const usage = `researchbot — trustworthy, cited research with a human in control.
-
-Usage:
-  researchbot run [flags] "<question>"   research in the terminal
-  researchbot run --resume RUN_ID        continue a run after the process stopped
-  researchbot runs [--limit N]           list runs with status, age and spend
-  researchbot runs --feedback [--limit N]  what people said about the reports (👍 / 👎, reasons)
-  researchbot runs prune                 forget expired runs; expire old finished ones
-  researchbot serve                      run the Slack bot (Socket Mode) and workers
-  researchbot worker [--queues runs]     run workers only (more capacity; needs REDIS_URL)
-  researchbot checkpoints [fields|show|create|update|delete|enable|disable|timeout|reset|skip …]
-                                         see and manage checkpoint definitions ('checkpoints help')
-  researchbot env                        list the environment variables it reads
-  researchbot healthcheck [--path P]     ask the local serve's /healthz (exit 0 or 1)
-  researchbot version                    version, commit and Go version (also --version)
-  researchbot help                       this text
-
-Run 'researchbot run -h' for the run flags. Configuration is by environment
-variables (see 'researchbot env' and the README).
-`
-
-// run is the whole program, with its environment passed in.
+// run is the whole program, with its environment passed in. A command that
+// printed its help returns nil (exit 0).
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	err := dispatch(ctx, args, getenv, stdin, stdout, stderr)
+	if errors.Is(err, helped) {
+		return nil
+	}
+	return err
+}
+
+// dispatch runs the command args name.
+func dispatch(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
+		fmt.Fprint(stderr, usage())
 		return &exitError{code: 2}
 	}
 	switch args[0] {
@@ -71,23 +61,52 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return cmdRun(ctx, args[1:], getenv, stdin, stdout, stderr)
 	case "runs":
 		return cmdRuns(ctx, args[1:], getenv, stdout, stderr)
+	case "ask":
+		return cmdAsk(ctx, args[1:], getenv, stdout, stderr)
 	case "serve":
 		return cmdServe(ctx, args[1:], getenv, stdout, stderr)
 	case "worker":
-		return cmdWorker(ctx, args[1:], getenv, stderr)
+		return cmdWorker(ctx, args[1:], getenv, stdout, stderr)
 	case "checkpoints":
+		if len(args) > 1 && isHelpFlag(args[1]) {
+			c, _ := lookup("checkpoints")
+			commandUsage(stdout, c, nil)
+			return helped
+		}
 		return cmdCheckpoints(ctx, args[1:], getenv, stdin, stdout, stderr)
 	case "env":
-		return cmdEnv(stdout)
+		return cmdEnv(args[1:], getenv, stdout, stderr)
 	case "healthcheck":
 		return cmdHealthcheck(ctx, args[1:], getenv, stdout, stderr)
 	case "version", "--version":
 		return cmdVersion(args[1:], stdout, stderr)
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
-		return nil
+	case "help", "-h", "-help", "--help":
+		return cmdHelp(ctx, args[1:], getenv, stdout, stderr)
 	default:
-		fmt.Fprintf(stderr, "researchbot: unknown command %q\n\n%s", args[0], usage)
+		fmt.Fprintf(stderr, "researchbot: unknown command %q\nRun 'researchbot help' for usage.\n", args[0])
 		return &exitError{code: 2}
 	}
+}
+
+// cmdHelp prints the program's help, or a command's ("help runs prune"),
+// on stdout.
+func cmdHelp(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stdout, usage())
+		return nil
+	}
+	if isHelpFlag(args[0]) {
+		args = []string{"help"}
+	}
+	name := strings.Join(args, " ")
+	c, ok := lookup(name)
+	switch {
+	case !ok:
+		return usageError(stderr, "help", "there is no command %q", name)
+	case name == "help":
+		commandUsage(stdout, c, nil)
+		return helped
+	}
+	// The command prints its own help, with its flags.
+	return dispatch(ctx, append(strings.Fields(name), "-h"), getenv, nil, stdout, stderr)
 }

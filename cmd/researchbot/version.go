@@ -19,17 +19,17 @@ var (
 
 // cmdVersion prints one line: version, commit and the Go toolchain.
 func cmdVersion(args []string, stdout, stderr io.Writer) error {
-	if len(args) > 0 {
-		if isHelpFlag(args[0]) {
-			fmt.Fprintln(stdout, "Usage: researchbot version    (or researchbot --version)")
-			return nil
-		}
-		fmt.Fprintf(stderr, "researchbot version takes no arguments (got %q)\n", args[0])
-		return &exitError{code: 2}
+	if err := noArgs("version", args, stdout, stderr); err != nil {
+		return err
 	}
-	bi, _ := debug.ReadBuildInfo()
-	fmt.Fprintln(stdout, versionLine(version, commit, bi))
+	fmt.Fprintln(stdout, versionLine(version, commit, buildInfo()))
 	return nil
+}
+
+// buildInfo is the build information the go command recorded, or nil.
+func buildInfo() *debug.BuildInfo {
+	bi, _ := debug.ReadBuildInfo()
+	return bi
 }
 
 // versionLine describes the build, e.g.

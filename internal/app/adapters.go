@@ -23,6 +23,8 @@ type model struct {
 	prices  map[string]llm.Price
 	// endpoint names the model's endpoint in messages (no credentials).
 	endpoint string
+	calls    CallObserver
+	now      func() time.Time
 }
 
 func (m *model) Generate(ctx context.Context, p pipeline.Prompt, out any) (pipeline.Usage, error) {
@@ -37,7 +39,9 @@ func (m *model) Generate(ctx context.Context, p pipeline.Prompt, out any) (pipel
 			p.OnRetry(pipeline.ModelRetry{Retry: r.N, Of: r.Max, Wait: r.Wait, Cause: r.Cause})
 		}
 	}
+	start := m.now()
 	u, err := m.client.Generate(ctx, req, out)
+	defer func() { m.calls.LLMCall(string(p.Role), llmOutcome(ctx, err), m.now().Sub(start)) }()
 	pu := pipeline.Usage{Model: u.Model, PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, CostUSD: u.CostUSD, Calls: u.Calls, UnknownPrice: u.UnknownPrice}
 	var refusal *llm.RefusalError
 	var api *llm.APIError
@@ -112,12 +116,16 @@ func (m *model) Price(role pipeline.Role) (float64, float64) {
 
 // searcher adapts search.Multi to pipeline.Searcher.
 type searcher struct {
-	multi *search.Multi
-	now   func() time.Time
+	multi    *search.Multi
+	now      func() time.Time
+	backends []string
+	calls    CallObserver
 }
 
 func (s *searcher) Search(ctx context.Context, r pipeline.SearchRequest) pipeline.SearchOutcome {
+	start := s.now()
 	out := s.multi.Search(ctx, search.Query{Text: r.Text, Kind: search.Kind(r.Kind), Since: r.Since, Limit: r.Limit})
+	s.calls.Search(searchOutcomes(s.backends, out), s.now().Sub(start))
 	res := pipeline.SearchOutcome{}
 	now := s.now()
 	for _, h := range out.Results {
@@ -155,10 +163,16 @@ func documentKey(h search.Result) string {
 }
 
 // fetcher adapts fetch.Fetcher to pipeline.Fetcher.
-type fetcher struct{ f *fetch.Fetcher }
+type fetcher struct {
+	f     *fetch.Fetcher
+	now   func() time.Time
+	calls CallObserver
+}
 
 func (f *fetcher) Fetch(ctx context.Context, url string) (pipeline.Document, error) {
+	start := f.now()
 	p, err := f.f.Fetch(ctx, url)
+	f.calls.Fetch(fetchOutcome(p, err), len(p.Text), f.now().Sub(start))
 	if err != nil {
 		return pipeline.Document{}, err
 	}

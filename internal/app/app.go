@@ -140,9 +140,9 @@ func (a *App) build() error {
 		Store:      a.Store,
 		Queue:      a.Queue,
 		Locker:     a.Locker,
-		Model:      &model{client: client, modelOf: cfg.ModelFor, prices: prices, endpoint: endpointName(cfg.OpenAIBaseURL)},
-		Searcher:   &searcher{multi: multi, now: a.opts.Now},
-		Fetcher:    &fetcher{f: pageFetcher},
+		Model:      &model{client: client, modelOf: cfg.ModelFor, prices: prices, endpoint: endpointName(cfg.OpenAIBaseURL), calls: a.callObserver(), now: a.opts.Now},
+		Searcher:   &searcher{multi: multi, now: a.opts.Now, backends: a.Backends, calls: a.callObserver()},
+		Fetcher:    &fetcher{f: pageFetcher, now: a.opts.Now, calls: a.callObserver()},
 		Presenters: presenters,
 		Defaults: pipeline.Limits{
 			MaxIterations: cfg.MaxIterations, MaxGapRounds: cfg.MaxGapRounds, MaxCostUSD: cfg.MaxCostUSD,
@@ -183,6 +183,7 @@ func (a *App) StartWorker(queues map[string]int) (stop func(), err error) {
 	if err := w.Start(); err != nil {
 		return nil, fmt.Errorf("start worker: %w", err)
 	}
+	a.Queue.RunLocally(w)
 	rescuer := &redisstore.Rescuer{
 		Store: a.Store, Locker: a.Locker, Queue: a.Queue, Queues: slices.Sorted(maps.Keys(queues)),
 		Abandoned:   func(q string) bool { return strings.HasPrefix(q, TerminalQueuePrefix) },

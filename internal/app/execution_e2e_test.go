@@ -102,9 +102,11 @@ func TestAModelThatIsDownEndsTheRunWithinItsBound(t *testing.T) {
 
 // TestCheckpointTimeoutsFireOnTimeThroughTheQueue: checkpoint timers run
 // through the real queue and worker on a real redis-server, on the real
-// clock: a required checkpoint is reminded at its interval while its
-// retries last, each reminder no earlier than its deadline and at most 2 s
-// after; an optional one is skipped at its deadline and the run goes on.
+// clock: a required checkpoint is offered again at its interval while its
+// retries last, then stays timed out and is reminded at the same interval
+// for as long as it waits, each reminder no earlier than its deadline and at
+// most 2 s after; an optional one is skipped at its deadline and the run
+// goes on.
 func TestCheckpointTimeoutsFireOnTimeThroughTheQueue(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, &researchtest.Researcher{CriticalOnReview: map[int]bool{1: true}}, nil)
@@ -129,7 +131,7 @@ func TestCheckpointTimeoutsFireOnTimeThroughTheQueue(t *testing.T) {
 	h.start(checkpoints.ModeGuided, pipeline.Limits{})
 	prev := h.next()
 	var worst time.Duration
-	for attempt := 2; attempt <= 4; attempt++ {
+	for attempt := 2; attempt <= 6; attempt++ {
 		got := h.next()
 		late := time.Since(prev.DeadlineAt)
 		worst = max(worst, late)
@@ -142,8 +144,8 @@ func TestCheckpointTimeoutsFireOnTimeThroughTheQueue(t *testing.T) {
 		if attempt <= 3 && (got.Attempt != attempt || got.State != checkpoints.StateOffered) {
 			t.Fatalf("reminder %d: attempt %d, %s", attempt, got.Attempt, got.State)
 		}
-		if attempt == 4 && got.State != checkpoints.StateTimedOut {
-			t.Fatalf("after its reminders the checkpoint is %s, want timed out (and still answerable)", got.State)
+		if attempt >= 4 && (got.Attempt != attempt || got.State != checkpoints.StateTimedOut) {
+			t.Fatalf("after its re-offers, reminder %d: attempt %d, %s; want timed out (still answerable), reminded at its interval", attempt, got.Attempt, got.State)
 		}
 		prev = got
 	}
@@ -158,5 +160,5 @@ func TestCheckpointTimeoutsFireOnTimeThroughTheQueue(t *testing.T) {
 	if draft.DefinitionID != checkpoints.DraftReview || late < 0 || late > 2*time.Second+time.Second {
 		t.Fatalf("after the optional checkpoint's deadline: %s, %v late", draft.DefinitionID, late)
 	}
-	t.Logf("4 timeouts through the queue: none early, the latest handled %v after its deadline", worst.Round(time.Millisecond))
+	t.Logf("6 timeouts through the queue: none early, the latest handled %v after its deadline", worst.Round(time.Millisecond))
 }

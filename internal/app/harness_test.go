@@ -74,11 +74,17 @@ type harness struct {
 func newHarness(t testing.TB, res *researchtest.Researcher, env map[string]string) *harness {
 	t.Helper()
 	srv, _ := redistest.Start(t)
+	return newHarnessAt(t, srv.URL, res, env)
+}
+
+// newHarnessAt is newHarness against the Redis at redisURL.
+func newHarnessAt(t testing.TB, redisURL string, res *researchtest.Researcher, env map[string]string) *harness {
+	t.Helper()
 	web := researchtest.NewWeb(t, researchtest.DefaultPages()...)
 	model := llmtest.NewServer(t, res.Respond)
 	env = mergeEnv(map[string]string{"LLM_PRICES": "gpt-4o-mini=0.15/0.6"}, env)
 	h := &harness{t: t, web: web, llm: model, res: res, rec: newRecorder(), clock: &researchtest.Clock{}}
-	h.app = startApp(t, testConfig(t, srv.URL, model.URL(), web.URL(), env), Options{
+	h.app = startApp(t, testConfig(t, redisURL, model.URL(), web.URL(), env), Options{
 		Presenters:   map[string]pipeline.Presenter{"test": h.rec},
 		DefaultQueue: "test",
 		Now:          h.clock.Now,

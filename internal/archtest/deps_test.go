@@ -29,13 +29,15 @@ var inward = map[string]struct {
 	"search":                {[]string{"dedup"}, "search backends are an adapter; their rate budget is a port they declare"},
 	"fetch":                 {nil, "page fetching is an adapter; its cache is a port it declares"},
 	"terminal":              {[]string{"pipeline", "checkpoints", "textmatch"}, "the terminal presenter adapts the domain to a TTY"},
-	"bot":                   {[]string{"pipeline", "checkpoints", "scheduler", "textmatch", "dedup"}, "the Slack adapter knows the domain; its memory and rate budgets are ports, not redisstore"},
+	"bot":                   {[]string{"pipeline", "checkpoints", "scheduler", "textmatch", "dedup", "internal/obs"}, "the Slack adapter knows the domain; its memory and rate budgets are ports, not redisstore; its counters join the process's metrics"},
+	"internal/obs":          {[]string{"pipeline", "checkpoints", "textmatch"}, "metrics and health endpoints, shared by serve and worker: the engine's observer, fed by adapters through the wiring, knowing none of them"},
 	"redisstore":            {[]string{"pipeline", "checkpoints", "scheduler", "textmatch", "dedup"}, "the Redis adapter implements the domain's stores and the adapters' ports"},
 	"internal/app":          {[]string{"config", "pipeline", "checkpoints", "scheduler", "textmatch", "dedup", "llm", "search", "fetch", "redisstore"}, "app assembles the engine from adapters; it knows no user interface (bot, terminal)"},
 	"internal/redistest":    {nil, "test helper: a private redis-server"},
 	"internal/slackfake":    {nil, "test helper: a fake Slack speaking its wire protocol"},
 	"internal/researchtest": {[]string{"pipeline", "checkpoints", "textmatch", "llm/llmtest"}, "test helper: a scripted research model for the domain"},
 	"internal/archtest":     {nil, "this test"},
+	"internal/faults":       {nil, "the fault suite: its code is tests only (build tag faults)"},
 	"cmd/researchbot":       {[]string{"*"}, "main is the only place that wires everything"},
 }
 

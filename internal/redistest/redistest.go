@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -51,18 +52,31 @@ func Start(t testing.TB) (*Server, *redis.Client) {
 	if err != nil {
 		t.Fatalf("redistest: redis-server not found on PATH (apt-get install redis-server): %v", err)
 	}
+	s, _ := startProcess(t, bin, readyLine, func(int) []string { return nil })
+	c := redis.NewClient(&redis.Options{Addr: s.Addr})
+	t.Cleanup(func() { _ = c.Close() })
+	if err := c.Ping(context.Background()).Err(); err != nil {
+		t.Fatalf("redistest: redis-server on %s said it was ready but does not answer: %v", s.Addr, err)
+	}
+	return s, c
+}
+
+// readyLine is what a redis-server logs once it accepts connections.
+const readyLine = "Ready to accept connections"
+
+// startProcess launches a redis-server with the arguments args returns for
+// its port (before the common ones), waiting for ready in its log, and
+// retries another port when the one picked was taken. It returns the
+// server and a function that kills it now (it is killed when t ends too).
+func startProcess(t testing.TB, bin, ready string, args func(port int) []string) (*Server, func()) {
+	t.Helper()
 	for attempt := 1; ; attempt++ {
 		port := freePort(t)
-		err := launch(t, bin, port)
+		kill, err := launchWith(t, bin, port, args(port), ready)
 		if err == nil {
 			s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port))}
 			s.URL = "redis://" + s.Addr + "/0"
-			c := redis.NewClient(&redis.Options{Addr: s.Addr})
-			t.Cleanup(func() { _ = c.Close() })
-			if err := c.Ping(context.Background()).Err(); err != nil {
-				t.Fatalf("redistest: redis-server on %s said it was ready but does not answer: %v", s.Addr, err)
-			}
-			return s, c
+			return s, kill
 		}
 		if busy := (errBusy{}); !errors.As(err, &busy) || attempt == startAttempts {
 			t.Fatalf("redistest: start redis-server: %v", err)
@@ -79,20 +93,28 @@ func (e errBusy) Error() string { return "port taken: " + e.line }
 // ready. When it exits first it returns what the log said (errBusy when
 // the port was taken). A started server is stopped when t ends.
 func launch(t testing.TB, bin string, port int) error {
-	cmd := exec.Command(bin,
+	_, err := launchWith(t, bin, port, nil, readyLine)
+	return err
+}
+
+// launchWith is launch with leading arguments (a config file, --sentinel,
+// --replicaof …) and the log line that means ready. It returns a function
+// that kills the server at once.
+func launchWith(t testing.TB, bin string, port int, pre []string, readyMark string) (func(), error) {
+	cmd := exec.Command(bin, append(pre,
 		"--port", strconv.Itoa(port),
 		"--bind", "127.0.0.1",
 		"--save", "",
 		"--appendonly", "no",
 		"--dir", t.TempDir(),
 		"--logfile", "", // the log goes to stdout, read below
-	)
+	)...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		return err
+		return nil, err
 	}
 	ready := make(chan error, 1)
 	go func() {
@@ -101,7 +123,7 @@ func launch(t testing.TB, bin string, port int) error {
 		for sc.Scan() {
 			line := sc.Text()
 			switch {
-			case strings.Contains(line, "Ready to accept connections"):
+			case strings.Contains(line, readyMark):
 				ready <- nil
 				_, _ = io.Copy(io.Discard, out) // keep the pipe drained until exit
 				return
@@ -123,13 +145,17 @@ func launch(t testing.TB, bin string, port int) error {
 	if err != nil {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
-		return err
+		return nil, err
 	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	return nil
+	var once sync.Once
+	kill := func() {
+		once.Do(func() {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		})
+	}
+	t.Cleanup(kill)
+	return kill, nil
 }
 
 // Connect returns a client for a server another test started (by its URL).

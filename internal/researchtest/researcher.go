@@ -229,6 +229,8 @@ func (r *Researcher) answer(c llmtest.Call, n int) llmtest.Reply {
 			out.Items = append(out.Items, pipeline.CritiqueItem{Category: "accuracy", Severity: "critical", Location: "Performance", Description: "A figure does not match its source.", SuggestedFix: "Quote the source's figure."})
 		}
 		return llmtest.JSON(out)
+	case "follow_up_answer":
+		return llmtest.JSON(followUpAnswer(c, ids))
 	}
 	return llmtest.Reply{Status: 400, ErrorCode: "unknown_schema", ErrorMessage: "the fake researcher does not know schema " + c.SchemaName}
 }
@@ -285,4 +287,31 @@ func (r *Researcher) draft(c llmtest.Call, ids []int) pipeline.DraftOutput {
 		out.RevisionNotes = []string{"Addressed the critique."}
 	}
 	return out
+}
+
+// UnansweredTopic is a word that makes the fake researcher say the sources
+// do not answer a follow-up question that names it.
+const UnansweredTopic = "noise"
+
+var followUpQuestionRe = regexp.MustCompile(`(?s)<untrusted_data kind="question">\n(.*?)\n</untrusted_data>`)
+
+// followUpAnswer answers a follow-up question from the first page in the
+// prompt, quoting it, and adds a citation of a source the report does not
+// cite ([99]); a question naming UnansweredTopic is not answered.
+func followUpAnswer(c llmtest.Call, ids []int) pipeline.AskOutput {
+	q := ""
+	if m := followUpQuestionRe.FindStringSubmatch(c.User); m != nil {
+		q = m[1]
+	}
+	if strings.Contains(strings.ToLower(q), UnansweredTopic) || len(ids) == 0 {
+		return pipeline.AskOutput{Claims: []pipeline.ClaimOutput{}, Missing: "The sources say nothing about " + UnansweredTopic + "."}
+	}
+	quote := quotes(c.User)[ids[0]]
+	sentence := fmt.Sprintf("The first source says: %s [%d].", quote, ids[0])
+	return pipeline.AskOutput{
+		Answerable: true,
+		Answer:     sentence + " Another study agrees [99].",
+		Claims:     []pipeline.ClaimOutput{{Sentence: sentence, SourceID: ids[0], Quote: quote}},
+		Missing:    "",
+	}
 }

@@ -52,6 +52,9 @@ func NewWeb(t testing.TB, pages ...Page) *Web {
 	mux.HandleFunc("GET /search", w.search)
 	mux.HandleFunc("GET /page/{n}", w.page)
 	mux.HandleFunc("GET /robots.txt", func(rw http.ResponseWriter, _ *http.Request) {
+		if w.FetchDelay > 0 {
+			time.Sleep(w.FetchDelay) // a robots.txt costs a round trip like a page
+		}
 		fmt.Fprint(rw, "User-agent: *\nAllow: /\n")
 	})
 	w.srv = httptest.NewServer(mux)

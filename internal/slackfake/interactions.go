@@ -286,8 +286,8 @@ func (s *Server) PostUserMessage(ctx context.Context, userID, channelID, threadT
 	return err
 }
 
-// eventCallback wraps an Events API event in its event_callback payload.
-// The caller holds s.mu.
+// eventCallback wraps an inner event as Slack's Events API does. The
+// caller holds s.mu.
 func (s *Server) eventCallback(event map[string]any) map[string]any {
 	return map[string]any{
 		"token": "fake-verification-token", "team_id": TeamID, "api_app_id": AppID,

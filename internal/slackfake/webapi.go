@@ -51,6 +51,7 @@ func (s *Server) handlers() map[string]apiHandler {
 		"users.info":                   s.usersInfo,
 		"files.getUploadURLExternal":   s.filesGetUploadURLExternal,
 		"files.completeUploadExternal": s.filesCompleteUploadExternal,
+		"files.delete":                 s.filesDelete,
 		"reactions.add":                s.reactionsAdd,
 		"chat.getPermalink":            s.chatGetPermalink,
 		"conversations.replies":        s.conversationsReplies,

@@ -10,6 +10,7 @@
 package llmtest
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -50,6 +51,9 @@ type Reply struct {
 	// Delay is waited before answering; the wait ends early when the client
 	// goes away.
 	Delay time.Duration
+	// FinishReason of a 200 reply; "" means "stop" ("length": cut off at the
+	// token limit).
+	FinishReason string
 }
 
 // Responder decides the reply to a call.
@@ -72,6 +76,10 @@ func NewServer(t testing.TB, r Responder) *Server {
 	s := &Server{respond: r}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.chatCompletions)
+	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"object":"list","data":[{"id":"gpt-4o-mini","object":"model","owned_by":"llmtest"}]}`))
+	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, req *http.Request) {
 		writeError(w, http.StatusNotFound, "", "invalid_request_error",
 			fmt.Sprintf("Invalid URL (%s %s)", req.Method, req.URL.Path))
@@ -226,7 +234,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, req *http.Request) {
 			"index":         0,
 			"message":       msg,
 			"logprobs":      nil,
-			"finish_reason": "stop",
+			"finish_reason": cmp.Or(rep.FinishReason, "stop"),
 		}},
 		"usage": map[string]any{
 			"prompt_tokens":     pt,

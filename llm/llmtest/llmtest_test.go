@@ -156,7 +156,7 @@ func TestBadRequests(t *testing.T) {
 	if resp.StatusCode != 400 || m["error"] == nil {
 		t.Errorf("bad JSON: %d %v", resp.StatusCode, m)
 	}
-	r, err := http.Get(srv.URL() + "/models")
+	r, err := http.Get(srv.URL() + "/nothing-here")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,87 @@
+package bot
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"github.com/researchbot/researchbot/checkpoints"
+	"github.com/researchbot/researchbot/pipeline"
+)
+
+// The draft in the thread: when the draft review is offered, the draft is
+// attached to the run's thread as a Markdown file, so the reviewer reads
+// what they approve; each revision replaces the file of the previous one.
+
+// keyDraftFile + run id → fields: the draft version attached and its file id.
+const keyDraftFile = "draftfile:"
+
+// Fields of keyDraftFile.
+const (
+	draftFileVersion = "version"
+	draftFileID      = "file"
+)
+
+// DraftFileComment is the one line posted with a draft's file: which draft
+// it is and what changed since the previous one. It is mrkdwn, escaped.
+func DraftFileComment(d pipeline.Draft) string {
+	line := fmt.Sprintf(":page_facing_up: Draft %d — the whole draft to review, as a Markdown file.", d.Version)
+	if d.Diff != nil {
+		line = fmt.Sprintf(":page_facing_up: Draft %d replaces draft %d. Changes: %s", d.Version, d.Version-1, Escape(d.Diff.Summary()))
+	}
+	return Truncate(line, 1000)
+}
+
+// attachDraft attaches the run's latest draft to its thread when inst is a
+// draft review and that draft is not attached yet, then deletes the file of
+// the draft it replaces. It is best-effort: the checkpoint message is what
+// the decision needs, so failures are logged.
+func (p *Presenter) attachDraft(ctx context.Context, r *pipeline.Run, inst *checkpoints.Instance) {
+	if inst.DefinitionID != checkpoints.DraftReview || len(r.Drafts) == 0 || r.Origin.Channel == "" {
+		return
+	}
+	log := p.log.With("run_id", r.ID)
+	d := r.Drafts[len(r.Drafts)-1]
+	key := keyDraftFile + r.ID
+	had, err := p.mem.RecallFields(ctx, key)
+	if err != nil {
+		log.Warn("bot: reading which draft is attached failed", "err", err)
+		return
+	}
+	if had[draftFileVersion] == strconv.Itoa(d.Version) {
+		return // a reminder, or the same offer shown again
+	}
+	md := pipeline.BuildReport(r, time.Time{}).Markdown
+	var file *slack.FileSummary
+	err = retry429(ctx, func() error {
+		var err error
+		file, err = p.api.UploadFileContext(ctx, slack.UploadFileParameters{
+			Content:         md,
+			FileSize:        len(md),
+			Filename:        fmt.Sprintf("draft-%s-v%d.md", fileSafe(r.ID), d.Version),
+			Title:           Truncate(oneLine(fmt.Sprintf("Draft %d: %s", d.Version, firstNonEmpty(d.Title, "Research report"))), 200),
+			InitialComment:  DraftFileComment(d),
+			Channel:         r.Origin.Channel,
+			ThreadTimestamp: r.Origin.ThreadTS,
+		})
+		return err
+	})
+	if err != nil {
+		log.Warn("bot: attaching the draft failed", "version", d.Version, "err", err)
+		return
+	}
+	if err := p.mem.RememberField(ctx, key, draftFileVersion, strconv.Itoa(d.Version), msgKeyTTL); err != nil {
+		log.Warn("bot: remembering the attached draft failed", "err", err)
+	}
+	if err := p.mem.RememberField(ctx, key, draftFileID, file.ID, msgKeyTTL); err != nil {
+		log.Warn("bot: remembering the attached draft failed", "err", err)
+	}
+	if old := had[draftFileID]; old != "" && old != file.ID {
+		if err := retry429(ctx, func() error { return p.api.DeleteFileContext(ctx, old) }); err != nil {
+			log.Warn("bot: deleting the previous draft's file failed", "file", old, "err", err)
+		}
+	}
+}

@@ -1,0 +1,58 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/slack-go/slack"
+)
+
+// TokenCheck says which Slack tokens to check at start and where.
+type TokenCheck struct {
+	APIURL   string
+	BotToken string // checked with auth.test
+	// AppToken, when set, is checked with apps.connections.open (Socket Mode).
+	AppToken   string
+	HTTPClient *http.Client
+}
+
+// CheckTokens asks Slack whether the tokens work, and returns one error per
+// problem, each naming the variable to fix and where to find the right value.
+func CheckTokens(ctx context.Context, c TokenCheck) []error {
+	opts := []slack.Option{slack.OptionAPIURL(c.APIURL)}
+	if c.HTTPClient != nil {
+		opts = append(opts, slack.OptionHTTPClient(c.HTTPClient))
+	}
+	var problems []error
+	if _, err := slack.New(c.BotToken, opts...).AuthTestContext(ctx); err != nil {
+		problems = append(problems, tokenProblem("SLACK_BOT_TOKEN", "auth.test", c.APIURL, err,
+			"copy the Bot User OAuth Token (xoxb-…) from your Slack app's OAuth & Permissions page, and reinstall the app if it was revoked"))
+		var se slack.SlackErrorResponse
+		if !errors.As(err, &se) {
+			return problems // Slack did not answer: asking again says nothing new
+		}
+	}
+	if c.AppToken != "" {
+		api := slack.New("", append(opts, slack.OptionAppLevelToken(c.AppToken))...)
+		if _, _, err := api.StartSocketModeContext(ctx); err != nil {
+			problems = append(problems, tokenProblem("SLACK_APP_TOKEN", "apps.connections.open", c.APIURL, err,
+				"generate an app-level token (xapp-…) with the connections:write scope under Basic Information → App-Level Tokens, and turn Socket Mode on"))
+		}
+	}
+	return problems
+}
+
+// tokenProblem words a failed check: a refusal names the token's variable,
+// anything else (no answer) SLACK_API_URL and the network.
+func tokenProblem(variable, method, apiURL string, err error, fix string) error {
+	var se slack.SlackErrorResponse
+	switch {
+	case errors.As(err, &se):
+		return fmt.Errorf("%s: Slack answered %q to %s: %s", variable, err.Error(), method, fix)
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("SLACK_API_URL: Slack at %s did not answer %s in time: check the network (proxy, firewall) or SLACK_API_URL", apiURL, method)
+	}
+	return fmt.Errorf("SLACK_API_URL: cannot reach Slack at %s for %s (%w): check the network (proxy, firewall) or SLACK_API_URL", apiURL, method, err)
+}

@@ -1,0 +1,189 @@
+//go:build unix
+
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+
+	"github.com/researchbot/researchbot/internal/researchtest"
+)
+
+// ptyChild is a researchbot process whose terminal is a pseudo-terminal.
+type ptyChild struct {
+	cmd  *exec.Cmd
+	tty  *os.File // the pty's master side: what the person types and sees
+	mu   sync.Mutex
+	seen strings.Builder
+	done chan error
+}
+
+// startInPTY runs researchbot with args in a pseudo-terminal, as a person
+// at a terminal would.
+func (w *world) startInPTY(t *testing.T, env []string, args ...string) *ptyChild {
+	t.Helper()
+	cmd := w.command(args, append([]string{"TERM=xterm"}, env...))
+	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 200})
+	if err != nil {
+		t.Fatalf("start in a pseudo-terminal: %v", err)
+	}
+	c := &ptyChild{cmd: cmd, tty: tty, done: make(chan error, 1)}
+	go func() { // owner: this child; ends when the pty closes
+		buf := make([]byte, 4096)
+		for {
+			n, err := tty.Read(buf)
+			c.mu.Lock()
+			c.seen.Write(buf[:n])
+			c.mu.Unlock()
+			if err != nil {
+				c.done <- cmd.Wait()
+				return
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = tty.Close()
+	})
+	return c
+}
+
+func (c *ptyChild) screen() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.seen.String()
+}
+
+// waitFor waits until the terminal shows text matching re.
+func (c *ptyChild) waitFor(t *testing.T, re *regexp.Regexp) {
+	t.Helper()
+	for deadline := time.Now().Add(60 * time.Second); !re.MatchString(c.screen()); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the terminal never showed %q:\n%q", re, c.screen())
+		}
+	}
+}
+
+// exit waits for the process and returns its exit code.
+func (c *ptyChild) exit(t *testing.T, within time.Duration) int {
+	t.Helper()
+	select {
+	case err := <-c.done:
+		return childExitCode(t, err)
+	case <-time.After(within):
+		t.Fatalf("still running after %v:\n%q", within, c.screen())
+	}
+	return -1
+}
+
+var promptRe = regexp.MustCompile(`\[a\]pprove / \[e\]dit / \[r\]eject\? $`)
+
+// TestTerminalProgressInPlaceAndCtrlCAtAPrompt: in a terminal the progress
+// is one line redrawn in place, the stage while the run waits names the
+// checkpoint, and Ctrl-C at a prompt stops at once with the resume command.
+func TestTerminalProgressInPlaceAndCtrlCAtAPrompt(t *testing.T) {
+	w := newWorld(t, &researchtest.Researcher{})
+	c := w.startInPTY(t, []string{"RESEARCHBOT_NO_EDITOR=1"}, "run", "--mode", "guided", "How well do heat pumps work in cold climates?")
+	c.waitFor(t, promptRe)
+	shown := c.screen()
+	if !strings.Contains(shown, "\r\x1b[2K[") {
+		t.Errorf("progress was not redrawn in place:\n%q", shown)
+	}
+	if !strings.Contains(shown, "waiting for you: Research plan") {
+		t.Errorf("the stage while the plan waits does not say so:\n%q", shown)
+	}
+	if regexp.MustCompile(`\n\[[█░]+\] `).MatchString(shown) {
+		t.Errorf("a progress line was printed as a line of its own:\n%q", shown)
+	}
+	start := time.Now()
+	if _, err := c.tty.Write([]byte{3}); err != nil { // Ctrl-C, through the terminal's line discipline
+		t.Fatal(err)
+	}
+	if code := c.exit(t, 10*time.Second); code != 130 {
+		t.Errorf("exit %d after Ctrl-C, want 130:\n%q", code, c.screen())
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("Ctrl-C at the prompt took %v to stop the program", took)
+	}
+	if !regexp.MustCompile(`researchbot run --resume r-[a-z0-9]+`).MatchString(c.screen()) {
+		t.Errorf("no resume command after Ctrl-C:\n%q", c.screen())
+	}
+}
+
+// TestTerminalEditorFormWithVISUAL: Edit opens $VISUAL (not $EDITOR) on a
+// YAML form that says what each field takes; a query type that does not
+// exist is explained and the form reopened; the corrected form is the
+// decision.
+func TestTerminalEditorFormWithVISUAL(t *testing.T) {
+	w := newWorld(t, &researchtest.Researcher{})
+	dir := t.TempDir()
+	visual := filepath.Join(dir, "visual.sh")
+	// The first time: keep a copy of the form, and save a query with an
+	// unknown type; the second time: the same query as a web query.
+	script := `#!/bin/sh
+set -e
+dir=$(dirname "$0")
+if [ ! -f "$dir/round1" ]; then
+  cp "$1" "$dir/round1"
+  kind=blog
+else
+  cp "$1" "$dir/round2"
+  kind=web
+fi
+cat > "$1" <<EOF
+sub_questions: |
+  How efficient are heat pumps below -15 °C?
+queries: |
+  $kind: heat pump reviews cold climate
+depth: quick
+EOF
+`
+	if err := os.WriteFile(visual, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c := w.startInPTY(t, []string{"VISUAL=" + visual, "EDITOR=/bin/false"}, "run", "--mode", "guided", "How well do heat pumps work in cold climates?")
+	c.waitFor(t, promptRe)
+	if _, err := c.tty.Write([]byte("e\r")); err != nil {
+		t.Fatal(err)
+	}
+	c.waitFor(t, regexp.MustCompile(`✓ Research plan: edit`))
+	c.waitFor(t, regexp.MustCompile(`━━ Draft`))
+	c.waitFor(t, promptRe)
+	if _, err := c.tty.Write([]byte("a\r")); err != nil {
+		t.Fatal(err)
+	}
+	if code := c.exit(t, 60*time.Second); code != 0 {
+		t.Fatalf("exit %d:\n%q", code, c.screen())
+	}
+	shown := c.screen()
+	if !strings.Contains(shown, `"blog" is not a query type: use web, academic, news`) || !strings.Contains(shown, "reopening it") {
+		t.Errorf("the unknown query type was not explained before reopening:\n%q", shown)
+	}
+	form, err := os.ReadFile(filepath.Join(dir, "round1"))
+	if err != nil {
+		t.Fatalf("$VISUAL was not run: %v", err)
+	}
+	for _, want := range []string{"# Depth\n# One of the values below (optional).\n# Allowed values:\n#   quick  (Quick)", "depth: standard", "queries: |", "One query per line as `type: query`"} {
+		if !strings.Contains(string(form), want) {
+			t.Errorf("the form lacks %q:\n%s", want, form)
+		}
+	}
+	if strings.Contains(string(form), `\u003c`) || strings.Contains(string(form), "null") {
+		t.Errorf("the form has escapes or nulls:\n%s", form)
+	}
+	if testing.Verbose() {
+		t.Logf("the form:\n%s", form)
+	}
+	again, err := os.ReadFile(filepath.Join(dir, "round2"))
+	if err != nil || !strings.Contains(string(again), "NOT ACCEPTED") || !strings.Contains(string(again), "blog") {
+		t.Errorf("the reopened form does not say why (%v):\n%s", err, again)
+	}
+}

@@ -1,0 +1,355 @@
+//go:build faults && soak
+
+package faults
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/researchbot/researchbot/checkpoints"
+	"github.com/researchbot/researchbot/internal/researchtest"
+	"github.com/researchbot/researchbot/llm/llmtest"
+	"github.com/researchbot/researchbot/pipeline"
+)
+
+// TestSoak: 200 runs (half auto, half guided, every checkpoint approved —
+// sometimes by a double click through two replicas) across 3 worker
+// instances, each with its own Redis connections behind its own TCP proxy,
+// while random faults hit them: a worker partitioned from Redis for a few
+// seconds (and coming back as a zombie), a worker killed and replaced,
+// Redis latency, model 503s and slow answers, and once a kill -9 of Redis
+// itself. At the end every run is finished, no step ran twice at once (per
+// run, at most one plan, analysis or draft call in flight), every decision
+// was recorded and applied exactly once, and goroutines, heap and file
+// descriptors are back where they started.
+func TestSoak(t *testing.T) {
+	const runs, instances = 200, 3
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 8))
+	var rngMu sync.Mutex
+	chance := func(p float64) bool { rngMu.Lock(); defer rngMu.Unlock(); return rng.Float64() < p }
+	pick := func(n int) int { rngMu.Lock(); defer rngMu.Unlock(); return rng.IntN(n) }
+
+	rp := startRedis(t)
+	var model503 atomic.Int64
+	res := &researchtest.Researcher{
+		Before: func(string, int) *llmtest.Reply {
+			if chance(0.03) {
+				model503.Add(1)
+				return &llmtest.Reply{Status: 503, ErrorType: "server_error", ErrorMessage: "overloaded"}
+			}
+			return nil
+		},
+		DelayFor: func(string, int) time.Duration { return time.Duration(pick(600)) * time.Millisecond },
+	}
+	w := newWorld(t, "redis://"+rp.Addr()+"/0", res, map[string]string{"WORKER_CONCURRENCY": "8"})
+	front := w.replica(w.redis, false)
+
+	// The workers: each behind its own proxy, replaceable.
+	type inst struct {
+		px *proxy
+		r  *replica
+	}
+	var mu sync.Mutex
+	workers := make([]*inst, instances)
+	spawn := func() *inst {
+		px := newProxy(t, rp.Addr())
+		return &inst{px: px, r: w.replica(px.URL(), true)}
+	}
+	for i := range workers {
+		workers[i] = spawn()
+	}
+
+	// A warm-up without faults fills the connection pools before counting.
+	for n := range 20 {
+		w.start(front, checkpoints.ModeAuto, fmt.Sprintf("warm-%d: How well do heat pumps work in cold climates?", n))
+	}
+	for range 20 {
+		w.rec.finish(t)
+	}
+	runtime.GC()
+	g0, h0, f0 := runtime.NumGoroutine(), heapMB(), fds()
+
+	// The decider: approves every offer, a third of them by a double click
+	// through two replicas at once.
+	var decisionsOK, decisionsDup, decisionsOther atomic.Int64
+	okPer := map[string]int{}
+	var okMu sync.Mutex
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var bg, reaper sync.WaitGroup
+	bg.Go(func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case o := <-w.rec.offers:
+				bg.Go(func() {
+					d := checkpoints.Decision{Action: checkpoints.Approve, By: "U1"}
+					clickers := []*replica{front}
+					if chance(0.33) {
+						mu.Lock()
+						clickers = append(clickers, workers[pick(instances)].r)
+						mu.Unlock()
+					}
+					// A person whose click was not recorded clicks again.
+					for try := 0; try < 20; try++ {
+						var settled atomic.Bool
+						var cw sync.WaitGroup
+						for _, c := range clickers {
+							cw.Go(func() {
+								_, err := c.Engine.Decide(context.Background(), o.ID, d)
+								switch {
+								case err == nil:
+									settled.Store(true)
+									decisionsOK.Add(1)
+									okMu.Lock()
+									okPer[o.ID]++
+									okMu.Unlock()
+								case errors.Is(err, checkpoints.ErrAlreadyDecided), errors.Is(err, pipeline.ErrNotCurrent):
+									settled.Store(true)
+									decisionsDup.Add(1)
+								default:
+									decisionsOther.Add(1)
+								}
+							})
+						}
+						cw.Wait()
+						if settled.Load() {
+							return
+						}
+						clickers = []*replica{front}
+						time.Sleep(500 * time.Millisecond)
+					}
+				})
+			}
+		}
+	})
+
+	// The faults.
+	var faults sync.Map
+	count := func(k string) {
+		v, _ := faults.LoadOrStore(k, new(atomic.Int64))
+		v.(*atomic.Int64).Add(1)
+	}
+	redisKilled := false
+	bg.Go(func() {
+		tick := time.NewTicker(2 * time.Second)
+		defer tick.Stop()
+		for n := 0; ; n++ {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			mu.Lock()
+			i := pick(instances)
+			x := workers[i]
+			mu.Unlock()
+			switch f := pick(10); {
+			case n == 10 && !redisKilled:
+				redisKilled = true
+				count("redis kill -9")
+				rp.kill()
+				rp.start()
+			case f < 3:
+				count("worker partitioned 3 s")
+				x.px.down()
+				time.Sleep(3 * time.Second) // the partition's length
+				x.px.up()
+			case f < 5:
+				count("worker killed and replaced")
+				x.px.down() // nothing it does reaches Redis any more
+				mu.Lock()
+				workers[i] = spawn()
+				mu.Unlock()
+				reaper.Go(func() { // the dead process's goroutines and connections end with it
+					x.r.stop()
+					_ = x.r.Close()
+					x.r.http.CloseIdleConnections()
+				})
+			case f < 7:
+				count("Redis latency 300 ms for 3 s")
+				x.px.add("lag", "latency", "downstream", map[string]any{"latency": 300})
+				time.Sleep(3 * time.Second)
+				x.px.remove("lag")
+			}
+		}
+	})
+
+	start := time.Now()
+	ids := make([]string, runs)
+	for n := range runs {
+		mode := checkpoints.ModeAuto
+		if n%2 == 1 {
+			mode = checkpoints.ModeGuided
+		}
+		for {
+			r, err := front.Engine.Start(context.Background(), pipeline.Request{
+				Question: fmt.Sprintf("soak-%d: How well do heat pumps work in cold climates?", n), Mode: mode, RequestedBy: "U1",
+				Origin: pipeline.Origin{Kind: "test", Queue: "test"},
+			})
+			if err == nil {
+				ids[n] = r.ID
+				break
+			}
+			time.Sleep(200 * time.Millisecond) // Redis is being killed: try again
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// Every run ends.
+	var statuses map[pipeline.Status]int
+	reasons := map[string]string{}
+	var left []string
+	deadline := time.Now().Add(12 * time.Minute)
+	for {
+		statuses, left = map[pipeline.Status]int{}, nil
+		for _, id := range ids {
+			r, err := front.Engine.Load(context.Background(), id)
+			if err != nil {
+				left = append(left, id+": "+err.Error())
+				continue
+			}
+			statuses[r.Status]++
+			if r.Status != pipeline.StatusCompleted && r.Status.Final() && len(reasons) < 5 {
+				reasons[id] = r.Failure + r.FallbackReason
+			}
+			if !r.Status.Final() {
+				left = append(left, fmt.Sprintf("%s: %s at %s", id, r.Status, r.Step))
+			}
+		}
+		if len(left) == 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(time.Second)
+	}
+	took := time.Since(start)
+	cancel()
+	bg.Wait()
+	reaper.Wait()
+
+	// Decisions: each recorded once, and each run holds exactly the ones made.
+	stored := 0
+	for _, id := range ids {
+		r, err := front.Engine.Load(context.Background(), id)
+		if err != nil {
+			continue
+		}
+		for _, c := range r.Checkpoints {
+			if c.Decision != nil && c.Decision.By == "U1" {
+				stored++
+			}
+		}
+	}
+	twice := 0
+	okMu.Lock()
+	for _, n := range okPer {
+		if n > 1 {
+			twice++
+		}
+	}
+	okMu.Unlock()
+	key, peak := w.model.worstPeak("")
+	var stepPeak int
+	var stepKey string
+	for _, s := range []string{"research_plan|", "analysis|", "research_draft|"} {
+		if k, p := w.model.worstPeak(s); p > stepPeak {
+			stepKey, stepPeak = k, p
+		}
+	}
+	w.rec.mu.Lock()
+	shownTwice := 0
+	for _, n := range w.rec.shown {
+		if n > 1 {
+			shownTwice++
+		}
+	}
+	w.rec.mu.Unlock()
+
+	for len(w.rec.done) > 0 { // what the test itself holds is not the program's heap
+		<-w.rec.done
+	}
+	for len(w.rec.offers) > 0 {
+		<-w.rec.offers
+	}
+	// Idle connections close (the fetcher's after 30 s): then count.
+	mu.Lock()
+	for _, x := range workers {
+		x.r.http.CloseIdleConnections()
+	}
+	mu.Unlock()
+	front.http.CloseIdleConnections()
+	settle := time.Now()
+	var g1, f1 int
+	for {
+		runtime.GC()
+		g1, f1 = runtime.NumGoroutine(), fds()
+		if g1 <= g0+10 && f1 <= f0+10 || time.Since(settle) > 45*time.Second {
+			break
+		}
+		time.Sleep(time.Second)
+	}
+	h1 := heapMB()
+	var held int // the fake model keeps every call it received
+	for _, c := range w.model.Calls() {
+		held += len(c.System) + len(c.User) + len(c.Schema) + len(c.Model) + len(c.SchemaName)
+	}
+	var fl []string
+	faults.Range(func(k, v any) bool {
+		fl = append(fl, fmt.Sprintf("%s ×%d", k, v.(*atomic.Int64).Load()))
+		return true
+	})
+	sort.Strings(fl)
+	figure(t, "%d runs across %d workers in %s; faults: %s; model 503s: %d", runs, instances, took.Round(time.Second), strings.Join(fl, ", "), model503.Load())
+	figure(t, "statuses: %v; not finished: %d", statuses, len(left))
+	figure(t, "decisions: %d recorded (%d refused as already decided), %d in the store, %d recorded twice, %d unclear", decisionsOK.Load(), decisionsDup.Load(), stored, twice, decisionsOther.Load())
+	figure(t, "at most %d step call(s) in flight per run (%s); worst of any schema %d (%s); reports shown twice: %d", stepPeak, stepKey, peak, key, shownTwice)
+	figure(t, "runs not completed: %v", reasons)
+	figure(t, "goroutines %d → %d, heap %.1f → %.1f MB (of which the fake model's record of %d calls: %.1f MB), fds %d → %d (counted %s after the end, once idle connections closed)",
+		g0, g1, h0, h1, len(w.model.Calls()), float64(held)/(1<<20), f0, f1, time.Since(settle).Round(time.Second))
+	if len(left) > 0 {
+		t.Errorf("%d runs not finished, e.g. %v", len(left), left[:min(5, len(left))])
+	}
+	if stepPeak > 1 {
+		t.Errorf("a step ran twice at once: %s", stepKey)
+	}
+	if twice > 0 || int64(stored) != decisionsOK.Load() {
+		t.Errorf("decisions: %d recorded twice, %d acknowledged, %d stored", twice, decisionsOK.Load(), stored)
+	}
+	if g1 > g0+10 || f1 > f0+10 {
+		t.Errorf("not flat: goroutines %d → %d, fds %d → %d", g0, g1, f0, f1)
+	}
+}
+
+func heapMB() float64 {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return float64(m.HeapAlloc) / (1 << 20)
+}
+
+func fds() int {
+	es, _ := os.ReadDir("/proc/self/fd")
+	return len(es)
+}
+
+// worstPeak is the most calls ever in flight at once for one key (schema,
+// or schema and run in the soak), among keys whose name has prefix.
+func (m *model) worstPeak(prefix string) (key string, n int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for k, p := range m.peak {
+		if strings.HasPrefix(k, prefix) && p > n {
+			key, n = k, p
+		}
+	}
+	return key, n
+}

@@ -1,0 +1,122 @@
+package redistest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// MasterName is the name the sentinels of StartSentinel monitor.
+const MasterName = "researchbot"
+
+// Sentinel is a replicated Redis watched by three sentinels, all real
+// redis-server processes on loopback, stopped when the test ends.
+type Sentinel struct {
+	// Master and Replica are the data servers as started; after Failover
+	// the replica is the master.
+	Master, Replica *Server
+	// Sentinels are the three sentinels.
+	Sentinels []*Server
+	// URL is the Sentinel form of REDIS_URL for this set (go-redis's
+	// failover URL: the first sentinel as host, the others as addr
+	// parameters, the master's name as master_name).
+	URL string
+	// client talks to the first sentinel.
+	client *redis.SentinelClient
+}
+
+// sentinelReady is what a sentinel logs once it monitors its master.
+const sentinelReady = "+monitor master"
+
+// replicaReady is what a replica logs once it holds the master's data.
+const replicaReady = "MASTER <-> REPLICA sync: Finished with success"
+
+// StartSentinel starts a master, one replica in sync with it and three
+// sentinels monitoring the master with a quorum of two.
+func StartSentinel(t testing.TB) *Sentinel {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Fatalf("redistest: redis-server not found on PATH (apt-get install redis-server): %v", err)
+	}
+	master, _ := Start(t)
+	mhost, mport, _ := net.SplitHostPort(master.Addr)
+	replica, _ := startProcess(t, bin, replicaReady, func(int) []string {
+		return []string{"--replicaof", mhost, mport}
+	})
+	s := &Sentinel{Master: master, Replica: replica}
+	for i := range 3 {
+		conf := filepath.Join(t.TempDir(), fmt.Sprintf("sentinel-%d.conf", i))
+		// A sentinel rewrites its configuration file: it must be its own.
+		body := fmt.Sprintf("sentinel monitor %s %s %s 2\n"+
+			"sentinel down-after-milliseconds %s 1000\n"+
+			"sentinel failover-timeout %s 10000\n", MasterName, mhost, mport, MasterName, MasterName)
+		if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
+			t.Fatalf("redistest: %v", err)
+		}
+		sent, _ := startProcess(t, bin, sentinelReady, func(int) []string { return []string{conf, "--sentinel"} })
+		s.Sentinels = append(s.Sentinels, sent)
+	}
+	q := url.Values{"master_name": {MasterName}}
+	for _, other := range s.Sentinels[1:] {
+		q.Add("addr", other.Addr)
+	}
+	s.URL = "redis://" + s.Sentinels[0].Addr + "/0?" + q.Encode()
+	s.client = redis.NewSentinelClient(&redis.Options{Addr: s.Sentinels[0].Addr})
+	t.Cleanup(func() { _ = s.client.Close() })
+	return s
+}
+
+// Failover makes the sentinels promote the replica (SENTINEL FAILOVER) and
+// returns once they announce the new master (+switch-master), so the next
+// write goes to the promoted server. It first waits until the replica has
+// every write the master acknowledged (WAIT), as a graceful switch-over
+// would: this is about staying up, not about asynchronous replication's
+// window.
+func (s *Sentinel) Failover(ctx context.Context) error {
+	m := redis.NewClient(&redis.Options{Addr: s.Master.Addr})
+	defer m.Close()
+	if n, err := m.Wait(ctx, 1, 5*time.Second).Result(); err != nil {
+		return fmt.Errorf("wait for the replica before the failover: %w", err)
+	} else if n < 1 {
+		return errors.New("the replica did not catch up with the master before the failover")
+	}
+	sub := s.client.Subscribe(ctx, "+switch-master")
+	defer sub.Close()
+	if _, err := sub.Receive(ctx); err != nil { // the subscription is confirmed
+		return err
+	}
+	if err := s.client.Failover(ctx, MasterName).Err(); err != nil {
+		return fmt.Errorf("SENTINEL FAILOVER: %w", err)
+	}
+	for {
+		msg, err := sub.ReceiveMessage(ctx)
+		if err != nil {
+			return fmt.Errorf("no +switch-master: %w", err)
+		}
+		// "<name> <old ip> <old port> <new ip> <new port>"
+		f := strings.Fields(msg.Payload)
+		if len(f) == 5 && f[0] == MasterName && net.JoinHostPort(f[3], f[4]) == s.Replica.Addr {
+			return nil
+		}
+	}
+}
+
+// CurrentMaster asks the first sentinel which server is the master now.
+func (s *Sentinel) CurrentMaster(ctx context.Context) (string, error) {
+	addr, err := s.client.GetMasterAddrByName(ctx, MasterName).Result()
+	if err != nil {
+		return "", err
+	}
+	return net.JoinHostPort(addr[0], addr[1]), nil
+}
