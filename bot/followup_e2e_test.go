@@ -35,16 +35,7 @@ func TestE2EFollowUpQuestions(t *testing.T) {
 	}
 	waitFor := func(what string, match func(m slackfake.Message) bool) slackfake.Message {
 		t.Helper()
-		for wctx.Err() == nil {
-			for _, m := range fake.Messages(channel) {
-				if match(m) {
-					return m
-				}
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		t.Fatalf("no %s:\n%s", what, dumpAll(fake, channel))
-		return slackfake.Message{}
+		return waitMessage(wctx, t, fake, channel, what, match)
 	}
 	report := waitFor("report", func(m slackfake.Message) bool { return strings.Contains(string(m.Blocks), `"`+bot.ActionUseful+`"`) })
 	thread := report.ThreadTS
@@ -134,4 +125,51 @@ func TestE2EFollowUpQuestions(t *testing.T) {
 	if parent, err = a.Engine.Load(ctx, parentID); err != nil || len(parent.FollowUps) != 2 {
 		t.Errorf("a refused follow-up was recorded: %d, %v", len(parent.FollowUps), err)
 	}
+}
+
+// TestE2EFollowUpInDirectMessages: in the bot's DM, where Slack sends no
+// app_mention, a plain reply in a research thread is a follow-up question,
+// answered there from the run's sources.
+func TestE2EFollowUpInDirectMessages(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a whole research run")
+	}
+	fake, _, ctx, _ := startRealStack(t, &researchtest.Researcher{}, nil)
+	const user = "U0REQ0001"
+	dm := slackfake.DMChannelID(user)
+	wctx, wcancel := context.WithTimeout(ctx, 90*time.Second)
+	defer wcancel()
+	if _, err := fake.SlashCommand(wctx, slackfake.SlashCommand{Command: "/research", Text: "--mode auto How well do heat pumps work in cold climates?", UserID: user, ChannelID: dm}); err != nil {
+		t.Fatal(err)
+	}
+	find := func(what string, match func(m slackfake.Message) bool) slackfake.Message {
+		t.Helper()
+		return waitMessage(wctx, t, fake, dm, what, match)
+	}
+	report := find("report", func(m slackfake.Message) bool { return strings.Contains(string(m.Blocks), `"`+bot.ActionUseful+`"`) })
+	if err := fake.PostUserMessage(wctx, user, dm, report.ThreadTS, "what did [1] say about cold weather performance?"); err != nil {
+		t.Fatal(err)
+	}
+	answer := find("answer", func(m slackfake.Message) bool {
+		return m.ThreadTS == report.ThreadTS && m.BotID != "" && strings.Contains(string(m.Blocks), "citations checked")
+	})
+	if !strings.Contains(string(answer.Blocks), "1 of 1 citations checked") {
+		t.Errorf("answer: %s", answer.Blocks)
+	}
+}
+
+// waitMessage polls the fake Slack (it has no events to wait on) until a
+// message of channel matches, failing when ctx ends.
+func waitMessage(ctx context.Context, t *testing.T, fake *slackfake.Server, channel, what string, match func(m slackfake.Message) bool) slackfake.Message {
+	t.Helper()
+	for ctx.Err() == nil {
+		for _, m := range fake.Messages(channel) {
+			if match(m) {
+				return m
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("no %s:\n%s", what, dumpAll(fake, channel))
+	return slackfake.Message{}
 }

@@ -31,6 +31,7 @@ const (
 	ActionStreamDryRunSkip    = "st_dryrun_skip"
 	ActionStreamDeleteConfirm = "st_delete_confirm"
 	ActionStreamDeleteAbort   = "st_delete_abort"
+	ActionStreamEdit          = "st_edit" // on stream show: reopens the review with the current values
 )
 
 // turnValue is the value of a button of turn t: its number, "|", v. A turn
@@ -183,7 +184,7 @@ func RenderStreamCreated(st *scheduler.Stream) []slack.Block {
 			&slack.ButtonBlockElement{Type: slack.METButton, ActionID: ActionStreamDryRun, Value: streamValue(st), Text: plain("Dry run now", MaxButtonText), Style: slack.StylePrimary},
 			&slack.ButtonBlockElement{Type: slack.METButton, ActionID: ActionStreamDryRunSkip, Value: streamValue(st), Text: plain("No, thanks", MaxButtonText)},
 		),
-		contextText("Manage it with `/research stream show|pause|resume|run|delete " + name + "`."),
+		contextText("Manage it with `/research stream show|edit|pause|resume|run|delete " + name + "`."),
 	}
 }
 
@@ -218,6 +219,7 @@ func RenderStreamHelp() []slack.Block {
 			"• `/research stream new` — set one up, in a conversation in a thread\n" +
 			"• `/research stream list` — every stream\n" +
 			"• `/research stream show NAME` — its configuration, schedule, next digest and past digests\n" +
+			"• `/research stream edit NAME` — change its settings: the review opens with the current values; past digests are kept\n" +
 			"• `/research stream pause NAME` / `resume NAME` — stop and restart its digests\n" +
 			"• `/research stream run NAME` — a digest now, in its channel\n" +
 			"• `/research stream policy NAME auto|hold_draft` — post digests straight away, or hold each draft for your approval\n" +
@@ -252,6 +254,9 @@ func RenderStreamList(streams []*scheduler.Stream, now time.Time) []slack.Block 
 func RenderStreamShow(st *scheduler.Stream) []slack.Block {
 	blocks := []slack.Block{header("Research stream: " + st.Spec.Name)}
 	blocks = append(blocks, reviewBlocks(st.Spec.ReviewLines())...)
+	blocks = append(blocks, slack.NewActionBlock("st_show_actions", &slack.ButtonBlockElement{
+		Type: slack.METButton, ActionID: ActionStreamEdit, Value: streamValue(st), Text: plain(":pencil2: Edit", MaxButtonText),
+	}))
 	state := ":large_green_circle: active · next digest " + slackDate(st.NextFire)
 	switch {
 	case st.Paused:

@@ -27,6 +27,7 @@ type StreamService interface {
 	DeleteByID(ctx context.Context, id, actor string, isAdmin bool) (*scheduler.Stream, error)
 	SetPolicy(ctx context.Context, name, actor string, isAdmin bool, p scheduler.Policy) (*scheduler.Stream, error)
 	RunNow(ctx context.Context, name, actor string, isAdmin bool, opt scheduler.RunOptions) (*pipeline.Run, error)
+	Edit(ctx context.Context, id, actor string, isAdmin bool, spec scheduler.Spec) (*scheduler.Stream, error)
 }
 
 // ConversationStore keeps one stream creation conversation per Slack thread
@@ -164,6 +165,8 @@ func (s *Streams) HandleStream(ctx context.Context, cmd StreamCommand) error {
 			return tell(s.changeProblem(ctx, err, name, "change"), "Nothing was changed")
 		}
 		s.respond(ctx, cmd, RenderStreamChanged(st, "Policy set to `"+string(p)+"` for"), "Done")
+	case "edit":
+		s.startEdit(ctx, cmd.ChannelID, cmd.UserID, name, func(blocks []slack.Block, text string) { s.respond(ctx, cmd, blocks, text) })
 	case "run":
 		return s.runNow(ctx, cmd, name)
 	case "delete", "remove":
@@ -184,7 +187,7 @@ func (s *Streams) HandleStream(ctx context.Context, cmd StreamCommand) error {
 // needsName reports whether a stream command takes a stream name.
 func needsName(verb string) bool {
 	switch verb {
-	case "show", "pause", "resume", "run", "delete", "remove", "policy":
+	case "show", "edit", "pause", "resume", "run", "delete", "remove", "policy":
 		return true
 	}
 	return false
@@ -282,7 +285,7 @@ func (s *Streams) startConversation(ctx context.Context, cmd StreamCommand) {
 		s.post(ctx, cmd.ChannelID, root, RenderError("I couldn't save this conversation: my storage is not answering.", "Please run `/research stream new` again in a few minutes."), "Storage unavailable")
 		return
 	}
-	s.post(ctx, cmd.ChannelID, root, RenderStreamTurn(turn, cmd.UserID), streamTurnText(turn))
+	s.postTurn(ctx, cmd.ChannelID, root, conv, 0, turn)
 	s.log.Info("bot: stream conversation started", "user", cmd.UserID, "channel", cmd.ChannelID, "thread", root)
 }
 
@@ -319,6 +322,9 @@ func (s *Streams) onAction(ctx context.Context, req *Request) error {
 		return nil
 	case ActionStreamDryRun, ActionStreamDryRunSkip:
 		s.dryRun(ctx, cb, channel, thread, act)
+		return nil
+	case ActionStreamEdit:
+		s.editClicked(ctx, cb, channel, act)
 		return nil
 	}
 	turnNo, value := parseTurnValue(act.Value)
@@ -373,6 +379,10 @@ func (s *Streams) onAction(ctx context.Context, req *Request) error {
 // turn. A refused action is explained to the user only.
 func (s *Streams) advance(ctx context.Context, channel, thread, user string, c scheduler.Conversation, version int64, a scheduler.Action, click *clicked) {
 	log := s.log.With("channel", channel, "thread", thread, "user", user, "action", a.Kind)
+	if click == nil && c.Shown != "" {
+		// Answered by typing: the turn's buttons go, as after a click.
+		click = &clicked{ts: c.Shown, blocks: RenderStreamTurn(c.Last, c.Spec.Owner), text: streamTurnText(c.Last), what: "answered by typing"}
+	}
 	next, turn, err := scheduler.Advance(ctx, s.model, c, a)
 	var ae *scheduler.ActionError
 	switch {
@@ -387,7 +397,8 @@ func (s *Streams) advance(ctx context.Context, channel, thread, user string, c s
 		s.complete(ctx, channel, thread, user, c, version, next, click)
 		return
 	}
-	if _, ok, err := s.convs.Update(ctx, channel, thread, version, next); err != nil || !ok {
+	nv, ok, err := s.convs.Update(ctx, channel, thread, version, next)
+	if err != nil || !ok {
 		if err != nil {
 			log.Error("bot: saving a stream conversation failed", "err", err)
 		}
@@ -397,7 +408,7 @@ func (s *Streams) advance(ctx context.Context, channel, thread, user string, c s
 	if click != nil {
 		s.collapse(ctx, channel, click, user)
 	}
-	s.post(ctx, channel, thread, RenderStreamTurn(turn, c.Spec.Owner), streamTurnText(turn))
+	s.postTurn(ctx, channel, thread, next, nv, turn)
 }
 
 // complete creates the stream after the review was confirmed. The
@@ -410,7 +421,7 @@ func (s *Streams) complete(ctx context.Context, channel, thread, user string, be
 		s.send.Ephemeral(ctx, channel, user, thread, RenderError("This stream is already being created.", "Nothing else changed."), "Already confirmed")
 		return
 	}
-	st, err := s.svc.Create(ctx, done.Spec, before.Spec.Owner)
+	st, err := s.save(ctx, done, user)
 	if err != nil {
 		if _, ok, rerr := s.convs.Update(ctx, channel, thread, nv, before); rerr != nil || !ok {
 			log.Warn("bot: could not reopen the review after a failed creation", "err", rerr)
@@ -419,6 +430,12 @@ func (s *Streams) complete(ctx context.Context, channel, thread, user string, be
 		switch {
 		case errors.Is(err, scheduler.ErrNameTaken):
 			what = "A stream called *" + EscapeTruncate(done.Spec.Name, 100) + "* already exists, so I couldn't create this one. Choose *Change* and give it another name."
+		case errors.Is(err, scheduler.ErrNameFixed):
+			what = "A stream's name cannot be changed: it stays *" + EscapeTruncate(before.Spec.Name, 100) + "*. Choose *Change* and set the name back, or create a new stream."
+		case errors.Is(err, scheduler.ErrNotAllowed):
+			what = "Only the stream's owner or a workspace admin can change it, so nothing was saved."
+		case errors.Is(err, scheduler.ErrStreamNotFound):
+			what = "This stream was deleted meanwhile, so there is nothing to save."
 		case errors.Is(err, scheduler.ErrIncompleteSpec):
 			what = "The configuration isn't complete yet: " + EscapeTruncate(err.Error(), 1500) + ". Choose *Change* to fix it."
 		default:
@@ -431,6 +448,11 @@ func (s *Streams) complete(ctx context.Context, channel, thread, user string, be
 	log.Info("bot: stream created", "stream", st.ID)
 	if click != nil {
 		s.collapse(ctx, channel, click, user)
+	}
+	if done.Editing != "" {
+		log.Info("bot: stream edited", "stream", st.ID)
+		s.post(ctx, channel, thread, RenderStreamChanged(st, ":white_check_mark: Saved the changes to"), "Research stream updated: "+EscapeTruncate(st.Spec.Name, 100))
+		return
 	}
 	s.post(ctx, channel, thread, RenderStreamCreated(st), "Research stream created: "+EscapeTruncate(st.Spec.Name, 100))
 }

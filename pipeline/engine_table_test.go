@@ -158,17 +158,17 @@ func TestEngineOperationsOnAWaitingRun(t *testing.T) {
 					t.Errorf("wake-ups %v, want one", e.queue.woken())
 				}
 			}},
-		{name: "a required checkpoint's timeout reminds once, then waits timed out; a late decision still counts",
+		{name: "a required checkpoint's timeout re-offers it once, then it waits timed out and is reminded at its interval; a late decision still counts",
 			ops:  []op{timeout(time.Hour), timeout(time.Hour), decide(approve)},
 			errs: []error{nil, nil, nil},
 			inst: checkpoints.StateSubmitted,
 			check: func(t *testing.T, e *env, r *pipeline.Run) {
 				inst := r.Checkpoints[0]
-				if inst.Attempt != 3 {
-					t.Errorf("attempt %d, want 3 (the offer, one reminder, reopened by the late decision)", inst.Attempt)
+				if inst.Attempt != 4 {
+					t.Errorf("attempt %d, want 4 (the offer, its re-offer, a reminder of the timed-out one, reopened by the late decision)", inst.Attempt)
 				}
 				if n := offers(e); n != 3 {
-					t.Errorf("%d offers, want 3: the offer, the reminder, and the timed-out one shown once more", n)
+					t.Errorf("%d offers, want 3: the offer, its re-offer, and the reminder of the timed-out one", n)
 				}
 				timedOut := false
 				for _, a := range inst.Audit {

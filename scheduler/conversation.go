@@ -178,6 +178,10 @@ type Conversation struct {
 	// Editing is the id of the stream this conversation edits (StartEdit);
 	// "" while a new stream is being set up.
 	Editing string `json:"editing,omitempty"`
+	// Shown is where the adapter showed Last (a Slack message ts), so it can
+	// take that turn's buttons away once the user answers by typing; it
+	// means nothing to the scheduler.
+	Shown string `json:"shown,omitempty"`
 }
 
 // Start begins a conversation for owner in channel, whose Slack profile time zone is tz

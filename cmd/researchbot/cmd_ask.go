@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"slices"
@@ -17,20 +16,14 @@ import (
 // its report cites: `researchbot ask RUN_ID "question"`. The answer, its
 // checked citations and its cost are saved with the run, as in Slack.
 func cmdAsk(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("ask", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, `usage: researchbot ask RUN_ID "question"`)
-		fmt.Fprintln(stderr, "Answers a question about a finished run from the sources its report cites.")
+	words, err := parseFlags(newFlags("ask"), "ask", args, false, stdout, stderr)
+	if err != nil {
+		return err
 	}
-	if err := fs.Parse(args); err != nil {
-		return &exitError{code: 2}
+	if len(words) < 2 {
+		return usageError(stderr, "ask", `needs a run id and a question: researchbot ask RUN_ID "question"`)
 	}
-	if fs.NArg() < 2 {
-		fs.Usage()
-		return &exitError{code: 2}
-	}
-	runID, question := fs.Arg(0), strings.Join(fs.Args()[1:], " ")
+	runID, question := words[0], strings.Join(words[1:], " ")
 	a, err := openStore(ctx, getenv, stderr, "the embedded Redis starts empty, so there is no run to ask about")
 	if err != nil {
 		return err
@@ -44,7 +37,7 @@ func cmdAsk(ctx context.Context, args []string, getenv func(string) string, stdo
 	case errors.Is(err, pipeline.ErrNoReport):
 		return &exitError{code: 1, msg: "researchbot ask: run " + runID + " has no report yet, so there are no sources to answer from"}
 	case errors.As(err, &inv):
-		return &exitError{code: 2, msg: "researchbot ask: " + strings.Join(inv.Problems, "; ")}
+		return usageError(stderr, "ask", "%s", strings.Join(inv.Problems, "; "))
 	case err != nil:
 		return err
 	}
