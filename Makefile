@@ -10,15 +10,18 @@ test: redis-server vet lint
 vet:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed on:"; echo "$$unformatted"; exit 1; fi
-	$(GO) vet ./...
+	$(GO) vet -tags '$(TEST_TAGS)' ./...
+
+# vet and lint also see the fault suite and the soak (their build tags).
+TEST_TAGS = faults,soak
 
 # lint: staticcheck and golangci-lint (.golangci.yml) at pinned versions,
 # built from the Go module proxy on first use and cached after.
 STATICCHECK_VERSION ?= v0.8.2
 GOLANGCI_LINT_VERSION ?= v2.15.0
 lint:
-	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
-	$(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION) run ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) -tags '$(TEST_TAGS)' ./...
+	$(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION) run --build-tags '$(TEST_TAGS)' ./...
 
 # The tests start private redis-server processes; install it when missing.
 redis-server:
@@ -50,7 +53,7 @@ image:
 bench: redis-server
 	$(GO) test -run '^$$' -bench . -benchtime 1x -count 3 ./internal/app
 	$(GO) test -run '^$$' -bench ExtractionQuality -benchtime 1x ./fetch
-	$(GO) test -run '^$$' -bench Startup -benchtime 1x -count 3 ./cmd/researchbot
+	$(GO) test -run '^$$' -bench 'Startup|TerminalRun' -benchtime 1x -count 3 ./cmd/researchbot
 
 # faults: the fault suite — internal/faults (build tag faults) and the tests
 # elsewhere that cover rows of the README's "Failure behaviour" table. Each

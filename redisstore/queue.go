@@ -82,10 +82,18 @@ func (q *Queue) Enqueue(ctx context.Context, queue, runID string, version int64)
 	if err := q.enqueueAdvance(ctx, queue, runID, advanceTaskID(runID, version)); err != nil {
 		return err
 	}
-	if w := q.local.Load(); w != nil {
-		w.kick(queue, runID)
+	if w := q.local.Load(); w != nil && !w.kick(queue, runID) {
+		w.serveQueued(queue)
 	}
 	return nil
+}
+
+// serveQueued makes sure the local worker (an on-demand one) polls queue:
+// work is put there that it will not take at once.
+func (q *Queue) serveQueued(queue string) {
+	if w := q.local.Load(); w != nil {
+		w.serveQueued(queue)
+	}
 }
 
 // RunLocally makes Enqueue hand the runs of w's queues to w at once, and w
@@ -99,6 +107,7 @@ func (q *Queue) RunLocally(w *Worker) {
 // left with work: after delay, under id when it is not empty (so follow-ups
 // of one cause collapse).
 func (q *Queue) enqueueFollowUp(ctx context.Context, queue, runID, id string, delay time.Duration) error {
+	q.serveQueued(queue)
 	opts := []asynq.Option{asynq.Queue(queue), asynq.MaxRetry(q.opts.MaxRetry), asynq.Timeout(q.opts.TaskTimeout), asynq.ProcessIn(delay)}
 	if id != "" {
 		opts = append(opts, asynq.TaskID(id))
@@ -140,6 +149,7 @@ func (q *Queue) Rescue(ctx context.Context, queue, runID string, version int64, 
 	if info, err := q.inspector.GetTaskInfo(queue, id); err == nil && info.State == asynq.TaskStateActive {
 		id += ":rescue" + strconv.FormatInt(window, 10)
 	}
+	q.serveQueued(queue)
 	return q.enqueueAdvance(ctx, queue, runID, id)
 }
 
@@ -149,6 +159,7 @@ func (q *Queue) Rescue(ctx context.Context, queue, runID string, version int64, 
 // the deadline: never early, and late by less than a second plus the
 // worker's check interval and poll.
 func (q *Queue) EnqueueTimer(ctx context.Context, queue, runID, instanceID string, deadline time.Time) error {
+	q.serveQueued(queue)
 	payload := runID + "\n" + instanceID + "\n" + strconv.FormatInt(deadline.UnixNano(), 10)
 	_, err := q.client.EnqueueContext(ctx, asynq.NewTask(taskTimer, []byte(payload)),
 		asynq.Queue(queue), asynq.ProcessAt(ceilSecond(deadline)), asynq.MaxRetry(q.opts.MaxRetry), asynq.Timeout(time.Minute))
@@ -189,6 +200,14 @@ type WorkerOptions struct {
 	// work queue (default 250 ms): with the whole-second rounding, a
 	// checkpoint timeout fires less than 1.6 s after its deadline.
 	TimerInterval time.Duration
+	// OnDemand says the queues are new and only this process puts work on
+	// them (a terminal run's private queue): the queue server starts only
+	// when work is queued that this process does not take at once (a retry,
+	// a timer, a rescue, a wake-up finding no free slot), so a run that
+	// needs none never polls and stopping never waits for a poll. A queue
+	// that was never served is deleted on Stop (its wake-ups were all taken
+	// at once).
+	OnDemand bool
 	// RetryDelay overrides the wait before a task is tried again (tests).
 	// By default a failed step waits what the engine says (2 s, then 4 s),
 	// and other failures back off from 1 s to 30 s.
@@ -208,9 +227,11 @@ type Worker struct {
 	// delay is the wait before a task is tried again after an error.
 	delay func(n int, err error) time.Duration
 
-	// The local advances (kick): slots bounds them, ctx stops them.
+	// slots bounds the runs advanced at once, from the queue or locally
+	// (kick); ctx stops the local ones.
 	mu      sync.Mutex
 	stopped bool
+	serving bool // the queue server was started
 	slots   chan struct{}
 	local   sync.WaitGroup
 	ctx     context.Context
@@ -262,6 +283,13 @@ func NewWorker(rdb redis.UniversalClient, adv Advancer, opts WorkerOptions) *Wor
 	w.ctx, w.cancel = context.WithCancel(context.Background())
 	mux := asynq.NewServeMux()
 	mux.HandleFunc(taskAdvance, func(ctx context.Context, t *asynq.Task) error {
+		// Queued and local advances share the process's slots (Concurrency).
+		select {
+		case w.slots <- struct{}{}:
+			defer func() { <-w.slots }()
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
 		retried, _ := asynq.GetRetryCount(ctx)
 		maxRetry, _ := asynq.GetMaxRetry(ctx)
 		return w.advance(ctx, string(t.Payload()), retried, maxRetry)
@@ -328,20 +356,21 @@ func (w *Worker) advance(ctx context.Context, runID string, retried, maxRetry in
 }
 
 // kick starts advancing a run of one of w's queues now, in this process,
-// when w has a free slot; otherwise the queued task does it.
-func (w *Worker) kick(queue, runID string) {
+// when w has a free slot, and reports whether it did; otherwise the queued
+// task does it.
+func (w *Worker) kick(queue, runID string) bool {
 	if _, ok := w.opts.Queues[queue]; !ok {
-		return
+		return false
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.stopped {
-		return
+		return false
 	}
 	select {
 	case w.slots <- struct{}{}:
 	default:
-		return // busy: the queue's worker takes it
+		return false // busy: the queue's worker takes it
 	}
 	w.local.Add(1)
 	go func() { // owner: w; Stop cancels and waits
@@ -349,6 +378,24 @@ func (w *Worker) kick(queue, runID string) {
 		defer func() { <-w.slots }()
 		w.advanceLocal(queue, runID)
 	}()
+	return true
+}
+
+// serveQueued starts the queue server of an on-demand worker that serves
+// queue, once.
+func (w *Worker) serveQueued(queue string) {
+	if _, ok := w.opts.Queues[queue]; !ok {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.serving || w.stopped {
+		return
+	}
+	w.serving = true
+	if err := w.srv.Start(w.mux); err != nil {
+		w.log.Error("could not start serving the queue; a rescue pass will take its runs", "queue", queue, "err", err)
+	}
 }
 
 // advanceLocal advances a run outside the queue and queues what is left: a
@@ -372,19 +419,31 @@ func (w *Worker) advanceLocal(queue, runID string) {
 	}
 }
 
-// Start starts taking work in the background.
-func (w *Worker) Start() error { return w.srv.Start(w.mux) }
+// Start starts taking work in the background (an on-demand worker only
+// its local work, until something is queued for it).
+func (w *Worker) Start() error {
+	if w.opts.OnDemand {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.serving = true
+	return w.srv.Start(w.mux)
+}
 
 // Stop stops taking new work, waits for steps in flight up to the shutdown
 // timeout, and hands unfinished ones back to the queue.
 func (w *Worker) Stop() {
 	w.mu.Lock()
 	w.stopped = true
+	serving := w.serving
 	w.mu.Unlock()
 	queued := make(chan struct{})
 	go func() { // owner: Stop, which waits for it
-		w.srv.Shutdown()
-		close(queued)
+		defer close(queued)
+		if serving {
+			w.srv.Shutdown()
+		}
 	}()
 	done := make(chan struct{})
 	go func() { // owner: Stop, which waits for it
@@ -401,4 +460,11 @@ func (w *Worker) Stop() {
 	timer.Stop()
 	w.cancel()
 	<-queued
+	if !serving && w.followUp != nil {
+		for q := range w.opts.Queues {
+			if err := w.followUp.inspector.DeleteQueue(q, true); err != nil && !errors.Is(err, asynq.ErrQueueNotFound) {
+				w.log.Info("could not delete a private queue", "queue", q, "err", err)
+			}
+		}
+	}
 }

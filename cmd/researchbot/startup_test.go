@@ -99,14 +99,7 @@ func TestParseInitTrace(t *testing.T) {
 // BenchmarkStartup builds the command and prints the median wall time and
 // the median peak resident memory of `researchbot --help` over 21 runs.
 func BenchmarkStartup(b *testing.B) {
-	goCmd, err := exec.LookPath("go")
-	if err != nil {
-		b.Skip("the go command is not on PATH")
-	}
-	bin := filepath.Join(b.TempDir(), "researchbot")
-	if out, err := exec.Command(goCmd, "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildCommand(b)
 	const runs = 21
 	b.ResetTimer()
 	for range b.N {
@@ -124,6 +117,20 @@ func BenchmarkStartup(b *testing.B) {
 		b.ReportMetric(float64(median(walls))/float64(time.Millisecond), "ms/start")
 		b.ReportMetric(float64(median(peaks))/(1<<20), "MiB-peak-RSS")
 	}
+}
+
+// buildCommand builds researchbot into a temporary directory (skipping the
+// benchmark without the go command) and returns its path.
+func buildCommand(b *testing.B) string {
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		b.Skip("the go command is not on PATH")
+	}
+	bin := filepath.Join(b.TempDir(), "researchbot")
+	if out, err := exec.Command(goCmd, "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		b.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
 }
 
 // peakRSS is the peak resident set size of an exited process, in bytes.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -83,6 +84,9 @@ func (e *modelError) Describe() string {
 	case errors.As(e.err, &api):
 		return fmt.Sprintf("the model at %s answered HTTP %d %s", e.endpoint, api.StatusCode, http.StatusText(api.StatusCode))
 	case errors.As(e.err, &invalid):
+		if slices.ContainsFunc(invalid.Problems, func(p string) bool { return strings.Contains(p, "finish_reason=length") }) {
+			return fmt.Sprintf("the model at %s did not return the structured answer asked for: its answer was cut off at the token limit", e.endpoint)
+		}
 		return fmt.Sprintf("the model at %s did not return the structured answer asked for", e.endpoint)
 	}
 	return fmt.Sprintf("the model at %s failed: %v", e.endpoint, e.err)

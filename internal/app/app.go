@@ -41,6 +41,11 @@ type Options struct {
 	// ShutdownTimeout is how long stopping a worker waits for steps in flight
 	// before handing them back to the queue (default 20 s).
 	ShutdownTimeout time.Duration
+	// NewPrivateQueue says StartWorker serves a new queue that only this
+	// process uses (a terminal run's): it is polled only once work waits
+	// there that the process did not take at once (see
+	// redisstore.WorkerOptions.OnDemand).
+	NewPrivateQueue bool
 	// RetryDelay overrides the queue's retry backoff (tests).
 	RetryDelay func(n int, err error) time.Duration
 }
@@ -178,7 +183,7 @@ const TerminalQueuePrefix = "terminal-"
 func (a *App) StartWorker(queues map[string]int) (stop func(), err error) {
 	w := redisstore.NewWorker(a.Conn.Client, a.Engine, redisstore.WorkerOptions{
 		Queues: queues, Concurrency: a.Config.WorkerConcurrency, Logger: a.log, RetryDelay: a.opts.RetryDelay,
-		ShutdownTimeout: a.opts.ShutdownTimeout,
+		ShutdownTimeout: a.opts.ShutdownTimeout, OnDemand: a.opts.NewPrivateQueue,
 	})
 	if err := w.Start(); err != nil {
 		return nil, fmt.Errorf("start worker: %w", err)

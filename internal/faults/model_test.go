@@ -109,7 +109,7 @@ func TestModelCutOffAtTheTokenLimit(t *testing.T) {
 		})
 		_, _, started, _ := w.model.stats("research_plan")
 		figure(t, "every answer cut off: run %s after %s, %d plan calls: %s", r.Status, took.Round(10*time.Millisecond), len(started), r.Failure)
-		if r.Status != pipeline.StatusFailed || !strings.Contains(r.Failure, "did not return the structured answer asked for") {
+		if r.Status != pipeline.StatusFailed || !strings.Contains(r.Failure, "its answer was cut off at the token limit") {
 			t.Fatalf("run %s: %q", r.Status, r.Failure)
 		}
 	})

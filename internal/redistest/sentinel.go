@@ -35,8 +35,9 @@ type Sentinel struct {
 	client *redis.SentinelClient
 }
 
-// sentinelReady is what a sentinel logs once it monitors its master.
-const sentinelReady = "+monitor master"
+// sentinelReady is what a sentinel logs once it has found the master's
+// replica (it can then promote it).
+const sentinelReady = "+slave slave"
 
 // replicaReady is what a replica logs once it holds the master's data.
 const replicaReady = "MASTER <-> REPLICA sync: Finished with success"
@@ -78,11 +79,12 @@ func StartSentinel(t testing.TB) *Sentinel {
 }
 
 // Failover makes the sentinels promote the replica (SENTINEL FAILOVER) and
-// returns once they announce the new master (+switch-master), so the next
-// write goes to the promoted server. It first waits until the replica has
-// every write the master acknowledged (WAIT), as a graceful switch-over
-// would: this is about staying up, not about asynchronous replication's
-// window.
+// returns once every sentinel announces the new master (+switch-master;
+// the others learn it from the first within a few seconds), so a client,
+// whichever sentinel it listens to, is being told. It first waits until
+// the replica has every write the master acknowledged (WAIT), as a
+// graceful switch-over would: this is about staying up, not about
+// asynchronous replication's window.
 func (s *Sentinel) Failover(ctx context.Context) error {
 	m := redis.NewClient(&redis.Options{Addr: s.Master.Addr})
 	defer m.Close()
@@ -91,14 +93,30 @@ func (s *Sentinel) Failover(ctx context.Context) error {
 	} else if n < 1 {
 		return errors.New("the replica did not catch up with the master before the failover")
 	}
-	sub := s.client.Subscribe(ctx, "+switch-master")
-	defer sub.Close()
-	if _, err := sub.Receive(ctx); err != nil { // the subscription is confirmed
-		return err
+	var subs []*redis.PubSub
+	for _, sent := range s.Sentinels {
+		c := redis.NewSentinelClient(&redis.Options{Addr: sent.Addr})
+		defer c.Close()
+		sub := c.Subscribe(ctx, "+switch-master")
+		defer sub.Close()
+		if _, err := sub.Receive(ctx); err != nil { // the subscription is confirmed
+			return err
+		}
+		subs = append(subs, sub)
 	}
 	if err := s.client.Failover(ctx, MasterName).Err(); err != nil {
 		return fmt.Errorf("SENTINEL FAILOVER: %w", err)
 	}
+	for _, sub := range subs {
+		if err := s.awaitSwitch(ctx, sub); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// awaitSwitch waits for sub's sentinel to announce the replica as master.
+func (s *Sentinel) awaitSwitch(ctx context.Context, sub *redis.PubSub) error {
 	for {
 		msg, err := sub.ReceiveMessage(ctx)
 		if err != nil {
