@@ -50,15 +50,22 @@ func RenderStranded(inst *checkpoints.Instance) []slack.Block {
 	label := EscapeTruncate(oneLine(firstNonEmpty(inst.Label, inst.DefinitionID)), 100)
 	text := fmt.Sprintf(":warning: I could not show the *%s* checkpoint after %d attempts (%s). The run waits here: nothing was decided.",
 		label, inst.Attempt, EscapeTruncate(oneLine(firstNonEmpty(inst.LastError, "no reason recorded")), 300))
+	return []slack.Block{
+		section(text),
+		strandedButtons(inst, "cp_stranded"),
+		contextText("Retry shows it again. Only an admin can continue without it; the report will say it was not reviewed."),
+	}
+}
+
+// strandedButtons are Retry and "Continue without it" for a checkpoint that
+// could not be shown, in an actions block with blockID (the thread and the
+// App Home show the same).
+func strandedButtons(inst *checkpoints.Instance, blockID string) *slack.ActionBlock {
 	retry := slack.NewButtonBlockElement(ActionRetry, inst.ID, plain("Retry", MaxButtonText))
 	retry.Style = slack.StylePrimary
 	without := slack.NewButtonBlockElement(ActionContinueWithout, inst.ID, plain("Continue without it", MaxButtonText))
 	without.Style = slack.StyleDanger
-	return []slack.Block{
-		section(text),
-		slack.NewActionBlock("cp_stranded", retry, without),
-		contextText("Retry shows it again. Only an admin can continue without it; the report will say it was not reviewed."),
-	}
+	return slack.NewActionBlock(blockID, retry, without)
 }
 
 // Stranded posts RenderStranded where the checkpoint would have been shown

@@ -35,6 +35,11 @@ type StreamLister interface {
 
 // Bounds of the runs the App Home reads.
 const (
+	// keyHomeSeen + user id marks people whose App Home was published, so a
+	// decision made in a form refreshes it.
+	keyHomeSeen = "home:"
+	homeSeenTTL = 30 * 24 * time.Hour
+
 	homeMyRuns  = 20  // the person's own runs
 	homeAllRuns = 200 // everyone's, for approvers' decisions and admins' counts
 )
@@ -86,7 +91,22 @@ func (a *App) publishHome(ctx context.Context, user string, log *slog.Logger) er
 	if err != nil {
 		return fmt.Errorf("publish the App Home: %w", err)
 	}
+	if err := a.cfg.Memory.Remember(ctx, keyHomeSeen+user, "1", homeSeenTTL); err != nil {
+		log.Warn("bot: could not remember an App Home", "err", err)
+	}
 	return nil
+}
+
+// refreshOpenHome publishes user's App Home again after they decided in a
+// form, if they have one: the form may have been opened from it, and a tab
+// open underneath is not told.
+func (a *App) refreshOpenHome(ctx context.Context, user string, log *slog.Logger) {
+	if _, seen, err := a.cfg.Memory.Recall(ctx, keyHomeSeen+user); err != nil || !seen {
+		return
+	}
+	if err := a.publishHome(ctx, user, log); err != nil {
+		log.Warn("bot: refreshing the App Home failed", "err", err)
+	}
 }
 
 // homeView gathers what user's App Home shows.
@@ -109,7 +129,8 @@ func (a *App) homeView(ctx context.Context, user string, log *slog.Logger) (Home
 	}
 	for _, r := range candidates {
 		inst := r.Current()
-		if r.Status.Final() || inst == nil || !inst.Open() || r.Waiting != inst.ID || !a.allowed(r, user) {
+		stranded := inst != nil && r.Stranded == inst.ID
+		if r.Status.Final() || inst == nil || !(inst.Open() || stranded) || !a.allowed(r, user) {
 			continue
 		}
 		v.Pending = append(v.Pending, HomePending{Run: r, Inst: inst, Link: a.checkpointLink(ctx, inst.ID)})

@@ -176,6 +176,36 @@ func TestAppHomeAdminCreatesACheckpointThatAUserMeets(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the App Home to clear the plan review", func() bool { return !strings.Contains(homeText(fake, user), planInst) })
+
+	// A decision made in a form opened from the App Home refreshes it too.
+	waitCheckpoint(t, fake, channel, "Draft review")
+	draftInst := pendingInstance(t, a, checkpoints.DraftReview)
+	home = openHome(t, ctx, fake, user, draftInst, "")
+	if _, err := fake.ClickViewButton(cctx, user, home, bot.ActionReject, draftInst); err != nil {
+		t.Fatal(err)
+	}
+	var reject slack.View
+	waitFor(t, "the reject form", func() bool {
+		for _, v := range fake.Views() {
+			if sv := v.SlackView(); sv.CallbackID == bot.CallbackReject && sv.PrivateMetadata == draftInst {
+				reject = sv
+			}
+		}
+		return reject.ID != ""
+	})
+	reason := map[string]map[string]slack.BlockAction{}
+	for _, b := range reject.Blocks.BlockSet {
+		if in, ok := b.(*slack.InputBlock); ok {
+			reason[in.BlockID] = map[string]slack.BlockAction{reasonAction(in): {Value: "Say more about air-source pumps below -20 °C."}}
+		}
+	}
+	if _, err := fake.SubmitView(cctx, user, reject, reason); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the App Home to clear the draft review", func() bool {
+		s := homeText(fake, user)
+		return s != "" && !strings.Contains(s, draftInst)
+	})
 	// A non-admin's tampered admin click changes nothing.
 	fakeHome := slack.View{ID: "VTAMPERED", Type: slack.VTHomeTab, Blocks: slack.Blocks{BlockSet: []slack.Block{
 		slack.NewActionBlock("x", slack.NewButtonBlockElement(bot.ActionHomeDisable, "risk_check", &slack.TextBlockObject{Type: "plain_text", Text: "Disable"}))}}}
@@ -206,6 +236,9 @@ func TestAppHomeAdminCreatesACheckpointThatAUserMeets(t *testing.T) {
 	})
 	if d, _ := a.Store.Definition(ctx, "risk_check"); d.Enabled {
 		t.Fatal("the disable was not stored")
+	}
+	if s := homeText(fake, wsAdmin); !strings.Contains(s, "In the last 7 days: 1 skipped.") {
+		t.Fatalf("the admin section does not count the skipped instance:\n%s", s)
 	}
 
 	r := runOf(t, a)
@@ -239,4 +272,12 @@ func pendingInstance(t *testing.T, a *app.App, defID string) string {
 		return id != ""
 	})
 	return id
+}
+
+// reasonAction is the action id of an input block's element.
+func reasonAction(in *slack.InputBlock) string {
+	if el, ok := in.Element.(*slack.PlainTextInputBlockElement); ok {
+		return el.ActionID
+	}
+	return ""
 }

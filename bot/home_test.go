@@ -26,8 +26,13 @@ func homeSample() HomeView {
 	opt.DefinitionID, opt.ControlType, opt.Label, opt.Required = "risk_check", "risk_check", "Risk check", false
 	done := finishedRun()
 	done.ID = "run-41"
+	stuck := sampleRun()
+	stuck.ID, stuck.Status = "run-44", pipeline.StatusWaiting
+	draft := draftInstance()
+	draft.ID, draft.State, draft.Attempt, draft.LastError = "run-44.cp-3", checkpoints.StateFailed, 4, "channel_not_found"
+	stuck.Stranded = draft.ID
 	return HomeView{
-		Pending: []HomePending{{Run: waiting, Inst: inst, Link: "https://fake.slack.com/archives/C1/p100000002"}, {Run: optional, Inst: opt}},
+		Pending: []HomePending{{Run: waiting, Inst: inst, Link: "https://fake.slack.com/archives/C1/p100000002"}, {Run: optional, Inst: opt}, {Run: stuck, Inst: draft}},
 		Runs:    []*pipeline.Run{waiting, optional, done},
 		Streams: []*scheduler.Stream{sampleStream()},
 		Now:     t0.Add(10 * time.Minute),

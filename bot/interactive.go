@@ -421,7 +421,11 @@ func (a *App) onSubmission(ctx context.Context, req *Request) error {
 		return nil
 	}
 	req.Ack(nil)
-	return a.decide(ctx, req, r, instID, d)
+	if err := a.decide(ctx, req, r, instID, d); err != nil {
+		return err
+	}
+	a.refreshOpenHome(ctx, user, req.Log)
+	return nil
 }
 
 // validationProblem lists field problems for people.

@@ -104,8 +104,13 @@ func homePending(pending []HomePending) []slack.Block {
 		}
 		label := EscapeTruncate(oneLine(firstNonEmpty(p.Inst.Label, p.Inst.DefinitionID)), 100)
 		text := fmt.Sprintf("*%s* %s — _%s_", label, where, EscapeTruncate(oneLine(p.Run.Question), 150))
-		if !p.Inst.DeadlineAt.IsZero() {
+		if !p.Inst.DeadlineAt.IsZero() && p.Inst.Open() {
 			text += "\nReminder due " + slackDate(p.Inst.DeadlineAt)
+		}
+		if p.Run.Stranded == p.Inst.ID {
+			text += fmt.Sprintf("\n:warning: It could not be shown after %d attempts; the run waits. Retry shows it again; only an admin can continue without it.", p.Inst.Attempt)
+			blocks = append(blocks, section(text), strandedButtons(p.Inst, fmt.Sprintf("home_cp_%d", i)))
+			continue
 		}
 		blocks = append(blocks, section(text))
 		if b := checkpointButtons(p.Inst, fmt.Sprintf("home_cp_%d", i)); b != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -15,6 +16,64 @@ import (
 func (s *Store) defsKey() string                 { return s.prefix + "defs" }
 func (s *Store) failuresKey(defID string) string { return s.prefix + "cpfail:" + defID }
 func (s *Store) alertKey(defID string) string    { return s.prefix + "cpalert:" + defID }
+
+// Definitions returns every stored checkpoint definition.
+func (s *Store) Definitions(ctx context.Context) ([]checkpoints.Definition, error) {
+	m, err := s.rdb.HGetAll(ctx, s.defsKey()).Result()
+	if err != nil {
+		return nil, err
+	}
+	defs := make([]checkpoints.Definition, 0, len(m))
+	for id, raw := range m {
+		var d checkpoints.Definition
+		if err := json.Unmarshal([]byte(raw), &d); err != nil {
+			return nil, fmt.Errorf("decode checkpoint definition %s: %w", id, err)
+		}
+		defs = append(defs, d)
+	}
+	return defs, nil
+}
+
+// PutDefinition stores a checkpoint definition after validating it.
+func (s *Store) PutDefinition(ctx context.Context, d checkpoints.Definition) error {
+	raw, err := encodeDefinition(d)
+	if err != nil {
+		return err
+	}
+	return s.rdb.HSet(ctx, s.defsKey(), d.ID, raw).Err()
+}
+
+// RecordCheckpointFailure notes a failure of a definition and returns the
+// failure times within window before at.
+func (s *Store) RecordCheckpointFailure(ctx context.Context, defID string, at time.Time, window time.Duration) ([]time.Time, error) {
+	key := s.failuresKey(defID)
+	member := strconv.FormatInt(at.UnixNano(), 10)
+	if err := s.rdb.ZAdd(ctx, key, redis.Z{Score: float64(at.UnixMilli()), Member: member}).Err(); err != nil {
+		return nil, err
+	}
+	return s.CheckpointFailures(ctx, defID, at, window)
+}
+
+// CheckpointFailures returns the failure times within window before at, and
+// forgets older ones.
+func (s *Store) CheckpointFailures(ctx context.Context, defID string, at time.Time, window time.Duration) ([]time.Time, error) {
+	key := s.failuresKey(defID)
+	from := at.Add(-window).UnixMilli()
+	if window > 0 {
+		if err := s.rdb.ZRemRangeByScore(ctx, key, "-inf", "("+strconv.FormatInt(from, 10)).Err(); err != nil {
+			return nil, err
+		}
+	}
+	zs, err := s.rdb.ZRangeByScoreWithScores(ctx, key, &redis.ZRangeBy{Min: strconv.FormatInt(from, 10), Max: strconv.FormatInt(at.UnixMilli(), 10)}).Result()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]time.Time, len(zs))
+	for i, z := range zs {
+		out[i] = time.UnixMilli(int64(z.Score))
+	}
+	return out, nil
+}
 
 // Definition returns the stored definition with that id, or checkpoints.ErrNoDefinition.
 func (s *Store) Definition(ctx context.Context, id string) (checkpoints.Definition, error) {

@@ -28,6 +28,7 @@
 //	{p}lock:run:{id}             string: the run's lease, the holder's token, with a TTL
 //	{p}defs                      hash: checkpoint definition id → JSON
 //	{p}cpfail:{def}              zset: failure times (ms) of a checkpoint definition
+//	{p}cpalert:{def}             string: the admins were alerted about this tripped breaker (TTL: its window; reset deletes it)
 //	{p}cancel:{id}               string: who asked to cancel the run
 //	{p}stream:{id}               hash: v (version), data (stream JSON), name (its NameKey)
 //	{p}streams                   zset: stream ids by creation time (ms)
@@ -43,6 +44,7 @@
 //	rb:slack:progress:{run}      string: the ts of a run's progress message
 //	rb:slack:final:{run}         hash: how far a run's final post got (summary ts, file, notice, done)
 //	rb:slack:seen:{kind}:{id}    string, with a TTL: a Slack delivery taken by some replica
+//	rb:slack:home:{user}         string, with a TTL: the user's App Home was published (refresh it after a decision)
 //	asynq:{queue}:…              asynq's own keys: the durable work queue and its timers (Queue, Worker)
 //
 // A finished run whose outcome was shown expires after the retention
