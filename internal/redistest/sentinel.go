@@ -104,8 +104,8 @@ func (s *Sentinel) Failover(ctx context.Context) error {
 		}
 		subs = append(subs, sub)
 	}
-	if err := s.client.Failover(ctx, MasterName).Err(); err != nil {
-		return fmt.Errorf("SENTINEL FAILOVER: %w", err)
+	if err := s.requestFailover(ctx); err != nil {
+		return err
 	}
 	for _, sub := range subs {
 		if err := s.awaitSwitch(ctx, sub); err != nil {
@@ -137,4 +137,29 @@ func (s *Sentinel) CurrentMaster(ctx context.Context) (string, error) {
 		return "", err
 	}
 	return net.JoinHostPort(addr[0], addr[1]), nil
+}
+
+// requestFailover asks a sentinel to fail the master over. A sentinel
+// learns of the replica and its link from the INFO it polls, so just after
+// start-up it may answer NOGOODSLAVE; the request is repeated until it has
+// seen a suitable replica, for at most 30 s.
+func (s *Sentinel) requestFailover(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		err := s.client.Failover(ctx, MasterName).Err()
+		if err == nil || !strings.Contains(err.Error(), "NOGOODSLAVE") {
+			if err != nil {
+				return fmt.Errorf("SENTINEL FAILOVER: %w", err)
+			}
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("SENTINEL FAILOVER: no replica the sentinels would promote within 30 s: %w", err)
+		case <-tick.C:
+		}
+	}
 }
