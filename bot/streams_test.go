@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -134,6 +135,20 @@ func (h *streamHarness) turns(channel, thread string) []slackfake.Message {
 	return out
 }
 
+// waitShown waits until the bot has remembered which message shows the
+// thread's turn i (0 is the first). A person answers after reading a turn;
+// an answer typed while the bot still saves its own turn is refused as a
+// concurrent one, so a test that answers at once waits for this first.
+func (h *streamHarness) waitShown(channel, thread string, i int) {
+	h.t.Helper()
+	convs := redisstore.NewConversations(h.rdb, "rb:", 0)
+	h.wait(fmt.Sprintf("turn %d remembered", i+1), func() bool {
+		c, _, ok, err := convs.Get(context.Background(), channel, thread)
+		turns := h.turns(channel, thread)
+		return err == nil && ok && len(turns) > i && c.Shown == turns[i].TS
+	})
+}
+
 // start runs /research stream new and returns the thread and first turn.
 func (h *streamHarness) start(user, channel string) (string, slackfake.Message) {
 	h.t.Helper()
@@ -179,6 +194,7 @@ func TestStreamConversationRefusals(t *testing.T) {
 		t.Fatalf("no Skip on an optional field: %s", competitors.Blocks)
 	}
 	// A typed answer moves on to keywords (required): no Skip there.
+	h.waitShown(chanIn, thread, 1)
 	h.reply(requester, chanIn, thread, "No competitors yet, let's do keywords")
 	h.wait("the keywords turn", func() bool { return len(h.turns(chanIn, thread)) == 3 })
 	if kw := h.turns(chanIn, thread)[2]; strings.Contains(string(kw.Blocks), ActionStreamSkip) {
@@ -193,6 +209,7 @@ func TestStreamConversationRefusals(t *testing.T) {
 	if n := h.model.count(); n != 2 {
 		t.Errorf("a refused skip called the model (%d calls)", n)
 	}
+	h.waitShown(chanIn, thread, 2)
 	// The model is down: said so, and the conversation stays where it was.
 	h.reply(requester, chanIn, thread, "heat pump, COP")
 	h.ephemeralWith(chanIn, requester, "the language model did not answer")
