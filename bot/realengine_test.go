@@ -100,6 +100,42 @@ func TestRealEngineFullModeThroughSlack(t *testing.T) {
 	}
 }
 
+// engineConfig is the configuration of a real engine on the Redis at
+// redisURL, the scripted model at modelURL and the fake web at webURL.
+func engineConfig(t *testing.T, redisURL, modelURL, webURL string) config.Config {
+	t.Helper()
+	vars := map[string]string{
+		"OPENAI_API_KEY": "sk-test-secret", "OPENAI_BASE_URL": modelURL, "SEARXNG_URL": webURL,
+		"FETCH_ALLOW_PRIVATE_NETWORKS": "true", "REDIS_URL": redisURL, "LLM_MAX_RETRIES": "2", "WORKER_CONCURRENCY": "2",
+	}
+	cfg, err := config.Load(func(k string) string { return vars[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// startEngine starts the real engine with the bot's presenter (on the fake
+// Slack, remembering in mem) and the built-in checkpoint definitions; runs
+// go to queue. Both stop when the test ends.
+func startEngine(t *testing.T, ctx context.Context, cfg config.Config, fake *slackfake.Server, mem bot.Memory, metrics *bot.Metrics, queue string) (*app.App, *bot.Presenter) {
+	t.Helper()
+	pres, err := bot.NewPresenter(bot.PresenterConfig{BotToken: fake.BotToken(), APIURL: fake.APIURL(), Memory: mem, Metrics: metrics, MinInterval: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pres.Close)
+	a, err := app.New(ctx, cfg, app.Options{Presenters: map[string]pipeline.Presenter{bot.OriginKind: pres}, Observer: metrics, DefaultQueue: queue})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.Close() })
+	if err := a.Engine.SeedDefinitions(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return a, pres
+}
+
 // startRealStack starts the real engine (Redis store, asynq queue and one
 // worker, the scripted model res and the fake web) and the bot on the fake
 // Slack, with channel C0RESEARCH and user U0REQ0001 known; edit adjusts the
@@ -109,14 +145,7 @@ func startRealStack(t *testing.T, res *researchtest.Researcher, edit func(*bot.C
 	srv, _ := redistest.Start(t)
 	web := researchtest.NewWeb(t, researchtest.DefaultPages()...)
 	model := llmtest.NewServer(t, res.Respond)
-	vars := map[string]string{
-		"OPENAI_API_KEY": "sk-test-secret", "OPENAI_BASE_URL": model.URL(), "SEARXNG_URL": web.URL(),
-		"FETCH_ALLOW_PRIVATE_NETWORKS": "true", "REDIS_URL": srv.URL, "LLM_MAX_RETRIES": "2", "WORKER_CONCURRENCY": "2",
-	}
-	cfg, err := config.Load(func(k string) string { return vars[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := engineConfig(t, srv.URL, model.URL(), web.URL())
 	fake := slackfake.New(t)
 	fake.AddChannel("C0RESEARCH", "research", true)
 	fake.AddUser("U0REQ0001", "ada", "UTC")
@@ -130,19 +159,7 @@ func startRealStack(t *testing.T, res *researchtest.Researcher, edit func(*bot.C
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = a0.Close() })
-	pres, err := bot.NewPresenter(bot.PresenterConfig{BotToken: fake.BotToken(), APIURL: fake.APIURL(), Memory: redisstore.NewSlackMemory(a0.Conn.Client), Metrics: metrics, MinInterval: 200 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pres.Close)
-	a, err := app.New(ctx, cfg, app.Options{Presenters: map[string]pipeline.Presenter{bot.OriginKind: pres}, Observer: metrics, DefaultQueue: "slack"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = a.Close() })
-	if err := a.Engine.SeedDefinitions(ctx); err != nil {
-		t.Fatal(err)
-	}
+	a, _ := startEngine(t, ctx, cfg, fake, redisstore.NewSlackMemory(a0.Conn.Client), metrics, "slack")
 	stopWorker, err := a.StartWorker(map[string]int{"slack": 1})
 	if err != nil {
 		t.Fatal(err)

@@ -10,13 +10,11 @@ import (
 	"time"
 
 	"github.com/researchbot/researchbot/bot"
-	"github.com/researchbot/researchbot/config"
 	"github.com/researchbot/researchbot/internal/app"
 	"github.com/researchbot/researchbot/internal/redistest"
 	"github.com/researchbot/researchbot/internal/researchtest"
 	"github.com/researchbot/researchbot/internal/slackfake"
 	"github.com/researchbot/researchbot/llm/llmtest"
-	"github.com/researchbot/researchbot/pipeline"
 	"github.com/researchbot/researchbot/redisstore"
 	"github.com/researchbot/researchbot/scheduler"
 )
@@ -104,14 +102,7 @@ func newStreamsE2E(t *testing.T) *streamsE2E {
 		}
 		return res.Respond(c)
 	})
-	vars := map[string]string{
-		"OPENAI_API_KEY": "sk-test-secret", "OPENAI_BASE_URL": model.URL(), "SEARXNG_URL": web.URL(),
-		"FETCH_ALLOW_PRIVATE_NETWORKS": "true", "REDIS_URL": srv.URL, "LLM_MAX_RETRIES": "2", "WORKER_CONCURRENCY": "2",
-	}
-	cfg, err := config.Load(func(k string) string { return vars[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := engineConfig(t, srv.URL, model.URL(), web.URL())
 	fake := slackfake.New(t)
 	fake.AddChannel(streamChannel, "heat-pumps", true)
 	fake.AddUser(streamOwner, "ada", "Europe/Oslo")
@@ -119,19 +110,7 @@ func newStreamsE2E(t *testing.T) *streamsE2E {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	metrics := bot.NewMetrics()
-	pres, err := bot.NewPresenter(bot.PresenterConfig{BotToken: fake.BotToken(), APIURL: fake.APIURL(), Memory: redisstore.NewSlackMemory(rdb), Metrics: metrics, MinInterval: 200 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pres.Close)
-	a, err := app.New(ctx, cfg, app.Options{Presenters: map[string]pipeline.Presenter{bot.OriginKind: pres}, Observer: metrics, DefaultQueue: "runs"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = a.Close() })
-	if err := a.Engine.SeedDefinitions(ctx); err != nil {
-		t.Fatal(err)
-	}
+	a, pres := startEngine(t, ctx, cfg, fake, redisstore.NewSlackMemory(rdb), metrics, "runs")
 	store := redisstore.NewStreams(rdb, "rb:")
 	a.AddPresenter(scheduler.OriginKind, scheduler.NewDigestPresenter(scheduler.DigestPresenterConfig{Store: store, Inner: pres}))
 	clock := researchtest.NewClock(time.Now())

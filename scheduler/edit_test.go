@@ -25,16 +25,7 @@ func TestEditWhileTwoSchedulersRun(t *testing.T) {
 	runner := newFakeRunner()
 	runner.finishAtOnce = true
 	clock := researchtest.NewClock(at(0, "08:00"))
-	var services []*scheduler.Service
-	for range 2 {
-		svc, err := scheduler.NewService(scheduler.ServiceConfig{
-			Store: redisstore.NewStreams(redisClient(t, srv.Addr), ""), Runner: runner, Now: clock.Now, ClaimTTL: time.Minute,
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		services = append(services, svc)
-	}
+	services := replicas(t, srv.Addr, runner, clock)
 	ctx := context.Background()
 	st, err := services[0].Create(ctx, dailySpec("Heat"), "UOWNER")
 	if err != nil {

@@ -521,6 +521,23 @@ func TestManagementPermissionsAndRunNow(t *testing.T) {
 	}
 }
 
+// replicas makes two schedulers, as two replicas would run them: each with
+// its own Redis connection to the server at addr, one runner, one clock.
+func replicas(t *testing.T, addr string, runner *fakeRunner, clock *researchtest.Clock) []*scheduler.Service {
+	t.Helper()
+	var services []*scheduler.Service
+	for range 2 {
+		svc, err := scheduler.NewService(scheduler.ServiceConfig{
+			Store: redisstore.NewStreams(redisClient(t, addr), ""), Runner: runner, Now: clock.Now, ClaimTTL: time.Minute,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		services = append(services, svc)
+	}
+	return services
+}
+
 // TestExactlyOnceAcrossReplicas runs two schedulers, each with its own Redis
 // connection to one real redis-server, ticking concurrently over ten days of
 // three streams: each scheduled time produces exactly one digest.
@@ -529,17 +546,7 @@ func TestExactlyOnceAcrossReplicas(t *testing.T) {
 	runner := newFakeRunner()
 	runner.finishAtOnce = true
 	clock := researchtest.NewClock(at(0, "08:00"))
-	var services []*scheduler.Service
-	for range 2 {
-		c := redisClient(t, srv.Addr)
-		svc, err := scheduler.NewService(scheduler.ServiceConfig{
-			Store: redisstore.NewStreams(c, ""), Runner: runner, Now: clock.Now, ClaimTTL: time.Minute,
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		services = append(services, svc)
-	}
+	services := replicas(t, srv.Addr, runner, clock)
 	ctx := context.Background()
 	names := []string{"One", "Two", "Three"}
 	for _, n := range names {
