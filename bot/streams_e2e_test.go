@@ -561,7 +561,7 @@ func TestStreamHeldDraftGoesToOwnerDM(t *testing.T) {
 			return false
 		})
 		for _, m := range h.fake.Messages(h.channel) {
-			if m.Ephemeral && m.Text == "Your decision was not applied" {
+			if m.Ephemeral && (m.Text == "Your decision was not applied" || m.Text == "Nothing was changed") {
 				t.Fatal("the notice about the DM draft went to the stream's channel")
 			}
 		}
