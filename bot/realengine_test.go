@@ -63,10 +63,6 @@ func TestRealEngineFullModeThroughSlack(t *testing.T) {
 	if len(seen) != 3 {
 		t.Errorf("approved %d checkpoints, want plan, sources and critical issues", len(seen))
 	}
-	f := fake.Files()[0]
-	if !strings.HasSuffix(f.Name, ".md") || len(f.Content) == 0 {
-		t.Errorf("file %+v", f)
-	}
 	var report string
 	deadline = time.Now().Add(10 * time.Second)
 	for report == "" && time.Now().Before(deadline) {
@@ -79,6 +75,14 @@ func TestRealEngineFullModeThroughSlack(t *testing.T) {
 	}
 	if report == "" {
 		t.Fatalf("no report summary:\n%s", dumpAll(fake, channel))
+	}
+	// The file is uploaded in two calls; the test looks once the second
+	// (files.completeUploadExternal) has been made.
+	for time.Now().Before(deadline) && !(len(fake.Files()) > 0 && fake.Files()[0].Completed) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if fs := fake.Files(); len(fs) == 0 || !fs[0].Completed || !strings.HasSuffix(fs[0].Name, ".md") || len(fs[0].Content) == 0 {
+		t.Errorf("report files %+v", fs)
 	}
 	for _, bad := range []string{"<!channel>", "<http://evil.example|"} {
 		if strings.Contains(report, bad) {
