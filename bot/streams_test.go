@@ -163,6 +163,7 @@ func (h *streamHarness) start(user, channel string) (string, slackfake.Message) 
 		}
 		return false
 	})
+	h.waitShown(channel, thread, 0)
 	return thread, h.turns(channel, thread)[0]
 }
 
