@@ -20,6 +20,7 @@ import (
 const (
 	DefaultRetention     = 30 * 24 * time.Hour
 	DefaultPageRetention = 7 * 24 * time.Hour
+	DefaultIndexRefresh  = time.Second
 )
 
 // StoreOptions configure a Store. Zero values take the defaults.
@@ -32,6 +33,13 @@ type StoreOptions struct {
 	// PageRetention is how long the extracted page texts of a finished run
 	// are kept (default DefaultPageRetention, at most Retention).
 	PageRetention time.Duration
+	// IndexRefresh is how old the scores of a run's entries in the active,
+	// work and timer indexes may grow before a save rewrites them though
+	// nothing they say of the run changed (default DefaultIndexRefresh).
+	// Keep it well under half a lease: the rescuer takes a run with work
+	// whose score is older than that for one nobody advances (it checks the
+	// lease before re-queueing, and a duplicate task is harmless).
+	IndexRefresh time.Duration
 	// Logger receives the loud report of a run whose stored version went
 	// backwards (Redis lost writes).
 	Logger *slog.Logger
@@ -67,6 +75,9 @@ func NewStoreWithOptions(rdb *redis.Client, opts StoreOptions) *Store {
 		opts.PageRetention = DefaultPageRetention
 	}
 	opts.PageRetention = min(opts.PageRetention, opts.Retention)
+	if opts.IndexRefresh <= 0 {
+		opts.IndexRefresh = DefaultIndexRefresh
+	}
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -214,42 +225,59 @@ func (s *Store) decodeRun(id string, vals []any, floor int64) (*pipeline.Run, er
 // finished run never changes again, so only its last save sets an expiry).
 // A write retried after a lost reply finds its own nonce and succeeds.
 //
+// The indexes (active, work, timers) are written when what they say of the
+// run changes ("ix": done, work, deadline) or their scores are older than
+// the refresh interval ("ixat"), not on every save: a worker carrying a run
+// through its steps saves several times a second, and each index write was
+// a command. Both fields live in the run's hash, written by this script
+// alone, so they always describe the indexes as they are.
+//
 // KEYS: run, pages, active, work, timers.
 // ARGV: 1 version, 2 fence (0: no lease), 3 nonce, 4 data, 5 status,
 // 6 updated ms, 7 done ("1": finished and shown), 8 id, 9 work ("1"/"0"),
 // 10 deadline ms ("0": none), 11 retention ms, 12 page retention ms,
-// 13… pairs of page source id and text.
+// 13 index refresh ms, 14… pairs of page source id and text.
 // Returns 1 saved, 0 version conflict, -1 no such run, -2 fence moved.
 var saveScript = redis.NewScript(`
-local v = redis.call('HGET', KEYS[1], 'v')
+local cur = redis.call('HMGET', KEYS[1], 'v', 'fence', 'nonce', 'ix', 'ixat')
+local v = cur[1]
 if not v then return -1 end
 if tonumber(v) ~= tonumber(ARGV[1]) then
-  if tonumber(v) == tonumber(ARGV[1]) + 1 and redis.call('HGET', KEYS[1], 'nonce') == ARGV[3] then return 1 end
+  if tonumber(v) == tonumber(ARGV[1]) + 1 and cur[3] == ARGV[3] then return 1 end
   return 0
 end
 local fence = tonumber(ARGV[2])
-if fence > 0 and tonumber(redis.call('HGET', KEYS[1], 'fence') or '0') ~= fence then return -2 end
-redis.call('HSET', KEYS[1], 'v', tonumber(v) + 1, 'data', ARGV[4], 'status', ARGV[5], 'nonce', ARGV[3])
-for i = 13, #ARGV, 2 do
-  redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1])
-end
-if ARGV[7] == '1' then
-  redis.call('ZREM', KEYS[3], ARGV[8])
-  redis.call('PEXPIRE', KEYS[1], ARGV[11])
-  redis.call('PEXPIRE', KEYS[2], ARGV[12])
+if fence > 0 and tonumber(cur[2] or '0') ~= fence then return -2 end
+local ix = ARGV[7] .. ARGV[9] .. ':' .. ARGV[10]
+local at = tonumber(ARGV[6])
+local age = at - tonumber(cur[5] or '0')
+if cur[4] == ix and ARGV[7] ~= '1' and age >= 0 and age < tonumber(ARGV[13]) then
+  redis.call('HSET', KEYS[1], 'v', tonumber(v) + 1, 'data', ARGV[4], 'status', ARGV[5], 'nonce', ARGV[3])
 else
-  redis.call('ZADD', KEYS[3], ARGV[6], ARGV[8])
+  redis.call('HSET', KEYS[1], 'v', tonumber(v) + 1, 'data', ARGV[4], 'status', ARGV[5], 'nonce', ARGV[3], 'ix', ix, 'ixat', ARGV[6])
+  if ARGV[7] == '1' then
+    redis.call('ZREM', KEYS[3], ARGV[8])
+    redis.call('PEXPIRE', KEYS[1], ARGV[11])
+  else
+    redis.call('ZADD', KEYS[3], ARGV[6], ARGV[8])
+  end
+  if ARGV[9] == '1' then
+    redis.call('ZADD', KEYS[4], ARGV[6], ARGV[8])
+  else
+    redis.call('ZREM', KEYS[4], ARGV[8])
+  end
+  if ARGV[10] ~= '0' then
+    redis.call('ZADD', KEYS[5], ARGV[10], ARGV[8])
+  else
+    redis.call('ZREM', KEYS[5], ARGV[8])
+  end
 end
-if ARGV[9] == '1' then
-  redis.call('ZADD', KEYS[4], ARGV[6], ARGV[8])
-else
-  redis.call('ZREM', KEYS[4], ARGV[8])
+if #ARGV >= 14 then
+  local hs = {}
+  for i = 14, #ARGV do hs[#hs + 1] = ARGV[i] end
+  redis.call('HSET', KEYS[2], unpack(hs))
 end
-if ARGV[10] ~= '0' then
-  redis.call('ZADD', KEYS[5], ARGV[10], ARGV[8])
-else
-  redis.call('ZREM', KEYS[5], ARGV[8])
-end
+if ARGV[7] == '1' then redis.call('PEXPIRE', KEYS[2], ARGV[12]) end
 return 1
 `)
 
@@ -278,7 +306,7 @@ func (s *Store) Save(ctx context.Context, r *pipeline.Run) error {
 		deadline = strconv.FormatInt(d.UnixMilli(), 10)
 	}
 	args := []any{r.Version, r.Fence, newNonce(), data, string(r.Status), r.UpdatedAt.UnixMilli(), done, r.ID, work, deadline,
-		s.opts.Retention.Milliseconds(), s.opts.PageRetention.Milliseconds()}
+		s.opts.Retention.Milliseconds(), s.opts.PageRetention.Milliseconds(), s.opts.IndexRefresh.Milliseconds()}
 	for id, text := range texts {
 		args = append(args, id, text)
 	}

@@ -135,6 +135,8 @@ func (a *App) build() error {
 
 	a.Store = redisstore.NewStoreWithOptions(a.Conn.Client, redisstore.StoreOptions{
 		Prefix: "rb:", Retention: cfg.Retention, PageRetention: cfg.PageRetention, Logger: a.log,
+		// Index scores stay well within the rescuer's half-lease window.
+		IndexRefresh: min(redisstore.DefaultIndexRefresh, cfg.LeaseTTL/4),
 	})
 	a.Queue = redisstore.NewQueue(a.Conn.Client, redisstore.QueueOptions{})
 	a.Locker = redisstore.NewLocker(a.Conn.Client, "rb:", cfg.LeaseTTL)

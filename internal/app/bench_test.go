@@ -2,7 +2,9 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"runtime"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -46,6 +48,46 @@ func redisCPU(b *testing.B, rdb *redis.Client) time.Duration {
 	return time.Duration((c["used_cpu_sys"] + c["used_cpu_user"]) * float64(time.Second))
 }
 
+// commandCalls is how many times the server ran each command (INFO
+// commandstats), by name.
+func commandCalls(b *testing.B, rdb *redis.Client) map[string]float64 {
+	info, err := rdb.Info(context.Background(), "commandstats").Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, line := range strings.Split(info, "\n") {
+		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":calls=")
+		if !ok {
+			continue
+		}
+		calls, _, _ := strings.Cut(rest, ",")
+		if f, err := strconv.ParseFloat(calls, 64); err == nil {
+			out[strings.TrimPrefix(name, "cmdstat_")] = f
+		}
+	}
+	return out
+}
+
+// logCommandStats logs, with -v, the commands per run by name between two
+// commandCalls samples (idle polling included), most first: where a run's
+// Redis traffic goes. Commands a Lua script runs count under their own names
+// as well as under evalsha.
+func logCommandStats(b *testing.B, before, after map[string]float64, n int) {
+	names := make([]string, 0, len(after))
+	for k := range after {
+		if after[k] > before[k] {
+			names = append(names, k)
+		}
+	}
+	sort.Slice(names, func(i, j int) bool { return after[names[i]]-before[names[i]] > after[names[j]]-before[names[j]] })
+	var sb strings.Builder
+	for _, k := range names {
+		fmt.Fprintf(&sb, " %s=%.1f", k, (after[k]-before[k])/float64(n))
+	}
+	b.Logf("commands per run by name:%s", sb.String())
+}
+
 func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
@@ -79,7 +121,7 @@ const idleWindow = time.Second
 
 func benchAutoRuns(b *testing.B, n int) {
 	res := &researchtest.Researcher{Delay: benchLatency.LLM, TextTokens: true}
-	h := newHarness(b, res, map[string]string{"WORKER_CONCURRENCY": strconv.Itoa(n), "FETCH_CACHE_TTL": "1ms"})
+	h := newHarnessAt(b, "redis://127.0.0.1:6399/0", res, map[string]string{"WORKER_CONCURRENCY": strconv.Itoa(n), "FETCH_CACHE_TTL": "1ms"})
 	h.web.SearchDelay, h.web.FetchDelay = benchLatency.Search, benchLatency.Fetch
 	rdb := h.app.Conn.Client
 	var ratioSum float64
@@ -92,6 +134,7 @@ func benchAutoRuns(b *testing.B, n int) {
 		idlePerSec := (redisCommands(b, rdb) - idle0 - 1) / idleWindow.Seconds()
 
 		cmd0, cpu0, rcpu0 := redisCommands(b, rdb), cpuTime(), redisCPU(b, rdb)
+		stats0 := commandCalls(b, rdb)
 		start := time.Now()
 		for range n {
 			h.start(checkpoints.ModeAuto, pipeline.Limits{})
@@ -113,6 +156,9 @@ func benchAutoRuns(b *testing.B, n int) {
 		makespan := time.Since(start)
 		cpu := cpuTime() - cpu0 + redisCPU(b, rdb) - rcpu0
 		cmds := redisCommands(b, rdb) - cmd0 - idlePerSec*makespan.Seconds()
+		if testing.Verbose() {
+			logCommandStats(b, stats0, commandCalls(b, rdb), n)
+		}
 		b.ReportMetric(float64(makespan)/float64(longest), "makespan/critical-path")
 		b.ReportMetric(float64(cpu)/float64(time.Millisecond)/float64(n), "cpu-ms/run")
 		b.ReportMetric(cmds/float64(n), "redis-cmds/run")
