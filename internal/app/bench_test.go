@@ -121,7 +121,7 @@ const idleWindow = time.Second
 
 func benchAutoRuns(b *testing.B, n int) {
 	res := &researchtest.Researcher{Delay: benchLatency.LLM, TextTokens: true}
-	h := newHarnessAt(b, "redis://127.0.0.1:6399/0", res, map[string]string{"WORKER_CONCURRENCY": strconv.Itoa(n), "FETCH_CACHE_TTL": "1ms"})
+	h := newHarness(b, res, map[string]string{"WORKER_CONCURRENCY": strconv.Itoa(n), "FETCH_CACHE_TTL": "1ms"})
 	h.web.SearchDelay, h.web.FetchDelay = benchLatency.Search, benchLatency.Fetch
 	rdb := h.app.Conn.Client
 	var ratioSum float64
