@@ -177,3 +177,58 @@ func TestDefinitionsAreValidatedAndStored(t *testing.T) {
 		t.Fatalf("%d definitions", len(defs))
 	}
 }
+
+// TestSaveRewritesIndexesOnlyWhenTheyWouldChange: saves of a run whose
+// index entries would say the same leave them alone until their scores are
+// older than the refresh interval; a change of what they say (no more work,
+// finished) is written at once.
+func TestSaveRewritesIndexesOnlyWhenTheyWouldChange(t *testing.T) {
+	_, rdb := redistest.Start(t)
+	s := NewStoreWithOptions(rdb, StoreOptions{IndexRefresh: time.Second})
+	ctx := context.Background()
+	r := newRun("r-1", "U1", t0)
+	if err := s.Create(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	score := func(key string) float64 {
+		t.Helper()
+		v, err := rdb.ZScore(ctx, key, "r-1").Result()
+		if err != nil {
+			t.Fatalf("%s: %v", key, err)
+		}
+		return v
+	}
+	save := func(at time.Time) {
+		t.Helper()
+		r.UpdatedAt = at
+		if err := s.Save(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.Status = pipeline.StatusRunning
+	save(t0.Add(100 * time.Millisecond)) // the first save writes the indexes
+	want := float64(t0.Add(100 * time.Millisecond).UnixMilli())
+	save(t0.Add(600 * time.Millisecond)) // same entries, fresh scores: left alone
+	for _, key := range []string{"rb:work:runs", "rb:runs:active"} {
+		if got := score(key); got != want {
+			t.Errorf("%s score after a save within the refresh interval = %v, want %v", key, got, want)
+		}
+	}
+	save(t0.Add(1200 * time.Millisecond)) // scores older than the interval: refreshed
+	want = float64(t0.Add(1200 * time.Millisecond).UnixMilli())
+	for _, key := range []string{"rb:work:runs", "rb:runs:active"} {
+		if got := score(key); got != want {
+			t.Errorf("%s score after the refresh interval = %v, want %v", key, got, want)
+		}
+	}
+	r.Status, r.Presented = pipeline.StatusCompleted, true
+	save(t0.Add(1300 * time.Millisecond)) // finished and shown: out of every index at once
+	for _, key := range []string{"rb:work:runs", "rb:runs:active"} {
+		if n, err := rdb.ZCard(ctx, key).Result(); err != nil || n != 0 {
+			t.Errorf("%s has %d entries (%v) after the run finished, want none", key, n, err)
+		}
+	}
+	if ttl := rdb.PTTL(ctx, "rb:run:r-1").Val(); ttl <= 0 {
+		t.Errorf("finished run has no expiry (PTTL %v)", ttl)
+	}
+}
