@@ -127,11 +127,13 @@ func (e *Engine) advanceLeased(ctx context.Context, runID string) error {
 	}
 	defer lease.Release()
 	leasedAt := e.cfg.Now()
+	var saved *Run // the run as this worker saved it after its last step
 	for {
-		r, by, err := e.loadForStep(ctx, runID)
+		r, by, err := e.reloadForStep(ctx, runID, saved)
 		if err != nil {
 			return err
 		}
+		saved = nil
 		r.Fence, r.LeasedAt = lease.Fence(), leasedAt
 		if r.Status.Final() {
 			if !r.Presented {
@@ -171,7 +173,32 @@ func (e *Engine) advanceLeased(ctx context.Context, runID string) error {
 		if err := e.runStep(ctx, r); err != nil {
 			return err
 		}
+		saved = r
 	}
+}
+
+// stepProber is a Store that reads a run's stored version and who asked to
+// cancel it in one round trip, without the run (redisstore's does).
+type stepProber interface {
+	ProbeForStep(ctx context.Context, id string) (version int64, cancelBy string, err error)
+}
+
+// reloadForStep is loadForStep for a worker that may hold the run as it
+// saved it (saved, or nil): when the stored version is still saved's, the
+// copy in hand is the stored run and is not read again (a run record with
+// its page texts is the largest thing a step reads); a run saved by anyone
+// else since is read afresh.
+func (e *Engine) reloadForStep(ctx context.Context, runID string, saved *Run) (*Run, string, error) {
+	if p, ok := e.cfg.Store.(stepProber); ok && saved != nil {
+		v, by, err := p.ProbeForStep(ctx, runID)
+		if err != nil {
+			return nil, "", err
+		}
+		if v == saved.Version {
+			return saved, by, nil
+		}
+	}
+	return e.loadForStep(ctx, runID)
 }
 
 // stepLoader is a Store that reads a run and who asked to cancel it in one

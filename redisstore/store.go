@@ -157,6 +157,32 @@ func (s *Store) LoadForStep(ctx context.Context, id string) (*pipeline.Run, stri
 	return s.load(ctx, id, true)
 }
 
+// ProbeForStep returns the stored version of the run and who asked to
+// cancel it ("" for no one), in one round trip, without reading the run:
+// what a worker that saved the run itself reads before its next step, to
+// know whether its copy is still the stored one. A missing run is
+// pipeline.ErrNotFound.
+func (s *Store) ProbeForStep(ctx context.Context, id string) (int64, string, error) {
+	var v, cancel *redis.StringCmd
+	floor := s.watermark(id)
+	if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		v = p.HGet(ctx, s.runKey(id), "v")
+		cancel = p.Get(ctx, s.cancelKey(id))
+		return nil
+	}); err != nil && !errors.Is(err, redis.Nil) {
+		return 0, "", err
+	}
+	if errors.Is(v.Err(), redis.Nil) {
+		return 0, "", fmt.Errorf("run %s: %w", id, pipeline.ErrNotFound)
+	}
+	n, err := strconv.ParseInt(v.Val(), 10, 64)
+	if err != nil {
+		return 0, "", fmt.Errorf("run %s has a bad version %q", id, v.Val())
+	}
+	s.observeVersion(id, n, floor)
+	return n, cancel.Val(), nil
+}
+
 // load reads the run with its page texts and, when asked, its cancel
 // request, in one pipeline.
 func (s *Store) load(ctx context.Context, id string, withCancel bool) (*pipeline.Run, string, error) {

@@ -232,3 +232,31 @@ func TestSaveRewritesIndexesOnlyWhenTheyWouldChange(t *testing.T) {
 		t.Errorf("finished run has no expiry (PTTL %v)", ttl)
 	}
 }
+
+// TestProbeForStepSaysTheVersionAndTheCancelRequest: the probe a worker
+// sends between steps reports the stored version and who asked to cancel,
+// and a run that does not exist as not found.
+func TestProbeForStepSaysTheVersionAndTheCancelRequest(t *testing.T) {
+	_, rdb := redistest.Start(t)
+	s := NewStore(rdb, "")
+	ctx := context.Background()
+	if _, _, err := s.ProbeForStep(ctx, "r-none"); !errors.Is(err, pipeline.ErrNotFound) {
+		t.Fatalf("probe of a missing run: %v, want ErrNotFound", err)
+	}
+	r := newRun("r-1", "U1", t0)
+	if err := s.Create(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Save(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if v, by, err := s.ProbeForStep(ctx, "r-1"); err != nil || v != r.Version || by != "" {
+		t.Fatalf("probe = %d %q %v, want %d \"\" nil", v, by, err, r.Version)
+	}
+	if err := s.RequestCancel(ctx, "r-1", "U2"); err != nil {
+		t.Fatal(err)
+	}
+	if v, by, err := s.ProbeForStep(ctx, "r-1"); err != nil || v != r.Version || by != "U2" {
+		t.Fatalf("probe after a cancel request = %d %q %v, want %d \"U2\" nil", v, by, err, r.Version)
+	}
+}
