@@ -16,7 +16,8 @@
 // the ports always use "rb:".
 //
 //	{p}run:{id}                  hash: v (version), data (run JSON without page texts), status,
-//	                             fence (lease epoch), nonce (id of the last write)
+//	                             fence (lease epoch), nonce (id of the last write),
+//	                             ix, ixat (what the indexes say of the run, and when written)
 //	{p}run:{id}:pages            hash: source id → extracted page text
 //	{p}runs                      zset: run ids by creation time (ms)
 //	{p}runs:by:{user}            zset: a requester's run ids by creation time
