@@ -1,0 +1,237 @@
+package pipeline_test
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/researchbot/researchbot/checkpoints"
+	"github.com/researchbot/researchbot/internal/redistest"
+	"github.com/researchbot/researchbot/internal/researchtest"
+	"github.com/researchbot/researchbot/pipeline"
+	"github.com/researchbot/researchbot/redisstore"
+)
+
+// countingStore is the real store, counting the reads of a whole run and
+// the version probes; between is called once, right after the save that
+// ends the plan step (a step boundary: the worker has saved and not yet
+// probed), with write, the real save, still to do: it may act before and
+// after it.
+type countingStore struct {
+	*redisstore.Store
+	mu      sync.Mutex
+	loads   int // Load and LoadForStep
+	probes  int
+	between func(r *pipeline.Run, write func() error) error
+}
+
+func (s *countingStore) Load(ctx context.Context, id string) (*pipeline.Run, error) {
+	s.count(&s.loads)
+	return s.Store.Load(ctx, id)
+}
+
+func (s *countingStore) LoadForStep(ctx context.Context, id string) (*pipeline.Run, string, error) {
+	s.count(&s.loads)
+	return s.Store.LoadForStep(ctx, id)
+}
+
+func (s *countingStore) ProbeForStep(ctx context.Context, id string) (int64, string, error) {
+	s.count(&s.probes)
+	return s.Store.ProbeForStep(ctx, id)
+}
+
+func (s *countingStore) Save(ctx context.Context, r *pipeline.Run) error {
+	s.mu.Lock()
+	between := s.between
+	if r.Step == pipeline.StepSearch && r.Attempt.N == 0 {
+		s.between = nil // the plan step's end: once
+	} else {
+		between = nil
+	}
+	s.mu.Unlock()
+	if between == nil {
+		return s.Store.Save(ctx, r)
+	}
+	return between(r, func() error { return s.Store.Save(ctx, r) })
+}
+
+func (s *countingStore) count(n *int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	*n++
+}
+
+func (s *countingStore) counts() (loads, probes int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.loads, s.probes
+}
+
+// searches records the query texts searched.
+type searches struct {
+	web
+	mu    sync.Mutex
+	texts []string
+}
+
+func (s *searches) Search(ctx context.Context, q pipeline.SearchRequest) pipeline.SearchOutcome {
+	s.mu.Lock()
+	s.texts = append(s.texts, q.Text)
+	s.mu.Unlock()
+	return s.web.Search(ctx, q)
+}
+
+func (s *searches) searched() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.texts)
+}
+
+// TestAWorkerReadsTheRunAgainWhenAnyoneElseSavedItBetweenItsSteps: a
+// worker that saved the run after a step keeps its copy for the next step
+// only while the stored version is still its own. Between the plan and the
+// search step (one Advance of an auto-mode run) another writer asks to
+// cancel, edits the run, or Redis loses the worker's save (a failover to a
+// replica that was behind): the worker sees each, and when nobody else
+// wrote it does not read the run again.
+func TestAWorkerReadsTheRunAgainWhenAnyoneElseSavedItBetweenItsSteps(t *testing.T) {
+	ctx := context.Background()
+	const edited = "heat pump edited by another writer"
+	for _, tc := range []struct {
+		name string
+		// between acts at the boundary; write is the worker's own save.
+		between func(t *testing.T, real *redisstore.Store, rdb *redis.Client, write func() error) error
+		status  pipeline.Status
+		// loads is the whole-run reads during the Advance: one on taking the
+		// lease, one after releasing it (work that arrived meanwhile), and
+		// one for each time the worker had to read the run again.
+		loads int
+		check func(t *testing.T, m *scripted, s *searches, r *pipeline.Run)
+	}{
+		{name: "nobody else saved: the copy in hand is used", status: pipeline.StatusCompleted, loads: 2,
+			check: func(t *testing.T, m *scripted, _ *searches, _ *pipeline.Run) {
+				if n := len(m.sent("research_plan")); n != 1 {
+					t.Errorf("the plan was asked %d times, want once", n)
+				}
+			}},
+		{name: "a cancel request: the run stops before its next step",
+			between: func(t *testing.T, real *redisstore.Store, _ *redis.Client, write func() error) error {
+				if err := write(); err != nil {
+					return err
+				}
+				return real.RequestCancel(ctx, "r-1", "U2")
+			},
+			status: pipeline.StatusCancelled, loads: 2,
+			check: func(t *testing.T, _ *scripted, s *searches, r *pipeline.Run) {
+				if r.CancelledBy != "U2" {
+					t.Errorf("cancelled by %q, want U2", r.CancelledBy)
+				}
+				if got := s.searched(); len(got) != 0 {
+					t.Errorf("searched %q after the cancel request, want nothing", got)
+				}
+			}},
+		{name: "another writer saved the run: the next step reads its change",
+			between: func(t *testing.T, real *redisstore.Store, _ *redis.Client, write func() error) error {
+				if err := write(); err != nil {
+					return err
+				}
+				r, err := real.Load(ctx, "r-1")
+				if err != nil {
+					return err
+				}
+				r.Queries[0].Text = edited
+				return real.Save(ctx, r)
+			},
+			status: pipeline.StatusCompleted, loads: 3,
+			check: func(t *testing.T, _ *scripted, s *searches, r *pipeline.Run) {
+				if got := s.searched(); !slices.Contains(got, edited) {
+					t.Errorf("searched %q, want the query another writer saved (%q): the worker kept its stale copy", got, edited)
+				}
+				if r.Queries[0].Text != edited {
+					t.Errorf("the stored query is %q, want %q: the worker's save overwrote the other writer's", r.Queries[0].Text, edited)
+				}
+			}},
+		{name: "the stored version went back: the lost step is done again",
+			between: func(t *testing.T, _ *redisstore.Store, rdb *redis.Client, write func() error) error {
+				// Redis acknowledges the save, then loses it: the run's hash
+				// is put back as it was before (as a failover to a replica
+				// that had not received the write).
+				before, err := rdb.Dump(ctx, "rb:run:r-1").Result()
+				if err != nil {
+					return err
+				}
+				if err := write(); err != nil {
+					return err
+				}
+				return rdb.RestoreReplace(ctx, "rb:run:r-1", 0, before).Err()
+			},
+			status: pipeline.StatusCompleted, loads: 3,
+			check: func(t *testing.T, m *scripted, _ *searches, r *pipeline.Run) {
+				if n := len(m.sent("research_plan")); n != 2 {
+					t.Errorf("the plan was asked %d times, want twice (once more after its save was lost)", n)
+				}
+				if r.Plan == nil || len(r.Queries) == 0 {
+					t.Errorf("the finished run has plan %v and %d queries, want the plan done again", r.Plan, len(r.Queries))
+				}
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, rdb := redistest.Start(t)
+			real := redisstore.NewStore(rdb, "")
+			cs := &countingStore{Store: real}
+			m := &scripted{reviews: []pipeline.CritiqueOutput{passes}}
+			s := &searches{}
+			eng, err := pipeline.New(pipeline.Config{
+				Store: cs, Queue: &queue{}, Locker: redisstore.NewLocker(rdb, "", 5*time.Second),
+				Model: m, Searcher: s, Fetcher: web{},
+				Presenters: map[string]pipeline.Presenter{"test": &presenter{}}, Now: researchtest.NewClock(t0).Now,
+				NewID: func() string { return "r-1" },
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := eng.SeedDefinitions(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := eng.Start(ctx, pipeline.Request{
+				Question: "How well do heat pumps work in cold climates?", Mode: checkpoints.ModeAuto, RequestedBy: "U1",
+				Origin: pipeline.Origin{Kind: "test", Queue: "runs"},
+			}); err != nil {
+				t.Fatal(err)
+			}
+			hooked := false
+			if tc.between != nil {
+				cs.between = func(_ *pipeline.Run, write func() error) error {
+					hooked = true
+					return tc.between(t, real, rdb, write)
+				}
+			}
+			loads0, _ := cs.counts()
+			if err := eng.Advance(ctx, "r-1"); err != nil {
+				t.Fatal(err)
+			}
+			if tc.between != nil && !hooked {
+				t.Fatal("the plan step's save was never seen: the test acted at no step boundary")
+			}
+			loads, probes := cs.counts()
+			if probes == 0 {
+				t.Error("the worker never probed the stored version")
+			}
+			if got := loads - loads0; got != tc.loads {
+				t.Errorf("the run was read %d times during the Advance, want %d", got, tc.loads)
+			}
+			r, err := real.Load(ctx, "r-1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Status != tc.status {
+				t.Fatalf("the run is %s at %s (%s), want %s", r.Status, r.Step, r.FallbackReason, tc.status)
+			}
+			tc.check(t, m, s, r)
+		})
+	}
+}
