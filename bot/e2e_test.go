@@ -44,6 +44,10 @@ type harness struct {
 	cfg    Config
 	logs   *lockedBuffer
 	stop   func() // stops the App (as a killed process would stop answering)
+	// runErr is what Run returned, once stop has returned; an error fails
+	// the test unless wantRunErr was set before.
+	runErr     error
+	wantRunErr bool
 }
 
 func newHarness(t *testing.T, tweak func(*Config)) *harness {
@@ -83,7 +87,12 @@ func newHarnessOn(t *testing.T, rdb *redis.Client, tweak func(*Config)) *harness
 		t.Fatal(err)
 	}
 	h := &harness{t: t, fake: fake, app: app, engine: eng, pres: pres, ctx: context.Background(), rdb: rdb, cfg: cfg, logs: logs}
-	h.stop = runApp(t, app, fake)
+	h.stop = runAppThen(t, app, fake, func(err error) {
+		h.runErr = err
+		if err != nil && !h.wantRunErr {
+			t.Errorf("Run: %v", err)
+		}
+	})
 	t.Cleanup(func() {
 		h.stop()
 		h.pres.Close()
@@ -106,6 +115,16 @@ func newHarnessOn(t *testing.T, rdb *redis.Client, tweak func(*Config)) *harness
 // for its Socket Mode connection.
 func runApp(t *testing.T, app *App, fake *slackfake.Server) func() {
 	t.Helper()
+	return runAppThen(t, app, fake, func(err error) {
+		if err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+}
+
+// runAppThen is runApp handing what Run returned to returned.
+func runAppThen(t *testing.T, app *App, fake *slackfake.Server, returned func(error)) func() {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- app.Run(ctx) }()
@@ -115,9 +134,7 @@ func runApp(t *testing.T, app *App, fake *slackfake.Server) func() {
 			cancel()
 			select {
 			case err := <-done:
-				if err != nil {
-					t.Errorf("Run: %v", err)
-				}
+				returned(err)
 			case <-time.After(10 * time.Second):
 				t.Error("Run did not return after cancel")
 			}

@@ -206,7 +206,7 @@ func (a *App) openForm(ctx context.Context, received time.Time, d delivery, cb s
 	}
 	openCtx, cancelOpen := context.WithDeadline(ctx, received.Add(formOpenDeadline))
 	defer cancelOpen()
-	wait := time.NewTimer(max(time.Until(received.Add(formCheckBudget)), 0))
+	wait := a.clock.NewTimer(max(received.Add(formCheckBudget).Sub(a.now()), 0), "bot", "formcheck")
 	defer wait.Stop()
 	select {
 	case c := <-done:
