@@ -49,10 +49,10 @@ func TestE2ERevokedAppTokenStopsTheBot(t *testing.T) {
 // the bot; anything else is reconnected after.
 func TestRefusedCode(t *testing.T) {
 	for err, want := range map[error]string{
-		errString("token_revoked"):    "token_revoked",
-		errString("invalid_auth"):     "invalid_auth",
-		errString("account_inactive"): "account_inactive",
-		errString("internal_error"):   "",
+		errString("token_revoked"):                     "token_revoked",
+		errString("invalid_auth"):                      "invalid_auth",
+		errString("account_inactive"):                  "account_inactive",
+		errString("internal_error"):                    "",
 		&identifyError{err: errString("invalid_auth")}: "invalid_auth",
 	} {
 		if got := refusedCode(err); got != want {
