@@ -226,7 +226,7 @@ func New(cfg Config) (*App, error) {
 			a.approvers[ch][u] = true
 		}
 	}
-	a.send = senderOr(cfg.Sender, SenderConfig{BotToken: cfg.BotToken, AppToken: cfg.AppToken, APIURL: cfg.APIURL, HTTPClient: cfg.HTTPClient, Metrics: a.metrics, Logger: a.log})
+	a.send = senderOr(cfg.Sender, SenderConfig{BotToken: cfg.BotToken, AppToken: cfg.AppToken, APIURL: cfg.APIURL, HTTPClient: cfg.HTTPClient, Metrics: a.metrics, Logger: a.log, Clock: a.clock})
 	a.api = a.send.API()
 	a.routes = NewRoutes()
 	a.registerRoutes()

@@ -71,7 +71,7 @@ func (k *acker) guard() {
 		if k.ack(nil) {
 			k.a.log.Warn("bot: handler was slow; acked empty at the deadline", "kind", k.kind)
 		}
-	})
+	}, "bot", "ackguard")
 }
 
 // handle routes one Socket Mode event. It never blocks on slow work.
