@@ -36,7 +36,7 @@ type SenderConfig struct {
 type Sender struct {
 	api   *slack.Client
 	clock quartz.Clock
-	log *slog.Logger
+	log   *slog.Logger
 }
 
 // NewSender builds a Sender from cfg.
