@@ -60,6 +60,20 @@ func newHarness(t *testing.T, tweak func(*Config)) *harness {
 // newHarnessOn is newHarness on the Redis of rdb.
 func newHarnessOn(t *testing.T, rdb *redis.Client, tweak func(*Config)) *harness {
 	t.Helper()
+	return newHarnessClocked(t, rdb, nil, tweak)
+}
+
+// newClockHarness is newHarness whose App's timers and presenter's
+// Retry-After waits run on clock; progress stays paced on the real clock.
+func newClockHarness(t *testing.T, clock *quartz.Mock) *harness {
+	t.Helper()
+	_, rdb := redistest.Start(t)
+	return newHarnessClocked(t, rdb, clock, nil)
+}
+
+// newHarnessClocked is newHarnessOn with clock (nil: the real one).
+func newHarnessClocked(t *testing.T, rdb *redis.Client, clock quartz.Clock, tweak func(*Config)) *harness {
+	t.Helper()
 	fake := slackfake.New(t)
 	fake.AddChannel(chanIn, "research", true)
 	fake.AddChannel(chanOut, "elsewhere", false)
@@ -74,16 +88,10 @@ func newHarnessOn(t *testing.T, rdb *redis.Client, tweak func(*Config)) *harness
 	log := slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	metrics := NewMetrics()
 	presCfg := PresenterConfig{BotToken: fake.BotToken(), APIURL: fake.APIURL(), Memory: redisstore.NewSlackMemory(rdb), Metrics: metrics, MinInterval: 100 * time.Millisecond, Logger: log}
-	if tweak != nil {
-		// A test's clock also runs the presenter's Retry-After waits; its
-		// progress stays paced on the real clock.
-		var probe Config
-		tweak(&probe)
-		if probe.Clock != nil {
-			presCfg.Clock = probe.Clock
-			presCfg.Now = time.Now
-			presCfg.AfterFunc = func(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
-		}
+	if clock != nil {
+		presCfg.Clock = clock
+		presCfg.Now = time.Now
+		presCfg.AfterFunc = func(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
 	}
 	pres, err := NewPresenter(presCfg)
 	if err != nil {
@@ -91,7 +99,7 @@ func newHarnessOn(t *testing.T, rdb *redis.Client, tweak func(*Config)) *harness
 	}
 	eng := newFakeEngine(pres)
 	cfg := Config{AppToken: fake.AppToken(), BotToken: fake.BotToken(), APIURL: fake.APIURL(), Engine: eng, Memory: redisstore.NewSlackMemory(rdb), Budget: redisstore.NewRateLimiter(rdb, "slack"),
-		Metrics: metrics, Approvers: map[string][]string{chanIn: {approver}}, Logger: log, Workers: 4, Queue: 32}
+		Metrics: metrics, Approvers: map[string][]string{chanIn: {approver}}, Logger: log, Workers: 4, Queue: 32, Clock: clock}
 	if tweak != nil {
 		tweak(&cfg)
 	}
@@ -257,12 +265,8 @@ func raw(m slackfake.Message) string {
 // waitFor polls cond for up to 10 s.
 func (h *harness) waitFor(what string, cond func() bool) {
 	h.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			h.t.Fatalf("timed out waiting for %s; messages: %s", what, h.dump())
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !waitUntil(h.fake, 10*time.Second, cond) {
+		h.t.Fatalf("timed out waiting for %s; messages: %s", what, h.dump())
 	}
 }
 
@@ -564,7 +568,7 @@ func TestE2EClickOnSupersededCheckpoint(t *testing.T) {
 
 func TestE2ERateLimitedPostMessageIsRetried(t *testing.T) {
 	clock := quartz.NewMock(t)
-	h := newHarness(t, func(c *Config) { c.Clock = clock })
+	h := newClockHarness(t, clock)
 	ctx, cancel := context.WithTimeout(h.ctx, 10*time.Second)
 	defer cancel()
 	wait := clock.Trap().NewTimer("bot", "retryafter")
@@ -817,7 +821,7 @@ func TestE2EReconnectsAfterConnectionErrors(t *testing.T) {
 
 func TestE2ESlowStoreStillAcksWithinThreeSeconds(t *testing.T) {
 	clock := quartz.NewMock(t)
-	h := newHarness(t, func(c *Config) { c.Clock = clock })
+	h := newClockHarness(t, clock)
 	plan := h.startRun("what is RAG?")
 	h.click(requester, plan, ActionReject)
 	h.waitFor("the reject modal", func() bool { return len(h.fake.Views()) == 1 })
@@ -902,7 +906,7 @@ func TestE2EEditOpensItsFormWhileThePoolIsFull(t *testing.T) {
 
 func TestE2EEditWithASlowStoreOpensALoadingFormFirst(t *testing.T) {
 	clock := quartz.NewMock(t)
-	h := newHarness(t, func(c *Config) { c.Clock = clock })
+	h := newClockHarness(t, clock)
 	plan := h.startRun("what is RAG?")
 	ctx, cancel := context.WithTimeout(h.ctx, 10*time.Second)
 	defer cancel()
@@ -974,7 +978,7 @@ func TestE2EStatusOfAnotherRunIsHiddenOutsideItsChannel(t *testing.T) {
 
 func TestE2ESlowRefusedSubmissionIsExplainedInTheThread(t *testing.T) {
 	clock := quartz.NewMock(t)
-	h := newHarness(t, func(c *Config) { c.Clock = clock })
+	h := newClockHarness(t, clock)
 	plan := h.startRun("what is RAG?")
 	h.click(requester, plan, ActionReject)
 	h.waitFor("the reject modal", func() bool { return len(h.fake.Views()) == 1 })
