@@ -52,6 +52,7 @@ func TestStreamEditThroughSlack(t *testing.T) {
 	if !strings.Contains(string(second.Blocks), "15:00") {
 		t.Fatalf("the review does not show the change: %s", second.Blocks)
 	}
+	h.waitShown(chanIn, thread, 1)
 	if _, err := h.fake.ClickButton(ctx, requester, chanIn, second.TS, ActionStreamConfirm, "", ""); err != nil {
 		t.Fatal(err)
 	}
