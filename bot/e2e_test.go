@@ -574,7 +574,11 @@ func TestE2ERateLimitedPostMessageIsRetried(t *testing.T) {
 	wait := clock.Trap().NewTimer("bot", "retryafter")
 	defer wait.Close()
 	h.fake.FailNext("chat.postMessage", 1, 1)
-	go h.slash(requester, chanIn, "what is RAG?")
+	acked := make(chan error, 1)
+	go func() {
+		_, err := h.fake.SlashCommand(ctx, slackfake.SlashCommand{Command: "/research", Text: "what is RAG?", UserID: requester, ChannelID: chanIn})
+		acked <- err
+	}()
 	call := wait.MustWait(ctx)
 	if call.Duration != time.Second {
 		t.Errorf("waits %s after a 429 with Retry-After: 1; want 1s", call.Duration)
@@ -584,6 +588,9 @@ func TestE2ERateLimitedPostMessageIsRetried(t *testing.T) {
 		t.Fatalf("%d chat.postMessage calls before Retry-After passed; want only the refused one", n)
 	}
 	clock.Advance(time.Second).MustWait(ctx)
+	if err := <-acked; err != nil {
+		t.Fatalf("slash command: %v", err)
+	}
 	h.waitFor("the plan checkpoint", func() bool { _, ok := h.withAction(ActionApprove, "Research plan"); return ok })
 	calls := h.fake.Calls("chat.postMessage")
 	if len(calls) < 2 || calls[0].Status != http.StatusTooManyRequests || calls[1].Status != http.StatusOK {
