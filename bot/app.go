@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/coder/quartz"
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
 	"github.com/slack-go/slack/socketmode"
@@ -113,6 +114,10 @@ type Config struct {
 	// (which Slack payloads can carry) are logged as a prefix and a length.
 	Logger *slog.Logger
 	Now    func() time.Time
+	// Clock runs the bot's timers (the ack guard, the form-check budget,
+	// the reconnect backoff, Slack's Retry-After waits); nil means the real
+	// clock. Tests pass a quartz mock and advance it instead of waiting.
+	Clock quartz.Clock
 	// PingInterval is how long Socket Mode may go without a ping before
 	// reconnecting; zero means slack-go's default (30s).
 	PingInterval time.Duration
@@ -131,6 +136,7 @@ type App struct {
 	metrics   *Metrics
 	log       *slog.Logger
 	now       func() time.Time
+	clock     quartz.Clock
 	approvers map[string]map[string]bool
 	pool      *pool
 	connected atomic.Bool
@@ -147,6 +153,10 @@ type App struct {
 	// the pool (see openFast).
 	formSlots chan struct{}
 	formWG    sync.WaitGroup
+	// refused receives, once, the error that stops Run when Slack refuses a
+	// token after the bot had started (revoked, app uninstalled).
+	refused     chan error
+	refusedOnce sync.Once
 }
 
 // overflow runs fn on a spare goroutine (at most cap(spare) at once, each
@@ -201,9 +211,14 @@ func New(cfg Config) (*App, error) {
 		a.deliveries = cfg.Memory
 	}
 	a.guardMetrics = newGuardMetrics(a.metrics)
-	if a.now == nil {
-		a.now = time.Now
+	a.clock = cfg.Clock
+	if a.clock == nil {
+		a.clock = quartz.NewReal()
 	}
+	if a.now == nil {
+		a.now = func() time.Time { return a.clock.Now() }
+	}
+	a.refused = make(chan error, 1)
 	a.approvers = map[string]map[string]bool{}
 	for ch, users := range cfg.Approvers {
 		a.approvers[ch] = map[string]bool{}
@@ -211,7 +226,7 @@ func New(cfg Config) (*App, error) {
 			a.approvers[ch][u] = true
 		}
 	}
-	a.send = senderOr(cfg.Sender, SenderConfig{BotToken: cfg.BotToken, AppToken: cfg.AppToken, APIURL: cfg.APIURL, HTTPClient: cfg.HTTPClient, Metrics: a.metrics, Logger: a.log})
+	a.send = senderOr(cfg.Sender, SenderConfig{BotToken: cfg.BotToken, AppToken: cfg.AppToken, APIURL: cfg.APIURL, HTTPClient: cfg.HTTPClient, Metrics: a.metrics, Logger: a.log, Clock: a.clock})
 	a.api = a.send.API()
 	a.routes = NewRoutes()
 	a.registerRoutes()
@@ -247,11 +262,16 @@ func (a *App) Handler() http.Handler {
 
 // Run connects to Slack and serves until ctx ends; then it stops taking new
 // work, finishes the work in flight and returns nil. It reconnects whenever
-// the connection drops or cannot be made.
+// the connection drops or cannot be made, except when Slack refuses a token
+// (revoked, app uninstalled): then it stops the same way and returns an
+// error naming the variable to fix.
 func (a *App) Run(ctx context.Context) error {
 	if !a.started.CompareAndSwap(false, true) {
 		return errors.New("bot: App.Run called twice")
 	}
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	var refused error
 	var wg sync.WaitGroup
 	var httpSrv *http.Server
 	if a.cfg.HealthAddr != "" {
@@ -274,6 +294,9 @@ func (a *App) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			done = true
+		case refused = <-a.refused:
+			stop()
+			done = true
 		case evt := <-a.sm.Events:
 			a.handle(ctx, evt)
 		}
@@ -290,7 +313,7 @@ func (a *App) Run(ctx context.Context) error {
 	}
 	wg.Wait()
 	a.log.Info("bot: stopped")
-	return nil
+	return refused
 }
 
 // connectLoop keeps the Socket Mode connection up: slack-go reconnects on
@@ -313,8 +336,11 @@ func (a *App) connectLoop(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
+		if a.tokenRefused(err) {
+			return
+		}
 		a.log.Error("bot: Socket Mode stopped; reconnecting", "err", err, "in", backoff)
-		t := time.NewTimer(backoff)
+		t := a.clock.NewTimer(backoff, "bot", "reconnect")
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -332,7 +358,7 @@ func (a *App) identify(ctx context.Context) error {
 	}
 	in, err := a.learnInstallation(ctx)
 	if err != nil {
-		return fmt.Errorf("learning which workspace and app SLACK_BOT_TOKEN belongs to: %w", err)
+		return &identifyError{err: err}
 	}
 	a.install.Store(&in)
 	a.log.Info("bot: serving one Slack workspace", "team_id", in.TeamID, "app_id", in.AppID)

@@ -77,7 +77,7 @@ func (p *Presenter) Stranded(ctx context.Context, r *pipeline.Run, inst *checkpo
 	}
 	blocks := RenderStranded(inst)
 	text := EscapeTruncate(oneLine(firstNonEmpty(inst.Label, inst.DefinitionID))+": could not be shown", 300)
-	return retry429(ctx, func() error {
+	return retry429(ctx, p.clock, func() error {
 		_, _, err := p.api.PostMessageContext(ctx, channel, slack.MsgOptionBlocks(blocks...), slack.MsgOptionText(text, false), slack.MsgOptionTS(thread))
 		return err
 	})

@@ -49,7 +49,7 @@ func TestSkippingAnOptionalCheckpointThroughSlack(t *testing.T) {
 	click("Who is this for?", bot.ActionSkip)
 	click("Research plan", bot.ActionApprove)
 	click("Draft review", bot.ActionApprove)
-	waitFor(t, "the report", func() bool {
+	waitFor(t, fake, "the report", func() bool {
 		fs := fake.Files()
 		return len(fs) > 0 && strings.HasPrefix(fs[len(fs)-1].Name, "research-")
 	})
@@ -66,7 +66,7 @@ func TestSkippingAnOptionalCheckpointThroughSlack(t *testing.T) {
 func waitCheckpoint(t *testing.T, fake *slackfake.Server, channel, want string) slackfake.Message {
 	t.Helper()
 	var found slackfake.Message
-	waitFor(t, "the "+want+" checkpoint", func() bool {
+	waitFor(t, fake, "the "+want+" checkpoint", func() bool {
 		m, label, ok := pendingCheckpoint(fake, channel)
 		if ok && strings.Contains(label, want) {
 			found = m
@@ -76,15 +76,11 @@ func waitCheckpoint(t *testing.T, fake *slackfake.Server, channel, want string) 
 	return found
 }
 
-// waitFor polls cond (the fake Slack records messages; it has no events to
-// wait on) until it holds, failing after a minute.
-func waitFor(t *testing.T, what string, cond func() bool) {
+// waitFor waits for cond, checked at each change fake records, failing
+// after a minute.
+func waitFor(t *testing.T, fake *slackfake.Server, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !bot.WaitUntil(fake, time.Minute, cond) {
+		t.Fatalf("timed out waiting for %s", what)
 	}
 }

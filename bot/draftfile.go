@@ -56,7 +56,7 @@ func (p *Presenter) attachDraft(ctx context.Context, r *pipeline.Run, inst *chec
 	}
 	md := pipeline.BuildReport(r, time.Time{}).Markdown
 	var file *slack.FileSummary
-	err = retry429(ctx, func() error {
+	err = retry429(ctx, p.clock, func() error {
 		var err error
 		file, err = p.api.UploadFileContext(ctx, slack.UploadFileParameters{
 			Content:         md,
@@ -80,7 +80,7 @@ func (p *Presenter) attachDraft(ctx context.Context, r *pipeline.Run, inst *chec
 		log.Warn("bot: remembering the attached draft failed", "err", err)
 	}
 	if old := had[draftFileID]; old != "" && old != file.ID {
-		if err := retry429(ctx, func() error { return p.api.DeleteFileContext(ctx, old) }); err != nil {
+		if err := retry429(ctx, p.clock, func() error { return p.api.DeleteFileContext(ctx, old) }); err != nil {
 			log.Warn("bot: deleting the previous draft's file failed", "file", old, "err", err)
 		}
 	}

@@ -52,7 +52,7 @@ func TestE2EDraftFileReplacedPerRevision(t *testing.T) {
 	v1 := draftFiles()[0].ID
 
 	click(first, bot.ActionReject)
-	waitFor(t, "the reject form", func() bool { return len(fake.Views()) > 0 })
+	waitFor(t, fake, "the reject form", func() bool { return len(fake.Views()) > 0 })
 	reason := map[string]map[string]slack.BlockAction{"reason": {"value": {Value: "Say more about running costs."}}}
 	if _, err := fake.SubmitView(wctx, user, fake.Views()[len(fake.Views())-1].SlackView(), reason); err != nil {
 		t.Fatal(err)
@@ -76,7 +76,7 @@ func TestE2EDraftFileReplacedPerRevision(t *testing.T) {
 		t.Error("draft 1's file was not deleted through files.delete")
 	}
 	click(second, bot.ActionApprove)
-	waitFor(t, "the report file", func() bool {
+	waitFor(t, fake, "the report file", func() bool {
 		for _, f := range fake.Files() {
 			if strings.HasPrefix(f.Name, "research-") {
 				return true

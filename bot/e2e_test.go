@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/quartz"
 	"github.com/redis/go-redis/v9"
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
@@ -44,6 +45,10 @@ type harness struct {
 	cfg    Config
 	logs   *lockedBuffer
 	stop   func() // stops the App (as a killed process would stop answering)
+	// runErr is what Run returned, once stop has returned; an error fails
+	// the test unless wantRunErr was set before.
+	runErr     error
+	wantRunErr bool
 }
 
 func newHarness(t *testing.T, tweak func(*Config)) *harness {
@@ -54,6 +59,20 @@ func newHarness(t *testing.T, tweak func(*Config)) *harness {
 
 // newHarnessOn is newHarness on the Redis of rdb.
 func newHarnessOn(t *testing.T, rdb *redis.Client, tweak func(*Config)) *harness {
+	t.Helper()
+	return newHarnessClocked(t, rdb, nil, tweak)
+}
+
+// newClockHarness is newHarness whose App's timers and presenter's
+// Retry-After waits run on clock; progress stays paced on the real clock.
+func newClockHarness(t *testing.T, clock *quartz.Mock) *harness {
+	t.Helper()
+	_, rdb := redistest.Start(t)
+	return newHarnessClocked(t, rdb, clock, nil)
+}
+
+// newHarnessClocked is newHarnessOn with clock (nil: the real one).
+func newHarnessClocked(t *testing.T, rdb *redis.Client, clock quartz.Clock, tweak func(*Config)) *harness {
 	t.Helper()
 	fake := slackfake.New(t)
 	fake.AddChannel(chanIn, "research", true)
@@ -68,13 +87,19 @@ func newHarnessOn(t *testing.T, rdb *redis.Client, tweak func(*Config)) *harness
 	}
 	log := slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	metrics := NewMetrics()
-	pres, err := NewPresenter(PresenterConfig{BotToken: fake.BotToken(), APIURL: fake.APIURL(), Memory: redisstore.NewSlackMemory(rdb), Metrics: metrics, MinInterval: 100 * time.Millisecond, Logger: log})
+	presCfg := PresenterConfig{BotToken: fake.BotToken(), APIURL: fake.APIURL(), Memory: redisstore.NewSlackMemory(rdb), Metrics: metrics, MinInterval: 100 * time.Millisecond, Logger: log}
+	if clock != nil {
+		presCfg.Clock = clock
+		presCfg.Now = time.Now
+		presCfg.AfterFunc = func(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
+	}
+	pres, err := NewPresenter(presCfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	eng := newFakeEngine(pres)
 	cfg := Config{AppToken: fake.AppToken(), BotToken: fake.BotToken(), APIURL: fake.APIURL(), Engine: eng, Memory: redisstore.NewSlackMemory(rdb), Budget: redisstore.NewRateLimiter(rdb, "slack"),
-		Metrics: metrics, Approvers: map[string][]string{chanIn: {approver}}, Logger: log, Workers: 4, Queue: 32}
+		Metrics: metrics, Approvers: map[string][]string{chanIn: {approver}}, Logger: log, Workers: 4, Queue: 32, Clock: clock}
 	if tweak != nil {
 		tweak(&cfg)
 	}
@@ -83,7 +108,12 @@ func newHarnessOn(t *testing.T, rdb *redis.Client, tweak func(*Config)) *harness
 		t.Fatal(err)
 	}
 	h := &harness{t: t, fake: fake, app: app, engine: eng, pres: pres, ctx: context.Background(), rdb: rdb, cfg: cfg, logs: logs}
-	h.stop = runApp(t, app, fake)
+	h.stop = runAppThen(t, app, fake, func(err error) {
+		h.runErr = err
+		if err != nil && !h.wantRunErr {
+			t.Errorf("Run: %v", err)
+		}
+	})
 	t.Cleanup(func() {
 		h.stop()
 		h.pres.Close()
@@ -106,6 +136,16 @@ func newHarnessOn(t *testing.T, rdb *redis.Client, tweak func(*Config)) *harness
 // for its Socket Mode connection.
 func runApp(t *testing.T, app *App, fake *slackfake.Server) func() {
 	t.Helper()
+	return runAppThen(t, app, fake, func(err error) {
+		if err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+}
+
+// runAppThen is runApp handing what Run returned to returned.
+func runAppThen(t *testing.T, app *App, fake *slackfake.Server, returned func(error)) func() {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- app.Run(ctx) }()
@@ -115,9 +155,7 @@ func runApp(t *testing.T, app *App, fake *slackfake.Server) func() {
 			cancel()
 			select {
 			case err := <-done:
-				if err != nil {
-					t.Errorf("Run: %v", err)
-				}
+				returned(err)
 			case <-time.After(10 * time.Second):
 				t.Error("Run did not return after cancel")
 			}
@@ -227,12 +265,8 @@ func raw(m slackfake.Message) string {
 // waitFor polls cond for up to 10 s.
 func (h *harness) waitFor(what string, cond func() bool) {
 	h.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			h.t.Fatalf("timed out waiting for %s; messages: %s", what, h.dump())
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !waitUntil(h.fake, 10*time.Second, cond) {
+		h.t.Fatalf("timed out waiting for %s; messages: %s", what, h.dump())
 	}
 }
 
@@ -533,16 +567,34 @@ func TestE2EClickOnSupersededCheckpoint(t *testing.T) {
 }
 
 func TestE2ERateLimitedPostMessageIsRetried(t *testing.T) {
-	t.Parallel() // it waits on real-time limits (ack deadline, Retry-After); others run meanwhile
-	h := newHarness(t, nil)
+	clock := quartz.NewMock(t)
+	h := newClockHarness(t, clock)
+	ctx, cancel := context.WithTimeout(h.ctx, 10*time.Second)
+	defer cancel()
+	wait := clock.Trap().NewTimer("bot", "retryafter")
+	defer wait.Close()
 	h.fake.FailNext("chat.postMessage", 1, 1)
-	h.startRun("what is RAG?")
+	acked := make(chan error, 1)
+	go func() {
+		_, err := h.fake.SlashCommand(ctx, slackfake.SlashCommand{Command: "/research", Text: "what is RAG?", UserID: requester, ChannelID: chanIn})
+		acked <- err
+	}()
+	call := wait.MustWait(ctx)
+	if call.Duration != time.Second {
+		t.Errorf("waits %s after a 429 with Retry-After: 1; want 1s", call.Duration)
+	}
+	call.MustRelease(ctx)
+	if n := len(h.fake.Calls("chat.postMessage")); n != 1 {
+		t.Fatalf("%d chat.postMessage calls before Retry-After passed; want only the refused one", n)
+	}
+	clock.Advance(time.Second).MustWait(ctx)
+	if err := <-acked; err != nil {
+		t.Fatalf("slash command: %v", err)
+	}
+	h.waitFor("the plan checkpoint", func() bool { _, ok := h.withAction(ActionApprove, "Research plan"); return ok })
 	calls := h.fake.Calls("chat.postMessage")
 	if len(calls) < 2 || calls[0].Status != http.StatusTooManyRequests || calls[1].Status != http.StatusOK {
 		t.Fatalf("calls = %+v", calls)
-	}
-	if gap := calls[1].At.Sub(calls[0].At); gap < 900*time.Millisecond {
-		t.Errorf("retried after %s, before Retry-After (1s)", gap)
 	}
 	if _, ok := h.root(); !ok {
 		t.Error("no root message after the retry")
@@ -775,25 +827,64 @@ func TestE2EReconnectsAfterConnectionErrors(t *testing.T) {
 }
 
 func TestE2ESlowStoreStillAcksWithinThreeSeconds(t *testing.T) {
-	t.Parallel() // it waits on real-time limits (ack deadline, Retry-After); others run meanwhile
-	h := newHarness(t, nil)
+	clock := quartz.NewMock(t)
+	h := newClockHarness(t, clock)
 	plan := h.startRun("what is RAG?")
 	h.click(requester, plan, ActionReject)
 	h.waitFor("the reject modal", func() bool { return len(h.fake.Views()) == 1 })
-	h.engine.mu.Lock()
-	h.engine.loadDelay = 3500 * time.Millisecond
-	h.engine.mu.Unlock()
-	ctx, cancel := context.WithTimeout(h.ctx, 10*time.Second)
-	defer cancel()
-	ack, err := h.fake.SubmitView(ctx, requester, h.fake.Views()[0].SlackView(), map[string]map[string]slack.BlockAction{reasonBlockID: {valueActionID: {Value: "too broad"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ack.Latency >= 3*time.Second {
-		t.Fatalf("acked after %s", ack.Latency)
+	release := h.engine.holdLoads(t)
+	ack := h.submitAtTheGuard(clock, h.fake.Views()[0].SlackView(), map[string]map[string]slack.BlockAction{reasonBlockID: {valueActionID: {Value: "too broad"}}})
+	if len(ack.Payload) > 0 && string(ack.Payload) != "null" {
+		t.Fatalf("acked with %s; want an empty ack at the guard", ack.Payload)
 	}
 	// The ack came first; the decision still lands once the store answers.
+	release()
 	h.waitFor("the decision after the slow load", func() bool { return len(h.engine.decisionsCopy()) == 1 })
+}
+
+// advanceTo moves clock to at, stopping at each timer due before (a timer
+// of work already done, which fires to no one).
+func advanceTo(ctx context.Context, clock *quartz.Mock, at time.Time) {
+	for now := clock.Now(); now.Before(at); now = clock.Now() {
+		step := at.Sub(now)
+		if next, ok := clock.Peek(); ok && next < step {
+			step = next
+		}
+		clock.Advance(step).MustWait(ctx)
+	}
+}
+
+// submitAtTheGuard submits view while the handler is stuck (the test holds
+// what it waits on), moves clock to the ack guard's deadline and returns the
+// ack: the one the guard sent, since the handler could not.
+func (h *harness) submitAtTheGuard(clock *quartz.Mock, view slack.View, values map[string]map[string]slack.BlockAction) slackfake.Ack {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(h.ctx, 10*time.Second)
+	defer cancel()
+	trap := clock.Trap().AfterFunc("bot", "ackguard")
+	defer trap.Close()
+	type result struct {
+		ack slackfake.Ack
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		ack, err := h.fake.SubmitView(ctx, requester, view, values)
+		done <- result{ack, err}
+	}()
+	trap.MustWait(ctx).MustRelease(ctx)
+	set := clock.Now() // only the test moves the clock
+	select {
+	case r := <-done:
+		h.t.Fatalf("acked before the guard's deadline: %+v, %v", r.ack, r.err)
+	default:
+	}
+	advanceTo(ctx, clock, set.Add(ackDeadline))
+	r := <-done
+	if r.err != nil {
+		h.t.Fatal(r.err)
+	}
+	return r.ack
 }
 
 // fillPool occupies every worker and queue slot of the shared pool with
@@ -834,13 +925,21 @@ func TestE2EEditOpensItsFormWhileThePoolIsFull(t *testing.T) {
 }
 
 func TestE2EEditWithASlowStoreOpensALoadingFormFirst(t *testing.T) {
-	t.Parallel() // it waits on real-time limits (ack deadline, Retry-After); others run meanwhile
-	h := newHarness(t, nil)
+	clock := quartz.NewMock(t)
+	h := newClockHarness(t, clock)
 	plan := h.startRun("what is RAG?")
-	h.engine.mu.Lock()
-	h.engine.loadDelay = 2 * time.Second // the trigger_id would expire before a form built after the load opened
-	h.engine.mu.Unlock()
+	ctx, cancel := context.WithTimeout(h.ctx, 10*time.Second)
+	defer cancel()
+	budget := clock.Trap().NewTimer("bot", "formcheck")
+	defer budget.Close()
+	// The store is slow: the trigger_id would expire before a form built
+	// after the load opened.
+	release := h.engine.holdLoads(t)
 	h.click(requester, plan, ActionEdit)
+	budget.MustWait(ctx).MustRelease(ctx)
+	advanceTo(ctx, clock, clock.Now().Add(formCheckBudget))
+	h.waitFor("the loading view", func() bool { return len(h.fake.Views()) == 1 })
+	release()
 	h.waitFor("the form to replace the loading view", func() bool { return len(h.fake.Views()) == 2 })
 	views := h.fake.Views()
 	if views[0].Method != "views.open" || !strings.Contains(string(views[0].JSON), "Loading") {
@@ -852,7 +951,12 @@ func TestE2EEditWithASlowStoreOpensALoadingFormFirst(t *testing.T) {
 	h.waitFor("the checkpoint marked opened", func() bool { h.engine.mu.Lock(); defer h.engine.mu.Unlock(); return len(h.engine.opened) == 1 })
 
 	// A stranger's slow click ends in a notice in the form, not a form.
+	release = h.engine.holdLoads(t)
 	h.click(stranger, plan, ActionReject)
+	budget.MustWait(ctx).MustRelease(ctx)
+	advanceTo(ctx, clock, clock.Now().Add(formCheckBudget))
+	h.waitFor("the stranger's loading view", func() bool { return len(h.fake.Views()) == 3 })
+	release()
 	h.waitFor("the notice", func() bool { return len(h.fake.Views()) == 4 })
 	if v := h.fake.Views()[3]; v.Method != "views.update" || !strings.Contains(string(v.JSON), "who started this research") || strings.Contains(string(v.JSON), CallbackReject) {
 		t.Errorf("stranger's view: %s %s", v.Method, v.JSON)
@@ -893,26 +997,21 @@ func TestE2EStatusOfAnotherRunIsHiddenOutsideItsChannel(t *testing.T) {
 }
 
 func TestE2ESlowRefusedSubmissionIsExplainedInTheThread(t *testing.T) {
-	t.Parallel() // it waits on real-time limits (ack deadline, Retry-After); others run meanwhile
-	h := newHarness(t, nil)
+	clock := quartz.NewMock(t)
+	h := newClockHarness(t, clock)
 	plan := h.startRun("what is RAG?")
 	h.click(requester, plan, ActionReject)
 	h.waitFor("the reject modal", func() bool { return len(h.fake.Views()) == 1 })
 	// Meanwhile the approver decides; the requester's form is now stale.
 	h.click(approver, plan, ActionApprove)
 	h.waitFor("the approver's decision", func() bool { return len(h.engine.decisionsCopy()) == 1 })
-	h.engine.mu.Lock()
-	h.engine.loadDelay = 3 * time.Second // past the 2.5 s guard: the form closes empty
-	h.engine.mu.Unlock()
-	ctx, cancel := context.WithTimeout(h.ctx, 10*time.Second)
-	defer cancel()
-	ack, err := h.fake.SubmitView(ctx, requester, h.fake.Views()[0].SlackView(), map[string]map[string]slack.BlockAction{reasonBlockID: {valueActionID: {Value: "too broad"}}})
-	if err != nil {
-		t.Fatal(err)
+	// The store answers past the 2.5 s guard: the form closes empty.
+	release := h.engine.holdLoads(t)
+	ack := h.submitAtTheGuard(clock, h.fake.Views()[0].SlackView(), map[string]map[string]slack.BlockAction{reasonBlockID: {valueActionID: {Value: "too broad"}}})
+	if len(ack.Payload) > 0 && string(ack.Payload) != "null" {
+		t.Fatalf("ack with %s; want an empty ack at the guard", ack.Payload)
 	}
-	if ack.Latency >= 3*time.Second || (len(ack.Payload) > 0 && string(ack.Payload) != "null") {
-		t.Fatalf("ack after %s with %s; want an empty ack at the guard", ack.Latency, ack.Payload)
-	}
+	release()
 	h.waitFor("the explanation in the thread", func() bool { return h.ephemeralTo(requester, "already decided") })
 	if n := len(h.engine.decisionsCopy()); n != 1 {
 		t.Errorf("%d decisions, want 1", n)

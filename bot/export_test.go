@@ -1,5 +1,16 @@
 package bot
 
+import (
+	"time"
+
+	"github.com/researchbot/researchbot/internal/slackfake"
+)
+
 // DisplayedText joins every displayed text (text objects' "text") of blocks
 // given as JSON, for the tests of package bot_test.
 func DisplayedText(blocksJSON []byte) string { return displayedText(blocksJSON) }
+
+// WaitUntil is waitUntil, the tests' one way to wait, for package bot_test.
+func WaitUntil(fake *slackfake.Server, limit time.Duration, cond func() bool) bool {
+	return waitUntil(fake, limit, cond)
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/researchbot/researchbot/checkpoints"
@@ -24,8 +25,9 @@ type fakeEngine struct {
 	// report is the report a finishing run gets (its Markdown too).
 	report pipeline.Report
 
-	// loadDelay makes Load slow (ignoring ctx), like a struggling store.
-	loadDelay time.Duration
+	// loadHold, when set, makes Load wait (ignoring ctx) until it is
+	// closed, like a struggling store; see holdLoads.
+	loadHold chan struct{}
 	// decideErr, when set, is what Decide answers, changing nothing.
 	decideErr error
 	// direct makes the runs it starts private (Origin.Direct), like a held digest.
@@ -188,9 +190,11 @@ func (e *fakeEngine) Cancel(ctx context.Context, runID, by string) error {
 
 func (e *fakeEngine) Load(_ context.Context, runID string) (*pipeline.Run, error) {
 	e.mu.Lock()
-	delay := e.loadDelay
+	hold := e.loadHold
 	e.mu.Unlock()
-	time.Sleep(delay)
+	if hold != nil {
+		<-hold
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	r, ok := e.runs[runID]
@@ -232,4 +236,26 @@ func (e *fakeEngine) Retry(context.Context, string, string) (*pipeline.Run, erro
 
 func (e *fakeEngine) ContinueWithout(context.Context, string, string) (*pipeline.Run, error) {
 	return nil, pipeline.ErrNotStranded
+}
+
+// holdLoads makes every Load from now on wait until the returned release is
+// called (idempotent; also called when the test ends).
+func (e *fakeEngine) holdLoads(t *testing.T) (release func()) {
+	hold := make(chan struct{})
+	e.mu.Lock()
+	e.loadHold = hold
+	e.mu.Unlock()
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			e.mu.Lock()
+			if e.loadHold == hold {
+				e.loadHold = nil
+			}
+			e.mu.Unlock()
+			close(hold)
+		})
+	}
+	t.Cleanup(release)
+	return release
 }

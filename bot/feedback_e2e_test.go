@@ -33,16 +33,16 @@ func TestE2EReportFeedback(t *testing.T) {
 		t.Fatal(err)
 	}
 	var report slackfake.Message
-	for report.TS == "" {
-		if wctx.Err() != nil {
-			t.Fatalf("no report:\n%s", dumpAll(fake, channel))
-		}
+	wait := func(cond func() bool) bool { return bot.WaitUntil(fake, time.Until(deadlineOf(wctx)), cond) }
+	if !wait(func() bool {
 		for _, m := range fake.Messages(channel) {
 			if strings.Contains(string(m.Blocks), `"`+bot.ActionUseful+`"`) {
 				report = m
 			}
 		}
-		time.Sleep(50 * time.Millisecond)
+		return report.TS != ""
+	}) {
+		t.Fatalf("no report:\n%s", dumpAll(fake, channel))
 	}
 	runs, err := a.Engine.List(ctx, pipeline.RunFilter{RequestedBy: user, Limit: 1})
 	if err != nil || len(runs) != 1 {
@@ -58,15 +58,17 @@ func TestE2EReportFeedback(t *testing.T) {
 	}
 	verdicts := func(n int) []pipeline.Verdict {
 		t.Helper()
-		for wctx.Err() == nil {
+		var got []pipeline.Verdict
+		if !wait(func() bool {
 			r, err := a.Engine.Load(ctx, runID)
 			if err == nil && len(r.Verdicts) == n {
-				return r.Verdicts
+				got = r.Verdicts
 			}
-			time.Sleep(20 * time.Millisecond)
+			return got != nil
+		}) {
+			t.Fatalf("the run never had %d verdicts", n)
 		}
-		t.Fatalf("the run never had %d verdicts", n)
-		return nil
+		return got
 	}
 	click(user, bot.ActionUseful)
 	if v := verdicts(1); v[0].By != user || !v[0].Useful {
@@ -75,14 +77,14 @@ func TestE2EReportFeedback(t *testing.T) {
 	click(other, bot.ActionNotUseful)
 	verdicts(2)
 	var form slackfake.View
-	for wctx.Err() == nil && form.ID == "" {
+	wait(func() bool {
 		for _, v := range fake.Views() {
 			if strings.Contains(string(v.JSON), bot.CallbackNotUseful) {
 				form = v
 			}
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return form.ID != ""
+	})
 	if form.UserID != other {
 		t.Fatalf("the reason form was shown to %q", form.UserID)
 	}
@@ -91,29 +93,27 @@ func TestE2EReportFeedback(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	for wctx.Err() == nil {
+	var withReason []pipeline.Verdict
+	wait(func() bool {
 		r, _ := a.Engine.Load(ctx, runID)
 		if len(r.Verdicts) == 2 && r.Verdicts[1].Reason != "" {
-			if r.Verdicts[1].By != other || r.Verdicts[1].Useful || r.Verdicts[1].Reason != "It missed the 2025 field trials <!channel>" {
-				t.Errorf("verdicts %+v", r.Verdicts)
-			}
-			break
+			withReason = r.Verdicts
 		}
-		time.Sleep(20 * time.Millisecond)
+		return withReason != nil
+	})
+	if len(withReason) != 2 || withReason[1].By != other || withReason[1].Useful || withReason[1].Reason != "It missed the 2025 field trials <!channel>" {
+		t.Errorf("verdicts %+v", withReason)
 	}
 	if up, down := counterValue(t, metrics, "researchbot_report_feedback_total", "useful"), counterValue(t, metrics, "researchbot_report_feedback_total", "not_useful"); up != 1 || down != 1 {
 		t.Errorf("counted %v useful, %v not useful; want 1 and 1", up, down)
 	}
 	// A person has one verdict: the second click replaces the first.
 	click(other, bot.ActionUseful)
-	for wctx.Err() == nil {
+	if !wait(func() bool {
 		r, _ := a.Engine.Load(ctx, runID)
-		if up, down := r.VerdictTally(); up == 2 && down == 0 {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if wctx.Err() != nil {
+		up, down := r.VerdictTally()
+		return up == 2 && down == 0
+	}) {
 		t.Fatal("the changed verdict was not stored")
 	}
 }

@@ -84,7 +84,7 @@ func TestE2EFollowUpQuestions(t *testing.T) {
 		t.Fatal(err)
 	}
 	var child *pipeline.Run
-	for child == nil && wctx.Err() == nil {
+	bot.WaitUntil(fake, time.Until(deadlineOf(wctx)), func() bool {
 		all, err := a.Engine.List(ctx, pipeline.RunFilter{RequestedBy: user, Limit: 5})
 		if err != nil {
 			t.Fatal(err)
@@ -94,8 +94,8 @@ func TestE2EFollowUpQuestions(t *testing.T) {
 				child = r
 			}
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return child != nil
+	})
 	if child == nil {
 		t.Fatalf("no child run:\n%s", dumpAll(fake, channel))
 	}
@@ -158,18 +158,30 @@ func TestE2EFollowUpInDirectMessages(t *testing.T) {
 	}
 }
 
-// waitMessage polls the fake Slack (it has no events to wait on) until a
-// message of channel matches, failing when ctx ends.
+// waitMessage waits until a message of channel matches, failing when ctx
+// ends.
 func waitMessage(ctx context.Context, t *testing.T, fake *slackfake.Server, channel, what string, match func(m slackfake.Message) bool) slackfake.Message {
 	t.Helper()
-	for ctx.Err() == nil {
+	var found slackfake.Message
+	ok := bot.WaitUntil(fake, time.Until(deadlineOf(ctx)), func() bool {
 		for _, m := range fake.Messages(channel) {
 			if match(m) {
-				return m
+				found = m
+				return true
 			}
 		}
-		time.Sleep(20 * time.Millisecond)
+		return false
+	})
+	if !ok {
+		t.Fatalf("no %s:\n%s", what, dumpAll(fake, channel))
 	}
-	t.Fatalf("no %s:\n%s", what, dumpAll(fake, channel))
-	return slackfake.Message{}
+	return found
+}
+
+// deadlineOf is ctx's deadline, or a minute from now when it has none.
+func deadlineOf(ctx context.Context) time.Time {
+	if d, ok := ctx.Deadline(); ok {
+		return d
+	}
+	return time.Now().Add(time.Minute)
 }

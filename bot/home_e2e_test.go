@@ -40,7 +40,7 @@ func openHome(t *testing.T, ctx context.Context, fake *slackfake.Server, user, w
 	if err := fake.OpenHome(cctx, user); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "an App Home with "+want, func() bool {
+	waitFor(t, fake, "an App Home with "+want, func() bool {
 		s := homeText(fake, user)
 		return strings.Contains(s, want) && (notWant == "" || !strings.Contains(s, notWant))
 	})
@@ -52,7 +52,7 @@ func openHome(t *testing.T, ctx context.Context, fake *slackfake.Server, user, w
 func lastForm(t *testing.T, fake *slackfake.Server) slack.View {
 	t.Helper()
 	var form slack.View
-	waitFor(t, "the definition form", func() bool {
+	waitFor(t, fake, "the definition form", func() bool {
 		for _, v := range fake.Views() {
 			if sv := v.SlackView(); sv.CallbackID == bot.CallbackDefinition {
 				form = sv
@@ -136,7 +136,7 @@ func TestAppHomeAdminCreatesACheckpointThatAUserMeets(t *testing.T) {
 	if err != nil || len(def.Fields) != 4 || def.Fields[1].Default != 3.0 || !def.Enabled || def.Required {
 		t.Fatalf("stored %+v, %v", def, err)
 	}
-	waitFor(t, "the admin's App Home to list the new checkpoint", func() bool { return strings.Contains(homeText(fake, admin), "`risk_check` (custom)") })
+	waitFor(t, fake, "the admin's App Home to list the new checkpoint", func() bool { return strings.Contains(homeText(fake, admin), "`risk_check` (custom)") })
 
 	// A non-admin: no admin section, and a tampered admin form is refused.
 	openHome(t, ctx, fake, user, "Waiting for your decision", "")
@@ -165,27 +165,27 @@ func TestAppHomeAdminCreatesACheckpointThatAUserMeets(t *testing.T) {
 	if s := homeText(fake, user); !strings.Contains(s, "in its thread>") || !strings.Contains(s, bot.ActionSkip) {
 		t.Fatalf("the pending decision lacks its link or Skip:\n%s", s)
 	}
-	riskInst := pendingInstance(t, a, "risk_check")
+	riskInst := pendingInstance(t, fake, a, "risk_check")
 	if _, err := fake.ClickViewButton(cctx, user, home, bot.ActionSkip, riskInst); err != nil {
 		t.Fatal(err)
 	}
 	waitCheckpoint(t, fake, channel, "Research plan")
 	home = openHome(t, ctx, fake, user, "*Research plan*", riskInst)
-	planInst := pendingInstance(t, a, checkpoints.PlanReview)
+	planInst := pendingInstance(t, fake, a, checkpoints.PlanReview)
 	if _, err := fake.ClickViewButton(cctx, user, home, bot.ActionApprove, planInst); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the App Home to clear the plan review", func() bool { return !strings.Contains(homeText(fake, user), planInst) })
+	waitFor(t, fake, "the App Home to clear the plan review", func() bool { return !strings.Contains(homeText(fake, user), planInst) })
 
 	// A decision made in a form opened from the App Home refreshes it too.
 	waitCheckpoint(t, fake, channel, "Draft review")
-	draftInst := pendingInstance(t, a, checkpoints.DraftReview)
+	draftInst := pendingInstance(t, fake, a, checkpoints.DraftReview)
 	home = openHome(t, ctx, fake, user, draftInst, "")
 	if _, err := fake.ClickViewButton(cctx, user, home, bot.ActionReject, draftInst); err != nil {
 		t.Fatal(err)
 	}
 	var reject slack.View
-	waitFor(t, "the reject form", func() bool {
+	waitFor(t, fake, "the reject form", func() bool {
 		for _, v := range fake.Views() {
 			if sv := v.SlackView(); sv.CallbackID == bot.CallbackReject && sv.PrivateMetadata == draftInst {
 				reject = sv
@@ -202,7 +202,7 @@ func TestAppHomeAdminCreatesACheckpointThatAUserMeets(t *testing.T) {
 	if _, err := fake.SubmitView(cctx, user, reject, reason); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the App Home to clear the draft review", func() bool {
+	waitFor(t, fake, "the App Home to clear the draft review", func() bool {
 		s := homeText(fake, user)
 		return s != "" && !strings.Contains(s, draftInst)
 	})
@@ -212,7 +212,7 @@ func TestAppHomeAdminCreatesACheckpointThatAUserMeets(t *testing.T) {
 	if _, err := fake.ClickViewButton(cctx, user, fakeHome, bot.ActionHomeDisable, "risk_check"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the refusal", func() bool {
+	waitFor(t, fake, "the refusal", func() bool {
 		for _, v := range fake.Views() {
 			if v.UserID == user && strings.Contains(string(v.JSON), "Only admins") {
 				return true
@@ -231,7 +231,7 @@ func TestAppHomeAdminCreatesACheckpointThatAUserMeets(t *testing.T) {
 	if _, err := fake.ClickViewButton(cctx, wsAdmin, home, bot.ActionHomeDisable, "risk_check"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the App Home to show it disabled", func() bool {
+	waitFor(t, fake, "the App Home to show it disabled", func() bool {
 		return strings.Contains(homeText(fake, wsAdmin), "`risk_check` (custom) — :white_circle: disabled")
 	})
 	if d, _ := a.Store.Definition(ctx, "risk_check"); d.Enabled {
@@ -262,10 +262,10 @@ func runOf(t *testing.T, a *app.App) *pipeline.Run {
 
 // pendingInstance waits until the run waits at a checkpoint of defID and
 // returns that instance's id.
-func pendingInstance(t *testing.T, a *app.App, defID string) string {
+func pendingInstance(t *testing.T, fake *slackfake.Server, a *app.App, defID string) string {
 	t.Helper()
 	var id string
-	waitFor(t, "the run to wait at "+defID, func() bool {
+	waitFor(t, fake, "the run to wait at "+defID, func() bool {
 		if inst := runOf(t, a).Current(); inst != nil && inst.DefinitionID == defID && inst.Open() {
 			id = inst.ID
 		}

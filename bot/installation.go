@@ -130,7 +130,7 @@ func (a *App) refuseForeign(k *acker, d delivery, evt socketmode.Event, o reques
 				return
 			}
 			_ = a.pool.submit(func(ctx context.Context) { // when the pool is full, the log says it all
-				err := retry429(ctx, func() error {
+				err := retry429(ctx, a.clock, func() error {
 					_, _, err := a.api.PostMessageContext(ctx, data.Channel.ID,
 						slack.MsgOptionResponseURL(data.ResponseURL, slack.ResponseTypeEphemeral), quiet(blocks, text))
 					return err

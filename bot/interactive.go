@@ -152,7 +152,7 @@ const (
 // reports false when every slot is taken (the caller then uses the pool).
 // Its timing is on the real clock, as the trigger_id's is at Slack.
 func (a *App) openFast(d delivery, cb slack.InteractionCallback, act slack.BlockAction) bool {
-	received := time.Now()
+	received := a.now()
 	select {
 	case a.formSlots <- struct{}{}:
 	default:
@@ -204,9 +204,9 @@ func (a *App) openForm(ctx context.Context, received time.Time, d delivery, cb s
 		}
 		return EditModal(c.inst)
 	}
-	openCtx, cancelOpen := context.WithDeadline(ctx, received.Add(formOpenDeadline))
+	openCtx, cancelOpen := context.WithTimeout(ctx, received.Add(formOpenDeadline).Sub(a.now())) // on a.clock's time
 	defer cancelOpen()
-	wait := time.NewTimer(max(time.Until(received.Add(formCheckBudget)), 0))
+	wait := a.clock.NewTimer(max(received.Add(formCheckBudget).Sub(a.now()), 0), "bot", "formcheck")
 	defer wait.Stop()
 	select {
 	case c := <-done:

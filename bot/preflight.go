@@ -27,8 +27,7 @@ func CheckTokens(ctx context.Context, c TokenCheck) []error {
 	}
 	var problems []error
 	if _, err := slack.New(c.BotToken, opts...).AuthTestContext(ctx); err != nil {
-		problems = append(problems, tokenProblem("SLACK_BOT_TOKEN", "auth.test", c.APIURL, err,
-			"copy the Bot User OAuth Token (xoxb-…) from your Slack app's OAuth & Permissions page, and reinstall the app if it was revoked"))
+		problems = append(problems, tokenProblem("SLACK_BOT_TOKEN", "auth.test", c.APIURL, err, botTokenFix))
 		var se slack.SlackErrorResponse
 		if !errors.As(err, &se) {
 			return problems // Slack did not answer: asking again says nothing new

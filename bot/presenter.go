@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/coder/quartz"
 	"github.com/slack-go/slack"
 
 	"github.com/researchbot/researchbot/checkpoints"
@@ -54,6 +55,9 @@ type PresenterConfig struct {
 	// (stop reports whether it prevented the call, as time.Timer.Stop).
 	Now       func() time.Time
 	AfterFunc func(d time.Duration, f func()) (stop func() bool)
+	// Clock waits out Slack's Retry-After, and is the default of Now and
+	// AfterFunc; nil means the real clock.
+	Clock quartz.Clock
 	// Admins (SLACK_ADMINS) are sent a direct message when a checkpoint's
 	// circuit breaker trips; Alerts makes it one message per trip across
 	// replicas. Without either, no one is alerted.
@@ -71,6 +75,7 @@ type Presenter struct {
 	log      *slog.Logger
 	now      func() time.Time
 	after    func(d time.Duration, f func()) (stop func() bool)
+	clock    quartz.Clock
 	interval time.Duration
 	admins   []string
 	alerts   BreakerAlerts
@@ -133,7 +138,7 @@ func NewPresenter(cfg PresenterConfig) (*Presenter, error) {
 		return nil, errors.New("bot: presenter needs a Memory")
 	}
 	p := &Presenter{
-		api:      senderOr(cfg.Sender, SenderConfig{BotToken: cfg.BotToken, APIURL: cfg.APIURL, HTTPClient: cfg.HTTPClient, Metrics: cfg.Metrics, Logger: cfg.Logger}).API(),
+		api:      senderOr(cfg.Sender, SenderConfig{BotToken: cfg.BotToken, APIURL: cfg.APIURL, HTTPClient: cfg.HTTPClient, Metrics: cfg.Metrics, Logger: cfg.Logger, Clock: cfg.Clock}).API(),
 		mem:      cfg.Memory,
 		log:      cfg.Logger,
 		now:      cfg.Now,
@@ -147,11 +152,18 @@ func NewPresenter(cfg PresenterConfig) (*Presenter, error) {
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
 	}
+	p.clock = cfg.Clock
+	if p.clock == nil {
+		p.clock = quartz.NewReal()
+	}
 	if p.now == nil {
-		p.now = time.Now
+		p.now = func() time.Time { return p.clock.Now() }
 	}
 	if p.after == nil {
-		p.after = func(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
+		p.after = func(d time.Duration, f func()) func() bool {
+			t := p.clock.AfterFunc(d, f, "bot", "progress")
+			return func() bool { return t.Stop() }
+		}
 	}
 	if p.interval <= 0 {
 		p.interval = 3 * time.Second
@@ -190,7 +202,7 @@ func (p *Presenter) Offer(ctx context.Context, r *pipeline.Run, inst *checkpoint
 		return fmt.Errorf("looking up the message of checkpoint %s: %w", inst.ID, err)
 	}
 	if prev != nil && prev.Attempt == inst.Attempt {
-		err := retry429(ctx, func() error {
+		err := retry429(ctx, p.clock, func() error {
 			_, _, _, err := p.api.UpdateMessageContext(ctx, prev.Channel, prev.TS, quiet(blocks, text))
 			return err
 		})
@@ -207,7 +219,7 @@ func (p *Presenter) Offer(ctx context.Context, r *pipeline.Run, inst *checkpoint
 	}
 	place, thread := checkpointPlace(r)
 	var channel, ts string
-	err = retry429(ctx, func() error {
+	err = retry429(ctx, p.clock, func() error {
 		var err error
 		channel, ts, err = p.api.PostMessageContext(ctx, place, quiet(blocks, text), slack.MsgOptionTS(thread))
 		return err
@@ -225,7 +237,7 @@ func (p *Presenter) Offer(ctx context.Context, r *pipeline.Run, inst *checkpoint
 		log.Warn("bot: remembering a checkpoint message failed", "err", err)
 	}
 	if prev != nil && prev.Attempt != inst.Attempt {
-		if err := retry429(ctx, func() error {
+		if err := retry429(ctx, p.clock, func() error {
 			_, _, _, err := p.api.UpdateMessageContext(ctx, prev.Channel, prev.TS, quiet(renderSuperseded(inst), text))
 			return err
 		}); err != nil {
@@ -243,7 +255,7 @@ func (p *Presenter) Decided(ctx context.Context, r *pipeline.Run, inst *checkpoi
 	text := EscapeTruncate(oneLine(firstNonEmpty(inst.Label, inst.DefinitionID))+": decided", 300)
 	msg, err := p.lookup(ctx, inst.ID)
 	if err == nil && msg != nil {
-		err = retry429(ctx, func() error {
+		err = retry429(ctx, p.clock, func() error {
 			_, _, _, err := p.api.UpdateMessageContext(ctx, msg.Channel, msg.TS, quiet(blocks, text))
 			return err
 		})
@@ -257,7 +269,7 @@ func (p *Presenter) Decided(ctx context.Context, r *pipeline.Run, inst *checkpoi
 	}
 	p.log.Warn("bot: collapsing a checkpoint message failed; posting the record", "run_id", r.ID, "checkpoint_id", inst.ID, "err", err)
 	place, thread := checkpointPlace(r)
-	return retry429(ctx, func() error {
+	return retry429(ctx, p.clock, func() error {
 		_, _, err := p.api.PostMessageContext(ctx, place, quiet(blocks, text), slack.MsgOptionTS(thread))
 		return err
 	})
@@ -476,7 +488,7 @@ func (p *Presenter) Finished(ctx context.Context, r *pipeline.Run) error {
 	// message in the channel, with the file in that message's thread.
 	thread := r.Origin.ThreadTS
 	if thread != "" {
-		if err := retry429(ctx, func() error {
+		if err := retry429(ctx, p.clock, func() error {
 			return p.sendProgress(ctx, r.ID, r.Origin.Channel, thread, RenderProgress(r, p.now()), progressText(r))
 		}); err != nil {
 			log.Warn("bot: final progress update failed", "err", err)
@@ -484,7 +496,7 @@ func (p *Presenter) Finished(ctx context.Context, r *pipeline.Run) error {
 	}
 	summaryTS := done[finalSummary]
 	if summaryTS == "" {
-		if err := retry429(ctx, func() error {
+		if err := retry429(ctx, p.clock, func() error {
 			var err error
 			_, summaryTS, err = p.api.PostMessageContext(ctx, r.Origin.Channel, quiet(RenderFinished(r), reportText(r)), slack.MsgOptionTS(thread))
 			return err
@@ -509,7 +521,7 @@ func (p *Presenter) Finished(ctx context.Context, r *pipeline.Run) error {
 			// channel): say so once and finish without the file.
 			log.Error("bot: uploading the report failed", "err", err)
 			if done[finalNotice] == "" {
-				if perr := retry429(ctx, func() error {
+				if perr := retry429(ctx, p.clock, func() error {
 					_, _, err := p.api.PostMessageContext(ctx, r.Origin.Channel, quiet(RenderError("I couldn't attach the full report file ("+Escape(slackErrorCode(err))+"). The summary above is complete; ask whoever runs researchbot to check the bot's file permissions (files:write).", ""), "Report upload failed"), slack.MsgOptionTS(thread))
 					return err
 				}); perr == nil {
@@ -528,7 +540,7 @@ func (p *Presenter) Finished(ctx context.Context, r *pipeline.Run) error {
 	// thread (a stream's creation thread, for a dry run) does not.
 	if r.Origin.ThreadTS != "" && (r.Origin.Kind == OriginKind || r.Origin.Kind == "") {
 		root := RootInfo{Question: r.Question, RunID: r.ID, RequestedBy: r.RequestedBy, Mode: r.Mode, Depth: r.Depth, Status: r.Status}
-		if err := retry429(ctx, func() error {
+		if err := retry429(ctx, p.clock, func() error {
 			_, _, _, err := p.api.UpdateMessageContext(ctx, r.Origin.Channel, r.Origin.ThreadTS, quiet(RenderRoot(root), rootText(root)))
 			return err
 		}); err != nil {
@@ -544,7 +556,7 @@ func (p *Presenter) Finished(ctx context.Context, r *pipeline.Run) error {
 
 // upload attaches the full Markdown report to the thread.
 func (p *Presenter) upload(ctx context.Context, r *pipeline.Run, thread string) error {
-	return retry429(ctx, func() error {
+	return retry429(ctx, p.clock, func() error {
 		_, err := p.api.UploadFileContext(ctx, slack.UploadFileParameters{
 			Content:         r.Report.Markdown,
 			FileSize:        len(r.Report.Markdown),
@@ -568,7 +580,7 @@ func (p *Presenter) closeOpenCheckpoints(ctx context.Context, r *pipeline.Run) {
 			continue
 		}
 		text := EscapeTruncate(oneLine(firstNonEmpty(inst.Label, inst.DefinitionID))+": closed", 300)
-		if err := retry429(ctx, func() error {
+		if err := retry429(ctx, p.clock, func() error {
 			_, _, _, err := p.api.UpdateMessageContext(ctx, msg.Channel, msg.TS, quiet(renderEnded(inst, r.Status), text))
 			return err
 		}); err != nil {

@@ -38,13 +38,18 @@ func TestRealEngineFullModeThroughSlack(t *testing.T) {
 	seen := map[string]bool{}
 	deadline := time.Now().Add(90 * time.Second)
 	for len(fake.Files()) == 0 {
-		if time.Now().After(deadline) {
+		var m slackfake.Message
+		var label string
+		next := func() bool {
+			var ok bool
+			m, label, ok = pendingCheckpoint(fake, channel)
+			return len(fake.Files()) > 0 || (ok && !seen[m.TS])
+		}
+		if !bot.WaitUntil(fake, time.Until(deadline), next) {
 			t.Fatalf("no report; decided %v; messages:\n%s", seen, dumpAll(fake, channel))
 		}
-		m, label, ok := pendingCheckpoint(fake, channel)
-		if !ok || seen[m.TS] {
-			time.Sleep(50 * time.Millisecond)
-			continue
+		if len(fake.Files()) > 0 {
+			break
 		}
 		seen[m.TS] = true
 		t.Logf("approving %q", label)
@@ -64,23 +69,20 @@ func TestRealEngineFullModeThroughSlack(t *testing.T) {
 		t.Errorf("approved %d checkpoints, want plan, sources and critical issues", len(seen))
 	}
 	var report string
-	deadline = time.Now().Add(10 * time.Second)
-	for report == "" && time.Now().Before(deadline) {
+	bot.WaitUntil(fake, 10*time.Second, func() bool {
 		for _, m := range fake.Messages(channel) {
 			if s := displayed(m); strings.Contains(s, "full report is attached") {
 				report = s
 			}
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return report != ""
+	})
 	if report == "" {
 		t.Fatalf("no report summary:\n%s", dumpAll(fake, channel))
 	}
 	// The file is uploaded in two calls; the test looks once the second
 	// (files.completeUploadExternal) has been made.
-	for time.Now().Before(deadline) && !(len(fake.Files()) > 0 && fake.Files()[0].Completed) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	bot.WaitUntil(fake, 10*time.Second, func() bool { return len(fake.Files()) > 0 && fake.Files()[0].Completed })
 	if fs := fake.Files(); len(fs) == 0 || !fs[0].Completed || !strings.HasSuffix(fs[0].Name, ".md") || len(fs[0].Content) == 0 {
 		t.Errorf("report files %+v", fs)
 	}

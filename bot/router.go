@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/coder/quartz"
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
 	"github.com/slack-go/slack/socketmode"
@@ -28,7 +29,7 @@ type acker struct {
 	received time.Time
 	once     sync.Once
 	mu       sync.Mutex
-	timer    *time.Timer
+	timer    *quartz.Timer
 }
 
 func (a *App) newAcker(evt socketmode.Event, kind string) *acker {
@@ -66,11 +67,11 @@ func (k *acker) ack(payload any) (sent bool) {
 func (k *acker) guard() {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.timer = time.AfterFunc(ackDeadline, func() {
+	k.timer = k.a.clock.AfterFunc(ackDeadline, func() {
 		if k.ack(nil) {
 			k.a.log.Warn("bot: handler was slow; acked empty at the deadline", "kind", k.kind)
 		}
-	})
+	}, "bot", "ackguard")
 }
 
 // handle routes one Socket Mode event. It never blocks on slow work.
@@ -85,7 +86,10 @@ func (a *App) handle(ctx context.Context, evt socketmode.Event) {
 			a.log.Info("bot: connected to Slack")
 		}
 		a.checkSocketApp(evt)
-	case socketmode.EventTypeConnectionError, socketmode.EventTypeInvalidAuth, socketmode.EventTypeDisconnect:
+	case socketmode.EventTypeInvalidAuth:
+		a.connected.Store(false)
+		a.refuse(appTokenRefused(errors.New("invalid_auth")))
+	case socketmode.EventTypeConnectionError, socketmode.EventTypeDisconnect:
 		a.connected.Store(false)
 		a.log.Warn("bot: Slack connection problem", "event", string(evt.Type), "detail", connDetail(evt))
 	case socketmode.EventTypeIncomingError, socketmode.EventTypeErrorBadMessage, socketmode.EventTypeErrorWriteFailed:

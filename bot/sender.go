@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/coder/quartz"
 	"github.com/slack-go/slack"
 )
 
@@ -23,6 +24,8 @@ type SenderConfig struct {
 	// HTTPClient makes the Web API calls; nil means a default client.
 	HTTPClient *http.Client
 	Logger     *slog.Logger
+	// Clock waits out Slack's Retry-After; nil means the real clock.
+	Clock quartz.Clock
 }
 
 // Sender owns the Slack Web API client and is the one way the interactive
@@ -31,8 +34,9 @@ type SenderConfig struct {
 // options and the same bounded retry after a 429. A failure to tell someone
 // something is logged here; there is nobody else to tell.
 type Sender struct {
-	api *slack.Client
-	log *slog.Logger
+	api   *slack.Client
+	clock quartz.Clock
+	log   *slog.Logger
 }
 
 // NewSender builds a Sender from cfg.
@@ -40,6 +44,10 @@ func NewSender(cfg SenderConfig) *Sender {
 	s := &Sender{api: newSlackAPI(cfg.BotToken, cfg.AppToken, cfg.APIURL, cfg.HTTPClient, cfg.Metrics), log: cfg.Logger}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
+	}
+	s.clock = cfg.Clock
+	if s.clock == nil {
+		s.clock = quartz.NewReal()
 	}
 	s.log = slog.New(capLogs(s.log.Handler()))
 	return s
@@ -64,7 +72,7 @@ func (s *Sender) Post(ctx context.Context, channel, thread string, blocks []slac
 		opts = append(opts, slack.MsgOptionTS(thread))
 	}
 	var ts string
-	err := retry429(ctx, func() error {
+	err := retry429(ctx, s.clock, func() error {
 		var err error
 		_, ts, err = s.api.PostMessageContext(ctx, channel, opts...)
 		return err
@@ -74,7 +82,7 @@ func (s *Sender) Post(ctx context.Context, channel, thread string, blocks []slac
 
 // Update replaces the message ts in channel.
 func (s *Sender) Update(ctx context.Context, channel, ts string, blocks []slack.Block, text string) error {
-	return retry429(ctx, func() error {
+	return retry429(ctx, s.clock, func() error {
 		_, _, _, err := s.api.UpdateMessageContext(ctx, channel, ts, quiet(blocks, text))
 		return err
 	})
@@ -86,7 +94,7 @@ func (s *Sender) Ephemeral(ctx context.Context, channel, user, thread string, bl
 	if thread != "" {
 		opts = append(opts, slack.MsgOptionTS(thread))
 	}
-	err := retry429(ctx, func() error {
+	err := retry429(ctx, s.clock, func() error {
 		_, err := s.api.PostEphemeralContext(ctx, channel, user, opts...)
 		return err
 	})
@@ -103,7 +111,7 @@ func (s *Sender) Respond(ctx context.Context, responseURL, channel, user string,
 		s.Ephemeral(ctx, channel, user, "", blocks, text)
 		return
 	}
-	err := retry429(ctx, func() error {
+	err := retry429(ctx, s.clock, func() error {
 		_, _, err := s.api.PostMessageContext(ctx, channel,
 			slack.MsgOptionResponseURL(responseURL, slack.ResponseTypeEphemeral), quiet(blocks, text))
 		return err
@@ -120,7 +128,7 @@ func (s *Sender) ReplaceOriginal(ctx context.Context, cb slack.InteractionCallba
 		s.Ephemeral(ctx, cb.Channel.ID, cb.User.ID, threadOf(cb), blocks, text)
 		return
 	}
-	err := retry429(ctx, func() error {
+	err := retry429(ctx, s.clock, func() error {
 		_, _, err := s.api.PostMessageContext(ctx, cb.Channel.ID, slack.MsgOptionReplaceOriginal(cb.ResponseURL), quiet(blocks, text))
 		return err
 	})

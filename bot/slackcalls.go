@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/coder/quartz"
 	"github.com/slack-go/slack"
 )
 
@@ -12,8 +13,9 @@ import (
 const maxRateLimitRetries = 3
 
 // retry429 calls fn and, when Slack answers 429, waits for its Retry-After
-// (bounded by ctx) and calls it again, at most maxRateLimitRetries times.
-func retry429(ctx context.Context, fn func() error) error {
+// on clk (bounded by ctx) and calls it again, at most maxRateLimitRetries
+// times.
+func retry429(ctx context.Context, clk quartz.Clock, fn func() error) error {
 	for attempt := 0; ; attempt++ {
 		err := fn()
 		var rl *slack.RateLimitedError
@@ -24,7 +26,7 @@ func retry429(ctx context.Context, fn func() error) error {
 		if wait <= 0 {
 			wait = time.Second
 		}
-		t := time.NewTimer(wait)
+		t := clk.NewTimer(wait, "bot", "retryafter")
 		select {
 		case <-t.C:
 		case <-ctx.Done():

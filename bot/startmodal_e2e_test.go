@@ -39,16 +39,12 @@ func newStartFixture(t *testing.T) *startFixture {
 	return &startFixture{t: t, ctx: ctx, fake: fake, app: a}
 }
 
-// waitFor polls cond (the fake Slack and the engine work on their own
+// waitFor waits for cond (the fake Slack and the engine work on their own
 // goroutines) until it holds or 20 s pass.
 func (f *startFixture) waitFor(what string, cond func() bool) {
 	f.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			f.t.Fatalf("timed out waiting for %s; messages:\n%s", what, dumpAll(f.fake, startChannel))
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !bot.WaitUntil(f.fake, 20*time.Second, cond) {
+		f.t.Fatalf("timed out waiting for %s; messages:\n%s", what, dumpAll(f.fake, startChannel))
 	}
 }
 
@@ -156,7 +152,13 @@ func TestE2EStartFormDefaultsAndValidation(t *testing.T) {
 		return false
 	})
 
-	// The channel's defaults are now what was used.
+	// The channel's defaults are now what was used, once remembered (after
+	// the run started).
+	defaults := redisstore.NewChannelDefaults(f.app.Conn.Client, "rb:")
+	f.waitFor("the channel's defaults remembered", func() bool {
+		d, err := defaults.Get(ctx, startChannel)
+		return err == nil && d["depth"] == "quick"
+	})
 	if _, err := f.fake.SlashCommand(ctx, slackfake.SlashCommand{Command: "/research", UserID: startUser, ChannelID: startChannel}); err != nil {
 		t.Fatal(err)
 	}

@@ -71,6 +71,7 @@ type streamsE2E struct {
 	clock     *researchtest.Clock
 	convCalls func() []llmtest.Call
 	metrics   *bot.Metrics
+	convs     *redisstore.Conversations
 	ctx       context.Context
 	channel   string
 }
@@ -132,7 +133,7 @@ func newStreamsE2E(t *testing.T) *streamsE2E {
 	t.Cleanup(stopWorker)
 	runBot(t, ctx, cancel, fake, bot.Config{AppToken: fake.AppToken(), BotToken: fake.BotToken(), APIURL: fake.APIURL(), Engine: a.Engine,
 		Memory: redisstore.NewSlackMemory(rdb), Budget: redisstore.NewRateLimiter(rdb, "slack"), Metrics: metrics, Streams: streams})
-	return &streamsE2E{t: t, fake: fake, svc: svc, clock: clock, ctx: ctx, channel: streamChannel, metrics: metrics,
+	return &streamsE2E{t: t, fake: fake, svc: svc, clock: clock, ctx: ctx, channel: streamChannel, metrics: metrics, convs: redisstore.NewConversations(rdb, "rb:", 0),
 		convCalls: func() []llmtest.Call { return conversationCalls(model) }}
 }
 
@@ -155,15 +156,11 @@ func (h *streamsE2E) slash(user, text string) {
 	}
 }
 
-// waitFor polls cond until it holds or the time is up.
+// waitFor waits for cond until it holds or the time is up.
 func (h *streamsE2E) waitFor(what string, limit time.Duration, cond func() bool) {
 	h.t.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			h.t.Fatalf("timed out waiting for %s; messages:\n%s", what, dumpAll(h.fake, h.channel))
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !bot.WaitUntil(h.fake, limit, cond) {
+		h.t.Fatalf("timed out waiting for %s; messages:\n%s", what, dumpAll(h.fake, h.channel))
 	}
 }
 
@@ -181,6 +178,7 @@ func (h *streamsE2E) newStream() (thread string) {
 		}
 		return false
 	})
+	h.nextTurn(thread, 0) // the first turn, read before anyone answers
 	return thread
 }
 
@@ -199,7 +197,20 @@ func (h *streamsE2E) nextTurn(thread string, before int) slackfake.Message {
 	h.t.Helper()
 	h.waitFor("the next turn", 10*time.Second, func() bool { return len(h.botMessages(thread)) > before })
 	msgs := h.botMessages(thread)
-	return msgs[len(msgs)-1]
+	turn := msgs[len(msgs)-1]
+	h.waitShown(thread, turn.TS)
+	return turn
+}
+
+// waitShown waits until the bot has remembered that the message ts shows
+// the conversation's turn, as a person answers after reading it: an answer
+// typed before is refused ("Not applied"), which is what the bot should do.
+func (h *streamsE2E) waitShown(thread, ts string) {
+	h.t.Helper()
+	h.waitFor("the turn remembered", 10*time.Second, func() bool {
+		c, _, ok, err := h.convs.Get(context.Background(), h.channel, thread)
+		return err == nil && (!ok || c.Shown == ts || c.Step == scheduler.StepComplete)
+	})
 }
 
 // ephemeralFor waits for an ephemeral message to user containing text.

@@ -41,6 +41,7 @@ func TestStreamEditThroughSlack(t *testing.T) {
 	if b := string(review.Blocks); !strings.Contains(b, ActionStreamConfirm) || !strings.Contains(b, "09:00") || !strings.Contains(b, "Follow heat pumps") {
 		t.Fatalf("the edit does not open at the review with the current values: %s", b)
 	}
+	h.waitShown(chanIn, thread, 0)
 	h.reply(requester, chanIn, thread, "make it 15:00")
 	h.wait("the new review", func() bool { return len(h.turns(chanIn, thread)) == 2 })
 	h.wait("the first review collapsed", func() bool {
@@ -51,6 +52,7 @@ func TestStreamEditThroughSlack(t *testing.T) {
 	if !strings.Contains(string(second.Blocks), "15:00") {
 		t.Fatalf("the review does not show the change: %s", second.Blocks)
 	}
+	h.waitShown(chanIn, thread, 1)
 	if _, err := h.fake.ClickButton(ctx, requester, chanIn, second.TS, ActionStreamConfirm, "", ""); err != nil {
 		t.Fatal(err)
 	}

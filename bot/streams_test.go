@@ -92,19 +92,15 @@ func newStreamHarness(t *testing.T, props ...*scheduler.Proposal) *streamHarness
 	return sh
 }
 
-// wait polls cond for up to 5 s.
+// wait waits for cond for up to 5 s.
 func (h *streamHarness) wait(what string, cond func() bool) {
 	h.t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			var b strings.Builder
-			for _, m := range h.fake.Messages(chanIn) {
-				b.WriteString(m.TS + " " + m.ThreadTS + " eph=" + map[bool]string{true: "y", false: "n"}[m.Ephemeral] + " " + m.Text + "\n")
-			}
-			h.t.Fatalf("timed out waiting for %s; messages:\n%s", what, b.String())
+	if !waitUntil(h.fake, 5*time.Second, cond) {
+		var b strings.Builder
+		for _, m := range h.fake.Messages(chanIn) {
+			b.WriteString(m.TS + " " + m.ThreadTS + " eph=" + map[bool]string{true: "y", false: "n"}[m.Ephemeral] + " " + m.Text + "\n")
 		}
-		time.Sleep(10 * time.Millisecond)
+		h.t.Fatalf("timed out waiting for %s; messages:\n%s", what, b.String())
 	}
 }
 
@@ -355,6 +351,7 @@ func TestStreamConfirmNameTaken(t *testing.T) {
 	if !strings.Contains(string(review.Blocks), "monthly on day 1") {
 		t.Errorf("review lacks the monthly schedule: %s", review.Blocks)
 	}
+	h.waitShown(chanIn, thread, 1)
 	if _, err := h.fake.ClickButton(ctx, requester, chanIn, review.TS, ActionStreamConfirm, "", ""); err != nil {
 		t.Fatal(err)
 	}

@@ -61,7 +61,11 @@ type Config struct {
 	// Observer receives events for metrics; nil means none.
 	Observer Observer
 	Now      func() time.Time
-	Logger   *slog.Logger
+	// Sleep waits between attempts (a wake-up the queue refused, a decision
+	// whose save has an unknown outcome) or until ctx ends; nil waits on the
+	// real clock. Tests inject one that returns at once.
+	Sleep  func(ctx context.Context, d time.Duration) error
+	Logger *slog.Logger
 	// NewID makes run ids; nil means a random id.
 	NewID func() string
 }
@@ -108,6 +112,9 @@ func New(cfg Config) (*Engine, error) {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.Sleep == nil {
+		cfg.Sleep = waitCtx
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)

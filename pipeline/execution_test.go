@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -135,6 +136,25 @@ type env struct {
 	model *model
 	clock *researchtest.Clock
 	eng   *pipeline.Engine
+
+	mu     sync.Mutex
+	sleeps []time.Duration // the engine's waits between attempts, in order
+}
+
+// sleep is the engine's Sleep: it records the wait and moves the clock
+// instead of waiting.
+func (e *env) sleep(ctx context.Context, d time.Duration) error {
+	e.mu.Lock()
+	e.sleeps = append(e.sleeps, d)
+	e.mu.Unlock()
+	e.clock.Advance(d)
+	return ctx.Err()
+}
+
+func (e *env) slept() []time.Duration {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]time.Duration(nil), e.sleeps...)
 }
 
 // newEnv builds an engine on a private redis-server; wrap, when set, wraps
@@ -153,7 +173,7 @@ func newEnv(t *testing.T, wrap func(pipeline.Store) pipeline.Store) *env {
 		Store: e.store, Queue: e.queue, Locker: redisstore.NewLocker(rdb, "", 5*time.Second),
 		Model: e.model, Searcher: nothing{}, Fetcher: nothing{},
 		Presenters: map[string]pipeline.Presenter{"test": e.pres}, Now: e.clock.Now,
-		NewID: func() string { return "r-1" },
+		Sleep: e.sleep, NewID: func() string { return "r-1" },
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -284,6 +304,7 @@ func TestDecideClassifiesEveryOutcome(t *testing.T) {
 		store    func(*faultyStore)
 		queueErr error
 		recorded bool
+		sleeps   []time.Duration // the waits between attempts
 		check    func(t *testing.T, err error)
 	}{
 		{name: "recorded and queued", recorded: true, check: func(t *testing.T, err error) {
@@ -291,12 +312,13 @@ func TestDecideClassifiesEveryOutcome(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
-		{name: "recorded, the queue down", queueErr: errors.New("dial tcp: connection refused"), recorded: true, check: func(t *testing.T, err error) {
-			if err != nil {
-				t.Fatalf("a recorded decision whose wake-up failed: %v, want nil (the rescue takes it)", err)
-			}
-		}},
-		{name: "recorded, the reply lost", recorded: true, store: func(f *faultyStore) {
+		{name: "recorded, the queue down", queueErr: errors.New("dial tcp: connection refused"), recorded: true,
+			sleeps: []time.Duration{100 * time.Millisecond, 200 * time.Millisecond}, check: func(t *testing.T, err error) {
+				if err != nil {
+					t.Fatalf("a recorded decision whose wake-up failed: %v, want nil (the rescue takes it)", err)
+				}
+			}},
+		{name: "recorded, the reply lost", recorded: true, sleeps: []time.Duration{200 * time.Millisecond}, store: func(f *faultyStore) {
 			f.save = func(_ context.Context, _ *pipeline.Run, write func() error) error {
 				if err := write(); err != nil {
 					return err
@@ -308,7 +330,7 @@ func TestDecideClassifiesEveryOutcome(t *testing.T) {
 				t.Fatalf("a save that committed but whose reply was lost: %v, want nil (recorded)", err)
 			}
 		}},
-		{name: "sent, then the store went away", store: func(f *faultyStore) {
+		{name: "sent, then the store went away", sleeps: []time.Duration{200 * time.Millisecond}, store: func(f *faultyStore) {
 			f.save = func(context.Context, *pipeline.Run, func() error) error { return lostReply }
 			f.loadErr = errors.New("dial tcp: connection refused")
 		}, check: func(t *testing.T, err error) {
@@ -341,6 +363,9 @@ func TestDecideClassifiesEveryOutcome(t *testing.T) {
 			e.queue.fail = tc.queueErr
 			_, err := e.eng.Decide(ctx, inst.ID, checkpoints.Decision{Action: checkpoints.Approve, By: "U1", At: t0.Add(time.Minute)})
 			tc.check(t, err)
+			if got := e.slept(); !slices.Equal(got, tc.sleeps) {
+				t.Errorf("waits between attempts %v, want %v", got, tc.sleeps)
+			}
 			got := e.load().Checkpoints[0]
 			if recorded := got.State == checkpoints.StateSubmitted; recorded != tc.recorded {
 				t.Fatalf("checkpoint %s: recorded %v, want %v", got.State, recorded, tc.recorded)

@@ -91,7 +91,7 @@ func (e *Engine) Decide(ctx context.Context, instanceID string, d checkpoints.De
 			continue
 		case errors.Is(err, ErrUnknownOutcome):
 			sent = true
-			if werr := waitCtx(ctx, 200*time.Millisecond); werr != nil {
+			if werr := e.cfg.Sleep(ctx, 200*time.Millisecond); werr != nil {
 				return nil, unknown(err)
 			}
 			continue
@@ -131,7 +131,7 @@ func (e *Engine) wake(ctx context.Context, r *Run) {
 		if err = e.cfg.Queue.Enqueue(ctx, r.Origin.Queue, r.ID, r.Version); err == nil {
 			return
 		}
-		if waitCtx(ctx, time.Duration(100<<i)*time.Millisecond) != nil {
+		if i == wakeAttempts-1 || e.cfg.Sleep(ctx, time.Duration(100<<i)*time.Millisecond) != nil {
 			break
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/coder/quartz"
+
 	"github.com/researchbot/researchbot/dedup"
 )
 
@@ -32,8 +34,10 @@ type Options struct {
 	// MaxWait is how long a search may wait for the limiter to allow a call
 	// (within Timeout) instead of failing at once; 0 means do not wait.
 	MaxWait time.Duration
-	// Now is the clock; nil means time.Now.
+	// Now is the clock; nil means Clock's.
 	Now func() time.Time
+	// Clock runs the wait for the limiter; nil means the real clock.
+	Clock quartz.Clock
 }
 
 // Multi searches several backends at once. It is safe for concurrent use.
@@ -52,8 +56,12 @@ func NewMulti(backends []Backend, opts Options) *Multi {
 	if opts.Timeout <= 0 {
 		opts.Timeout = 20 * time.Second
 	}
+	if opts.Clock == nil {
+		opts.Clock = quartz.NewReal()
+	}
 	if opts.Now == nil {
-		opts.Now = time.Now
+		clock := opts.Clock
+		opts.Now = func() time.Time { return clock.Now() }
 	}
 	return &Multi{backends: append([]Backend(nil), backends...), opts: opts, cooldown: map[string]time.Time{}}
 }
@@ -217,7 +225,7 @@ func (m *Multi) waitLimiter(ctx context.Context, name string) *BackendError {
 		if m.opts.Now().Add(wait).After(deadline) {
 			return &BackendError{Backend: name, Err: errors.New("shared rate limit reached"), RateLimited: true, RetryAfter: wait}
 		}
-		t := time.NewTimer(wait)
+		t := m.opts.Clock.NewTimer(wait, "search", "limiter")
 		select {
 		case <-ctx.Done():
 			t.Stop()

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/quartz"
 	"go.uber.org/goleak"
 
 	"github.com/researchbot/researchbot/dedup"
@@ -312,9 +313,28 @@ func TestLimiterRefusalAndFailure(t *testing.T) {
 		t.Errorf("limiter failure: calls %d outcome %+v", b.calls.Load(), out)
 	}
 
-	// With MaxWait, a short wait is taken instead of failing.
-	l = &scriptedLimiter{answers: []time.Duration{30 * time.Millisecond}}
-	out = NewMulti([]Backend{b}, Options{Limiter: l, MaxWait: time.Second}).Search(bg, Query{Text: "q"})
+	// With MaxWait, a short wait is taken instead of failing: the call is
+	// made once the clock has moved by the limiter's answer, not before.
+	l = &scriptedLimiter{answers: []time.Duration{500 * time.Millisecond}}
+	clock := quartz.NewMock(t)
+	ctx, cancel := context.WithTimeout(bg, 10*time.Second)
+	defer cancel()
+	wait := clock.Trap().NewTimer("search", "limiter")
+	defer wait.Close()
+	done := make(chan Outcome, 1)
+	go func() {
+		done <- NewMulti([]Backend{b}, Options{Limiter: l, MaxWait: time.Second, Clock: clock}).Search(bg, Query{Text: "q"})
+	}()
+	call := wait.MustWait(ctx)
+	if call.Duration != 500*time.Millisecond {
+		t.Errorf("waited %s, want the limiter's 500ms", call.Duration)
+	}
+	call.MustRelease(ctx)
+	if n := b.calls.Load(); n != 0 {
+		t.Fatalf("%d calls before the wait was over", n)
+	}
+	clock.Advance(500 * time.Millisecond).MustWait(ctx)
+	out = <-done
 	if b.calls.Load() != 1 || len(out.Results) != 1 || len(l.asked) != 2 {
 		t.Errorf("waited call: calls %d asked %v outcome %+v", b.calls.Load(), l.asked, out)
 	}

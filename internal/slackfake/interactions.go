@@ -320,6 +320,7 @@ func (s *Server) handleResponseURL(w http.ResponseWriter, r *http.Request) {
 		s.applyResponse(body, t, parts[0] == "actions")
 	}
 	s.calls = append(s.calls, call)
+	s.notifyLocked()
 	s.mu.Unlock()
 	switch call.Status {
 	case http.StatusOK:

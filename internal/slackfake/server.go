@@ -250,6 +250,7 @@ type Server struct {
 	active      *wsConn
 	connCount   int
 	connChanged chan struct{}
+	changed     chan struct{} // closed and replaced on every recorded change
 	acks        []Ack
 	sent        []SentEnvelope
 	rewrite     func(typ string, payload map[string]any)
@@ -278,6 +279,7 @@ func New(t testing.TB, opts ...Option) *Server {
 		triggers:     map[string]*trigger{},
 		tickets:      map[string]bool{},
 		connChanged:  make(chan struct{}),
+		changed:      make(chan struct{}),
 		pending:      map[string]*pendingEnvelope{},
 		responseURL:  map[string]responseTarget{},
 	}
@@ -523,4 +525,21 @@ func (s *Server) waitFor(ctx context.Context, cond func() bool) error {
 func (s *Server) notifyConnChange() {
 	close(s.connChanged)
 	s.connChanged = make(chan struct{})
+	s.notifyLocked()
+}
+
+// Changed returns a channel closed at the next change the fake records: a
+// Web API or response_url call (and so a message, view or file), an ack, a
+// connection coming or going. A test waiting for a condition on the fake
+// checks it, and waits on Changed taken before the check.
+func (s *Server) Changed() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.changed
+}
+
+// notifyLocked wakes the waiters on Changed. The caller holds s.mu.
+func (s *Server) notifyLocked() {
+	close(s.changed)
+	s.changed = make(chan struct{})
 }

@@ -189,6 +189,7 @@ func (s *Server) readLoop(c *wsConn) {
 			}
 		}
 		s.acks = append(s.acks, ack)
+		s.notifyLocked()
 		s.mu.Unlock()
 		if ok {
 			p.ch <- ack

@@ -172,6 +172,7 @@ func (s *Server) record(c Call) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.calls = append(s.calls, c)
+	s.notifyLocked()
 }
 
 func (s *Server) dispatch(req *apiRequest) (map[string]any, *apiError) {
@@ -546,6 +547,7 @@ func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
 	}
 	s.calls = append(s.calls, Call{Method: "upload", Token: strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "),
 		Params: map[string]string{"file_id": id}, At: s.now(), Status: http.StatusOK})
+	s.notifyLocked()
 	s.mu.Unlock()
 	if !ok {
 		http.Error(w, "unknown upload", http.StatusNotFound)
