@@ -17,10 +17,10 @@ import (
 )
 
 // countingStore is the real store, counting the reads of a whole run and
-// the version probes; between is called once, right after the save that
-// ends the plan step (a step boundary: the worker has saved and not yet
-// probed), with write, the real save, still to do: it may act before and
-// after it.
+// the version probes. between, when set, replaces once the save that ends
+// the plan step; write is that save, which between makes itself, so it can
+// act just before it or just after it (at the step boundary: the worker
+// has saved and not yet probed).
 type countingStore struct {
 	*redisstore.Store
 	mu      sync.Mutex
@@ -104,7 +104,7 @@ func TestAWorkerReadsTheRunAgainWhenAnyoneElseSavedItBetweenItsSteps(t *testing.
 	for _, tc := range []struct {
 		name string
 		// between acts at the boundary; write is the worker's own save.
-		between func(t *testing.T, real *redisstore.Store, rdb *redis.Client, write func() error) error
+		between func(store *redisstore.Store, rdb *redis.Client, write func() error) error
 		status  pipeline.Status
 		// loads is the whole-run reads during the Advance: one on taking the
 		// lease, one after releasing it (work that arrived meanwhile), and
@@ -119,11 +119,11 @@ func TestAWorkerReadsTheRunAgainWhenAnyoneElseSavedItBetweenItsSteps(t *testing.
 				}
 			}},
 		{name: "a cancel request: the run stops before its next step",
-			between: func(t *testing.T, real *redisstore.Store, _ *redis.Client, write func() error) error {
+			between: func(store *redisstore.Store, _ *redis.Client, write func() error) error {
 				if err := write(); err != nil {
 					return err
 				}
-				return real.RequestCancel(ctx, "r-1", "U2")
+				return store.RequestCancel(ctx, "r-1", "U2")
 			},
 			status: pipeline.StatusCancelled, loads: 2,
 			check: func(t *testing.T, _ *scripted, s *searches, r *pipeline.Run) {
@@ -135,16 +135,16 @@ func TestAWorkerReadsTheRunAgainWhenAnyoneElseSavedItBetweenItsSteps(t *testing.
 				}
 			}},
 		{name: "another writer saved the run: the next step reads its change",
-			between: func(t *testing.T, real *redisstore.Store, _ *redis.Client, write func() error) error {
+			between: func(store *redisstore.Store, _ *redis.Client, write func() error) error {
 				if err := write(); err != nil {
 					return err
 				}
-				r, err := real.Load(ctx, "r-1")
+				r, err := store.Load(ctx, "r-1")
 				if err != nil {
 					return err
 				}
 				r.Queries[0].Text = edited
-				return real.Save(ctx, r)
+				return store.Save(ctx, r)
 			},
 			status: pipeline.StatusCompleted, loads: 3,
 			check: func(t *testing.T, _ *scripted, s *searches, r *pipeline.Run) {
@@ -156,7 +156,7 @@ func TestAWorkerReadsTheRunAgainWhenAnyoneElseSavedItBetweenItsSteps(t *testing.
 				}
 			}},
 		{name: "the stored version went back: the lost step is done again",
-			between: func(t *testing.T, _ *redisstore.Store, rdb *redis.Client, write func() error) error {
+			between: func(_ *redisstore.Store, rdb *redis.Client, write func() error) error {
 				// Redis acknowledges the save, then loses it: the run's hash
 				// is put back as it was before (as a failover to a replica
 				// that had not received the write).
@@ -181,8 +181,8 @@ func TestAWorkerReadsTheRunAgainWhenAnyoneElseSavedItBetweenItsSteps(t *testing.
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, rdb := redistest.Start(t)
-			real := redisstore.NewStore(rdb, "")
-			cs := &countingStore{Store: real}
+			store := redisstore.NewStore(rdb, "")
+			cs := &countingStore{Store: store}
 			m := &scripted{reviews: []pipeline.CritiqueOutput{passes}}
 			s := &searches{}
 			eng, err := pipeline.New(pipeline.Config{
@@ -207,7 +207,7 @@ func TestAWorkerReadsTheRunAgainWhenAnyoneElseSavedItBetweenItsSteps(t *testing.
 			if tc.between != nil {
 				cs.between = func(_ *pipeline.Run, write func() error) error {
 					hooked = true
-					return tc.between(t, real, rdb, write)
+					return tc.between(store, rdb, write)
 				}
 			}
 			loads0, _ := cs.counts()
@@ -224,7 +224,7 @@ func TestAWorkerReadsTheRunAgainWhenAnyoneElseSavedItBetweenItsSteps(t *testing.
 			if got := loads - loads0; got != tc.loads {
 				t.Errorf("the run was read %d times during the Advance, want %d", got, tc.loads)
 			}
-			r, err := real.Load(ctx, "r-1")
+			r, err := store.Load(ctx, "r-1")
 			if err != nil {
 				t.Fatal(err)
 			}
