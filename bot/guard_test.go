@@ -319,7 +319,7 @@ func (stuckMemory) FirstTime(ctx context.Context, _ string, _ time.Duration) (bo
 }
 
 func TestDeliveryMemoryOutageLosesNoAction(t *testing.T) {
-	t.Parallel() // it waits on real-time limits (ack deadline, Retry-After); others run meanwhile
+	t.Parallel() // it waits the real 500 ms delivery-check timeout (a context deadline); others run meanwhile
 	h := newHarness(t, func(c *Config) { c.Deliveries = stuckMemory{} })
 	plan := h.startRun("what is RAG?")
 	h.click(requester, plan, ActionApprove)
