@@ -177,25 +177,34 @@ func (e *Engine) advanceLeased(ctx context.Context, runID string) error {
 	}
 }
 
-// stepProber is a Store that reads a run's stored version and who asked to
-// cancel it in one round trip, without the run (redisstore's does).
+// StepProbe is what a worker that saved a run reads before its next step
+// instead of the run: enough to know whether its copy is still the stored
+// run, and whether anyone asked to cancel it.
+type StepProbe struct {
+	Version   int64  // the stored version
+	SaveNonce string // the nonce of the save that stored it
+	CancelBy  string // who asked to cancel the run ("" for no one)
+}
+
+// stepProber is a Store that reads a StepProbe in one round trip, without
+// the run (redisstore's does).
 type stepProber interface {
-	ProbeForStep(ctx context.Context, id string) (version int64, cancelBy string, err error)
+	ProbeForStep(ctx context.Context, id string) (StepProbe, error)
 }
 
 // reloadForStep is loadForStep for a worker that may hold the run as it
-// saved it (saved, or nil): when the stored version is still saved's, the
-// copy in hand is the stored run and is not read again (a run record with
-// its page texts is the largest thing a step reads); a run saved by anyone
-// else since is read afresh.
+// saved it (saved, or nil): when the stored version and the save that wrote
+// it are still saved's, the copy in hand is the stored run and is not read
+// again (a run record with its page texts is the largest thing a step
+// reads); a run saved by anyone else since is read afresh.
 func (e *Engine) reloadForStep(ctx context.Context, runID string, saved *Run) (*Run, string, error) {
-	if p, ok := e.cfg.Store.(stepProber); ok && saved != nil {
-		v, by, err := p.ProbeForStep(ctx, runID)
+	if p, ok := e.cfg.Store.(stepProber); ok && saved != nil && saved.SaveNonce != "" {
+		probe, err := p.ProbeForStep(ctx, runID)
 		if err != nil {
 			return nil, "", err
 		}
-		if v == saved.Version {
-			return saved, by, nil
+		if probe.Version == saved.Version && probe.SaveNonce == saved.SaveNonce {
+			return saved, probe.CancelBy, nil
 		}
 	}
 	return e.loadForStep(ctx, runID)

@@ -39,7 +39,7 @@ func (s *countingStore) LoadForStep(ctx context.Context, id string) (*pipeline.R
 	return s.Store.LoadForStep(ctx, id)
 }
 
-func (s *countingStore) ProbeForStep(ctx context.Context, id string) (int64, string, error) {
+func (s *countingStore) ProbeForStep(ctx context.Context, id string) (pipeline.StepProbe, error) {
 	s.count(&s.probes)
 	return s.Store.ProbeForStep(ctx, id)
 }
@@ -176,6 +176,37 @@ func TestAWorkerReadsTheRunAgainWhenAnyoneElseSavedItBetweenItsSteps(t *testing.
 				}
 				if r.Plan == nil || len(r.Queries) == 0 {
 					t.Errorf("the finished run has plan %v and %d queries, want the plan done again", r.Plan, len(r.Queries))
+				}
+			}},
+		{name: "the save was lost and another writer saved the same version: the next step reads its change",
+			between: func(store *redisstore.Store, rdb *redis.Client, write func() error) error {
+				// The worker's save is lost as above; then another writer
+				// saves the run it finds, which brings the stored version
+				// back to the number the worker holds, with other contents.
+				before, err := rdb.Dump(ctx, "rb:run:r-1").Result()
+				if err != nil {
+					return err
+				}
+				if err := write(); err != nil {
+					return err
+				}
+				if err := rdb.RestoreReplace(ctx, "rb:run:r-1", 0, before).Err(); err != nil {
+					return err
+				}
+				r, err := store.Load(ctx, "r-1")
+				if err != nil {
+					return err
+				}
+				r.Context = edited
+				return store.Save(ctx, r)
+			},
+			status: pipeline.StatusCompleted, loads: 3,
+			check: func(t *testing.T, m *scripted, _ *searches, r *pipeline.Run) {
+				if r.Context != edited {
+					t.Errorf("the stored context is %q, want %q: the worker kept its copy of the same version number and overwrote the other writer's save", r.Context, edited)
+				}
+				if n := len(m.sent("research_plan")); n != 2 {
+					t.Errorf("the plan was asked %d times, want twice (once more after its save was lost)", n)
 				}
 			}},
 	} {

@@ -183,6 +183,12 @@ type Run struct {
 	// loaded (0: none). The Store refuses to save a run whose Fence is set
 	// but is no longer the run's current one. It is never stored.
 	Fence int64 `json:"-"`
+	// SaveNonce names the Store's save that produced this copy's Version
+	// ("" for a copy that was loaded, not saved). A worker holding the copy
+	// it saved compares it with the stored one: after lost writes and
+	// another writer's save, the stored version can come back to the same
+	// number with other contents. It is never stored.
+	SaveNonce string `json:"-"`
 
 	Question    string    `json:"question"`
 	Context     string    `json:"context,omitempty"`

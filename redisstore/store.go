@@ -157,30 +157,34 @@ func (s *Store) LoadForStep(ctx context.Context, id string) (*pipeline.Run, stri
 	return s.load(ctx, id, true)
 }
 
-// ProbeForStep returns the stored version of the run and who asked to
-// cancel it ("" for no one), in one round trip, without reading the run:
-// what a worker that saved the run itself reads before its next step, to
-// know whether its copy is still the stored one. A missing run is
-// pipeline.ErrNotFound.
-func (s *Store) ProbeForStep(ctx context.Context, id string) (int64, string, error) {
-	var v, cancel *redis.StringCmd
+// ProbeForStep returns the stored version of the run, the nonce of the
+// save that wrote it, and who asked to cancel it, in one round trip,
+// without reading the run: what a worker that saved the run itself reads
+// before its next step, to know whether its copy is still the stored one.
+// A missing run is pipeline.ErrNotFound.
+func (s *Store) ProbeForStep(ctx context.Context, id string) (pipeline.StepProbe, error) {
+	var meta *redis.SliceCmd
+	var cancel *redis.StringCmd
 	floor := s.watermark(id)
 	if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		v = p.HGet(ctx, s.runKey(id), "v")
+		meta = p.HMGet(ctx, s.runKey(id), "v", "nonce")
 		cancel = p.Get(ctx, s.cancelKey(id))
 		return nil
 	}); err != nil && !errors.Is(err, redis.Nil) {
-		return 0, "", err
+		return pipeline.StepProbe{}, err
 	}
-	if errors.Is(v.Err(), redis.Nil) {
-		return 0, "", fmt.Errorf("run %s: %w", id, pipeline.ErrNotFound)
+	vals := meta.Val()
+	if len(vals) != 2 || vals[0] == nil {
+		return pipeline.StepProbe{}, fmt.Errorf("run %s: %w", id, pipeline.ErrNotFound)
 	}
-	n, err := strconv.ParseInt(v.Val(), 10, 64)
+	v, _ := vals[0].(string)
+	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil {
-		return 0, "", fmt.Errorf("run %s has a bad version %q", id, v.Val())
+		return pipeline.StepProbe{}, fmt.Errorf("run %s has a bad version %q", id, v)
 	}
+	nonce, _ := vals[1].(string)
 	s.observeVersion(id, n, floor)
-	return n, cancel.Val(), nil
+	return pipeline.StepProbe{Version: n, SaveNonce: nonce, CancelBy: cancel.Val()}, nil
 }
 
 // load reads the run with its page texts and, when asked, its cancel
@@ -208,16 +212,24 @@ func (s *Store) load(ctx context.Context, id string, withCancel bool) (*pipeline
 	if cancel != nil {
 		by = cancel.Val()
 	}
+	stored := make(map[int]bool, len(pages.Val()))
 	for k, text := range pages.Val() {
 		n, err := strconv.Atoi(k)
 		if err != nil {
 			continue
 		}
+		stored[n] = true
 		for i := range r.Pages {
 			if r.Pages[i].SourceID == n {
 				r.Pages[i].Text = text
 			}
 		}
+	}
+	if s.texts.get(id) != nil {
+		// This process is advancing the run and remembers which texts it
+		// stored; what was just read is the truth (texts of a write Redis
+		// lost are gone, and must be sent again).
+		s.texts.put(id, stored)
 	}
 	return r, by, nil
 }
@@ -331,7 +343,8 @@ func (s *Store) Save(ctx context.Context, r *pipeline.Run) error {
 	if d := r.Deadline(); !d.IsZero() {
 		deadline = strconv.FormatInt(d.UnixMilli(), 10)
 	}
-	args := []any{r.Version, r.Fence, newNonce(), data, string(r.Status), r.UpdatedAt.UnixMilli(), done, r.ID, work, deadline,
+	nonce := newNonce()
+	args := []any{r.Version, r.Fence, nonce, data, string(r.Status), r.UpdatedAt.UnixMilli(), done, r.ID, work, deadline,
 		s.opts.Retention.Milliseconds(), s.opts.PageRetention.Milliseconds(), s.opts.IndexRefresh.Milliseconds()}
 	for id, text := range texts {
 		args = append(args, id, text)
@@ -344,6 +357,7 @@ func (s *Store) Save(ctx context.Context, r *pipeline.Run) error {
 	switch res {
 	case 1:
 		r.Version++
+		r.SaveNonce = nonce
 		s.remember(r, stored, len(texts) > 0)
 		return nil
 	case 0:

@@ -240,7 +240,7 @@ func TestProbeForStepSaysTheVersionAndTheCancelRequest(t *testing.T) {
 	_, rdb := redistest.Start(t)
 	s := NewStore(rdb, "")
 	ctx := context.Background()
-	if _, _, err := s.ProbeForStep(ctx, "r-none"); !errors.Is(err, pipeline.ErrNotFound) {
+	if _, err := s.ProbeForStep(ctx, "r-none"); !errors.Is(err, pipeline.ErrNotFound) {
 		t.Fatalf("probe of a missing run: %v, want ErrNotFound", err)
 	}
 	r := newRun("r-1", "U1", t0)
@@ -250,13 +250,79 @@ func TestProbeForStepSaysTheVersionAndTheCancelRequest(t *testing.T) {
 	if err := s.Save(ctx, r); err != nil {
 		t.Fatal(err)
 	}
-	if v, by, err := s.ProbeForStep(ctx, "r-1"); err != nil || v != r.Version || by != "" {
-		t.Fatalf("probe = %d %q %v, want %d \"\" nil", v, by, err, r.Version)
+	want := pipeline.StepProbe{Version: r.Version, SaveNonce: r.SaveNonce}
+	if p, err := s.ProbeForStep(ctx, "r-1"); err != nil || p != want || p.SaveNonce == "" {
+		t.Fatalf("probe = %+v %v, want %+v nil, with the save's nonce", p, err, want)
 	}
 	if err := s.RequestCancel(ctx, "r-1", "U2"); err != nil {
 		t.Fatal(err)
 	}
-	if v, by, err := s.ProbeForStep(ctx, "r-1"); err != nil || v != r.Version || by != "U2" {
-		t.Fatalf("probe after a cancel request = %d %q %v, want %d \"U2\" nil", v, by, err, r.Version)
+	want.CancelBy = "U2"
+	if p, err := s.ProbeForStep(ctx, "r-1"); err != nil || p != want {
+		t.Fatalf("probe after a cancel request = %+v %v, want %+v nil", p, err, want)
+	}
+	// Another copy saved at the same version number is told apart by its nonce.
+	other, err := s.Load(ctx, "r-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Save(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := s.ProbeForStep(ctx, "r-1"); err != nil || p.SaveNonce != other.SaveNonce || p.SaveNonce == r.SaveNonce {
+		t.Fatalf("probe after another save = %+v %v, want the other save's nonce %q", p, err, other.SaveNonce)
+	}
+}
+
+// TestPageTextsLostWithAWriteAreSentAgain: a worker's save that stored new
+// page texts is lost (a failover to a replica that was behind puts the run
+// and its texts back as they were). The worker reads the run again and does
+// the step again, fetching the same pages: their texts must be sent again,
+// although this process remembers having stored them.
+func TestPageTextsLostWithAWriteAreSentAgain(t *testing.T) {
+	_, rdb := redistest.Start(t)
+	s := NewStore(rdb, "")
+	ctx := context.Background()
+	r := newRun("r-1", "U1", t0)
+	r.Status, r.Step = pipeline.StatusRunning, pipeline.StepFetch
+	if err := s.Create(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Save(ctx, r); err != nil { // a step before the fetch
+		t.Fatal(err)
+	}
+	runBefore, err := rdb.Dump(ctx, "rb:run:r-1").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fetched := []pipeline.Page{{SourceID: 1, URL: "https://a.example/", Text: "the page's text"}}
+	r.Pages, r.Step = fetched, pipeline.StepAnalyze
+	if err := s.Save(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	// The fetch step's save is lost: the run as it was, its texts gone.
+	if err := rdb.RestoreReplace(ctx, "rb:run:r-1", 0, runBefore).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.Del(ctx, "rb:run:r-1:pages").Err(); err != nil {
+		t.Fatal(err)
+	}
+	again, err := s.Load(ctx, "r-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Step != pipeline.StepFetch || len(again.Pages) != 0 {
+		t.Fatalf("after the loss the run is at %s with %d pages, want the fetch step again", again.Step, len(again.Pages))
+	}
+	again.Pages, again.Step = fetched, pipeline.StepAnalyze // the fetch step done again
+	if err := s.Save(ctx, again); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Load(ctx, "r-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Pages) != 1 || got.Pages[0].Text != "the page's text" {
+		t.Fatalf("stored pages %+v, want the page with its text: the text was not sent again", got.Pages)
 	}
 }
