@@ -1,7 +1,9 @@
 package bot
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -392,6 +394,19 @@ func (s *Streams) advance(ctx context.Context, channel, thread, user string, c s
 		return s.complete(ctx, channel, thread, user, c, version, next, click)
 	}
 	nv, ok, err := s.convs.Update(ctx, channel, thread, version, next)
+	if err == nil && !ok {
+		// The one write that may come between reading the conversation and
+		// storing this answer without changing what it answers: postTurn
+		// remembering where it showed the turn (an answer typed at once).
+		// Store the answer on top of it; anything else is a concurrent answer.
+		if cur, v, found, gerr := s.convs.Get(ctx, channel, thread); gerr == nil && found && sameButShown(c, cur) {
+			if click == nil && cur.Shown != "" {
+				click = &clicked{ts: cur.Shown, blocks: RenderStreamTurn(cur.Last, cur.Spec.Owner), text: streamTurnText(cur.Last), what: "answered by typing"}
+			}
+			next.Shown = cur.Shown
+			nv, ok, err = s.convs.Update(ctx, channel, thread, v, next)
+		}
+	}
 	if err != nil || !ok {
 		if err != nil {
 			log.Error("bot: saving a stream conversation failed", "err", err)
@@ -403,6 +418,17 @@ func (s *Streams) advance(ctx context.Context, channel, thread, user string, c s
 	}
 	s.postTurn(ctx, channel, thread, next, nv, turn)
 	return nil
+}
+
+// sameButShown reports whether b is a with at most Shown changed.
+func sameButShown(a, b scheduler.Conversation) bool {
+	a.Shown, b.Shown = "", ""
+	ja, err := json.Marshal(a)
+	if err != nil {
+		return false
+	}
+	jb, err := json.Marshal(b)
+	return err == nil && bytes.Equal(ja, jb)
 }
 
 // complete creates the stream after the review was confirmed. The

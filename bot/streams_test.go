@@ -74,6 +74,13 @@ type streamHarness struct {
 
 func newStreamHarness(t *testing.T, props ...*scheduler.Proposal) *streamHarness {
 	t.Helper()
+	return newStreamHarnessWith(t, nil, props...)
+}
+
+// newStreamHarnessWith is newStreamHarness with the conversation store
+// wrapped by wrap (nil: as it is).
+func newStreamHarnessWith(t *testing.T, wrap func(ConversationStore) ConversationStore, props ...*scheduler.Proposal) *streamHarness {
+	t.Helper()
 	sh := &streamHarness{model: &scriptModel{props: props}, runner: &fakeRunner{}}
 	_, rdb := redistest.Start(t)
 	sh.harness = newHarnessOn(t, rdb, func(c *Config) {
@@ -82,8 +89,12 @@ func newStreamHarness(t *testing.T, props ...*scheduler.Proposal) *streamHarness
 			t.Fatal(err)
 		}
 		sh.svc = svc
+		var convs ConversationStore = redisstore.NewConversations(rdb, "rb:", 0)
+		if wrap != nil {
+			convs = wrap(convs)
+		}
 		st, err := NewStreams(StreamsConfig{BotToken: c.BotToken, APIURL: c.APIURL, Service: svc,
-			Conversations: redisstore.NewConversations(rdb, "rb:", 0), Model: sh.model, Logger: c.Logger})
+			Conversations: convs, Model: sh.model, Logger: c.Logger})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -133,8 +144,9 @@ func (h *streamHarness) turns(channel, thread string) []slackfake.Message {
 
 // waitShown waits until the bot has remembered which message shows the
 // thread's turn i (0 is the first). A person answers after reading a turn;
-// an answer typed while the bot still saves its own turn is refused as a
-// concurrent one, so a test that answers at once waits for this first.
+// the tests wait for this so that each answer meets the state a person
+// would (an answer typed while the bot saves its turn is covered by
+// TestStreamAnswerTypedAsTheTurnIsRememberedIsApplied).
 func (h *streamHarness) waitShown(channel, thread string, i int) {
 	h.t.Helper()
 	convs := redisstore.NewConversations(h.rdb, "rb:", 0)
@@ -443,5 +455,72 @@ func TestStreamCommandArgsUnescaped(t *testing.T) {
 	h.ephemeralWith(chanIn, requester, "Paused")
 	if st, err := h.svc.Show(ctx, "R&D <lab>"); err != nil || !st.Paused {
 		t.Fatalf("the escaped name did not reach the stream: %v", err)
+	}
+}
+
+// laggingConversations is the conversation store; once armed, its next Get
+// answers with the conversation as it was before its latest update: what a
+// reader saw an instant before that update was stored.
+type laggingConversations struct {
+	ConversationStore
+	mu     sync.Mutex
+	armed  bool
+	before scheduler.Conversation
+	ver    int64
+}
+
+func (l *laggingConversations) Update(ctx context.Context, channel, thread string, version int64, c scheduler.Conversation) (int64, bool, error) {
+	old, ov, _, err := l.ConversationStore.Get(ctx, channel, thread)
+	if err != nil {
+		return 0, false, err
+	}
+	nv, ok, err := l.ConversationStore.Update(ctx, channel, thread, version, c)
+	if ok {
+		l.mu.Lock()
+		l.before, l.ver = old, ov
+		l.mu.Unlock()
+	}
+	return nv, ok, err
+}
+
+func (l *laggingConversations) Get(ctx context.Context, channel, thread string) (scheduler.Conversation, int64, bool, error) {
+	l.mu.Lock()
+	armed := l.armed
+	l.armed = false
+	before, ver := l.before, l.ver
+	l.mu.Unlock()
+	if armed {
+		return before, ver, true, nil
+	}
+	return l.ConversationStore.Get(ctx, channel, thread)
+}
+
+func (l *laggingConversations) arm() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.armed = true
+}
+
+// TestStreamAnswerTypedAsTheTurnIsRememberedIsApplied: a person answers a
+// turn by typing while the bot is still storing which message shows that
+// turn (the answer was read before that write). The answer is applied, not
+// refused as a concurrent one, and the answered turn's buttons go.
+func TestStreamAnswerTypedAsTheTurnIsRememberedIsApplied(t *testing.T) {
+	lag := &laggingConversations{}
+	h := newStreamHarnessWith(t, func(c ConversationStore) ConversationStore { lag.ConversationStore = c; return lag },
+		proposal(scheduler.StepCompetitors, scheduler.FieldCompetitors, "Acme", "Globex"))
+	thread, _ := h.start(requester, chanIn) // the first turn is shown and remembered
+	lag.arm()                               // the answer reads the conversation as before that
+	h.reply(requester, chanIn, thread, "Watch heat pump makers")
+	h.wait("the competitors turn", func() bool { return len(h.turns(chanIn, thread)) == 2 })
+	h.wait("the first turn collapsed", func() bool {
+		b := string(h.turns(chanIn, thread)[0].Blocks)
+		return strings.Contains(b, "answered") && !strings.Contains(b, ActionStreamSkip)
+	})
+	h.stop()
+	for _, m := range h.fake.Messages(chanIn) {
+		if m.Ephemeral && strings.Contains(string(m.Blocks)+m.Text, "not applied") {
+			t.Errorf("the answer was refused: %s", m.Text)
+		}
 	}
 }
