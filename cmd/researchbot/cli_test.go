@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"strings"
 	"testing"
 )
@@ -12,7 +13,7 @@ func runCLI(t *testing.T, env map[string]string, args ...string) (code int, stdo
 	t.Helper()
 	var out, errb bytes.Buffer
 	err := run(context.Background(), args, func(k string) string { return env[k] }, strings.NewReader(""), &out, &errb)
-	return exitCode(err), out.String(), errb.String()
+	return exitCode(err, io.Discard), out.String(), errb.String()
 }
 
 // TestHelpGoesToStdoutWithExit0: the program's help and every command's,

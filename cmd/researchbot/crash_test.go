@@ -39,14 +39,8 @@ func TestMain(m *testing.M) {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 		err := run(ctx, args, os.Getenv, os.Stdin, os.Stdout, os.Stderr)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			if e := (*exitError)(nil); errors.As(err, &e) {
-				os.Exit(e.code)
-			}
-			os.Exit(1)
-		}
-		os.Exit(0)
+		stop()
+		os.Exit(exitCode(err, os.Stderr)) // as main does
 	}
 	os.Exit(m.Run())
 }

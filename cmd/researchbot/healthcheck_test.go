@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -27,7 +28,7 @@ func healthcheck(t *testing.T, addr string, args ...string) (code int, stdout, s
 	if e := (*exitError)(nil); errors.As(err, &e) && e.msg != "" {
 		errOut.WriteString(e.msg + "\n") // what main prints
 	}
-	return exitCode(err), out.String(), errOut.String()
+	return exitCode(err, io.Discard), out.String(), errOut.String()
 }
 
 // healthServer answers /healthz with 200 and /readyz with 503 and two

@@ -18,17 +18,26 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(exitCode(err, os.Stderr))
+}
+
+// exitCode writes what ends the program with err to stderr and returns the
+// exit status: 0 for nil, an exitError's own code and message, else 1 with
+// "researchbot: " and the error.
+func exitCode(err error, stderr io.Writer) int {
 	var exit *exitError
 	switch {
 	case err == nil:
+		return 0
 	case errors.As(err, &exit):
 		if exit.msg != "" {
-			fmt.Fprintln(os.Stderr, exit.msg)
+			fmt.Fprintln(stderr, exit.msg)
 		}
-		os.Exit(exit.code)
+		return exit.code
 	default:
-		fmt.Fprintln(os.Stderr, "researchbot:", err)
-		os.Exit(1)
+		fmt.Fprintln(stderr, "researchbot:", err)
+		return 1
 	}
 }
 

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -89,5 +91,38 @@ func TestServeKilledWhileACheckpointWaitsAndTheOldButtonFinishesTheRun(t *testin
 	}
 	if n := w.res.Count("research_plan"); n != 1 {
 		t.Errorf("plan made %d times, want 1", n)
+	}
+}
+
+// TestServeStopsWhenSlackRevokesTheAppTokenAfterStart: serve started fine,
+// then the app-level token is revoked (Slack answers token_revoked when the
+// connection is opened again). serve does not reconnect for ever: it exits
+// 1 with one line on stderr naming SLACK_APP_TOKEN and where to fix it.
+func TestServeStopsWhenSlackRevokesTheAppTokenAfterStart(t *testing.T) {
+	w := newWorld(t, &researchtest.Researcher{})
+	fake := slackfake.New(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c := w.startWith(t, serveEnv(fake), "serve")
+	if err := fake.WaitConnected(ctx); err != nil {
+		t.Fatal(err)
+	}
+	fake.FailWith("apps.connections.open", 1, "token_revoked")
+	fake.DropConnection()
+	err := c.wait(t)
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("serve ended with %v, want exit status 1; stderr:\n%s", err, c.log())
+	}
+	var line string
+	for _, l := range strings.Split(c.log(), "\n") {
+		if strings.HasPrefix(l, "researchbot: SLACK_APP_TOKEN") {
+			line = l
+		}
+	}
+	for _, want := range []string{`"token_revoked"`, "api.slack.com/apps"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("no line 'researchbot: SLACK_APP_TOKEN: …%s…' on stderr:\n%s", want, c.log())
+		}
 	}
 }

@@ -3,7 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
+	"io"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -75,7 +75,7 @@ func TestVersionUsage(t *testing.T) {
 	}
 	stdout.Reset()
 	err := run(context.Background(), []string{"version", "extra"}, noEnv, nil, &stdout, &stderr)
-	if code := exitCode(err); code != 2 || !strings.Contains(stderr.String(), "no arguments") || stdout.Len() != 0 {
+	if code := exitCode(err, io.Discard); code != 2 || !strings.Contains(stderr.String(), "no arguments") || stdout.Len() != 0 {
 		t.Errorf("version extra: exit %d, stdout %q, stderr %q; want exit 2 and the problem on stderr", code, stdout.String(), stderr.String())
 	}
 }
@@ -94,14 +94,3 @@ func TestUsageListsNewCommands(t *testing.T) {
 
 // noEnv is an empty environment.
 func noEnv(string) string { return "" }
-
-// exitCode is the code the program exits with after err.
-func exitCode(err error) int {
-	if err == nil {
-		return 0
-	}
-	if e := (*exitError)(nil); errors.As(err, &e) {
-		return e.code
-	}
-	return 1
-}
