@@ -6,29 +6,7 @@ import (
 	"github.com/researchbot/researchbot/internal/slackfake"
 )
 
-// recheck bounds how long a condition on state that no Slack call follows
-// (an engine's decision, a run's verdicts) goes unnoticed.
-const recheck = 100 * time.Millisecond
-
-// waitUntil is the tests' one way to wait: it checks cond whenever fake
-// records a change (a Web API call and so a message, view or file, an ack,
-// a connection) and at least every recheck, until cond holds (true) or
-// limit passes (false; the caller says what it waited for).
+// waitUntil waits for cond on the fake's changes (slackfake's WaitUntil).
 func waitUntil(fake *slackfake.Server, limit time.Duration, cond func() bool) bool {
-	deadline := time.NewTimer(limit)
-	defer deadline.Stop()
-	tick := time.NewTicker(recheck)
-	defer tick.Stop()
-	for {
-		changed := fake.Changed() // taken before the check: no change is missed
-		if cond() {
-			return true
-		}
-		select {
-		case <-changed:
-		case <-tick.C:
-		case <-deadline.C:
-			return cond()
-		}
-	}
+	return fake.WaitUntil(limit, cond)
 }

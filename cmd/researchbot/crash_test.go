@@ -328,10 +328,8 @@ func TestSigtermHandsTheStepBackAndNothingIsLost(t *testing.T) {
 	}
 	// The next process finishes the run: nothing was lost.
 	w.startWith(t, serveEnv(fake), "serve")
-	for deadline := time.Now().Add(90 * time.Second); len(fake.Files()) == 0; time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the run was not finished after the restart")
-		}
+	if !fake.WaitUntil(90*time.Second, func() bool { fs := fake.Files(); return len(fs) > 0 && fs[0].Completed }) {
+		t.Fatal("the run was not finished after the restart")
 	}
 	if n := res.Count("research_plan"); n != 1 {
 		t.Errorf("plan made %d times, want 1", n)

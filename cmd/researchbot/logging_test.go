@@ -50,10 +50,8 @@ func TestServeWithJSONLogsWritesOnlyJSON(t *testing.T) {
 	if _, err := fake.SlashCommand(ctx, slackfake.SlashCommand{Command: "/research", Text: "--mode auto " + question, UserID: "U1", ChannelID: "C1"}); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(60 * time.Second); len(fake.Files()) == 0; time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no report was uploaded; stderr:\n%s", c.log())
-		}
+	if !fake.WaitUntil(60*time.Second, func() bool { fs := fake.Files(); return len(fs) > 0 && fs[0].Completed }) {
+		t.Fatalf("no report was uploaded; stderr:\n%s", c.log())
 	}
 	if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)

@@ -24,17 +24,19 @@ func serveEnv(fake *slackfake.Server) []string {
 // whose text mentions want, and returns its ts.
 func buttonMessage(t *testing.T, fake *slackfake.Server, channel, actionID, want string, after string) string {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
+	var ts string
+	if !fake.WaitUntil(60*time.Second, func() bool {
 		for _, m := range fake.Messages(channel) {
 			if m.TS > after && strings.Contains(string(m.Blocks), `"`+actionID+`"`) && strings.Contains(string(m.Blocks), want) {
-				return m.TS
+				ts = m.TS
+				return true
 			}
 		}
-		time.Sleep(50 * time.Millisecond)
+		return false
+	}) {
+		t.Fatalf("no message with %s mentioning %q", actionID, want)
 	}
-	t.Fatalf("no message with %s mentioning %q", actionID, want)
-	return ""
+	return ts
 }
 
 func TestServeKilledWhileACheckpointWaitsAndTheOldButtonFinishesTheRun(t *testing.T) {
@@ -79,12 +81,9 @@ func TestServeKilledWhileACheckpointWaitsAndTheOldButtonFinishesTheRun(t *testin
 		}
 		return slackfake.File{}, false
 	}
-	f, ok := reportFile()
-	for deadline := time.Now().Add(60 * time.Second); !ok; f, ok = reportFile() {
-		if time.Now().After(deadline) {
-			t.Fatal("no report file was uploaded")
-		}
-		time.Sleep(50 * time.Millisecond)
+	var f slackfake.File
+	if !fake.WaitUntil(60*time.Second, func() (ok bool) { f, ok = reportFile(); return ok && f.Completed }) {
+		t.Fatal("no report file was uploaded")
 	}
 	if !strings.Contains(string(f.Content), "# Heat pumps in cold climates") {
 		t.Fatalf("report file:\n%s", f.Content)

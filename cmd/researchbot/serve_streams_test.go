@@ -59,10 +59,7 @@ func TestServeWiresResearchStreams(t *testing.T) {
 		t.Fatal(err)
 	}
 	var root, digest bool
-	for deadline := time.Now().Add(90 * time.Second); !(root && digest); time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("root %v, digest %v; log:\n%s", root, digest, c.log())
-		}
+	if !fake.WaitUntil(90*time.Second, func() bool {
 		for _, m := range fake.Messages("C0RESEARCH") {
 			if m.Ephemeral || m.ThreadTS != "" {
 				continue
@@ -70,6 +67,9 @@ func TestServeWiresResearchStreams(t *testing.T) {
 			root = root || m.Text == "New research stream"
 			digest = digest || strings.HasPrefix(m.Text, "Research ")
 		}
+		return root && digest
+	}) {
+		t.Fatalf("root %v, digest %v; log:\n%s", root, digest, c.log())
 	}
 	var firstTurn bool
 	for _, m := range fake.Messages("C0RESEARCH") {
