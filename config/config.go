@@ -372,31 +372,28 @@ func (p *parser) targetLength(name string) int {
 
 // channelIDs parses "C1,C2" (Slack conversation ids) or "*".
 func (p *parser) channelIDs(name string) []string {
-	var out []string
-	for _, c := range strings.Split(p.str(name, ""), ",") {
-		c = strings.TrimSpace(c)
-		switch {
-		case c == "":
-		case c == "*" || len(c) > 1 && strings.ContainsRune("CGD", rune(c[0])) && strings.ToUpper(c) == c:
-			out = append(out, c)
-		default:
-			p.bad(name, "want Slack channel ids such as C012AB3CD, separated by commas, or *, got %q", c)
-		}
-	}
-	return out
+	return p.idList(name, "channel ids such as C012AB3CD, separated by commas, or *", func(c string) bool {
+		return c == "*" || len(c) > 1 && strings.ContainsRune("CGD", rune(c[0])) && strings.ToUpper(c) == c
+	})
 }
 
 // userIDs parses "U1,U2" (Slack user ids).
 func (p *parser) userIDs(name string) []string {
+	return p.idList(name, "user ids such as U012AB3CD, separated by commas", isUserID)
+}
+
+// idList parses a comma-separated list of Slack ids, keeping those valid
+// accepts and reporting each other one as not what the variable wants.
+func (p *parser) idList(name, want string, valid func(string) bool) []string {
 	var out []string
-	for _, u := range strings.Split(p.str(name, ""), ",") {
-		u = strings.TrimSpace(u)
+	for _, id := range strings.Split(p.str(name, ""), ",") {
+		id = strings.TrimSpace(id)
 		switch {
-		case u == "":
-		case !isUserID(u):
-			p.bad(name, "want Slack user ids such as U012AB3CD, separated by commas, got %q", u)
+		case id == "":
+		case valid(id):
+			out = append(out, id)
 		default:
-			out = append(out, u)
+			p.bad(name, "want Slack %s, got %q", want, id)
 		}
 	}
 	return out
