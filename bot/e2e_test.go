@@ -208,6 +208,7 @@ func (h *harness) slash(user, channel, text string) slackfake.Ack {
 
 func (h *harness) click(user string, m slackfake.Message, actionID string) slackfake.Ack {
 	h.t.Helper()
+	h.afterOfferRemembered(m, actionID)
 	ctx, cancel := context.WithTimeout(h.ctx, 5*time.Second)
 	defer cancel()
 	ack, err := h.fake.ClickButton(ctx, user, m.Channel, m.TS, actionID, "", "")
@@ -215,6 +216,43 @@ func (h *harness) click(user string, m slackfake.Message, actionID string) slack
 		h.t.Fatalf("click %s: %v", actionID, err)
 	}
 	return ack
+}
+
+// afterOfferRemembered waits, for a checkpoint's button, until the bot has
+// remembered where it posted that checkpoint (a millisecond after the post
+// returns): a person clicks after seeing the message, and collapsing it on
+// the decision needs to know where it is. It gives up after 2 s without
+// failing, for tests whose message memory is broken on purpose.
+func (h *harness) afterOfferRemembered(m slackfake.Message, actionID string) {
+	if _, ok := actionOf(actionID); !ok || h.pres == nil {
+		return
+	}
+	inst := buttonValue(m, actionID)
+	if inst == "" {
+		return
+	}
+	h.fake.WaitUntil(2*time.Second, func() bool {
+		msg, err := h.pres.lookup(h.ctx, inst)
+		return err == nil && msg != nil
+	})
+}
+
+// buttonValue is the value of m's button with actionID ("" when none).
+func buttonValue(m slackfake.Message, actionID string) string {
+	var blocks slack.Blocks
+	if err := json.Unmarshal(m.Blocks, &blocks); err != nil {
+		return ""
+	}
+	for _, b := range blocks.BlockSet {
+		if ab, ok := b.(*slack.ActionBlock); ok && ab.Elements != nil {
+			for _, e := range ab.Elements.ElementSet {
+				if btn, ok := e.(*slack.ButtonBlockElement); ok && btn.ActionID == actionID {
+					return btn.Value
+				}
+			}
+		}
+	}
+	return ""
 }
 
 func (h *harness) submit(user string, v slackfake.View, values map[string]map[string]slack.BlockAction) slackfake.ViewSubmissionAck {
