@@ -12,60 +12,12 @@ import (
 	"github.com/researchbot/researchbot/pipeline"
 )
 
-// Action ids of the buttons that pass over a checkpoint or show it again.
-const (
-	ActionSkip            = "cp_skip"             // an optional checkpoint: go on without deciding
-	ActionRetry           = "cp_retry"            // a checkpoint that could not be shown: try again
-	ActionContinueWithout = "cp_continue_without" // an admin: go on without a required one that cannot be shown
-)
-
 // CheckpointActions are the engine's ways past a checkpoint other than a
 // decision (part of Engine).
 type CheckpointActions interface {
 	Skip(ctx context.Context, instanceID, by string) (*pipeline.Run, error)
 	Retry(ctx context.Context, instanceID, by string) (*pipeline.Run, error)
 	ContinueWithout(ctx context.Context, instanceID, admin string) (*pipeline.Run, error)
-}
-
-// buttonLabel is the label of a decision's button. At the critical issues
-// the three decisions are three real choices, and say so.
-func buttonLabel(controlType string, a checkpoints.Action) string {
-	if controlType == checkpoints.CriticalIssues {
-		switch a {
-		case checkpoints.Approve:
-			return "Publish as it is"
-		case checkpoints.Edit:
-			return "Revise with these issues"
-		case checkpoints.Reject:
-			return "Stop and write what you have"
-		}
-	}
-	return map[checkpoints.Action]string{checkpoints.Approve: "Approve", checkpoints.Edit: "Edit", checkpoints.Reject: "Reject"}[a]
-}
-
-// RenderStranded says that a required checkpoint could not be shown after
-// its retries, with Retry for the people who may decide and "Continue
-// without it" for admins (SLACK_ADMINS).
-func RenderStranded(inst *checkpoints.Instance) []slack.Block {
-	label := EscapeTruncate(oneLine(firstNonEmpty(inst.Label, inst.DefinitionID)), 100)
-	text := fmt.Sprintf(":warning: I could not show the *%s* checkpoint after %d attempts (%s). The run waits here: nothing was decided.",
-		label, inst.Attempt, EscapeTruncate(oneLine(firstNonEmpty(inst.LastError, "no reason recorded")), 300))
-	return []slack.Block{
-		section(text),
-		strandedButtons(inst, "cp_stranded"),
-		contextText("Retry shows it again. Only an admin can continue without it; the report will say it was not reviewed."),
-	}
-}
-
-// strandedButtons are Retry and "Continue without it" for a checkpoint that
-// could not be shown, in an actions block with blockID (the thread and the
-// App Home show the same).
-func strandedButtons(inst *checkpoints.Instance, blockID string) *slack.ActionBlock {
-	retry := slack.NewButtonBlockElement(ActionRetry, inst.ID, plain("Retry", MaxButtonText))
-	retry.Style = slack.StylePrimary
-	without := slack.NewButtonBlockElement(ActionContinueWithout, inst.ID, plain("Continue without it", MaxButtonText))
-	without.Style = slack.StyleDanger
-	return slack.NewActionBlock(blockID, retry, without)
 }
 
 // Stranded posts RenderStranded where the checkpoint would have been shown

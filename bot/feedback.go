@@ -10,21 +10,11 @@ import (
 	"github.com/researchbot/researchbot/pipeline"
 )
 
-// Action ids of the feedback buttons on a report (value: the run id), and
-// the callback id of the optional reason form a 👎 opens.
+// The callback id of the optional reason form a 👎 opens, and its input.
 const (
-	ActionUseful      = "report_useful"
-	ActionNotUseful   = "report_not_useful"
 	CallbackNotUseful = "report_not_useful_reason"
 	verdictReasonID   = "verdict_reason"
 )
-
-// feedbackBlock is the row of 👍 / 👎 buttons under a report.
-func feedbackBlock(runID string) slack.Block {
-	up := slack.NewButtonBlockElement(ActionUseful, runID, plain(":thumbsup: Useful", 75))
-	down := slack.NewButtonBlockElement(ActionNotUseful, runID, plain(":thumbsdown: Not useful", 75))
-	return slack.NewActionBlock("report_feedback", up, down)
-}
 
 // VerdictReasonModal asks, optionally, why a report was not useful.
 func VerdictReasonModal(runID string) slack.ModalViewRequest {
