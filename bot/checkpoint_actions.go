@@ -8,6 +8,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/researchbot/researchbot/bot/blockkit"
 	"github.com/researchbot/researchbot/checkpoints"
 	"github.com/researchbot/researchbot/pipeline"
 )
@@ -27,8 +28,8 @@ func (p *Presenter) Stranded(ctx context.Context, r *pipeline.Run, inst *checkpo
 	if channel == "" {
 		return nil
 	}
-	blocks := RenderStranded(inst)
-	text := EscapeTruncate(oneLine(firstNonEmpty(inst.Label, inst.DefinitionID))+": could not be shown", 300)
+	blocks := blockkit.RenderStranded(inst)
+	text := blockkit.EscapeTruncate(blockkit.OneLine(blockkit.FirstNonEmpty(inst.Label, inst.DefinitionID))+": could not be shown", 300)
 	return retry429(ctx, p.clock, func() error {
 		_, _, err := p.api.PostMessageContext(ctx, channel, slack.MsgOptionBlocks(blocks...), slack.MsgOptionText(text, false), slack.MsgOptionTS(thread))
 		return err
@@ -43,16 +44,16 @@ func (a *App) onPassOver(ctx context.Context, req *Request) error {
 	log := req.Log.With("checkpoint_id", act.Value)
 	var err error
 	switch act.ActionID {
-	case ActionContinueWithout:
+	case blockkit.ActionContinueWithout:
 		if !slices.Contains(a.cfg.Admins, user) {
-			return tell(RenderError("Only an admin (SLACK_ADMINS) can continue without a required checkpoint.", "Nothing was changed. Retry shows it again."), "Nothing was changed")
+			return tell(blockkit.RenderError("Only an admin (SLACK_ADMINS) can continue without a required checkpoint.", "Nothing was changed. Retry shows it again."), "Nothing was changed")
 		}
 		_, err = a.engine.ContinueWithout(ctx, act.Value, user)
 	default:
 		if _, _, problem := a.check(ctx, act.Value, user); problem != nil {
 			return tell(problem, "Nothing was changed")
 		}
-		if act.ActionID == ActionSkip {
+		if act.ActionID == blockkit.ActionSkip {
 			_, err = a.engine.Skip(ctx, act.Value, user)
 		} else {
 			_, err = a.engine.Retry(ctx, act.Value, user)
@@ -63,11 +64,11 @@ func (a *App) onPassOver(ctx context.Context, req *Request) error {
 		log.Info("bot: checkpoint passed over or shown again")
 		return nil
 	case errors.Is(err, checkpoints.ErrCannotSkipRequired):
-		return tell(RenderError("This checkpoint is required, so it cannot be skipped.", "Nothing was changed; please decide it."), "Nothing was changed")
+		return tell(blockkit.RenderError("This checkpoint is required, so it cannot be skipped.", "Nothing was changed; please decide it."), "Nothing was changed")
 	case errors.Is(err, pipeline.ErrNotStranded):
-		return tell(RenderError("This checkpoint can still be shown, so there is nothing to continue without.", "Nothing was changed; it can be decided (or, if optional, skipped)."), "Nothing was changed")
+		return tell(blockkit.RenderError("This checkpoint can still be shown, so there is nothing to continue without.", "Nothing was changed; it can be decided (or, if optional, skipped)."), "Nothing was changed")
 	case errors.Is(err, pipeline.ErrNotCurrent), errors.Is(err, checkpoints.ErrAlreadyDecided):
-		return tell(RenderError("This checkpoint is no longer waiting: it was decided or the run moved on.", "Nothing was changed."), "Nothing was changed")
+		return tell(blockkit.RenderError("This checkpoint is no longer waiting: it was decided or the run moved on.", "Nothing was changed."), "Nothing was changed")
 	}
 	return fmt.Errorf("pass over checkpoint %s: %w", act.Value, err)
 }

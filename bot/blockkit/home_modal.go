@@ -1,4 +1,4 @@
-package bot
+package blockkit
 
 import (
 	"encoding/json"
@@ -16,20 +16,20 @@ import (
 // CallbackDefinition is the callback id of the admin's create/edit form.
 const CallbackDefinition = "cp_definition"
 
-// Block ids of the definition form; every input's action id is startInput.
+// Block ids of the definition form; every input's action id is StartInput.
 const (
-	defIDBlock        = "def_id"
-	defLabelBlock     = "def_label"
+	DefIDBlock        = "def_id"
+	DefLabelBlock     = "def_label"
 	defDescBlock      = "def_description"
-	defPositionBlock  = "def_position"
-	defSortBlock      = "def_sort"
-	defModesBlock     = "def_modes"
+	DefPositionBlock  = "def_position"
+	DefSortBlock      = "def_sort"
+	DefModesBlock     = "def_modes"
 	defRequiredBlock  = "def_required"
-	defTimeoutBlock   = "def_timeout"
-	defRetriesBlock   = "def_retries"
-	defThresholdBlock = "def_breaker_threshold"
-	defWindowBlock    = "def_breaker_window"
-	requiredValue     = "required"
+	DefTimeoutBlock   = "def_timeout"
+	DefRetriesBlock   = "def_retries"
+	DefThresholdBlock = "def_breaker_threshold"
+	DefWindowBlock    = "def_breaker_window"
+	RequiredValue     = "required"
 	// maxFieldSlots bounds the field builder (Slack allows 100 blocks).
 	maxFieldSlots = 8
 	// minFieldSlots is how many slots a new definition's form offers.
@@ -38,21 +38,22 @@ const (
 
 // The parts of one field slot of the builder, block id "f<slot>_<part>".
 const (
-	slotKey         = "key"
-	slotLabel       = "label"
-	slotType        = "type"
-	slotRequired    = "required"
-	slotOptions     = "options"
-	slotMin         = "min"
-	slotMax         = "max"
-	slotDefault     = "default"
+	SlotKey         = "key"
+	SlotLabel       = "label"
+	SlotType        = "type"
+	SlotRequired    = "required"
+	SlotOptions     = "options"
+	SlotMin         = "min"
+	SlotMax         = "max"
+	SlotDefault     = "default"
 	slotPlaceholder = "placeholder"
 )
 
-func slotBlock(slot int, part string) string { return fmt.Sprintf("f%d_%s", slot, part) }
+// SlotBlock is the block id of one part of field slot slot of the builder.
+func SlotBlock(slot int, part string) string { return fmt.Sprintf("f%d_%s", slot, part) }
 
-// definitionMeta is the form's private_metadata.
-type definitionMeta struct {
+// DefinitionMeta is the form's private_metadata.
+type DefinitionMeta struct {
 	ID    string `json:"id,omitempty"` // "" creates a definition
 	Slots int    `json:"slots"`
 }
@@ -64,34 +65,34 @@ func DefinitionModal(d checkpoints.Definition, create bool) slack.ModalViewReque
 	var blocks []slack.Block
 	title := "New checkpoint"
 	if create {
-		blocks = append(blocks, textInput(defIDBlock, "Id", "A slug: lower case letters, digits and _, e.g. risk_check. It cannot change later.", d.ID, false, false))
+		blocks = append(blocks, textInput(DefIDBlock, "Id", "A slug: lower case letters, digits and _, e.g. risk_check. It cannot change later.", d.ID, false, false))
 	} else {
 		title = "Edit checkpoint"
 		note := fmt.Sprintf("Editing `%s`.", Escape(d.ID))
 		if checkpoints.IsBuiltin(d.ID) {
 			note += " It is built in: its fields' keys and types stay, the rest can change."
 		}
-		blocks = append(blocks, contextText(note))
+		blocks = append(blocks, ContextText(note))
 	}
 	blocks = append(blocks,
-		textInput(defLabelBlock, "Label", "", d.Label, false, false),
+		textInput(DefLabelBlock, "Label", "", d.Label, false, false),
 		textInput(defDescBlock, "Description", "What the person is asked to judge.", d.Description, true, true),
 	)
 	var positions []*slack.OptionBlockObject
 	for _, p := range []checkpoints.Position{checkpoints.AfterPlanning, checkpoints.AfterSearch, checkpoints.AfterReview, checkpoints.BeforeOutput} {
 		positions = append(positions, option(string(p), strings.ReplaceAll(string(p), "_", " ")))
 	}
-	pos := slack.NewOptionsSelectBlockElement(slack.OptTypeStatic, plain("Where in the run", 150), startInput, positions...)
+	pos := slack.NewOptionsSelectBlockElement(slack.OptTypeStatic, Plain("Where in the run", 150), StartInput, positions...)
 	for _, o := range positions {
 		if o.Value == string(d.Position) {
 			pos.InitialOption = o
 		}
 	}
-	blocks = append(blocks, slack.NewInputBlock(defPositionBlock, plain("Position", 2000), nil, pos))
-	blocks = append(blocks, textInput(defSortBlock, "Sort order", "Lower is asked first among the checkpoints at one position.", strconv.Itoa(d.SortOrder), false, true))
+	blocks = append(blocks, slack.NewInputBlock(DefPositionBlock, Plain("Position", 2000), nil, pos))
+	blocks = append(blocks, textInput(DefSortBlock, "Sort order", "Lower is asked first among the checkpoints at one position.", strconv.Itoa(d.SortOrder), false, true))
 
 	modes := []*slack.OptionBlockObject{option(checkpoints.ModeGuided, "guided"), option(checkpoints.ModeFull, "full"), option("*", "every mode")}
-	boxes := slack.NewCheckboxGroupsBlockElement(startInput, modes...)
+	boxes := slack.NewCheckboxGroupsBlockElement(StartInput, modes...)
 	for _, o := range modes {
 		for _, m := range d.Modes {
 			if o.Value == m {
@@ -99,19 +100,19 @@ func DefinitionModal(d checkpoints.Definition, create bool) slack.ModalViewReque
 			}
 		}
 	}
-	blocks = append(blocks, slack.NewInputBlock(defModesBlock, plain("Modes", 2000), nil, boxes))
-	req := option(requiredValue, "Required: the run cannot go on until it is decided")
-	reqBox := slack.NewCheckboxGroupsBlockElement(startInput, req)
+	blocks = append(blocks, slack.NewInputBlock(DefModesBlock, Plain("Modes", 2000), nil, boxes))
+	req := option(RequiredValue, "Required: the run cannot go on until it is decided")
+	reqBox := slack.NewCheckboxGroupsBlockElement(StartInput, req)
 	if d.Required {
 		reqBox.InitialOptions = []*slack.OptionBlockObject{req}
 	}
-	rin := slack.NewInputBlock(defRequiredBlock, plain("Required", 2000), plain("Optional ones can be skipped.", 2000), reqBox)
+	rin := slack.NewInputBlock(defRequiredBlock, Plain("Required", 2000), Plain("Optional ones can be skipped.", 2000), reqBox)
 	rin.Optional = true
 	blocks = append(blocks, rin,
-		textInput(defTimeoutBlock, "Timeout", "e.g. 2h or 30m; empty: no timeout.", durationText(d.Timeout), false, true),
-		textInput(defRetriesBlock, "Retries", "How often it is offered again after failing or timing out.", strconv.Itoa(d.MaxRetries), false, true),
-		textInput(defThresholdBlock, "Breaker threshold", "Failures within the window that disable it; 0: no breaker.", strconv.Itoa(d.BreakerThreshold), false, true),
-		textInput(defWindowBlock, "Breaker window", "e.g. 1h.", durationText(d.BreakerWindow), false, true),
+		textInput(DefTimeoutBlock, "Timeout", "e.g. 2h or 30m; empty: no timeout.", durationText(d.Timeout), false, true),
+		textInput(DefRetriesBlock, "Retries", "How often it is offered again after failing or timing out.", strconv.Itoa(d.MaxRetries), false, true),
+		textInput(DefThresholdBlock, "Breaker threshold", "Failures within the window that disable it; 0: no breaker.", strconv.Itoa(d.BreakerThreshold), false, true),
+		textInput(DefWindowBlock, "Breaker window", "e.g. 1h.", durationText(d.BreakerWindow), false, true),
 	)
 	slots := max(min(max(len(d.Fields)+2, minFieldSlots), maxFieldSlots), len(d.Fields))
 	for i := range slots {
@@ -121,13 +122,13 @@ func DefinitionModal(d checkpoints.Definition, create bool) slack.ModalViewReque
 		}
 		blocks = append(blocks, fieldSlot(i, f)...)
 	}
-	md, _ := json.Marshal(definitionMeta{ID: map[bool]string{true: "", false: d.ID}[create], Slots: slots})
+	md, _ := json.Marshal(DefinitionMeta{ID: map[bool]string{true: "", false: d.ID}[create], Slots: slots})
 	return slack.ModalViewRequest{
 		Type:            slack.VTModal,
 		CallbackID:      CallbackDefinition,
-		Title:           plain(title, MaxModalTitle),
-		Submit:          plain("Save", MaxModalTitle),
-		Close:           plain("Cancel", MaxModalTitle),
+		Title:           Plain(title, MaxModalTitle),
+		Submit:          Plain("Save", MaxModalTitle),
+		Close:           Plain("Cancel", MaxModalTitle),
 		PrivateMetadata: string(md),
 		Blocks:          slack.Blocks{BlockSet: blocks},
 	}
@@ -135,14 +136,14 @@ func DefinitionModal(d checkpoints.Definition, create bool) slack.ModalViewReque
 
 // textInput is an optional or required plain text input.
 func textInput(blockID, label, hint, value string, multiline, optional bool) *slack.InputBlock {
-	el := slack.NewPlainTextInputBlockElement(nil, startInput)
+	el := slack.NewPlainTextInputBlockElement(nil, StartInput)
 	el.Multiline = multiline
 	el.InitialValue = value
 	var h *slack.TextBlockObject
 	if hint != "" {
-		h = plain(hint, 2000)
+		h = Plain(hint, 2000)
 	}
-	in := slack.NewInputBlock(blockID, plain(label, 2000), h, el)
+	in := slack.NewInputBlock(blockID, Plain(label, 2000), h, el)
 	in.Optional = optional
 	return in
 }
@@ -160,23 +161,23 @@ func durationText(d time.Duration) string {
 func fieldSlot(i int, f checkpoints.Field) []slack.Block {
 	var types []*slack.OptionBlockObject
 	for _, s := range checkpoints.FieldTypeSpecs() {
-		types = append(types, option(string(s.Type), string(s.Type)+" — "+cutRunes(s.Summary, 60)))
+		types = append(types, option(string(s.Type), string(s.Type)+" — "+CutRunes(s.Summary, 60)))
 	}
-	sel := slack.NewOptionsSelectBlockElement(slack.OptTypeStatic, plain("Field type", 150), startInput, types...)
+	sel := slack.NewOptionsSelectBlockElement(slack.OptTypeStatic, Plain("Field type", 150), StartInput, types...)
 	for _, o := range types {
 		if o.Value == string(f.Type) {
 			sel.InitialOption = o
 		}
 	}
 	n := i + 1
-	tin := slack.NewInputBlock(slotBlock(i, slotType), plain(fmt.Sprintf("Field %d: type", n), 2000), nil, sel)
+	tin := slack.NewInputBlock(SlotBlock(i, SlotType), Plain(fmt.Sprintf("Field %d: type", n), 2000), nil, sel)
 	tin.Optional = true
-	req := option(requiredValue, "Required")
-	box := slack.NewCheckboxGroupsBlockElement(startInput, req)
+	req := option(RequiredValue, "Required")
+	box := slack.NewCheckboxGroupsBlockElement(StartInput, req)
 	if f.Required {
 		box.InitialOptions = []*slack.OptionBlockObject{req}
 	}
-	rin := slack.NewInputBlock(slotBlock(i, slotRequired), plain(fmt.Sprintf("Field %d: required", n), 2000), nil, box)
+	rin := slack.NewInputBlock(SlotBlock(i, SlotRequired), Plain(fmt.Sprintf("Field %d: required", n), 2000), nil, box)
 	rin.Optional = true
 	var opts []string
 	for _, o := range f.Options {
@@ -187,14 +188,14 @@ func fieldSlot(i int, f checkpoints.Field) []slack.Block {
 		}
 	}
 	return []slack.Block{
-		textInput(slotBlock(i, slotKey), fmt.Sprintf("Field %d: key", n), "A slug, e.g. risk_level. Leave the slot empty for no field.", f.Key, false, true),
-		textInput(slotBlock(i, slotLabel), fmt.Sprintf("Field %d: label", n), "", f.Label, false, true),
+		textInput(SlotBlock(i, SlotKey), fmt.Sprintf("Field %d: key", n), "A slug, e.g. risk_level. Leave the slot empty for no field.", f.Key, false, true),
+		textInput(SlotBlock(i, SlotLabel), fmt.Sprintf("Field %d: label", n), "", f.Label, false, true),
 		tin, rin,
-		textInput(slotBlock(i, slotOptions), fmt.Sprintf("Field %d: options", n), "One per line: value | label. For select, multi_select, radio, checkbox, chips.", strings.Join(opts, "\n"), true, true),
-		textInput(slotBlock(i, slotMin), fmt.Sprintf("Field %d: min", n), "number and range: the lowest value; lists: the fewest choices.", boundText(f.Min), false, true),
-		textInput(slotBlock(i, slotMax), fmt.Sprintf("Field %d: max", n), "", boundText(f.Max), false, true),
-		textInput(slotBlock(i, slotDefault), fmt.Sprintf("Field %d: default", n), "Lists: comma-separated values; checkbox without options: true or false.", defaultText(f.Default), false, true),
-		textInput(slotBlock(i, slotPlaceholder), fmt.Sprintf("Field %d: placeholder", n), "", f.Placeholder, false, true),
+		textInput(SlotBlock(i, SlotOptions), fmt.Sprintf("Field %d: options", n), "One per line: value | label. For select, multi_select, radio, checkbox, chips.", strings.Join(opts, "\n"), true, true),
+		textInput(SlotBlock(i, SlotMin), fmt.Sprintf("Field %d: min", n), "number and range: the lowest value; lists: the fewest choices.", boundText(f.Min), false, true),
+		textInput(SlotBlock(i, SlotMax), fmt.Sprintf("Field %d: max", n), "", boundText(f.Max), false, true),
+		textInput(SlotBlock(i, SlotDefault), fmt.Sprintf("Field %d: default", n), "Lists: comma-separated values; checkbox without options: true or false.", defaultText(f.Default), false, true),
+		textInput(SlotBlock(i, slotPlaceholder), fmt.Sprintf("Field %d: placeholder", n), "", f.Placeholder, false, true),
 	}
 }
 
@@ -223,23 +224,23 @@ func defaultText(v any) string {
 	return fmt.Sprint(v)
 }
 
-// parseDefinitionForm reads a submitted definition form over base (the
+// ParseDefinitionForm reads a submitted definition form over base (the
 // definition being edited, or zero): what the form does not show (actions,
 // a field's help, max length and runtime options) is kept from base.
 // Problems are keyed by block id, ready for a response_action "errors";
 // slots maps each field's index to its slot.
-func parseDefinitionForm(meta definitionMeta, base checkpoints.Definition, state map[string]map[string]slack.BlockAction) (checkpoints.Definition, []int, map[string]string) {
+func ParseDefinitionForm(meta DefinitionMeta, base checkpoints.Definition, state map[string]map[string]slack.BlockAction) (checkpoints.Definition, []int, map[string]string) {
 	errs := map[string]string{}
-	get := func(block string) slack.BlockAction { return state[block][startInput] }
+	get := func(block string) slack.BlockAction { return state[block][StartInput] }
 	text := func(block string) string { return strings.TrimSpace(Visible(get(block).Value)) }
 	d := base
 	if meta.ID == "" {
-		d.ID = text(defIDBlock)
+		d.ID = text(DefIDBlock)
 		d.ControlType = d.ID
 	}
-	d.Label, d.Description = text(defLabelBlock), text(defDescBlock)
-	d.Position = checkpoints.Position(get(defPositionBlock).SelectedOption.Value)
-	d.Modes = optionValues(get(defModesBlock).SelectedOptions)
+	d.Label, d.Description = text(DefLabelBlock), text(defDescBlock)
+	d.Position = checkpoints.Position(get(DefPositionBlock).SelectedOption.Value)
+	d.Modes = optionValues(get(DefModesBlock).SelectedOptions)
 	d.Required = len(get(defRequiredBlock).SelectedOptions) > 0
 	whole := func(block string, dst *int) {
 		s := text(block)
@@ -254,9 +255,9 @@ func parseDefinitionForm(meta definitionMeta, base checkpoints.Definition, state
 		}
 		*dst = n
 	}
-	whole(defSortBlock, &d.SortOrder)
-	whole(defRetriesBlock, &d.MaxRetries)
-	whole(defThresholdBlock, &d.BreakerThreshold)
+	whole(DefSortBlock, &d.SortOrder)
+	whole(DefRetriesBlock, &d.MaxRetries)
+	whole(DefThresholdBlock, &d.BreakerThreshold)
 	dur := func(block string, dst *time.Duration) {
 		s := text(block)
 		if s == "" {
@@ -270,8 +271,8 @@ func parseDefinitionForm(meta definitionMeta, base checkpoints.Definition, state
 		}
 		*dst = v
 	}
-	dur(defTimeoutBlock, &d.Timeout)
-	dur(defWindowBlock, &d.BreakerWindow)
+	dur(DefTimeoutBlock, &d.Timeout)
+	dur(DefWindowBlock, &d.BreakerWindow)
 
 	d.Fields = nil
 	var slots []int
@@ -291,13 +292,13 @@ func parseDefinitionForm(meta definitionMeta, base checkpoints.Definition, state
 // parseSlot reads one field slot; ok is false for an empty slot.
 func parseSlot(i int, base checkpoints.Definition, text func(string) string, get func(string) slack.BlockAction, errs map[string]string) (checkpoints.Field, bool) {
 	f := checkpoints.Field{
-		Key: text(slotBlock(i, slotKey)), Label: text(slotBlock(i, slotLabel)),
-		Type:        checkpoints.FieldType(get(slotBlock(i, slotType)).SelectedOption.Value),
-		Required:    len(get(slotBlock(i, slotRequired)).SelectedOptions) > 0,
-		Placeholder: text(slotBlock(i, slotPlaceholder)),
+		Key: text(SlotBlock(i, SlotKey)), Label: text(SlotBlock(i, SlotLabel)),
+		Type:        checkpoints.FieldType(get(SlotBlock(i, SlotType)).SelectedOption.Value),
+		Required:    len(get(SlotBlock(i, SlotRequired)).SelectedOptions) > 0,
+		Placeholder: text(SlotBlock(i, slotPlaceholder)),
 	}
-	opts, def := text(slotBlock(i, slotOptions)), text(slotBlock(i, slotDefault))
-	lo, hi := text(slotBlock(i, slotMin)), text(slotBlock(i, slotMax))
+	opts, def := text(SlotBlock(i, SlotOptions)), text(SlotBlock(i, SlotDefault))
+	lo, hi := text(SlotBlock(i, SlotMin)), text(SlotBlock(i, SlotMax))
 	if f.Key == "" && f.Label == "" && f.Type == "" && opts == "" && def == "" && lo == "" && hi == "" && f.Placeholder == "" {
 		return f, false
 	}
@@ -312,7 +313,7 @@ func parseSlot(i int, base checkpoints.Definition, text func(string) string, get
 		if value == "" && label == "" {
 			continue
 		}
-		f.Options = append(f.Options, checkpoints.Option{Value: value, Label: firstNonEmpty(label, value)})
+		f.Options = append(f.Options, checkpoints.Option{Value: value, Label: FirstNonEmpty(label, value)})
 	}
 	bound := func(s, part string) *float64 {
 		if s == "" {
@@ -320,12 +321,12 @@ func parseSlot(i int, base checkpoints.Definition, text func(string) string, get
 		}
 		v, err := strconv.ParseFloat(s, 64)
 		if err != nil {
-			errs[slotBlock(i, part)] = "Must be a number."
+			errs[SlotBlock(i, part)] = "Must be a number."
 			return nil
 		}
 		return &v
 	}
-	f.Min, f.Max = bound(lo, slotMin), bound(hi, slotMax)
+	f.Min, f.Max = bound(lo, SlotMin), bound(hi, SlotMax)
 	if def != "" {
 		var raw any = def
 		if f.Type == checkpoints.FieldMultiSelect || f.Type == checkpoints.FieldChips || (f.Type == checkpoints.FieldCheckbox && len(f.Options) > 0) {
@@ -344,42 +345,42 @@ func parseSlot(i int, base checkpoints.Definition, text func(string) string, get
 // fieldPath matches a problem's path inside field_schema.
 var fieldPath = regexp.MustCompile(`^field_schema\[(\d+)\]\.?([a-z_]*)`)
 
-// definitionErrors places definition problems on the form's blocks; slots
+// DefinitionErrors places definition problems on the form's blocks; slots
 // maps field indexes to slots. Several problems on one block are joined.
-func definitionErrors(ps []checkpoints.Problem, slots []int, create bool) map[string]string {
+func DefinitionErrors(ps []checkpoints.Problem, slots []int, create bool) map[string]string {
 	top := map[string]string{
-		"id": defIDBlock, "control_type": defIDBlock, "label": defLabelBlock, "description": defDescBlock,
-		"pipeline_position": defPositionBlock, "sort_order": defSortBlock, "applicable_modes": defModesBlock,
-		"timeout_seconds": defTimeoutBlock, "max_retries": defRetriesBlock,
-		"circuit_breaker_threshold": defThresholdBlock, "circuit_breaker_window_minutes": defWindowBlock,
+		"id": DefIDBlock, "control_type": DefIDBlock, "label": DefLabelBlock, "description": defDescBlock,
+		"pipeline_position": DefPositionBlock, "sort_order": DefSortBlock, "applicable_modes": DefModesBlock,
+		"timeout_seconds": DefTimeoutBlock, "max_retries": DefRetriesBlock,
+		"circuit_breaker_threshold": DefThresholdBlock, "circuit_breaker_window_minutes": DefWindowBlock,
 	}
-	parts := map[string]string{slotKey: slotKey, slotLabel: slotLabel, slotType: slotType, slotRequired: slotRequired,
-		slotOptions: slotOptions, slotMin: slotMin, slotMax: slotMax, slotDefault: slotDefault, slotPlaceholder: slotPlaceholder}
+	parts := map[string]string{SlotKey: SlotKey, SlotLabel: SlotLabel, SlotType: SlotType, SlotRequired: SlotRequired,
+		SlotOptions: SlotOptions, SlotMin: SlotMin, SlotMax: SlotMax, SlotDefault: SlotDefault, slotPlaceholder: slotPlaceholder}
 	out := map[string]string{}
 	for _, p := range ps {
-		block := defLabelBlock
+		block := DefLabelBlock
 		if m := fieldPath.FindStringSubmatch(p.Path); m != nil {
 			idx, _ := strconv.Atoi(m[1])
 			part := parts[m[2]]
 			if part == "" {
-				part = slotKey
+				part = SlotKey
 			}
 			if idx < len(slots) {
-				block = slotBlock(slots[idx], part)
+				block = SlotBlock(slots[idx], part)
 			}
 		} else if b, ok := top[strings.SplitN(strings.SplitN(p.Path, "[", 2)[0], ".", 2)[0]]; ok {
 			block = b
 		} else if p.Path == "field_schema" && len(slots) > 0 {
-			block = slotBlock(slots[0], slotKey)
+			block = SlotBlock(slots[0], SlotKey)
 		}
-		if block == defIDBlock && !create {
-			block = defLabelBlock
+		if block == DefIDBlock && !create {
+			block = DefLabelBlock
 		}
 		msg := p.Message
 		if prev, ok := out[block]; ok {
 			msg = prev + "; " + msg
 		}
-		out[block] = cutRunes(msg, 2000)
+		out[block] = CutRunes(msg, 2000)
 	}
 	return out
 }

@@ -1,4 +1,4 @@
-package bot
+package blockkit
 
 import "github.com/slack-go/slack"
 
@@ -10,7 +10,7 @@ const (
 
 // feedbackBlock is the row of 👍 / 👎 buttons under a report.
 func feedbackBlock(runID string) slack.Block {
-	up := slack.NewButtonBlockElement(ActionUseful, runID, plain(":thumbsup: Useful", 75))
-	down := slack.NewButtonBlockElement(ActionNotUseful, runID, plain(":thumbsdown: Not useful", 75))
+	up := slack.NewButtonBlockElement(ActionUseful, runID, Plain(":thumbsup: Useful", 75))
+	down := slack.NewButtonBlockElement(ActionNotUseful, runID, Plain(":thumbsdown: Not useful", 75))
 	return slack.NewActionBlock("report_feedback", up, down)
 }

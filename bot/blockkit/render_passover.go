@@ -1,4 +1,4 @@
-package bot
+package blockkit
 
 import (
 	"fmt"
@@ -35,13 +35,13 @@ func buttonLabel(controlType string, a checkpoints.Action) string {
 // its retries, with Retry for the people who may decide and "Continue
 // without it" for admins (SLACK_ADMINS).
 func RenderStranded(inst *checkpoints.Instance) []slack.Block {
-	label := EscapeTruncate(oneLine(firstNonEmpty(inst.Label, inst.DefinitionID)), 100)
+	label := EscapeTruncate(OneLine(FirstNonEmpty(inst.Label, inst.DefinitionID)), 100)
 	text := fmt.Sprintf(":warning: I could not show the *%s* checkpoint after %d attempts (%s). The run waits here: nothing was decided.",
-		label, inst.Attempt, EscapeTruncate(oneLine(firstNonEmpty(inst.LastError, "no reason recorded")), 300))
+		label, inst.Attempt, EscapeTruncate(OneLine(FirstNonEmpty(inst.LastError, "no reason recorded")), 300))
 	return []slack.Block{
-		section(text),
+		Section(text),
 		strandedButtons(inst, "cp_stranded"),
-		contextText("Retry shows it again. Only an admin can continue without it; the report will say it was not reviewed."),
+		ContextText("Retry shows it again. Only an admin can continue without it; the report will say it was not reviewed."),
 	}
 }
 
@@ -49,9 +49,9 @@ func RenderStranded(inst *checkpoints.Instance) []slack.Block {
 // could not be shown, in an actions block with blockID (the thread and the
 // App Home show the same).
 func strandedButtons(inst *checkpoints.Instance, blockID string) *slack.ActionBlock {
-	retry := slack.NewButtonBlockElement(ActionRetry, inst.ID, plain("Retry", MaxButtonText))
+	retry := slack.NewButtonBlockElement(ActionRetry, inst.ID, Plain("Retry", MaxButtonText))
 	retry.Style = slack.StylePrimary
-	without := slack.NewButtonBlockElement(ActionContinueWithout, inst.ID, plain("Continue without it", MaxButtonText))
+	without := slack.NewButtonBlockElement(ActionContinueWithout, inst.ID, Plain("Continue without it", MaxButtonText))
 	without.Style = slack.StyleDanger
 	return slack.NewActionBlock(blockID, retry, without)
 }
