@@ -24,32 +24,3 @@ func TestGoldenStartModals(t *testing.T) {
 		})
 	}
 }
-
-func TestParseStartForm(t *testing.T) {
-	val := func(v string) map[string]slack.BlockAction {
-		return map[string]slack.BlockAction{blockkit.StartInput: {Value: v}}
-	}
-	sel := func(v string) map[string]slack.BlockAction {
-		return map[string]slack.BlockAction{blockkit.StartInput: {SelectedOption: slack.OptionBlockObject{Value: v}}}
-	}
-	f, errs := blockkit.ParseStartForm(`{"c":"C1","t":"9.1"}`, map[string]map[string]slack.BlockAction{
-		blockkit.StartQuestionBlock: val("  What is \u202eRAG and why?  "), blockkit.StartModeBlock: sel("guided"), blockkit.StartDepthBlock: sel("comprehensive"),
-		blockkit.StartSourcesBlock: {blockkit.StartInput: {SelectedOptions: []slack.OptionBlockObject{{Value: blockkit.ReviewSourcesValue}}}}, blockkit.StartBudgetBlock: val("$2"),
-	})
-	if errs != nil || f.Channel != "C1" || f.Thread != "9.1" || f.Question != "What is RAG and why?" || f.Settings.RunMode() != "full" || f.Settings.Depth != pipeline.DepthComprehensive || f.Settings.BudgetUSD != 2 {
-		t.Errorf("got %+v, %v", f, errs)
-	}
-	for _, c := range []struct {
-		state map[string]map[string]slack.BlockAction
-		block string
-	}{
-		{map[string]map[string]slack.BlockAction{blockkit.StartQuestionBlock: val("What is RAG and why?")}, blockkit.StartChannelBlock},
-		{map[string]map[string]slack.BlockAction{blockkit.StartChannelBlock: {blockkit.StartInput: {SelectedConversation: "C2"}}, blockkit.StartQuestionBlock: val("short")}, blockkit.StartQuestionBlock},
-		{map[string]map[string]slack.BlockAction{blockkit.StartChannelBlock: {blockkit.StartInput: {SelectedConversation: "C2"}}, blockkit.StartQuestionBlock: val("What is RAG and why?"), blockkit.StartBudgetBlock: val("51")}, blockkit.StartBudgetBlock},
-		{map[string]map[string]slack.BlockAction{blockkit.StartChannelBlock: {blockkit.StartInput: {SelectedConversation: "C2"}}, blockkit.StartQuestionBlock: val("What is RAG and why?"), blockkit.StartBudgetBlock: val("NaN")}, blockkit.StartBudgetBlock},
-	} {
-		if _, errs := blockkit.ParseStartForm("", c.state); errs[c.block] == "" || len(errs) != 1 {
-			t.Errorf("%v: errors %v, want one on %s", c.state, errs, c.block)
-		}
-	}
-}

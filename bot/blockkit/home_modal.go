@@ -19,17 +19,17 @@ const CallbackDefinition = "cp_definition"
 // Block ids of the definition form; every input's action id is StartInput.
 const (
 	DefIDBlock        = "def_id"
-	DefLabelBlock     = "def_label"
+	defLabelBlock     = "def_label"
 	defDescBlock      = "def_description"
-	DefPositionBlock  = "def_position"
-	DefSortBlock      = "def_sort"
-	DefModesBlock     = "def_modes"
+	defPositionBlock  = "def_position"
+	defSortBlock      = "def_sort"
+	defModesBlock     = "def_modes"
 	defRequiredBlock  = "def_required"
-	DefTimeoutBlock   = "def_timeout"
-	DefRetriesBlock   = "def_retries"
-	DefThresholdBlock = "def_breaker_threshold"
-	DefWindowBlock    = "def_breaker_window"
-	RequiredValue     = "required"
+	defTimeoutBlock   = "def_timeout"
+	defRetriesBlock   = "def_retries"
+	defThresholdBlock = "def_breaker_threshold"
+	defWindowBlock    = "def_breaker_window"
+	requiredValue     = "required"
 	// maxFieldSlots bounds the field builder (Slack allows 100 blocks).
 	maxFieldSlots = 8
 	// minFieldSlots is how many slots a new definition's form offers.
@@ -38,19 +38,19 @@ const (
 
 // The parts of one field slot of the builder, block id "f<slot>_<part>".
 const (
-	SlotKey         = "key"
-	SlotLabel       = "label"
-	SlotType        = "type"
-	SlotRequired    = "required"
-	SlotOptions     = "options"
-	SlotMin         = "min"
-	SlotMax         = "max"
-	SlotDefault     = "default"
+	slotKey         = "key"
+	slotLabel       = "label"
+	slotType        = "type"
+	slotRequired    = "required"
+	slotOptions     = "options"
+	slotMin         = "min"
+	slotMax         = "max"
+	slotDefault     = "default"
 	slotPlaceholder = "placeholder"
 )
 
-// SlotBlock is the block id of one part of field slot slot of the builder.
-func SlotBlock(slot int, part string) string { return fmt.Sprintf("f%d_%s", slot, part) }
+// slotBlock is the block id of one part of field slot slot of the builder.
+func slotBlock(slot int, part string) string { return fmt.Sprintf("f%d_%s", slot, part) }
 
 // DefinitionMeta is the form's private_metadata.
 type DefinitionMeta struct {
@@ -75,7 +75,7 @@ func DefinitionModal(d checkpoints.Definition, create bool) slack.ModalViewReque
 		blocks = append(blocks, ContextText(note))
 	}
 	blocks = append(blocks,
-		textInput(DefLabelBlock, "Label", "", d.Label, false, false),
+		textInput(defLabelBlock, "Label", "", d.Label, false, false),
 		textInput(defDescBlock, "Description", "What the person is asked to judge.", d.Description, true, true),
 	)
 	var positions []*slack.OptionBlockObject
@@ -88,8 +88,8 @@ func DefinitionModal(d checkpoints.Definition, create bool) slack.ModalViewReque
 			pos.InitialOption = o
 		}
 	}
-	blocks = append(blocks, slack.NewInputBlock(DefPositionBlock, Plain("Position", 2000), nil, pos))
-	blocks = append(blocks, textInput(DefSortBlock, "Sort order", "Lower is asked first among the checkpoints at one position.", strconv.Itoa(d.SortOrder), false, true))
+	blocks = append(blocks, slack.NewInputBlock(defPositionBlock, Plain("Position", 2000), nil, pos))
+	blocks = append(blocks, textInput(defSortBlock, "Sort order", "Lower is asked first among the checkpoints at one position.", strconv.Itoa(d.SortOrder), false, true))
 
 	modes := []*slack.OptionBlockObject{option(checkpoints.ModeGuided, "guided"), option(checkpoints.ModeFull, "full"), option("*", "every mode")}
 	boxes := slack.NewCheckboxGroupsBlockElement(StartInput, modes...)
@@ -100,8 +100,8 @@ func DefinitionModal(d checkpoints.Definition, create bool) slack.ModalViewReque
 			}
 		}
 	}
-	blocks = append(blocks, slack.NewInputBlock(DefModesBlock, Plain("Modes", 2000), nil, boxes))
-	req := option(RequiredValue, "Required: the run cannot go on until it is decided")
+	blocks = append(blocks, slack.NewInputBlock(defModesBlock, Plain("Modes", 2000), nil, boxes))
+	req := option(requiredValue, "Required: the run cannot go on until it is decided")
 	reqBox := slack.NewCheckboxGroupsBlockElement(StartInput, req)
 	if d.Required {
 		reqBox.InitialOptions = []*slack.OptionBlockObject{req}
@@ -109,10 +109,10 @@ func DefinitionModal(d checkpoints.Definition, create bool) slack.ModalViewReque
 	rin := slack.NewInputBlock(defRequiredBlock, Plain("Required", 2000), Plain("Optional ones can be skipped.", 2000), reqBox)
 	rin.Optional = true
 	blocks = append(blocks, rin,
-		textInput(DefTimeoutBlock, "Timeout", "e.g. 2h or 30m; empty: no timeout.", durationText(d.Timeout), false, true),
-		textInput(DefRetriesBlock, "Retries", "How often it is offered again after failing or timing out.", strconv.Itoa(d.MaxRetries), false, true),
-		textInput(DefThresholdBlock, "Breaker threshold", "Failures within the window that disable it; 0: no breaker.", strconv.Itoa(d.BreakerThreshold), false, true),
-		textInput(DefWindowBlock, "Breaker window", "e.g. 1h.", durationText(d.BreakerWindow), false, true),
+		textInput(defTimeoutBlock, "Timeout", "e.g. 2h or 30m; empty: no timeout.", durationText(d.Timeout), false, true),
+		textInput(defRetriesBlock, "Retries", "How often it is offered again after failing or timing out.", strconv.Itoa(d.MaxRetries), false, true),
+		textInput(defThresholdBlock, "Breaker threshold", "Failures within the window that disable it; 0: no breaker.", strconv.Itoa(d.BreakerThreshold), false, true),
+		textInput(defWindowBlock, "Breaker window", "e.g. 1h.", durationText(d.BreakerWindow), false, true),
 	)
 	slots := max(min(max(len(d.Fields)+2, minFieldSlots), maxFieldSlots), len(d.Fields))
 	for i := range slots {
@@ -170,14 +170,14 @@ func fieldSlot(i int, f checkpoints.Field) []slack.Block {
 		}
 	}
 	n := i + 1
-	tin := slack.NewInputBlock(SlotBlock(i, SlotType), Plain(fmt.Sprintf("Field %d: type", n), 2000), nil, sel)
+	tin := slack.NewInputBlock(slotBlock(i, slotType), Plain(fmt.Sprintf("Field %d: type", n), 2000), nil, sel)
 	tin.Optional = true
-	req := option(RequiredValue, "Required")
+	req := option(requiredValue, "Required")
 	box := slack.NewCheckboxGroupsBlockElement(StartInput, req)
 	if f.Required {
 		box.InitialOptions = []*slack.OptionBlockObject{req}
 	}
-	rin := slack.NewInputBlock(SlotBlock(i, SlotRequired), Plain(fmt.Sprintf("Field %d: required", n), 2000), nil, box)
+	rin := slack.NewInputBlock(slotBlock(i, slotRequired), Plain(fmt.Sprintf("Field %d: required", n), 2000), nil, box)
 	rin.Optional = true
 	var opts []string
 	for _, o := range f.Options {
@@ -188,14 +188,14 @@ func fieldSlot(i int, f checkpoints.Field) []slack.Block {
 		}
 	}
 	return []slack.Block{
-		textInput(SlotBlock(i, SlotKey), fmt.Sprintf("Field %d: key", n), "A slug, e.g. risk_level. Leave the slot empty for no field.", f.Key, false, true),
-		textInput(SlotBlock(i, SlotLabel), fmt.Sprintf("Field %d: label", n), "", f.Label, false, true),
+		textInput(slotBlock(i, slotKey), fmt.Sprintf("Field %d: key", n), "A slug, e.g. risk_level. Leave the slot empty for no field.", f.Key, false, true),
+		textInput(slotBlock(i, slotLabel), fmt.Sprintf("Field %d: label", n), "", f.Label, false, true),
 		tin, rin,
-		textInput(SlotBlock(i, SlotOptions), fmt.Sprintf("Field %d: options", n), "One per line: value | label. For select, multi_select, radio, checkbox, chips.", strings.Join(opts, "\n"), true, true),
-		textInput(SlotBlock(i, SlotMin), fmt.Sprintf("Field %d: min", n), "number and range: the lowest value; lists: the fewest choices.", boundText(f.Min), false, true),
-		textInput(SlotBlock(i, SlotMax), fmt.Sprintf("Field %d: max", n), "", boundText(f.Max), false, true),
-		textInput(SlotBlock(i, SlotDefault), fmt.Sprintf("Field %d: default", n), "Lists: comma-separated values; checkbox without options: true or false.", defaultText(f.Default), false, true),
-		textInput(SlotBlock(i, slotPlaceholder), fmt.Sprintf("Field %d: placeholder", n), "", f.Placeholder, false, true),
+		textInput(slotBlock(i, slotOptions), fmt.Sprintf("Field %d: options", n), "One per line: value | label. For select, multi_select, radio, checkbox, chips.", strings.Join(opts, "\n"), true, true),
+		textInput(slotBlock(i, slotMin), fmt.Sprintf("Field %d: min", n), "number and range: the lowest value; lists: the fewest choices.", boundText(f.Min), false, true),
+		textInput(slotBlock(i, slotMax), fmt.Sprintf("Field %d: max", n), "", boundText(f.Max), false, true),
+		textInput(slotBlock(i, slotDefault), fmt.Sprintf("Field %d: default", n), "Lists: comma-separated values; checkbox without options: true or false.", defaultText(f.Default), false, true),
+		textInput(slotBlock(i, slotPlaceholder), fmt.Sprintf("Field %d: placeholder", n), "", f.Placeholder, false, true),
 	}
 }
 
@@ -238,9 +238,9 @@ func ParseDefinitionForm(meta DefinitionMeta, base checkpoints.Definition, state
 		d.ID = text(DefIDBlock)
 		d.ControlType = d.ID
 	}
-	d.Label, d.Description = text(DefLabelBlock), text(defDescBlock)
-	d.Position = checkpoints.Position(get(DefPositionBlock).SelectedOption.Value)
-	d.Modes = optionValues(get(DefModesBlock).SelectedOptions)
+	d.Label, d.Description = text(defLabelBlock), text(defDescBlock)
+	d.Position = checkpoints.Position(get(defPositionBlock).SelectedOption.Value)
+	d.Modes = optionValues(get(defModesBlock).SelectedOptions)
 	d.Required = len(get(defRequiredBlock).SelectedOptions) > 0
 	whole := func(block string, dst *int) {
 		s := text(block)
@@ -255,9 +255,9 @@ func ParseDefinitionForm(meta DefinitionMeta, base checkpoints.Definition, state
 		}
 		*dst = n
 	}
-	whole(DefSortBlock, &d.SortOrder)
-	whole(DefRetriesBlock, &d.MaxRetries)
-	whole(DefThresholdBlock, &d.BreakerThreshold)
+	whole(defSortBlock, &d.SortOrder)
+	whole(defRetriesBlock, &d.MaxRetries)
+	whole(defThresholdBlock, &d.BreakerThreshold)
 	dur := func(block string, dst *time.Duration) {
 		s := text(block)
 		if s == "" {
@@ -271,8 +271,8 @@ func ParseDefinitionForm(meta DefinitionMeta, base checkpoints.Definition, state
 		}
 		*dst = v
 	}
-	dur(DefTimeoutBlock, &d.Timeout)
-	dur(DefWindowBlock, &d.BreakerWindow)
+	dur(defTimeoutBlock, &d.Timeout)
+	dur(defWindowBlock, &d.BreakerWindow)
 
 	d.Fields = nil
 	var slots []int
@@ -292,13 +292,13 @@ func ParseDefinitionForm(meta DefinitionMeta, base checkpoints.Definition, state
 // parseSlot reads one field slot; ok is false for an empty slot.
 func parseSlot(i int, base checkpoints.Definition, text func(string) string, get func(string) slack.BlockAction, errs map[string]string) (checkpoints.Field, bool) {
 	f := checkpoints.Field{
-		Key: text(SlotBlock(i, SlotKey)), Label: text(SlotBlock(i, SlotLabel)),
-		Type:        checkpoints.FieldType(get(SlotBlock(i, SlotType)).SelectedOption.Value),
-		Required:    len(get(SlotBlock(i, SlotRequired)).SelectedOptions) > 0,
-		Placeholder: text(SlotBlock(i, slotPlaceholder)),
+		Key: text(slotBlock(i, slotKey)), Label: text(slotBlock(i, slotLabel)),
+		Type:        checkpoints.FieldType(get(slotBlock(i, slotType)).SelectedOption.Value),
+		Required:    len(get(slotBlock(i, slotRequired)).SelectedOptions) > 0,
+		Placeholder: text(slotBlock(i, slotPlaceholder)),
 	}
-	opts, def := text(SlotBlock(i, SlotOptions)), text(SlotBlock(i, SlotDefault))
-	lo, hi := text(SlotBlock(i, SlotMin)), text(SlotBlock(i, SlotMax))
+	opts, def := text(slotBlock(i, slotOptions)), text(slotBlock(i, slotDefault))
+	lo, hi := text(slotBlock(i, slotMin)), text(slotBlock(i, slotMax))
 	if f.Key == "" && f.Label == "" && f.Type == "" && opts == "" && def == "" && lo == "" && hi == "" && f.Placeholder == "" {
 		return f, false
 	}
@@ -321,12 +321,12 @@ func parseSlot(i int, base checkpoints.Definition, text func(string) string, get
 		}
 		v, err := strconv.ParseFloat(s, 64)
 		if err != nil {
-			errs[SlotBlock(i, part)] = "Must be a number."
+			errs[slotBlock(i, part)] = "Must be a number."
 			return nil
 		}
 		return &v
 	}
-	f.Min, f.Max = bound(lo, SlotMin), bound(hi, SlotMax)
+	f.Min, f.Max = bound(lo, slotMin), bound(hi, slotMax)
 	if def != "" {
 		var raw any = def
 		if f.Type == checkpoints.FieldMultiSelect || f.Type == checkpoints.FieldChips || (f.Type == checkpoints.FieldCheckbox && len(f.Options) > 0) {
@@ -349,32 +349,32 @@ var fieldPath = regexp.MustCompile(`^field_schema\[(\d+)\]\.?([a-z_]*)`)
 // maps field indexes to slots. Several problems on one block are joined.
 func DefinitionErrors(ps []checkpoints.Problem, slots []int, create bool) map[string]string {
 	top := map[string]string{
-		"id": DefIDBlock, "control_type": DefIDBlock, "label": DefLabelBlock, "description": defDescBlock,
-		"pipeline_position": DefPositionBlock, "sort_order": DefSortBlock, "applicable_modes": DefModesBlock,
-		"timeout_seconds": DefTimeoutBlock, "max_retries": DefRetriesBlock,
-		"circuit_breaker_threshold": DefThresholdBlock, "circuit_breaker_window_minutes": DefWindowBlock,
+		"id": DefIDBlock, "control_type": DefIDBlock, "label": defLabelBlock, "description": defDescBlock,
+		"pipeline_position": defPositionBlock, "sort_order": defSortBlock, "applicable_modes": defModesBlock,
+		"timeout_seconds": defTimeoutBlock, "max_retries": defRetriesBlock,
+		"circuit_breaker_threshold": defThresholdBlock, "circuit_breaker_window_minutes": defWindowBlock,
 	}
-	parts := map[string]string{SlotKey: SlotKey, SlotLabel: SlotLabel, SlotType: SlotType, SlotRequired: SlotRequired,
-		SlotOptions: SlotOptions, SlotMin: SlotMin, SlotMax: SlotMax, SlotDefault: SlotDefault, slotPlaceholder: slotPlaceholder}
+	parts := map[string]string{slotKey: slotKey, slotLabel: slotLabel, slotType: slotType, slotRequired: slotRequired,
+		slotOptions: slotOptions, slotMin: slotMin, slotMax: slotMax, slotDefault: slotDefault, slotPlaceholder: slotPlaceholder}
 	out := map[string]string{}
 	for _, p := range ps {
-		block := DefLabelBlock
+		block := defLabelBlock
 		if m := fieldPath.FindStringSubmatch(p.Path); m != nil {
 			idx, _ := strconv.Atoi(m[1])
 			part := parts[m[2]]
 			if part == "" {
-				part = SlotKey
+				part = slotKey
 			}
 			if idx < len(slots) {
-				block = SlotBlock(slots[idx], part)
+				block = slotBlock(slots[idx], part)
 			}
 		} else if b, ok := top[strings.SplitN(strings.SplitN(p.Path, "[", 2)[0], ".", 2)[0]]; ok {
 			block = b
 		} else if p.Path == "field_schema" && len(slots) > 0 {
-			block = SlotBlock(slots[0], SlotKey)
+			block = slotBlock(slots[0], slotKey)
 		}
 		if block == DefIDBlock && !create {
-			block = DefLabelBlock
+			block = defLabelBlock
 		}
 		msg := p.Message
 		if prev, ok := out[block]; ok {

@@ -23,14 +23,14 @@ const (
 
 // Block and action ids of the start form's inputs.
 const (
-	StartChannelBlock  = "start_channel"
-	StartQuestionBlock = "start_question"
-	StartModeBlock     = "start_mode"
-	StartDepthBlock    = "start_depth"
-	StartSourcesBlock  = "start_sources"
-	StartBudgetBlock   = "start_budget"
+	startChannelBlock  = "start_channel"
+	startQuestionBlock = "start_question"
+	startModeBlock     = "start_mode"
+	startDepthBlock    = "start_depth"
+	startSourcesBlock  = "start_sources"
+	startBudgetBlock   = "start_budget"
 	StartInput         = "value" // the action id of every input
-	ReviewSourcesValue = "review_sources"
+	reviewSourcesValue = "review_sources"
 )
 
 // MaxQuestionRunes is the longest question /research (and the start form)
@@ -89,7 +89,7 @@ func StartModal(s StartSettings, question string, meta StartMeta) slack.ModalVie
 		sel := slack.NewOptionsSelectBlockElement(slack.OptTypeConversations, Plain("Choose a channel", 75), StartInput)
 		sel.DefaultToCurrentConversation = true
 		sel.Filter = &slack.SelectBlockElementFilter{Include: []string{"public", "private"}, ExcludeBotUsers: true}
-		in := slack.NewInputBlock(StartChannelBlock, Plain("Channel", 2000), Plain("The research thread is posted here; invite me first with /invite @researchbot.", 2000), sel)
+		in := slack.NewInputBlock(startChannelBlock, Plain("Channel", 2000), Plain("The research thread is posted here; invite me first with /invite @researchbot.", 2000), sel)
 		blocks = append(blocks, in)
 	}
 	q := slack.NewPlainTextInputBlockElement(Plain("What should I research?", 150), StartInput)
@@ -98,7 +98,7 @@ func StartModal(s StartSettings, question string, meta StartMeta) slack.ModalVie
 	if question = strings.TrimSpace(question); question != "" {
 		q.InitialValue = Truncate(question, MaxQuestionRunes)
 	}
-	blocks = append(blocks, slack.NewInputBlock(StartQuestionBlock, Plain("Question", 2000), nil, q))
+	blocks = append(blocks, slack.NewInputBlock(startQuestionBlock, Plain("Question", 2000), nil, q))
 
 	modes := []*slack.OptionBlockObject{
 		option(checkpoints.ModeGuided, "Guided — I ask you to approve the plan and the draft"),
@@ -106,7 +106,7 @@ func StartModal(s StartSettings, question string, meta StartMeta) slack.ModalVie
 	}
 	mode := slack.NewOptionsSelectBlockElement(slack.OptTypeStatic, nil, StartInput, modes...)
 	mode.InitialOption = optionOf(modes, s.Mode, 0)
-	blocks = append(blocks, slack.NewInputBlock(StartModeBlock, Plain("Mode", 2000), nil, mode))
+	blocks = append(blocks, slack.NewInputBlock(startModeBlock, Plain("Mode", 2000), nil, mode))
 
 	depths := []*slack.OptionBlockObject{
 		option(string(pipeline.DepthQuick), "Quick — a few sources, a short report"),
@@ -115,14 +115,14 @@ func StartModal(s StartSettings, question string, meta StartMeta) slack.ModalVie
 	}
 	depth := slack.NewOptionsSelectBlockElement(slack.OptTypeStatic, nil, StartInput, depths...)
 	depth.InitialOption = optionOf(depths, string(s.Depth), 1)
-	blocks = append(blocks, slack.NewInputBlock(StartDepthBlock, Plain("Depth", 2000), nil, depth))
+	blocks = append(blocks, slack.NewInputBlock(startDepthBlock, Plain("Depth", 2000), nil, depth))
 
-	review := option(ReviewSourcesValue, "Let me review the sources before they are read")
+	review := option(reviewSourcesValue, "Let me review the sources before they are read")
 	boxes := slack.NewCheckboxGroupsBlockElement(StartInput, review)
 	if s.ReviewSources {
 		boxes.InitialOptions = []*slack.OptionBlockObject{review}
 	}
-	in := slack.NewInputBlock(StartSourcesBlock, Plain("Sources", 2000), Plain("Needs guided mode.", 2000), boxes)
+	in := slack.NewInputBlock(startSourcesBlock, Plain("Sources", 2000), Plain("Needs guided mode.", 2000), boxes)
 	in.Optional = true
 	blocks = append(blocks, in)
 
@@ -130,7 +130,7 @@ func StartModal(s StartSettings, question string, meta StartMeta) slack.ModalVie
 	if s.BudgetUSD > 0 {
 		budget.InitialValue = strconv.FormatFloat(s.BudgetUSD, 'f', -1, 64)
 	}
-	bin := slack.NewInputBlock(StartBudgetBlock, Plain("Budget (US$)", 2000), Plain(fmt.Sprintf("The most this run may spend, up to $%d. Empty: the usual limit.", MaxStartBudgetUSD), 2000), budget)
+	bin := slack.NewInputBlock(startBudgetBlock, Plain("Budget (US$)", 2000), Plain(fmt.Sprintf("The most this run may spend, up to $%d. Empty: the usual limit.", MaxStartBudgetUSD), 2000), budget)
 	bin.Optional = true
 	blocks = append(blocks, bin)
 
@@ -176,36 +176,36 @@ func ParseStartForm(privateMetadata string, state map[string]map[string]slack.Bl
 	errs := map[string]string{}
 	get := func(block string) slack.BlockAction { return state[block][StartInput] }
 	if f.Channel == "" {
-		f.Channel = get(StartChannelBlock).SelectedConversation
+		f.Channel = get(startChannelBlock).SelectedConversation
 		if f.Channel == "" {
-			errs[StartChannelBlock] = "Choose the channel to post the research in."
+			errs[startChannelBlock] = "Choose the channel to post the research in."
 		}
 	}
-	f.Question = strings.TrimSpace(Visible(get(StartQuestionBlock).Value))
+	f.Question = strings.TrimSpace(Visible(get(startQuestionBlock).Value))
 	switch n := utf8.RuneCountInString(f.Question); {
 	case n < pipeline.MinQuestionRunes:
-		errs[StartQuestionBlock] = fmt.Sprintf("Ask a whole question (at least %d characters).", pipeline.MinQuestionRunes)
+		errs[startQuestionBlock] = fmt.Sprintf("Ask a whole question (at least %d characters).", pipeline.MinQuestionRunes)
 	case n > MaxQuestionRunes:
-		errs[StartQuestionBlock] = fmt.Sprintf("The question is %d characters long; the limit is %d.", n, MaxQuestionRunes)
+		errs[startQuestionBlock] = fmt.Sprintf("The question is %d characters long; the limit is %d.", n, MaxQuestionRunes)
 	}
-	if m := get(StartModeBlock).SelectedOption.Value; m == checkpoints.ModeAuto || m == checkpoints.ModeGuided {
+	if m := get(startModeBlock).SelectedOption.Value; m == checkpoints.ModeAuto || m == checkpoints.ModeGuided {
 		f.Settings.Mode = m
 	}
-	if d, ok := pipeline.ParseDepth(get(StartDepthBlock).SelectedOption.Value); ok && d != "" {
+	if d, ok := pipeline.ParseDepth(get(startDepthBlock).SelectedOption.Value); ok && d != "" {
 		f.Settings.Depth = d
 	}
-	for _, o := range get(StartSourcesBlock).SelectedOptions {
-		if o.Value == ReviewSourcesValue {
+	for _, o := range get(startSourcesBlock).SelectedOptions {
+		if o.Value == reviewSourcesValue {
 			f.Settings.ReviewSources = true
 		}
 	}
 	if f.Settings.ReviewSources && f.Settings.Mode == checkpoints.ModeAuto {
-		errs[StartSourcesBlock] = "Auto mode never stops to ask you; choose Guided to review the sources, or untick this."
+		errs[startSourcesBlock] = "Auto mode never stops to ask you; choose Guided to review the sources, or untick this."
 	}
-	if b := strings.TrimPrefix(strings.TrimSpace(get(StartBudgetBlock).Value), "$"); b != "" {
+	if b := strings.TrimPrefix(strings.TrimSpace(get(startBudgetBlock).Value), "$"); b != "" {
 		v, err := strconv.ParseFloat(b, 64)
 		if err != nil || !(v >= 0.01 && v <= MaxStartBudgetUSD) {
-			errs[StartBudgetBlock] = fmt.Sprintf("Write an amount in US dollars between 0.01 and %d, or leave it empty.", MaxStartBudgetUSD)
+			errs[startBudgetBlock] = fmt.Sprintf("Write an amount in US dollars between 0.01 and %d, or leave it empty.", MaxStartBudgetUSD)
 		} else {
 			f.Settings.BudgetUSD = v
 		}
