@@ -161,18 +161,18 @@ func optionOf(opts []*slack.OptionBlockObject, v string, def int) *slack.OptionB
 	return opts[def]
 }
 
-// startForm is a submitted start form.
-type startForm struct {
+// StartForm is a submitted start form.
+type StartForm struct {
 	Channel, Thread, Question string
 	Settings                  StartSettings
 }
 
 // ParseStartForm reads a submitted start form; problems are keyed by block
 // id, ready for a response_action "errors".
-func ParseStartForm(privateMetadata string, state map[string]map[string]slack.BlockAction) (startForm, map[string]string) {
+func ParseStartForm(privateMetadata string, state map[string]map[string]slack.BlockAction) (StartForm, map[string]string) {
 	var meta StartMeta
 	_ = json.Unmarshal([]byte(privateMetadata), &meta)
-	f := startForm{Channel: meta.Channel, Thread: meta.Thread, Settings: DefaultStartSettings()}
+	f := StartForm{Channel: meta.Channel, Thread: meta.Thread, Settings: DefaultStartSettings()}
 	errs := map[string]string{}
 	get := func(block string) slack.BlockAction { return state[block][StartInput] }
 	if f.Channel == "" {
