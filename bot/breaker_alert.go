@@ -8,6 +8,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/researchbot/researchbot/bot/blockkit"
 	"github.com/researchbot/researchbot/checkpoints"
 )
 
@@ -22,9 +23,9 @@ type BreakerAlerts interface {
 // RenderBreakerAlert tells an admin that a checkpoint's breaker tripped.
 func RenderBreakerAlert(d checkpoints.Definition, failures int) []slack.Block {
 	return []slack.Block{
-		section(fmt.Sprintf(":rotating_light: The checkpoint *%s* (`%s`) could not be shown %d times within %s, so its circuit breaker tripped: runs now go on without it.",
-			EscapeTruncate(d.Label, 100), Escape(d.ID), failures, duration(d.BreakerWindow))),
-		contextText(fmt.Sprintf("Reset it from my App Home (Checkpoint definitions → Reset breaker) or with `researchbot checkpoints reset %s` once the cause is fixed. Until then it closes by itself %s after the last failure.", Escape(d.ID), duration(d.BreakerWindow))),
+		blockkit.Section(fmt.Sprintf(":rotating_light: The checkpoint *%s* (`%s`) could not be shown %d times within %s, so its circuit breaker tripped: runs now go on without it.",
+			blockkit.EscapeTruncate(d.Label, 100), blockkit.Escape(d.ID), failures, blockkit.Duration(d.BreakerWindow))),
+		blockkit.ContextText(fmt.Sprintf("Reset it from my App Home (Checkpoint definitions → Reset breaker) or with `researchbot checkpoints reset %s` once the cause is fixed. Until then it closes by itself %s after the last failure.", blockkit.Escape(d.ID), blockkit.Duration(d.BreakerWindow))),
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/researchbot/researchbot/bot"
+	"github.com/researchbot/researchbot/bot/blockkit"
 	"github.com/researchbot/researchbot/checkpoints"
 	"github.com/researchbot/researchbot/internal/researchtest"
 	"github.com/researchbot/researchbot/internal/slackfake"
@@ -46,9 +47,9 @@ func TestSkippingAnOptionalCheckpointThroughSlack(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	click("Who is this for?", bot.ActionSkip)
-	click("Research plan", bot.ActionApprove)
-	click("Draft review", bot.ActionApprove)
+	click("Who is this for?", blockkit.ActionSkip)
+	click("Research plan", blockkit.ActionApprove)
+	click("Draft review", blockkit.ActionApprove)
 	waitFor(t, fake, "the report", func() bool {
 		fs := fake.Files()
 		return len(fs) > 0 && strings.HasPrefix(fs[len(fs)-1].Name, "research-")

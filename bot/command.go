@@ -5,12 +5,10 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/researchbot/researchbot/bot/blockkit"
 	"github.com/researchbot/researchbot/checkpoints"
 	"github.com/researchbot/researchbot/pipeline"
 )
-
-// MaxQuestionRunes is the longest question /research accepts.
-const MaxQuestionRunes = 2000
 
 // CommandKind is what a /research invocation asks for.
 type CommandKind string
@@ -70,7 +68,7 @@ func (e *UsageError) Error() string { return e.Msg }
 // Characters no one can see (Visible) are dropped first, so the question
 // researched is the question shown.
 func ParseCommand(text string) (Command, error) {
-	text = strings.TrimSpace(Visible(text))
+	text = strings.TrimSpace(blockkit.Visible(text))
 	toks := strings.Fields(text)
 	if len(toks) == 0 {
 		return Command{Kind: CmdStart}, nil
@@ -98,7 +96,7 @@ func ParseCommand(text string) (Command, error) {
 			continue
 		}
 		if name != "mode" && name != "depth" {
-			return Command{}, &UsageError{Msg: fmt.Sprintf("I don't know the option `%s`. Options are `--mode auto|guided|full`, `--depth quick|standard|comprehensive` and `--review-sources`; put `--` before a question that contains one.", Escape(Truncate(t, 40)))}
+			return Command{}, &UsageError{Msg: fmt.Sprintf("I don't know the option `%s`. Options are `--mode auto|guided|full`, `--depth quick|standard|comprehensive` and `--review-sources`; put `--` before a question that contains one.", blockkit.Escape(blockkit.Truncate(t, 40)))}
 		}
 		if !hasVal {
 			if i+1 >= len(toks) {
@@ -114,12 +112,12 @@ func ParseCommand(text string) (Command, error) {
 			case checkpoints.ModeAuto, checkpoints.ModeGuided, checkpoints.ModeFull:
 				c.Mode = val
 			default:
-				return Command{}, &UsageError{Msg: fmt.Sprintf("`--mode` must be auto, guided or full, not `%s`.", Escape(Truncate(val, 40)))}
+				return Command{}, &UsageError{Msg: fmt.Sprintf("`--mode` must be auto, guided or full, not `%s`.", blockkit.Escape(blockkit.Truncate(val, 40)))}
 			}
 		case "depth":
 			d, ok := pipeline.ParseDepth(val)
 			if !ok || val == "" {
-				return Command{}, &UsageError{Msg: fmt.Sprintf("`--depth` must be quick, standard or comprehensive, not `%s`.", Escape(Truncate(val, 40)))}
+				return Command{}, &UsageError{Msg: fmt.Sprintf("`--depth` must be quick, standard or comprehensive, not `%s`.", blockkit.Escape(blockkit.Truncate(val, 40)))}
 			}
 			c.Depth = d
 		}
@@ -129,10 +127,10 @@ func ParseCommand(text string) (Command, error) {
 		return Command{}, &UsageError{Msg: "What should I research? Write the question after the options, e.g. `/research --depth quick what changed in EU AI rules this year?`"}
 	}
 	if utf8.RuneCountInString(c.Question) < pipeline.MinQuestionRunes {
-		return Command{}, &UsageError{Msg: fmt.Sprintf("`%s` is too short to research (it needs at least %d characters). Ask a whole question, e.g. `/research How well do heat pumps work in cold climates?`", Escape(c.Question), pipeline.MinQuestionRunes)}
+		return Command{}, &UsageError{Msg: fmt.Sprintf("`%s` is too short to research (it needs at least %d characters). Ask a whole question, e.g. `/research How well do heat pumps work in cold climates?`", blockkit.Escape(c.Question), pipeline.MinQuestionRunes)}
 	}
-	if n := utf8.RuneCountInString(c.Question); n > MaxQuestionRunes {
-		return Command{}, &UsageError{Msg: fmt.Sprintf("Your question is %d characters long; the limit is %d. Please shorten it and try again.", n, MaxQuestionRunes)}
+	if n := utf8.RuneCountInString(c.Question); n > blockkit.MaxQuestionRunes {
+		return Command{}, &UsageError{Msg: fmt.Sprintf("Your question is %d characters long; the limit is %d. Please shorten it and try again.", n, blockkit.MaxQuestionRunes)}
 	}
 	return c, nil
 }

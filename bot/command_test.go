@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/researchbot/researchbot/bot/blockkit"
 	"github.com/researchbot/researchbot/pipeline"
 )
 
@@ -59,7 +60,7 @@ func TestParseCommand(t *testing.T) {
 		{in: "--dept quick what", err: "don't know the option"},
 		{in: "what --mode", err: "needs a value"},
 		{in: "--mode full", err: "What should I research"},
-		{in: strings.Repeat("é", MaxQuestionRunes+1), err: "the limit is 2000"},
+		{in: strings.Repeat("é", blockkit.MaxQuestionRunes+1), err: "the limit is 2000"},
 		{in: "what is \u202eRAG\u202c\u200b?\x1b[0m", want: Command{Kind: CmdResearch, Question: "what is RAG?[0m", Mode: "guided", Depth: pipeline.DepthStandard}},
 		{in: "\u200b\u2066\u2069\x00", want: Command{Kind: CmdStart}},
 		{in: "--mode full \U000E0069\U000E0067", err: "What should I research"},
@@ -84,10 +85,10 @@ func TestParseCommand(t *testing.T) {
 }
 
 func TestParseCommandAcceptsTheLongestQuestion(t *testing.T) {
-	q := strings.Repeat("é", MaxQuestionRunes)
+	q := strings.Repeat("é", blockkit.MaxQuestionRunes)
 	c, err := ParseCommand(q)
 	if err != nil || c.Question != q {
-		t.Fatalf("a %d-rune question: %v", MaxQuestionRunes, err)
+		t.Fatalf("a %d-rune question: %v", blockkit.MaxQuestionRunes, err)
 	}
 }
 

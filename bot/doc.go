@@ -18,14 +18,17 @@
 // (delivery.go). Refusals are polite and logged; every logged value is
 // bounded (logcap.go).
 //
-// Everything shown in Slack is rendered by pure functions (render_*.go,
-// modal.go) from the pipeline's run and checkpoint data, with every piece of
-// untrusted text (questions, web pages, model output) escaped for mrkdwn and
-// kept within Block Kit's limits; golden files in testdata/golden pin them.
+// What is shown in Slack is rendered by the pure functions of the leaf
+// package bot/blockkit (messages, App Home, forms and the parsing of their
+// submissions) from the pipeline's run and checkpoint data, with every piece
+// of untrusted text (questions, web pages, model output) escaped for mrkdwn
+// and kept within Block Kit's limits; golden files in testdata/golden, here
+// and in blockkit, pin them. bot decides what to show and sends it.
 //
 // Presenter implements pipeline.Presenter for runs that started in Slack:
-// checkpoint messages in the run's thread, one paced progress message edited
-// in place, and the final report with the full Markdown attached. Metrics
+// checkpoint messages in the run's thread (presenter_checkpoint.go), one
+// paced progress message edited in place (presenter_progress.go), and the
+// final report with the full Markdown attached (presenter_final.go). Metrics
 // implements pipeline.Observer and serves Prometheus metrics next to
 // /healthz and /readyz.
 package bot

@@ -8,6 +8,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/researchbot/researchbot/bot/blockkit"
 	"github.com/researchbot/researchbot/checkpoints"
 	"github.com/researchbot/researchbot/pipeline"
 )
@@ -30,9 +31,9 @@ const (
 func DraftFileComment(d pipeline.Draft) string {
 	line := fmt.Sprintf(":page_facing_up: Draft %d — the whole draft to review, as a Markdown file.", d.Version)
 	if d.Diff != nil {
-		line = fmt.Sprintf(":page_facing_up: Draft %d replaces draft %d. Changes: %s", d.Version, d.Version-1, Escape(d.Diff.Summary()))
+		line = fmt.Sprintf(":page_facing_up: Draft %d replaces draft %d. Changes: %s", d.Version, d.Version-1, blockkit.Escape(d.Diff.Summary()))
 	}
-	return Truncate(line, 1000)
+	return blockkit.Truncate(line, 1000)
 }
 
 // attachDraft attaches the run's latest draft to its thread when inst is a
@@ -62,7 +63,7 @@ func (p *Presenter) attachDraft(ctx context.Context, r *pipeline.Run, inst *chec
 			Content:         md,
 			FileSize:        len(md),
 			Filename:        fmt.Sprintf("draft-%s-v%d.md", fileSafe(r.ID), d.Version),
-			Title:           Truncate(oneLine(fmt.Sprintf("Draft %d: %s", d.Version, firstNonEmpty(d.Title, "Research report"))), 200),
+			Title:           blockkit.Truncate(blockkit.OneLine(fmt.Sprintf("Draft %d: %s", d.Version, blockkit.FirstNonEmpty(d.Title, "Research report"))), 200),
 			InitialComment:  DraftFileComment(d),
 			Channel:         r.Origin.Channel,
 			ThreadTimestamp: r.Origin.ThreadTS,

@@ -8,7 +8,7 @@ import (
 
 	"github.com/slack-go/slack"
 
-	"github.com/researchbot/researchbot/bot"
+	"github.com/researchbot/researchbot/bot/blockkit"
 	"github.com/researchbot/researchbot/internal/researchtest"
 	"github.com/researchbot/researchbot/internal/slackfake"
 )
@@ -44,14 +44,14 @@ func TestE2EDraftFileReplacedPerRevision(t *testing.T) {
 		}
 		return out
 	}
-	click(waitCheckpoint(t, fake, channel, "plan"), bot.ActionApprove)
+	click(waitCheckpoint(t, fake, channel, "plan"), blockkit.ActionApprove)
 	first := waitCheckpoint(t, fake, channel, "Draft")
 	if fs := draftFiles(); len(fs) != 1 || !strings.HasSuffix(fs[0].Name, "-v1.md") || !strings.Contains(string(fs[0].Content), "# ") || fs[0].ThreadTS == "" {
 		t.Fatalf("draft files at the first review: %+v", fs)
 	}
 	v1 := draftFiles()[0].ID
 
-	click(first, bot.ActionReject)
+	click(first, blockkit.ActionReject)
 	waitFor(t, fake, "the reject form", func() bool { return len(fake.Views()) > 0 })
 	reason := map[string]map[string]slack.BlockAction{"reason": {"value": {Value: "Say more about running costs."}}}
 	if _, err := fake.SubmitView(wctx, user, fake.Views()[len(fake.Views())-1].SlackView(), reason); err != nil {
@@ -75,7 +75,7 @@ func TestE2EDraftFileReplacedPerRevision(t *testing.T) {
 	if !deleted {
 		t.Error("draft 1's file was not deleted through files.delete")
 	}
-	click(second, bot.ActionApprove)
+	click(second, blockkit.ActionApprove)
 	waitFor(t, fake, "the report file", func() bool {
 		for _, f := range fake.Files() {
 			if strings.HasPrefix(f.Name, "research-") {

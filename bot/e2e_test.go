@@ -18,6 +18,7 @@ import (
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
 
+	"github.com/researchbot/researchbot/bot/blockkit"
 	"github.com/researchbot/researchbot/checkpoints"
 	"github.com/researchbot/researchbot/internal/redistest"
 	"github.com/researchbot/researchbot/internal/slackfake"
@@ -224,7 +225,7 @@ func (h *harness) click(user string, m slackfake.Message, actionID string) slack
 // the decision needs to know where it is. It gives up after 2 s without
 // failing, for tests whose message memory is broken on purpose.
 func (h *harness) afterOfferRemembered(m slackfake.Message, actionID string) {
-	if _, ok := actionOf(actionID); !ok || h.pres == nil {
+	if _, ok := blockkit.ActionOf(actionID); !ok || h.pres == nil {
 		return
 	}
 	inst := buttonValue(m, actionID)
@@ -370,7 +371,7 @@ func (h *harness) startRun(text string) slackfake.Message {
 	var plan slackfake.Message
 	h.waitFor("the plan checkpoint", func() bool {
 		var ok bool
-		plan, ok = h.withAction(ActionApprove, "Research plan")
+		plan, ok = h.withAction(blockkit.ActionApprove, "Research plan")
 		return ok
 	})
 	return plan
@@ -400,17 +401,17 @@ func TestE2ESlashCommandToReport(t *testing.T) {
 		t.Errorf("button value is not the bare instance id: %s", plan.Blocks)
 	}
 
-	h.click(requester, plan, ActionApprove)
+	h.click(requester, plan, blockkit.ActionApprove)
 	h.waitFor("the plan to collapse", func() bool {
 		m := h.message(plan.TS)
-		return !strings.Contains(raw(m), ActionApprove) && strings.Contains(raw(m), "approved by <@"+requester+">")
+		return !strings.Contains(raw(m), blockkit.ActionApprove) && strings.Contains(raw(m), "approved by <@"+requester+">")
 	})
 	var draft slackfake.Message
 	h.waitFor("the draft checkpoint", func() bool {
-		draft, ok = h.withAction(ActionApprove, "Draft review")
+		draft, ok = h.withAction(blockkit.ActionApprove, "Draft review")
 		return ok
 	})
-	h.click(requester, draft, ActionApprove)
+	h.click(requester, draft, blockkit.ActionApprove)
 	h.waitFor("the uploaded report", func() bool { return len(h.fake.Files()) == 1 && h.fake.Files()[0].Completed })
 	f := h.fake.Files()[0]
 	if f.Channel != chanIn || f.ThreadTS != root.TS || !strings.Contains(string(f.Content), "Full report.") || !strings.HasSuffix(f.Name, ".md") {
@@ -456,7 +457,7 @@ func TestE2ESlashCommandToReport(t *testing.T) {
 func TestE2EEditViaModalWithValidationError(t *testing.T) {
 	h := newHarness(t, nil)
 	plan := h.startRun("what is RAG?")
-	h.click(requester, plan, ActionEdit)
+	h.click(requester, plan, blockkit.ActionEdit)
 	h.waitFor("the edit modal", func() bool { return len(h.fake.Views()) == 1 })
 	v := h.fake.Views()[0]
 	if v.Method != "views.open" || v.TriggerID == "" {
@@ -497,14 +498,14 @@ func TestE2EEditViaModalWithValidationError(t *testing.T) {
 func TestE2ERejectWithReason(t *testing.T) {
 	h := newHarness(t, nil)
 	plan := h.startRun("what is RAG?")
-	h.click(requester, plan, ActionReject)
+	h.click(requester, plan, blockkit.ActionReject)
 	h.waitFor("the reject modal", func() bool { return len(h.fake.Views()) == 1 })
 	v := h.fake.Views()[0]
 	ack := h.submit(requester, v, nil)
-	if ack.ResponseAction != "errors" || ack.Errors[reasonBlockID] == "" {
+	if ack.ResponseAction != "errors" || ack.Errors[blockkit.ReasonBlockID] == "" {
 		t.Fatalf("empty reason accepted: %+v", ack)
 	}
-	h.submit(requester, v, map[string]map[string]slack.BlockAction{reasonBlockID: {valueActionID: {Value: "Focus on <!channel> vector databases"}}})
+	h.submit(requester, v, map[string]map[string]slack.BlockAction{blockkit.ReasonBlockID: {blockkit.ValueActionID: {Value: "Focus on <!channel> vector databases"}}})
 	h.waitFor("the reject decision", func() bool { return len(h.engine.decisionsCopy()) == 1 })
 	if d := h.engine.decisionsCopy()[0]; d.Action != checkpoints.Reject || d.Note != "Focus on <!channel> vector databases" {
 		t.Errorf("decision = %+v", d)
@@ -518,9 +519,9 @@ func TestE2ERejectWithReason(t *testing.T) {
 func TestE2EClickByAnotherUser(t *testing.T) {
 	h := newHarness(t, nil)
 	plan := h.startRun("what is RAG?")
-	h.click(stranger, plan, ActionApprove)
+	h.click(stranger, plan, blockkit.ActionApprove)
 	h.waitFor("an ephemeral explanation to the stranger", func() bool { return h.ephemeralTo(stranger, "Only <@"+requester+">") })
-	h.click(stranger, plan, ActionEdit)
+	h.click(stranger, plan, blockkit.ActionEdit)
 	h.waitFor("a second explanation", func() bool {
 		n := 0
 		for _, m := range h.fake.Messages(chanIn) {
@@ -534,7 +535,7 @@ func TestE2EClickByAnotherUser(t *testing.T) {
 		t.Fatalf("a stranger changed something: %v, %d views", h.engine.decisionsCopy(), len(h.fake.Views()))
 	}
 	// A configured approver may decide.
-	h.click(approver, plan, ActionApprove)
+	h.click(approver, plan, blockkit.ActionApprove)
 	h.waitFor("the approver's decision", func() bool { return len(h.engine.decisionsCopy()) == 1 })
 	if d := h.engine.decisionsCopy()[0]; d.By != approver {
 		t.Errorf("decided by %q", d.By)
@@ -550,7 +551,7 @@ func TestE2EADecisionWhoseFateIsUnknownIsNotCalledUnchanged(t *testing.T) {
 	h.engine.mu.Lock()
 	h.engine.decideErr = fmt.Errorf("decide on run-1.cp1: %w (save run run-1: i/o timeout)", pipeline.ErrDecisionUnknown)
 	h.engine.mu.Unlock()
-	h.click(requester, plan, ActionApprove)
+	h.click(requester, plan, blockkit.ActionApprove)
 	h.waitFor("the truthful note", func() bool { return h.ephemeralTo(requester, "couldn't confirm that your decision was recorded") })
 	for _, m := range h.fake.Messages(chanIn) {
 		if m.Ephemeral && strings.Contains(strings.ToLower(raw(m)+m.Text), "nothing was changed") {
@@ -567,7 +568,7 @@ func TestE2EDoubleClickAndRedeliveryApplyOnce(t *testing.T) {
 		wg.Go(func() {
 			ctx, cancel := context.WithTimeout(h.ctx, 5*time.Second)
 			defer cancel()
-			_, _ = h.fake.ClickButton(ctx, requester, plan.Channel, plan.TS, ActionApprove, "", "")
+			_, _ = h.fake.ClickButton(ctx, requester, plan.Channel, plan.TS, blockkit.ActionApprove, "", "")
 		})
 	}
 	wg.Wait()
@@ -578,7 +579,7 @@ func TestE2EDoubleClickAndRedeliveryApplyOnce(t *testing.T) {
 		"type": "block_actions", "user": map[string]any{"id": requester}, "team": map[string]any{"id": slackfake.TeamID},
 		"channel":   map[string]any{"id": chanIn},
 		"container": map[string]any{"type": "message", "message_ts": plan.TS, "channel_id": chanIn, "thread_ts": plan.ThreadTS},
-		"actions":   []any{map[string]any{"action_id": ActionApprove, "block_id": "cp_actions", "type": "button", "value": "run-1.cp1"}},
+		"actions":   []any{map[string]any{"action_id": blockkit.ActionApprove, "block_id": "cp_actions", "type": "button", "value": "run-1.cp1"}},
 	}
 	if _, err := h.fake.Send(ctx, slackfake.Envelope{Type: "interactive", Payload: payload, RetryAttempt: 1, RetryReason: "timeout"}); err != nil {
 		t.Fatal(err)
@@ -596,8 +597,11 @@ func TestE2EClickOnSupersededCheckpoint(t *testing.T) {
 	h := newHarness(t, nil)
 	plan := h.startRun("what is RAG?")
 	h.engine.supersede(h.ctx, "run-1")
-	h.waitFor("the newer checkpoint", func() bool { m, ok := h.withAction(ActionApprove, "Research plan"); return ok && m.TS != plan.TS })
-	h.click(requester, plan, ActionApprove)
+	h.waitFor("the newer checkpoint", func() bool {
+		m, ok := h.withAction(blockkit.ActionApprove, "Research plan")
+		return ok && m.TS != plan.TS
+	})
+	h.click(requester, plan, blockkit.ActionApprove)
 	h.waitFor("the superseded explanation", func() bool { return h.ephemeralTo(requester, "no longer current") })
 	if n := len(h.engine.decisionsCopy()); n != 0 {
 		t.Fatalf("%d decisions on a superseded checkpoint", n)
@@ -629,7 +633,7 @@ func TestE2ERateLimitedPostMessageIsRetried(t *testing.T) {
 	if err := <-acked; err != nil {
 		t.Fatalf("slash command: %v", err)
 	}
-	h.waitFor("the plan checkpoint", func() bool { _, ok := h.withAction(ActionApprove, "Research plan"); return ok })
+	h.waitFor("the plan checkpoint", func() bool { _, ok := h.withAction(blockkit.ActionApprove, "Research plan"); return ok })
 	calls := h.fake.Calls("chat.postMessage")
 	if len(calls) < 2 || calls[0].Status != http.StatusTooManyRequests || calls[1].Status != http.StatusOK {
 		t.Fatalf("calls = %+v", calls)
@@ -688,20 +692,20 @@ func TestE2ECancelAsksToConfirm(t *testing.T) {
 	var confirm slackfake.Message
 	h.waitFor("the confirmation", func() bool {
 		for _, m := range h.fake.Messages(chanIn) {
-			if m.Ephemeral && strings.Contains(raw(m), ActionCancelConfirm) {
+			if m.Ephemeral && strings.Contains(raw(m), blockkit.ActionCancelConfirm) {
 				confirm = m
 				return true
 			}
 		}
 		return false
 	})
-	h.click(requester, confirm, ActionCancelConfirm)
+	h.click(requester, confirm, blockkit.ActionCancelConfirm)
 	h.waitFor("the cancellation", func() bool { h.engine.mu.Lock(); defer h.engine.mu.Unlock(); return len(h.engine.cancels) == 1 })
 	h.waitFor("the cancelled note in the thread", func() bool { return strings.Contains(h.dump(), "Research cancelled") || h.threadHas("was cancelled") })
 	// The plan the run was waiting on no longer offers buttons.
 	h.waitFor("the plan to close", func() bool {
 		m := h.message(plan.TS)
-		return !strings.Contains(raw(m), ActionApprove) && strings.Contains(text(m), "no decision needed any more")
+		return !strings.Contains(raw(m), blockkit.ActionApprove) && strings.Contains(text(m), "no decision needed any more")
 	})
 }
 
@@ -801,14 +805,14 @@ func TestE2EOldButtonWorksAfterRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	h.click(requester, plan, ActionApprove)
+	h.click(requester, plan, blockkit.ActionApprove)
 	h.waitFor("the old message to collapse", func() bool {
 		m := h.message(plan.TS)
-		return !strings.Contains(raw(m), ActionApprove) && strings.Contains(text(m), "approved by")
+		return !strings.Contains(raw(m), blockkit.ActionApprove) && strings.Contains(text(m), "approved by")
 	})
 	var draft slackfake.Message
-	h.waitFor("the next checkpoint", func() bool { var ok bool; draft, ok = h.withAction(ActionApprove, "Draft review"); return ok })
-	h.click(requester, draft, ActionApprove)
+	h.waitFor("the next checkpoint", func() bool { var ok bool; draft, ok = h.withAction(blockkit.ActionApprove, "Draft review"); return ok })
+	h.click(requester, draft, blockkit.ActionApprove)
 	h.waitFor("the report file", func() bool { return len(h.fake.Files()) == 1 })
 }
 
@@ -868,10 +872,10 @@ func TestE2ESlowStoreStillAcksWithinThreeSeconds(t *testing.T) {
 	clock := quartz.NewMock(t)
 	h := newClockHarness(t, clock)
 	plan := h.startRun("what is RAG?")
-	h.click(requester, plan, ActionReject)
+	h.click(requester, plan, blockkit.ActionReject)
 	h.waitFor("the reject modal", func() bool { return len(h.fake.Views()) == 1 })
 	release := h.engine.holdLoads(t)
-	ack := h.submitAtTheGuard(clock, h.fake.Views()[0].SlackView(), map[string]map[string]slack.BlockAction{reasonBlockID: {valueActionID: {Value: "too broad"}}})
+	ack := h.submitAtTheGuard(clock, h.fake.Views()[0].SlackView(), map[string]map[string]slack.BlockAction{blockkit.ReasonBlockID: {blockkit.ValueActionID: {Value: "too broad"}}})
 	if len(ack.Payload) > 0 && string(ack.Payload) != "null" {
 		t.Fatalf("acked with %s; want an empty ack at the guard", ack.Payload)
 	}
@@ -944,10 +948,10 @@ func TestE2EEditOpensItsFormWhileThePoolIsFull(t *testing.T) {
 	h := newHarness(t, nil)
 	plan := h.startRun("what is RAG?")
 	h.fillPool()
-	h.click(requester, plan, ActionEdit)
+	h.click(requester, plan, blockkit.ActionEdit)
 	h.waitFor("the edit modal", func() bool { return len(h.fake.Views()) == 1 })
 	v := h.fake.Views()[0]
-	if v.Method != "views.open" || !strings.Contains(string(v.JSON), `"callback_id":"`+CallbackEdit+`"`) || !strings.Contains(string(v.JSON), `"private_metadata":"run-1.cp1"`) {
+	if v.Method != "views.open" || !strings.Contains(string(v.JSON), `"callback_id":"`+blockkit.CallbackEdit+`"`) || !strings.Contains(string(v.JSON), `"private_metadata":"run-1.cp1"`) {
 		t.Fatalf("view = %s %s", v.Method, v.JSON)
 	}
 	for _, c := range h.fake.Calls("views.open") {
@@ -955,9 +959,9 @@ func TestE2EEditOpensItsFormWhileThePoolIsFull(t *testing.T) {
 			t.Errorf("views.open answered %s", c.Error)
 		}
 	}
-	h.click(requester, plan, ActionReject)
+	h.click(requester, plan, blockkit.ActionReject)
 	h.waitFor("the reject modal", func() bool { return len(h.fake.Views()) == 2 })
-	if v := h.fake.Views()[1]; !strings.Contains(string(v.JSON), `"callback_id":"`+CallbackReject+`"`) {
+	if v := h.fake.Views()[1]; !strings.Contains(string(v.JSON), `"callback_id":"`+blockkit.CallbackReject+`"`) {
 		t.Errorf("second view = %s", v.JSON)
 	}
 }
@@ -973,7 +977,7 @@ func TestE2EEditWithASlowStoreOpensALoadingFormFirst(t *testing.T) {
 	// The store is slow: the trigger_id would expire before a form built
 	// after the load opened.
 	release := h.engine.holdLoads(t)
-	h.click(requester, plan, ActionEdit)
+	h.click(requester, plan, blockkit.ActionEdit)
 	budget.MustWait(ctx).MustRelease(ctx)
 	advanceTo(ctx, clock, clock.Now().Add(formCheckBudget))
 	h.waitFor("the loading view", func() bool { return len(h.fake.Views()) == 1 })
@@ -990,13 +994,13 @@ func TestE2EEditWithASlowStoreOpensALoadingFormFirst(t *testing.T) {
 
 	// A stranger's slow click ends in a notice in the form, not a form.
 	release = h.engine.holdLoads(t)
-	h.click(stranger, plan, ActionReject)
+	h.click(stranger, plan, blockkit.ActionReject)
 	budget.MustWait(ctx).MustRelease(ctx)
 	advanceTo(ctx, clock, clock.Now().Add(formCheckBudget))
 	h.waitFor("the stranger's loading view", func() bool { return len(h.fake.Views()) == 3 })
 	release()
 	h.waitFor("the notice", func() bool { return len(h.fake.Views()) == 4 })
-	if v := h.fake.Views()[3]; v.Method != "views.update" || !strings.Contains(string(v.JSON), "who started this research") || strings.Contains(string(v.JSON), CallbackReject) {
+	if v := h.fake.Views()[3]; v.Method != "views.update" || !strings.Contains(string(v.JSON), "who started this research") || strings.Contains(string(v.JSON), blockkit.CallbackReject) {
 		t.Errorf("stranger's view: %s %s", v.Method, v.JSON)
 	}
 }
@@ -1038,14 +1042,14 @@ func TestE2ESlowRefusedSubmissionIsExplainedInTheThread(t *testing.T) {
 	clock := quartz.NewMock(t)
 	h := newClockHarness(t, clock)
 	plan := h.startRun("what is RAG?")
-	h.click(requester, plan, ActionReject)
+	h.click(requester, plan, blockkit.ActionReject)
 	h.waitFor("the reject modal", func() bool { return len(h.fake.Views()) == 1 })
 	// Meanwhile the approver decides; the requester's form is now stale.
-	h.click(approver, plan, ActionApprove)
+	h.click(approver, plan, blockkit.ActionApprove)
 	h.waitFor("the approver's decision", func() bool { return len(h.engine.decisionsCopy()) == 1 })
 	// The store answers past the 2.5 s guard: the form closes empty.
 	release := h.engine.holdLoads(t)
-	ack := h.submitAtTheGuard(clock, h.fake.Views()[0].SlackView(), map[string]map[string]slack.BlockAction{reasonBlockID: {valueActionID: {Value: "too broad"}}})
+	ack := h.submitAtTheGuard(clock, h.fake.Views()[0].SlackView(), map[string]map[string]slack.BlockAction{blockkit.ReasonBlockID: {blockkit.ValueActionID: {Value: "too broad"}}})
 	if len(ack.Payload) > 0 && string(ack.Payload) != "null" {
 		t.Fatalf("ack with %s; want an empty ack at the guard", ack.Payload)
 	}

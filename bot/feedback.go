@@ -7,41 +7,32 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/slack-go/slack"
 
+	"github.com/researchbot/researchbot/bot/blockkit"
 	"github.com/researchbot/researchbot/pipeline"
 )
 
-// Action ids of the feedback buttons on a report (value: the run id), and
-// the callback id of the optional reason form a 👎 opens.
+// The callback id of the optional reason form a 👎 opens, and its input.
 const (
-	ActionUseful      = "report_useful"
-	ActionNotUseful   = "report_not_useful"
 	CallbackNotUseful = "report_not_useful_reason"
 	verdictReasonID   = "verdict_reason"
 )
 
-// feedbackBlock is the row of 👍 / 👎 buttons under a report.
-func feedbackBlock(runID string) slack.Block {
-	up := slack.NewButtonBlockElement(ActionUseful, runID, plain(":thumbsup: Useful", 75))
-	down := slack.NewButtonBlockElement(ActionNotUseful, runID, plain(":thumbsdown: Not useful", 75))
-	return slack.NewActionBlock("report_feedback", up, down)
-}
-
 // VerdictReasonModal asks, optionally, why a report was not useful.
 func VerdictReasonModal(runID string) slack.ModalViewRequest {
-	t := slack.NewPlainTextInputBlockElement(plain("e.g. it missed the 2025 studies", 150), startInput)
+	t := slack.NewPlainTextInputBlockElement(blockkit.Plain("e.g. it missed the 2025 studies", 150), blockkit.StartInput)
 	t.Multiline = true
 	t.MaxLength = pipeline.MaxFeedbackReasonRunes
-	in := slack.NewInputBlock(verdictReasonID, plain("What was missing or wrong?", MaxInputLabel), plain("Optional. It is kept with the run for whoever improves researchbot.", MaxInputLabel), t)
+	in := slack.NewInputBlock(verdictReasonID, blockkit.Plain("What was missing or wrong?", blockkit.MaxInputLabel), blockkit.Plain("Optional. It is kept with the run for whoever improves researchbot.", blockkit.MaxInputLabel), t)
 	in.Optional = true
 	return slack.ModalViewRequest{
 		Type:            slack.VTModal,
 		CallbackID:      CallbackNotUseful,
-		Title:           plain("Not useful", MaxModalTitle),
-		Submit:          plain("Send", MaxModalTitle),
-		Close:           plain("Skip", MaxModalTitle),
+		Title:           blockkit.Plain("Not useful", blockkit.MaxModalTitle),
+		Submit:          blockkit.Plain("Send", blockkit.MaxModalTitle),
+		Close:           blockkit.Plain("Skip", blockkit.MaxModalTitle),
 		PrivateMetadata: runID,
 		Blocks: slack.Blocks{BlockSet: []slack.Block{
-			section("Your :thumbsdown: is recorded. If you say why, the next reports can be better."),
+			blockkit.Section("Your :thumbsdown: is recorded. If you say why, the next reports can be better."),
 			in,
 		}},
 	}
@@ -49,14 +40,14 @@ func VerdictReasonModal(runID string) slack.ModalViewRequest {
 
 // registerFeedback routes the 👍 / 👎 buttons and the reason form.
 func (a *App) registerFeedback(r *Routes) {
-	r.Action(ActionUseful, a.onVerdict)
-	r.Action(ActionNotUseful, a.onVerdict)
+	r.Action(blockkit.ActionUseful, a.onVerdict)
+	r.Action(blockkit.ActionNotUseful, a.onVerdict)
 	r.View(CallbackNotUseful, a.onVerdictReason)
 }
 
 // onVerdict records a 👍 or 👎 click; a 👎 opens the optional reason form.
 func (a *App) onVerdict(ctx context.Context, req *Request) error {
-	useful, runID := req.Action.ActionID == ActionUseful, req.Action.Value
+	useful, runID := req.Action.ActionID == blockkit.ActionUseful, req.Action.Value
 	if !useful {
 		// The trigger_id lives 3 s: open the form before saving.
 		if _, err := a.api.OpenViewContext(ctx, req.TriggerID, VerdictReasonModal(runID)); err != nil {
@@ -70,7 +61,7 @@ func (a *App) onVerdict(ctx context.Context, req *Request) error {
 	if !useful {
 		what = ":thumbsdown: not useful"
 	}
-	req.Reply(ctx, []slack.Block{contextText("Thanks — your verdict on run " + runRef(runID) + " is recorded: " + what + ". Click the other button to change it.")}, "Feedback recorded")
+	req.Reply(ctx, []slack.Block{blockkit.ContextText("Thanks — your verdict on run " + blockkit.RunRef(runID) + " is recorded: " + what + ". Click the other button to change it.")}, "Feedback recorded")
 	return nil
 }
 
@@ -80,10 +71,10 @@ func (a *App) onVerdictReason(ctx context.Context, req *Request) error {
 	cb := req.Callback
 	var reason string
 	if cb.View.State != nil {
-		reason = cb.View.State.Values[verdictReasonID][startInput].Value
+		reason = cb.View.State.Values[verdictReasonID][blockkit.StartInput].Value
 	}
 	runID := cb.View.PrivateMetadata
-	if err := a.recordVerdict(ctx, runID, pipeline.Verdict{By: req.UserID, Useful: false, Reason: Visible(reason), At: a.now()}); err != nil {
+	if err := a.recordVerdict(ctx, runID, pipeline.Verdict{By: req.UserID, Useful: false, Reason: blockkit.Visible(reason), At: a.now()}); err != nil {
 		if r, lerr := a.engine.Load(ctx, runID); lerr == nil {
 			req.Channel, req.Thread = r.Origin.Channel, r.Origin.ThreadTS
 		}
@@ -115,11 +106,11 @@ func (a *App) recordVerdict(ctx context.Context, runID string, v pipeline.Verdic
 // verdictProblem explains why feedback was not recorded.
 func (a *App) verdictProblem(err error, runID string) []slack.Block {
 	if errors.Is(err, pipeline.ErrNoReport) {
-		return RenderError("Run "+runRef(runID)+" has no report to give feedback on.", "Nothing was recorded.")
+		return blockkit.RenderError("Run "+blockkit.RunRef(runID)+" has no report to give feedback on.", "Nothing was recorded.")
 	}
 	if errors.Is(err, pipeline.ErrNotFound) {
 		return a.runLookupError(err, runID)
 	}
 	a.log.Error("bot: recording feedback failed", "run_id", runID, "err", err)
-	return RenderError("I couldn't record your feedback because of an internal error.", "Please click again in a minute; nothing was recorded.")
+	return blockkit.RenderError("I couldn't record your feedback because of an internal error.", "Please click again in a minute; nothing was recorded.")
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/researchbot/researchbot/bot"
+	"github.com/researchbot/researchbot/bot/blockkit"
 	"github.com/researchbot/researchbot/internal/app"
 	"github.com/researchbot/researchbot/internal/researchtest"
 	"github.com/researchbot/researchbot/internal/slackfake"
@@ -36,7 +37,7 @@ func TestE2EReportFeedback(t *testing.T) {
 	wait := func(cond func() bool) bool { return bot.WaitUntil(fake, time.Until(deadlineOf(wctx)), cond) }
 	if !wait(func() bool {
 		for _, m := range fake.Messages(channel) {
-			if strings.Contains(string(m.Blocks), `"`+bot.ActionUseful+`"`) {
+			if strings.Contains(string(m.Blocks), `"`+blockkit.ActionUseful+`"`) {
 				report = m
 			}
 		}
@@ -70,11 +71,11 @@ func TestE2EReportFeedback(t *testing.T) {
 		}
 		return got
 	}
-	click(user, bot.ActionUseful)
+	click(user, blockkit.ActionUseful)
 	if v := verdicts(1); v[0].By != user || !v[0].Useful {
 		t.Errorf("verdicts %+v", v)
 	}
-	click(other, bot.ActionNotUseful)
+	click(other, blockkit.ActionNotUseful)
 	verdicts(2)
 	var form slackfake.View
 	wait(func() bool {
@@ -108,7 +109,7 @@ func TestE2EReportFeedback(t *testing.T) {
 		t.Errorf("counted %v useful, %v not useful; want 1 and 1", up, down)
 	}
 	// A person has one verdict: the second click replaces the first.
-	click(other, bot.ActionUseful)
+	click(other, blockkit.ActionUseful)
 	if !wait(func() bool {
 		r, _ := a.Engine.Load(ctx, runID)
 		up, down := r.VerdictTally()

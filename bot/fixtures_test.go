@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"bytes"
 	"encoding/json"
 	"time"
 
@@ -204,4 +205,15 @@ func finishedRun() *pipeline.Run {
 		Markdown: "# Stale sources in RAG\n\nFull text.",
 	}
 	return r
+}
+
+// rawJSON is v as JSON without HTML escaping, so "<" reads as "<".
+func rawJSON(v any) json.RawMessage {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		panic(err)
+	}
+	return b.Bytes()
 }

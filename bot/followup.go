@@ -11,6 +11,7 @@ import (
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
 
+	"github.com/researchbot/researchbot/bot/blockkit"
 	"github.com/researchbot/researchbot/pipeline"
 )
 
@@ -53,7 +54,7 @@ func (a *App) registerFollowUps(r *Routes) {
 	if a.cfg.Messages == nil {
 		r.Event(string(slackevents.Message), a.onDirectMessage)
 	}
-	r.Action(ActionResearchFollowUp, a.onResearchFollowUp)
+	r.Action(blockkit.ActionResearchFollowUp, a.onResearchFollowUp)
 }
 
 // rememberThread records that thread is run runID's, for follow-ups.
@@ -74,7 +75,7 @@ func mentionOf(ev *slackevents.AppMentionEvent) Mention {
 // mentionText is a message's text without the mentions it starts with,
 // unescaped, without invisible characters.
 func mentionText(text string) string {
-	return strings.TrimSpace(Visible(slackUnescaper.Replace(leadingMentions.ReplaceAllString(text, ""))))
+	return strings.TrimSpace(blockkit.Visible(slackUnescaper.Replace(leadingMentions.ReplaceAllString(text, ""))))
 }
 
 // onMention answers an @mention in a channel.
@@ -97,7 +98,7 @@ func (a *App) onDirectMessage(ctx context.Context, req *Request) error {
 // conversation's reply, or a follow-up question about the thread's run.
 func (a *App) converse(ctx context.Context, req *Request, m Mention) error {
 	if m.Thread == "" {
-		return tell(RenderError("Ask me about a report in its research thread: mention me there with your question.", "To research something new, use `/research &lt;question&gt;`."), "Ask in a research thread")
+		return tell(blockkit.RenderError("Ask me about a report in its research thread: mention me there with your question.", "To research something new, use `/research &lt;question&gt;`."), "Ask in a research thread")
 	}
 	if h, ok := a.cfg.Streams.(MentionHandler); ok {
 		if taken, err := h.HandleMention(ctx, m); taken || err != nil {
@@ -109,26 +110,26 @@ func (a *App) converse(ctx context.Context, req *Request, m Mention) error {
 		return err
 	}
 	if !found {
-		return tell(RenderError("I don't know a research run in this thread, so I have no sources to answer from.", "Mention me in the thread of a research report, or start one with `/research &lt;question&gt;`."), "No research here")
+		return tell(blockkit.RenderError("I don't know a research run in this thread, so I have no sources to answer from.", "Mention me in the thread of a research report, or start one with `/research &lt;question&gt;`."), "No research here")
 	}
 	asker, ok := a.engine.(FollowUpAsker)
 	if !ok {
-		return tell(RenderError("Follow-up questions are not enabled on this researchbot.", ""), "Not enabled")
+		return tell(blockkit.RenderError("Follow-up questions are not enabled on this researchbot.", ""), "Not enabled")
 	}
 	if m.Text == "" {
-		return tell(RenderError("Ask me a question about this report after the mention.", "For example: _@researchbot what did [3] say about costs?_"), "Ask a question")
+		return tell(blockkit.RenderError("Ask me a question about this report after the mention.", "For example: _@researchbot what did [3] say about costs?_"), "Ask a question")
 	}
 	if err := a.allowFollowUp(ctx, req); err != nil {
 		return err
 	}
-	ts, err := a.send.Post(ctx, m.Channel, m.Thread, RenderFollowUpPending(m.User, m.Text), "Looking in the report's sources…")
+	ts, err := a.send.Post(ctx, m.Channel, m.Thread, blockkit.RenderFollowUpPending(m.User, m.Text), "Looking in the report's sources…")
 	if err != nil {
 		return err
 	}
 	r, f, err := asker.Ask(ctx, runID, m.Text, m.User)
 	if err != nil {
 		blocks := a.followUpProblem(err, runID)
-		if uerr := a.send.Update(ctx, m.Channel, ts, append(RenderFollowUpPending(m.User, m.Text)[:1], blocks...), "Not answered"); uerr != nil {
+		if uerr := a.send.Update(ctx, m.Channel, ts, append(blockkit.RenderFollowUpPending(m.User, m.Text)[:1], blocks...), "Not answered"); uerr != nil {
 			req.Log.Warn("bot: showing a follow-up failure failed", "err", uerr)
 		}
 		return nil
@@ -141,7 +142,7 @@ func (a *App) converse(ctx context.Context, req *Request, m Mention) error {
 		Name: "researchbot_follow_ups_total",
 		Help: "Follow-up questions answered in research threads, by outcome (answered from the sources or not)."}, "outcome").WithLabelValues(outcome).Inc()
 	req.Log.Info("bot: follow-up answered", "run_id", r.ID, "follow_up", f.ID, "answered", f.Answered)
-	return a.send.Update(ctx, m.Channel, ts, RenderFollowUp(r.Report, f), followUpText(f))
+	return a.send.Update(ctx, m.Channel, ts, blockkit.RenderFollowUp(r.Report, f), blockkit.FollowUpText(f))
 }
 
 // allowFollowUp takes one follow-up from the person's budget.
@@ -156,7 +157,7 @@ func (a *App) allowFollowUp(ctx context.Context, req *Request) error {
 	}
 	if wait > 0 {
 		a.metrics.limited("follow_up")
-		return tell(RenderError(followUpLimitMessage(l, wait, a.now()), ""), "Rate limited")
+		return tell(blockkit.RenderError(followUpLimitMessage(l, wait, a.now()), ""), "Rate limited")
 	}
 	return nil
 }
@@ -164,7 +165,7 @@ func (a *App) allowFollowUp(ctx context.Context, req *Request) error {
 // followUpLimitMessage explains a refused follow-up and when to ask again.
 func followUpLimitMessage(l Limit, wait time.Duration, now time.Time) string {
 	wait = max(wait.Round(time.Second), time.Second)
-	return "You have asked as many follow-up questions as allowed (" + count(l.Rate) + " per " + periodName(l.Period) + "). Ask again in " + duration(wait) + " (" + slackDate(now.Add(wait)) + ")."
+	return "You have asked as many follow-up questions as allowed (" + blockkit.Count(l.Rate) + " per " + periodName(l.Period) + "). Ask again in " + blockkit.Duration(wait) + " (" + blockkit.SlackDate(now.Add(wait)) + ")."
 }
 
 // followUpProblem explains a follow-up that could not be answered.
@@ -172,14 +173,14 @@ func (a *App) followUpProblem(err error, runID string) []slack.Block {
 	var inv *pipeline.InvalidRequestError
 	switch {
 	case errors.Is(err, pipeline.ErrNoReport):
-		return RenderError("This run has no report yet, so there are no sources to answer from.", "Ask again once the report is posted in this thread.")
+		return blockkit.RenderError("This run has no report yet, so there are no sources to answer from.", "Ask again once the report is posted in this thread.")
 	case errors.As(err, &inv):
-		return RenderError(EscapeTruncate(strings.Join(inv.Problems, "; "), 500)+".", "")
+		return blockkit.RenderError(blockkit.EscapeTruncate(strings.Join(inv.Problems, "; "), 500)+".", "")
 	case errors.Is(err, pipeline.ErrNotFound):
-		return RenderError("Run "+runRef(runID)+" no longer exists, so I can't answer from its sources.", "")
+		return blockkit.RenderError("Run "+blockkit.RunRef(runID)+" no longer exists, so I can't answer from its sources.", "")
 	}
 	a.log.Error("bot: answering a follow-up failed", "run_id", runID, "err", err)
-	return RenderError("I couldn't answer this: the model or my storage did not answer.", "Please ask again in a minute.")
+	return blockkit.RenderError("I couldn't answer this: the model or my storage did not answer.", "Please ask again in a minute.")
 }
 
 // onResearchFollowUp starts a run for a follow-up the sources did not
@@ -192,7 +193,7 @@ func (a *App) onResearchFollowUp(ctx context.Context, req *Request) error {
 		f = parent.FollowUpByID(fid)
 	}
 	if f == nil {
-		return tell(RenderError("I can't find this follow-up question any more.", "Start a new research with `/research &lt;question&gt;`."), "Not found")
+		return tell(blockkit.RenderError("I can't find this follow-up question any more.", "Start a new research with `/research &lt;question&gt;`."), "Not found")
 	}
 	if f.Child == "" {
 		start := &Request{
@@ -212,7 +213,7 @@ func (a *App) onResearchFollowUp(ctx context.Context, req *Request) error {
 	}
 	// The answer now names the run instead of offering the button.
 	if cb := req.Callback; cb != nil && cb.Message.Timestamp != "" {
-		if err := a.send.Update(ctx, req.Channel, cb.Message.Timestamp, RenderFollowUp(parent.Report, *f), followUpText(*f)); err != nil {
+		if err := a.send.Update(ctx, req.Channel, cb.Message.Timestamp, blockkit.RenderFollowUp(parent.Report, *f), blockkit.FollowUpText(*f)); err != nil {
 			req.Log.Warn("bot: collapsing the Research this button failed", "err", err)
 		}
 	}
@@ -234,11 +235,11 @@ func (a *App) linkFollowUp(ctx context.Context, child *pipeline.Run, thread, by 
 		}
 	}
 	if parent.Origin.Kind == OriginKind && parent.Origin.ThreadTS != "" {
-		if _, err := a.send.Post(ctx, parent.Origin.Channel, parent.Origin.ThreadTS, RenderFollowUpStarted(f, child.ID, by), "Follow-up research started"); err != nil {
+		if _, err := a.send.Post(ctx, parent.Origin.Channel, parent.Origin.ThreadTS, blockkit.RenderFollowUpStarted(f, child.ID, by), "Follow-up research started"); err != nil {
 			a.log.Warn("bot: naming a follow-up run in its parent's thread failed", "run_id", child.ID, "err", err)
 		}
 	}
-	if _, err := a.send.Post(ctx, child.Origin.Channel, thread, RenderFollowUpOf(parent), "Follow-up of run "+parent.ID); err != nil {
+	if _, err := a.send.Post(ctx, child.Origin.Channel, thread, blockkit.RenderFollowUpOf(parent), "Follow-up of run "+parent.ID); err != nil {
 		a.log.Warn("bot: naming the parent in a follow-up run's thread failed", "run_id", child.ID, "err", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/researchbot/researchbot/bot"
+	"github.com/researchbot/researchbot/bot/blockkit"
 	"github.com/researchbot/researchbot/internal/app"
 	"github.com/researchbot/researchbot/internal/researchtest"
 	"github.com/researchbot/researchbot/internal/slackfake"
@@ -37,7 +38,9 @@ func TestE2EFollowUpQuestions(t *testing.T) {
 		t.Helper()
 		return waitMessage(wctx, t, fake, channel, what, match)
 	}
-	report := waitFor("report", func(m slackfake.Message) bool { return strings.Contains(string(m.Blocks), `"`+bot.ActionUseful+`"`) })
+	report := waitFor("report", func(m slackfake.Message) bool {
+		return strings.Contains(string(m.Blocks), `"`+blockkit.ActionUseful+`"`)
+	})
 	thread := report.ThreadTS
 	runs, err := a.Engine.List(ctx, pipeline.RunFilter{RequestedBy: user, Limit: 1})
 	if err != nil || len(runs) != 1 {
@@ -65,7 +68,7 @@ func TestE2EFollowUpQuestions(t *testing.T) {
 		t.Fatal(err)
 	}
 	offer := waitFor("Research this", func(m slackfake.Message) bool {
-		return m.ThreadTS == thread && strings.Contains(string(m.Blocks), `"`+bot.ActionResearchFollowUp+`"`)
+		return m.ThreadTS == thread && strings.Contains(string(m.Blocks), `"`+blockkit.ActionResearchFollowUp+`"`)
 	})
 	if !strings.Contains(string(offer.Blocks), "don't answer this") {
 		t.Errorf("the unanswered follow-up does not say so:\n%s", offer.Blocks)
@@ -80,7 +83,7 @@ func TestE2EFollowUpQuestions(t *testing.T) {
 	if got := parent.Spend.CostUSD; got <= spent || got-spent < parent.FollowUpSpend()-1e-9 {
 		t.Errorf("spend %.6f before, %.6f after: the answers' cost (%.6f) must be added", spent, got, parent.FollowUpSpend())
 	}
-	if _, err := fake.ClickButton(wctx, user, channel, offer.TS, bot.ActionResearchFollowUp, "", ""); err != nil {
+	if _, err := fake.ClickButton(wctx, user, channel, offer.TS, blockkit.ActionResearchFollowUp, "", ""); err != nil {
 		t.Fatal(err)
 	}
 	var child *pipeline.Run
@@ -109,7 +112,7 @@ func TestE2EFollowUpQuestions(t *testing.T) {
 		return m.ThreadTS == child.Origin.ThreadTS && m.ThreadTS != thread && strings.Contains(string(m.Blocks), "Follow-up of run")
 	})
 	waitFor("the button replaced by the child", func(m slackfake.Message) bool {
-		return m.TS == offer.TS && strings.Contains(string(m.Blocks), "Being researched as run") && !strings.Contains(string(m.Blocks), bot.ActionResearchFollowUp)
+		return m.TS == offer.TS && strings.Contains(string(m.Blocks), "Being researched as run") && !strings.Contains(string(m.Blocks), blockkit.ActionResearchFollowUp)
 	})
 	if parent, err = a.Engine.Load(ctx, parentID); err != nil || parent.FollowUps[1].Child != child.ID {
 		t.Fatalf("the parent does not name its child: %+v, %v", parent.FollowUps, err)
@@ -146,7 +149,9 @@ func TestE2EFollowUpInDirectMessages(t *testing.T) {
 		t.Helper()
 		return waitMessage(wctx, t, fake, dm, what, match)
 	}
-	report := find("report", func(m slackfake.Message) bool { return strings.Contains(string(m.Blocks), `"`+bot.ActionUseful+`"`) })
+	report := find("report", func(m slackfake.Message) bool {
+		return strings.Contains(string(m.Blocks), `"`+blockkit.ActionUseful+`"`)
+	})
 	if err := fake.PostUserMessage(wctx, user, dm, report.ThreadTS, "what did [1] say about cold weather performance?"); err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/researchbot/researchbot/bot/blockkit"
 	"github.com/researchbot/researchbot/checkpoints"
 	"github.com/researchbot/researchbot/pipeline"
 )
@@ -72,48 +73,48 @@ func TestGoldenMessages(t *testing.T) {
 	stranded.State, stranded.Attempt, stranded.LastError = checkpoints.StateFailed, 4, "channel_not_found <!channel>"
 
 	cases := map[string][]slack.Block{
-		"root_starting":        RenderRoot(RootInfo{Question: "What is <!here> RAG?\nSecond line", RequestedBy: "U123", Mode: "guided", Depth: pipeline.DepthStandard}),
-		"root_named":           RenderRoot(RootInfo{Question: "What is RAG?", RunID: "run-42", RequestedBy: "U123", Mode: "full", Depth: pipeline.DepthQuick, Status: pipeline.StatusQueued}),
-		"checkpoint_plan":      RenderCheckpoint(planInstance(), "U123"),
-		"checkpoint_reminder":  RenderCheckpoint(reminder, "U123"),
-		"checkpoint_sources":   RenderCheckpoint(sourcesInstance(), "U123"),
-		"checkpoint_draft":     RenderCheckpoint(draftInstance(), "U123"),
-		"checkpoint_critical":  RenderCheckpoint(criticalInstance(), "U123"),
-		"checkpoint_generic":   RenderCheckpoint(allTypesInstance(), ""),
-		"checkpoint_optional":  RenderCheckpoint(optional, "U123"),
-		"checkpoint_stranded":  RenderStranded(stranded),
-		"decided_approve":      RenderDecided(decided(planInstance(), checkpoints.Approve, "", nil)),
-		"decided_edit":         RenderDecided(decided(planInstance(), checkpoints.Edit, "", changes)),
-		"decided_reject":       RenderDecided(decided(draftInstance(), checkpoints.Reject, "Too shallow <!channel>", nil)),
-		"decided_timed_out":    RenderDecided(timedOut),
-		"superseded":           renderSuperseded(planInstance()),
-		"checkpoint_cancelled": renderEnded(planInstance(), pipeline.StatusCancelled),
-		"progress_running":     RenderProgress(sampleRun(), now),
-		"progress_waiting":     RenderProgress(waiting, now),
-		"progress_done":        RenderProgress(finishedRun(), now),
-		"report_complete":      RenderFinished(finishedRun()),
-		"report_partial":       RenderFinished(partial),
-		"report_failed":        RenderFinished(failed),
-		"report_cancelled":     RenderFinished(cancelled),
-		"help":                 RenderHelp(),
-		"status":               renderStatus(waiting, now),
-		"list":                 renderList([]*pipeline.Run{waiting, finishedRun()}, now),
-		"list_empty":           renderList(nil, now),
-		"error":                RenderError("I couldn't find run `x`.", "`/research list` shows your runs."),
-		"cancel_confirm":       renderCancelConfirm(sampleRun()),
+		"root_starting":        blockkit.RenderRoot(blockkit.RootInfo{Question: "What is <!here> RAG?\nSecond line", RequestedBy: "U123", Mode: "guided", Depth: pipeline.DepthStandard}),
+		"root_named":           blockkit.RenderRoot(blockkit.RootInfo{Question: "What is RAG?", RunID: "run-42", RequestedBy: "U123", Mode: "full", Depth: pipeline.DepthQuick, Status: pipeline.StatusQueued}),
+		"checkpoint_plan":      blockkit.RenderCheckpoint(planInstance(), "U123"),
+		"checkpoint_reminder":  blockkit.RenderCheckpoint(reminder, "U123"),
+		"checkpoint_sources":   blockkit.RenderCheckpoint(sourcesInstance(), "U123"),
+		"checkpoint_draft":     blockkit.RenderCheckpoint(draftInstance(), "U123"),
+		"checkpoint_critical":  blockkit.RenderCheckpoint(criticalInstance(), "U123"),
+		"checkpoint_generic":   blockkit.RenderCheckpoint(allTypesInstance(), ""),
+		"checkpoint_optional":  blockkit.RenderCheckpoint(optional, "U123"),
+		"checkpoint_stranded":  blockkit.RenderStranded(stranded),
+		"decided_approve":      blockkit.RenderDecided(decided(planInstance(), checkpoints.Approve, "", nil)),
+		"decided_edit":         blockkit.RenderDecided(decided(planInstance(), checkpoints.Edit, "", changes)),
+		"decided_reject":       blockkit.RenderDecided(decided(draftInstance(), checkpoints.Reject, "Too shallow <!channel>", nil)),
+		"decided_timed_out":    blockkit.RenderDecided(timedOut),
+		"superseded":           blockkit.RenderSuperseded(planInstance()),
+		"checkpoint_cancelled": blockkit.RenderEnded(planInstance(), pipeline.StatusCancelled),
+		"progress_running":     blockkit.RenderProgress(sampleRun(), now),
+		"progress_waiting":     blockkit.RenderProgress(waiting, now),
+		"progress_done":        blockkit.RenderProgress(finishedRun(), now),
+		"report_complete":      blockkit.RenderFinished(finishedRun()),
+		"report_partial":       blockkit.RenderFinished(partial),
+		"report_failed":        blockkit.RenderFinished(failed),
+		"report_cancelled":     blockkit.RenderFinished(cancelled),
+		"help":                 blockkit.RenderHelp(),
+		"status":               blockkit.RenderStatus(waiting, now),
+		"list":                 blockkit.RenderList([]*pipeline.Run{waiting, finishedRun()}, now),
+		"list_empty":           blockkit.RenderList(nil, now),
+		"error":                blockkit.RenderError("I couldn't find run `x`.", "`/research list` shows your runs."),
+		"cancel_confirm":       blockkit.RenderCancelConfirm(sampleRun()),
 		"invite_help":          inviteHelp("C999"),
 		"invite_help_dm":       inviteHelp("D999"),
 		"not_allowed":          notAllowed(sampleRun()),
 		"already_decided":      alreadyDecided(decided(planInstance(), checkpoints.Approve, "", nil)),
 		"superseded_click":     superseded(sampleRun()),
 		"validation_problem":   validationProblem([]checkpoints.FieldError{{Key: "queries", Message: "This is required"}, {Key: "depth", Message: `"deep" is not one of the options`}}),
-		"rate_limited":         RenderError(limitMessage(&LimitedError{Scope: "user", Limit: RateLimits{}.withDefaults().PerUser, RetryAfter: 12*time.Minute + 3*time.Second}, t0), ""),
-		"rate_limited_team":    RenderError(limitMessage(&LimitedError{Scope: "workspace", Limit: RateLimits{}.withDefaults().PerWorkspace, RetryAfter: 40 * time.Second}, t0), ""),
+		"rate_limited":         blockkit.RenderError(limitMessage(&LimitedError{Scope: "user", Limit: RateLimits{}.withDefaults().PerUser, RetryAfter: 12*time.Minute + 3*time.Second}, t0), ""),
+		"rate_limited_team":    blockkit.RenderError(limitMessage(&LimitedError{Scope: "workspace", Limit: RateLimits{}.withDefaults().PerWorkspace, RetryAfter: 40 * time.Second}, t0), ""),
 	}
 	for name, blocks := range cases {
 		t.Run(name, func(t *testing.T) {
 			golden(t, "msg_"+name, msg(blocks))
-			if probs := blockProblems(blocks, MaxBlocks); len(probs) > 0 {
+			if probs := blockProblems(blocks, blockkit.MaxBlocks); len(probs) > 0 {
 				t.Errorf("limits: %v", probs)
 			}
 		})
@@ -122,21 +123,21 @@ func TestGoldenMessages(t *testing.T) {
 
 func TestGoldenModals(t *testing.T) {
 	cases := map[string]slack.ModalViewRequest{
-		"edit_plan":      EditModal(planInstance()),
-		"edit_sources":   EditModal(sourcesInstance()),
-		"edit_draft":     EditModal(draftInstance()),
-		"edit_critical":  EditModal(criticalInstance()),
-		"edit_all_types": EditModal(allTypesInstance()),
-		"reject":         RejectModal(planInstance()),
+		"edit_plan":      blockkit.EditModal(planInstance()),
+		"edit_sources":   blockkit.EditModal(sourcesInstance()),
+		"edit_draft":     blockkit.EditModal(draftInstance()),
+		"edit_critical":  blockkit.EditModal(criticalInstance()),
+		"edit_all_types": blockkit.EditModal(allTypesInstance()),
+		"reject":         blockkit.RejectModal(planInstance()),
 		"notice":         *noticeModal(superseded(sampleRun())),
 	}
 	for name, view := range cases {
 		t.Run(name, func(t *testing.T) {
 			golden(t, "modal_"+name, view)
-			if probs := blockProblems(view.Blocks.BlockSet, MaxModalBlocks); len(probs) > 0 {
+			if probs := blockProblems(view.Blocks.BlockSet, blockkit.MaxModalBlocks); len(probs) > 0 {
 				t.Errorf("limits: %v", probs)
 			}
-			if n := len([]rune(view.Title.Text)); n > MaxModalTitle {
+			if n := len([]rune(view.Title.Text)); n > blockkit.MaxModalTitle {
 				t.Errorf("title has %d runes", n)
 			}
 		})

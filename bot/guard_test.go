@@ -11,6 +11,7 @@ import (
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
 
+	"github.com/researchbot/researchbot/bot/blockkit"
 	"github.com/researchbot/researchbot/internal/slackfake"
 	"github.com/researchbot/researchbot/pipeline"
 )
@@ -101,7 +102,7 @@ func TestRepeatedSlashCommandOnAnotherReplicaStartsNoSecondRun(t *testing.T) {
 func TestRepeatedClickDecidesOnceAndSaysNothing(t *testing.T) {
 	h := newHarness(t, nil)
 	plan := h.startRun("what is RAG?")
-	h.click(requester, plan, ActionApprove)
+	h.click(requester, plan, blockkit.ActionApprove)
 	h.waitFor("the decision", func() bool { return len(h.engine.decisionsCopy()) == 1 })
 	h.startReplica()
 	h.redeliver("interactive", "interactive")
@@ -114,7 +115,7 @@ func TestRepeatedClickDecidesOnceAndSaysNothing(t *testing.T) {
 func TestRepeatedEditClickOpensOneForm(t *testing.T) {
 	h := newHarness(t, nil)
 	plan := h.startRun("what is RAG?")
-	h.click(requester, plan, ActionEdit)
+	h.click(requester, plan, blockkit.ActionEdit)
 	h.waitFor("the edit form", func() bool { return len(h.fake.Views()) == 1 })
 	h.redeliver("interactive", "interactive")
 	if n := len(h.fake.Views()); n != 1 {
@@ -196,7 +197,7 @@ func TestRequestsFromAnotherWorkspaceOrAppAreRefusedPolitely(t *testing.T) {
 
 	// A click from another app: nothing decided, the clicker told why.
 	h.foreign("", "A0OTHERAPP")
-	h.click(requester, plan, ActionApprove)
+	h.click(requester, plan, blockkit.ActionApprove)
 	h.waitFor("the refusal of the click", func() bool { return h.ephemeralTo(requester, "not installed for the workspace or app") })
 	if n := len(h.engine.decisionsCopy()); n != 0 {
 		t.Errorf("%d decisions from a foreign click", n)
@@ -227,18 +228,18 @@ func TestRequestsFromAnotherWorkspaceOrAppAreRefusedPolitely(t *testing.T) {
 
 	// Back home, the same person is served.
 	h.fake.RewriteEnvelopes(nil)
-	h.click(requester, plan, ActionApprove)
+	h.click(requester, plan, blockkit.ActionApprove)
 	h.waitFor("the decision", func() bool { return len(h.engine.decisionsCopy()) == 1 })
 }
 
 func TestForeignFormSubmissionIsAnsweredInTheForm(t *testing.T) {
 	h := newHarness(t, nil)
 	plan := h.startRun("what is RAG?")
-	h.click(requester, plan, ActionReject)
+	h.click(requester, plan, blockkit.ActionReject)
 	h.waitFor("the reject form", func() bool { return len(h.fake.Views()) == 1 })
 	h.foreign("T0ELSEWHERE", "")
 	v := h.fake.Views()[0]
-	ack := h.submit(requester, v, map[string]map[string]slack.BlockAction{reasonBlockID: {valueActionID: {Value: "no"}}})
+	ack := h.submit(requester, v, map[string]map[string]slack.BlockAction{blockkit.ReasonBlockID: {blockkit.ValueActionID: {Value: "no"}}})
 	if ack.ResponseAction != "update" || !strings.Contains(string(ack.View), "not installed for the workspace or app") {
 		t.Errorf("ack = %+v, want the form replaced by the refusal", ack)
 	}
@@ -253,7 +254,7 @@ func TestTamperedButtonValueIsRefusedAndLoggedBounded(t *testing.T) {
 	huge := "run-1.cp1" + strings.Repeat("A", 2048)
 	ctx, cancel := context.WithTimeout(h.ctx, 5*time.Second)
 	defer cancel()
-	if _, err := h.fake.ClickButton(ctx, requester, plan.Channel, plan.TS, ActionApprove, huge, ""); err != nil {
+	if _, err := h.fake.ClickButton(ctx, requester, plan.Channel, plan.TS, blockkit.ActionApprove, huge, ""); err != nil {
 		t.Fatal(err)
 	}
 	h.waitFor("the refusal", func() bool { return h.ephemeralTo(requester, "Nothing was changed") })
@@ -322,7 +323,7 @@ func TestDeliveryMemoryOutageLosesNoAction(t *testing.T) {
 	t.Parallel() // it waits the real 500 ms delivery-check timeout (a context deadline); others run meanwhile
 	h := newHarness(t, func(c *Config) { c.Deliveries = stuckMemory{} })
 	plan := h.startRun("what is RAG?")
-	h.click(requester, plan, ActionApprove)
+	h.click(requester, plan, blockkit.ActionApprove)
 	h.waitFor("the decision", func() bool { return len(h.engine.decisionsCopy()) == 1 })
 	if !strings.Contains(h.logs.String(), "could not check for a repeated delivery; handling it") {
 		t.Error("the log does not say the check was skipped")

@@ -12,6 +12,7 @@ import (
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
 
+	"github.com/researchbot/researchbot/bot/blockkit"
 	"github.com/researchbot/researchbot/checkpoints"
 	"github.com/researchbot/researchbot/pipeline"
 	"github.com/researchbot/researchbot/scheduler"
@@ -46,7 +47,7 @@ const (
 
 // homeAdminActions are the admin buttons of the App Home.
 func homeAdminActions() []string {
-	return []string{ActionHomeEnable, ActionHomeDisable, ActionHomeReset, ActionHomeEdit, ActionHomeCreate}
+	return []string{blockkit.ActionHomeEnable, blockkit.ActionHomeDisable, blockkit.ActionHomeReset, blockkit.ActionHomeEdit, blockkit.ActionHomeCreate}
 }
 
 // registerHome routes the App Home: the tab, its admin buttons and the
@@ -58,7 +59,7 @@ func (a *App) registerHome(r *Routes) {
 	for _, id := range homeAdminActions() {
 		r.Action(id, a.onHomeAdmin)
 	}
-	r.View(CallbackDefinition, a.onDefinitionSubmit)
+	r.View(blockkit.CallbackDefinition, a.onDefinitionSubmit)
 }
 
 // isAdmin reports whether user manages checkpoints: listed in SLACK_ADMINS,
@@ -87,7 +88,7 @@ func (a *App) publishHome(ctx context.Context, user string, log *slog.Logger) er
 	if err != nil {
 		return err
 	}
-	_, err = a.api.PublishViewContext(ctx, slack.PublishViewContextRequest{UserID: user, View: RenderHome(v)})
+	_, err = a.api.PublishViewContext(ctx, slack.PublishViewContextRequest{UserID: user, View: blockkit.RenderHome(v)})
 	if err != nil {
 		return fmt.Errorf("publish the App Home: %w", err)
 	}
@@ -110,9 +111,9 @@ func (a *App) refreshOpenHome(ctx context.Context, user string, log *slog.Logger
 }
 
 // homeView gathers what user's App Home shows.
-func (a *App) homeView(ctx context.Context, user string, log *slog.Logger) (HomeView, error) {
+func (a *App) homeView(ctx context.Context, user string, log *slog.Logger) (blockkit.HomeView, error) {
 	now := a.now()
-	v := HomeView{Now: now}
+	v := blockkit.HomeView{Now: now}
 	mine, err := a.engine.List(ctx, pipeline.RunFilter{RequestedBy: user, Limit: homeMyRuns})
 	if err != nil {
 		return v, fmt.Errorf("list the runs of %s: %w", user, err)
@@ -133,7 +134,7 @@ func (a *App) homeView(ctx context.Context, user string, log *slog.Logger) (Home
 		if r.Status.Final() || inst == nil || !(inst.Open() || stranded) || !a.allowed(r, user) {
 			continue
 		}
-		v.Pending = append(v.Pending, HomePending{Run: r, Inst: inst, Link: a.checkpointLink(ctx, inst.ID)})
+		v.Pending = append(v.Pending, blockkit.HomePending{Run: r, Inst: inst, Link: a.checkpointLink(ctx, inst.ID)})
 	}
 	if a.cfg.StreamList != nil {
 		streams, err := a.cfg.StreamList.List(ctx)
@@ -190,15 +191,15 @@ func (a *App) checkpointLink(ctx context.Context, instID string) string {
 
 // homeAdmin gathers the admin section from the definitions and the runs of
 // the last HomeStatsWindow.
-func (a *App) homeAdmin(ctx context.Context, runs []*pipeline.Run, now time.Time) (*HomeAdmin, error) {
+func (a *App) homeAdmin(ctx context.Context, runs []*pipeline.Run, now time.Time) (*blockkit.HomeAdmin, error) {
 	defs, err := a.cfg.Checkpoints.Definitions(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("load checkpoint definitions: %w", err)
 	}
 	checkpoints.SortByPipeline(defs)
-	since := now.Add(-HomeStatsWindow)
-	counts := countInstances(runs, since)
-	out := &HomeAdmin{}
+	since := now.Add(-blockkit.HomeStatsWindow)
+	counts := blockkit.CountInstances(runs, since)
+	out := &blockkit.HomeAdmin{}
 	for _, r := range runs {
 		if !r.CreatedAt.Before(since) {
 			out.Runs++
@@ -210,7 +211,7 @@ func (a *App) homeAdmin(ctx context.Context, runs []*pipeline.Run, now time.Time
 		if err != nil {
 			return nil, fmt.Errorf("load the failures of %s: %w", d.ID, err)
 		}
-		out.Definitions = append(out.Definitions, HomeDefinition{Def: d, Failures: len(fails), Tripped: checkpoints.BreakerTripped(d, fails, now), Counts: counts[d.ID]})
+		out.Definitions = append(out.Definitions, blockkit.HomeDefinition{Def: d, Failures: len(fails), Tripped: checkpoints.BreakerTripped(d, fails, now), Counts: counts[d.ID]})
 	}
 	return out, nil
 }
@@ -224,7 +225,7 @@ func (a *App) onHomeAdmin(ctx context.Context, req *Request) error {
 		return a.homeNotice(ctx, req, "Only admins (SLACK_ADMINS, workspace admins and owners) can manage checkpoints. Nothing was changed.")
 	}
 	store := a.cfg.Checkpoints
-	if act.ActionID == ActionHomeCreate {
+	if act.ActionID == blockkit.ActionHomeCreate {
 		return a.openDefinitionForm(ctx, req, checkpoints.Definition{Modes: []string{checkpoints.ModeGuided, checkpoints.ModeFull},
 			MaxRetries: checkpoints.DefaultMaxRetries, BreakerThreshold: checkpoints.DefaultBreakerThreshold, BreakerWindow: checkpoints.DefaultBreakerWindow}, true)
 	}
@@ -236,12 +237,12 @@ func (a *App) onHomeAdmin(ctx context.Context, req *Request) error {
 		return fmt.Errorf("load definition %s: %w", act.Value, err)
 	}
 	switch act.ActionID {
-	case ActionHomeEdit:
+	case blockkit.ActionHomeEdit:
 		return a.openDefinitionForm(ctx, req, d, false)
-	case ActionHomeReset:
+	case blockkit.ActionHomeReset:
 		err = store.ResetBreaker(ctx, d.ID)
 	default:
-		d.Enabled = act.ActionID == ActionHomeEnable
+		d.Enabled = act.ActionID == blockkit.ActionHomeEnable
 		d.UpdatedAt = a.now()
 		err = store.PutDefinition(ctx, d)
 	}
@@ -255,7 +256,7 @@ func (a *App) onHomeAdmin(ctx context.Context, req *Request) error {
 // homeNotice tells the clicker something in a small modal (the App Home has
 // no thread to answer in).
 func (a *App) homeNotice(ctx context.Context, req *Request, text string) error {
-	if _, err := a.api.OpenViewContext(ctx, req.TriggerID, *noticeModal([]slack.Block{section(":warning: " + text)})); err != nil {
+	if _, err := a.api.OpenViewContext(ctx, req.TriggerID, *noticeModal([]slack.Block{blockkit.Section(":warning: " + text)})); err != nil {
 		req.Log.Warn("bot: could not open a notice", "err", err)
 	}
 	return nil
@@ -263,7 +264,7 @@ func (a *App) homeNotice(ctx context.Context, req *Request, text string) error {
 
 // openDefinitionForm opens the create or edit form.
 func (a *App) openDefinitionForm(ctx context.Context, req *Request, d checkpoints.Definition, create bool) error {
-	if _, err := a.api.OpenViewContext(ctx, req.TriggerID, DefinitionModal(d, create)); err != nil {
+	if _, err := a.api.OpenViewContext(ctx, req.TriggerID, blockkit.DefinitionModal(d, create)); err != nil {
 		return fmt.Errorf("open the definition form: %w", err)
 	}
 	return nil
@@ -276,13 +277,13 @@ func (a *App) onDefinitionSubmit(ctx context.Context, req *Request) error {
 	cb, user := req.Callback, req.UserID
 	if a.cfg.Checkpoints == nil || !a.isAdmin(ctx, user) {
 		req.Log.Warn("bot: a non-admin submitted the definition form")
-		req.Ack(slack.NewUpdateViewSubmissionResponse(noticeModal(RenderError("Only admins (SLACK_ADMINS, workspace admins and owners) can manage checkpoints.", "Nothing was saved."))))
+		req.Ack(slack.NewUpdateViewSubmissionResponse(noticeModal(blockkit.RenderError("Only admins (SLACK_ADMINS, workspace admins and owners) can manage checkpoints.", "Nothing was saved."))))
 		return nil
 	}
 	store := a.cfg.Checkpoints
-	var meta definitionMeta
+	var meta blockkit.DefinitionMeta
 	if err := json.Unmarshal([]byte(cb.View.PrivateMetadata), &meta); err != nil {
-		req.Ack(slack.NewUpdateViewSubmissionResponse(noticeModal(RenderError("I couldn't read this form.", "Nothing was saved; open it again from the App Home."))))
+		req.Ack(slack.NewUpdateViewSubmissionResponse(noticeModal(blockkit.RenderError("I couldn't read this form.", "Nothing was saved; open it again from the App Home."))))
 		return nil
 	}
 	create := meta.ID == ""
@@ -290,7 +291,7 @@ func (a *App) onDefinitionSubmit(ctx context.Context, req *Request) error {
 	if !create {
 		var err error
 		if base, err = store.Definition(ctx, meta.ID); err != nil {
-			req.Ack(slack.NewUpdateViewSubmissionResponse(noticeModal(RenderError("I couldn't load the checkpoint "+Escape(meta.ID)+".", "Nothing was saved."))))
+			req.Ack(slack.NewUpdateViewSubmissionResponse(noticeModal(blockkit.RenderError("I couldn't load the checkpoint "+blockkit.Escape(meta.ID)+".", "Nothing was saved."))))
 			return nil
 		}
 	}
@@ -298,7 +299,7 @@ func (a *App) onDefinitionSubmit(ctx context.Context, req *Request) error {
 	if cb.View.State != nil {
 		state = cb.View.State.Values
 	}
-	d, slots, errs := parseDefinitionForm(meta, base, state)
+	d, slots, errs := blockkit.ParseDefinitionForm(meta, base, state)
 	ps := checkpoints.DefinitionProblems(d)
 	if create && checkpoints.IsBuiltin(d.ID) {
 		ps = append(ps, checkpoints.Problem{Path: "id", Message: "This is a built-in's id; edit the built-in instead."})
@@ -306,7 +307,7 @@ func (a *App) onDefinitionSubmit(ctx context.Context, req *Request) error {
 	if !create {
 		ps = append(ps, checkpoints.ChangeProblems(base, d)...)
 	}
-	for k, v := range definitionErrors(ps, slots, create) {
+	for k, v := range blockkit.DefinitionErrors(ps, slots, create) {
 		if _, ok := errs[k]; !ok {
 			errs[k] = v
 		}
@@ -318,7 +319,7 @@ func (a *App) onDefinitionSubmit(ctx context.Context, req *Request) error {
 			d.Enabled, d.CreatedAt, d.UpdatedAt = true, now, now
 			err = store.CreateDefinition(ctx, d)
 			if errors.Is(err, checkpoints.ErrDefinitionExists) {
-				errs[defIDBlock] = "A checkpoint with this id exists; choose another."
+				errs[blockkit.DefIDBlock] = "A checkpoint with this id exists; choose another."
 			}
 		} else {
 			err = store.PutDefinition(ctx, checkpoints.Edited(base, d, true, now))
@@ -329,7 +330,7 @@ func (a *App) onDefinitionSubmit(ctx context.Context, req *Request) error {
 		return nil
 	}
 	if err != nil {
-		req.Ack(slack.NewUpdateViewSubmissionResponse(noticeModal(RenderError("I couldn't save the checkpoint.", "Nothing was saved; please try again in a minute."))))
+		req.Ack(slack.NewUpdateViewSubmissionResponse(noticeModal(blockkit.RenderError("I couldn't save the checkpoint.", "Nothing was saved; please try again in a minute."))))
 		return fmt.Errorf("save definition %s: %w", d.ID, err)
 	}
 	req.Ack(nil)

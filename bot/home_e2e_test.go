@@ -11,6 +11,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/researchbot/researchbot/bot"
+	"github.com/researchbot/researchbot/bot/blockkit"
 	"github.com/researchbot/researchbot/checkpoints"
 	"github.com/researchbot/researchbot/internal/app"
 	"github.com/researchbot/researchbot/internal/researchtest"
@@ -54,7 +55,7 @@ func lastForm(t *testing.T, fake *slackfake.Server) slack.View {
 	var form slack.View
 	waitFor(t, fake, "the definition form", func() bool {
 		for _, v := range fake.Views() {
-			if sv := v.SlackView(); sv.CallbackID == bot.CallbackDefinition {
+			if sv := v.SlackView(); sv.CallbackID == blockkit.CallbackDefinition {
 				form = sv
 			}
 		}
@@ -100,7 +101,7 @@ func TestAppHomeAdminCreatesACheckpointThatAUserMeets(t *testing.T) {
 	home := openHome(t, ctx, fake, admin, "Checkpoint definitions (admin)", "")
 	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if _, err := fake.ClickViewButton(cctx, admin, home, bot.ActionHomeCreate, ""); err != nil {
+	if _, err := fake.ClickViewButton(cctx, admin, home, blockkit.ActionHomeCreate, ""); err != nil {
 		t.Fatal(err)
 	}
 	form := lastForm(t, fake)
@@ -140,10 +141,10 @@ func TestAppHomeAdminCreatesACheckpointThatAUserMeets(t *testing.T) {
 
 	// A non-admin: no admin section, and a tampered admin form is refused.
 	openHome(t, ctx, fake, user, "Waiting for your decision", "")
-	if s := homeText(fake, user); strings.Contains(s, "Checkpoint definitions") || strings.Contains(s, bot.ActionHomeCreate) {
+	if s := homeText(fake, user); strings.Contains(s, "Checkpoint definitions") || strings.Contains(s, blockkit.ActionHomeCreate) {
 		t.Fatalf("a non-admin sees the admin section:\n%s", s)
 	}
-	tampered := slack.View{Type: slack.VTModal, CallbackID: bot.CallbackDefinition, PrivateMetadata: `{"id":"plan_review","slots":0}`,
+	tampered := slack.View{Type: slack.VTModal, CallbackID: blockkit.CallbackDefinition, PrivateMetadata: `{"id":"plan_review","slots":0}`,
 		Title: &slack.TextBlockObject{Type: "plain_text", Text: "Edit"}}
 	ack, err = fake.SubmitView(cctx, user, tampered, map[string]map[string]slack.BlockAction{"def_label": value("Owned"), "def_modes": picked("guided"), "def_position": picked("after_planning")})
 	if err != nil {
@@ -162,17 +163,17 @@ func TestAppHomeAdminCreatesACheckpointThatAUserMeets(t *testing.T) {
 	}
 	waitCheckpoint(t, fake, channel, "Risk check")
 	home = openHome(t, ctx, fake, user, "*Risk check*", "")
-	if s := homeText(fake, user); !strings.Contains(s, "in its thread>") || !strings.Contains(s, bot.ActionSkip) {
+	if s := homeText(fake, user); !strings.Contains(s, "in its thread>") || !strings.Contains(s, blockkit.ActionSkip) {
 		t.Fatalf("the pending decision lacks its link or Skip:\n%s", s)
 	}
 	riskInst := pendingInstance(t, fake, a, "risk_check")
-	if _, err := fake.ClickViewButton(cctx, user, home, bot.ActionSkip, riskInst); err != nil {
+	if _, err := fake.ClickViewButton(cctx, user, home, blockkit.ActionSkip, riskInst); err != nil {
 		t.Fatal(err)
 	}
 	waitCheckpoint(t, fake, channel, "Research plan")
 	home = openHome(t, ctx, fake, user, "*Research plan*", riskInst)
 	planInst := pendingInstance(t, fake, a, checkpoints.PlanReview)
-	if _, err := fake.ClickViewButton(cctx, user, home, bot.ActionApprove, planInst); err != nil {
+	if _, err := fake.ClickViewButton(cctx, user, home, blockkit.ActionApprove, planInst); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, fake, "the App Home to clear the plan review", func() bool { return !strings.Contains(homeText(fake, user), planInst) })
@@ -181,13 +182,13 @@ func TestAppHomeAdminCreatesACheckpointThatAUserMeets(t *testing.T) {
 	waitCheckpoint(t, fake, channel, "Draft review")
 	draftInst := pendingInstance(t, fake, a, checkpoints.DraftReview)
 	home = openHome(t, ctx, fake, user, draftInst, "")
-	if _, err := fake.ClickViewButton(cctx, user, home, bot.ActionReject, draftInst); err != nil {
+	if _, err := fake.ClickViewButton(cctx, user, home, blockkit.ActionReject, draftInst); err != nil {
 		t.Fatal(err)
 	}
 	var reject slack.View
 	waitFor(t, fake, "the reject form", func() bool {
 		for _, v := range fake.Views() {
-			if sv := v.SlackView(); sv.CallbackID == bot.CallbackReject && sv.PrivateMetadata == draftInst {
+			if sv := v.SlackView(); sv.CallbackID == blockkit.CallbackReject && sv.PrivateMetadata == draftInst {
 				reject = sv
 			}
 		}
@@ -208,8 +209,8 @@ func TestAppHomeAdminCreatesACheckpointThatAUserMeets(t *testing.T) {
 	})
 	// A non-admin's tampered admin click changes nothing.
 	fakeHome := slack.View{ID: "VTAMPERED", Type: slack.VTHomeTab, Blocks: slack.Blocks{BlockSet: []slack.Block{
-		slack.NewActionBlock("x", slack.NewButtonBlockElement(bot.ActionHomeDisable, "risk_check", &slack.TextBlockObject{Type: "plain_text", Text: "Disable"}))}}}
-	if _, err := fake.ClickViewButton(cctx, user, fakeHome, bot.ActionHomeDisable, "risk_check"); err != nil {
+		slack.NewActionBlock("x", slack.NewButtonBlockElement(blockkit.ActionHomeDisable, "risk_check", &slack.TextBlockObject{Type: "plain_text", Text: "Disable"}))}}}
+	if _, err := fake.ClickViewButton(cctx, user, fakeHome, blockkit.ActionHomeDisable, "risk_check"); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, fake, "the refusal", func() bool {
@@ -228,7 +229,7 @@ func TestAppHomeAdminCreatesACheckpointThatAUserMeets(t *testing.T) {
 	fake.AddUser(wsAdmin, "linus", "UTC")
 	fake.SetAdmin(wsAdmin, true)
 	home = openHome(t, ctx, fake, wsAdmin, "Checkpoint definitions (admin)", "")
-	if _, err := fake.ClickViewButton(cctx, wsAdmin, home, bot.ActionHomeDisable, "risk_check"); err != nil {
+	if _, err := fake.ClickViewButton(cctx, wsAdmin, home, blockkit.ActionHomeDisable, "risk_check"); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, fake, "the App Home to show it disabled", func() bool {

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/researchbot/researchbot/bot/blockkit"
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
 	"github.com/slack-go/slack/socketmode"
@@ -84,7 +85,7 @@ func (in *installation) foreign(o requestOrigin) string {
 
 // foreignNotice is what the person behind a refused request is told.
 func foreignNotice() ([]slack.Block, string) {
-	return RenderError("This researchbot is not installed for the workspace or app this request came from, so it did nothing.",
+	return blockkit.RenderError("This researchbot is not installed for the workspace or app this request came from, so it did nothing.",
 		"If you expected it to answer here, ask whoever runs researchbot."), "researchbot is not installed here"
 }
 

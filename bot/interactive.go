@@ -10,6 +10,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/researchbot/researchbot/bot/blockkit"
 	"github.com/researchbot/researchbot/checkpoints"
 	"github.com/researchbot/researchbot/pipeline"
 )
@@ -29,7 +30,7 @@ func (a *App) onInteractive(k *acker, d delivery, cb slack.InteractionCallback) 
 			return
 		}
 		act := *cb.ActionCallback.BlockActions[0]
-		if (act.ActionID == ActionEdit || act.ActionID == ActionReject) && a.openFast(d, cb, act) {
+		if (act.ActionID == blockkit.ActionEdit || act.ActionID == blockkit.ActionReject) && a.openFast(d, cb, act) {
 			return // a form opens on its own fast path: its trigger_id lives 3 s
 		}
 		req := a.clickRequest(cb, act)
@@ -46,7 +47,7 @@ func (a *App) onInteractive(k *acker, d delivery, cb slack.InteractionCallback) 
 		}) {
 			a.log.Warn("bot: busy; dropped a click", "user", cb.User.ID, "action", act.ActionID)
 			a.overflow(func(ctx context.Context) {
-				a.send.Ephemeral(ctx, cb.Channel.ID, cb.User.ID, threadOf(cb), RenderError("I'm very busy right now and couldn't take that click.", "Please click again in a minute."), "busy")
+				a.send.Ephemeral(ctx, cb.Channel.ID, cb.User.ID, threadOf(cb), blockkit.RenderError("I'm very busy right now and couldn't take that click.", "Please click again in a minute."), "busy")
 			})
 		}
 	case slack.InteractionTypeShortcut, slack.InteractionTypeMessageAction:
@@ -68,7 +69,7 @@ func (a *App) onInteractive(k *acker, d delivery, cb slack.InteractionCallback) 
 			a.serve(ctx, h, req)
 		}) {
 			a.log.Warn("bot: busy; could not take a form", "user", cb.User.ID)
-			k.ack(slack.NewUpdateViewSubmissionResponse(noticeModal(RenderError("I'm very busy right now and couldn't save this.", "Please try again in a minute."))))
+			k.ack(slack.NewUpdateViewSubmissionResponse(noticeModal(blockkit.RenderError("I'm very busy right now and couldn't save this.", "Please try again in a minute."))))
 		}
 	case slack.InteractionTypeViewClosed:
 		k.ack(nil)
@@ -105,7 +106,7 @@ func (a *App) clickRequest(cb slack.InteractionCallback, act slack.BlockAction) 
 // fast path is full).
 func (a *App) onCheckpointAction(ctx context.Context, req *Request) error {
 	cb, act, user, log := req.Callback, req.Action, req.UserID, req.Log
-	action, _ := actionOf(act.ActionID)
+	action, _ := blockkit.ActionOf(act.ActionID)
 	instID := act.Value
 	log = log.With("checkpoint_id", instID)
 	r, inst, problem := a.check(ctx, instID, user)
@@ -116,13 +117,13 @@ func (a *App) onCheckpointAction(ctx context.Context, req *Request) error {
 	log = log.With("run_id", r.ID)
 	switch action {
 	case checkpoints.Edit, checkpoints.Reject:
-		view := EditModal(inst)
+		view := blockkit.EditModal(inst)
 		if action == checkpoints.Reject {
-			view = RejectModal(inst)
+			view = blockkit.RejectModal(inst)
 		}
 		if _, err := a.api.OpenViewContext(ctx, cb.TriggerID, view); err != nil {
 			log.Error("bot: opening the form failed", "err", err)
-			return tell(RenderError("I couldn't open the form ("+Escape(slackErrorCode(err))+").", "Please click the button again."), "Could not open the form")
+			return tell(blockkit.RenderError("I couldn't open the form ("+blockkit.Escape(slackErrorCode(err))+").", "Please click the button again."), "Could not open the form")
 		}
 		if action == checkpoints.Edit {
 			if err := a.engine.Opened(ctx, instID, user); err != nil {
@@ -188,7 +189,7 @@ func (a *App) openForm(ctx context.Context, received time.Time, d delivery, cb s
 	user, instID := cb.User.ID, act.Value
 	req := a.clickRequest(cb, act)
 	log := req.Log.With("checkpoint_id", instID)
-	action, _ := actionOf(act.ActionID)
+	action, _ := blockkit.ActionOf(act.ActionID)
 	done := make(chan checked, 1)
 	go func() { // owned: every path below receives from done before returning
 		if !a.firstDelivery(ctx, d) {
@@ -200,9 +201,9 @@ func (a *App) openForm(ctx context.Context, received time.Time, d delivery, cb s
 	}()
 	form := func(c checked) slack.ModalViewRequest {
 		if action == checkpoints.Reject {
-			return RejectModal(c.inst)
+			return blockkit.RejectModal(c.inst)
 		}
-		return EditModal(c.inst)
+		return blockkit.EditModal(c.inst)
 	}
 	openCtx, cancelOpen := context.WithTimeout(ctx, received.Add(formOpenDeadline).Sub(a.now())) // on a.clock's time
 	defer cancelOpen()
@@ -220,7 +221,7 @@ func (a *App) openForm(ctx context.Context, received time.Time, d delivery, cb s
 		}
 		if _, err := a.api.OpenViewContext(openCtx, cb.TriggerID, form(c)); err != nil {
 			log.Error("bot: opening the form failed", "err", err)
-			a.answer(ctx, req, tell(RenderError("I couldn't open the form ("+Escape(slackErrorCode(err))+").", "Please click the button again."), "Could not open the form"))
+			a.answer(ctx, req, tell(blockkit.RenderError("I couldn't open the form ("+blockkit.Escape(slackErrorCode(err))+").", "Please click the button again."), "Could not open the form"))
 			return
 		}
 		a.formOpened(ctx, log, action, instID, user)
@@ -229,14 +230,14 @@ func (a *App) openForm(ctx context.Context, received time.Time, d delivery, cb s
 		c := <-done
 		if c.repeated {
 			if err == nil { // the first delivery had not used the trigger: close the loop in the form
-				_, _ = a.api.UpdateViewContext(ctx, *noticeModal([]slack.Block{section("This click was handled already.")}), "", v.Hash, v.ID)
+				_, _ = a.api.UpdateViewContext(ctx, *noticeModal([]slack.Block{blockkit.Section("This click was handled already.")}), "", v.Hash, v.ID)
 			}
 			return
 		}
 		if err != nil {
 			log.Error("bot: opening the form failed", "err", err)
 			if c.problem == nil {
-				c.problem = RenderError("I couldn't open the form ("+Escape(slackErrorCode(err))+").", "Please click the button again.")
+				c.problem = blockkit.RenderError("I couldn't open the form ("+blockkit.Escape(slackErrorCode(err))+").", "Please click the button again.")
 			}
 			a.answer(ctx, req, tell(c.problem, "Could not open the form"))
 			return
@@ -275,9 +276,9 @@ func loadingModal(action checkpoints.Action) slack.ModalViewRequest {
 	}
 	return slack.ModalViewRequest{
 		Type:   slack.VTModal,
-		Title:  plain(title, MaxModalTitle),
-		Close:  plain("Cancel", MaxModalTitle),
-		Blocks: slack.Blocks{BlockSet: []slack.Block{section(":hourglass_flowing_sand: Loading the checkpoint…")}},
+		Title:  blockkit.Plain(title, blockkit.MaxModalTitle),
+		Close:  blockkit.Plain("Cancel", blockkit.MaxModalTitle),
+		Blocks: slack.Blocks{BlockSet: []slack.Block{blockkit.Section(":hourglass_flowing_sand: Loading the checkpoint…")}},
 	}
 }
 
@@ -287,7 +288,7 @@ func loadingModal(action checkpoints.Action) slack.ModalViewRequest {
 func (a *App) check(ctx context.Context, instID, user string) (*pipeline.Run, *checkpoints.Instance, []slack.Block) {
 	runID := pipeline.RunIDOf(instID)
 	if runID == "" {
-		return nil, nil, RenderError("This button doesn't belong to any research run I know.", "Nothing was changed.")
+		return nil, nil, blockkit.RenderError("This button doesn't belong to any research run I know.", "Nothing was changed.")
 	}
 	r, err := a.engine.Load(ctx, runID)
 	if err != nil {
@@ -301,13 +302,13 @@ func (a *App) check(ctx context.Context, instID, user string) (*pipeline.Run, *c
 	}
 	switch {
 	case inst == nil:
-		return r, nil, RenderError("I can't find this checkpoint in run "+runRef(r.ID)+" any more.", "Nothing was changed.")
+		return r, nil, blockkit.RenderError("I can't find this checkpoint in run "+blockkit.RunRef(r.ID)+" any more.", "Nothing was changed.")
 	case !a.allowed(r, user):
 		return r, inst, notAllowed(r)
 	case inst.Final():
 		return r, inst, alreadyDecided(inst)
 	case r.Status.Final():
-		return r, inst, RenderError("Run "+runRef(r.ID)+" has already finished ("+statusText(r.Status)+"), so there is nothing left to decide.", "Nothing was changed.")
+		return r, inst, blockkit.RenderError("Run "+blockkit.RunRef(r.ID)+" has already finished ("+blockkit.StatusText(r.Status)+"), so there is nothing left to decide.", "Nothing was changed.")
 	case r.Waiting != inst.ID:
 		return r, inst, superseded(r)
 	}
@@ -317,14 +318,14 @@ func (a *App) check(ctx context.Context, instID, user string) (*pipeline.Run, *c
 // alreadyDecided explains a second decision on a checkpoint.
 func alreadyDecided(inst *checkpoints.Instance) []slack.Block {
 	if d := inst.Decision; d != nil {
-		return RenderError(fmt.Sprintf("*%s* was already decided: %s by %s on %s.", EscapeTruncate(oneLine(firstNonEmpty(inst.Label, inst.DefinitionID)), 100), Escape(string(d.Action)), who(d.By), slackDate(d.At)), "Your click changed nothing.")
+		return blockkit.RenderError(fmt.Sprintf("*%s* was already decided: %s by %s on %s.", blockkit.EscapeTruncate(blockkit.OneLine(blockkit.FirstNonEmpty(inst.Label, inst.DefinitionID)), 100), blockkit.Escape(string(d.Action)), blockkit.Who(d.By), blockkit.SlackDate(d.At)), "Your click changed nothing.")
 	}
-	return RenderError("This checkpoint was already decided.", "Your click changed nothing.")
+	return blockkit.RenderError("This checkpoint was already decided.", "Your click changed nothing.")
 }
 
 // superseded explains a click on an old checkpoint.
 func superseded(r *pipeline.Run) []slack.Block {
-	return RenderError("This checkpoint is no longer current: the run has moved on and a newer message in the thread asks for the decision.", "Nothing was changed; use the latest message in run "+runRef(r.ID)+"'s thread.")
+	return blockkit.RenderError("This checkpoint is no longer current: the run has moved on and a newer message in the thread asks for the decision.", "Nothing was changed; use the latest message in run "+blockkit.RunRef(r.ID)+"'s thread.")
 }
 
 // decide records a decision and tells the user what became of it, truly:
@@ -344,11 +345,11 @@ func (a *App) decide(ctx context.Context, req *Request, r *pipeline.Run, instID 
 	switch {
 	case errors.Is(err, pipeline.ErrDecisionUnknown):
 		log.Error("bot: could not confirm a decision", "err", err)
-		blocks = RenderError("I couldn't confirm that your decision was recorded: the store stopped answering just after I sent it.",
+		blocks = blockkit.RenderError("I couldn't confirm that your decision was recorded: the store stopped answering just after I sent it.",
 			"If the checkpoint message still shows its buttons in a minute, please click again; if it shows your decision, it was recorded and the run goes on.")
 		text = "Your decision may not have been recorded"
 	case errors.Is(err, checkpoints.ErrAlreadyDecided):
-		blocks = RenderError("Someone already decided this checkpoint; your decision was not applied twice.", "Nothing else changed.")
+		blocks = blockkit.RenderError("Someone already decided this checkpoint; your decision was not applied twice.", "Nothing else changed.")
 		if fresh, lerr := a.engine.Load(ctx, r.ID); lerr == nil {
 			for i := range fresh.Checkpoints {
 				if fresh.Checkpoints[i].ID == instID {
@@ -361,13 +362,13 @@ func (a *App) decide(ctx context.Context, req *Request, r *pipeline.Run, instID 
 	case errors.Is(err, pipeline.ErrNotFound):
 		blocks = a.runLookupError(err, r.ID)
 	case errors.Is(err, checkpoints.ErrActionNotAllowed):
-		blocks = RenderError("This checkpoint doesn't offer that decision.", "Nothing was changed.")
+		blocks = blockkit.RenderError("This checkpoint doesn't offer that decision.", "Nothing was changed.")
 	case errors.As(err, &ve):
 		blocks = validationProblem(ve.Fields)
 	default:
 		// Decide reports any other error only when nothing was written.
 		log.Error("bot: recording a decision failed", "err", err)
-		blocks = RenderError("I couldn't record your decision because of an internal error.", "Please click again in a minute; nothing was changed.")
+		blocks = blockkit.RenderError("I couldn't record your decision because of an internal error.", "Please click again in a minute; nothing was changed.")
 	}
 	log.Info("bot: decision not applied", "reason", err)
 	return tell(blocks, text)
@@ -398,20 +399,20 @@ func (a *App) onSubmission(ctx context.Context, req *Request) error {
 	}
 	d := checkpoints.Decision{By: user, At: a.now()}
 	switch cb.View.CallbackID {
-	case CallbackEdit:
-		values := ParseSubmission(inst.Fields, state)
+	case blockkit.CallbackEdit:
+		values := blockkit.ParseSubmission(inst.Fields, state)
 		if _, errs := checkpoints.Validate(inst.Fields, values); len(errs) > 0 {
-			if !req.Ack(slack.NewErrorsViewSubmissionResponse(SubmissionErrors(inst.Fields, errs))) {
+			if !req.Ack(slack.NewErrorsViewSubmissionResponse(blockkit.SubmissionErrors(inst.Fields, errs))) {
 				return tell(validationProblem(errs), "Your changes were not saved")
 			}
 			return nil
 		}
 		d.Action, d.Values = checkpoints.Edit, values
-	case CallbackReject:
-		reason := rejectReason(state)
+	case blockkit.CallbackReject:
+		reason := blockkit.RejectReason(state)
 		if reason == "" {
-			if !req.Ack(slack.NewErrorsViewSubmissionResponse(map[string]string{reasonBlockID: "Please say why, so the researcher can do better."})) {
-				return tell(RenderError("Nothing was rejected: a rejection needs a reason.", "Click *Reject* again and say why."), "Nothing was rejected")
+			if !req.Ack(slack.NewErrorsViewSubmissionResponse(map[string]string{blockkit.ReasonBlockID: "Please say why, so the researcher can do better."})) {
+				return tell(blockkit.RenderError("Nothing was rejected: a rejection needs a reason.", "Click *Reject* again and say why."), "Nothing was rejected")
 			}
 			return nil
 		}
@@ -432,17 +433,17 @@ func (a *App) onSubmission(ctx context.Context, req *Request) error {
 func validationProblem(errs []checkpoints.FieldError) []slack.Block {
 	var parts []string
 	for _, fe := range errs {
-		parts = append(parts, "• *"+EscapeTruncate(fe.Key, 100)+"*: "+EscapeTruncate(fe.Message, 300))
+		parts = append(parts, "• *"+blockkit.EscapeTruncate(fe.Key, 100)+"*: "+blockkit.EscapeTruncate(fe.Message, 300))
 	}
-	return RenderError(cutRunes("Your changes were not saved:\n"+strings.Join(parts, "\n"), MaxSectionText-40), "Click *Edit* again to fix them.")
+	return blockkit.RenderError(blockkit.CutRunes("Your changes were not saved:\n"+strings.Join(parts, "\n"), blockkit.MaxSectionText-40), "Click *Edit* again to fix them.")
 }
 
 // noticeModal replaces a form with an explanation.
 func noticeModal(blocks []slack.Block) *slack.ModalViewRequest {
 	return &slack.ModalViewRequest{
 		Type:   slack.VTModal,
-		Title:  plain("researchbot", MaxModalTitle),
-		Close:  plain("Close", MaxModalTitle),
+		Title:  blockkit.Plain("researchbot", blockkit.MaxModalTitle),
+		Close:  blockkit.Plain("Close", blockkit.MaxModalTitle),
 		Blocks: slack.Blocks{BlockSet: blocks},
 	}
 }
@@ -461,12 +462,12 @@ func (a *App) confirmCancel(ctx context.Context, req *Request) error {
 	}
 	if err := a.engine.Cancel(ctx, runID, user); err != nil {
 		if errors.Is(err, pipeline.ErrRunFinished) {
-			return tell(RenderError("Run "+runRef(runID)+" had already finished.", ""), "Already finished")
+			return tell(blockkit.RenderError("Run "+blockkit.RunRef(runID)+" had already finished.", ""), "Already finished")
 		}
 		req.Log.Error("bot: cancelling a run failed", "run_id", runID, "err", err)
-		return tell(RenderError("I couldn't cancel run "+runRef(runID)+".", "Please try again in a minute."), "Cancel failed")
+		return tell(blockkit.RenderError("I couldn't cancel run "+blockkit.RunRef(runID)+".", "Please try again in a minute."), "Cancel failed")
 	}
 	req.Log.Info("bot: run cancel requested", "run_id", runID)
-	req.Reply(ctx, []slack.Block{section(":no_entry_sign: Cancelling run " + runRef(runID) + "; it stops at its next step.")}, "Cancelling")
+	req.Reply(ctx, []slack.Block{blockkit.Section(":no_entry_sign: Cancelling run " + blockkit.RunRef(runID) + "; it stops at its next step.")}, "Cancelling")
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/researchbot/researchbot/bot/blockkit"
 	"github.com/researchbot/researchbot/checkpoints"
 	"github.com/researchbot/researchbot/pipeline"
 )
@@ -53,17 +54,17 @@ func blockProblems(blocks []slack.Block, maxBlocks int) []string {
 				add("block %d: duplicate block_id %q", i, id)
 			}
 			ids[id] = true
-			if len(id) > MaxActionID {
+			if len(id) > blockkit.MaxActionID {
 				add("block %d: block_id too long", i)
 			}
 		}
 		switch b["type"] {
 		case "section":
-			if n := runes(textOf(b["text"])); n > MaxSectionText || n == 0 {
+			if n := runes(textOf(b["text"])); n > blockkit.MaxSectionText || n == 0 {
 				add("block %d: section text has %d runes", i, n)
 			}
 		case "header":
-			if n := runes(textOf(b["text"])); n > MaxHeaderText {
+			if n := runes(textOf(b["text"])); n > blockkit.MaxHeaderText {
 				add("block %d: header has %d runes", i, n)
 			}
 		case "context":
@@ -83,46 +84,46 @@ func blockProblems(blocks []slack.Block, maxBlocks int) []string {
 			}
 			for _, e := range els {
 				m := e.(map[string]any)
-				if n := runes(m["value"]); n > MaxButtonValue {
+				if n := runes(m["value"]); n > blockkit.MaxButtonValue {
 					add("block %d: button value has %d runes", i, n)
 				}
-				if n := runes(textOf(m["text"])); n > MaxButtonText {
+				if n := runes(textOf(m["text"])); n > blockkit.MaxButtonText {
 					add("block %d: button text has %d runes", i, n)
 				}
-				if n := runes(m["action_id"]); n > MaxActionID {
+				if n := runes(m["action_id"]); n > blockkit.MaxActionID {
 					add("block %d: action_id too long", i)
 				}
 			}
 		case "input":
-			if n := runes(textOf(b["label"])); n > MaxInputLabel || n == 0 {
+			if n := runes(textOf(b["label"])); n > blockkit.MaxInputLabel || n == 0 {
 				add("block %d: input label has %d runes", i, n)
 			}
 			el, _ := b["element"].(map[string]any)
 			opts, _ := el["options"].([]any)
-			limit := MaxOptions
+			limit := blockkit.MaxOptions
 			if el["type"] == "checkboxes" || el["type"] == "radio_buttons" {
-				limit = MaxChoiceOptions
+				limit = blockkit.MaxChoiceOptions
 			}
 			if len(opts) > limit {
 				add("block %d: %d options", i, len(opts))
 			}
 			for _, o := range opts {
 				m := o.(map[string]any)
-				if n := runes(textOf(m["text"])); n > MaxOptionText {
+				if n := runes(textOf(m["text"])); n > blockkit.MaxOptionText {
 					add("block %d: option text has %d runes", i, n)
 				}
-				if n := runes(m["value"]); n > MaxOptionValue {
+				if n := runes(m["value"]); n > blockkit.MaxOptionValue {
 					add("block %d: option value has %d runes", i, n)
 				}
 			}
-			if n := runes(textOf(el["placeholder"])); n > MaxPlaceholder {
+			if n := runes(textOf(el["placeholder"])); n > blockkit.MaxPlaceholder {
 				add("block %d: placeholder has %d runes", i, n)
 			}
 			if ml, ok := el["max_length"].(float64); ok && runes(el["initial_value"]) > int(ml) {
 				add("block %d: initial value longer than max_length", i)
 			}
-			if ml, ok := el["max_length"].(float64); ok && ml > MaxInputLength {
-				add("block %d: max_length %v > %d", i, ml, MaxInputLength)
+			if ml, ok := el["max_length"].(float64); ok && ml > blockkit.MaxInputLength {
+				add("block %d: max_length %v > %d", i, ml, blockkit.MaxInputLength)
 			}
 		}
 	}
@@ -284,19 +285,19 @@ func TestRenderingStaysWithinLimits(t *testing.T) {
 				inst.Fields = append(inst.Fields, checkpoints.Field{Key: fmt.Sprintf("f%d", k), Type: checkpoints.FieldTypes()[rng.IntN(9)], Label: randText(rng, 3000),
 					Help: randText(rng, 3000), Placeholder: randText(rng, 400), Options: randOptions(rng, options)})
 			}
-			check(t, iter, "checkpoint "+inst.DefinitionID, RenderCheckpoint(inst, "U123"), MaxBlocks)
+			check(t, iter, "checkpoint "+inst.DefinitionID, blockkit.RenderCheckpoint(inst, "U123"), blockkit.MaxBlocks)
 			inst.Decision = &checkpoints.Decision{Action: checkpoints.Reject, By: randText(rng, 40), At: t0, Note: randText(rng, long)}
 			inst.Audit = []checkpoints.AuditEntry{{To: checkpoints.StateSubmitted, Changes: []checkpoints.Change{{Key: randText(rng, 300), Before: randText(rng, 3000), After: randText(rng, 50)}}}}
-			check(t, iter, "decided "+inst.DefinitionID, RenderDecided(inst), MaxBlocks)
-			m := EditModal(inst)
-			check(t, iter, "edit modal "+inst.DefinitionID, m.Blocks.BlockSet, MaxModalBlocks)
-			if n := utf8.RuneCountInString(m.Title.Text); n > MaxModalTitle {
+			check(t, iter, "decided "+inst.DefinitionID, blockkit.RenderDecided(inst), blockkit.MaxBlocks)
+			m := blockkit.EditModal(inst)
+			check(t, iter, "edit modal "+inst.DefinitionID, m.Blocks.BlockSet, blockkit.MaxModalBlocks)
+			if n := utf8.RuneCountInString(m.Title.Text); n > blockkit.MaxModalTitle {
 				t.Fatalf("iteration %d: modal title %d runes", iter, n)
 			}
 			if len(m.PrivateMetadata) > 3000 {
 				t.Fatalf("private_metadata too long")
 			}
-			check(t, iter, "reject modal", RejectModal(inst).Blocks.BlockSet, MaxModalBlocks)
+			check(t, iter, "reject modal", blockkit.RejectModal(inst).Blocks.BlockSet, blockkit.MaxModalBlocks)
 		}
 		r := finishedRun()
 		r.Question = randText(rng, 2000)
@@ -306,17 +307,17 @@ func TestRenderingStaysWithinLimits(t *testing.T) {
 		for i := range rng.Size(200) {
 			r.Report.References = append(r.Report.References, pipeline.Reference{N: i + 1, Title: randText(rng, 700), URL: "https://r.example/" + randText(rng, 500), Domain: randText(rng, 100)})
 		}
-		check(t, iter, "report", RenderFinished(r), MaxBlocks)
+		check(t, iter, "report", blockkit.RenderFinished(r), blockkit.MaxBlocks)
 		r.Status, r.Failure = pipeline.StatusFailed, randText(rng, long)
-		check(t, iter, "failed", RenderFinished(r), MaxBlocks)
-		check(t, iter, "progress", RenderProgress(r, t0.Add(time.Hour)), MaxBlocks)
-		check(t, iter, "status", renderStatus(r, t0), MaxBlocks)
-		check(t, iter, "root", RenderRoot(RootInfo{Question: randText(rng, 8000), RunID: randText(rng, 100), RequestedBy: randText(rng, 20)}), MaxBlocks)
+		check(t, iter, "failed", blockkit.RenderFinished(r), blockkit.MaxBlocks)
+		check(t, iter, "progress", blockkit.RenderProgress(r, t0.Add(time.Hour)), blockkit.MaxBlocks)
+		check(t, iter, "status", blockkit.RenderStatus(r, t0), blockkit.MaxBlocks)
+		check(t, iter, "root", blockkit.RenderRoot(blockkit.RootInfo{Question: randText(rng, 8000), RunID: randText(rng, 100), RequestedBy: randText(rng, 20)}), blockkit.MaxBlocks)
 		runs := make([]*pipeline.Run, rng.Size(60))
 		for i := range runs {
 			runs[i] = &pipeline.Run{ID: randText(rng, 80), Question: randText(rng, 2000), CreatedAt: t0}
 		}
-		check(t, iter, "list", renderList(runs, t0), MaxBlocks)
+		check(t, iter, "list", blockkit.RenderList(runs, t0), blockkit.MaxBlocks)
 	}
 }
 

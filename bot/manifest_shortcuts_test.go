@@ -4,6 +4,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/researchbot/researchbot/bot/blockkit"
 	"go.yaml.in/yaml/v4"
 )
 
@@ -32,7 +33,7 @@ func TestManifestDeclaresTheShortcuts(t *testing.T) {
 	if err := yaml.Unmarshal(raw, &m); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{ShortcutStart: "global", ShortcutResearchThis: "message"}
+	want := map[string]string{blockkit.ShortcutStart: "global", blockkit.ShortcutResearchThis: "message"}
 	for _, s := range m.Features.Shortcuts {
 		typ, ok := want[s.CallbackID]
 		if !ok || typ != s.Type {

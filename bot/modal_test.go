@@ -9,6 +9,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/researchbot/researchbot/bot/blockkit"
 	"github.com/researchbot/researchbot/checkpoints"
 )
 
@@ -66,11 +67,11 @@ func stateFromBlocks(t *testing.T, raw json.RawMessage) map[string]map[string]sl
 func TestParseSubmissionRoundTripsAllNineTypes(t *testing.T) {
 	for _, inst := range []*checkpoints.Instance{allTypesInstance(), planInstance(), sourcesInstance(), draftInstance()} {
 		t.Run(inst.DefinitionID, func(t *testing.T) {
-			view := EditModal(inst)
-			if view.PrivateMetadata != inst.ID || view.CallbackID != CallbackEdit {
+			view := blockkit.EditModal(inst)
+			if view.PrivateMetadata != inst.ID || view.CallbackID != blockkit.CallbackEdit {
 				t.Fatalf("metadata %q, callback %q", view.PrivateMetadata, view.CallbackID)
 			}
-			got := ParseSubmission(inst.Fields, stateFromModal(t, view))
+			got := blockkit.ParseSubmission(inst.Fields, stateFromModal(t, view))
 			gotNorm, errs := checkpoints.Validate(inst.Fields, got)
 			if len(errs) > 0 {
 				t.Fatalf("round trip does not validate: %v (values %v)", errs, got)
@@ -88,7 +89,7 @@ func TestParseSubmissionRoundTripsAllNineTypes(t *testing.T) {
 }
 
 func TestEditModalCoversEveryFieldType(t *testing.T) {
-	view := EditModal(allTypesInstance())
+	view := blockkit.EditModal(allTypesInstance())
 	want := map[string]string{
 		"title": "plain_text_input", "notes": "plain_text_input", "depth": "static_select", "topics": "multi_static_select",
 		"flags": "checkboxes", "agree": "checkboxes", "tone": "radio_buttons", "count": "number_input", "ratio": "number_input",
@@ -128,13 +129,13 @@ func TestParseSubmissionConversions(t *testing.T) {
 		"topics": {"value": {SelectedOptions: []slack.OptionBlockObject{{Value: "b"}}}},
 		"tone":   {"value": {SelectedOption: slack.OptionBlockObject{Value: "a"}}},
 	}
-	got := ParseSubmission(fields, state)
+	got := blockkit.ParseSubmission(fields, state)
 	want := map[string]any{"title": "  New  ", "count": "abc", "ratio": nil, "agree": false, "tags": []string{"a", "b", "c"}, "topics": []string{"b"}, "tone": "a"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %#v\nwant %#v", got, want)
 	}
 	_, errs := checkpoints.Validate(fields, got)
-	ack := SubmissionErrors(fields, errs)
+	ack := blockkit.SubmissionErrors(fields, errs)
 	if ack["count"] == "" || ack["title"] != "" {
 		t.Errorf("errors ack = %v; want an error on count only (and title ok)", ack)
 	}
@@ -152,25 +153,25 @@ func TestParseSubmissionConversions(t *testing.T) {
 
 func TestSubmissionErrorsPutsUnknownKeysOnTheFirstField(t *testing.T) {
 	fields := []checkpoints.Field{{Key: "a"}, {Key: "b"}}
-	got := SubmissionErrors(fields, []checkpoints.FieldError{{Key: "zzz", Message: "This is not a field of this form"}, {Key: "b", Message: "bad"}})
+	got := blockkit.SubmissionErrors(fields, []checkpoints.FieldError{{Key: "zzz", Message: "This is not a field of this form"}, {Key: "b", Message: "bad"}})
 	if got["a"] == "" || got["b"] != "bad" {
 		t.Errorf("got %v", got)
 	}
 }
 
 func TestRejectModalRequiresAReason(t *testing.T) {
-	view := RejectModal(planInstance())
+	view := blockkit.RejectModal(planInstance())
 	var in *slack.InputBlock
 	for _, b := range view.Blocks.BlockSet {
 		if x, ok := b.(*slack.InputBlock); ok {
 			in = x
 		}
 	}
-	if in == nil || in.Optional || in.BlockID != reasonBlockID || view.CallbackID != CallbackReject || view.PrivateMetadata != "run-42.cp-1" {
+	if in == nil || in.Optional || in.BlockID != blockkit.ReasonBlockID || view.CallbackID != blockkit.CallbackReject || view.PrivateMetadata != "run-42.cp-1" {
 		t.Fatalf("reject modal: %+v", view)
 	}
-	state := map[string]map[string]slack.BlockAction{reasonBlockID: {valueActionID: {Value: "  too broad "}}}
-	if got := rejectReason(state); got != "too broad" {
+	state := map[string]map[string]slack.BlockAction{blockkit.ReasonBlockID: {blockkit.ValueActionID: {Value: "  too broad "}}}
+	if got := blockkit.RejectReason(state); got != "too broad" {
 		t.Errorf("rejectReason = %q", got)
 	}
 }
@@ -179,7 +180,7 @@ func TestEditModalCapsMaxLengthAtSlacksLimit(t *testing.T) {
 	inst := planInstance()
 	inst.Fields = []checkpoints.Field{{Key: "notes", Type: checkpoints.FieldTextarea, Label: "Notes", MaxLength: 10000}}
 	inst.Values = map[string]any{"notes": strings.Repeat("long notes ", 500)} // 5,500 runes
-	view := EditModal(inst)
+	view := blockkit.EditModal(inst)
 	var input *slack.PlainTextInputBlockElement
 	for _, b := range view.Blocks.BlockSet {
 		if in, ok := b.(*slack.InputBlock); ok && in.BlockID == "notes" {
@@ -192,7 +193,7 @@ func TestEditModalCapsMaxLengthAtSlacksLimit(t *testing.T) {
 	if input.MaxLength != 3000 || utf8.RuneCountInString(input.InitialValue) > 3000 {
 		t.Errorf("max_length %d, initial value of %d runes; Slack accepts at most 3000", input.MaxLength, utf8.RuneCountInString(input.InitialValue))
 	}
-	if probs := blockProblems(view.Blocks.BlockSet, MaxModalBlocks); len(probs) > 0 {
+	if probs := blockProblems(view.Blocks.BlockSet, blockkit.MaxModalBlocks); len(probs) > 0 {
 		t.Errorf("limits: %v", probs)
 	}
 }

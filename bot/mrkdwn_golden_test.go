@@ -7,6 +7,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/researchbot/researchbot/bot/blockkit"
 	"github.com/researchbot/researchbot/checkpoints"
 	"github.com/researchbot/researchbot/pipeline"
 )
@@ -52,9 +53,9 @@ func markdownCritical() *checkpoints.Instance {
 
 func TestGoldenMarkdownRenderers(t *testing.T) {
 	cases := map[string][]slack.Block{
-		"report_markdown":     RenderFinished(markdownReport()),
-		"checkpoint_draft_md": RenderCheckpoint(markdownDraft(), "U123"),
-		"checkpoint_crit_md":  RenderCheckpoint(markdownCritical(), "U123"),
+		"report_markdown":     blockkit.RenderFinished(markdownReport()),
+		"checkpoint_draft_md": blockkit.RenderCheckpoint(markdownDraft(), "U123"),
+		"checkpoint_crit_md":  blockkit.RenderCheckpoint(markdownCritical(), "U123"),
 	}
 	for name, blocks := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -66,12 +67,12 @@ func TestGoldenMarkdownRenderers(t *testing.T) {
 					t.Errorf("%s shows %q:\n%s", name, bad, b)
 				}
 			}
-			if probs := blockProblems(blocks, MaxBlocks); len(probs) > 0 {
+			if probs := blockProblems(blocks, blockkit.MaxBlocks); len(probs) > 0 {
 				t.Errorf("limits: %v", probs)
 			}
 		})
 	}
-	if all := texts(RenderFinished(markdownReport())); !strings.Contains(all, "<https://blog.example.com/rag-fresh|the study>") || !strings.Contains(all, "*Heat pumps &lt;!here&gt;*") {
+	if all := texts(blockkit.RenderFinished(markdownReport())); !strings.Contains(all, "<https://blog.example.com/rag-fresh|the study>") || !strings.Contains(all, "*Heat pumps &lt;!here&gt;*") {
 		t.Errorf("the report lost its formatting or its link to a fetched page:\n%s", all)
 	}
 }

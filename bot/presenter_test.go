@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/researchbot/researchbot/bot/blockkit"
 	"github.com/researchbot/researchbot/checkpoints"
 	"github.com/researchbot/researchbot/internal/redistest"
 	"github.com/researchbot/researchbot/internal/researchtest"
@@ -42,7 +43,7 @@ func newClockedPresenter(t *testing.T, interval time.Duration, clock *manualCloc
 }
 
 func progressRun(fake *slackfake.Server, t *testing.T) *pipeline.Run {
-	_, ts, err := newSlackAPI(fake.BotToken(), "", fake.APIURL(), nil, nil).PostMessage(chanIn, quiet(RenderRoot(RootInfo{Question: "q"}), "root"))
+	_, ts, err := newSlackAPI(fake.BotToken(), "", fake.APIURL(), nil, nil).PostMessage(chanIn, quiet(blockkit.RenderRoot(blockkit.RootInfo{Question: "q"}), "root"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +137,7 @@ func TestOfferReminderAndDecided(t *testing.T) {
 		t.Fatal(err)
 	}
 	thread := fake.Thread(chanIn, r.Origin.ThreadTS)
-	if len(thread) != 3 || !strings.Contains(text(thread[2]), "Reminder") || strings.Contains(raw(thread[1]), ActionApprove) {
+	if len(thread) != 3 || !strings.Contains(text(thread[2]), "Reminder") || strings.Contains(raw(thread[1]), blockkit.ActionApprove) {
 		t.Fatalf("after the reminder: first %q / second %q", text(thread[1]), text(thread[2]))
 	}
 	if strings.Contains(strings.ToLower(text(thread[2])), "rejected") && !strings.Contains(text(thread[2]), "Nothing has been rejected") {
@@ -146,7 +147,7 @@ func TestOfferReminderAndDecided(t *testing.T) {
 		t.Fatal(err)
 	}
 	last := fake.Thread(chanIn, r.Origin.ThreadTS)[2]
-	if strings.Contains(raw(last), ActionApprove) || !strings.Contains(text(last), "approved by <@U123>") {
+	if strings.Contains(raw(last), blockkit.ActionApprove) || !strings.Contains(text(last), "approved by <@U123>") {
 		t.Errorf("not collapsed: %s", text(last))
 	}
 }
@@ -283,7 +284,7 @@ func TestFinishedClosesACheckpointThatStillShowsButtons(t *testing.T) {
 		t.Fatal(err)
 	}
 	cp := fake.Thread(chanIn, r.Origin.ThreadTS)[1]
-	if strings.Contains(raw(cp), ActionApprove) || !strings.Contains(text(cp), "the run was cancelled") {
+	if strings.Contains(raw(cp), blockkit.ActionApprove) || !strings.Contains(text(cp), "the run was cancelled") {
 		t.Fatalf("checkpoint message after the cancel: %s", raw(cp))
 	}
 	// A decided (collapsed) checkpoint is left alone.

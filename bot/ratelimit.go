@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/researchbot/researchbot/bot/blockkit"
 )
 
 // Limit is a rate: at most Rate runs per Period (bursts up to Rate).
@@ -86,7 +88,7 @@ func limitMessage(e *LimitedError, now time.Time) string {
 		wait = time.Second
 	}
 	return fmt.Sprintf("%s started as many research runs as allowed (%d per %s). Try again in %s (%s).",
-		who, e.Limit.Rate, periodName(e.Limit.Period), duration(wait), slackDate(now.Add(wait)))
+		who, e.Limit.Rate, periodName(e.Limit.Period), blockkit.Duration(wait), blockkit.SlackDate(now.Add(wait)))
 }
 
 // periodName names a limit's period.
@@ -101,5 +103,5 @@ func periodName(d time.Duration) string {
 	case 24 * time.Hour:
 		return "day"
 	}
-	return duration(d)
+	return blockkit.Duration(d)
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/researchbot/researchbot/bot"
+	"github.com/researchbot/researchbot/bot/blockkit"
 	"github.com/researchbot/researchbot/config"
 	"github.com/researchbot/researchbot/internal/app"
 	"github.com/researchbot/researchbot/internal/redistest"
@@ -57,7 +58,7 @@ func TestRealEngineFullModeThroughSlack(t *testing.T) {
 			t.Errorf("the critical issues do not offer to publish as it is: %s", m.Blocks)
 		}
 		cctx, ccancel := context.WithTimeout(ctx, 5*time.Second)
-		_, err := fake.ClickButton(cctx, user, channel, m.TS, bot.ActionApprove, "", "")
+		_, err := fake.ClickButton(cctx, user, channel, m.TS, blockkit.ActionApprove, "", "")
 		ccancel()
 		if err != nil {
 			t.Fatal(err)
@@ -182,7 +183,7 @@ func startRealStack(t *testing.T, res *researchtest.Researcher, edit func(*bot.C
 // pendingCheckpoint finds a message with an Approve button.
 func pendingCheckpoint(fake *slackfake.Server, channel string) (slackfake.Message, string, bool) {
 	for _, m := range fake.Messages(channel) {
-		if m.Ephemeral || !strings.Contains(string(m.Blocks), `"`+bot.ActionApprove+`"`) {
+		if m.Ephemeral || !strings.Contains(string(m.Blocks), `"`+blockkit.ActionApprove+`"`) {
 			continue
 		}
 		var blocks []struct {

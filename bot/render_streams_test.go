@@ -8,6 +8,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/researchbot/researchbot/bot/blockkit"
 	"github.com/researchbot/researchbot/scheduler"
 )
 
@@ -44,34 +45,34 @@ func TestGoldenStreamMessages(t *testing.T) {
 	paused := sampleStream()
 	paused.Paused, paused.NextFire, paused.Digests = true, time.Time{}, nil
 	cases := map[string][]slack.Block{
-		"root": RenderStreamRoot("U123"),
-		"turn_question": RenderStreamTurn(scheduler.Turn{Step: scheduler.StepExploration,
+		"root": blockkit.RenderStreamRoot("U123"),
+		"turn_question": blockkit.RenderStreamTurn(scheduler.Turn{Step: scheduler.StepExploration,
 			Message: "What would you like to keep an eye on? <!channel> *bold*"}, "U123"),
-		"turn_suggestions": RenderStreamTurn(scheduler.Turn{Number: 4, Step: scheduler.StepStreamType, TargetField: scheduler.FieldStreamType,
+		"turn_suggestions": blockkit.RenderStreamTurn(scheduler.Turn{Number: 4, Step: scheduler.StepStreamType, TargetField: scheduler.FieldStreamType,
 			Message: "What type of research is this?", Suggestions: []string{"competitive", "regulatory", "market"}}, "U123"),
-		"turn_options": RenderStreamTurn(scheduler.Turn{Number: 5, Step: scheduler.StepFocusAreas, TargetField: scheduler.FieldFocusAreas,
+		"turn_options": blockkit.RenderStreamTurn(scheduler.Turn{Number: 5, Step: scheduler.StepFocusAreas, TargetField: scheduler.FieldFocusAreas,
 			Message: "Which areas?", Options: []string{"Nordics", "Germany", "<@U999> hostile option that is much longer than seventy-five characters in total"}}, "U123"),
-		"turn_skippable": RenderStreamTurn(scheduler.Turn{Number: 6, Step: scheduler.StepCompetitors, TargetField: scheduler.FieldCompetitors,
+		"turn_skippable": blockkit.RenderStreamTurn(scheduler.Turn{Number: 6, Step: scheduler.StepCompetitors, TargetField: scheduler.FieldCompetitors,
 			Message: "Which companies should it monitor? (optional)", Options: []string{"Acme", "Globex"}, Skippable: true}, "U123"),
-		"turn_review": RenderStreamTurn(scheduler.Turn{Number: 9, Step: scheduler.StepReview, Message: "Here is the configuration.",
+		"turn_review": blockkit.RenderStreamTurn(scheduler.Turn{Number: 9, Step: scheduler.StepReview, Message: "Here is the configuration.",
 			Suggestions: []string{scheduler.ReviewConfirm, scheduler.ReviewChange}, Review: review}, "U123"),
-		"answered": RenderStreamAnswered(RenderStreamTurn(scheduler.Turn{Step: scheduler.StepStreamType, TargetField: scheduler.FieldStreamType,
+		"answered": blockkit.RenderStreamAnswered(blockkit.RenderStreamTurn(scheduler.Turn{Step: scheduler.StepStreamType, TargetField: scheduler.FieldStreamType,
 			Message: "What type?", Suggestions: []string{"market"}}, "U123"), "What type?", "U123", "chose *market*"),
-		"created":        RenderStreamCreated(sampleStream()),
-		"help":           RenderStreamHelp(),
-		"list":           RenderStreamList([]*scheduler.Stream{sampleStream(), paused}, t0),
-		"list_empty":     RenderStreamList(nil, t0),
-		"show":           RenderStreamShow(sampleStream()),
-		"show_paused":    RenderStreamShow(paused),
-		"delete_confirm": RenderStreamDeleteConfirm(sampleStream()),
-		"deleted":        RenderStreamChanged(sampleStream(), ":wastebasket: Deleted the research stream"),
-		"paused":         RenderStreamChanged(sampleStream(), ":double_vertical_bar: Paused"),
-		"not_allowed":    RenderStreamNotAllowed(sampleStream(), "pause"),
+		"created":        blockkit.RenderStreamCreated(sampleStream()),
+		"help":           blockkit.RenderStreamHelp(),
+		"list":           blockkit.RenderStreamList([]*scheduler.Stream{sampleStream(), paused}, t0),
+		"list_empty":     blockkit.RenderStreamList(nil, t0),
+		"show":           blockkit.RenderStreamShow(sampleStream()),
+		"show_paused":    blockkit.RenderStreamShow(paused),
+		"delete_confirm": blockkit.RenderStreamDeleteConfirm(sampleStream()),
+		"deleted":        blockkit.RenderStreamChanged(sampleStream(), ":wastebasket: Deleted the research stream"),
+		"paused":         blockkit.RenderStreamChanged(sampleStream(), ":double_vertical_bar: Paused"),
+		"not_allowed":    blockkit.RenderStreamNotAllowed(sampleStream(), "pause"),
 	}
 	for name, blocks := range cases {
 		t.Run(name, func(t *testing.T) {
 			golden(t, "stream_"+name, msg(blocks))
-			if probs := blockProblems(blocks, MaxBlocks); len(probs) > 0 {
+			if probs := blockProblems(blocks, blockkit.MaxBlocks); len(probs) > 0 {
 				t.Errorf("limits: %v", probs)
 			}
 			b, _ := json.Marshal(blocks)
@@ -89,7 +90,7 @@ func TestStreamTurnControls(t *testing.T) {
 	ids := func(blocks []slack.Block) string {
 		b, _ := json.Marshal(blocks)
 		var out []string
-		for _, id := range []string{ActionStreamPick + "0", ActionStreamOptions, ActionStreamContinue, ActionStreamSkip, ActionStreamConfirm, ActionStreamChange} {
+		for _, id := range []string{blockkit.ActionStreamPick + "0", blockkit.ActionStreamOptions, blockkit.ActionStreamContinue, blockkit.ActionStreamSkip, blockkit.ActionStreamConfirm, blockkit.ActionStreamChange} {
 			if strings.Contains(string(b), `"`+id+`"`) {
 				out = append(out, id)
 			}
@@ -107,7 +108,7 @@ func TestStreamTurnControls(t *testing.T) {
 		{scheduler.Turn{Step: scheduler.StepReview, Suggestions: []string{"Confirm", "Change"}}, "st_confirm,st_change"},
 	}
 	for _, c := range cases {
-		if got := ids(RenderStreamTurn(c.turn, "U1")); got != c.want {
+		if got := ids(blockkit.RenderStreamTurn(c.turn, "U1")); got != c.want {
 			t.Errorf("%s turn: controls %q, want %q", c.turn.Step, got, c.want)
 		}
 	}

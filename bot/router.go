@@ -14,6 +14,7 @@ import (
 	"github.com/slack-go/slack/slackevents"
 	"github.com/slack-go/slack/socketmode"
 
+	"github.com/researchbot/researchbot/bot/blockkit"
 	"github.com/researchbot/researchbot/pipeline"
 )
 
@@ -191,19 +192,19 @@ func (a *App) onSlash(k *acker, d delivery, cmd slack.SlashCommand) {
 	var ue *UsageError
 	switch {
 	case errors.As(err, &ue):
-		k.ack(ephemeralPayload(RenderError(ue.Msg, "`/research help` explains every option."), ue.Msg))
+		k.ack(ephemeralPayload(blockkit.RenderError(ue.Msg, "`/research help` explains every option."), ue.Msg))
 		return
 	case err != nil:
-		k.ack(ephemeralPayload(RenderError("I couldn't read that command.", ""), "error"))
+		k.ack(ephemeralPayload(blockkit.RenderError("I couldn't read that command.", ""), "error"))
 		return
 	case c.Kind == CmdHelp:
-		k.ack(ephemeralPayload(RenderHelp(), "How to use researchbot"))
+		k.ack(ephemeralPayload(blockkit.RenderHelp(), "How to use researchbot"))
 		return
 	}
 	h := a.routes.command(c.Kind)
 	if h == nil {
 		log.Warn("bot: no route for a command", "kind", c.Kind)
-		k.ack(ephemeralPayload(RenderError("I couldn't read that command.", ""), "error"))
+		k.ack(ephemeralPayload(blockkit.RenderError("I couldn't read that command.", ""), "error"))
 		return
 	}
 	req := &Request{
@@ -218,7 +219,7 @@ func (a *App) onSlash(k *acker, d delivery, cmd slack.SlashCommand) {
 	})
 	if !ok {
 		log.Warn("bot: busy; refused a command")
-		k.ack(ephemeralPayload(RenderError("I'm very busy right now and couldn't take your request.", "Please try again in a minute."), "busy"))
+		k.ack(ephemeralPayload(blockkit.RenderError("I'm very busy right now and couldn't take your request.", "Please try again in a minute."), "busy"))
 		return
 	}
 	k.ack(nil)
@@ -237,20 +238,20 @@ func (a *App) registerRoutes() {
 	a.registerFeedback(r)
 	a.registerHome(r)
 	a.registerFollowUps(r)
-	r.Action(ActionCancelConfirm, a.confirmCancel)
-	r.Action(ActionCancelAbort, func(ctx context.Context, req *Request) error {
+	r.Action(blockkit.ActionCancelConfirm, a.confirmCancel)
+	r.Action(blockkit.ActionCancelAbort, func(ctx context.Context, req *Request) error {
 		req.ReplaceOriginal = true
-		req.Reply(ctx, []slack.Block{section("OK — the run keeps going.")}, "Not cancelled")
+		req.Reply(ctx, []slack.Block{blockkit.Section("OK — the run keeps going.")}, "Not cancelled")
 		return nil
 	})
-	for _, id := range []string{ActionApprove, ActionEdit, ActionReject} {
+	for _, id := range []string{blockkit.ActionApprove, blockkit.ActionEdit, blockkit.ActionReject} {
 		r.Action(id, a.onCheckpointAction)
 	}
-	for _, id := range []string{ActionSkip, ActionRetry, ActionContinueWithout} {
+	for _, id := range []string{blockkit.ActionSkip, blockkit.ActionRetry, blockkit.ActionContinueWithout} {
 		r.Action(id, a.onPassOver)
 	}
-	r.View(CallbackEdit, a.onSubmission)
-	r.View(CallbackReject, a.onSubmission)
+	r.View(blockkit.CallbackEdit, a.onSubmission)
+	r.View(blockkit.CallbackReject, a.onSubmission)
 	if a.cfg.Streams != nil {
 		a.cfg.Streams.Register(r)
 	}
@@ -275,7 +276,7 @@ func inviteHelp(channelID string) []slack.Block {
 		what = "I can't post in this conversation."
 		todo = "Open researchbot's *Messages* tab and use `/research` there, or run it in a channel I'm in (invite me with `/invite @researchbot`)."
 	}
-	return RenderError(what, todo)
+	return blockkit.RenderError(what, todo)
 }
 
 // startResearch rate-limits, posts the root message, creates the run and
@@ -286,21 +287,21 @@ func (a *App) startResearch(ctx context.Context, req *Request) error {
 		var le *LimitedError
 		if errors.As(err, &le) {
 			a.metrics.limited(le.Scope)
-			return tell(RenderError(limitMessage(le, a.now()), ""), "Rate limited")
+			return tell(blockkit.RenderError(limitMessage(le, a.now()), ""), "Rate limited")
 		}
 		log.Error("bot: rate limiter unavailable", "err", err)
-		return tell(RenderError("I couldn't start your research: my storage is not answering.", "Please try again in a few minutes."), "Storage unavailable")
+		return tell(blockkit.RenderError("I couldn't start your research: my storage is not answering.", "Please try again in a few minutes."), "Storage unavailable")
 	}
-	root := RootInfo{Question: c.Question, RequestedBy: cmd.UserID, Mode: c.Mode, Depth: c.Depth}
-	ts, err := a.send.Post(ctx, cmd.ChannelID, c.ThreadTS, RenderRoot(root), rootText(root))
+	root := blockkit.RootInfo{Question: c.Question, RequestedBy: cmd.UserID, Mode: c.Mode, Depth: c.Depth}
+	ts, err := a.send.Post(ctx, cmd.ChannelID, c.ThreadTS, blockkit.RenderRoot(root), blockkit.RootText(root))
 	if err != nil {
 		if notInChannel[slackErrorCode(err)] {
 			return tell(inviteHelp(cmd.ChannelID), "Invite me first: /invite @researchbot")
 		}
 		log.Error("bot: posting the root message failed", "err", err)
-		return tell(RenderError("I couldn't post in this channel: "+Escape(slackErrorCode(err))+".", "Please try again in a minute."), "Posting failed")
+		return tell(blockkit.RenderError("I couldn't post in this channel: "+blockkit.Escape(slackErrorCode(err))+".", "Please try again in a minute."), "Posting failed")
 	}
-	thread := firstNonEmpty(c.ThreadTS, ts)
+	thread := blockkit.FirstNonEmpty(c.ThreadTS, ts)
 	run, err := a.engine.Start(ctx, pipeline.Request{
 		Question: c.Question,
 		Mode:     c.Mode,
@@ -314,7 +315,7 @@ func (a *App) startResearch(ctx context.Context, req *Request) error {
 	})
 	if err != nil {
 		log.Error("bot: starting a run failed", "err", err)
-		blocks := RenderError("I couldn't start this research: "+EscapeTruncate(err.Error(), 500), "Please try again; if it keeps failing, tell whoever runs researchbot.")
+		blocks := blockkit.RenderError("I couldn't start this research: "+blockkit.EscapeTruncate(err.Error(), 500), "Please try again; if it keeps failing, tell whoever runs researchbot.")
 		if _, err := a.send.Post(ctx, cmd.ChannelID, thread, blocks, "Could not start"); err != nil {
 			log.Error("bot: explaining a failed start failed", "err", err)
 		}
@@ -327,7 +328,7 @@ func (a *App) startResearch(ctx context.Context, req *Request) error {
 		a.linkFollowUp(ctx, run, thread, cmd.UserID)
 	}
 	root.RunID, root.Status = run.ID, run.Status
-	if err := a.send.Update(ctx, cmd.ChannelID, ts, RenderRoot(root), rootText(root)); err != nil {
+	if err := a.send.Update(ctx, cmd.ChannelID, ts, blockkit.RenderRoot(root), blockkit.RootText(root)); err != nil {
 		log.Warn("bot: naming the run in the root message failed", "run_id", run.ID, "err", err)
 	}
 	return nil
@@ -363,7 +364,7 @@ func (a *App) status(ctx context.Context, req *Request) error {
 	if err != nil {
 		return tell(a.runLookupError(err, runID), "No such run")
 	}
-	req.Reply(ctx, renderStatus(r, a.now()), "Run status")
+	req.Reply(ctx, blockkit.RenderStatus(r, a.now()), "Run status")
 	return nil
 }
 
@@ -378,12 +379,12 @@ func (a *App) mayView(r *pipeline.Run, cmd *slack.SlashCommand) bool {
 func (a *App) runLookupError(err error, runID string) []slack.Block {
 	if errors.Is(err, pipeline.ErrNotFound) {
 		if runID == "" {
-			return RenderError("You have no research runs.", "Start one with `/research &lt;question&gt;`.")
+			return blockkit.RenderError("You have no research runs.", "Start one with `/research &lt;question&gt;`.")
 		}
-		return RenderError("I can't find run "+runRef(runID)+".", "`/research list` shows your runs. To research a question that starts with this word, write `/research -- your question`.")
+		return blockkit.RenderError("I can't find run "+blockkit.RunRef(runID)+".", "`/research list` shows your runs. To research a question that starts with this word, write `/research -- your question`.")
 	}
 	a.log.Error("bot: loading a run failed", "run_id", runID, "err", err)
-	return RenderError("I couldn't load the run right now.", "Please try again in a minute.")
+	return blockkit.RenderError("I couldn't load the run right now.", "Please try again in a minute.")
 }
 
 // list answers /research list.
@@ -392,7 +393,7 @@ func (a *App) list(ctx context.Context, req *Request) error {
 	if err != nil {
 		return tell(a.runLookupError(err, ""), "Error")
 	}
-	req.Reply(ctx, renderList(runs, a.now()), "Your research runs")
+	req.Reply(ctx, blockkit.RenderList(runs, a.now()), "Your research runs")
 	return nil
 }
 
@@ -407,23 +408,23 @@ func (a *App) askCancel(ctx context.Context, req *Request) error {
 		return tell(notAllowed(r), "Not allowed")
 	}
 	if r.Status.Final() {
-		return tell(RenderError("Run "+runRef(r.ID)+" has already finished ("+statusText(r.Status)+"); there is nothing to cancel.", ""), "Already finished")
+		return tell(blockkit.RenderError("Run "+blockkit.RunRef(r.ID)+" has already finished ("+blockkit.StatusText(r.Status)+"); there is nothing to cancel.", ""), "Already finished")
 	}
-	req.Reply(ctx, renderCancelConfirm(r), "Cancel this run?")
+	req.Reply(ctx, blockkit.RenderCancelConfirm(r), "Cancel this run?")
 	return nil
 }
 
 // stream hands /research stream … to the stream handler.
 func (a *App) stream(ctx context.Context, req *Request) error {
 	if a.cfg.Streams == nil {
-		return tell(RenderError("Research streams are not enabled on this researchbot.", "Ask whoever runs researchbot to enable them; `/research &lt;question&gt;` works as usual."), "Streams are not enabled")
+		return tell(blockkit.RenderError("Research streams are not enabled on this researchbot.", "Ask whoever runs researchbot to enable them; `/research &lt;question&gt;` works as usual."), "Streams are not enabled")
 	}
 	cmd := req.Command
 	err := a.cfg.Streams.HandleStream(ctx, StreamCommand{TeamID: cmd.TeamID, ChannelID: cmd.ChannelID, UserID: cmd.UserID, Args: req.Parsed.Args, TriggerID: cmd.TriggerID, ResponseURL: cmd.ResponseURL})
 	var ue *UserError
 	if err != nil && !errors.As(err, &ue) {
 		req.Log.Error("bot: stream command failed", "err", err)
-		return tell(RenderError("That stream command failed.", "Please try again; `/research help` lists the commands."), "Stream command failed")
+		return tell(blockkit.RenderError("That stream command failed.", "Please try again; `/research help` lists the commands."), "Stream command failed")
 	}
 	return err
 }
@@ -435,6 +436,6 @@ func (a *App) allowed(r *pipeline.Run, user string) bool {
 
 // notAllowed explains who may decide.
 func notAllowed(r *pipeline.Run) []slack.Block {
-	return RenderError("Only "+who(r.RequestedBy)+", who started this research, and this channel's approvers can decide or cancel it.",
+	return blockkit.RenderError("Only "+blockkit.Who(r.RequestedBy)+", who started this research, and this channel's approvers can decide or cancel it.",
 		"Nothing was changed. If you should be an approver, ask whoever runs researchbot to add you.")
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
 
+	"github.com/researchbot/researchbot/bot/blockkit"
 	"github.com/researchbot/researchbot/pipeline"
 )
 
@@ -108,7 +109,7 @@ func tell(blocks []slack.Block, text string) error { return &UserError{Blocks: b
 // genericProblem answers an error no handler explained: it says only what is
 // known — the request was not finished — and the log has the cause.
 func genericProblem() ([]slack.Block, string) {
-	return RenderError("Something went wrong on my side, so I couldn't finish that.", "Please try again in a minute; if it keeps failing, tell whoever runs researchbot."), "Something went wrong"
+	return blockkit.RenderError("Something went wrong on my side, so I couldn't finish that.", "Please try again in a minute; if it keeps failing, tell whoever runs researchbot."), "Something went wrong"
 }
 
 // answer is the one place a handler's error becomes what the person sees.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/researchbot/researchbot/bot/blockkit"
 	"github.com/researchbot/researchbot/internal/redistest"
 	"github.com/researchbot/researchbot/redisstore"
 	"github.com/researchbot/researchbot/scheduler"
@@ -65,7 +66,7 @@ type failingFeature struct{}
 
 func (failingFeature) Register(r *Routes) {
 	r.Action("test_refused", func(context.Context, *Request) error {
-		return tell(RenderError("Only the owner can press this.", "Nothing was changed."), "Not allowed")
+		return tell(blockkit.RenderError("Only the owner can press this.", "Nothing was changed."), "Not allowed")
 	})
 	r.Action("test_broken", func(context.Context, *Request) error {
 		return errors.New("store: connection reset by peer")
@@ -80,8 +81,8 @@ func TestE2EHandlerErrorsAreToldInOnePlace(t *testing.T) {
 	ctx, cancel := context.WithTimeout(h.ctx, 5*time.Second)
 	defer cancel()
 	ts, err := h.app.send.Post(ctx, chanIn, "", []slack.Block{slack.NewActionBlock("b",
-		slack.NewButtonBlockElement("test_refused", "x", plain("Refused", 75)),
-		slack.NewButtonBlockElement("test_broken", "y", plain("Broken", 75)))}, "buttons")
+		slack.NewButtonBlockElement("test_refused", "x", blockkit.Plain("Refused", 75)),
+		slack.NewButtonBlockElement("test_broken", "y", blockkit.Plain("Broken", 75)))}, "buttons")
 	if err != nil {
 		t.Fatal(err)
 	}

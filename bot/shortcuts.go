@@ -7,6 +7,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/researchbot/researchbot/bot/blockkit"
 	"github.com/researchbot/researchbot/pipeline"
 )
 
@@ -26,13 +27,13 @@ const defaultsBudget = 700 * time.Millisecond
 // message's text as the question and its thread as the place of the run.
 func (a *App) onShortcut(k *acker, d delivery, cb slack.InteractionCallback) {
 	k.ack(nil)
-	var meta startMeta
+	var meta blockkit.StartMeta
 	question := ""
 	switch {
-	case cb.Type == slack.InteractionTypeShortcut && cb.CallbackID == ShortcutStart:
-	case cb.Type == slack.InteractionTypeMessageAction && cb.CallbackID == ShortcutResearchThis:
+	case cb.Type == slack.InteractionTypeShortcut && cb.CallbackID == blockkit.ShortcutStart:
+	case cb.Type == slack.InteractionTypeMessageAction && cb.CallbackID == blockkit.ShortcutResearchThis:
 		meta.Channel = cb.Channel.ID
-		meta.Thread = firstNonEmpty(cb.Message.ThreadTimestamp, cb.Message.Timestamp, cb.MessageTs)
+		meta.Thread = blockkit.FirstNonEmpty(cb.Message.ThreadTimestamp, cb.Message.Timestamp, cb.MessageTs)
 		question = slackUnescaper.Replace(cb.Message.Text)
 	default:
 		a.log.Warn("bot: unknown shortcut", "callback_id", cb.CallbackID, "type", string(cb.Type))
@@ -48,19 +49,19 @@ func (a *App) onShortcut(k *acker, d delivery, cb slack.InteractionCallback) {
 }
 
 // openStartForm opens the start form with the channel's defaults.
-func (a *App) openStartForm(ctx context.Context, triggerID, user, question string, meta startMeta) {
-	view := StartModal(a.startDefaults(ctx, meta.Channel), question, meta)
+func (a *App) openStartForm(ctx context.Context, triggerID, user, question string, meta blockkit.StartMeta) {
+	view := blockkit.StartModal(a.startDefaults(ctx, meta.Channel), question, meta)
 	if _, err := a.api.OpenViewContext(ctx, triggerID, view); err != nil {
 		a.log.Error("bot: opening the start form failed", "user", user, "err", err)
 		if meta.Channel != "" {
-			a.send.Ephemeral(ctx, meta.Channel, user, meta.Thread, RenderError("I couldn't open the form ("+Escape(slackErrorCode(err))+").", "Please try again, or type `/research your question`."), "Could not open the form")
+			a.send.Ephemeral(ctx, meta.Channel, user, meta.Thread, blockkit.RenderError("I couldn't open the form ("+blockkit.Escape(slackErrorCode(err))+").", "Please try again, or type `/research your question`."), "Could not open the form")
 		}
 	}
 }
 
 // startDefaults returns channel's remembered settings, or the built-in ones.
-func (a *App) startDefaults(ctx context.Context, channel string) StartSettings {
-	s := defaultStartSettings()
+func (a *App) startDefaults(ctx context.Context, channel string) blockkit.StartSettings {
+	s := blockkit.DefaultStartSettings()
 	if a.cfg.StartDefaults == nil || channel == "" {
 		return s
 	}
@@ -71,13 +72,13 @@ func (a *App) startDefaults(ctx context.Context, channel string) StartSettings {
 		a.log.Warn("bot: reading a channel's defaults failed; using the built-in ones", "channel", channel, "err", err)
 		return s
 	}
-	if m, review := settingsOfMode(f["mode"]); m == "auto" || m == "guided" {
+	if m, review := blockkit.SettingsOfMode(f["mode"]); m == "auto" || m == "guided" {
 		s.Mode, s.ReviewSources = m, review
 	}
 	if dep, ok := pipeline.ParseDepth(f["depth"]); ok && dep != "" {
 		s.Depth = dep
 	}
-	if b, err := strconv.ParseFloat(f["budget_usd"], 64); err == nil && b > 0 && b <= MaxStartBudgetUSD {
+	if b, err := strconv.ParseFloat(f["budget_usd"], 64); err == nil && b > 0 && b <= blockkit.MaxStartBudgetUSD {
 		s.BudgetUSD = b
 	}
 	return s
@@ -86,10 +87,10 @@ func (a *App) startDefaults(ctx context.Context, channel string) StartSettings {
 // registerStart routes /research without text and the start form.
 func (a *App) registerStart(r *Routes) {
 	r.Command(CmdStart, func(ctx context.Context, req *Request) error {
-		a.openStartForm(ctx, req.TriggerID, req.UserID, "", startMeta{Channel: req.Channel})
+		a.openStartForm(ctx, req.TriggerID, req.UserID, "", blockkit.StartMeta{Channel: req.Channel})
 		return nil
 	})
-	r.View(CallbackStart, a.onStartSubmission)
+	r.View(blockkit.CallbackStart, a.onStartSubmission)
 }
 
 // onStartSubmission validates a submitted start form before the ack
@@ -100,7 +101,7 @@ func (a *App) onStartSubmission(ctx context.Context, req *Request) error {
 	if cb.View.State != nil {
 		state = cb.View.State.Values
 	}
-	f, errs := parseStartForm(cb.View.PrivateMetadata, state)
+	f, errs := blockkit.ParseStartForm(cb.View.PrivateMetadata, state)
 	if errs != nil {
 		if !req.Ack(slack.NewErrorsViewSubmissionResponse(errs)) {
 			req.Log.Warn("bot: a start form with problems was closed before they could be shown")

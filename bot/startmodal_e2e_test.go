@@ -9,6 +9,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/researchbot/researchbot/bot"
+	"github.com/researchbot/researchbot/bot/blockkit"
 	"github.com/researchbot/researchbot/internal/app"
 	"github.com/researchbot/researchbot/internal/researchtest"
 	"github.com/researchbot/researchbot/internal/slackfake"
@@ -176,7 +177,7 @@ func TestE2EShortcutsOpenTheStartForm(t *testing.T) {
 	defer cancel()
 
 	// Global shortcut: the form asks for the channel.
-	if _, err := f.fake.GlobalShortcut(ctx, startUser, bot.ShortcutStart); err != nil {
+	if _, err := f.fake.GlobalShortcut(ctx, startUser, blockkit.ShortcutStart); err != nil {
 		t.Fatal(err)
 	}
 	v := f.view(1)
@@ -202,7 +203,7 @@ func TestE2EShortcutsOpenTheStartForm(t *testing.T) {
 			msgTS = m.TS
 		}
 	}
-	if _, err := f.fake.MessageShortcut(ctx, startUser, startChannel, msgTS, bot.ShortcutResearchThis); err != nil {
+	if _, err := f.fake.MessageShortcut(ctx, startUser, startChannel, msgTS, blockkit.ShortcutResearchThis); err != nil {
 		t.Fatal(err)
 	}
 	v = f.view(2)

@@ -5,50 +5,22 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/researchbot/researchbot/bot/blockkit"
 	"github.com/researchbot/researchbot/pipeline"
 )
 
 func TestGoldenStartModals(t *testing.T) {
 	cases := map[string]slack.ModalViewRequest{
-		"start_channel": StartModal(defaultStartSettings(), "", startMeta{Channel: "C1"}),
-		"start_global":  StartModal(StartSettings{Mode: "auto", Depth: pipeline.DepthQuick, BudgetUSD: 0.75}, "", startMeta{}),
-		"start_message": StartModal(StartSettings{Mode: "guided", Depth: pipeline.DepthComprehensive, ReviewSources: true}, "Is <!channel> district heating cheaper?\n\nasks <@U1>", startMeta{Channel: "C1", Thread: "100.1"}),
+		"start_channel": blockkit.StartModal(blockkit.DefaultStartSettings(), "", blockkit.StartMeta{Channel: "C1"}),
+		"start_global":  blockkit.StartModal(blockkit.StartSettings{Mode: "auto", Depth: pipeline.DepthQuick, BudgetUSD: 0.75}, "", blockkit.StartMeta{}),
+		"start_message": blockkit.StartModal(blockkit.StartSettings{Mode: "guided", Depth: pipeline.DepthComprehensive, ReviewSources: true}, "Is <!channel> district heating cheaper?\n\nasks <@U1>", blockkit.StartMeta{Channel: "C1", Thread: "100.1"}),
 	}
 	for name, view := range cases {
 		t.Run(name, func(t *testing.T) {
 			golden(t, "modal_"+name, view)
-			if probs := blockProblems(view.Blocks.BlockSet, MaxModalBlocks); len(probs) > 0 {
+			if probs := blockProblems(view.Blocks.BlockSet, blockkit.MaxModalBlocks); len(probs) > 0 {
 				t.Errorf("limits: %v", probs)
 			}
 		})
-	}
-}
-
-func TestParseStartForm(t *testing.T) {
-	val := func(v string) map[string]slack.BlockAction {
-		return map[string]slack.BlockAction{startInput: {Value: v}}
-	}
-	sel := func(v string) map[string]slack.BlockAction {
-		return map[string]slack.BlockAction{startInput: {SelectedOption: slack.OptionBlockObject{Value: v}}}
-	}
-	f, errs := parseStartForm(`{"c":"C1","t":"9.1"}`, map[string]map[string]slack.BlockAction{
-		startQuestionBlock: val("  What is \u202eRAG and why?  "), startModeBlock: sel("guided"), startDepthBlock: sel("comprehensive"),
-		startSourcesBlock: {startInput: {SelectedOptions: []slack.OptionBlockObject{{Value: reviewSourcesValue}}}}, startBudgetBlock: val("$2"),
-	})
-	if errs != nil || f.Channel != "C1" || f.Thread != "9.1" || f.Question != "What is RAG and why?" || f.Settings.RunMode() != "full" || f.Settings.Depth != pipeline.DepthComprehensive || f.Settings.BudgetUSD != 2 {
-		t.Errorf("got %+v, %v", f, errs)
-	}
-	for _, c := range []struct {
-		state map[string]map[string]slack.BlockAction
-		block string
-	}{
-		{map[string]map[string]slack.BlockAction{startQuestionBlock: val("What is RAG and why?")}, startChannelBlock},
-		{map[string]map[string]slack.BlockAction{startChannelBlock: {startInput: {SelectedConversation: "C2"}}, startQuestionBlock: val("short")}, startQuestionBlock},
-		{map[string]map[string]slack.BlockAction{startChannelBlock: {startInput: {SelectedConversation: "C2"}}, startQuestionBlock: val("What is RAG and why?"), startBudgetBlock: val("51")}, startBudgetBlock},
-		{map[string]map[string]slack.BlockAction{startChannelBlock: {startInput: {SelectedConversation: "C2"}}, startQuestionBlock: val("What is RAG and why?"), startBudgetBlock: val("NaN")}, startBudgetBlock},
-	} {
-		if _, errs := parseStartForm("", c.state); errs[c.block] == "" || len(errs) != 1 {
-			t.Errorf("%v: errors %v, want one on %s", c.state, errs, c.block)
-		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/researchbot/researchbot/bot/blockkit"
 	"github.com/researchbot/researchbot/pipeline"
 	"github.com/researchbot/researchbot/scheduler"
 )
@@ -121,11 +122,11 @@ func (s *Streams) HandleStream(ctx context.Context, cmd StreamCommand) error {
 	verb = strings.ToLower(verb)
 	name := strings.TrimSpace(rest)
 	if needsName(verb) && name == "" {
-		return tell(RenderError(fmt.Sprintf("Which stream? Write its name: `/research stream %s NAME`.", Escape(verb)), "`/research stream list` shows every stream."), "Which stream?")
+		return tell(blockkit.RenderError(fmt.Sprintf("Which stream? Write its name: `/research stream %s NAME`.", blockkit.Escape(verb)), "`/research stream list` shows every stream."), "Which stream?")
 	}
 	switch verb {
 	case "", "help":
-		s.respond(ctx, cmd, RenderStreamHelp(), "Research streams")
+		s.respond(ctx, cmd, blockkit.RenderStreamHelp(), "Research streams")
 	case "new", "create":
 		return s.startConversation(ctx, cmd)
 	case "list":
@@ -133,13 +134,13 @@ func (s *Streams) HandleStream(ctx context.Context, cmd StreamCommand) error {
 		if err != nil {
 			return err
 		}
-		s.respond(ctx, cmd, RenderStreamList(all, s.now()), "Research streams")
+		s.respond(ctx, cmd, blockkit.RenderStreamList(all, s.now()), "Research streams")
 	case "show":
 		st, err := s.svc.Show(ctx, name)
 		if err != nil {
 			return tell(s.lookupProblem(err, name), "No such stream")
 		}
-		s.respond(ctx, cmd, RenderStreamShow(st), "Research stream "+EscapeTruncate(st.Spec.Name, 100))
+		s.respond(ctx, cmd, blockkit.RenderStreamShow(st), "Research stream "+blockkit.EscapeTruncate(st.Spec.Name, 100))
 	case "pause", "resume":
 		op, done := s.svc.Pause, ":double_vertical_bar: Paused"
 		if verb == "resume" {
@@ -149,16 +150,16 @@ func (s *Streams) HandleStream(ctx context.Context, cmd StreamCommand) error {
 		if err != nil {
 			return tell(s.changeProblem(ctx, err, name, verb), "Nothing was changed")
 		}
-		s.respond(ctx, cmd, RenderStreamChanged(st, done), "Done")
+		s.respond(ctx, cmd, blockkit.RenderStreamChanged(st, done), "Done")
 	case "policy":
 		fields := strings.Fields(name)
 		if len(fields) < 2 {
-			return tell(RenderError("Write the stream's name and the policy: `/research stream policy NAME auto|hold_draft`.", "`auto` posts digests straight away; `hold_draft` holds each draft for the owner's approval."), "Which policy?")
+			return tell(blockkit.RenderError("Write the stream's name and the policy: `/research stream policy NAME auto|hold_draft`.", "`auto` posts digests straight away; `hold_draft` holds each draft for the owner's approval."), "Which policy?")
 		}
 		p := scheduler.Policy(strings.ToLower(fields[len(fields)-1]))
 		name = strings.Join(fields[:len(fields)-1], " ")
 		if !p.Valid() {
-			return tell(RenderError("The policy must be `auto` or `hold_draft`, not `"+EscapeTruncate(string(p), 40)+"`.", ""), "Unknown policy")
+			return tell(blockkit.RenderError("The policy must be `auto` or `hold_draft`, not `"+blockkit.EscapeTruncate(string(p), 40)+"`.", ""), "Unknown policy")
 		}
 		st, err := s.asOwnerOrAdmin(ctx, cmd.UserID, func(admin bool) (*scheduler.Stream, error) {
 			return s.svc.SetPolicy(ctx, name, cmd.UserID, admin, p)
@@ -166,7 +167,7 @@ func (s *Streams) HandleStream(ctx context.Context, cmd StreamCommand) error {
 		if err != nil {
 			return tell(s.changeProblem(ctx, err, name, "change"), "Nothing was changed")
 		}
-		s.respond(ctx, cmd, RenderStreamChanged(st, "Policy set to `"+string(p)+"` for"), "Done")
+		s.respond(ctx, cmd, blockkit.RenderStreamChanged(st, "Policy set to `"+string(p)+"` for"), "Done")
 	case "edit":
 		s.startEdit(ctx, cmd.ChannelID, cmd.UserID, name, func(blocks []slack.Block, text string) { s.respond(ctx, cmd, blocks, text) })
 	case "run":
@@ -177,11 +178,11 @@ func (s *Streams) HandleStream(ctx context.Context, cmd StreamCommand) error {
 			return tell(s.lookupProblem(err, name), "No such stream")
 		}
 		if !st.CanChange(cmd.UserID, false) && !s.isAdmin(ctx, cmd.UserID) {
-			return tell(RenderStreamNotAllowed(st, "delete"), "Not allowed")
+			return tell(blockkit.RenderStreamNotAllowed(st, "delete"), "Not allowed")
 		}
-		s.respond(ctx, cmd, RenderStreamDeleteConfirm(st), "Delete this stream?")
+		s.respond(ctx, cmd, blockkit.RenderStreamDeleteConfirm(st), "Delete this stream?")
 	default:
-		return tell(RenderError("I don't know `/research stream "+EscapeTruncate(verb, 40)+"`.", "`/research stream help` lists the stream commands."), "Unknown stream command")
+		return tell(blockkit.RenderError("I don't know `/research stream "+blockkit.EscapeTruncate(verb, 40)+"`.", "`/research stream help` lists the stream commands."), "Unknown stream command")
 	}
 	return nil
 }
@@ -209,8 +210,8 @@ func (s *Streams) runNow(ctx context.Context, cmd StreamCommand, name string) er
 	if err != nil {
 		return tell(s.changeProblem(ctx, err, name, "run"), "No digest started")
 	}
-	s.respond(ctx, cmd, []slack.Block{section(fmt.Sprintf(":gear: Started a digest of *%s* (run %s); I'll post it in %s.",
-		EscapeTruncate(st.Spec.Name, 100), runRef(run.ID), channelRef(st.Spec.Channel)))}, "Digest started")
+	s.respond(ctx, cmd, []slack.Block{blockkit.Section(fmt.Sprintf(":gear: Started a digest of *%s* (run %s); I'll post it in %s.",
+		blockkit.EscapeTruncate(st.Spec.Name, 100), blockkit.RunRef(run.ID), blockkit.ChannelRef(st.Spec.Channel)))}, "Digest started")
 	return nil
 }
 
@@ -242,10 +243,10 @@ func (s *Streams) userTZ(ctx context.Context, user string) string {
 // lookupProblem explains a failed stream lookup.
 func (s *Streams) lookupProblem(err error, name string) []slack.Block {
 	if errors.Is(err, scheduler.ErrStreamNotFound) {
-		return RenderError("There is no research stream called *"+EscapeTruncate(name, 100)+"*.", "`/research stream list` shows every stream.")
+		return blockkit.RenderError("There is no research stream called *"+blockkit.EscapeTruncate(name, 100)+"*.", "`/research stream list` shows every stream.")
 	}
 	s.log.Error("bot: loading a stream failed", "err", err)
-	return RenderError("I couldn't load the stream right now.", "Please try again in a minute.")
+	return blockkit.RenderError("I couldn't load the stream right now.", "Please try again in a minute.")
 }
 
 // changeProblem explains why a stream command changed nothing.
@@ -253,18 +254,18 @@ func (s *Streams) changeProblem(ctx context.Context, err error, name, verb strin
 	switch {
 	case errors.Is(err, scheduler.ErrNotAllowed):
 		if st, lerr := s.svc.Show(ctx, name); lerr == nil {
-			return RenderStreamNotAllowed(st, verb)
+			return blockkit.RenderStreamNotAllowed(st, verb)
 		}
-		return RenderError("Only the stream's owner or a workspace admin can "+Escape(verb)+" it.", "Nothing was changed.")
+		return blockkit.RenderError("Only the stream's owner or a workspace admin can "+blockkit.Escape(verb)+" it.", "Nothing was changed.")
 	case errors.Is(err, scheduler.ErrStreamNotFound):
 		return s.lookupProblem(err, name)
 	case errors.Is(err, scheduler.ErrDigestRunning):
-		return RenderError("A digest of *"+EscapeTruncate(name, 100)+"* is still running.", "It will be posted when it's done; try again after that.")
+		return blockkit.RenderError("A digest of *"+blockkit.EscapeTruncate(name, 100)+"* is still running.", "It will be posted when it's done; try again after that.")
 	case errors.Is(err, scheduler.ErrBadPolicy):
-		return RenderError("The policy must be `auto` or `hold_draft`.", "")
+		return blockkit.RenderError("The policy must be `auto` or `hold_draft`.", "")
 	}
 	s.log.Error("bot: stream command failed", "verb", verb, "err", err)
-	return RenderError("I couldn't "+Escape(verb)+" the stream because of an internal error.", "Please try again in a minute.")
+	return blockkit.RenderError("I couldn't "+blockkit.Escape(verb)+" the stream because of an internal error.", "Please try again in a minute.")
 }
 
 // startConversation opens a creation thread: the root message, then the
@@ -272,17 +273,17 @@ func (s *Streams) changeProblem(ctx context.Context, err error, name, verb strin
 func (s *Streams) startConversation(ctx context.Context, cmd StreamCommand) error {
 	tz := s.userTZ(ctx, cmd.UserID)
 	conv, turn := scheduler.Start(cmd.UserID, cmd.ChannelID, tz, s.now())
-	root, err := s.send.Post(ctx, cmd.ChannelID, "", RenderStreamRoot(cmd.UserID), "New research stream")
+	root, err := s.send.Post(ctx, cmd.ChannelID, "", blockkit.RenderStreamRoot(cmd.UserID), "New research stream")
 	if err != nil {
 		if notInChannel[slackErrorCode(err)] {
 			return tell(inviteHelp(cmd.ChannelID), "Invite me first: /invite @researchbot")
 		}
 		s.log.Error("bot: posting a stream conversation failed", "user", cmd.UserID, "err", err)
-		return tell(RenderError("I couldn't start the conversation here: "+Escape(slackErrorCode(err))+".", "Please try again in a minute."), "Posting failed")
+		return tell(blockkit.RenderError("I couldn't start the conversation here: "+blockkit.Escape(slackErrorCode(err))+".", "Please try again in a minute."), "Posting failed")
 	}
 	if _, err := s.convs.Create(ctx, cmd.ChannelID, root, conv); err != nil {
 		s.log.Error("bot: storing a stream conversation failed", "err", err)
-		s.post(ctx, cmd.ChannelID, root, RenderError("I couldn't save this conversation: my storage is not answering.", "Please run `/research stream new` again in a few minutes."), "Storage unavailable")
+		s.post(ctx, cmd.ChannelID, root, blockkit.RenderError("I couldn't save this conversation: my storage is not answering.", "Please run `/research stream new` again in a few minutes."), "Storage unavailable")
 		return nil
 	}
 	s.postTurn(ctx, cmd.ChannelID, root, conv, 0, turn)
@@ -303,7 +304,7 @@ type clicked struct {
 
 // Register routes the clicks on stream messages (action ids starting with
 // StreamActionPrefix) to s.
-func (s *Streams) Register(r *Routes) { r.ActionPrefix(StreamActionPrefix, s.onAction) }
+func (s *Streams) Register(r *Routes) { r.ActionPrefix(blockkit.StreamActionPrefix, s.onAction) }
 
 // onAction handles a click on a stream message; a click that cannot be
 // taken is answered (App.answer) in the clicked message's thread.
@@ -311,47 +312,47 @@ func (s *Streams) onAction(ctx context.Context, req *Request) error {
 	cb, act := *req.Callback, *req.Action
 	user, channel, thread := req.UserID, req.Channel, req.Thread
 	switch act.ActionID {
-	case ActionStreamOptions:
+	case blockkit.ActionStreamOptions:
 		return nil // ticking a box: read when Continue is clicked
-	case ActionStreamDeleteConfirm:
-		id, name := parseStreamValue(act.Value)
+	case blockkit.ActionStreamDeleteConfirm:
+		id, name := blockkit.ParseStreamValue(act.Value)
 		return s.confirmDelete(ctx, req, id, name)
-	case ActionStreamDeleteAbort:
+	case blockkit.ActionStreamDeleteAbort:
 		req.ReplaceOriginal = true
-		req.Reply(ctx, []slack.Block{section("OK — the stream stays.")}, "Not deleted")
+		req.Reply(ctx, []slack.Block{blockkit.Section("OK — the stream stays.")}, "Not deleted")
 		return nil
-	case ActionStreamDryRun, ActionStreamDryRunSkip:
+	case blockkit.ActionStreamDryRun, blockkit.ActionStreamDryRunSkip:
 		return s.dryRun(ctx, cb, channel, thread, act)
-	case ActionStreamEdit:
+	case blockkit.ActionStreamEdit:
 		s.editClicked(ctx, cb, channel, act)
 		return nil
 	}
-	turnNo, value := parseTurnValue(act.Value)
+	turnNo, value := blockkit.ParseTurnValue(act.Value)
 	var a scheduler.Action
 	click := &clicked{ts: cb.Container.MessageTs, blocks: cb.Message.Blocks.BlockSet, text: cb.Message.Text}
 	if click.ts == "" {
 		click.ts = cb.Message.Timestamp
 	}
 	switch {
-	case strings.HasPrefix(act.ActionID, ActionStreamPick):
+	case strings.HasPrefix(act.ActionID, blockkit.ActionStreamPick):
 		a = scheduler.Action{Kind: scheduler.ActionOptionSelected, Value: value}
-		click.what = "chose *" + EscapeTruncate(value, 200) + "*"
-	case act.ActionID == ActionStreamConfirm:
+		click.what = "chose *" + blockkit.EscapeTruncate(value, 200) + "*"
+	case act.ActionID == blockkit.ActionStreamConfirm:
 		a = scheduler.Action{Kind: scheduler.ActionOptionSelected, Value: scheduler.ReviewConfirm}
 		click.what = "confirmed"
-	case act.ActionID == ActionStreamChange:
+	case act.ActionID == blockkit.ActionStreamChange:
 		a = scheduler.Action{Kind: scheduler.ActionOptionSelected, Value: scheduler.ReviewChange}
 		click.what = "asked for a change"
-	case act.ActionID == ActionStreamContinue:
+	case act.ActionID == blockkit.ActionStreamContinue:
 		var values []string
 		if st := cb.BlockActionState; st != nil {
-			for _, o := range st.Values[streamOptionsBlock][ActionStreamOptions].SelectedOptions {
+			for _, o := range st.Values[blockkit.StreamOptionsBlock][blockkit.ActionStreamOptions].SelectedOptions {
 				values = append(values, o.Value)
 			}
 		}
 		a = scheduler.Action{Kind: scheduler.ActionOptionsSelected, Values: values}
-		click.what = "chose *" + EscapeTruncate(strings.Join(values, ", "), 400) + "*"
-	case act.ActionID == ActionStreamSkip:
+		click.what = "chose *" + blockkit.EscapeTruncate(strings.Join(values, ", "), 400) + "*"
+	case act.ActionID == blockkit.ActionStreamSkip:
 		a = scheduler.Action{Kind: scheduler.ActionSkipStep}
 		click.what = "skipped this question"
 	default:
@@ -363,11 +364,11 @@ func (s *Streams) onAction(ctx context.Context, req *Request) error {
 	switch {
 	case err != nil:
 		s.log.Error("bot: loading a stream conversation failed", "channel", channel, "err", err)
-		return tell(RenderError("I couldn't load this conversation right now.", "Please click again in a minute."), "Try again")
+		return tell(blockkit.RenderError("I couldn't load this conversation right now.", "Please click again in a minute."), "Try again")
 	case !ok:
-		return tell(RenderError("This stream conversation has ended or expired.", "Start a new one with `/research stream new`."), "Conversation ended")
+		return tell(blockkit.RenderError("This stream conversation has ended or expired.", "Start a new one with `/research stream new`."), "Conversation ended")
 	case user != c.Spec.Owner:
-		return tell(RenderError("Only "+who(c.Spec.Owner)+", who is setting up this stream, can answer here.", "Nothing was changed. Start your own with `/research stream new`."), "Not your conversation")
+		return tell(blockkit.RenderError("Only "+blockkit.Who(c.Spec.Owner)+", who is setting up this stream, can answer here.", "Nothing was changed. Start your own with `/research stream new`."), "Not your conversation")
 	}
 	return s.advance(ctx, channel, thread, user, c, v, a, click)
 }
@@ -379,14 +380,14 @@ func (s *Streams) advance(ctx context.Context, channel, thread, user string, c s
 	log := s.log.With("channel", channel, "thread", thread, "user", user, "action", a.Kind)
 	if click == nil && c.Shown != "" {
 		// Answered by typing: the turn's buttons go, as after a click.
-		click = &clicked{ts: c.Shown, blocks: RenderStreamTurn(c.Last, c.Spec.Owner), text: streamTurnText(c.Last), what: "answered by typing"}
+		click = &clicked{ts: c.Shown, blocks: blockkit.RenderStreamTurn(c.Last, c.Spec.Owner), text: blockkit.StreamTurnText(c.Last), what: "answered by typing"}
 	}
 	next, turn, err := scheduler.Advance(ctx, s.model, c, a)
 	var ae *scheduler.ActionError
 	switch {
 	case errors.As(err, &ae), errors.Is(err, scheduler.ErrModelUnavailable):
 		log.Info("bot: stream conversation did not move", "reason", err)
-		return tell(RenderError(EscapeTruncate(turn.Message, sectionBudget-40), ""), streamTurnText(turn))
+		return tell(blockkit.RenderError(blockkit.EscapeTruncate(turn.Message, blockkit.SectionBudget-40), ""), blockkit.StreamTurnText(turn))
 	case err != nil:
 		log.Warn("bot: the model's proposal was refused", "err", err)
 	}
@@ -401,7 +402,7 @@ func (s *Streams) advance(ctx context.Context, channel, thread, user string, c s
 		// Store the answer on top of it; anything else is a concurrent answer.
 		if cur, v, found, gerr := s.convs.Get(ctx, channel, thread); gerr == nil && found && sameButShown(c, cur) {
 			if click == nil && cur.Shown != "" {
-				click = &clicked{ts: cur.Shown, blocks: RenderStreamTurn(cur.Last, cur.Spec.Owner), text: streamTurnText(cur.Last), what: "answered by typing"}
+				click = &clicked{ts: cur.Shown, blocks: blockkit.RenderStreamTurn(cur.Last, cur.Spec.Owner), text: blockkit.StreamTurnText(cur.Last), what: "answered by typing"}
 			}
 			next.Shown = cur.Shown
 			nv, ok, err = s.convs.Update(ctx, channel, thread, v, next)
@@ -411,7 +412,7 @@ func (s *Streams) advance(ctx context.Context, channel, thread, user string, c s
 		if err != nil {
 			log.Error("bot: saving a stream conversation failed", "err", err)
 		}
-		return tell(RenderError("I was still handling your previous answer, so this one was not applied.", "Please look at my latest message and answer again."), "Not applied")
+		return tell(blockkit.RenderError("I was still handling your previous answer, so this one was not applied.", "Please look at my latest message and answer again."), "Not applied")
 	}
 	if click != nil {
 		s.collapse(ctx, channel, click, user)
@@ -438,7 +439,7 @@ func (s *Streams) complete(ctx context.Context, channel, thread, user string, be
 	log := s.log.With("channel", channel, "thread", thread, "user", user)
 	nv, ok, err := s.convs.Update(ctx, channel, thread, version, done)
 	if err != nil || !ok {
-		return tell(RenderError("This stream is already being created.", "Nothing else changed."), "Already confirmed")
+		return tell(blockkit.RenderError("This stream is already being created.", "Nothing else changed."), "Already confirmed")
 	}
 	st, err := s.save(ctx, done, user)
 	if err != nil {
@@ -448,20 +449,20 @@ func (s *Streams) complete(ctx context.Context, channel, thread, user string, be
 		var what string
 		switch {
 		case errors.Is(err, scheduler.ErrNameTaken):
-			what = "A stream called *" + EscapeTruncate(done.Spec.Name, 100) + "* already exists, so I couldn't create this one. Choose *Change* and give it another name."
+			what = "A stream called *" + blockkit.EscapeTruncate(done.Spec.Name, 100) + "* already exists, so I couldn't create this one. Choose *Change* and give it another name."
 		case errors.Is(err, scheduler.ErrNameFixed):
-			what = "A stream's name cannot be changed: it stays *" + EscapeTruncate(before.Spec.Name, 100) + "*. Choose *Change* and set the name back, or create a new stream."
+			what = "A stream's name cannot be changed: it stays *" + blockkit.EscapeTruncate(before.Spec.Name, 100) + "*. Choose *Change* and set the name back, or create a new stream."
 		case errors.Is(err, scheduler.ErrNotAllowed):
 			what = "Only the stream's owner or a workspace admin can change it, so nothing was saved."
 		case errors.Is(err, scheduler.ErrStreamNotFound):
 			what = "This stream was deleted meanwhile, so there is nothing to save."
 		case errors.Is(err, scheduler.ErrIncompleteSpec):
-			what = "The configuration isn't complete yet: " + EscapeTruncate(err.Error(), 1500) + ". Choose *Change* to fix it."
+			what = "The configuration isn't complete yet: " + blockkit.EscapeTruncate(err.Error(), 1500) + ". Choose *Change* to fix it."
 		default:
 			log.Error("bot: creating a stream failed", "err", err)
 			what = "I couldn't create the stream because of an internal error. Please click *Confirm* again in a minute."
 		}
-		s.post(ctx, channel, thread, RenderError(what, ""), "The stream was not created")
+		s.post(ctx, channel, thread, blockkit.RenderError(what, ""), "The stream was not created")
 		return nil
 	}
 	log.Info("bot: stream created", "stream", st.ID)
@@ -470,17 +471,17 @@ func (s *Streams) complete(ctx context.Context, channel, thread, user string, be
 	}
 	if done.Editing != "" {
 		log.Info("bot: stream edited", "stream", st.ID)
-		s.post(ctx, channel, thread, RenderStreamChanged(st, ":white_check_mark: Saved the changes to"), "Research stream updated: "+EscapeTruncate(st.Spec.Name, 100))
+		s.post(ctx, channel, thread, blockkit.RenderStreamChanged(st, ":white_check_mark: Saved the changes to"), "Research stream updated: "+blockkit.EscapeTruncate(st.Spec.Name, 100))
 		return nil
 	}
-	s.post(ctx, channel, thread, RenderStreamCreated(st), "Research stream created: "+EscapeTruncate(st.Spec.Name, 100))
+	s.post(ctx, channel, thread, blockkit.RenderStreamCreated(st), "Research stream created: "+blockkit.EscapeTruncate(st.Spec.Name, 100))
 	return nil
 }
 
 // dryRun answers the buttons offered after a stream is created.
 func (s *Streams) dryRun(ctx context.Context, cb slack.InteractionCallback, channel, thread string, act slack.BlockAction) error {
 	user := cb.User.ID
-	id, name := parseStreamValue(act.Value)
+	id, name := blockkit.ParseStreamValue(act.Value)
 	click := &clicked{ts: cb.Container.MessageTs, blocks: cb.Message.Blocks.BlockSet, text: cb.Message.Text}
 	if id != "" {
 		// The button is for one stream: not for another that took its name since.
@@ -488,10 +489,10 @@ func (s *Streams) dryRun(ctx context.Context, cb slack.InteractionCallback, chan
 			return tell(staleStreamButton(name), "That stream no longer exists")
 		}
 	}
-	if act.ActionID == ActionStreamDryRunSkip {
+	if act.ActionID == blockkit.ActionStreamDryRunSkip {
 		st, err := s.svc.Show(ctx, name)
 		if err == nil && !st.CanChange(user, false) {
-			return tell(RenderStreamNotAllowed(st, "answer for"), "Not allowed")
+			return tell(blockkit.RenderStreamNotAllowed(st, "answer for"), "Not allowed")
 		}
 		click.what = "skipped the dry run"
 		s.collapse(ctx, channel, click, user)
@@ -507,7 +508,7 @@ func (s *Streams) dryRun(ctx context.Context, cb slack.InteractionCallback, chan
 	if err != nil {
 		return tell(s.changeProblem(ctx, err, name, "run"), "No dry run")
 	}
-	click.what = "started a dry run (run " + runRef(run.ID) + "); the digest will appear in this thread"
+	click.what = "started a dry run (run " + blockkit.RunRef(run.ID) + "); the digest will appear in this thread"
 	s.collapse(ctx, channel, click, user)
 	return nil
 }
@@ -520,7 +521,7 @@ func (s *Streams) confirmDelete(ctx context.Context, req *Request, id, name stri
 	req.ReplaceOriginal = true
 	user := req.UserID
 	if id == "" {
-		return tell(RenderError("This confirmation is out of date, so nothing was deleted.", "Run `/research stream delete "+EscapeTruncate(name, 100)+"` again."), "Not deleted")
+		return tell(blockkit.RenderError("This confirmation is out of date, so nothing was deleted.", "Run `/research stream delete "+blockkit.EscapeTruncate(name, 100)+"` again."), "Not deleted")
 	}
 	st, err := s.asOwnerOrAdmin(ctx, user, func(admin bool) (*scheduler.Stream, error) { return s.svc.DeleteByID(ctx, id, user, admin) })
 	if errors.Is(err, scheduler.ErrStreamNotFound) {
@@ -530,14 +531,14 @@ func (s *Streams) confirmDelete(ctx context.Context, req *Request, id, name stri
 		return tell(s.changeProblem(ctx, err, name, "delete"), "Not deleted")
 	}
 	s.log.Info("bot: stream deleted", "stream", st.ID, "user", user)
-	req.Reply(ctx, RenderStreamChanged(st, ":wastebasket: Deleted the research stream"), "Deleted")
+	req.Reply(ctx, blockkit.RenderStreamChanged(st, ":wastebasket: Deleted the research stream"), "Deleted")
 	return nil
 }
 
 // staleStreamButton answers a click on a button for a stream that no longer
 // exists (deleted, perhaps replaced by a new stream of the same name).
 func staleStreamButton(name string) []slack.Block {
-	return RenderError("The stream *"+EscapeTruncate(name, 100)+"* this button was for no longer exists, so nothing was changed.",
+	return blockkit.RenderError("The stream *"+blockkit.EscapeTruncate(name, 100)+"* this button was for no longer exists, so nothing was changed.",
 		"`/research stream list` shows the streams there are now.")
 }
 
@@ -546,7 +547,7 @@ func (s *Streams) collapse(ctx context.Context, channel string, click *clicked, 
 	if click.ts == "" {
 		return
 	}
-	blocks := RenderStreamAnswered(click.blocks, click.text, user, click.what)
+	blocks := blockkit.RenderStreamAnswered(click.blocks, click.text, user, click.what)
 	if err := s.send.Update(ctx, channel, click.ts, blocks, click.text); err != nil {
 		s.log.Warn("bot: collapsing a stream message failed", "channel", channel, "err", err)
 	}

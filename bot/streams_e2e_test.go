@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/researchbot/researchbot/bot"
+	"github.com/researchbot/researchbot/bot/blockkit"
 	"github.com/researchbot/researchbot/internal/app"
 	"github.com/researchbot/researchbot/internal/redistest"
 	"github.com/researchbot/researchbot/internal/researchtest"
@@ -255,9 +256,9 @@ func (h *streamsE2E) tickAndContinue(user string, m slackfake.Message, values ..
 		"message": map[string]any{"type": "message", "ts": m.TS, "thread_ts": m.ThreadTS, "text": m.Text, "user": m.User,
 			"bot_id": m.BotID, "blocks": json.RawMessage(m.Blocks)},
 		"state": map[string]any{"values": map[string]any{"st_opts": map[string]any{
-			bot.ActionStreamOptions: map[string]any{"type": "checkboxes", "selected_options": opts},
+			blockkit.ActionStreamOptions: map[string]any{"type": "checkboxes", "selected_options": opts},
 		}}},
-		"actions": []any{map[string]any{"action_id": bot.ActionStreamContinue, "block_id": "st_buttons", "type": "button",
+		"actions": []any{map[string]any{"action_id": blockkit.ActionStreamContinue, "block_id": "st_buttons", "type": "button",
 			"value": "continue", "action_ts": "1.000001"}},
 	}
 	ctx, cancel := context.WithTimeout(h.ctx, 5*time.Second)
@@ -330,33 +331,33 @@ func TestStreamsEndToEnd(t *testing.T) {
 	}
 
 	// A suggestion button: option_selected.
-	h.click(streamOwner, turn, bot.ActionStreamPick+"0") // "competitive"
+	h.click(streamOwner, turn, blockkit.ActionStreamPick+"0") // "competitive"
 	turn = h.nextTurn(thread, 2)
-	if !strings.Contains(string(turn.Blocks), bot.ActionStreamOptions) {
+	if !strings.Contains(string(turn.Blocks), blockkit.ActionStreamOptions) {
 		t.Fatalf("focus areas turn has no checkboxes: %s", turn.Blocks)
 	}
 	// The clicked message lost its buttons and says what was chosen.
 	msgs := h.botMessages(thread)
-	if prev := msgs[len(msgs)-2]; strings.Contains(string(prev.Blocks), bot.ActionStreamPick) || !strings.Contains(displayed(prev), "chose *competitive*") {
+	if prev := msgs[len(msgs)-2]; strings.Contains(string(prev.Blocks), blockkit.ActionStreamPick) || !strings.Contains(displayed(prev), "chose *competitive*") {
 		t.Errorf("the answered turn still has buttons or lacks the choice: %s", displayed(prev))
 	}
 
 	// Checkboxes and Continue: options_selected.
 	h.tickAndContinue(streamOwner, turn, "Nordics", "Germany")
 	turn = h.nextTurn(thread, 3)
-	if !strings.Contains(string(turn.Blocks), bot.ActionStreamSkip) {
+	if !strings.Contains(string(turn.Blocks), blockkit.ActionStreamSkip) {
 		t.Fatalf("the optional competitors turn has no Skip: %s", turn.Blocks)
 	}
 	// Another user cannot answer.
-	h.click(streamOther, turn, bot.ActionStreamSkip)
+	h.click(streamOther, turn, blockkit.ActionStreamSkip)
 	h.ephemeralFor(streamOther, "who is setting up this stream")
 	// Skip: skip_step.
-	h.click(streamOwner, turn, bot.ActionStreamSkip)
+	h.click(streamOwner, turn, blockkit.ActionStreamSkip)
 	turn = h.nextTurn(thread, 4)
 	// A typed answer with the rest, then a typed change of an earlier field.
 	h.reply(streamOwner, thread, "Call it Heat Pump Watch; keywords heat pump, air-to-water; daily please")
 	turn = h.nextTurn(thread, 5)
-	if !strings.Contains(string(turn.Blocks), bot.ActionStreamConfirm) {
+	if !strings.Contains(string(turn.Blocks), blockkit.ActionStreamConfirm) {
 		t.Fatalf("no review after the required fields: %s", displayed(turn))
 	}
 	h.reply(streamOwner, thread, "Actually, change the purpose to 'Monitor heat pump pricing'")
@@ -373,9 +374,9 @@ func TestStreamsEndToEnd(t *testing.T) {
 
 	// Confirm: the stream is created, owned by the creator, in this channel,
 	// in the creator's Slack time zone.
-	h.click(streamOwner, review, bot.ActionStreamConfirm)
+	h.click(streamOwner, review, blockkit.ActionStreamConfirm)
 	created := h.nextTurn(thread, 7)
-	if !strings.Contains(string(created.Blocks), bot.ActionStreamDryRun) {
+	if !strings.Contains(string(created.Blocks), blockkit.ActionStreamDryRun) {
 		t.Fatalf("no dry run offered: %s", displayed(created))
 	}
 	st, err := h.svc.Show(h.ctx, "heat pump watch")
@@ -392,7 +393,7 @@ func TestStreamsEndToEnd(t *testing.T) {
 
 	// Dry run: a digest in the creation thread.
 	filesBefore := len(h.fake.Files())
-	h.click(streamOwner, created, bot.ActionStreamDryRun)
+	h.click(streamOwner, created, blockkit.ActionStreamDryRun)
 	st = h.digestDone("Heat Pump Watch", 1)
 	if d := st.Digests[0]; d.Trigger != scheduler.TriggerDryRun || d.Status != scheduler.DigestCompleted {
 		t.Fatalf("dry run record: %+v", d)
@@ -488,7 +489,7 @@ func TestStreamsEndToEnd(t *testing.T) {
 	// delete asks to confirm; confirming removes the stream.
 	h.slash(streamOwner, "stream delete Heat Pump Watch")
 	confirm := h.ephemeralFor(streamOwner, "Delete the research stream")
-	h.click(streamOwner, confirm, bot.ActionStreamDeleteConfirm)
+	h.click(streamOwner, confirm, blockkit.ActionStreamDeleteConfirm)
 	h.waitFor("the stream to be deleted", 10*time.Second, func() bool {
 		_, err := h.svc.Show(h.ctx, "Heat Pump Watch")
 		return errors.Is(err, scheduler.ErrStreamNotFound)
@@ -533,7 +534,7 @@ func TestStreamHeldDraftGoesToOwnerDM(t *testing.T) {
 	var draft slackfake.Message
 	h.waitFor("the draft review in the owner's DM", 90*time.Second, func() bool {
 		for _, m := range h.fake.Messages(dm) {
-			if !m.Ephemeral && strings.Contains(string(m.Blocks), bot.ActionApprove) {
+			if !m.Ephemeral && strings.Contains(string(m.Blocks), blockkit.ActionApprove) {
 				draft = m
 				return true
 			}
@@ -544,7 +545,7 @@ func TestStreamHeldDraftGoesToOwnerDM(t *testing.T) {
 		t.Errorf("the draft review is in a thread of the DM: %+v", draft)
 	}
 	for _, m := range h.fake.Messages(h.channel) {
-		if strings.Contains(string(m.Blocks), bot.ActionApprove) || strings.Contains(m.Text, "decision is needed") {
+		if strings.Contains(string(m.Blocks), blockkit.ActionApprove) || strings.Contains(m.Text, "decision is needed") {
 			t.Fatalf("the held draft was shown in the stream's channel: %s", displayed(m))
 		}
 	}
@@ -554,12 +555,12 @@ func TestStreamHeldDraftGoesToOwnerDM(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(h.ctx, 5*time.Second)
 	defer cancel()
-	if _, err := h.fake.ClickButton(ctx, streamOwner, dm, draft.TS, bot.ActionApprove, "", ""); err != nil {
+	if _, err := h.fake.ClickButton(ctx, streamOwner, dm, draft.TS, blockkit.ActionApprove, "", ""); err != nil {
 		t.Fatal(err)
 	}
 	// A second click (before the message collapses) is refused, and the
 	// explanation appears where the owner clicked: in the DM.
-	if _, err := h.fake.ClickButton(ctx, streamOwner, dm, draft.TS, bot.ActionApprove, "", ""); err == nil {
+	if _, err := h.fake.ClickButton(ctx, streamOwner, dm, draft.TS, blockkit.ActionApprove, "", ""); err == nil {
 		h.waitFor("the double click explained in the DM", 10*time.Second, func() bool {
 			for _, m := range h.fake.Messages(dm) {
 				// Refused by the store's compare-and-set ("not applied") or,
@@ -585,7 +586,7 @@ func TestStreamHeldDraftGoesToOwnerDM(t *testing.T) {
 	h.waitFor("the DM draft to collapse", 10*time.Second, func() bool {
 		for _, m := range h.fake.Messages(dm) {
 			if m.TS == draft.TS {
-				return !strings.Contains(string(m.Blocks), bot.ActionApprove)
+				return !strings.Contains(string(m.Blocks), blockkit.ActionApprove)
 			}
 		}
 		return false

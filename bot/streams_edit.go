@@ -6,6 +6,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/researchbot/researchbot/bot/blockkit"
 	"github.com/researchbot/researchbot/scheduler"
 )
 
@@ -28,7 +29,7 @@ func (s *Streams) save(ctx context.Context, done scheduler.Conversation, user st
 // conversation moved on before the message was remembered (an answer typed
 // at once), the message's buttons are taken away here.
 func (s *Streams) postTurn(ctx context.Context, channel, thread string, c scheduler.Conversation, version int64, turn scheduler.Turn) {
-	blocks, text := RenderStreamTurn(turn, c.Spec.Owner), streamTurnText(turn)
+	blocks, text := blockkit.RenderStreamTurn(turn, c.Spec.Owner), blockkit.StreamTurnText(turn)
 	ts, err := s.send.Post(ctx, channel, thread, blocks, text)
 	if err != nil {
 		s.log.Error("bot: posting in a stream thread failed", "channel", channel, "err", err)
@@ -66,25 +67,25 @@ func (s *Streams) startEdit(ctx context.Context, channel, user, name string, tel
 		return
 	}
 	if !st.CanChange(user, false) && !s.isAdmin(ctx, user) {
-		tell(RenderStreamNotAllowed(st, "edit"), "Not allowed")
+		tell(blockkit.RenderStreamNotAllowed(st, "edit"), "Not allowed")
 		return
 	}
 	conv, turn := scheduler.StartEdit(st)
-	root, err := s.send.Post(ctx, channel, "", RenderStreamEditRoot(st, user), "Editing research stream "+EscapeTruncate(st.Spec.Name, 100))
+	root, err := s.send.Post(ctx, channel, "", RenderStreamEditRoot(st, user), "Editing research stream "+blockkit.EscapeTruncate(st.Spec.Name, 100))
 	if err != nil {
 		if notInChannel[slackErrorCode(err)] {
 			tell(inviteHelp(channel), "Invite me first: /invite @researchbot")
 			return
 		}
 		s.log.Error("bot: posting a stream edit failed", "user", user, "err", err)
-		tell(RenderError("I couldn't open the edit here: "+Escape(slackErrorCode(err))+".", "Please try again in a minute."), "Posting failed")
+		tell(blockkit.RenderError("I couldn't open the edit here: "+blockkit.Escape(slackErrorCode(err))+".", "Please try again in a minute."), "Posting failed")
 		return
 	}
 	// The conversation is the editor's: their answers count.
 	conv.Spec.Owner = user
 	if _, err := s.convs.Create(ctx, channel, root, conv); err != nil {
 		s.log.Error("bot: storing a stream edit failed", "err", err)
-		s.post(ctx, channel, root, RenderError("I couldn't save this conversation: my storage is not answering.", "Please run `/research stream edit` again in a few minutes."), "Storage unavailable")
+		s.post(ctx, channel, root, blockkit.RenderError("I couldn't save this conversation: my storage is not answering.", "Please run `/research stream edit` again in a few minutes."), "Storage unavailable")
 		return
 	}
 	s.postTurn(ctx, channel, root, conv, 0, turn)
@@ -93,7 +94,7 @@ func (s *Streams) startEdit(ctx context.Context, channel, user, name string, tel
 
 // editClicked answers the Edit button of "stream show".
 func (s *Streams) editClicked(ctx context.Context, cb slack.InteractionCallback, channel string, act slack.BlockAction) {
-	id, name := parseStreamValue(act.Value)
+	id, name := blockkit.ParseStreamValue(act.Value)
 	if id != "" {
 		if st, err := s.svc.Show(ctx, name); err == nil && st.ID != id || errors.Is(err, scheduler.ErrStreamNotFound) {
 			s.send.Ephemeral(ctx, channel, cb.User.ID, "", staleStreamButton(name), "That stream no longer exists")
@@ -108,7 +109,7 @@ func (s *Streams) editClicked(ctx context.Context, cb slack.InteractionCallback,
 // RenderStreamEditRoot opens an edit thread.
 func RenderStreamEditRoot(st *scheduler.Stream, user string) []slack.Block {
 	return []slack.Block{
-		section(":pencil2: " + who(user) + " is editing the research stream *" + EscapeTruncate(st.Spec.Name, 100) + "*."),
-		contextText("Its current settings are below. Choose *Change* and say what to change (mention @researchbot in this thread), then *Confirm*: the changes are saved together, a new schedule applies from its next time, and past digests are kept."),
+		blockkit.Section(":pencil2: " + blockkit.Who(user) + " is editing the research stream *" + blockkit.EscapeTruncate(st.Spec.Name, 100) + "*."),
+		blockkit.ContextText("Its current settings are below. Choose *Change* and say what to change (mention @researchbot in this thread), then *Confirm*: the changes are saved together, a new schedule applies from its next time, and past digests are kept."),
 	}
 }

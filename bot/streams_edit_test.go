@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/researchbot/researchbot/bot/blockkit"
 	"github.com/researchbot/researchbot/scheduler"
 )
 
@@ -38,7 +39,7 @@ func TestStreamEditThroughSlack(t *testing.T) {
 		return false
 	})
 	review := h.turns(chanIn, thread)[0]
-	if b := string(review.Blocks); !strings.Contains(b, ActionStreamConfirm) || !strings.Contains(b, "09:00") || !strings.Contains(b, "Follow heat pumps") {
+	if b := string(review.Blocks); !strings.Contains(b, blockkit.ActionStreamConfirm) || !strings.Contains(b, "09:00") || !strings.Contains(b, "Follow heat pumps") {
 		t.Fatalf("the edit does not open at the review with the current values: %s", b)
 	}
 	h.waitShown(chanIn, thread, 0)
@@ -46,14 +47,14 @@ func TestStreamEditThroughSlack(t *testing.T) {
 	h.wait("the new review", func() bool { return len(h.turns(chanIn, thread)) == 2 })
 	h.wait("the first review collapsed", func() bool {
 		b := string(h.turns(chanIn, thread)[0].Blocks)
-		return !strings.Contains(b, ActionStreamConfirm) && strings.Contains(b, "answered")
+		return !strings.Contains(b, blockkit.ActionStreamConfirm) && strings.Contains(b, "answered")
 	})
 	second := h.turns(chanIn, thread)[1]
 	if !strings.Contains(string(second.Blocks), "15:00") {
 		t.Fatalf("the review does not show the change: %s", second.Blocks)
 	}
 	h.waitShown(chanIn, thread, 1)
-	if _, err := h.fake.ClickButton(ctx, requester, chanIn, second.TS, ActionStreamConfirm, "", ""); err != nil {
+	if _, err := h.fake.ClickButton(ctx, requester, chanIn, second.TS, blockkit.ActionStreamConfirm, "", ""); err != nil {
 		t.Fatal(err)
 	}
 	h.wait("the saved notice", func() bool {
@@ -76,8 +77,8 @@ func TestStreamEditThroughSlack(t *testing.T) {
 // TestStreamShowOffersEdit: "stream show" has an Edit button naming the stream.
 func TestStreamShowOffersEdit(t *testing.T) {
 	st := &scheduler.Stream{ID: "s-1", Spec: testSpec()}
-	b := rawJSON(RenderStreamShow(st))
-	if !strings.Contains(string(b), `"action_id":"`+ActionStreamEdit+`","value":"s-1|Pumps"`) {
+	b := rawJSON(blockkit.RenderStreamShow(st))
+	if !strings.Contains(string(b), `"action_id":"`+blockkit.ActionStreamEdit+`","value":"s-1|Pumps"`) {
 		t.Errorf("no Edit button: %s", b)
 	}
 }

@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 
+	"github.com/researchbot/researchbot/bot/blockkit"
 	"github.com/researchbot/researchbot/scheduler"
 )
 
@@ -24,11 +25,11 @@ func (s *Streams) HandleMention(ctx context.Context, m Mention) (bool, error) {
 	}
 	switch {
 	case c.Step == scheduler.StepComplete:
-		return true, tell(RenderError("This stream is set up already.", "`/research stream show NAME` shows it; `/research stream edit NAME` changes it."), "Stream set up")
+		return true, tell(blockkit.RenderError("This stream is set up already.", "`/research stream show NAME` shows it; `/research stream edit NAME` changes it."), "Stream set up")
 	case m.User != c.Spec.Owner:
-		return true, tell(RenderError("Only "+who(c.Spec.Owner)+", who is setting up this stream, can answer here.", "Nothing was changed. Start your own with `/research stream new`."), "Not your conversation")
+		return true, tell(blockkit.RenderError("Only "+blockkit.Who(c.Spec.Owner)+", who is setting up this stream, can answer here.", "Nothing was changed. Start your own with `/research stream new`."), "Not your conversation")
 	case m.Text == "":
-		return true, tell(RenderError("Write your answer after the mention.", "For example: _@researchbot competitors in heat pumps_"), "Write your answer")
+		return true, tell(blockkit.RenderError("Write your answer after the mention.", "For example: _@researchbot competitors in heat pumps_"), "Write your answer")
 	}
 	return true, s.advance(ctx, m.Channel, m.Thread, m.User, c, v, scheduler.Action{Kind: scheduler.ActionTextInput, Text: m.Text}, nil)
 }

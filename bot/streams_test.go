@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/researchbot/researchbot/bot/blockkit"
 	"github.com/researchbot/researchbot/internal/redistest"
 	"github.com/researchbot/researchbot/internal/slackfake"
 	"github.com/researchbot/researchbot/pipeline"
@@ -199,21 +200,21 @@ func TestStreamConversationRefusals(t *testing.T) {
 	h.reply(requester, chanIn, thread, "Watch heat pump makers")
 	h.wait("the competitors turn", func() bool { return len(h.turns(chanIn, thread)) == 2 })
 	competitors := h.turns(chanIn, thread)[1]
-	if !strings.Contains(string(competitors.Blocks), ActionStreamSkip) {
+	if !strings.Contains(string(competitors.Blocks), blockkit.ActionStreamSkip) {
 		t.Fatalf("no Skip on an optional field: %s", competitors.Blocks)
 	}
 	// A typed answer moves on to keywords (required): no Skip there.
 	h.waitShown(chanIn, thread, 1)
 	h.reply(requester, chanIn, thread, "No competitors yet, let's do keywords")
 	h.wait("the keywords turn", func() bool { return len(h.turns(chanIn, thread)) == 3 })
-	if kw := h.turns(chanIn, thread)[2]; strings.Contains(string(kw.Blocks), ActionStreamSkip) {
+	if kw := h.turns(chanIn, thread)[2]; strings.Contains(string(kw.Blocks), blockkit.ActionStreamSkip) {
 		t.Errorf("Skip offered on a required field: %s", kw.Blocks)
 	}
 	// The competitors turn was answered by typing: its buttons are gone, so
 	// its Skip cannot be clicked on the current, required step.
 	h.wait("the competitors turn collapsed", func() bool {
 		b := string(h.turns(chanIn, thread)[1].Blocks)
-		return !strings.Contains(b, ActionStreamSkip) && strings.Contains(b, "answered")
+		return !strings.Contains(b, blockkit.ActionStreamSkip) && strings.Contains(b, "answered")
 	})
 	if n := h.model.count(); n != 2 {
 		t.Errorf("a refused skip called the model (%d calls)", n)
@@ -324,7 +325,7 @@ func TestStreamCommandsPermissions(t *testing.T) {
 	// delete: Keep it changes nothing; a stranger cannot use the owner's buttons.
 	h.slash(requester, chanIn, "stream delete Pumps")
 	confirm := h.ephemeralWith(chanIn, requester, "Delete the research stream")
-	if _, err := h.fake.ClickButton(ctx, requester, chanIn, confirm.TS, ActionStreamDeleteAbort, "", ""); err != nil {
+	if _, err := h.fake.ClickButton(ctx, requester, chanIn, confirm.TS, blockkit.ActionStreamDeleteAbort, "", ""); err != nil {
 		t.Fatal(err)
 	}
 	h.ephemeralWith(chanIn, requester, "the stream stays")
@@ -364,7 +365,7 @@ func TestStreamConfirmNameTaken(t *testing.T) {
 		t.Errorf("review lacks the monthly schedule: %s", review.Blocks)
 	}
 	h.waitShown(chanIn, thread, 1)
-	if _, err := h.fake.ClickButton(ctx, requester, chanIn, review.TS, ActionStreamConfirm, "", ""); err != nil {
+	if _, err := h.fake.ClickButton(ctx, requester, chanIn, review.TS, blockkit.ActionStreamConfirm, "", ""); err != nil {
 		t.Fatal(err)
 	}
 	h.wait("the refusal", func() bool {
@@ -380,7 +381,7 @@ func TestStreamConfirmNameTaken(t *testing.T) {
 		t.Fatalf("after the refusal the conversation is at %s, want review", c.Step)
 	}
 	// The review's buttons still work: Change goes back to the conversation.
-	if _, err := h.fake.ClickButton(ctx, requester, chanIn, review.TS, ActionStreamChange, "", ""); err != nil {
+	if _, err := h.fake.ClickButton(ctx, requester, chanIn, review.TS, blockkit.ActionStreamChange, "", ""); err != nil {
 		t.Fatal(err)
 	}
 	h.wait("the change turn", func() bool {
@@ -411,7 +412,7 @@ func TestStreamStaleDeleteConfirm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.fake.ClickButton(ctx, requester, chanIn, old.TS, ActionStreamDeleteConfirm, "", ""); err != nil {
+	if _, err := h.fake.ClickButton(ctx, requester, chanIn, old.TS, blockkit.ActionStreamDeleteConfirm, "", ""); err != nil {
 		t.Fatal(err)
 	}
 	h.ephemeralWith(chanIn, requester, "no longer exists, so nothing was changed")
@@ -421,7 +422,7 @@ func TestStreamStaleDeleteConfirm(t *testing.T) {
 	// An unnumbered confirmation (the name alone) is refused.
 	h.slash(requester, chanIn, "stream delete Pumps")
 	confirm := h.ephemeralWith(chanIn, requester, "Delete the research stream")
-	if _, err := h.fake.ClickButton(ctx, requester, chanIn, confirm.TS, ActionStreamDeleteConfirm, "Pumps", ""); err != nil {
+	if _, err := h.fake.ClickButton(ctx, requester, chanIn, confirm.TS, blockkit.ActionStreamDeleteConfirm, "Pumps", ""); err != nil {
 		t.Fatal(err)
 	}
 	h.ephemeralWith(chanIn, requester, "out of date")
@@ -432,7 +433,7 @@ func TestStreamStaleDeleteConfirm(t *testing.T) {
 	h.slash(requester, chanIn, "stream delete Pumps")
 	// (The earlier confirmations were replaced by their answers.)
 	current := h.ephemeralWith(chanIn, requester, "Delete the research stream")
-	if _, err := h.fake.ClickButton(ctx, requester, chanIn, current.TS, ActionStreamDeleteConfirm, "", ""); err != nil {
+	if _, err := h.fake.ClickButton(ctx, requester, chanIn, current.TS, blockkit.ActionStreamDeleteConfirm, "", ""); err != nil {
 		t.Fatal(err)
 	}
 	h.wait("the deletion", func() bool {
@@ -515,7 +516,7 @@ func TestStreamAnswerTypedAsTheTurnIsRememberedIsApplied(t *testing.T) {
 	h.wait("the competitors turn", func() bool { return len(h.turns(chanIn, thread)) == 2 })
 	h.wait("the first turn collapsed", func() bool {
 		b := string(h.turns(chanIn, thread)[0].Blocks)
-		return strings.Contains(b, "answered") && !strings.Contains(b, ActionStreamSkip)
+		return strings.Contains(b, "answered") && !strings.Contains(b, blockkit.ActionStreamSkip)
 	})
 	h.stop()
 	for _, m := range h.fake.Messages(chanIn) {

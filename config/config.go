@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -462,14 +461,4 @@ func (p *parser) prices(name string) map[string]Price {
 		out[strings.TrimSpace(model)] = Price{In: fi, Out: fo}
 	}
 	return out
-}
-
-// SortedApprovers returns channel ids in order, for stable output.
-func (c Config) SortedApprovers() []string {
-	ids := make([]string, 0, len(c.Approvers))
-	for k := range c.Approvers {
-		ids = append(ids, k)
-	}
-	sort.Strings(ids)
-	return ids
 }

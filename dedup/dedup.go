@@ -3,7 +3,9 @@
 // arXiv identifier at different hosts, and near-identical text published in
 // several places.
 //
-// Three tools are offered and combined by Set:
+// Three tools are offered (search merges results with them; the assembly
+// keys the engine's sources by them; scheduler's digests tell what is new
+// by the keys and fingerprints of the pages earlier reports cited):
 //
 //   - NormalizeURL rewrites a URL to a canonical spelling (lower-case scheme and
 //     host, no default port, no fragment, no tracking parameters, sorted query,

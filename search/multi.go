@@ -375,18 +375,3 @@ func mergeInto(kept *Result, dup Result) {
 		kept.ArxivID = dup.ArxivID
 	}
 }
-
-// Unseen returns the results that seen has not met before, by normalised URL,
-// DOI, arXiv id or near-identical title+snippet, and records them all in seen.
-// Research streams keep seen across digests (dedup.Set.Snapshot) so that a
-// digest reports only what is new.
-func Unseen(results []Result, seen *dedup.Set) []Result {
-	var out []Result
-	for _, r := range results {
-		fillIdentifiers(&r)
-		if !seen.SeenItem(r.URL, r.DOI, r.ArxivID, contentHash(r)) {
-			out = append(out, r)
-		}
-	}
-	return out
-}

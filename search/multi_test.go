@@ -14,8 +14,6 @@ import (
 
 	"github.com/coder/quartz"
 	"go.uber.org/goleak"
-
-	"github.com/researchbot/researchbot/dedup"
 )
 
 func TestMain(m *testing.M) {
@@ -486,30 +484,5 @@ func TestSlowAndDownHTTPServices(t *testing.T) {
 	}
 	if len(acad.Results) != 0 {
 		t.Errorf("academic results = %+v", acad.Results)
-	}
-}
-
-func TestUnseen(t *testing.T) {
-	seen := dedup.NewSet()
-	first := []Result{
-		{URL: "https://example.org/a?utm_source=x"},
-		{URL: "https://arxiv.org/abs/2101.00001v1"},
-	}
-	if got := Unseen(first, seen); len(got) != 2 || got[1].ArxivID != "2101.00001" {
-		t.Fatalf("first digest = %+v", got)
-	}
-	// Persist and restore, as a stream does between digests.
-	seen = dedup.Restore(seen.Snapshot())
-	second := []Result{
-		{URL: "https://example.org/a"},                     // same URL
-		{URL: "https://doi.org/10.48550/arXiv.2101.00001"}, // same paper
-		{URL: "https://example.org/new"},
-	}
-	got := Unseen(second, seen)
-	if len(got) != 1 || got[0].URL != "https://example.org/new" {
-		t.Errorf("second digest = %+v", got)
-	}
-	if again := Unseen(got, seen); len(again) != 0 {
-		t.Errorf("recorded results reported new again: %+v", again)
 	}
 }

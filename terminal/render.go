@@ -13,10 +13,6 @@ import (
 // stageNames are the words people see for each step.
 var stageOrder = []pipeline.Step{pipeline.StepPlan, pipeline.StepSearch, pipeline.StepRank, pipeline.StepFetch, pipeline.StepAnalyze, pipeline.StepWrite, pipeline.StepReview, pipeline.StepOutput}
 
-// ProgressLine is one line of progress: stage, counts, working time (waits
-// for people excluded), tokens, spend.
-func ProgressLine(r *pipeline.Run) string { return progressLine(r, stageIndex(r)) }
-
 // stageIndex is how far along the stages r is, for the bar.
 func stageIndex(r *pipeline.Run) int {
 	if r.Status.Final() {

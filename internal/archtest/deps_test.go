@@ -29,7 +29,8 @@ var inward = map[string]struct {
 	"search":                {[]string{"dedup"}, "search backends are an adapter; their rate budget is a port they declare"},
 	"fetch":                 {nil, "page fetching is an adapter; its cache is a port it declares"},
 	"terminal":              {[]string{"pipeline", "checkpoints", "textmatch"}, "the terminal presenter adapts the domain to a TTY"},
-	"bot":                   {[]string{"pipeline", "checkpoints", "scheduler", "textmatch", "dedup", "internal/obs"}, "the Slack adapter knows the domain; its memory and rate budgets are ports, not redisstore; its counters join the process's metrics"},
+	"bot":                   {[]string{"bot/blockkit", "pipeline", "checkpoints", "scheduler", "textmatch", "dedup", "internal/obs"}, "the Slack adapter knows the domain; its memory and rate budgets are ports, not redisstore; its counters join the process's metrics"},
+	"bot/blockkit":          {[]string{"pipeline", "checkpoints", "scheduler", "textmatch", "dedup"}, "Block Kit and mrkdwn rendering (messages, App Home, forms) are pure functions of the domain's types: a leaf under bot that knows neither the transport nor the process"},
 	"internal/obs":          {[]string{"pipeline", "checkpoints", "textmatch"}, "metrics and health endpoints, shared by serve and worker: the engine's observer, fed by adapters through the wiring, knowing none of them"},
 	"redisstore":            {[]string{"pipeline", "checkpoints", "scheduler", "textmatch", "dedup"}, "the Redis adapter implements the domain's stores and the adapters' ports"},
 	"internal/app":          {[]string{"config", "pipeline", "checkpoints", "scheduler", "textmatch", "dedup", "llm", "search", "fetch", "redisstore"}, "app assembles the engine from adapters; it knows no user interface (bot, terminal)"},
@@ -52,8 +53,21 @@ var rooms = []struct {
 	{"github.com/go-redis/redis_rate/", []string{"redisstore", "internal/app", "cmd/researchbot"}, "one rate limiter, one key scheme (rb:rate:<area>:<key>), in redisstore"},
 	{"github.com/hibiken/asynq", []string{"redisstore", "internal/app", "cmd/researchbot"}, "the durable queue is redisstore's; the engine sees pipeline.Queue"},
 	{"github.com/alicebob/miniredis/", []string{"redisstore", "internal/app", "cmd/researchbot"}, "the embedded Redis is how redisstore connects without REDIS_URL"},
-	{"github.com/slack-go/slack", []string{"bot", "internal/slackfake", "cmd/researchbot"}, "Slack has one room: bot (and the fake that stands in for Slack in tests)"},
+	{"github.com/slack-go/slack", []string{"bot", "bot/blockkit", "internal/slackfake", "cmd/researchbot"}, "Slack has one room: bot/... (bot's rendering leaf uses the Block Kit types; the fake stands in for Slack in tests)"},
 	{"github.com/sashabaranov/go-openai", []string{"llm", "internal/app", "cmd/researchbot"}, "the OpenAI SDK stays in llm; the domain sees pipeline.Model"},
+}
+
+// leaves lists packages that must stay pure functions although their
+// neighbours do I/O, with what they may never depend on (a module package by
+// its relative path, a third-party one by path prefix) and why.
+var leaves = map[string]struct {
+	never []string
+	why   string
+}{
+	"bot/blockkit": {
+		[]string{"bot", "internal/obs", "github.com/slack-go/slack/socketmode", "github.com/redis/", "github.com/go-redis/", "github.com/hibiken/asynq", "github.com/alicebob/miniredis/", "github.com/prometheus/"},
+		"the rendering leaf turns the domain's types into Block Kit and mrkdwn and does nothing else: no Slack connection (socketmode) or Web API call, no Redis, no metrics, no way back into bot, so every renderer is tested by its golden file alone",
+	},
 }
 
 // pure lists the domain packages and the only third-party modules (path
@@ -131,6 +145,20 @@ func TestOneRoomPerTechnology(t *testing.T) {
 			}
 			if i := slices.IndexFunc(ds, func(d string) bool { return strings.HasPrefix(d, r.lib) }); i >= 0 {
 				t.Errorf("%s depends on %s (only %v may): %s", pkg, ds[i], r.only, r.why)
+			}
+		}
+	}
+}
+
+func TestLeavesStayPure(t *testing.T) {
+	all := deps(t)
+	for pkg, rule := range leaves {
+		if _, ok := all[pkg]; !ok {
+			t.Errorf("archtest has a leaf rule for %s, which does not exist", pkg)
+		}
+		for _, d := range all[pkg] {
+			if slices.ContainsFunc(rule.never, func(n string) bool { return d == n || thirdParty(n) && strings.HasPrefix(d, n) }) {
+				t.Errorf("%s depends on %s: %s", pkg, d, rule.why)
 			}
 		}
 	}

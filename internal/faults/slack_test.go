@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/researchbot/researchbot/bot"
+	"github.com/researchbot/researchbot/bot/blockkit"
 	"github.com/researchbot/researchbot/checkpoints"
 	"github.com/researchbot/researchbot/internal/app"
 	"github.com/researchbot/researchbot/internal/researchtest"
@@ -98,7 +99,7 @@ func (w *slackWorld) planCheckpoint() slackfake.Message {
 	var m slackfake.Message
 	eventually(w.t, waitLimit, "the plan review", func() bool {
 		for _, x := range w.fake.Messages(channel) {
-			if !x.Ephemeral && strings.Contains(string(x.Blocks), `"`+bot.ActionApprove+`"`) {
+			if !x.Ephemeral && strings.Contains(string(x.Blocks), `"`+blockkit.ActionApprove+`"`) {
 				m = x
 				return true
 			}
@@ -112,7 +113,7 @@ func (w *slackWorld) planCheckpoint() slackfake.Message {
 func instanceOf(t *testing.T, m slackfake.Message) string {
 	t.Helper()
 	b := string(m.Blocks)
-	i := strings.Index(b, `"action_id":"`+bot.ActionApprove+`"`)
+	i := strings.Index(b, `"action_id":"`+blockkit.ActionApprove+`"`)
 	if i < 0 {
 		t.Fatalf("no Approve button in %s", b)
 	}
@@ -154,7 +155,7 @@ func (w *slackWorld) clickAndJudge(m slackfake.Message, inst string, wait time.D
 	w.t.Helper()
 	before := len(w.fake.Messages(channel))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	ack, err := w.fake.ClickButton(ctx, user, channel, m.TS, bot.ActionApprove, "", "")
+	ack, err := w.fake.ClickButton(ctx, user, channel, m.TS, blockkit.ActionApprove, "", "")
 	cancel()
 	if err != nil {
 		w.t.Fatal(err)

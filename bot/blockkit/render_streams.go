@@ -1,4 +1,4 @@
-package bot
+package blockkit
 
 import (
 	"fmt"
@@ -43,9 +43,9 @@ func turnValue(t scheduler.Turn, v string) string {
 	return strconv.Itoa(t.Number) + "|" + v
 }
 
-// parseTurnValue splits a turn button's value into the turn's number and the
+// ParseTurnValue splits a turn button's value into the turn's number and the
 // value; a value without a number (an older message) gives 0 and itself.
-func parseTurnValue(s string) (int, string) {
+func ParseTurnValue(s string) (int, string) {
 	tag, v, ok := strings.Cut(s, "|")
 	if !ok {
 		return 0, s
@@ -62,9 +62,9 @@ func streamValue(st *scheduler.Stream) string {
 	return Truncate(st.ID+"|"+st.Spec.Name, MaxButtonValue)
 }
 
-// parseStreamValue splits a value made by streamValue; an older value (the
+// ParseStreamValue splits a value made by streamValue; an older value (the
 // name alone) gives an empty id.
-func parseStreamValue(s string) (id, name string) {
+func ParseStreamValue(s string) (id, name string) {
 	id, name, ok := strings.Cut(s, "|")
 	if !ok || id == "" || strings.ContainsAny(id, " \t") {
 		return "", s
@@ -72,9 +72,9 @@ func parseStreamValue(s string) (id, name string) {
 	return id, name
 }
 
-// streamOptionsBlock is the block_id of the checkboxes, where a Continue
+// StreamOptionsBlock is the block_id of the checkboxes, where a Continue
 // click finds their state.
-const streamOptionsBlock = "st_opts"
+const StreamOptionsBlock = "st_opts"
 
 // maxShownDigests bounds the digests listed by stream show.
 const maxShownDigests = 10
@@ -82,8 +82,8 @@ const maxShownDigests = 10
 // RenderStreamRoot renders the message that opens a stream creation thread.
 func RenderStreamRoot(owner string) []slack.Block {
 	return []slack.Block{
-		section(fmt.Sprintf(":satellite_antenna: *New research stream* — set up by %s", who(owner))),
-		contextText("I'll ask a few questions in this thread: what to watch, why, and how often. Answer with the buttons, or type an answer by mentioning @researchbot in this thread."),
+		Section(fmt.Sprintf(":satellite_antenna: *New research stream* — set up by %s", Who(owner))),
+		ContextText("I'll ask a few questions in this thread: what to watch, why, and how often. Answer with the buttons, or type an answer by mentioning @researchbot in this thread."),
 	}
 }
 
@@ -92,7 +92,7 @@ func RenderStreamRoot(owner string) []slack.Block {
 // the turn offers — suggestion buttons, checkboxes with Continue, Skip, or
 // Confirm and Change. owner is the only person who may answer.
 func RenderStreamTurn(t scheduler.Turn, owner string) []slack.Block {
-	blocks := []slack.Block{section(EscapeTruncate(t.Message, sectionBudget))}
+	blocks := []slack.Block{Section(EscapeTruncate(t.Message, SectionBudget))}
 	if t.Step == scheduler.StepReview && len(t.Review) > 0 {
 		blocks = append(blocks, reviewBlocks(t.Review)...)
 	}
@@ -100,15 +100,15 @@ func RenderStreamTurn(t scheduler.Turn, owner string) []slack.Block {
 	switch {
 	case t.Step == scheduler.StepReview:
 		buttons = append(buttons,
-			&slack.ButtonBlockElement{Type: slack.METButton, ActionID: ActionStreamConfirm, Value: turnValue(t, scheduler.ReviewConfirm), Text: plain("Confirm", MaxButtonText), Style: slack.StylePrimary},
-			&slack.ButtonBlockElement{Type: slack.METButton, ActionID: ActionStreamChange, Value: turnValue(t, scheduler.ReviewChange), Text: plain("Change", MaxButtonText)},
+			&slack.ButtonBlockElement{Type: slack.METButton, ActionID: ActionStreamConfirm, Value: turnValue(t, scheduler.ReviewConfirm), Text: Plain("Confirm", MaxButtonText), Style: slack.StylePrimary},
+			&slack.ButtonBlockElement{Type: slack.METButton, ActionID: ActionStreamChange, Value: turnValue(t, scheduler.ReviewChange), Text: Plain("Change", MaxButtonText)},
 		)
 	default:
 		for i, s := range t.Suggestions {
 			if i == scheduler.MaxChoices {
 				break
 			}
-			buttons = append(buttons, &slack.ButtonBlockElement{Type: slack.METButton, ActionID: ActionStreamPick + strconv.Itoa(i), Value: turnValue(t, s), Text: plain(s, MaxButtonText)})
+			buttons = append(buttons, &slack.ButtonBlockElement{Type: slack.METButton, ActionID: ActionStreamPick + strconv.Itoa(i), Value: turnValue(t, s), Text: Plain(s, MaxButtonText)})
 		}
 	}
 	if len(t.Options) > 0 && t.Step != scheduler.StepReview {
@@ -117,42 +117,42 @@ func RenderStreamTurn(t scheduler.Turn, owner string) []slack.Block {
 			if i == MaxChoiceOptions {
 				break
 			}
-			opts = append(opts, slack.NewOptionBlockObject(Truncate(o, MaxOptionValue), plain(o, MaxOptionText), nil))
+			opts = append(opts, slack.NewOptionBlockObject(Truncate(o, MaxOptionValue), Plain(o, MaxOptionText), nil))
 		}
 		blocks = append(blocks,
-			slack.NewActionBlock(streamOptionsBlock, slack.NewCheckboxGroupsBlockElement(ActionStreamOptions, opts...)),
+			slack.NewActionBlock(StreamOptionsBlock, slack.NewCheckboxGroupsBlockElement(ActionStreamOptions, opts...)),
 		)
-		buttons = append([]slack.BlockElement{&slack.ButtonBlockElement{Type: slack.METButton, ActionID: ActionStreamContinue, Value: turnValue(t, "continue"), Text: plain("Continue with the ticked ones", MaxButtonText), Style: slack.StylePrimary}}, buttons...)
+		buttons = append([]slack.BlockElement{&slack.ButtonBlockElement{Type: slack.METButton, ActionID: ActionStreamContinue, Value: turnValue(t, "continue"), Text: Plain("Continue with the ticked ones", MaxButtonText), Style: slack.StylePrimary}}, buttons...)
 	}
 	if t.Skippable && t.Step != scheduler.StepReview {
-		buttons = append(buttons, &slack.ButtonBlockElement{Type: slack.METButton, ActionID: ActionStreamSkip, Value: turnValue(t, "skip"), Text: plain("Skip", MaxButtonText)})
+		buttons = append(buttons, &slack.ButtonBlockElement{Type: slack.METButton, ActionID: ActionStreamSkip, Value: turnValue(t, "skip"), Text: Plain("Skip", MaxButtonText)})
 	}
 	if len(buttons) > 0 {
 		blocks = append(blocks, slack.NewActionBlock("st_buttons", buttons...))
 	}
-	hint := "Only " + who(owner) + " can answer. To type your own answer, or to change anything said so far, mention @researchbot in this thread (\"@researchbot change the purpose to …\")."
+	hint := "Only " + Who(owner) + " can answer. To type your own answer, or to change anything said so far, mention @researchbot in this thread (\"@researchbot change the purpose to …\")."
 	if t.Step == scheduler.StepReview {
-		hint = "Only " + who(owner) + " can confirm. *Change* (or mentioning @researchbot in this thread with what to change) lets you edit anything first."
+		hint = "Only " + Who(owner) + " can confirm. *Change* (or mentioning @researchbot in this thread with what to change) lets you edit anything first."
 	}
-	return append(blocks, contextText(hint))
+	return append(blocks, ContextText(hint))
 }
 
 // reviewBlocks renders the configuration at the review step.
 func reviewBlocks(lines []scheduler.ReviewLine) []slack.Block {
 	out := make([]string, 0, len(lines))
 	for _, l := range lines {
-		v := EscapeTruncate(oneLine(l.Value), 600)
+		v := EscapeTruncate(OneLine(l.Value), 600)
 		if l.Field == scheduler.FieldChannel && isChannelID(l.Value) {
-			v = channelRef(l.Value)
+			v = ChannelRef(l.Value)
 		}
 		out = append(out, fmt.Sprintf("*%s:* %s", Escape(l.Label), v))
 	}
 	return packLines("", out, 4, func(left int) string { return fmt.Sprintf("_…and %d more._", left) })
 }
 
-// streamTurnText is the notification text of a turn.
-func streamTurnText(t scheduler.Turn) string {
-	return EscapeTruncate(oneLine(t.Message), 300)
+// StreamTurnText is the notification text of a turn.
+func StreamTurnText(t scheduler.Turn) string {
+	return EscapeTruncate(OneLine(t.Message), 300)
 }
 
 // RenderStreamAnswered is a turn message after its buttons were used: the
@@ -166,9 +166,9 @@ func RenderStreamAnswered(blocks []slack.Block, fallback, user, what string) []s
 		out = append(out, b)
 	}
 	if len(out) == 0 && fallback != "" {
-		out = append(out, section(cutRunes(fallback, sectionBudget)))
+		out = append(out, Section(CutRunes(fallback, SectionBudget)))
 	}
-	return append(out, contextText(":white_check_mark: "+who(user)+" "+what))
+	return append(out, ContextText(":white_check_mark: "+Who(user)+" "+what))
 }
 
 // RenderStreamCreated announces a new stream and offers a dry run: a first
@@ -176,20 +176,20 @@ func RenderStreamAnswered(blocks []slack.Block, fallback, user, what string) []s
 func RenderStreamCreated(st *scheduler.Stream) []slack.Block {
 	name := EscapeTruncate(st.Spec.Name, scheduler.MaxNameLen+20)
 	text := fmt.Sprintf(":white_check_mark: *%s* is set up. I'll post a digest of what's new in %s %s; the first one is due %s.",
-		name, channelRef(st.Spec.Channel), Escape(st.Spec.Schedule().Describe()), slackDate(st.NextFire))
+		name, ChannelRef(st.Spec.Channel), Escape(st.Spec.Schedule().Describe()), SlackDate(st.NextFire))
 	return []slack.Block{
-		section(text),
-		section("Would you like a *dry run* now? I'll research it once and post the digest in this thread, so you can see what to expect. It doesn't count as a digest."),
+		Section(text),
+		Section("Would you like a *dry run* now? I'll research it once and post the digest in this thread, so you can see what to expect. It doesn't count as a digest."),
 		slack.NewActionBlock("st_dryrun_buttons",
-			&slack.ButtonBlockElement{Type: slack.METButton, ActionID: ActionStreamDryRun, Value: streamValue(st), Text: plain("Dry run now", MaxButtonText), Style: slack.StylePrimary},
-			&slack.ButtonBlockElement{Type: slack.METButton, ActionID: ActionStreamDryRunSkip, Value: streamValue(st), Text: plain("No, thanks", MaxButtonText)},
+			&slack.ButtonBlockElement{Type: slack.METButton, ActionID: ActionStreamDryRun, Value: streamValue(st), Text: Plain("Dry run now", MaxButtonText), Style: slack.StylePrimary},
+			&slack.ButtonBlockElement{Type: slack.METButton, ActionID: ActionStreamDryRunSkip, Value: streamValue(st), Text: Plain("No, thanks", MaxButtonText)},
 		),
-		contextText("Manage it with `/research stream show|edit|pause|resume|run|delete " + name + "`."),
+		ContextText("Manage it with `/research stream show|edit|pause|resume|run|delete " + name + "`."),
 	}
 }
 
-// channelRef renders a channel id as a channel link, or a placeholder.
-func channelRef(id string) string {
+// ChannelRef renders a channel id as a channel link, or a placeholder.
+func ChannelRef(id string) string {
 	if id == "" {
 		return "(no channel)"
 	}
@@ -215,7 +215,7 @@ func isChannelID(s string) bool {
 // RenderStreamHelp explains the stream commands.
 func RenderStreamHelp() []slack.Block {
 	return []slack.Block{
-		section("*Research streams* — I watch a topic and post a digest of what's new on a schedule.\n" +
+		Section("*Research streams* — I watch a topic and post a digest of what's new on a schedule.\n" +
 			"• `/research stream new` — set one up, in a conversation in a thread\n" +
 			"• `/research stream list` — every stream\n" +
 			"• `/research stream show NAME` — its configuration, schedule, next digest and past digests\n" +
@@ -224,29 +224,29 @@ func RenderStreamHelp() []slack.Block {
 			"• `/research stream run NAME` — a digest now, in its channel\n" +
 			"• `/research stream policy NAME auto|hold_draft` — post digests straight away, or hold each draft for your approval\n" +
 			"• `/research stream delete NAME` — remove it (asks to confirm)"),
-		contextText("Only a stream's owner or a workspace admin can change it."),
+		ContextText("Only a stream's owner or a workspace admin can change it."),
 	}
 }
 
 // RenderStreamList lists the streams.
 func RenderStreamList(streams []*scheduler.Stream, now time.Time) []slack.Block {
 	if len(streams) == 0 {
-		return []slack.Block{section("There are no research streams yet. Set one up with `/research stream new`.")}
+		return []slack.Block{Section("There are no research streams yet. Set one up with `/research stream new`.")}
 	}
 	lines := make([]string, 0, len(streams))
 	for _, st := range streams {
-		state := "next digest " + slackDate(st.NextFire)
+		state := "next digest " + SlackDate(st.NextFire)
 		if st.Paused {
 			state = ":double_vertical_bar: paused"
 		} else if st.NextFire.IsZero() {
 			state = "no digest scheduled"
 		}
 		lines = append(lines, fmt.Sprintf("*%s* — %s · %s · %s · %s · by %s", EscapeTruncate(st.Spec.Name, 100), Escape(string(st.Spec.Type)),
-			Escape(st.Spec.Schedule().Describe()), channelRef(st.Spec.Channel), state, who(st.Owner)))
+			Escape(st.Spec.Schedule().Describe()), ChannelRef(st.Spec.Channel), state, Who(st.Owner)))
 	}
-	blocks := []slack.Block{section(fmt.Sprintf("*Research streams* (%d)", len(streams)))}
+	blocks := []slack.Block{Section(fmt.Sprintf("*Research streams* (%d)", len(streams)))}
 	blocks = append(blocks, packLines("", lines, 20, func(left int) string { return fmt.Sprintf("_…and %d more._", left) })...)
-	return append(blocks, contextText("`/research stream show NAME` shows one stream and its digests."))
+	return append(blocks, ContextText("`/research stream show NAME` shows one stream and its digests."))
 }
 
 // RenderStreamShow shows one stream: its configuration, schedule, next
@@ -255,9 +255,9 @@ func RenderStreamShow(st *scheduler.Stream) []slack.Block {
 	blocks := []slack.Block{header("Research stream: " + st.Spec.Name)}
 	blocks = append(blocks, reviewBlocks(st.Spec.ReviewLines())...)
 	blocks = append(blocks, slack.NewActionBlock("st_show_actions", &slack.ButtonBlockElement{
-		Type: slack.METButton, ActionID: ActionStreamEdit, Value: streamValue(st), Text: plain(":pencil2: Edit", MaxButtonText),
+		Type: slack.METButton, ActionID: ActionStreamEdit, Value: streamValue(st), Text: Plain(":pencil2: Edit", MaxButtonText),
 	}))
-	state := ":large_green_circle: active · next digest " + slackDate(st.NextFire)
+	state := ":large_green_circle: active · next digest " + SlackDate(st.NextFire)
 	switch {
 	case st.Paused:
 		state = ":double_vertical_bar: paused (`/research stream resume` restarts it)"
@@ -268,16 +268,16 @@ func RenderStreamShow(st *scheduler.Stream) []slack.Block {
 	if st.Policy == scheduler.PolicyHoldDraft {
 		policy = "each draft is held for the owner's approval (hold_draft)"
 	}
-	blocks = append(blocks, section(fmt.Sprintf("*Status:* %s\n*Policy:* %s\n*Owner:* %s · created %s", state, policy, who(st.Owner), slackDate(st.CreatedAt))))
+	blocks = append(blocks, Section(fmt.Sprintf("*Status:* %s\n*Policy:* %s\n*Owner:* %s · created %s", state, policy, Who(st.Owner), SlackDate(st.CreatedAt))))
 	if st.Running != "" {
-		blocks = append(blocks, contextText(":gear: A digest is running now."))
+		blocks = append(blocks, ContextText(":gear: A digest is running now."))
 	}
 	var lines []string
 	for i := len(st.Digests) - 1; i >= 0 && len(lines) < maxShownDigests; i-- {
 		lines = append(lines, digestLine(st.Digests[i]))
 	}
 	if len(lines) == 0 {
-		return append(blocks, contextText("No digests yet."))
+		return append(blocks, ContextText("No digests yet."))
 	}
 	return append(blocks, packLines("*Past digests* (newest first)", lines, 3, func(left int) string { return fmt.Sprintf("_…and %d older._", left) })...)
 }
@@ -298,12 +298,12 @@ func digestLine(d scheduler.DigestRecord) string {
 	case scheduler.DigestSkipped:
 		status = "skipped: " + EscapeTruncate(d.Skipped, 200)
 	}
-	line := fmt.Sprintf("• %s · %s · %s", slackDate(d.FireAt), trigger, status)
+	line := fmt.Sprintf("• %s · %s · %s", SlackDate(d.FireAt), trigger, status)
 	if d.RunID != "" {
-		line += " · run " + runRef(d.RunID)
+		line += " · run " + RunRef(d.RunID)
 	}
 	if d.Note != "" && d.Status != scheduler.DigestSkipped {
-		line += " — " + EscapeTruncate(oneLine(d.Note), 200)
+		line += " — " + EscapeTruncate(OneLine(d.Note), 200)
 	}
 	return line
 }
@@ -312,20 +312,20 @@ func digestLine(d scheduler.DigestRecord) string {
 func RenderStreamDeleteConfirm(st *scheduler.Stream) []slack.Block {
 	name := EscapeTruncate(st.Spec.Name, 100)
 	return []slack.Block{
-		section(fmt.Sprintf("Delete the research stream *%s*? Its schedule stops and its history is removed. Digests already posted stay in %s.", name, channelRef(st.Spec.Channel))),
+		Section(fmt.Sprintf("Delete the research stream *%s*? Its schedule stops and its history is removed. Digests already posted stay in %s.", name, ChannelRef(st.Spec.Channel))),
 		slack.NewActionBlock("st_delete_buttons",
-			&slack.ButtonBlockElement{Type: slack.METButton, ActionID: ActionStreamDeleteConfirm, Value: streamValue(st), Text: plain("Yes, delete it", MaxButtonText), Style: slack.StyleDanger},
-			&slack.ButtonBlockElement{Type: slack.METButton, ActionID: ActionStreamDeleteAbort, Value: streamValue(st), Text: plain("Keep it", MaxButtonText)},
+			&slack.ButtonBlockElement{Type: slack.METButton, ActionID: ActionStreamDeleteConfirm, Value: streamValue(st), Text: Plain("Yes, delete it", MaxButtonText), Style: slack.StyleDanger},
+			&slack.ButtonBlockElement{Type: slack.METButton, ActionID: ActionStreamDeleteAbort, Value: streamValue(st), Text: Plain("Keep it", MaxButtonText)},
 		),
 	}
 }
 
 // RenderStreamChanged confirms a change to a stream in one line.
 func RenderStreamChanged(st *scheduler.Stream, what string) []slack.Block {
-	return []slack.Block{section(fmt.Sprintf("%s *%s*.", what, EscapeTruncate(st.Spec.Name, 100)))}
+	return []slack.Block{Section(fmt.Sprintf("%s *%s*.", what, EscapeTruncate(st.Spec.Name, 100)))}
 }
 
 // RenderStreamNotAllowed explains that only the owner or an admin may change a stream.
 func RenderStreamNotAllowed(st *scheduler.Stream, verb string) []slack.Block {
-	return RenderError(fmt.Sprintf("Only %s, who owns the stream *%s*, or a workspace admin can %s it.", who(st.Owner), EscapeTruncate(st.Spec.Name, 100), verb), "Nothing was changed.")
+	return RenderError(fmt.Sprintf("Only %s, who owns the stream *%s*, or a workspace admin can %s it.", Who(st.Owner), EscapeTruncate(st.Spec.Name, 100), verb), "Nothing was changed.")
 }

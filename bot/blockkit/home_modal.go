@@ -1,4 +1,4 @@
-package bot
+package blockkit
 
 import (
 	"encoding/json"
@@ -16,9 +16,9 @@ import (
 // CallbackDefinition is the callback id of the admin's create/edit form.
 const CallbackDefinition = "cp_definition"
 
-// Block ids of the definition form; every input's action id is startInput.
+// Block ids of the definition form; every input's action id is StartInput.
 const (
-	defIDBlock        = "def_id"
+	DefIDBlock        = "def_id"
 	defLabelBlock     = "def_label"
 	defDescBlock      = "def_description"
 	defPositionBlock  = "def_position"
@@ -49,10 +49,11 @@ const (
 	slotPlaceholder = "placeholder"
 )
 
+// slotBlock is the block id of one part of field slot slot of the builder.
 func slotBlock(slot int, part string) string { return fmt.Sprintf("f%d_%s", slot, part) }
 
-// definitionMeta is the form's private_metadata.
-type definitionMeta struct {
+// DefinitionMeta is the form's private_metadata.
+type DefinitionMeta struct {
 	ID    string `json:"id,omitempty"` // "" creates a definition
 	Slots int    `json:"slots"`
 }
@@ -64,14 +65,14 @@ func DefinitionModal(d checkpoints.Definition, create bool) slack.ModalViewReque
 	var blocks []slack.Block
 	title := "New checkpoint"
 	if create {
-		blocks = append(blocks, textInput(defIDBlock, "Id", "A slug: lower case letters, digits and _, e.g. risk_check. It cannot change later.", d.ID, false, false))
+		blocks = append(blocks, textInput(DefIDBlock, "Id", "A slug: lower case letters, digits and _, e.g. risk_check. It cannot change later.", d.ID, false, false))
 	} else {
 		title = "Edit checkpoint"
 		note := fmt.Sprintf("Editing `%s`.", Escape(d.ID))
 		if checkpoints.IsBuiltin(d.ID) {
 			note += " It is built in: its fields' keys and types stay, the rest can change."
 		}
-		blocks = append(blocks, contextText(note))
+		blocks = append(blocks, ContextText(note))
 	}
 	blocks = append(blocks,
 		textInput(defLabelBlock, "Label", "", d.Label, false, false),
@@ -81,17 +82,17 @@ func DefinitionModal(d checkpoints.Definition, create bool) slack.ModalViewReque
 	for _, p := range []checkpoints.Position{checkpoints.AfterPlanning, checkpoints.AfterSearch, checkpoints.AfterReview, checkpoints.BeforeOutput} {
 		positions = append(positions, option(string(p), strings.ReplaceAll(string(p), "_", " ")))
 	}
-	pos := slack.NewOptionsSelectBlockElement(slack.OptTypeStatic, plain("Where in the run", 150), startInput, positions...)
+	pos := slack.NewOptionsSelectBlockElement(slack.OptTypeStatic, Plain("Where in the run", 150), StartInput, positions...)
 	for _, o := range positions {
 		if o.Value == string(d.Position) {
 			pos.InitialOption = o
 		}
 	}
-	blocks = append(blocks, slack.NewInputBlock(defPositionBlock, plain("Position", 2000), nil, pos))
+	blocks = append(blocks, slack.NewInputBlock(defPositionBlock, Plain("Position", 2000), nil, pos))
 	blocks = append(blocks, textInput(defSortBlock, "Sort order", "Lower is asked first among the checkpoints at one position.", strconv.Itoa(d.SortOrder), false, true))
 
 	modes := []*slack.OptionBlockObject{option(checkpoints.ModeGuided, "guided"), option(checkpoints.ModeFull, "full"), option("*", "every mode")}
-	boxes := slack.NewCheckboxGroupsBlockElement(startInput, modes...)
+	boxes := slack.NewCheckboxGroupsBlockElement(StartInput, modes...)
 	for _, o := range modes {
 		for _, m := range d.Modes {
 			if o.Value == m {
@@ -99,13 +100,13 @@ func DefinitionModal(d checkpoints.Definition, create bool) slack.ModalViewReque
 			}
 		}
 	}
-	blocks = append(blocks, slack.NewInputBlock(defModesBlock, plain("Modes", 2000), nil, boxes))
+	blocks = append(blocks, slack.NewInputBlock(defModesBlock, Plain("Modes", 2000), nil, boxes))
 	req := option(requiredValue, "Required: the run cannot go on until it is decided")
-	reqBox := slack.NewCheckboxGroupsBlockElement(startInput, req)
+	reqBox := slack.NewCheckboxGroupsBlockElement(StartInput, req)
 	if d.Required {
 		reqBox.InitialOptions = []*slack.OptionBlockObject{req}
 	}
-	rin := slack.NewInputBlock(defRequiredBlock, plain("Required", 2000), plain("Optional ones can be skipped.", 2000), reqBox)
+	rin := slack.NewInputBlock(defRequiredBlock, Plain("Required", 2000), Plain("Optional ones can be skipped.", 2000), reqBox)
 	rin.Optional = true
 	blocks = append(blocks, rin,
 		textInput(defTimeoutBlock, "Timeout", "e.g. 2h or 30m; empty: no timeout.", durationText(d.Timeout), false, true),
@@ -121,13 +122,13 @@ func DefinitionModal(d checkpoints.Definition, create bool) slack.ModalViewReque
 		}
 		blocks = append(blocks, fieldSlot(i, f)...)
 	}
-	md, _ := json.Marshal(definitionMeta{ID: map[bool]string{true: "", false: d.ID}[create], Slots: slots})
+	md, _ := json.Marshal(DefinitionMeta{ID: map[bool]string{true: "", false: d.ID}[create], Slots: slots})
 	return slack.ModalViewRequest{
 		Type:            slack.VTModal,
 		CallbackID:      CallbackDefinition,
-		Title:           plain(title, MaxModalTitle),
-		Submit:          plain("Save", MaxModalTitle),
-		Close:           plain("Cancel", MaxModalTitle),
+		Title:           Plain(title, MaxModalTitle),
+		Submit:          Plain("Save", MaxModalTitle),
+		Close:           Plain("Cancel", MaxModalTitle),
 		PrivateMetadata: string(md),
 		Blocks:          slack.Blocks{BlockSet: blocks},
 	}
@@ -135,14 +136,14 @@ func DefinitionModal(d checkpoints.Definition, create bool) slack.ModalViewReque
 
 // textInput is an optional or required plain text input.
 func textInput(blockID, label, hint, value string, multiline, optional bool) *slack.InputBlock {
-	el := slack.NewPlainTextInputBlockElement(nil, startInput)
+	el := slack.NewPlainTextInputBlockElement(nil, StartInput)
 	el.Multiline = multiline
 	el.InitialValue = value
 	var h *slack.TextBlockObject
 	if hint != "" {
-		h = plain(hint, 2000)
+		h = Plain(hint, 2000)
 	}
-	in := slack.NewInputBlock(blockID, plain(label, 2000), h, el)
+	in := slack.NewInputBlock(blockID, Plain(label, 2000), h, el)
 	in.Optional = optional
 	return in
 }
@@ -160,23 +161,23 @@ func durationText(d time.Duration) string {
 func fieldSlot(i int, f checkpoints.Field) []slack.Block {
 	var types []*slack.OptionBlockObject
 	for _, s := range checkpoints.FieldTypeSpecs() {
-		types = append(types, option(string(s.Type), string(s.Type)+" — "+cutRunes(s.Summary, 60)))
+		types = append(types, option(string(s.Type), string(s.Type)+" — "+CutRunes(s.Summary, 60)))
 	}
-	sel := slack.NewOptionsSelectBlockElement(slack.OptTypeStatic, plain("Field type", 150), startInput, types...)
+	sel := slack.NewOptionsSelectBlockElement(slack.OptTypeStatic, Plain("Field type", 150), StartInput, types...)
 	for _, o := range types {
 		if o.Value == string(f.Type) {
 			sel.InitialOption = o
 		}
 	}
 	n := i + 1
-	tin := slack.NewInputBlock(slotBlock(i, slotType), plain(fmt.Sprintf("Field %d: type", n), 2000), nil, sel)
+	tin := slack.NewInputBlock(slotBlock(i, slotType), Plain(fmt.Sprintf("Field %d: type", n), 2000), nil, sel)
 	tin.Optional = true
 	req := option(requiredValue, "Required")
-	box := slack.NewCheckboxGroupsBlockElement(startInput, req)
+	box := slack.NewCheckboxGroupsBlockElement(StartInput, req)
 	if f.Required {
 		box.InitialOptions = []*slack.OptionBlockObject{req}
 	}
-	rin := slack.NewInputBlock(slotBlock(i, slotRequired), plain(fmt.Sprintf("Field %d: required", n), 2000), nil, box)
+	rin := slack.NewInputBlock(slotBlock(i, slotRequired), Plain(fmt.Sprintf("Field %d: required", n), 2000), nil, box)
 	rin.Optional = true
 	var opts []string
 	for _, o := range f.Options {
@@ -223,18 +224,18 @@ func defaultText(v any) string {
 	return fmt.Sprint(v)
 }
 
-// parseDefinitionForm reads a submitted definition form over base (the
+// ParseDefinitionForm reads a submitted definition form over base (the
 // definition being edited, or zero): what the form does not show (actions,
 // a field's help, max length and runtime options) is kept from base.
 // Problems are keyed by block id, ready for a response_action "errors";
 // slots maps each field's index to its slot.
-func parseDefinitionForm(meta definitionMeta, base checkpoints.Definition, state map[string]map[string]slack.BlockAction) (checkpoints.Definition, []int, map[string]string) {
+func ParseDefinitionForm(meta DefinitionMeta, base checkpoints.Definition, state map[string]map[string]slack.BlockAction) (checkpoints.Definition, []int, map[string]string) {
 	errs := map[string]string{}
-	get := func(block string) slack.BlockAction { return state[block][startInput] }
+	get := func(block string) slack.BlockAction { return state[block][StartInput] }
 	text := func(block string) string { return strings.TrimSpace(Visible(get(block).Value)) }
 	d := base
 	if meta.ID == "" {
-		d.ID = text(defIDBlock)
+		d.ID = text(DefIDBlock)
 		d.ControlType = d.ID
 	}
 	d.Label, d.Description = text(defLabelBlock), text(defDescBlock)
@@ -312,7 +313,7 @@ func parseSlot(i int, base checkpoints.Definition, text func(string) string, get
 		if value == "" && label == "" {
 			continue
 		}
-		f.Options = append(f.Options, checkpoints.Option{Value: value, Label: firstNonEmpty(label, value)})
+		f.Options = append(f.Options, checkpoints.Option{Value: value, Label: FirstNonEmpty(label, value)})
 	}
 	bound := func(s, part string) *float64 {
 		if s == "" {
@@ -344,11 +345,11 @@ func parseSlot(i int, base checkpoints.Definition, text func(string) string, get
 // fieldPath matches a problem's path inside field_schema.
 var fieldPath = regexp.MustCompile(`^field_schema\[(\d+)\]\.?([a-z_]*)`)
 
-// definitionErrors places definition problems on the form's blocks; slots
+// DefinitionErrors places definition problems on the form's blocks; slots
 // maps field indexes to slots. Several problems on one block are joined.
-func definitionErrors(ps []checkpoints.Problem, slots []int, create bool) map[string]string {
+func DefinitionErrors(ps []checkpoints.Problem, slots []int, create bool) map[string]string {
 	top := map[string]string{
-		"id": defIDBlock, "control_type": defIDBlock, "label": defLabelBlock, "description": defDescBlock,
+		"id": DefIDBlock, "control_type": DefIDBlock, "label": defLabelBlock, "description": defDescBlock,
 		"pipeline_position": defPositionBlock, "sort_order": defSortBlock, "applicable_modes": defModesBlock,
 		"timeout_seconds": defTimeoutBlock, "max_retries": defRetriesBlock,
 		"circuit_breaker_threshold": defThresholdBlock, "circuit_breaker_window_minutes": defWindowBlock,
@@ -372,14 +373,14 @@ func definitionErrors(ps []checkpoints.Problem, slots []int, create bool) map[st
 		} else if p.Path == "field_schema" && len(slots) > 0 {
 			block = slotBlock(slots[0], slotKey)
 		}
-		if block == defIDBlock && !create {
+		if block == DefIDBlock && !create {
 			block = defLabelBlock
 		}
 		msg := p.Message
 		if prev, ok := out[block]; ok {
 			msg = prev + "; " + msg
 		}
-		out[block] = cutRunes(msg, 2000)
+		out[block] = CutRunes(msg, 2000)
 	}
 	return out
 }

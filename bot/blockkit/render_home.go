@@ -1,4 +1,4 @@
-package bot
+package blockkit
 
 import (
 	"fmt"
@@ -88,31 +88,31 @@ func RenderHome(v HomeView) slack.HomeTabViewRequest {
 // buttons of its thread message.
 func homePending(pending []HomePending) []slack.Block {
 	if len(pending) == 0 {
-		return []slack.Block{section("*Waiting for your decision*\nNothing is waiting for you.")}
+		return []slack.Block{Section("*Waiting for your decision*\nNothing is waiting for you.")}
 	}
-	blocks := []slack.Block{section(fmt.Sprintf("*Waiting for your decision* (%d)", len(pending)))}
+	blocks := []slack.Block{Section(fmt.Sprintf("*Waiting for your decision* (%d)", len(pending)))}
 	for i, p := range pending {
 		if i == homePendingMax {
-			blocks = append(blocks, contextText(fmt.Sprintf("_…and %d more; `/research list` shows your runs._", len(pending)-i)))
+			blocks = append(blocks, ContextText(fmt.Sprintf("_…and %d more; `/research list` shows your runs._", len(pending)-i)))
 			break
 		}
-		where := "in run " + runRef(p.Run.ID)
+		where := "in run " + RunRef(p.Run.ID)
 		if p.Link != "" {
 			where = fmt.Sprintf("<%s|in its thread>", p.Link)
 		} else if p.Run.Origin.Channel != "" {
-			where += " in " + channelRef(p.Run.Origin.Channel)
+			where += " in " + ChannelRef(p.Run.Origin.Channel)
 		}
-		label := EscapeTruncate(oneLine(firstNonEmpty(p.Inst.Label, p.Inst.DefinitionID)), 100)
-		text := fmt.Sprintf("*%s* %s — _%s_", label, where, EscapeTruncate(oneLine(p.Run.Question), 150))
+		label := EscapeTruncate(OneLine(FirstNonEmpty(p.Inst.Label, p.Inst.DefinitionID)), 100)
+		text := fmt.Sprintf("*%s* %s — _%s_", label, where, EscapeTruncate(OneLine(p.Run.Question), 150))
 		if !p.Inst.DeadlineAt.IsZero() && p.Inst.Open() {
-			text += "\nReminder due " + slackDate(p.Inst.DeadlineAt)
+			text += "\nReminder due " + SlackDate(p.Inst.DeadlineAt)
 		}
 		if p.Run.Stranded == p.Inst.ID {
 			text += fmt.Sprintf("\n:warning: It could not be shown after %d attempts; the run waits. Retry shows it again; only an admin can continue without it.", p.Inst.Attempt)
-			blocks = append(blocks, section(text), strandedButtons(p.Inst, fmt.Sprintf("home_cp_%d", i)))
+			blocks = append(blocks, Section(text), strandedButtons(p.Inst, fmt.Sprintf("home_cp_%d", i)))
 			continue
 		}
-		blocks = append(blocks, section(text))
+		blocks = append(blocks, Section(text))
 		if b := checkpointButtons(p.Inst, fmt.Sprintf("home_cp_%d", i)); b != nil {
 			blocks = append(blocks, b)
 		}
@@ -123,17 +123,17 @@ func homePending(pending []HomePending) []slack.Block {
 // homeRuns lists the person's recent runs with status and spend.
 func homeRuns(runs []*pipeline.Run, now time.Time) []slack.Block {
 	if len(runs) == 0 {
-		return []slack.Block{section("*Your recent runs*\nNone yet. Start one with `/research <question>`.")}
+		return []slack.Block{Section("*Your recent runs*\nNone yet. Start one with `/research <question>`.")}
 	}
 	lines := make([]string, 0, len(runs))
 	for _, r := range runs[:min(len(runs), homeRunsMax)] {
 		age := "just now"
 		if !r.CreatedAt.IsZero() {
-			age = duration(now.Sub(r.CreatedAt)) + " ago"
+			age = Duration(now.Sub(r.CreatedAt)) + " ago"
 		}
-		lines = append(lines, fmt.Sprintf("%s %s — %s · spend %s · %s", runRef(r.ID), statusText(r.Status), EscapeTruncate(oneLine(r.Question), 120), money(r.Spend.CostUSD), age))
+		lines = append(lines, fmt.Sprintf("%s %s — %s · spend %s · %s", RunRef(r.ID), StatusText(r.Status), EscapeTruncate(OneLine(r.Question), 120), money(r.Spend.CostUSD), age))
 	}
-	return append([]slack.Block{section("*Your recent runs*")}, packLines("", lines, 4, moreLines)...)
+	return append([]slack.Block{Section("*Your recent runs*")}, packLines("", lines, 4, moreLines)...)
 }
 
 func moreLines(left int) string { return fmt.Sprintf("_…and %d more._", left) }
@@ -141,25 +141,25 @@ func moreLines(left int) string { return fmt.Sprintf("_…and %d more._", left) 
 // homeStreams lists the person's research streams.
 func homeStreams(streams []*scheduler.Stream) []slack.Block {
 	if len(streams) == 0 {
-		return []slack.Block{section("*Your research streams*\nNone. `/research stream new` sets one up.")}
+		return []slack.Block{Section("*Your research streams*\nNone. `/research stream new` sets one up.")}
 	}
 	lines := make([]string, 0, len(streams))
 	for _, st := range streams[:min(len(streams), homeStreamsMax)] {
-		state := "next digest " + slackDate(st.NextFire)
+		state := "next digest " + SlackDate(st.NextFire)
 		if st.Paused {
 			state = "paused"
 		} else if st.NextFire.IsZero() {
 			state = "no digest scheduled"
 		}
-		lines = append(lines, fmt.Sprintf("*%s* — %s · %s · %s", EscapeTruncate(st.Spec.Name, 100), Escape(st.Spec.Schedule().Describe()), channelRef(st.Spec.Channel), state))
+		lines = append(lines, fmt.Sprintf("*%s* — %s · %s · %s", EscapeTruncate(st.Spec.Name, 100), Escape(st.Spec.Schedule().Describe()), ChannelRef(st.Spec.Channel), state))
 	}
-	return append([]slack.Block{section("*Your research streams*")}, packLines("", lines, 4, moreLines)...)
+	return append([]slack.Block{Section("*Your research streams*")}, packLines("", lines, 4, moreLines)...)
 }
 
 // homeAdmin is the admin section: one section per definition with its
 // state and buttons, and a button to create one.
 func homeAdmin(a HomeAdmin) []slack.Block {
-	create := slack.NewButtonBlockElement(ActionHomeCreate, "new", plain("New checkpoint", MaxButtonText))
+	create := slack.NewButtonBlockElement(ActionHomeCreate, "new", Plain("New checkpoint", MaxButtonText))
 	create.Style = slack.StylePrimary
 	blocks := []slack.Block{
 		header("Checkpoint definitions (admin)"),
@@ -170,11 +170,11 @@ func homeAdmin(a HomeAdmin) []slack.Block {
 		span = fmt.Sprintf("the latest %d runs", a.Runs)
 	}
 	for i, d := range a.Definitions {
-		blocks = append(blocks, section(homeDefinitionText(d)))
-		blocks = append(blocks, contextText(homeCounts(d.Counts, span)))
+		blocks = append(blocks, Section(homeDefinitionText(d)))
+		blocks = append(blocks, ContextText(homeCounts(d.Counts, span)))
 		blocks = append(blocks, homeDefinitionButtons(d, i))
 	}
-	return append(blocks, contextText("Built-in checkpoints can be edited and disabled, not deleted. `researchbot checkpoints` does the same from a shell."))
+	return append(blocks, ContextText("Built-in checkpoints can be edited and disabled, not deleted. `researchbot checkpoints` does the same from a shell."))
 }
 
 // homeDefinitionText describes a definition on a few lines.
@@ -190,11 +190,11 @@ func homeDefinitionText(d HomeDefinition) string {
 	}
 	timeout := "no timeout"
 	if def.Timeout > 0 {
-		timeout = "timeout " + duration(def.Timeout)
+		timeout = "timeout " + Duration(def.Timeout)
 	}
 	breaker := "no breaker"
 	if def.BreakerThreshold > 0 {
-		breaker = fmt.Sprintf("breaker %d/%d failures in %s", d.Failures, def.BreakerThreshold, duration(def.BreakerWindow))
+		breaker = fmt.Sprintf("breaker %d/%d failures in %s", d.Failures, def.BreakerThreshold, Duration(def.BreakerWindow))
 	}
 	if d.Tripped {
 		breaker = ":rotating_light: *breaker tripped* — runs go on without it until it is reset"
@@ -225,22 +225,22 @@ func homeCounts(counts map[checkpoints.State]int, span string) string {
 // homeDefinitionButtons are a definition's admin buttons.
 func homeDefinitionButtons(d HomeDefinition, i int) slack.Block {
 	id := d.Def.ID
-	toggle := slack.NewButtonBlockElement(ActionHomeDisable, id, plain("Disable", MaxButtonText))
+	toggle := slack.NewButtonBlockElement(ActionHomeDisable, id, Plain("Disable", MaxButtonText))
 	if !d.Def.Enabled {
-		toggle = slack.NewButtonBlockElement(ActionHomeEnable, id, plain("Enable", MaxButtonText))
+		toggle = slack.NewButtonBlockElement(ActionHomeEnable, id, Plain("Enable", MaxButtonText))
 	}
-	buttons := []slack.BlockElement{slack.NewButtonBlockElement(ActionHomeEdit, id, plain("Edit", MaxButtonText)), toggle}
+	buttons := []slack.BlockElement{slack.NewButtonBlockElement(ActionHomeEdit, id, Plain("Edit", MaxButtonText)), toggle}
 	if d.Failures > 0 || d.Tripped {
-		reset := slack.NewButtonBlockElement(ActionHomeReset, id, plain("Reset breaker", MaxButtonText))
+		reset := slack.NewButtonBlockElement(ActionHomeReset, id, Plain("Reset breaker", MaxButtonText))
 		reset.Style = slack.StyleDanger
 		buttons = append(buttons, reset)
 	}
 	return slack.NewActionBlock(fmt.Sprintf("home_def_%d", i), buttons...)
 }
 
-// countInstances counts each definition's instances by state among runs
+// CountInstances counts each definition's instances by state among runs
 // created at or after since.
-func countInstances(runs []*pipeline.Run, since time.Time) map[string]map[checkpoints.State]int {
+func CountInstances(runs []*pipeline.Run, since time.Time) map[string]map[checkpoints.State]int {
 	out := map[string]map[checkpoints.State]int{}
 	for _, r := range runs {
 		if r.CreatedAt.Before(since) {

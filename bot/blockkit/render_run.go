@@ -1,4 +1,4 @@
-package bot
+package blockkit
 
 import (
 	"fmt"
@@ -24,32 +24,32 @@ type RootInfo struct {
 // the run; everything else about the run happens in its thread.
 func RenderRoot(r RootInfo) []slack.Block {
 	q := EscapeTruncate(strings.TrimSpace(r.Question), 2500)
-	lines := fmt.Sprintf(":mag: *Research request* from %s\n>%s", who(r.RequestedBy), strings.ReplaceAll(q, "\n", "\n>"))
-	meta := []string{"run " + runRef(r.RunID)}
+	lines := fmt.Sprintf(":mag: *Research request* from %s\n>%s", Who(r.RequestedBy), strings.ReplaceAll(q, "\n", "\n>"))
+	meta := []string{"run " + RunRef(r.RunID)}
 	if r.Mode != "" {
 		meta = append(meta, "mode "+Escape(Truncate(r.Mode, 20)))
 	}
 	if r.Depth != "" {
 		meta = append(meta, "depth "+Escape(Truncate(string(r.Depth), 20)))
 	}
-	status := statusText(r.Status)
+	status := StatusText(r.Status)
 	if r.RunID == "" {
 		status = ":hourglass_flowing_sand: starting…"
 	}
 	meta = append(meta, status)
 	return []slack.Block{
-		section(cutRunes(lines, MaxSectionText)),
-		contextText(strings.Join(meta, " · ") + " · follow along in the thread"),
+		Section(CutRunes(lines, MaxSectionText)),
+		ContextText(strings.Join(meta, " · ") + " · follow along in the thread"),
 	}
 }
 
-// rootText is the notification text of a root message.
-func rootText(r RootInfo) string {
-	return "Research request: " + EscapeTruncate(oneLine(r.Question), 200)
+// RootText is the notification text of a root message.
+func RootText(r RootInfo) string {
+	return "Research request: " + EscapeTruncate(OneLine(r.Question), 200)
 }
 
-// statusText describes a run status for people.
-func statusText(s pipeline.Status) string {
+// StatusText describes a run status for people.
+func StatusText(s pipeline.Status) string {
 	switch s {
 	case pipeline.StatusQueued:
 		return ":hourglass_flowing_sand: queued"
@@ -116,11 +116,11 @@ func RenderProgress(r *pipeline.Run, now time.Time) []slack.Block {
 	stage, frac := stageInfo(r.Step)
 	switch {
 	case r.Status.Final():
-		stage, frac = statusText(r.Status), 1
+		stage, frac = StatusText(r.Status), 1
 	case r.Status == pipeline.StatusWaiting:
 		label := "a checkpoint"
 		if cur := r.Current(); cur != nil {
-			label = "“" + EscapeTruncate(oneLine(firstNonEmpty(cur.Label, cur.DefinitionID)), 80) + "”"
+			label = "“" + EscapeTruncate(OneLine(FirstNonEmpty(cur.Label, cur.DefinitionID)), 80) + "”"
 		}
 		stage = stage + " — waiting for your decision on " + label + " below"
 	}
@@ -134,23 +134,23 @@ func RenderProgress(r *pipeline.Run, now time.Time) []slack.Block {
 	if pages == 0 {
 		pages = fetched
 	}
-	text := fmt.Sprintf("*Progress* · run %s\n*%s*\n`%s`", runRef(r.ID), stage, progressBar(frac, 20))
-	counts := fmt.Sprintf("Queries *%s* · Sources *%s* · Pages read *%s*", count(len(r.Queries)), count(len(r.Sources)), count(pages))
+	text := fmt.Sprintf("*Progress* · run %s\n*%s*\n`%s`", RunRef(r.ID), stage, progressBar(frac, 20))
+	counts := fmt.Sprintf("Queries *%s* · Sources *%s* · Pages read *%s*", Count(len(r.Queries)), Count(len(r.Sources)), Count(pages))
 	if r.Counters.Iteration > 0 {
 		counts += fmt.Sprintf(" · Revisions *%d*", r.Counters.Iteration)
 	}
-	foot := fmt.Sprintf("Elapsed %s · working %s · spend %s", duration(elapsed(r, now)), duration(r.Active), money(r.Spend.CostUSD))
+	foot := fmt.Sprintf("Elapsed %s · working %s · spend %s", Duration(elapsed(r, now)), Duration(r.Active), money(r.Spend.CostUSD))
 	if r.Limits.MaxCostUSD > 0 {
 		foot += " of " + money(r.Limits.MaxCostUSD)
 	}
 	if n := len(r.Errors); n > 0 {
 		foot += fmt.Sprintf(" · %d recoverable errors", n)
 	}
-	return []slack.Block{section(text), contextText(counts), contextText(foot)}
+	return []slack.Block{Section(text), ContextText(counts), ContextText(foot)}
 }
 
-// progressText is the notification text of the progress message.
-func progressText(r *pipeline.Run) string {
+// ProgressText is the notification text of the progress message.
+func ProgressText(r *pipeline.Run) string {
 	stage, _ := stageInfo(r.Step)
 	return "Research progress: " + stage
 }
@@ -160,12 +160,12 @@ func progressText(r *pipeline.Run) string {
 func RenderFinished(r *pipeline.Run) []slack.Block {
 	switch {
 	case r.Status == pipeline.StatusCancelled:
-		return []slack.Block{section(fmt.Sprintf(":no_entry_sign: Run %s was cancelled. Nothing more will happen in this thread; start again with `/research &lt;question&gt;`.", runRef(r.ID)))}
+		return []slack.Block{Section(fmt.Sprintf(":no_entry_sign: Run %s was cancelled. Nothing more will happen in this thread; start again with `/research &lt;question&gt;`.", RunRef(r.ID)))}
 	case r.Report == nil || r.Status == pipeline.StatusFailed:
-		reason := firstNonEmpty(r.Failure, "an unexpected error")
+		reason := FirstNonEmpty(r.Failure, "an unexpected error")
 		return []slack.Block{
-			section(fmt.Sprintf(":x: Run %s failed: %s", runRef(r.ID), EscapeTruncate(oneLine(reason), 1500))),
-			contextText("What to do: try again with `/research &lt;question&gt;`, perhaps with `--depth quick`. If it keeps failing, tell whoever runs researchbot and give them the run id."),
+			Section(fmt.Sprintf(":x: Run %s failed: %s", RunRef(r.ID), EscapeTruncate(OneLine(reason), 1500))),
+			ContextText("What to do: try again with `/research &lt;question&gt;`, perhaps with `--depth quick`. If it keeps failing, tell whoever runs researchbot and give them the run id."),
 		}
 	}
 	return RenderReport(r.Report, r.Bounds)
@@ -175,7 +175,7 @@ func RenderFinished(r *pipeline.Run) []slack.Block {
 // abstract, numbered citations linking to the pages read and the caveats of
 // a partial report. The full report is attached separately.
 func RenderReport(rep *pipeline.Report, bounds []string) []slack.Block {
-	blocks := []slack.Block{header(firstNonEmpty(oneLine(rep.Title), "Research report"))}
+	blocks := []slack.Block{header(FirstNonEmpty(OneLine(rep.Title), "Research report"))}
 	meta := []string{}
 	if rep.Status == "partial" {
 		meta = append(meta, ":large_yellow_circle: *partial report*")
@@ -186,22 +186,22 @@ func RenderReport(rep *pipeline.Report, bounds []string) []slack.Block {
 		meta = append(meta, "confidence "+Escape(Truncate(rep.Confidence, 20)))
 	}
 	m := rep.Metadata
-	meta = append(meta, count(m.SourcesUsed)+" sources", count(m.WordCount)+" words")
+	meta = append(meta, Count(m.SourcesUsed)+" sources", Count(m.WordCount)+" words")
 	if m.FinalScore > 0 {
 		meta = append(meta, fmt.Sprintf("score %.1f/10", m.FinalScore))
 	}
-	meta = append(meta, "cost "+money(m.CostUSD), "run "+runRef(m.RunID))
-	blocks = append(blocks, contextText(strings.Join(meta, " · ")))
+	meta = append(meta, "cost "+money(m.CostUSD), "run "+RunRef(m.RunID))
+	blocks = append(blocks, ContextText(strings.Join(meta, " · ")))
 	if rep.NothingNew {
-		blocks = append(blocks, section("Nothing new since the previous report."))
+		blocks = append(blocks, Section("Nothing new since the previous report."))
 	}
 	links := reportLinks(rep)
 	if a := strings.TrimSpace(rep.Abstract); a != "" {
-		blocks = append(blocks, section(Markdown(a, links, 2800)))
+		blocks = append(blocks, Section(Markdown(a, links, 2800)))
 	}
 	var highlights []string
 	for _, sec := range rep.Sections {
-		line := "• *" + EscapeTruncate(oneLine(firstNonEmpty(sec.Title, "Section")), 100) + "*"
+		line := "• *" + EscapeTruncate(OneLine(FirstNonEmpty(sec.Title, "Section")), 100) + "*"
 		if c := strings.TrimSpace(sec.Content); c != "" {
 			line += " — " + MarkdownLine(c, links, 300)
 		}
@@ -213,11 +213,11 @@ func RenderReport(rep *pipeline.Report, bounds []string) []slack.Block {
 		})...)
 	}
 	if c := strings.TrimSpace(rep.Conclusion); c != "" {
-		blocks = append(blocks, section("*Conclusion*\n"+Markdown(c, links, 1500)))
+		blocks = append(blocks, Section("*Conclusion*\n"+Markdown(c, links, 1500)))
 	}
 	var caveats []string
 	if rep.Reason != "" {
-		caveats = append(caveats, "• "+EscapeTruncate(oneLine(rep.Reason), 500))
+		caveats = append(caveats, "• "+EscapeTruncate(OneLine(rep.Reason), 500))
 	}
 	for _, c := range append(append([]string{}, rep.Caveats...), bounds...) {
 		caveats = append(caveats, "• "+MarkdownLine(c, links, 400))
@@ -232,8 +232,8 @@ func RenderReport(rep *pipeline.Report, bounds []string) []slack.Block {
 		if i == maxReferenceLines {
 			break
 		}
-		line := fmt.Sprintf("[%d] %s", ref.N, mdLink(ref.URL, firstNonEmpty(ref.Title, ref.URL), 120))
-		if d := firstNonEmpty(ref.Domain, domainOf(ref.URL)); d != "" {
+		line := fmt.Sprintf("[%d] %s", ref.N, mdLink(ref.URL, FirstNonEmpty(ref.Title, ref.URL), 120))
+		if d := FirstNonEmpty(ref.Domain, domainOf(ref.URL)); d != "" {
 			line += " — " + Escape(Truncate(d, 60))
 		}
 		if !ref.Published.IsZero() {
@@ -247,9 +247,9 @@ func RenderReport(rep *pipeline.Report, bounds []string) []slack.Block {
 		})...)
 	}
 	if n := len(rep.References) - maxReferenceLines; n > 0 {
-		blocks = append(blocks, contextText(fmt.Sprintf("…and %d more sources in the attached report.", n)))
+		blocks = append(blocks, ContextText(fmt.Sprintf("…and %d more sources in the attached report.", n)))
 	}
-	blocks = append(blocks, contextText(":page_facing_up: The full report is attached below as a Markdown file."))
+	blocks = append(blocks, ContextText(":page_facing_up: The full report is attached below as a Markdown file."))
 	if id := rep.Metadata.RunID; id != "" {
 		blocks = append(blocks, feedbackBlock(id))
 		return limitBlocks(blocks, MaxBlocks, 2, "…more in the attached report.")
@@ -267,76 +267,76 @@ func reportLinks(rep *pipeline.Report) SourceLinks {
 	return sourceLinks(urls...)
 }
 
-// reportText is the notification text of the report message.
-func reportText(r *pipeline.Run) string {
+// ReportText is the notification text of the report message.
+func ReportText(r *pipeline.Run) string {
 	if r.Report == nil {
 		return "Research " + string(r.Status)
 	}
-	return "Research report: " + EscapeTruncate(oneLine(r.Report.Title), 200)
+	return "Research report: " + EscapeTruncate(OneLine(r.Report.Title), 200)
 }
 
 // RenderHelp explains everything /research does.
 func RenderHelp() []slack.Block {
 	return []slack.Block{
 		header("researchbot — research assistant"),
-		section("*Start research*\n`/research &lt;question&gt;` — I plan, search many sources, read the pages, write a report with citations to the pages I read, review it, and post it in a thread under your request.\nOptions go before or after the question:\n• `--mode guided` (default): you approve the plan and the draft, and decide what to do when the reviewer finds critical issues\n• `--mode full`: all of guided, and you also choose the sources before they are read\n• `--mode auto`: no questions, straight to the report\n• `--depth quick|standard|comprehensive`: how many sources and rounds"),
-		section("*Checkpoints*\nIn the thread I ask you to *Approve*, *Edit* (a form, pre-filled) or *Reject* (with a reason). Only you and this channel's approvers can decide. If nobody decides in time I post a reminder — silence is never taken as a rejection."),
-		section("*Ask in the thread*\nMention me in a report's thread with a question (_@researchbot what did [3] say about costs?_): I answer there from that run's sources only, each citation checked against the page. When they don't answer it, I say so and offer *Research this*: a new run with this one as background."),
-		section("*Other commands*\n• `/research status [RUN]` — where a run stands (your latest by default)\n• `/research list` — your recent runs\n• `/research cancel [RUN]` — stop a run at its next step (asks to confirm)\n• `/research stream new|list|show|edit|pause|resume|run|delete|policy` — research streams: a digest of what's new, on a schedule (`/research stream help`)\n• `/research help` — this message\nOnly these exact forms are commands; anything else is a question. `--` makes even an exact form a question: `/research -- stream list`"),
-		contextText("I can only work in channels I'm in: invite me with `/invite @researchbot`. Reports arrive as a summary in the thread plus the full Markdown file."),
+		Section("*Start research*\n`/research &lt;question&gt;` — I plan, search many sources, read the pages, write a report with citations to the pages I read, review it, and post it in a thread under your request.\nOptions go before or after the question:\n• `--mode guided` (default): you approve the plan and the draft, and decide what to do when the reviewer finds critical issues\n• `--mode full`: all of guided, and you also choose the sources before they are read\n• `--mode auto`: no questions, straight to the report\n• `--depth quick|standard|comprehensive`: how many sources and rounds"),
+		Section("*Checkpoints*\nIn the thread I ask you to *Approve*, *Edit* (a form, pre-filled) or *Reject* (with a reason). Only you and this channel's approvers can decide. If nobody decides in time I post a reminder — silence is never taken as a rejection."),
+		Section("*Ask in the thread*\nMention me in a report's thread with a question (_@researchbot what did [3] say about costs?_): I answer there from that run's sources only, each citation checked against the page. When they don't answer it, I say so and offer *Research this*: a new run with this one as background."),
+		Section("*Other commands*\n• `/research status [RUN]` — where a run stands (your latest by default)\n• `/research list` — your recent runs\n• `/research cancel [RUN]` — stop a run at its next step (asks to confirm)\n• `/research stream new|list|show|edit|pause|resume|run|delete|policy` — research streams: a digest of what's new, on a schedule (`/research stream help`)\n• `/research help` — this message\nOnly these exact forms are commands; anything else is a question. `--` makes even an exact form a question: `/research -- stream list`"),
+		ContextText("I can only work in channels I'm in: invite me with `/invite @researchbot`. Reports arrive as a summary in the thread plus the full Markdown file."),
 	}
 }
 
-// renderStatus describes one run for its requester.
-func renderStatus(r *pipeline.Run, now time.Time) []slack.Block {
-	q := EscapeTruncate(oneLine(r.Question), 500)
-	text := fmt.Sprintf("*Run* %s · %s\n>%s", runRef(r.ID), statusText(r.Status), q)
-	blocks := []slack.Block{section(text)}
+// RenderStatus describes one run for its requester.
+func RenderStatus(r *pipeline.Run, now time.Time) []slack.Block {
+	q := EscapeTruncate(OneLine(r.Question), 500)
+	text := fmt.Sprintf("*Run* %s · %s\n>%s", RunRef(r.ID), StatusText(r.Status), q)
+	blocks := []slack.Block{Section(text)}
 	blocks = append(blocks, RenderProgress(r, now)[1:]...)
 	if cur := r.Current(); cur != nil {
-		blocks = append(blocks, contextText("Waiting for a decision on *"+EscapeTruncate(oneLine(firstNonEmpty(cur.Label, cur.DefinitionID)), 80)+"* in the run's thread."))
+		blocks = append(blocks, ContextText("Waiting for a decision on *"+EscapeTruncate(OneLine(FirstNonEmpty(cur.Label, cur.DefinitionID)), 80)+"* in the run's thread."))
 	}
 	if r.Status == pipeline.StatusFailed && r.Failure != "" {
-		blocks = append(blocks, contextText("Failure: "+EscapeTruncate(oneLine(r.Failure), 500)))
+		blocks = append(blocks, ContextText("Failure: "+EscapeTruncate(OneLine(r.Failure), 500)))
 	}
 	return append(blocks, renderFollowUps(r)...)
 }
 
-// renderList lists runs, newest first.
-func renderList(runs []*pipeline.Run, now time.Time) []slack.Block {
+// RenderList lists runs, newest first.
+func RenderList(runs []*pipeline.Run, now time.Time) []slack.Block {
 	if len(runs) == 0 {
-		return []slack.Block{section("You have no research runs yet. Start one with `/research &lt;question&gt;`.")}
+		return []slack.Block{Section("You have no research runs yet. Start one with `/research &lt;question&gt;`.")}
 	}
 	lines := make([]string, 0, len(runs))
 	for _, r := range runs {
 		age := "just now"
 		if !r.CreatedAt.IsZero() {
-			age = duration(now.Sub(r.CreatedAt)) + " ago"
+			age = Duration(now.Sub(r.CreatedAt)) + " ago"
 		}
-		lines = append(lines, fmt.Sprintf("%s %s — %s · %s", runRef(r.ID), statusText(r.Status), EscapeTruncate(oneLine(r.Question), 150), age))
+		lines = append(lines, fmt.Sprintf("%s %s — %s · %s", RunRef(r.ID), StatusText(r.Status), EscapeTruncate(OneLine(r.Question), 150), age))
 	}
-	blocks := []slack.Block{section("*Your recent research runs*")}
+	blocks := []slack.Block{Section("*Your recent research runs*")}
 	blocks = append(blocks, packLines("", lines, 10, func(left int) string { return fmt.Sprintf("_…and %d more._", left) })...)
-	return append(blocks, contextText("`/research status RUN` shows one run; `/research cancel RUN` stops one."))
+	return append(blocks, ContextText("`/research status RUN` shows one run; `/research cancel RUN` stops one."))
 }
 
 // RenderError renders an error for people: what went wrong and what to do.
 // Both texts are mrkdwn written by this package (escape untrusted parts).
 func RenderError(what, todo string) []slack.Block {
-	blocks := []slack.Block{section(":warning: " + cutRunes(what, MaxSectionText-20))}
+	blocks := []slack.Block{Section(":warning: " + CutRunes(what, MaxSectionText-20))}
 	if todo != "" {
-		blocks = append(blocks, contextText(todo))
+		blocks = append(blocks, ContextText(todo))
 	}
 	return blocks
 }
 
-// renderCancelConfirm asks the requester to confirm cancelling a run.
-func renderCancelConfirm(r *pipeline.Run) []slack.Block {
+// RenderCancelConfirm asks the requester to confirm cancelling a run.
+func RenderCancelConfirm(r *pipeline.Run) []slack.Block {
 	return []slack.Block{
-		section(fmt.Sprintf("Cancel run %s?\n>%s\nIt stops at its next step boundary; what it found so far is kept.", runRef(r.ID), EscapeTruncate(oneLine(r.Question), 500))),
+		Section(fmt.Sprintf("Cancel run %s?\n>%s\nIt stops at its next step boundary; what it found so far is kept.", RunRef(r.ID), EscapeTruncate(OneLine(r.Question), 500))),
 		slack.NewActionBlock("cancel_actions",
-			&slack.ButtonBlockElement{Type: slack.METButton, ActionID: ActionCancelConfirm, Value: r.ID, Text: plain("Yes, cancel it", MaxButtonText), Style: slack.StyleDanger},
-			&slack.ButtonBlockElement{Type: slack.METButton, ActionID: ActionCancelAbort, Value: r.ID, Text: plain("Keep it running", MaxButtonText)},
+			&slack.ButtonBlockElement{Type: slack.METButton, ActionID: ActionCancelConfirm, Value: r.ID, Text: Plain("Yes, cancel it", MaxButtonText), Style: slack.StyleDanger},
+			&slack.ButtonBlockElement{Type: slack.METButton, ActionID: ActionCancelAbort, Value: r.ID, Text: Plain("Keep it running", MaxButtonText)},
 		),
 	}
 }

@@ -1,4 +1,4 @@
-package bot
+package blockkit
 
 import (
 	"encoding/json"
@@ -29,9 +29,13 @@ const (
 	startDepthBlock    = "start_depth"
 	startSourcesBlock  = "start_sources"
 	startBudgetBlock   = "start_budget"
-	startInput         = "value" // the action id of every input
+	StartInput         = "value" // the action id of every input
 	reviewSourcesValue = "review_sources"
 )
+
+// MaxQuestionRunes is the longest question /research (and the start form)
+// accepts.
+const MaxQuestionRunes = 2000
 
 // MaxStartBudgetUSD is the largest spending limit the start form accepts.
 const MaxStartBudgetUSD = 50
@@ -45,13 +49,13 @@ type StartSettings struct {
 	BudgetUSD     float64 // 0: the configured limit
 }
 
-// defaultStartSettings are the settings of a channel with none remembered.
-func defaultStartSettings() StartSettings {
+// DefaultStartSettings are the settings of a channel with none remembered.
+func DefaultStartSettings() StartSettings {
 	return StartSettings{Mode: checkpoints.ModeGuided, Depth: pipeline.DepthStandard}
 }
 
-// settingsOfMode splits a run mode into the form's mode and source review.
-func settingsOfMode(mode string) (string, bool) {
+// SettingsOfMode splits a run mode into the form's mode and source review.
+func SettingsOfMode(mode string) (string, bool) {
 	if mode == checkpoints.ModeFull {
 		return checkpoints.ModeGuided, true
 	}
@@ -66,9 +70,9 @@ func (s StartSettings) RunMode() string {
 	return s.Mode
 }
 
-// startMeta is the start form's private_metadata: where the run goes when
+// StartMeta is the start form's private_metadata: where the run goes when
 // the form has no channel picker.
-type startMeta struct {
+type StartMeta struct {
 	Channel string `json:"c,omitempty"`
 	Thread  string `json:"t,omitempty"` // the message shortcut's thread
 }
@@ -76,57 +80,57 @@ type startMeta struct {
 // StartModal renders the start form: the question (pre-filled with
 // question), a channel picker when meta names no channel, and the settings
 // (pre-set to s).
-func StartModal(s StartSettings, question string, meta startMeta) slack.ModalViewRequest {
+func StartModal(s StartSettings, question string, meta StartMeta) slack.ModalViewRequest {
 	var blocks []slack.Block
 	if meta.Thread != "" {
-		blocks = append(blocks, contextText(":thread: The research runs in the thread of the message you chose."))
+		blocks = append(blocks, ContextText(":thread: The research runs in the thread of the message you chose."))
 	}
 	if meta.Channel == "" {
-		sel := slack.NewOptionsSelectBlockElement(slack.OptTypeConversations, plain("Choose a channel", 75), startInput)
+		sel := slack.NewOptionsSelectBlockElement(slack.OptTypeConversations, Plain("Choose a channel", 75), StartInput)
 		sel.DefaultToCurrentConversation = true
 		sel.Filter = &slack.SelectBlockElementFilter{Include: []string{"public", "private"}, ExcludeBotUsers: true}
-		in := slack.NewInputBlock(startChannelBlock, plain("Channel", 2000), plain("The research thread is posted here; invite me first with /invite @researchbot.", 2000), sel)
+		in := slack.NewInputBlock(startChannelBlock, Plain("Channel", 2000), Plain("The research thread is posted here; invite me first with /invite @researchbot.", 2000), sel)
 		blocks = append(blocks, in)
 	}
-	q := slack.NewPlainTextInputBlockElement(plain("What should I research?", 150), startInput)
+	q := slack.NewPlainTextInputBlockElement(Plain("What should I research?", 150), StartInput)
 	q.Multiline = true
 	q.MinLength, q.MaxLength = pipeline.MinQuestionRunes, MaxQuestionRunes
 	if question = strings.TrimSpace(question); question != "" {
 		q.InitialValue = Truncate(question, MaxQuestionRunes)
 	}
-	blocks = append(blocks, slack.NewInputBlock(startQuestionBlock, plain("Question", 2000), nil, q))
+	blocks = append(blocks, slack.NewInputBlock(startQuestionBlock, Plain("Question", 2000), nil, q))
 
 	modes := []*slack.OptionBlockObject{
 		option(checkpoints.ModeGuided, "Guided — I ask you to approve the plan and the draft"),
 		option(checkpoints.ModeAuto, "Auto — straight to the report, no questions"),
 	}
-	mode := slack.NewOptionsSelectBlockElement(slack.OptTypeStatic, nil, startInput, modes...)
+	mode := slack.NewOptionsSelectBlockElement(slack.OptTypeStatic, nil, StartInput, modes...)
 	mode.InitialOption = optionOf(modes, s.Mode, 0)
-	blocks = append(blocks, slack.NewInputBlock(startModeBlock, plain("Mode", 2000), nil, mode))
+	blocks = append(blocks, slack.NewInputBlock(startModeBlock, Plain("Mode", 2000), nil, mode))
 
 	depths := []*slack.OptionBlockObject{
 		option(string(pipeline.DepthQuick), "Quick — a few sources, a short report"),
 		option(string(pipeline.DepthStandard), "Standard"),
 		option(string(pipeline.DepthComprehensive), "Comprehensive — more searches and sources"),
 	}
-	depth := slack.NewOptionsSelectBlockElement(slack.OptTypeStatic, nil, startInput, depths...)
+	depth := slack.NewOptionsSelectBlockElement(slack.OptTypeStatic, nil, StartInput, depths...)
 	depth.InitialOption = optionOf(depths, string(s.Depth), 1)
-	blocks = append(blocks, slack.NewInputBlock(startDepthBlock, plain("Depth", 2000), nil, depth))
+	blocks = append(blocks, slack.NewInputBlock(startDepthBlock, Plain("Depth", 2000), nil, depth))
 
 	review := option(reviewSourcesValue, "Let me review the sources before they are read")
-	boxes := slack.NewCheckboxGroupsBlockElement(startInput, review)
+	boxes := slack.NewCheckboxGroupsBlockElement(StartInput, review)
 	if s.ReviewSources {
 		boxes.InitialOptions = []*slack.OptionBlockObject{review}
 	}
-	in := slack.NewInputBlock(startSourcesBlock, plain("Sources", 2000), plain("Needs guided mode.", 2000), boxes)
+	in := slack.NewInputBlock(startSourcesBlock, Plain("Sources", 2000), Plain("Needs guided mode.", 2000), boxes)
 	in.Optional = true
 	blocks = append(blocks, in)
 
-	budget := slack.NewPlainTextInputBlockElement(plain("e.g. 1.50", 150), startInput)
+	budget := slack.NewPlainTextInputBlockElement(Plain("e.g. 1.50", 150), StartInput)
 	if s.BudgetUSD > 0 {
 		budget.InitialValue = strconv.FormatFloat(s.BudgetUSD, 'f', -1, 64)
 	}
-	bin := slack.NewInputBlock(startBudgetBlock, plain("Budget (US$)", 2000), plain(fmt.Sprintf("The most this run may spend, up to $%d. Empty: the usual limit.", MaxStartBudgetUSD), 2000), budget)
+	bin := slack.NewInputBlock(startBudgetBlock, Plain("Budget (US$)", 2000), Plain(fmt.Sprintf("The most this run may spend, up to $%d. Empty: the usual limit.", MaxStartBudgetUSD), 2000), budget)
 	bin.Optional = true
 	blocks = append(blocks, bin)
 
@@ -134,9 +138,9 @@ func StartModal(s StartSettings, question string, meta startMeta) slack.ModalVie
 	return slack.ModalViewRequest{
 		Type:            slack.VTModal,
 		CallbackID:      CallbackStart,
-		Title:           plain("Start research", MaxModalTitle),
-		Submit:          plain("Start", MaxModalTitle),
-		Close:           plain("Cancel", MaxModalTitle),
+		Title:           Plain("Start research", MaxModalTitle),
+		Submit:          Plain("Start", MaxModalTitle),
+		Close:           Plain("Cancel", MaxModalTitle),
 		PrivateMetadata: string(md),
 		Blocks:          slack.Blocks{BlockSet: blocks},
 	}
@@ -144,7 +148,7 @@ func StartModal(s StartSettings, question string, meta startMeta) slack.ModalVie
 
 // option is a static option.
 func option(value, label string) *slack.OptionBlockObject {
-	return slack.NewOptionBlockObject(value, plain(label, 75), nil)
+	return slack.NewOptionBlockObject(value, Plain(label, 75), nil)
 }
 
 // optionOf returns the option with value v, or opts[def].
@@ -157,20 +161,20 @@ func optionOf(opts []*slack.OptionBlockObject, v string, def int) *slack.OptionB
 	return opts[def]
 }
 
-// startForm is a submitted start form.
-type startForm struct {
+// StartForm is a submitted start form.
+type StartForm struct {
 	Channel, Thread, Question string
 	Settings                  StartSettings
 }
 
-// parseStartForm reads a submitted start form; problems are keyed by block
+// ParseStartForm reads a submitted start form; problems are keyed by block
 // id, ready for a response_action "errors".
-func parseStartForm(privateMetadata string, state map[string]map[string]slack.BlockAction) (startForm, map[string]string) {
-	var meta startMeta
+func ParseStartForm(privateMetadata string, state map[string]map[string]slack.BlockAction) (StartForm, map[string]string) {
+	var meta StartMeta
 	_ = json.Unmarshal([]byte(privateMetadata), &meta)
-	f := startForm{Channel: meta.Channel, Thread: meta.Thread, Settings: defaultStartSettings()}
+	f := StartForm{Channel: meta.Channel, Thread: meta.Thread, Settings: DefaultStartSettings()}
 	errs := map[string]string{}
-	get := func(block string) slack.BlockAction { return state[block][startInput] }
+	get := func(block string) slack.BlockAction { return state[block][StartInput] }
 	if f.Channel == "" {
 		f.Channel = get(startChannelBlock).SelectedConversation
 		if f.Channel == "" {

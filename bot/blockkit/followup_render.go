@@ -1,4 +1,4 @@
-package bot
+package blockkit
 
 import (
 	"fmt"
@@ -20,8 +20,8 @@ const maxFollowUpLines = 5
 // RenderFollowUpPending is the placeholder shown while a follow-up is answered.
 func RenderFollowUpPending(user, question string) []slack.Block {
 	return []slack.Block{
-		section(who(user) + " asked:\n>" + EscapeTruncate(oneLine(question), 500)),
-		contextText(":mag: Looking for the answer in this report's sources…"),
+		Section(Who(user) + " asked:\n>" + EscapeTruncate(OneLine(question), 500)),
+		ContextText(":mag: Looking for the answer in this report's sources…"),
 	}
 }
 
@@ -31,23 +31,23 @@ func RenderFollowUpPending(user, question string) []slack.Block {
 // sources do not answer, what they lack and a "Research this" button (a
 // follow-up researched already names its run instead).
 func RenderFollowUp(rep *pipeline.Report, f pipeline.FollowUp) []slack.Block {
-	blocks := []slack.Block{section(who(f.By) + " asked:\n>" + EscapeTruncate(oneLine(f.Question), 500))}
+	blocks := []slack.Block{Section(Who(f.By) + " asked:\n>" + EscapeTruncate(OneLine(f.Question), 500))}
 	links := reportLinks(rep)
 	if !f.Answered {
-		blocks = append(blocks, section(":grey_question: *The sources of this report don't answer this.* "+EscapeTruncate(oneLine(f.Missing), 600)))
+		blocks = append(blocks, Section(":grey_question: *The sources of this report don't answer this.* "+EscapeTruncate(OneLine(f.Missing), 600)))
 		if f.Child != "" {
-			return append(blocks, contextText("Being researched as run "+runRef(f.Child)+", in its own thread."))
+			return append(blocks, ContextText("Being researched as run "+RunRef(f.Child)+", in its own thread."))
 		}
 		return append(blocks,
 			slack.NewActionBlock("followup_actions", &slack.ButtonBlockElement{
 				Type: slack.METButton, ActionID: ActionResearchFollowUp, Value: f.ID, Style: slack.StylePrimary,
-				Text: plain(":mag: Research this", MaxButtonText),
+				Text: Plain(":mag: Research this", MaxButtonText),
 			}),
-			contextText("A new run would research the question with this run's question, summary and sources as background. Cost of this answer: "+money(f.CostUSD)+"."))
+			ContextText("A new run would research the question with this run's question, summary and sources as background. Cost of this answer: "+money(f.CostUSD)+"."))
 	}
-	blocks = append(blocks, section(Markdown(f.Answer, links, 2800)))
+	blocks = append(blocks, Section(Markdown(f.Answer, links, 2800)))
 	if m := strings.TrimSpace(f.Missing); m != "" {
-		blocks = append(blocks, contextText("Not covered by the sources: "+EscapeTruncate(oneLine(m), 400)))
+		blocks = append(blocks, ContextText("Not covered by the sources: "+EscapeTruncate(OneLine(m), 400)))
 	}
 	var cited []int
 	for _, c := range f.Claims {
@@ -58,11 +58,11 @@ func RenderFollowUp(rep *pipeline.Report, f pipeline.FollowUp) []slack.Block {
 	var refs []string
 	for _, ref := range rep.References {
 		if slices.Contains(cited, ref.N) && len(refs) < maxFollowUpLines {
-			refs = append(refs, fmt.Sprintf("[%d] %s", ref.N, mdLink(ref.URL, firstNonEmpty(ref.Title, ref.URL), 120)))
+			refs = append(refs, fmt.Sprintf("[%d] %s", ref.N, mdLink(ref.URL, FirstNonEmpty(ref.Title, ref.URL), 120)))
 		}
 	}
 	if len(refs) > 0 {
-		blocks = append(blocks, section("*Sources*\n"+strings.Join(refs, "\n")))
+		blocks = append(blocks, Section("*Sources*\n"+strings.Join(refs, "\n")))
 	}
 	t := pipeline.TallyClaims(f.Claims)
 	check := fmt.Sprintf(":white_check_mark: %d of %d citations checked against the pages' text", t.Verified, t.Total)
@@ -72,15 +72,15 @@ func RenderFollowUp(rep *pipeline.Report, f pipeline.FollowUp) []slack.Block {
 			if len(lines) == maxFollowUpLines {
 				break
 			}
-			lines = append(lines, fmt.Sprintf("• [%d] %s — %s", c.Ref, EscapeTruncate(oneLine(c.Sentence), 200), EscapeTruncate(oneLine(c.Reason), 200)))
+			lines = append(lines, fmt.Sprintf("• [%d] %s — %s", c.Ref, EscapeTruncate(OneLine(c.Sentence), 200), EscapeTruncate(OneLine(c.Reason), 200)))
 		}
-		blocks = append(blocks, section(":warning: *Not verified*\n"+strings.Join(lines, "\n")))
+		blocks = append(blocks, Section(":warning: *Not verified*\n"+strings.Join(lines, "\n")))
 	}
-	return append(blocks, contextText(check+" · cost "+money(f.CostUSD)+" · only this report's sources were used"))
+	return append(blocks, ContextText(check+" · cost "+money(f.CostUSD)+" · only this report's sources were used"))
 }
 
-// followUpText is the notification text of a follow-up answer.
-func followUpText(f pipeline.FollowUp) string {
+// FollowUpText is the notification text of a follow-up answer.
+func FollowUpText(f pipeline.FollowUp) string {
 	if f.Answered {
 		return "Answer from the report's sources"
 	}
@@ -90,19 +90,19 @@ func followUpText(f pipeline.FollowUp) string {
 // RenderFollowUpStarted tells the parent's thread that a follow-up is
 // researched by a run of its own.
 func RenderFollowUpStarted(f pipeline.FollowUp, child, by string) []slack.Block {
-	return []slack.Block{section(":mag: " + who(by) + " started run " + runRef(child) + " to research\n>" + EscapeTruncate(oneLine(f.Question), 500) + "\nIts plan and report will be in a new thread in this channel.")}
+	return []slack.Block{Section(":mag: " + Who(by) + " started run " + RunRef(child) + " to research\n>" + EscapeTruncate(OneLine(f.Question), 500) + "\nIts plan and report will be in a new thread in this channel.")}
 }
 
 // RenderFollowUpOf tells a follow-up run's thread which run it follows up.
 func RenderFollowUpOf(parent *pipeline.Run) []slack.Block {
-	return []slack.Block{contextText(":link: Follow-up of run " + runRef(parent.ID) + ", which asked: " + EscapeTruncate(oneLine(parent.Question), 300) + ". Its question, report summary and sources are this run's background.")}
+	return []slack.Block{ContextText(":link: Follow-up of run " + RunRef(parent.ID) + ", which asked: " + EscapeTruncate(OneLine(parent.Question), 300) + ". Its question, report summary and sources are this run's background.")}
 }
 
 // renderFollowUps lists a run's follow-ups and its parent for /research status.
 func renderFollowUps(r *pipeline.Run) []slack.Block {
 	var lines []string
 	if r.Parent != "" {
-		lines = append(lines, "Follow-up of run "+runRef(r.Parent)+".")
+		lines = append(lines, "Follow-up of run "+RunRef(r.Parent)+".")
 	}
 	if n := len(r.FollowUps); n > 0 {
 		answered := 0
@@ -112,7 +112,7 @@ func renderFollowUps(r *pipeline.Run) []slack.Block {
 				answered++
 			}
 			if f.Child != "" {
-				children = append(children, runRef(f.Child))
+				children = append(children, RunRef(f.Child))
 			}
 		}
 		line := fmt.Sprintf("%d follow-up questions (%d answered from the sources), costing %s of the run's spend.", n, answered, money(r.FollowUpSpend()))
@@ -124,5 +124,5 @@ func renderFollowUps(r *pipeline.Run) []slack.Block {
 	if len(lines) == 0 {
 		return nil
 	}
-	return []slack.Block{contextText(strings.Join(lines, " "))}
+	return []slack.Block{ContextText(strings.Join(lines, " "))}
 }

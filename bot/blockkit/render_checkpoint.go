@@ -1,4 +1,4 @@
-package bot
+package blockkit
 
 import (
 	"encoding/json"
@@ -29,8 +29,8 @@ var actionIDs = map[checkpoints.Action]string{
 	checkpoints.Reject:  ActionReject,
 }
 
-// actionOf returns the checkpoint action a button's action_id encodes.
-func actionOf(actionID string) (checkpoints.Action, bool) {
+// ActionOf returns the checkpoint action a button's action_id encodes.
+func ActionOf(actionID string) (checkpoints.Action, bool) {
 	for a, id := range actionIDs {
 		if id == actionID {
 			return a, true
@@ -47,13 +47,13 @@ func RenderCheckpoint(inst *checkpoints.Instance, requestedBy string) []slack.Bl
 	var blocks []slack.Block
 	blocks = append(blocks, header(checkpointTitle(inst)))
 	if inst.Attempt > 1 {
-		blocks = append(blocks, contextText(fmt.Sprintf(":alarm_clock: *Reminder* — this is still waiting for a decision (offer %d). Nothing has been rejected; the run continues once someone decides.", inst.Attempt)))
+		blocks = append(blocks, ContextText(fmt.Sprintf(":alarm_clock: *Reminder* — this is still waiting for a decision (offer %d). Nothing has been rejected; the run continues once someone decides.", inst.Attempt)))
 	}
 	body := checkpointBody(inst)
 	tail := checkpointTail(inst, requestedBy)
 	room := MaxBlocks - len(blocks) - len(tail)
 	if len(body) > room {
-		body = append(body[:room-1], contextText("_…more than fits in one message; the full text is in the Edit form._"))
+		body = append(body[:room-1], ContextText("_…more than fits in one message; the full text is in the Edit form._"))
 	}
 	blocks = append(blocks, body...)
 	return append(blocks, tail...)
@@ -85,9 +85,9 @@ func checkpointTail(inst *checkpoints.Instance, requestedBy string) []slack.Bloc
 		note = fmt.Sprintf("Waiting for <@%s> (or an approver of this channel).", requestedBy)
 	}
 	if !inst.DeadlineAt.IsZero() {
-		note += " Reminder due " + slackDate(inst.DeadlineAt) + "."
+		note += " Reminder due " + SlackDate(inst.DeadlineAt) + "."
 	}
-	return append(tail, contextText(note))
+	return append(tail, ContextText(note))
 }
 
 // checkpointButtons are a checkpoint's decision buttons, and Skip when it is
@@ -100,7 +100,7 @@ func checkpointButtons(inst *checkpoints.Instance, blockID string) *slack.Action
 		if !ok {
 			continue
 		}
-		b := slack.NewButtonBlockElement(id, inst.ID, plain(buttonLabel(inst.ControlType, a), MaxButtonText))
+		b := slack.NewButtonBlockElement(id, inst.ID, Plain(buttonLabel(inst.ControlType, a), MaxButtonText))
 		switch a {
 		case checkpoints.Approve:
 			b.Style = slack.StylePrimary
@@ -110,7 +110,7 @@ func checkpointButtons(inst *checkpoints.Instance, blockID string) *slack.Action
 		buttons = append(buttons, b)
 	}
 	if !inst.Required {
-		buttons = append(buttons, slack.NewButtonBlockElement(ActionSkip, inst.ID, plain("Skip", MaxButtonText)))
+		buttons = append(buttons, slack.NewButtonBlockElement(ActionSkip, inst.ID, Plain("Skip", MaxButtonText)))
 	}
 	if len(buttons) == 0 {
 		return nil
@@ -149,14 +149,14 @@ func checkpointBody(inst *checkpoints.Instance) []slack.Block {
 // sections, the method, warnings and the estimate.
 func planBody(p pipeline.PlanPayload) []slack.Block {
 	var blocks []slack.Block
-	intro := "*Question:* " + EscapeTruncate(oneLine(p.Question), 1500)
+	intro := "*Question:* " + EscapeTruncate(OneLine(p.Question), 1500)
 	if p.Round > 1 {
 		intro += fmt.Sprintf("\n_Revised plan (round %d)._", p.Round)
 	}
-	blocks = append(blocks, section(intro))
+	blocks = append(blocks, Section(intro))
 	lines := make([]string, 0, len(p.SubQuestions))
 	for i, q := range p.SubQuestions {
-		lines = append(lines, fmt.Sprintf("%d. %s", i+1, EscapeTruncate(oneLine(q), 400)))
+		lines = append(lines, fmt.Sprintf("%d. %s", i+1, EscapeTruncate(OneLine(q), 400)))
 	}
 	blocks = append(blocks, packLines("*Sub-questions*\n", lines, 4, moreInEdit)...)
 	lines = lines[:0]
@@ -165,7 +165,7 @@ func planBody(p pipeline.PlanPayload) []slack.Block {
 		if kind == "" {
 			kind = "web"
 		}
-		lines = append(lines, fmt.Sprintf("%d. `%s` %s", i+1, Escape(Truncate(oneLine(kind), 12)), EscapeTruncate(oneLine(q.Text), 300)))
+		lines = append(lines, fmt.Sprintf("%d. `%s` %s", i+1, Escape(Truncate(OneLine(kind), 12)), EscapeTruncate(OneLine(q.Text), 300)))
 	}
 	if len(lines) > 0 {
 		blocks = append(blocks, packLines("*Search queries*\n", lines, 4, moreInEdit)...)
@@ -174,41 +174,41 @@ func planBody(p pipeline.PlanPayload) []slack.Block {
 	if len(p.Sections) > 0 {
 		s := make([]string, 0, len(p.Sections))
 		for _, t := range p.Sections {
-			s = append(s, EscapeTruncate(oneLine(t), 100))
+			s = append(s, EscapeTruncate(OneLine(t), 100))
 		}
 		more = append(more, "*Report sections:* "+strings.Join(s, " · "))
 	}
 	if p.Methodology != "" {
-		more = append(more, "*Method:* "+EscapeTruncate(oneLine(p.Methodology), 800))
+		more = append(more, "*Method:* "+EscapeTruncate(OneLine(p.Methodology), 800))
 	}
 	if len(more) > 0 {
-		blocks = append(blocks, section(cutRunes(strings.Join(more, "\n"), sectionBudget)))
+		blocks = append(blocks, Section(CutRunes(strings.Join(more, "\n"), SectionBudget)))
 	}
 	for i, w := range p.Warnings {
 		if i == 3 {
-			blocks = append(blocks, contextText(fmt.Sprintf(":warning: …and %d more warnings", len(p.Warnings)-3)))
+			blocks = append(blocks, ContextText(fmt.Sprintf(":warning: …and %d more warnings", len(p.Warnings)-3)))
 			break
 		}
-		blocks = append(blocks, contextText(":warning: "+EscapeTruncate(oneLine(w), 500)))
+		blocks = append(blocks, ContextText(":warning: "+EscapeTruncate(OneLine(w), 500)))
 	}
-	blocks = append(blocks, contextText(estimateLine(p.Estimate)))
+	blocks = append(blocks, ContextText(estimateLine(p.Estimate)))
 	return blocks
 }
 
 // estimateLine is the cost and time estimate of a plan.
 func estimateLine(e pipeline.Estimate) string {
-	parts := []string{"*Estimate:* ~" + money(e.CostUSD), "~" + duration(e.Duration)}
+	parts := []string{"*Estimate:* ~" + money(e.CostUSD), "~" + Duration(e.Duration)}
 	if e.Searches > 0 {
-		parts = append(parts, count(e.Searches)+" searches")
+		parts = append(parts, Count(e.Searches)+" searches")
 	}
 	if e.PagesToRead > 0 {
-		parts = append(parts, count(e.PagesToRead)+" pages to read")
+		parts = append(parts, Count(e.PagesToRead)+" pages to read")
 	}
 	if e.LLMCalls > 0 {
-		parts = append(parts, count(e.LLMCalls)+" model calls")
+		parts = append(parts, Count(e.LLMCalls)+" model calls")
 	}
 	if e.Tokens > 0 {
-		parts = append(parts, "~"+count(e.Tokens)+" tokens")
+		parts = append(parts, "~"+Count(e.Tokens)+" tokens")
 	}
 	return strings.Join(parts, " · ")
 }
@@ -221,8 +221,8 @@ func moreInEdit(left int) string {
 // sourcesBody shows the ranked sources.
 func sourcesBody(p pipeline.SourcesPayload) []slack.Block {
 	intro := fmt.Sprintf("*Question:* %s\nI found *%s* sources; these are the best %s. The top %s will be read unless you change the selection.",
-		EscapeTruncate(oneLine(p.Question), 1000), count(p.Total), count(len(p.Sources)), count(p.ToFetch))
-	blocks := []slack.Block{section(intro)}
+		EscapeTruncate(OneLine(p.Question), 1000), Count(p.Total), Count(len(p.Sources)), Count(p.ToFetch))
+	blocks := []slack.Block{Section(intro)}
 	var lines []string
 	for i, s := range p.Sources {
 		if i == maxListedSources {
@@ -232,7 +232,7 @@ func sourcesBody(p pipeline.SourcesPayload) []slack.Block {
 		if s.Relevant {
 			mark = " :star:"
 		}
-		meta := []string{Escape(Truncate(firstNonEmpty(s.Domain, domainOf(s.URL)), 80))}
+		meta := []string{Escape(Truncate(FirstNonEmpty(s.Domain, domainOf(s.URL)), 80))}
 		if !s.Published.IsZero() {
 			meta = append(meta, s.Published.UTC().Format("2006-01-02"))
 		}
@@ -240,32 +240,32 @@ func sourcesBody(p pipeline.SourcesPayload) []slack.Block {
 			meta = append(meta, Escape(Truncate(s.Kind, 20)))
 		}
 		meta = append(meta, fmt.Sprintf("score %.2f", s.Score))
-		line := fmt.Sprintf("*%d.* %s%s\n      %s", i+1, mdLink(s.URL, firstNonEmpty(s.Title, s.URL), 150), mark, strings.Join(meta, " · "))
-		if g := oneLine(s.Gist); g != "" {
+		line := fmt.Sprintf("*%d.* %s%s\n      %s", i+1, mdLink(s.URL, FirstNonEmpty(s.Title, s.URL), 150), mark, strings.Join(meta, " · "))
+		if g := OneLine(s.Gist); g != "" {
 			line += "\n      _" + EscapeTruncate(g, 200) + "_"
 		}
 		lines = append(lines, line)
 	}
 	blocks = append(blocks, packLines("", lines, 8, moreInEdit)...)
 	if n := len(p.Sources) - maxListedSources; n > 0 {
-		blocks = append(blocks, contextText(fmt.Sprintf("…and %d more ranked sources — choose among all of them in the Edit form.", n)))
+		blocks = append(blocks, ContextText(fmt.Sprintf("…and %d more ranked sources — choose among all of them in the Edit form.", n)))
 	}
 	if len(p.Errors) > 0 {
 		errs := make([]string, 0, len(p.Errors))
 		for _, e := range p.Errors {
-			errs = append(errs, EscapeTruncate(oneLine(e), 200))
+			errs = append(errs, EscapeTruncate(OneLine(e), 200))
 		}
-		blocks = append(blocks, contextText(":warning: Some searches failed: "+strings.Join(errs, "; ")))
+		blocks = append(blocks, ContextText(":warning: Some searches failed: "+strings.Join(errs, "; ")))
 	}
 	return blocks
 }
 
 // draftBody shows the draft summary and the reviewer's verdict.
 func draftBody(p pipeline.DraftPayload) []slack.Block {
-	blocks := []slack.Block{section(fmt.Sprintf("*%s*\n_Draft %d_ · %s words · %s sources",
-		EscapeTruncate(oneLine(firstNonEmpty(p.Title, "Untitled draft")), 300), p.Version, count(p.WordCount), count(p.Sources)))}
+	blocks := []slack.Block{Section(fmt.Sprintf("*%s*\n_Draft %d_ · %s words · %s sources",
+		EscapeTruncate(OneLine(FirstNonEmpty(p.Title, "Untitled draft")), 300), p.Version, Count(p.WordCount), Count(p.Sources)))}
 	if a := strings.TrimSpace(p.Abstract); a != "" {
-		blocks = append(blocks, section("*Summary*\n"+Markdown(a, nil, 2000)))
+		blocks = append(blocks, Section("*Summary*\n"+Markdown(a, nil, 2000)))
 	}
 	if len(p.Sections) > 0 {
 		s := make([]string, 0, len(p.Sections))
@@ -282,17 +282,17 @@ func draftBody(p pipeline.DraftPayload) []slack.Block {
 	if s := strings.TrimSpace(p.Summary); s != "" {
 		verdict += "\n" + Markdown(s, nil, 1500)
 	}
-	blocks = append(blocks, section(verdict))
+	blocks = append(blocks, Section(verdict))
 	blocks = append(blocks, evidenceBlocks(p.Claims)...)
 	if p.Diff != nil {
-		blocks = append(blocks, section(fmt.Sprintf("*Changes from draft %d:* %s", p.Diff.From, EscapeTruncate(p.Diff.Summary(), 1500))))
+		blocks = append(blocks, Section(fmt.Sprintf("*Changes from draft %d:* %s", p.Diff.From, EscapeTruncate(p.Diff.Summary(), 1500))))
 	}
 	blocks = append(blocks, disagreementBlocks(p.Disagreements)...)
 	if line := pipeline.CoverageSummary(p.Coverage); line != "" {
-		blocks = append(blocks, contextText(cutRunes(Escape(line), MaxContextText)))
+		blocks = append(blocks, ContextText(CutRunes(Escape(line), MaxContextText)))
 	}
 	if p.Markdown != "" {
-		blocks = append(blocks, contextText("The full draft is in the Edit form; the final report will be attached as a Markdown file."))
+		blocks = append(blocks, ContextText("The full draft is in the Edit form; the final report will be attached as a Markdown file."))
 	}
 	return blocks
 }
@@ -310,15 +310,15 @@ func evidenceBlocks(c pipeline.ClaimSummary) []slack.Block {
 	lines := make([]string, 0, len(c.Unsupported))
 	for _, u := range c.Unsupported {
 		lines = append(lines, fmt.Sprintf(":warning: _%s_ — “%s”\n      cites %s: %s",
-			EscapeTruncate(oneLine(u.Location), 80), MarkdownLine(u.Sentence, nil, 300),
-			EscapeTruncate(oneLine(u.Source), 100), MarkdownLine(u.Reason, nil, 200)))
+			EscapeTruncate(OneLine(u.Location), 80), MarkdownLine(u.Sentence, nil, 300),
+			EscapeTruncate(OneLine(u.Source), 100), MarkdownLine(u.Reason, nil, 200)))
 	}
 	more := func(left int) string {
 		return fmt.Sprintf("_…and %d more unsupported claims — see the draft in the Edit form._", left)
 	}
 	blocks := packLines(head, lines, 3, more)
 	if n := c.ClaimTally.Unsupported - len(c.Unsupported); n > 0 {
-		blocks = append(blocks, contextText(more(n)))
+		blocks = append(blocks, ContextText(more(n)))
 	}
 	return blocks
 }
@@ -332,7 +332,7 @@ func disagreementBlocks(ds []pipeline.DisagreementView) []slack.Block {
 	side := func(label string, s pipeline.SideView, chosen bool) string {
 		names := make([]string, 0, len(s.Sources))
 		for _, src := range s.Sources {
-			names = append(names, "_"+EscapeTruncate(oneLine(src.Title), 80)+"_")
+			names = append(names, "_"+EscapeTruncate(OneLine(src.Title), 80)+"_")
 		}
 		line := fmt.Sprintf("      *%s:* %s — %s", label, MarkdownLine(s.Claim, nil, 300), strings.Join(names, ", "))
 		if chosen {
@@ -342,7 +342,7 @@ func disagreementBlocks(ds []pipeline.DisagreementView) []slack.Block {
 	}
 	lines := make([]string, 0, len(ds))
 	for _, d := range ds {
-		l := fmt.Sprintf("*%d. %s*\n%s\n%s", d.N, EscapeTruncate(oneLine(firstNonEmpty(d.Topic, "Disagreement")), 150),
+		l := fmt.Sprintf("*%d. %s*\n%s\n%s", d.N, EscapeTruncate(OneLine(FirstNonEmpty(d.Topic, "Disagreement")), 150),
 			side("A", d.A, d.Chosen == pipeline.ReadingA), side("B", d.B, d.Chosen == pipeline.ReadingB))
 		if d.Assessment != "" {
 			l += "\n      _Assessment:_ " + MarkdownLine(d.Assessment, nil, 400)
@@ -355,8 +355,8 @@ func disagreementBlocks(ds []pipeline.DisagreementView) []slack.Block {
 
 // criticalBody shows the critical issues the reviewer found.
 func criticalBody(p pipeline.CriticalPayload) []slack.Block {
-	blocks := []slack.Block{section(fmt.Sprintf("The reviewer found critical issues in draft %d, *%s* (score %.1f/10). *Revise with these issues* (with a note for the writer if you like), *publish it as it is*, or *stop* and get a report of what the run has.",
-		p.Version, EscapeTruncate(oneLine(firstNonEmpty(p.Title, "Untitled")), 300), p.Score))}
+	blocks := []slack.Block{Section(fmt.Sprintf("The reviewer found critical issues in draft %d, *%s* (score %.1f/10). *Revise with these issues* (with a note for the writer if you like), *publish it as it is*, or *stop* and get a report of what the run has.",
+		p.Version, EscapeTruncate(OneLine(FirstNonEmpty(p.Title, "Untitled")), 300), p.Score))}
 	var lines []string
 	for i, it := range p.Items {
 		if i == maxListedItems {
@@ -364,7 +364,7 @@ func criticalBody(p pipeline.CriticalPayload) []slack.Block {
 		}
 		line := fmt.Sprintf("%d. *%s* · %s", i+1, Escape(Truncate(it.Severity, 20)), Escape(Truncate(it.Category, 30)))
 		if it.Location != "" {
-			line += " · _" + EscapeTruncate(oneLine(it.Location), 100) + "_"
+			line += " · _" + EscapeTruncate(OneLine(it.Location), 100) + "_"
 		}
 		line += "\n      " + MarkdownLine(it.Description, nil, 500)
 		if it.SuggestedFix != "" {
@@ -374,7 +374,7 @@ func criticalBody(p pipeline.CriticalPayload) []slack.Block {
 	}
 	blocks = append(blocks, packLines("", lines, 8, func(left int) string { return fmt.Sprintf("_…and %d more issues._", left) })...)
 	if n := len(p.Items) - maxListedItems; n > 0 {
-		blocks = append(blocks, contextText(fmt.Sprintf("…and %d more issues.", n)))
+		blocks = append(blocks, ContextText(fmt.Sprintf("…and %d more issues.", n)))
 	}
 	return blocks
 }
@@ -387,10 +387,10 @@ func valuesBody(inst *checkpoints.Instance) []slack.Block {
 		if !ok {
 			continue
 		}
-		lines = append(lines, fmt.Sprintf("*%s:* %s", EscapeTruncate(oneLine(firstNonEmpty(f.Label, f.Key)), 100), EscapeTruncate(oneLine(valueText(v)), 500)))
+		lines = append(lines, fmt.Sprintf("*%s:* %s", EscapeTruncate(OneLine(FirstNonEmpty(f.Label, f.Key)), 100), EscapeTruncate(OneLine(valueText(v)), 500)))
 	}
 	if len(lines) == 0 {
-		return []slack.Block{section("Please review and decide.")}
+		return []slack.Block{Section("Please review and decide.")}
 	}
 	return packLines("", lines, 6, moreInEdit)
 }
@@ -429,7 +429,7 @@ func valueText(v any) string {
 // closed) checkpoint: who decided what, when, and what changed. It has no
 // buttons.
 func RenderDecided(inst *checkpoints.Instance) []slack.Block {
-	label := EscapeTruncate(oneLine(firstNonEmpty(inst.Label, inst.DefinitionID)), 100)
+	label := EscapeTruncate(OneLine(FirstNonEmpty(inst.Label, inst.DefinitionID)), 100)
 	var line string
 	d := inst.Decision
 	switch {
@@ -442,13 +442,13 @@ func RenderDecided(inst *checkpoints.Instance) []slack.Block {
 		if verb == "" {
 			verb = Escape(string(d.Action))
 		}
-		line = fmt.Sprintf("*%s* — %s by %s on %s", label, verb, who(d.By), slackDate(d.At))
+		line = fmt.Sprintf("*%s* — %s by %s on %s", label, verb, Who(d.By), SlackDate(d.At))
 		if d.Note != "" {
 			what := "Note"
 			if d.Action == checkpoints.Reject {
 				what = "Reason"
 			}
-			line += fmt.Sprintf("\n>%s: %s", what, EscapeTruncate(oneLine(d.Note), 1000))
+			line += fmt.Sprintf("\n>%s: %s", what, EscapeTruncate(OneLine(d.Note), 1000))
 		}
 	case inst.State == checkpoints.StateSkipped:
 		line = fmt.Sprintf("*%s* — :fast_forward: skipped%s", label, auditNote(inst))
@@ -459,22 +459,22 @@ func RenderDecided(inst *checkpoints.Instance) []slack.Block {
 	default:
 		line = fmt.Sprintf("*%s* — closed", label)
 	}
-	blocks := []slack.Block{section(line)}
+	blocks := []slack.Block{Section(line)}
 	if ch := decisionChanges(inst); ch != "" {
-		blocks = append(blocks, contextText(ch))
+		blocks = append(blocks, ContextText(ch))
 	}
 	return blocks
 }
 
-// renderEnded renders a checkpoint whose run ended (cancelled, failed, or
+// RenderEnded renders a checkpoint whose run ended (cancelled, failed, or
 // finished some other way) while its message still showed buttons: the
 // decision record when there is one, else a line saying no decision is
 // needed any more. It has no buttons.
-func renderEnded(inst *checkpoints.Instance, status pipeline.Status) []slack.Block {
+func RenderEnded(inst *checkpoints.Instance, status pipeline.Status) []slack.Block {
 	if inst.Decision != nil || inst.Final() {
 		return RenderDecided(inst)
 	}
-	label := EscapeTruncate(oneLine(firstNonEmpty(inst.Label, inst.DefinitionID)), 100)
+	label := EscapeTruncate(OneLine(FirstNonEmpty(inst.Label, inst.DefinitionID)), 100)
 	why := "the run has ended"
 	switch status {
 	case pipeline.StatusCancelled:
@@ -482,19 +482,19 @@ func renderEnded(inst *checkpoints.Instance, status pipeline.Status) []slack.Blo
 	case pipeline.StatusFailed:
 		why = "the run failed"
 	}
-	return []slack.Block{section(fmt.Sprintf("*%s* — :no_entry_sign: no decision needed any more: %s", label, why))}
+	return []slack.Block{Section(fmt.Sprintf("*%s* — :no_entry_sign: no decision needed any more: %s", label, why))}
 }
 
-// renderSuperseded replaces an earlier offer of a checkpoint that was
+// RenderSuperseded replaces an earlier offer of a checkpoint that was
 // offered again (a reminder was posted below it).
-func renderSuperseded(inst *checkpoints.Instance) []slack.Block {
-	return []slack.Block{contextText(fmt.Sprintf("*%s* — still waiting; a reminder was posted below.", EscapeTruncate(oneLine(firstNonEmpty(inst.Label, inst.DefinitionID)), 100)))}
+func RenderSuperseded(inst *checkpoints.Instance) []slack.Block {
+	return []slack.Block{ContextText(fmt.Sprintf("*%s* — still waiting; a reminder was posted below.", EscapeTruncate(OneLine(FirstNonEmpty(inst.Label, inst.DefinitionID)), 100)))}
 }
 
 // auditNote is the note of the last audit entry, for people.
 func auditNote(inst *checkpoints.Instance) string {
 	if n := len(inst.Audit); n > 0 && inst.Audit[n-1].Note != "" {
-		return ": " + EscapeTruncate(oneLine(inst.Audit[n-1].Note), 300)
+		return ": " + EscapeTruncate(OneLine(inst.Audit[n-1].Note), 300)
 	}
 	return ""
 }
@@ -513,24 +513,24 @@ func decisionChanges(inst *checkpoints.Instance) string {
 	}
 	labels := map[string]string{}
 	for _, f := range inst.Fields {
-		labels[f.Key] = firstNonEmpty(f.Label, f.Key)
+		labels[f.Key] = FirstNonEmpty(f.Label, f.Key)
 	}
 	sort.Slice(changes, func(i, j int) bool { return changes[i].Key < changes[j].Key })
 	parts := make([]string, 0, len(changes))
 	for _, c := range changes {
-		name := EscapeTruncate(oneLine(firstNonEmpty(labels[c.Key], c.Key)), 60)
-		before, after := oneLine(valueText(c.Before)), oneLine(valueText(c.After))
+		name := EscapeTruncate(OneLine(FirstNonEmpty(labels[c.Key], c.Key)), 60)
+		before, after := OneLine(valueText(c.Before)), OneLine(valueText(c.After))
 		if len(before)+len(after) > 120 {
 			parts = append(parts, name+" (edited)")
 			continue
 		}
 		parts = append(parts, fmt.Sprintf("%s: %s → %s", name, Escape(before), Escape(after)))
 	}
-	return cutRunes("*Changed:* "+strings.Join(parts, "; "), MaxContextText)
+	return CutRunes("*Changed:* "+strings.Join(parts, "; "), MaxContextText)
 }
 
-// firstNonEmpty returns the first non-blank string.
-func firstNonEmpty(ss ...string) string {
+// FirstNonEmpty returns the first non-blank string.
+func FirstNonEmpty(ss ...string) string {
 	for _, s := range ss {
 		if strings.TrimSpace(s) != "" {
 			return s

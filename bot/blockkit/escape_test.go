@@ -1,4 +1,4 @@
-package bot
+package blockkit
 
 import (
 	"strings"
@@ -72,13 +72,13 @@ func TestLinkEscapesLabelAndRejectsBadURLs(t *testing.T) {
 }
 
 func TestWhoOnlyMentionsUserIDs(t *testing.T) {
-	if got := who("U123ABC"); got != "<@U123ABC>" {
+	if got := Who("U123ABC"); got != "<@U123ABC>" {
 		t.Errorf("who(user) = %q", got)
 	}
-	if got := who("<!channel>"); got != "&lt;!channel&gt;" {
+	if got := Who("<!channel>"); got != "&lt;!channel&gt;" {
 		t.Errorf("who(injection) = %q", got)
 	}
-	if got := who("terminal"); got != "terminal" {
+	if got := Who("terminal"); got != "terminal" {
 		t.Errorf("who(terminal) = %q", got)
 	}
 }

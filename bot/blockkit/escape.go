@@ -1,4 +1,4 @@
-package bot
+package blockkit
 
 import (
 	"net/url"
@@ -99,8 +99,8 @@ func EscapeTruncate(s string, limit int) string {
 	return strings.TrimRight(b.String(), " \n\t") + ellipsis
 }
 
-// oneLine collapses whitespace (newlines included) to single spaces.
-func oneLine(s string) string {
+// OneLine collapses whitespace (newlines included) to single spaces.
+func OneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
@@ -121,7 +121,7 @@ func safeURL(u string) string {
 // safe http(s) URL only the escaped label is returned. The label is limited
 // to maxLabel runes.
 func mdLink(u, label string, maxLabel int) string {
-	label = oneLine(label)
+	label = OneLine(label)
 	if label == "" {
 		label = u
 	}
@@ -148,9 +148,9 @@ func isUserID(s string) bool {
 	return true
 }
 
-// who renders the author of a decision: a mention for a Slack user id,
+// Who renders the author of a decision: a mention for a Slack user id,
 // escaped text otherwise ("terminal", "auto", "system").
-func who(id string) string {
+func Who(id string) string {
 	if isUserID(id) {
 		return "<@" + id + ">"
 	}

@@ -1,4 +1,4 @@
-package bot
+package blockkit
 
 import (
 	"encoding/json"
@@ -21,8 +21,8 @@ const (
 
 // Block and action ids inside the modals.
 const (
-	valueActionID = "value"  // the action_id of every input element
-	reasonBlockID = "reason" // the Reject modal's reason
+	ValueActionID = "value"  // the action_id of every input element
+	ReasonBlockID = "reason" // the Reject modal's reason
 	boolOption    = "true"   // the one option of a yes/no checkbox
 )
 
@@ -31,7 +31,7 @@ const (
 // whose block_id is the field key, so field errors map back to it.
 func EditModal(inst *checkpoints.Instance) slack.ModalViewRequest {
 	var blocks []slack.Block
-	blocks = append(blocks, contextText("Change what you want and press *Save*; the run continues with your version."))
+	blocks = append(blocks, ContextText("Change what you want and press *Save*; the run continues with your version."))
 	blocks = append(blocks, modalPayload(inst)...)
 	for _, f := range inst.Fields {
 		v, ok := inst.Values[f.Key]
@@ -45,9 +45,9 @@ func EditModal(inst *checkpoints.Instance) slack.ModalViewRequest {
 	}
 	return slack.ModalViewRequest{
 		Type:            slack.VTModal,
-		Title:           plain("Edit: "+firstNonEmpty(inst.Label, "checkpoint"), MaxModalTitle),
-		Submit:          plain("Save", MaxModalTitle),
-		Close:           plain("Cancel", MaxModalTitle),
+		Title:           Plain("Edit: "+FirstNonEmpty(inst.Label, "checkpoint"), MaxModalTitle),
+		Submit:          Plain("Save", MaxModalTitle),
+		Close:           Plain("Cancel", MaxModalTitle),
 		Blocks:          slack.Blocks{BlockSet: blocks},
 		PrivateMetadata: inst.ID,
 		CallbackID:      CallbackEdit,
@@ -78,10 +78,10 @@ func modalPayload(inst *checkpoints.Instance) []slack.Block {
 			}
 		}
 		rest = rest[len([]rune(chunk)):]
-		blocks = append(blocks, section(chunk))
+		blocks = append(blocks, Section(chunk))
 	}
 	if len(rest) > 0 {
-		blocks = append(blocks, contextText("…the draft continues; the final report will be attached in full."))
+		blocks = append(blocks, ContextText("…the draft continues; the final report will be attached in full."))
 	}
 	blocks = append(blocks, slack.NewDividerBlock())
 	return blocks
@@ -93,7 +93,7 @@ func fieldInput(f checkpoints.Field, v any) *slack.InputBlock {
 	opts := options(f.Options)
 	switch f.Type {
 	case checkpoints.FieldText, checkpoints.FieldTextarea:
-		t := slack.NewPlainTextInputBlockElement(placeholder(f), valueActionID)
+		t := slack.NewPlainTextInputBlockElement(placeholder(f), ValueActionID)
 		t.Multiline = f.Type == checkpoints.FieldTextarea
 		t.MaxLength = f.MaxLength
 		if t.MaxLength <= 0 || t.MaxLength > MaxInputLength {
@@ -104,13 +104,13 @@ func fieldInput(f checkpoints.Field, v any) *slack.InputBlock {
 	case checkpoints.FieldSelect, checkpoints.FieldRadio:
 		init := selected(opts, stringsOf(v))
 		if f.Type == checkpoints.FieldRadio && len(opts) > 0 && len(opts) <= MaxChoiceOptions {
-			r := slack.NewRadioButtonsBlockElement(valueActionID, opts...)
+			r := slack.NewRadioButtonsBlockElement(ValueActionID, opts...)
 			if len(init) > 0 {
 				r.InitialOption = init[0]
 			}
 			el = r
 		} else {
-			s := slack.NewOptionsSelectBlockElement(slack.OptTypeStatic, placeholder(f), valueActionID, opts...)
+			s := slack.NewOptionsSelectBlockElement(slack.OptTypeStatic, placeholder(f), ValueActionID, opts...)
 			if len(init) > 0 {
 				s.InitialOption = init[0]
 			}
@@ -118,18 +118,18 @@ func fieldInput(f checkpoints.Field, v any) *slack.InputBlock {
 		}
 	case checkpoints.FieldMultiSelect, checkpoints.FieldChips:
 		if len(opts) == 0 && f.Type == checkpoints.FieldChips {
-			t := slack.NewPlainTextInputBlockElement(plain(firstNonEmpty(f.Placeholder, "tags, separated by commas"), MaxPlaceholder), valueActionID)
+			t := slack.NewPlainTextInputBlockElement(Plain(FirstNonEmpty(f.Placeholder, "tags, separated by commas"), MaxPlaceholder), ValueActionID)
 			t.InitialValue = strings.Join(stringsOf(v), ", ")
 			el = t
 			break
 		}
-		m := slack.NewOptionsMultiSelectBlockElement(slack.MultiOptTypeStatic, placeholder(f), valueActionID, opts...)
+		m := slack.NewOptionsMultiSelectBlockElement(slack.MultiOptTypeStatic, placeholder(f), ValueActionID, opts...)
 		m.InitialOptions = selected(opts, stringsOf(v))
 		el = m
 	case checkpoints.FieldCheckbox:
 		if len(f.Options) == 0 {
-			yes := slack.NewOptionBlockObject(boolOption, plain(firstNonEmpty(f.Label, "Yes"), MaxOptionText), nil)
-			c := slack.NewCheckboxGroupsBlockElement(valueActionID, yes)
+			yes := slack.NewOptionBlockObject(boolOption, Plain(FirstNonEmpty(f.Label, "Yes"), MaxOptionText), nil)
+			c := slack.NewCheckboxGroupsBlockElement(ValueActionID, yes)
 			if b, _ := v.(bool); b || textValue(v) == "true" {
 				c.InitialOptions = []*slack.OptionBlockObject{yes}
 			}
@@ -137,16 +137,16 @@ func fieldInput(f checkpoints.Field, v any) *slack.InputBlock {
 			break
 		}
 		if len(opts) <= MaxChoiceOptions {
-			c := slack.NewCheckboxGroupsBlockElement(valueActionID, opts...)
+			c := slack.NewCheckboxGroupsBlockElement(ValueActionID, opts...)
 			c.InitialOptions = selected(opts, stringsOf(v))
 			el = c
 		} else {
-			m := slack.NewOptionsMultiSelectBlockElement(slack.MultiOptTypeStatic, placeholder(f), valueActionID, opts...)
+			m := slack.NewOptionsMultiSelectBlockElement(slack.MultiOptTypeStatic, placeholder(f), ValueActionID, opts...)
 			m.InitialOptions = selected(opts, stringsOf(v))
 			el = m
 		}
 	case checkpoints.FieldNumber, checkpoints.FieldRange:
-		n := slack.NewNumberInputBlockElement(placeholder(f), valueActionID, true)
+		n := slack.NewNumberInputBlockElement(placeholder(f), ValueActionID, true)
 		if f.Min != nil {
 			n.MinValue = strconv.FormatFloat(*f.Min, 'f', -1, 64)
 		}
@@ -158,15 +158,15 @@ func fieldInput(f checkpoints.Field, v any) *slack.InputBlock {
 		}
 		el = n
 	default:
-		t := slack.NewPlainTextInputBlockElement(placeholder(f), valueActionID)
+		t := slack.NewPlainTextInputBlockElement(placeholder(f), ValueActionID)
 		t.InitialValue = Truncate(textValue(v), 3000)
 		el = t
 	}
 	var hint *slack.TextBlockObject
 	if h := strings.TrimSpace(f.Help); h != "" {
-		hint = plain(Truncate(h, MaxInputLabel), MaxInputLabel)
+		hint = Plain(Truncate(h, MaxInputLabel), MaxInputLabel)
 	}
-	in := slack.NewInputBlock(f.Key, plain(firstNonEmpty(f.Label, f.Key), MaxInputLabel), hint, el)
+	in := slack.NewInputBlock(f.Key, Plain(FirstNonEmpty(f.Label, f.Key), MaxInputLabel), hint, el)
 	in.Optional = !f.Required
 	return in
 }
@@ -176,7 +176,7 @@ func placeholder(f checkpoints.Field) *slack.TextBlockObject {
 	if strings.TrimSpace(f.Placeholder) == "" {
 		return nil
 	}
-	return plain(f.Placeholder, MaxPlaceholder)
+	return Plain(f.Placeholder, MaxPlaceholder)
 }
 
 // options renders choices (at most Slack's 100).
@@ -186,7 +186,7 @@ func options(in []checkpoints.Option) []*slack.OptionBlockObject {
 		if i == MaxOptions {
 			break
 		}
-		out = append(out, slack.NewOptionBlockObject(Truncate(o.Value, MaxOptionValue), plain(firstNonEmpty(o.Label, o.Value), MaxOptionText), nil))
+		out = append(out, slack.NewOptionBlockObject(Truncate(o.Value, MaxOptionValue), Plain(FirstNonEmpty(o.Label, o.Value), MaxOptionText), nil))
 	}
 	return out
 }
@@ -277,7 +277,7 @@ func ParseSubmission(fields []checkpoints.Field, state map[string]map[string]sla
 		if !ok {
 			continue
 		}
-		a, ok := blk[valueActionID]
+		a, ok := blk[ValueActionID]
 		if !ok {
 			for _, x := range blk {
 				a, ok = x, true
@@ -370,18 +370,18 @@ func SubmissionErrors(fields []checkpoints.Field, errs []checkpoints.FieldError)
 
 // RejectModal asks why a checkpoint is rejected; the reason is required.
 func RejectModal(inst *checkpoints.Instance) slack.ModalViewRequest {
-	t := slack.NewPlainTextInputBlockElement(plain("What should change?", MaxPlaceholder), valueActionID)
+	t := slack.NewPlainTextInputBlockElement(Plain("What should change?", MaxPlaceholder), ValueActionID)
 	t.Multiline = true
 	t.MaxLength = MaxInputLength
-	in := slack.NewInputBlock(reasonBlockID, plain("Why are you rejecting this?", MaxInputLabel),
-		plain("The reason goes back to the researcher, who tries again with it.", MaxInputLabel), t)
+	in := slack.NewInputBlock(ReasonBlockID, Plain("Why are you rejecting this?", MaxInputLabel),
+		Plain("The reason goes back to the researcher, who tries again with it.", MaxInputLabel), t)
 	return slack.ModalViewRequest{
 		Type:   slack.VTModal,
-		Title:  plain("Reject: "+firstNonEmpty(inst.Label, "checkpoint"), MaxModalTitle),
-		Submit: plain("Reject", MaxModalTitle),
-		Close:  plain("Cancel", MaxModalTitle),
+		Title:  Plain("Reject: "+FirstNonEmpty(inst.Label, "checkpoint"), MaxModalTitle),
+		Submit: Plain("Reject", MaxModalTitle),
+		Close:  Plain("Cancel", MaxModalTitle),
 		Blocks: slack.Blocks{BlockSet: []slack.Block{
-			section(fmt.Sprintf("You are rejecting *%s*.", EscapeTruncate(oneLine(firstNonEmpty(inst.Label, inst.DefinitionID)), 200))),
+			Section(fmt.Sprintf("You are rejecting *%s*.", EscapeTruncate(OneLine(FirstNonEmpty(inst.Label, inst.DefinitionID)), 200))),
 			in,
 		}},
 		PrivateMetadata: inst.ID,
@@ -390,7 +390,7 @@ func RejectModal(inst *checkpoints.Instance) slack.ModalViewRequest {
 	}
 }
 
-// rejectReason reads the reason from a submitted Reject modal.
-func rejectReason(state map[string]map[string]slack.BlockAction) string {
-	return strings.TrimSpace(state[reasonBlockID][valueActionID].Value)
+// RejectReason reads the reason from a submitted Reject modal.
+func RejectReason(state map[string]map[string]slack.BlockAction) string {
+	return strings.TrimSpace(state[ReasonBlockID][ValueActionID].Value)
 }

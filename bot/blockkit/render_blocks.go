@@ -1,4 +1,4 @@
-package bot
+package blockkit
 
 import (
 	"fmt"
@@ -29,7 +29,7 @@ const (
 	MaxPlaceholder    = 150  // placeholder
 	MaxInputLength    = 3000 // a plain_text_input's max_length
 	MaxMessageText    = 3000 // fallback text we send with blocks (Slack allows more; keep it short)
-	sectionBudget     = MaxSectionText - 40
+	SectionBudget     = MaxSectionText - 40
 	maxListedSources  = 15
 	maxListedItems    = 20
 	maxReferenceLines = 40
@@ -48,33 +48,33 @@ func mrkdwn(s string) *slack.TextBlockObject {
 // a client that parsed plain_text could not see a mention or link in it.
 var plainSafe = strings.NewReplacer("<", "‹", ">", "›")
 
-// plain is a plain_text text object on one line, truncated to limit runes.
-func plain(s string, limit int) *slack.TextBlockObject {
-	s = plainSafe.Replace(oneLine(strings.ToValidUTF8(s, "\uFFFD")))
+// Plain is a plain_text text object on one line, truncated to limit runes.
+func Plain(s string, limit int) *slack.TextBlockObject {
+	s = plainSafe.Replace(OneLine(strings.ToValidUTF8(s, "\uFFFD")))
 	if s == "" {
 		s = " "
 	}
 	return slack.NewTextBlockObject(slack.PlainTextType, Truncate(s, limit), true, false)
 }
 
-// section is a mrkdwn section; text longer than the limit is cut.
-func section(text string) *slack.SectionBlock {
-	return slack.NewSectionBlock(mrkdwn(cutRunes(text, MaxSectionText)), nil, nil)
+// Section is a mrkdwn section; text longer than the limit is cut.
+func Section(text string) *slack.SectionBlock {
+	return slack.NewSectionBlock(mrkdwn(CutRunes(text, MaxSectionText)), nil, nil)
 }
 
 // header is a header block of plain text.
 func header(text string) *slack.HeaderBlock {
-	return slack.NewHeaderBlock(plain(text, MaxHeaderText))
+	return slack.NewHeaderBlock(Plain(text, MaxHeaderText))
 }
 
-// contextText is a context block with one mrkdwn element.
-func contextText(text string) *slack.ContextBlock {
-	return slack.NewContextBlock("", mrkdwn(cutRunes(text, MaxContextText)))
+// ContextText is a context block with one mrkdwn element.
+func ContextText(text string) *slack.ContextBlock {
+	return slack.NewContextBlock("", mrkdwn(CutRunes(text, MaxContextText)))
 }
 
-// cutRunes cuts already-escaped mrkdwn to limit runes; it backs off so it
+// CutRunes cuts already-escaped mrkdwn to limit runes; it backs off so it
 // never ends inside an entity or a <link>.
-func cutRunes(s string, limit int) string {
+func CutRunes(s string, limit int) string {
 	if utf8.RuneCountInString(s) <= limit {
 		return s
 	}
@@ -87,7 +87,7 @@ func cutRunes(s string, limit int) string {
 }
 
 // packLines groups lines (already escaped mrkdwn) into section blocks of at
-// most sectionBudget runes each, at most maxSections blocks. A title, when
+// most SectionBudget runes each, at most maxSections blocks. A title, when
 // given, starts the first block. When lines remain, the last block ends with
 // the more line, which names how many were left out.
 func packLines(title string, lines []string, maxSections int, more func(left int) string) []slack.Block {
@@ -98,13 +98,13 @@ func packLines(title string, lines []string, maxSections int, more func(left int
 	}
 	flush := func() {
 		if cur.Len() > 0 {
-			blocks = append(blocks, section(cur.String()))
+			blocks = append(blocks, Section(cur.String()))
 			cur.Reset()
 		}
 	}
 	for i, l := range lines {
-		l = cutRunes(l, sectionBudget-100)
-		if cur.Len() > 0 && utf8.RuneCountInString(cur.String())+1+utf8.RuneCountInString(l) > sectionBudget-100 {
+		l = CutRunes(l, SectionBudget-100)
+		if cur.Len() > 0 && utf8.RuneCountInString(cur.String())+1+utf8.RuneCountInString(l) > SectionBudget-100 {
 			if len(blocks)+1 >= maxSections {
 				left := len(lines) - i
 				cur.WriteString("\n" + more(left))
@@ -132,7 +132,7 @@ func limitBlocks(blocks []slack.Block, limit, keep int, note string) []slack.Blo
 	head := blocks[:limit-keep-1]
 	tail := blocks[len(blocks)-keep:]
 	out := append([]slack.Block{}, head...)
-	out = append(out, contextText(note))
+	out = append(out, ContextText(note))
 	return append(out, tail...)
 }
 
@@ -147,8 +147,8 @@ func money(usd float64) string {
 	return fmt.Sprintf("$%.2f", usd)
 }
 
-// duration formats a duration for people: 45s, 3m 05s, 2h 10m, 3d 4h.
-func duration(d time.Duration) string {
+// Duration formats a duration for people: 45s, 3m 05s, 2h 10m, 3d 4h.
+func Duration(d time.Duration) string {
 	if d < 0 {
 		d = 0
 	}
@@ -163,8 +163,8 @@ func duration(d time.Duration) string {
 	return fmt.Sprintf("%dd %dh", int(d.Hours())/24, int(d.Hours())%24)
 }
 
-// count formats an integer with thousands separators.
-func count(n int) string {
+// Count formats an integer with thousands separators.
+func Count(n int) string {
 	s := fmt.Sprint(n)
 	if n < 0 {
 		return s
@@ -175,8 +175,8 @@ func count(n int) string {
 	return s
 }
 
-// slackDate renders a time in each reader's own time zone, with a UTC fallback.
-func slackDate(t time.Time) string {
+// SlackDate renders a time in each reader's own time zone, with a UTC fallback.
+func SlackDate(t time.Time) string {
 	return fmt.Sprintf("<!date^%d^{date_short_pretty} at {time}|%s>", t.Unix(), t.UTC().Format("2006-01-02 15:04 UTC"))
 }
 
@@ -192,8 +192,8 @@ func progressBar(frac float64, width int) string {
 	return strings.Repeat("█", full) + strings.Repeat("░", width-full) + fmt.Sprintf(" %d%%", int(math.Round(frac*100)))
 }
 
-// runRef renders a run id as code.
-func runRef(id string) string {
+// RunRef renders a run id as code.
+func RunRef(id string) string {
 	if id == "" {
 		return "(starting…)"
 	}

@@ -1,0 +1,176 @@
+package bot
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/slack-go/slack"
+
+	"github.com/researchbot/researchbot/bot/blockkit"
+	"github.com/researchbot/researchbot/checkpoints"
+	"github.com/researchbot/researchbot/pipeline"
+)
+
+// checkpointMsg is where a checkpoint's message is.
+type checkpointMsg struct {
+	Channel string `json:"channel"`
+	TS      string `json:"ts"`
+	Attempt int    `json:"attempt"`
+	// Closed is set once the message no longer shows buttons (decided, or
+	// closed when the run ended).
+	Closed bool `json:"closed,omitempty"`
+}
+
+// Offer posts the checkpoint message in the run's thread. A reminder
+// (Attempt > 1) is posted as a new message and the earlier offer is reduced
+// to a pointer to it. Offering the same attempt twice updates the message.
+func (p *Presenter) Offer(ctx context.Context, r *pipeline.Run, inst *checkpoints.Instance) error {
+	log := p.log.With("run_id", r.ID, "checkpoint_id", inst.ID, "definition", inst.DefinitionID, "attempt", inst.Attempt)
+	p.attachDraft(ctx, r, inst)
+	blocks := blockkit.RenderCheckpoint(inst, r.RequestedBy)
+	text := fmt.Sprintf("%s: your decision is needed", blockkit.OneLine(blockkit.FirstNonEmpty(inst.Label, inst.DefinitionID)))
+	if inst.Attempt > 1 {
+		text = "Reminder — " + text
+	}
+	text = blockkit.EscapeTruncate(text, 300)
+	// Look before posting: a checkpoint shown again after a takeover (or a
+	// retry) updates the message of its attempt instead of posting another.
+	prev, err := p.lookup(ctx, inst.ID)
+	if err != nil {
+		return fmt.Errorf("looking up the message of checkpoint %s: %w", inst.ID, err)
+	}
+	if prev != nil && prev.Attempt == inst.Attempt {
+		err := retry429(ctx, p.clock, func() error {
+			_, _, _, err := p.api.UpdateMessageContext(ctx, prev.Channel, prev.TS, quiet(blocks, text))
+			return err
+		})
+		if err == nil {
+			if prev.Closed {
+				prev.Closed = false
+				if err := p.remember(ctx, inst.ID, *prev); err != nil {
+					log.Warn("bot: remembering a checkpoint message failed", "err", err)
+				}
+			}
+			return nil
+		}
+		log.Warn("bot: updating an offered checkpoint failed; posting it again", "err", err)
+	}
+	place, thread := checkpointPlace(r)
+	var channel, ts string
+	err = retry429(ctx, p.clock, func() error {
+		var err error
+		channel, ts, err = p.api.PostMessageContext(ctx, place, quiet(blocks, text), slack.MsgOptionTS(thread))
+		return err
+	})
+	if err != nil {
+		log.Error("bot: posting a checkpoint failed", "err", err)
+		return fmt.Errorf("posting checkpoint %s: %w", inst.ID, err)
+	}
+	// Remember the channel Slack answered with: posting to a user id lands
+	// in a DM whose channel id differs, and chat.update needs the real one.
+	if channel == "" {
+		channel = place
+	}
+	if err := p.remember(ctx, inst.ID, checkpointMsg{Channel: channel, TS: ts, Attempt: inst.Attempt}); err != nil {
+		log.Warn("bot: remembering a checkpoint message failed", "err", err)
+	}
+	if prev != nil && prev.Attempt != inst.Attempt {
+		if err := retry429(ctx, p.clock, func() error {
+			_, _, _, err := p.api.UpdateMessageContext(ctx, prev.Channel, prev.TS, quiet(blockkit.RenderSuperseded(inst), text))
+			return err
+		}); err != nil {
+			log.Warn("bot: reducing an earlier offer failed", "err", err)
+		}
+	}
+	log.Info("bot: checkpoint offered", "ts", ts)
+	return nil
+}
+
+// Decided collapses the checkpoint message to a one-line record without
+// buttons (posting the record when the message is unknown).
+func (p *Presenter) Decided(ctx context.Context, r *pipeline.Run, inst *checkpoints.Instance) error {
+	blocks := blockkit.RenderDecided(inst)
+	text := blockkit.EscapeTruncate(blockkit.OneLine(blockkit.FirstNonEmpty(inst.Label, inst.DefinitionID))+": decided", 300)
+	msg, err := p.lookup(ctx, inst.ID)
+	if err == nil && msg != nil {
+		err = retry429(ctx, p.clock, func() error {
+			_, _, _, err := p.api.UpdateMessageContext(ctx, msg.Channel, msg.TS, quiet(blocks, text))
+			return err
+		})
+		if err == nil {
+			msg.Closed = true
+			if err := p.remember(ctx, inst.ID, *msg); err != nil {
+				p.log.Warn("bot: remembering a collapsed checkpoint message failed", "checkpoint_id", inst.ID, "err", err)
+			}
+			return nil
+		}
+	}
+	p.log.Warn("bot: collapsing a checkpoint message failed; posting the record", "run_id", r.ID, "checkpoint_id", inst.ID, "err", err)
+	place, thread := checkpointPlace(r)
+	return retry429(ctx, p.clock, func() error {
+		_, _, err := p.api.PostMessageContext(ctx, place, quiet(blocks, text), slack.MsgOptionTS(thread))
+		return err
+	})
+}
+
+// checkpointPlace is where r's checkpoint messages are posted: the run's
+// thread, or, when its checkpoints are private (Origin.Direct), the
+// requester's direct messages with the app (chat.postMessage takes a user
+// id for that conversation).
+func checkpointPlace(r *pipeline.Run) (channel, thread string) {
+	if r.Origin.Direct && r.RequestedBy != "" {
+		return r.RequestedBy, ""
+	}
+	return r.Origin.Channel, r.Origin.ThreadTS
+}
+
+// closeOpenCheckpoints collapses the messages of the run's checkpoints that
+// still show buttons (a run cancelled or failed while it waited), so nobody
+// clicks a decision that can no longer apply. It is best-effort.
+func (p *Presenter) closeOpenCheckpoints(ctx context.Context, r *pipeline.Run) {
+	for i := range r.Checkpoints {
+		inst := &r.Checkpoints[i]
+		msg, err := p.lookup(ctx, inst.ID)
+		if err != nil || msg == nil || msg.Closed {
+			continue
+		}
+		text := blockkit.EscapeTruncate(blockkit.OneLine(blockkit.FirstNonEmpty(inst.Label, inst.DefinitionID))+": closed", 300)
+		if err := retry429(ctx, p.clock, func() error {
+			_, _, _, err := p.api.UpdateMessageContext(ctx, msg.Channel, msg.TS, quiet(blockkit.RenderEnded(inst, r.Status), text))
+			return err
+		}); err != nil {
+			p.log.Warn("bot: closing a checkpoint message failed", "run_id", r.ID, "checkpoint_id", inst.ID, "err", err)
+			continue
+		}
+		msg.Closed = true
+		if err := p.remember(ctx, inst.ID, *msg); err != nil {
+			p.log.Warn("bot: remembering a closed checkpoint message failed", "checkpoint_id", inst.ID, "err", err)
+		}
+	}
+}
+
+// remember stores where a checkpoint's message is.
+func (p *Presenter) remember(ctx context.Context, instID string, m checkpointMsg) error {
+	b, _ := json.Marshal(m)
+	return p.mem.Remember(ctx, keyCheckpointMsg+instID, string(b), msgKeyTTL)
+}
+
+// lookup finds where a checkpoint's message is; nil when unknown.
+func (p *Presenter) lookup(ctx context.Context, instID string) (*checkpointMsg, error) {
+	return lookupCheckpointMsg(ctx, p.mem, instID)
+}
+
+// lookupCheckpointMsg finds where a checkpoint's message was posted (any
+// replica may ask); nil when unknown.
+func lookupCheckpointMsg(ctx context.Context, mem Memory, instID string) (*checkpointMsg, error) {
+	b, found, err := mem.Recall(ctx, keyCheckpointMsg+instID)
+	if err != nil || !found {
+		return nil, err
+	}
+	var m checkpointMsg
+	if err := json.Unmarshal([]byte(b), &m); err != nil {
+		return nil, err
+	}
+	return &m, nil
+}

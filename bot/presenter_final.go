@@ -1,0 +1,168 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/slack-go/slack"
+
+	"github.com/researchbot/researchbot/bot/blockkit"
+	"github.com/researchbot/researchbot/pipeline"
+)
+
+// Fields of the rb:slack:final:<run> hash, which records how far the final
+// post of a run got, so Finished can be called again (the engine retries it
+// until it succeeds) without posting anything twice.
+const (
+	finalSummary = "summary" // ts of the summary message
+	finalFile    = "file"    // "uploaded", or "failed" when retrying cannot help
+	finalNotice  = "notice"  // "1" once the upload-failure notice was posted
+	finalDone    = "done"    // "1" once everything was shown
+)
+
+// Finished brings the progress message to its final state, posts the
+// report summary (or the failure or cancellation) in the thread, attaches
+// the full Markdown report, collapses a checkpoint message that still shows
+// buttons and marks the root message.
+//
+// It is idempotent: what it has shown is recorded in Redis step by step, so
+// a call after a failure (or a crash) does only what is left, and a call
+// after a complete success posts nothing.
+func (p *Presenter) Finished(ctx context.Context, r *pipeline.Run) error {
+	log := p.log.With("run_id", r.ID, "status", r.Status)
+	p.mu.Lock()
+	if st := p.progress[r.ID]; st != nil {
+		p.stopFlushLocked(st)
+		delete(p.progress, r.ID)
+	}
+	p.mu.Unlock()
+	key := keyFinal + r.ID
+	done, err := p.mem.RecallFields(ctx, key)
+	if err != nil {
+		// Without the record, posting could repeat what an earlier call posted.
+		return fmt.Errorf("reading what was shown of run %s: %w", r.ID, err)
+	}
+	if done[finalDone] != "" {
+		return nil
+	}
+	mark := func(field, value string) error {
+		return p.mem.RememberField(ctx, key, field, value, msgKeyTTL)
+	}
+	// A run without a thread (a stream digest posted to its channel) is a new
+	// message in the channel, with the file in that message's thread.
+	thread := r.Origin.ThreadTS
+	if thread != "" {
+		if err := retry429(ctx, p.clock, func() error {
+			return p.sendProgress(ctx, r.ID, r.Origin.Channel, thread, blockkit.RenderProgress(r, p.now()), blockkit.ProgressText(r))
+		}); err != nil {
+			log.Warn("bot: final progress update failed", "err", err)
+		}
+	}
+	summaryTS := done[finalSummary]
+	if summaryTS == "" {
+		if err := retry429(ctx, p.clock, func() error {
+			var err error
+			_, summaryTS, err = p.api.PostMessageContext(ctx, r.Origin.Channel, quiet(blockkit.RenderFinished(r), blockkit.ReportText(r)), slack.MsgOptionTS(thread))
+			return err
+		}); err != nil {
+			log.Error("bot: posting the report failed", "err", err)
+			return fmt.Errorf("posting the result of run %s: %w", r.ID, err)
+		}
+		if err := mark(finalSummary, summaryTS); err != nil {
+			return fmt.Errorf("recording the result message of run %s: %w", r.ID, err)
+		}
+	}
+	if thread == "" {
+		thread = summaryTS
+	}
+	if r.Report != nil && strings.TrimSpace(r.Report.Markdown) != "" && done[finalFile] == "" {
+		if err := p.upload(ctx, r, thread); err != nil {
+			if transient(err) {
+				log.Warn("bot: uploading the report failed; it will be tried again", "err", err)
+				return fmt.Errorf("uploading the report of run %s: %w", r.ID, err)
+			}
+			// Trying again cannot help (a missing scope, an archived
+			// channel): say so once and finish without the file.
+			log.Error("bot: uploading the report failed", "err", err)
+			if done[finalNotice] == "" {
+				if perr := retry429(ctx, p.clock, func() error {
+					_, _, err := p.api.PostMessageContext(ctx, r.Origin.Channel, quiet(blockkit.RenderError("I couldn't attach the full report file ("+blockkit.Escape(slackErrorCode(err))+"). The summary above is complete; ask whoever runs researchbot to check the bot's file permissions (files:write).", ""), "Report upload failed"), slack.MsgOptionTS(thread))
+					return err
+				}); perr == nil {
+					_ = mark(finalNotice, "1")
+				}
+			}
+			if err := mark(finalFile, "failed"); err != nil {
+				return fmt.Errorf("recording the failed upload of run %s: %w", r.ID, err)
+			}
+		} else if err := mark(finalFile, "uploaded"); err != nil {
+			return fmt.Errorf("recording the upload of run %s: %w", r.ID, err)
+		}
+	}
+	p.closeOpenCheckpoints(ctx, r)
+	// Only a /research run's thread starts with its root message; a digest's
+	// thread (a stream's creation thread, for a dry run) does not.
+	if r.Origin.ThreadTS != "" && (r.Origin.Kind == OriginKind || r.Origin.Kind == "") {
+		root := blockkit.RootInfo{Question: r.Question, RunID: r.ID, RequestedBy: r.RequestedBy, Mode: r.Mode, Depth: r.Depth, Status: r.Status}
+		if err := retry429(ctx, p.clock, func() error {
+			_, _, _, err := p.api.UpdateMessageContext(ctx, r.Origin.Channel, r.Origin.ThreadTS, quiet(blockkit.RenderRoot(root), blockkit.RootText(root)))
+			return err
+		}); err != nil {
+			log.Warn("bot: marking the root message failed", "err", err)
+		}
+	}
+	if err := mark(finalDone, "1"); err != nil {
+		log.Warn("bot: recording that the run was shown failed", "err", err)
+	}
+	log.Info("bot: run finished")
+	return nil
+}
+
+// upload attaches the full Markdown report to the thread.
+func (p *Presenter) upload(ctx context.Context, r *pipeline.Run, thread string) error {
+	return retry429(ctx, p.clock, func() error {
+		_, err := p.api.UploadFileContext(ctx, slack.UploadFileParameters{
+			Content:         r.Report.Markdown,
+			FileSize:        len(r.Report.Markdown),
+			Filename:        "research-" + fileSafe(r.ID) + ".md",
+			Title:           blockkit.Truncate(blockkit.OneLine(blockkit.FirstNonEmpty(r.Report.Title, "Research report")), 200),
+			Channel:         r.Origin.Channel,
+			ThreadTimestamp: thread,
+		})
+		return err
+	})
+}
+
+// transient reports whether a failed Web API call may succeed when tried
+// again: rate limits, server errors, timeouts and network failures are;
+// Slack's refusals (missing_scope, not_in_channel, is_archived, …) are not.
+func transient(err error) bool {
+	var rl *slack.RateLimitedError
+	var sc slack.StatusCodeError
+	var se slack.SlackErrorResponse
+	switch {
+	case errors.As(err, &rl):
+		return true
+	case errors.As(err, &sc):
+		return sc.Retryable()
+	case errors.As(err, &se):
+		switch se.Err {
+		case "internal_error", "fatal_error", "service_unavailable", "request_timeout", "ratelimited":
+			return true
+		}
+		return false
+	}
+	return true
+}
+
+// fileSafe keeps letters, digits, dashes and underscores.
+func fileSafe(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '-' || r == '_' || (r >= '0' && r <= '9') || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') {
+			return r
+		}
+		return -1
+	}, s)
+}

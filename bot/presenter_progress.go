@@ -1,0 +1,195 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"github.com/researchbot/researchbot/bot/blockkit"
+	"github.com/researchbot/researchbot/pipeline"
+)
+
+// Bounds of the per-run progress states a Presenter keeps in memory. A run
+// finished on another replica (or waiting at a checkpoint for days) never
+// tells this one, so states idle for progressIdle are dropped; the progress
+// message's ts is in Redis, so a run that speaks again simply carries on.
+const (
+	progressIdle       = time.Hour
+	progressSweepEvery = time.Minute
+	progressMaxRuns    = 10000
+)
+
+// progressState paces one run's progress message.
+type progressState struct {
+	channel, thread string
+	pending         []slack.Block // latest rendering not yet sent
+	pendingText     string
+	lastSent        time.Time
+	notBefore       time.Time   // after a 429
+	stop            func() bool // stops the pending flush; nil when none
+	sending         bool
+	touched         time.Time // last Progress call
+}
+
+// Progress edits the run's one progress message. Updates are coalesced: at
+// most one edit per MinInterval per run, and none before a 429's
+// Retry-After has passed; the latest state is always the one sent.
+func (p *Presenter) Progress(ctx context.Context, r *pipeline.Run) { p.progressWith(ctx, r, "") }
+
+// Notice shows a passing note (a model call being retried, a step tried
+// again) under the run's progress message, until the next progress update.
+func (p *Presenter) Notice(ctx context.Context, r *pipeline.Run, note string) {
+	p.progressWith(ctx, r, note)
+}
+
+// progressWith edits the progress message, with a note under it if any.
+func (p *Presenter) progressWith(ctx context.Context, r *pipeline.Run, note string) {
+	if r.Origin.Channel == "" || r.Origin.ThreadTS == "" {
+		return // a digest posted to a channel shows no progress there
+	}
+	blocks, text := blockkit.RenderProgress(r, p.now()), blockkit.ProgressText(r)
+	if note != "" {
+		blocks = append(blocks, blockkit.ContextText(":hourglass_flowing_sand: "+blockkit.EscapeTruncate(note, 300)))
+	}
+	p.mu.Lock()
+	p.sweepLocked()
+	st := p.progress[r.ID]
+	if st == nil {
+		st = &progressState{channel: r.Origin.Channel, thread: r.Origin.ThreadTS}
+		p.progress[r.ID] = st
+	}
+	st.touched = p.now()
+	st.pending, st.pendingText = blocks, text
+	due := p.dueLocked(st)
+	if st.sending || st.stop != nil {
+		p.mu.Unlock()
+		return
+	}
+	if wait := due.Sub(p.now()); wait > 0 {
+		p.scheduleLocked(r.ID, st, wait)
+		p.mu.Unlock()
+		return
+	}
+	p.mu.Unlock()
+	p.flush(ctx, r.ID)
+}
+
+// sweepLocked drops progress states idle for progressIdle (at most once per
+// progressSweepEvery) and, beyond maxRuns states, the least recently used
+// ones. A state being sent is kept; a pending flush is cancelled.
+func (p *Presenter) sweepLocked() {
+	now := p.now()
+	if now.Sub(p.lastSweep) < progressSweepEvery && len(p.progress) < p.maxRuns {
+		return
+	}
+	p.lastSweep = now
+	drop := func(id string, st *progressState) {
+		p.stopFlushLocked(st)
+		delete(p.progress, id)
+	}
+	for id, st := range p.progress {
+		if !st.sending && now.Sub(st.touched) > progressIdle {
+			drop(id, st)
+		}
+	}
+	if over := len(p.progress) - (p.maxRuns - 1); over > 0 {
+		ids := make([]string, 0, len(p.progress))
+		for id, st := range p.progress {
+			if !st.sending {
+				ids = append(ids, id)
+			}
+		}
+		slices.SortFunc(ids, func(a, b string) int { return p.progress[a].touched.Compare(p.progress[b].touched) })
+		for _, id := range ids[:min(over, len(ids))] {
+			drop(id, p.progress[id])
+		}
+	}
+}
+
+// dueLocked is when the next edit may be sent.
+func (p *Presenter) dueLocked(st *progressState) time.Time {
+	due := st.lastSent.Add(p.interval)
+	if st.notBefore.After(due) {
+		due = st.notBefore
+	}
+	return due
+}
+
+// stopFlushLocked cancels st's pending flush, if any.
+func (p *Presenter) stopFlushLocked(st *progressState) {
+	if st.stop != nil && st.stop() {
+		p.wg.Done()
+	}
+	st.stop = nil
+}
+
+// scheduleLocked arranges a flush after wait.
+func (p *Presenter) scheduleLocked(runID string, st *progressState, wait time.Duration) {
+	if p.ctx.Err() != nil {
+		return
+	}
+	p.wg.Add(1)
+	st.stop = p.after(wait, func() {
+		defer p.wg.Done()
+		p.mu.Lock()
+		st.stop = nil
+		p.mu.Unlock()
+		ctx, cancel := context.WithTimeout(p.ctx, 30*time.Second)
+		defer cancel()
+		p.flush(ctx, runID)
+	})
+}
+
+// flush sends the pending progress of a run, if any.
+func (p *Presenter) flush(ctx context.Context, runID string) {
+	p.mu.Lock()
+	st := p.progress[runID]
+	if st == nil || st.pending == nil || st.sending {
+		p.mu.Unlock()
+		return
+	}
+	blocks, text := st.pending, st.pendingText
+	st.pending, st.sending = nil, true
+	p.mu.Unlock()
+
+	err := p.sendProgress(ctx, runID, st.channel, st.thread, blocks, text)
+
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st.sending = false
+	st.lastSent = p.now()
+	var rl *slack.RateLimitedError
+	if errors.As(err, &rl) {
+		st.notBefore = p.now().Add(max(rl.RetryAfter, time.Second))
+		if st.pending == nil {
+			st.pending, st.pendingText = blocks, text
+		}
+	} else if err != nil {
+		p.log.Warn("bot: progress update failed", "run_id", runID, "err", err)
+	}
+	if st.pending != nil && st.stop == nil {
+		p.scheduleLocked(runID, st, max(p.dueLocked(st).Sub(p.now()), time.Millisecond))
+	}
+}
+
+// sendProgress posts or edits the progress message.
+func (p *Presenter) sendProgress(ctx context.Context, runID, channel, thread string, blocks []slack.Block, text string) error {
+	ts, _, err := p.mem.Recall(ctx, keyProgressMsg+runID)
+	if err != nil {
+		return err
+	}
+	if ts != "" {
+		_, _, _, err = p.api.UpdateMessageContext(ctx, channel, ts, quiet(blocks, text))
+		if code := slackErrorCode(err); err == nil || (code != "message_not_found" && code != "cant_update_message") {
+			return err
+		}
+	}
+	_, ts, err = p.api.PostMessageContext(ctx, channel, quiet(blocks, text), slack.MsgOptionTS(thread))
+	if err != nil {
+		return err
+	}
+	return p.mem.Remember(ctx, keyProgressMsg+runID, ts, msgKeyTTL)
+}
