@@ -64,6 +64,11 @@ func (q Query) kind() Kind {
 	return q.Kind
 }
 
+// ItemScheme is the URL scheme of results that are not web pages but items
+// their backend reads itself (an MCP server's, mcp://<server>/<id>, see
+// package mcpsearch): they are kept and deduplicated as spelt.
+const ItemScheme = "mcp"
+
 // Result is one search hit. Text fields are untrusted data from the web.
 type Result struct {
 	URL, Title, Snippet string
