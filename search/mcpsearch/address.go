@@ -29,9 +29,6 @@ func ParseURL(raw string) (name, id string, ok bool) {
 	return strings.ToLower(u.Host), id, true
 }
 
-// containsID reports whether a resource URI template has the {id} slot.
-func containsID(template string) bool { return strings.Contains(template, "{id}") }
-
 // resourceURI fills template with id: as it is when the template is "{id}"
 // alone (ids are resource URIs), else path-escaped.
 func resourceURI(template, id string) string {

@@ -35,7 +35,7 @@ type Backend struct {
 	closing sync.WaitGroup
 }
 
-// New returns the backend of srv (which must Validate); httpClient carries
+// New returns the backend of srv; httpClient carries
 // the HTTP transport's requests (nil: http.DefaultTransport).
 func New(srv Server, httpClient *http.Client) *Backend {
 	srv = srv.withDefaults()

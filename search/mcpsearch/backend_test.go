@@ -270,19 +270,6 @@ func TestHTTPServerGetsTheConfiguredHeaders(t *testing.T) {
 	}
 }
 
-func TestValidate(t *testing.T) {
-	bad := Server{Name: "Wiki!", Command: "x", URL: "http://x", ReadTool: "fetch", ReadResource: "docs://x"}
-	err := bad.Validate()
-	for _, want := range []string{`name "Wiki!"`, "not both", "search needs a tool", "a tool or a resource, not both"} {
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("Validate: %v; want %q", err, want)
-		}
-	}
-	if err := wiki("ok").Validate(); err != nil {
-		t.Errorf("Validate of a good server: %v", err)
-	}
-}
-
 func TestURLRoundTrip(t *testing.T) {
 	for _, id := range []string{"adr-7", "space key/page 42?x=1#y", "docs://adr-7"} {
 		name, got, ok := ParseURL(URL("wiki", id))

@@ -12,15 +12,12 @@
 package mcpsearch
 
 import (
-	"errors"
-	"fmt"
-	"regexp"
 	"time"
 
 	"github.com/researchbot/researchbot/search"
 )
 
-// Server is one configured MCP server.
+// Server is one configured MCP server, as package config checked it.
 type Server struct {
 	// Name identifies the server in citations ("MCP server <Name>"), errors
 	// and the mcp:// addresses of its results: lower-case letters, digits
@@ -60,40 +57,6 @@ const (
 	DefaultMaxConcurrency = 4
 	DefaultMaxBytes       = 1 << 20
 )
-
-var namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,39}$`)
-
-// Validate reports every problem of s at once.
-func (s Server) Validate() error {
-	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	if !namePattern.MatchString(s.Name) {
-		bad("name %q: want 1-40 lower-case letters, digits and '-'", s.Name)
-	}
-	switch {
-	case s.Command == "" && s.URL == "":
-		bad("set command (stdio) or url (streamable HTTP)")
-	case s.Command != "" && s.URL != "":
-		bad("set command or url, not both")
-	}
-	if s.SearchTool == "" || s.QueryArg == "" {
-		bad("search needs a tool and its query argument")
-	}
-	switch {
-	case s.ReadTool == "" && s.ReadResource == "":
-		bad("read needs a tool (with its argument) or a resource URI template with {id}")
-	case s.ReadTool != "" && s.ReadResource != "":
-		bad("read takes a tool or a resource, not both")
-	case s.ReadTool != "" && s.ReadArg == "":
-		bad("read tool %q needs its argument name", s.ReadTool)
-	case s.ReadResource != "" && !containsID(s.ReadResource):
-		bad("read resource %q has no {id}", s.ReadResource)
-	}
-	if s.Timeout < 0 || s.MaxConcurrency < 0 || s.MaxBytes < 0 {
-		bad("timeout, max_concurrency and max_bytes cannot be negative")
-	}
-	return errors.Join(errs...)
-}
 
 // withDefaults fills the zero fields.
 func (s Server) withDefaults() Server {
