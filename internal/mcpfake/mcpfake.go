@@ -24,7 +24,8 @@ type Mode string
 const (
 	// Normal answers from the documents.
 	Normal Mode = ""
-	// Hang never answers a search or a read until the call is cancelled.
+	// Hang never answers a search or a read until the call is cancelled
+	// or the server released (Release).
 	Hang Mode = "hang"
 	// Fail answers every search and read with a tool error.
 	Fail Mode = "fail"
@@ -71,6 +72,9 @@ type Server struct {
 
 	mu    sync.Mutex
 	calls map[string]int
+	// released ends every hang (Release).
+	released  chan struct{}
+	releaseMu sync.Once
 }
 
 // DefaultDocs are two documents about an internal decision.
@@ -88,7 +92,7 @@ func New(opts Options) *Server {
 	if len(opts.Docs) == 0 {
 		opts.Docs = DefaultDocs()
 	}
-	s := &Server{opts: opts, calls: map[string]int{}}
+	s := &Server{opts: opts, calls: map[string]int{}, released: make(chan struct{})}
 	s.srv = mcp.NewServer(&mcp.Implementation{Name: "mcpfake", Version: "1.0.0"}, nil)
 	searchAnn := &mcp.ToolAnnotations{ReadOnlyHint: !opts.SearchNotReadOnly}
 	mcp.AddTool(s.srv, &mcp.Tool{Name: SearchTool, Description: "Search the documents.", Annotations: searchAnn}, s.search)
@@ -110,6 +114,11 @@ func (s *Server) Handler() http.Handler {
 // RunStdio serves one client over the process's stdin and stdout until it
 // disconnects.
 func (s *Server) RunStdio(ctx context.Context) error { return s.srv.Run(ctx, &mcp.StdioTransport{}) }
+
+// Release ends the calls a Hang server holds and every later one (an HTTP
+// server's handlers may outlive the client's cancellation; release them
+// before closing the HTTP server).
+func (s *Server) Release() { s.releaseMu.Do(func() { close(s.released) }) }
 
 // Calls returns how many times tool was called (resource reads count as
 // "resource").
@@ -161,8 +170,12 @@ type FetchOutput struct {
 func (s *Server) misbehave(ctx context.Context) error {
 	switch s.opts.Mode {
 	case Hang:
-		<-ctx.Done()
-		return ctx.Err()
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-s.released:
+			return fmt.Errorf("released")
+		}
 	case Fail:
 		return fmt.Errorf("backend index unavailable")
 	case Crash:
