@@ -3,8 +3,7 @@
 //
 // A Backend wraps one service (SearXNG, Brave, Tavily, arXiv, Wikipedia,
 // OpenAlex, Crossref; an MCP server through package mcpsearch). Multi fans a
-// Query out to the backends that serve its
-// Kind, in parallel with bounded concurrency, a per-backend timeout and a
+// Query out to the backends that serve its Kind, in parallel with bounded concurrency, a per-backend timeout and a
 // per-backend rate limit (shared across replicas with NewSharedLimiter over
 // a shared budget such as redisstore.RateLimiter), then merges and deduplicates the results (package dedup).
 // A backend that fails, is slow or is rate-limited never stops a search: its

@@ -230,7 +230,7 @@ func (s *Server) fetch(ctx context.Context, _ *mcp.CallToolRequest, in FetchInpu
 	if !ok {
 		return nil, FetchOutput{}, fmt.Errorf("no document %q", in.ID)
 	}
-	return nil, FetchOutput{ID: d.ID, Title: d.Title, URL: d.URL, Text: d.Text}, nil
+	return nil, FetchOutput(d), nil
 }
 
 func (s *Server) delete(_ context.Context, _ *mcp.CallToolRequest, _ FetchInput) (*mcp.CallToolResult, any, error) {
