@@ -153,25 +153,29 @@ type Document struct {
 
 // Read reads result id with the configured read tool or resource.
 func (b *Backend) Read(ctx context.Context, id string) (Document, error) {
-	var title, text string
+	var (
+		title, text string
+		tool        *mcp.CallToolResult
+	)
 	err := b.call(ctx, func(ctx context.Context, cs *mcp.ClientSession) error {
 		if b.srv.ReadTool == "" {
 			res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: resourceURI(b.srv.ReadResource, id)})
-			if err != nil {
-				return err
+			if err == nil {
+				text = resourceText(res)
 			}
-			text = resourceText(res)
-			return nil
-		}
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: b.srv.ReadTool, Arguments: map[string]any{b.srv.ReadArg: id}})
-		if err != nil {
 			return err
 		}
-		if title, text, err = readText(res); err != nil {
-			return fmt.Errorf("read tool %q: %w", b.srv.ReadTool, err)
-		}
-		return nil
+		var err error
+		tool, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: b.srv.ReadTool, Arguments: map[string]any{b.srv.ReadArg: id}})
+		return err
 	})
+	if err == nil && tool != nil {
+		// A tool's error answer is the tool's, not the session's: read it
+		// after the call, which keeps the session.
+		if title, text, err = readText(tool); err != nil {
+			err = fmt.Errorf("read tool %q: %w", b.srv.ReadTool, err)
+		}
+	}
 	if err != nil {
 		return Document{}, fmt.Errorf("MCP server %s: %w", b.srv.Name, err)
 	}

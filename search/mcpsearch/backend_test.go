@@ -28,6 +28,13 @@ func wiki(name string) Server {
 // transports, one server session per client session.
 func inMemory(t *testing.T, srv Server, fake *mcpfake.Server) *Backend {
 	t.Helper()
+	b, _ := inMemoryCounted(t, srv, fake)
+	return b
+}
+
+// inMemoryCounted is inMemory that also returns how many sessions were opened.
+func inMemoryCounted(t *testing.T, srv Server, fake *mcpfake.Server) (*Backend, func() int) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var sessions []*mcp.ServerSession
 	b := NewWithTransport(srv, func() (mcp.Transport, error) {
@@ -49,7 +56,7 @@ func inMemory(t *testing.T, srv Server, fake *mcpfake.Server) *Backend {
 			_ = ss.Wait()
 		}
 	})
-	return b
+	return b, func() int { return len(sessions) }
 }
 
 func TestSearchAndReadThroughTheConfiguredToolsOnly(t *testing.T) {
@@ -75,6 +82,22 @@ func TestSearchAndReadThroughTheConfiguredToolsOnly(t *testing.T) {
 	}
 	if got := [3]int{fake.Calls(mcpfake.SearchTool), fake.Calls(mcpfake.FetchTool), fake.Calls(mcpfake.DeleteTool)}; got != [3]int{1, 1, 0} {
 		t.Errorf("server saw search, fetch, delete calls %v, want [1 1 0]", got)
+	}
+}
+
+// A tool's error answer fails the read, without the server's text, and
+// keeps the session.
+func TestAToolErrorKeepsTheSession(t *testing.T) {
+	fake := mcpfake.New(mcpfake.Options{})
+	b, sessions := inMemoryCounted(t, wiki("wiki"), fake)
+	if _, err := b.Read(t.Context(), "no-such-doc"); err == nil || !strings.Contains(err.Error(), `MCP server wiki: read tool "fetch": the tool answered with an error`) || strings.Contains(err.Error(), "no document") {
+		t.Errorf("read of a missing id: %v", err)
+	}
+	if _, err := b.Search(t.Context(), search.Query{Text: "redis"}); err != nil {
+		t.Fatal(err)
+	}
+	if n := sessions(); n != 1 {
+		t.Errorf("%d sessions opened, want 1", n)
 	}
 }
 
