@@ -63,6 +63,8 @@ type Config struct {
 	FetchTimeout  time.Duration
 	FetchMaxBytes int64
 	FetchCacheTTL time.Duration
+	// MCPServers are the MCP servers searched beside the web (MCP_SERVERS).
+	MCPServers []MCPServer
 
 	// Run limits (defaults for every run).
 	MaxCostUSD      float64
@@ -129,6 +131,7 @@ func Load(getenv func(string) string) (Config, error) {
 		FetchTimeout:      p.dur("FETCH_TIMEOUT", 20*time.Second, true),
 		FetchMaxBytes:     int64(p.int("FETCH_MAX_BYTES", 5<<20, 1024)),
 		FetchCacheTTL:     p.dur("FETCH_CACHE_TTL", 24*time.Hour, false),
+		MCPServers:        p.mcpServers("MCP_SERVERS"),
 		MaxCostUSD:        p.float("RUN_MAX_COST_USD", 2),
 		MaxWall:           p.dur("RUN_MAX_WALL", 30*time.Minute, false),
 		MaxIterations:     p.int("RUN_MAX_ITERATIONS", 3, 1),

@@ -59,6 +59,7 @@ func Variables() []Variable {
 		one("FETCH_TIMEOUT", "20s", "total time to fetch one page"),
 		one("FETCH_MAX_BYTES", "5242880", "largest page body, counted after decompression"),
 		one("FETCH_CACHE_TTL", "24h", "how long a fetched page is reused"),
+		one("MCP_SERVERS", "", "MCP servers searched beside the web: a JSON array, inline or in the file named (see “MCP servers as sources”). Each server's header values and stdio environment come from the variables the file names, never from the file; a stdio server gets `PATH`, `HOME` and those variables only"),
 		one("RUN_MAX_COST_USD", "2", "spend limit of one run (0 = none)"),
 		one("RUN_MAX_WALL", "30m", "working-time limit of one run; time waiting for people is not counted (0 = none)"),
 		one("RUN_MAX_ITERATIONS", "3", "revisions, re-plans and search re-rounds of one run"),

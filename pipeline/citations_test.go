@@ -154,3 +154,21 @@ func TestCitationURLKey(t *testing.T) {
 		}
 	}
 }
+
+// An MCP server's result is cited like a page, its provenance named.
+func TestCitationNamesAnMCPServer(t *testing.T) {
+	pages := []Page{{SourceID: 3, URL: "mcp://wiki/adr-7", FinalURL: "mcp://wiki/adr-7", Title: "ADR 7"}}
+	d := Draft{Abstract: "Redis holds the state [3]."}
+	got, notes := CheckCitations(d, pages)
+	if len(notes) != 0 || got.Abstract != d.Abstract {
+		t.Fatalf("checked %q, notes %v", got.Abstract, notes)
+	}
+	_, refs := Number(got, pages)
+	want := []Reference{{N: 1, SourceID: 3, Title: "ADR 7", URL: "mcp://wiki/adr-7", Domain: "MCP server wiki"}}
+	if !reflect.DeepEqual(refs, want) {
+		t.Errorf("references %+v, want %+v", refs, want)
+	}
+	if got := hostDomain("mcp://Notes/x%2Fy"); got != "MCP server notes" {
+		t.Errorf("hostDomain = %q", got)
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/bits"
-	"net/url"
 	"slices"
 	"sort"
 	"strings"
@@ -360,14 +359,6 @@ func (r *Run) countSelected() int {
 		}
 	}
 	return n
-}
-
-func domainOf(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return ""
-	}
-	return strings.TrimPrefix(strings.ToLower(u.Hostname()), "www.")
 }
 
 // ---- fetch ----

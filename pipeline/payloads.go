@@ -173,7 +173,7 @@ func (r *Run) sourcesPayload() SourcesPayload {
 			continue
 		}
 		p.Sources = append(p.Sources, SourceView{
-			ID: s.ID, Title: s.Title, URL: s.URL, Domain: domainOf(s.URL), Published: s.Published,
+			ID: s.ID, Title: s.Title, URL: s.URL, Domain: hostDomain(s.URL), Published: s.Published,
 			Gist: s.Gist, Score: s.Score, Kind: s.Kind, Backend: s.Backend, Selected: s.Selected, Relevant: s.Relevant,
 		})
 		if len(p.Sources) == sourceReviewOptions {

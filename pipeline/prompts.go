@@ -104,11 +104,16 @@ func clipText(s string, n int) string {
 // flatLine collapses all whitespace in s into single spaces.
 func flatLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// hostDomain returns the host of a URL without a leading "www.", or "".
+// hostDomain names where a source comes from, as citations and source lists
+// show it: the host of a URL without a leading "www.", "MCP server <name>"
+// for an MCP server's result (mcp://<name>/<id>), or "".
 func hostDomain(raw string) string {
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil {
 		return ""
+	}
+	if u.Scheme == "mcp" && u.Host != "" {
+		return "MCP server " + strings.ToLower(u.Host)
 	}
 	return strings.TrimPrefix(strings.ToLower(u.Hostname()), "www.")
 }

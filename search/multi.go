@@ -273,7 +273,10 @@ func merge(lists [][]Result, since time.Time) []Result {
 		fillIdentifiers(&r)
 		key, err := dedup.NormalizeURL(r.URL)
 		if err != nil {
-			continue // not an http(s) URL: nothing the fetcher could read
+			if !strings.HasPrefix(r.URL, ItemScheme+"://") {
+				continue // not an http(s) URL: nothing the fetcher could read
+			}
+			key = r.URL
 		}
 		h := contentHash(r)
 		idx := -1

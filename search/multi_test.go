@@ -486,3 +486,20 @@ func TestSlowAndDownHTTPServices(t *testing.T) {
 		t.Errorf("academic results = %+v", acad.Results)
 	}
 }
+
+// Items a backend reads itself (an MCP server's, mcp://server/id) are kept
+// and deduplicated as spelt; other schemes are still dropped.
+func TestMergeKeepsItemAddresses(t *testing.T) {
+	a := &stub{name: "mcp:wiki", kinds: []Kind{KindWeb}, results: []Result{
+		{URL: "mcp://wiki/adr-7", Title: "ADR 7"}, {URL: "mcp://wiki/adr-7", Title: "ADR 7 again"},
+		{URL: "mcp://wiki/ADR-7", Title: "another id"}, {URL: "ftp://wiki/adr-7", Title: "not readable"},
+	}}
+	out := NewMulti([]Backend{a}, Options{}).Search(bg, Query{Text: "adr"})
+	var got []string
+	for _, r := range out.Results {
+		got = append(got, r.URL+" "+r.Title)
+	}
+	if want := []string{"mcp://wiki/adr-7 ADR 7", "mcp://wiki/ADR-7 another id"}; !slices.Equal(got, want) {
+		t.Errorf("results %q, want %q", got, want)
+	}
+}

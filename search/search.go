@@ -2,8 +2,8 @@
 // several search services at once.
 //
 // A Backend wraps one service (SearXNG, Brave, Tavily, arXiv, Wikipedia,
-// OpenAlex, Crossref). Multi fans a Query out to the backends that serve its
-// Kind, in parallel with bounded concurrency, a per-backend timeout and a
+// OpenAlex, Crossref; an MCP server through package mcpsearch). Multi fans a
+// Query out to the backends that serve its Kind, in parallel with bounded concurrency, a per-backend timeout and a
 // per-backend rate limit (shared across replicas with NewSharedLimiter over
 // a shared budget such as redisstore.RateLimiter), then merges and deduplicates the results (package dedup).
 // A backend that fails, is slow or is rate-limited never stops a search: its
@@ -63,6 +63,11 @@ func (q Query) kind() Kind {
 	}
 	return q.Kind
 }
+
+// ItemScheme is the URL scheme of results that are not web pages but items
+// their backend reads itself (an MCP server's, mcp://<server>/<id>, see
+// package mcpsearch): they are kept and deduplicated as spelt.
+const ItemScheme = "mcp"
 
 // Result is one search hit. Text fields are untrusted data from the web.
 type Result struct {

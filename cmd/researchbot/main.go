@@ -85,6 +85,8 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 		return cmdCheckpoints(ctx, args[1:], getenv, stdin, stdout, stderr)
 	case "env":
 		return cmdEnv(args[1:], getenv, stdout, stderr)
+	case "sources":
+		return cmdSources(ctx, args[1:], getenv, stdout, stderr)
 	case "healthcheck":
 		return cmdHealthcheck(ctx, args[1:], getenv, stdout, stderr)
 	case "version", "--version":

@@ -27,6 +27,7 @@ var commands = []command{
 	{"worker", "[--queues runs]", "run workers only (more capacity; needs REDIS_URL)", "Checks Redis, the model endpoint and (for the runs queue) SLACK_BOT_TOKEN at start,\nthen serves /healthz, /readyz and /metrics on HTTP_ADDR."},
 	{"checkpoints", "[fields|show|create|update|delete|enable|disable|timeout|reset|skip …]", "see and manage checkpoint definitions", strings.TrimPrefix(checkpointsUsage, "Usage:\n")},
 	{"env", "", "every variable: current value (secrets masked), source, meaning", ""},
+	{"sources", "[--timeout D]", "list and check every search backend (web, MCP); exit 0 or 1", sourcesAbout},
 	{"healthcheck", "[--path P] [--timeout D]", "ask the local serve or worker's /healthz (exit 0 or 1)", healthcheckAbout},
 	{"version", "", "version, commit and Go version (also --version)", ""},
 	{"help", "[COMMAND]", "this text, or a command's", ""},

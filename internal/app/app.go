@@ -24,6 +24,7 @@ import (
 	"github.com/researchbot/researchbot/pipeline"
 	"github.com/researchbot/researchbot/redisstore"
 	"github.com/researchbot/researchbot/search"
+	"github.com/researchbot/researchbot/search/mcpsearch"
 )
 
 // Options are what the caller adds to the configuration.
@@ -67,6 +68,8 @@ type App struct {
 	llm *llm.Client
 	// rescuer is the rescue of the queues StartWorker serves.
 	rescuer atomic.Pointer[redisstore.Rescuer]
+	// mcp are the MCP servers' backends (their sessions end with Close).
+	mcp []*mcpsearch.Backend
 }
 
 // New assembles researchbot. The caller must Close it.
@@ -83,6 +86,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	}
 	a := &App{Config: cfg, Conn: conn, opts: opts, log: opts.Logger}
 	if err := a.build(); err != nil {
+		a.closeMCP()
 		_ = conn.Close()
 		return nil, err
 	}
@@ -114,12 +118,11 @@ func (a *App) build() error {
 		return fmt.Errorf("LLM client: %w", err)
 	}
 	a.llm = client
-	backends := search.BackendsFromConfig(search.Config{
-		SearXNGURL: cfg.SearXNGURL, BraveAPIKey: cfg.BraveAPIKey, BraveURL: cfg.BraveURL,
-		TavilyAPIKey: cfg.TavilyAPIKey, TavilyURL: cfg.TavilyURL, ArxivURL: cfg.ArxivURL,
-		WikipediaURL: cfg.WikipediaURL, OpenAlexURL: cfg.OpenAlexURL, CrossrefURL: cfg.CrossrefURL, Contact: cfg.Contact,
-		HTTPClient: a.opts.HTTPClient,
-	})
+	backends, mcps := searchBackends(cfg, a.opts.HTTPClient)
+	a.mcp = mcps
+	for _, b := range mcps {
+		backends = append(backends, b)
+	}
 	for _, b := range backends {
 		a.Backends = append(a.Backends, b.Name())
 	}
@@ -149,7 +152,7 @@ func (a *App) build() error {
 		Locker:     a.Locker,
 		Model:      &model{client: client, modelOf: cfg.ModelFor, prices: prices, endpoint: endpointName(cfg.OpenAIBaseURL), calls: a.callObserver(), now: a.opts.Now},
 		Searcher:   &searcher{multi: multi, now: a.opts.Now, backends: a.Backends, calls: a.callObserver()},
-		Fetcher:    &fetcher{f: pageFetcher, now: a.opts.Now, calls: a.callObserver()},
+		Fetcher:    newSourceFetcher(&fetcher{f: pageFetcher, now: a.opts.Now, calls: a.callObserver()}, mcps, a.opts.Now, a.callObserver()),
 		Presenters: presenters,
 		Defaults: pipeline.Limits{
 			MaxIterations: cfg.MaxIterations, MaxGapRounds: cfg.MaxGapRounds, MaxCostUSD: cfg.MaxCostUSD,
@@ -224,7 +227,19 @@ func (a *App) OldestUnleased(ctx context.Context) (time.Duration, error) {
 	return r.OldestUnleased(ctx)
 }
 
-// Close releases the queue and Redis connections.
+// Close releases the queue and Redis connections and ends the MCP
+// servers' sessions.
 func (a *App) Close() error {
+	a.closeMCP()
 	return errors.Join(a.Queue.Close(), a.Conn.Close())
+}
+
+// closeMCP ends the MCP servers' sessions (stopping stdio servers); how a
+// server's process ended is its own affair, logged.
+func (a *App) closeMCP() {
+	for _, b := range a.mcp {
+		if err := b.Close(); err != nil {
+			a.log.Warn("MCP server ended with an error", "backend", b.Name(), "err", err)
+		}
+	}
 }
