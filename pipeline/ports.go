@@ -170,6 +170,9 @@ type Store interface {
 	Definitions(ctx context.Context) ([]checkpoints.Definition, error)
 	// PutDefinition stores a checkpoint definition.
 	PutDefinition(ctx context.Context, d checkpoints.Definition) error
+	// CreateDefinition stores a definition whose id is not taken, or returns
+	// checkpoints.ErrDefinitionExists and changes nothing.
+	CreateDefinition(ctx context.Context, d checkpoints.Definition) error
 	// RecordCheckpointFailure notes a failure of a definition and returns the
 	// failure times within window before at.
 	RecordCheckpointFailure(ctx context.Context, defID string, at time.Time, window time.Duration) ([]time.Time, error)

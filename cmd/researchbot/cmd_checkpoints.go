@@ -93,9 +93,6 @@ func cmdCheckpoints(ctx context.Context, args []string, getenv func(string) stri
 		return err
 	}
 	defer a.Close()
-	if err := a.Engine.SeedDefinitions(ctx); err != nil {
-		return err
-	}
 	c := &checkpointsCmd{store: a.Store, stdin: stdin, stdout: stdout, stderr: stderr, now: time.Now()}
 	return c.run(ctx, args)
 }

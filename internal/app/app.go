@@ -86,6 +86,12 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		_ = conn.Close()
 		return nil, err
 	}
+	// The built-in checkpoint definitions are there from the first start,
+	// for the App Home and the CLI as for runs; an admin's edits are kept.
+	if err := a.Engine.SeedDefinitions(ctx); err != nil {
+		_ = a.Close()
+		return nil, err
+	}
 	return a, nil
 }
 
