@@ -27,19 +27,23 @@ type installation struct {
 // come from the token itself, so they hold whatever a payload claims. A
 // failure is an *identifyError naming the method.
 func (a *App) learnInstallation(ctx context.Context) (installation, error) {
-	return learnInstallation(ctx, a.api)
+	return identifier{api: a.api}.learn(ctx)
 }
 
-// learnInstallation is App.learnInstallation with api, for start-up checks too.
-func learnInstallation(ctx context.Context, api *slack.Client) (installation, error) {
-	who, err := api.AuthTestContext(ctx)
+// identifier learns the installation with a bot token's client: the App's,
+// or the start-up check's (CheckTokens).
+type identifier struct{ api *slack.Client }
+
+// learn is App.learnInstallation.
+func (i identifier) learn(ctx context.Context) (installation, error) {
+	who, err := i.api.AuthTestContext(ctx)
 	if err != nil {
 		return installation{}, &identifyError{method: "auth.test", err: err}
 	}
 	if who.TeamID == "" || who.BotID == "" {
 		return installation{}, &identifyError{method: "auth.test", wrong: true, err: fmt.Errorf("auth.test named no workspace or no bot (team %q, bot %q)", who.TeamID, who.BotID)}
 	}
-	bot, err := api.GetBotInfoContext(ctx, slack.GetBotInfoParameters{Bot: who.BotID})
+	bot, err := i.api.GetBotInfoContext(ctx, slack.GetBotInfoParameters{Bot: who.BotID})
 	if err != nil {
 		return installation{}, &identifyError{method: "bots.info", err: err}
 	}

@@ -27,7 +27,7 @@ func CheckTokens(ctx context.Context, c TokenCheck) []error {
 		opts = append(opts, slack.OptionHTTPClient(c.HTTPClient))
 	}
 	var problems []error
-	if _, err := learnInstallation(ctx, slack.New(c.BotToken, opts...)); err != nil {
+	if _, err := (identifier{api: slack.New(c.BotToken, opts...)}).learn(ctx); err != nil {
 		problems = append(problems, identifyProblem(c.APIURL, err))
 		var se slack.SlackErrorResponse
 		if !errors.As(err, &se) {
