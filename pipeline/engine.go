@@ -58,6 +58,10 @@ type Config struct {
 	// call only once.
 	SearchConcurrency int
 	FetchConcurrency  int
+	// ModelWait bounds the time one step waits for a model that does not
+	// answer, over all its attempts (LLM_STEP_WAIT); past it the step fails
+	// for good with "the model did not answer within …". 0 means no bound.
+	ModelWait time.Duration
 	// Observer receives events for metrics; nil means none.
 	Observer Observer
 	Now      func() time.Time

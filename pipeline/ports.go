@@ -262,7 +262,7 @@ type BreakerAlerter interface {
 }
 
 // Notifier is optionally implemented by a Presenter to show a passing note
-// about a run, such as "model unavailable, retry 2 of 4 in 8 s": waiting
+// about a run, such as "the model is not answering (retry 2 of 4 in 8s)": waiting
 // shows as progress, not as silence or log lines.
 type Notifier interface {
 	Notice(ctx context.Context, r *Run, text string)

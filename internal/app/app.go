@@ -163,6 +163,7 @@ func (a *App) build() error {
 			MaxSearchErrors: cfg.MaxSearchErrors,
 		},
 		Writing:      pipeline.Writing{StyleGuide: cfg.StyleGuide, TargetWords: cfg.TargetLength},
+		ModelWait:    cfg.LLMStepWait,
 		DefaultQueue: a.opts.DefaultQueue,
 		Observer:     a.opts.Observer,
 		Now:          a.opts.Now,
