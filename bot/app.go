@@ -358,7 +358,7 @@ func (a *App) identify(ctx context.Context) error {
 	}
 	in, err := a.learnInstallation(ctx)
 	if err != nil {
-		return &identifyError{err: err}
+		return err
 	}
 	a.install.Store(&in)
 	a.log.Info("bot: serving one Slack workspace", "team_id", in.TeamID, "app_id", in.AppID)

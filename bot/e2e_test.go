@@ -558,6 +558,11 @@ func TestE2EADecisionWhoseFateIsUnknownIsNotCalledUnchanged(t *testing.T) {
 			t.Fatalf("told %q though the decision may have been recorded", m.Text)
 		}
 	}
+	// The log says the same: the outcome is unknown, not "not applied".
+	logs := h.logs.String()
+	if !strings.Contains(logs, `msg="bot: decision outcome unknown`) || strings.Contains(logs, "decision not applied") {
+		t.Errorf("the log does not say the outcome is unknown:\n%s", logs)
+	}
 }
 
 func TestE2EDoubleClickAndRedeliveryApplyOnce(t *testing.T) {

@@ -25,21 +25,31 @@ type installation struct {
 
 // learnInstallation asks Slack who the bot token belongs to: auth.test names
 // the workspace and the bot, and bots.info names the bot's app. Both answers
-// come from the token itself, so they hold whatever a payload claims.
+// come from the token itself, so they hold whatever a payload claims. A
+// failure is an *identifyError naming the method.
 func (a *App) learnInstallation(ctx context.Context) (installation, error) {
-	who, err := a.api.AuthTestContext(ctx)
+	return identifier{api: a.api}.learn(ctx)
+}
+
+// identifier learns the installation with a bot token's client: the App's,
+// or the start-up check's (CheckTokens).
+type identifier struct{ api *slack.Client }
+
+// learn is App.learnInstallation.
+func (i identifier) learn(ctx context.Context) (installation, error) {
+	who, err := i.api.AuthTestContext(ctx)
 	if err != nil {
-		return installation{}, fmt.Errorf("auth.test: %w", err)
+		return installation{}, &identifyError{method: "auth.test", err: err}
 	}
 	if who.TeamID == "" || who.BotID == "" {
-		return installation{}, fmt.Errorf("auth.test named no workspace or no bot (team %q, bot %q): SLACK_BOT_TOKEN must be a bot token", who.TeamID, who.BotID)
+		return installation{}, &identifyError{method: "auth.test", wrong: true, err: fmt.Errorf("auth.test named no workspace or no bot (team %q, bot %q)", who.TeamID, who.BotID)}
 	}
-	bot, err := a.api.GetBotInfoContext(ctx, slack.GetBotInfoParameters{Bot: who.BotID})
+	bot, err := i.api.GetBotInfoContext(ctx, slack.GetBotInfoParameters{Bot: who.BotID})
 	if err != nil {
-		return installation{}, fmt.Errorf("bots.info: %w", err)
+		return installation{}, &identifyError{method: "bots.info", err: err}
 	}
 	if bot.AppID == "" {
-		return installation{}, fmt.Errorf("bots.info named no app for bot %s", who.BotID)
+		return installation{}, &identifyError{method: "bots.info", wrong: true, err: fmt.Errorf("bots.info named no app for bot %s", who.BotID)}
 	}
 	return installation{TeamID: who.TeamID, AppID: bot.AppID, BotUserID: who.UserID}, nil
 }

@@ -342,8 +342,10 @@ func (a *App) decide(ctx context.Context, req *Request, r *pipeline.Run, instID 
 	var ve *checkpoints.ValidationError
 	var blocks []slack.Block
 	text := "Your decision was not applied"
+	outcome := "bot: decision not applied"
 	switch {
 	case errors.Is(err, pipeline.ErrDecisionUnknown):
+		outcome = "bot: decision outcome unknown: it may have been recorded"
 		log.Error("bot: could not confirm a decision", "err", err)
 		blocks = blockkit.RenderError("I couldn't confirm that your decision was recorded: the store stopped answering just after I sent it.",
 			"If the checkpoint message still shows its buttons in a minute, please click again; if it shows your decision, it was recorded and the run goes on.")
@@ -370,7 +372,7 @@ func (a *App) decide(ctx context.Context, req *Request, r *pipeline.Run, instID 
 		log.Error("bot: recording a decision failed", "err", err)
 		blocks = blockkit.RenderError("I couldn't record your decision because of an internal error.", "Please click again in a minute; nothing was changed.")
 	}
-	log.Info("bot: decision not applied", "reason", err)
+	log.Info(outcome, "reason", err)
 	return tell(blocks, text)
 }
 

@@ -18,7 +18,8 @@ type TokenCheck struct {
 	HTTPClient *http.Client
 }
 
-// CheckTokens asks Slack whether the tokens work, and returns one error per
+// CheckTokens asks Slack whether the tokens work — the bot token with
+// auth.test and bots.info, as Run will use it — and returns one error per
 // problem, each naming the variable to fix and where to find the right value.
 func CheckTokens(ctx context.Context, c TokenCheck) []error {
 	opts := []slack.Option{slack.OptionAPIURL(c.APIURL)}
@@ -26,8 +27,8 @@ func CheckTokens(ctx context.Context, c TokenCheck) []error {
 		opts = append(opts, slack.OptionHTTPClient(c.HTTPClient))
 	}
 	var problems []error
-	if _, err := slack.New(c.BotToken, opts...).AuthTestContext(ctx); err != nil {
-		problems = append(problems, tokenProblem("SLACK_BOT_TOKEN", "auth.test", c.APIURL, err, botTokenFix))
+	if _, err := (identifier{api: slack.New(c.BotToken, opts...)}).learn(ctx); err != nil {
+		problems = append(problems, identifyProblem(c.APIURL, err))
 		var se slack.SlackErrorResponse
 		if !errors.As(err, &se) {
 			return problems // Slack did not answer: asking again says nothing new
@@ -41,6 +42,20 @@ func CheckTokens(ctx context.Context, c TokenCheck) []error {
 		}
 	}
 	return problems
+}
+
+// identifyProblem words a failure to learn the installation (auth.test,
+// bots.info) as Run would if it met it later: a refusal for good with its
+// cause and fix, else as tokenProblem words it.
+func identifyProblem(apiURL string, err error) error {
+	var ie *identifyError
+	if !errors.As(err, &ie) {
+		return tokenProblem("SLACK_BOT_TOKEN", "auth.test", apiURL, err, botTokenFix)
+	}
+	if refusal := ie.refusal(); refusal != nil {
+		return refusal
+	}
+	return tokenProblem("SLACK_BOT_TOKEN", ie.method, apiURL, ie.err, botTokenFix)
 }
 
 // tokenProblem words a failed check: a refusal names the token's variable,

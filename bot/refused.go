@@ -21,13 +21,72 @@ const (
 var refusedCodes = []string{"invalid_auth", "token_revoked", "account_inactive", "not_authed"}
 
 // identifyError is a failure to learn the installation with the bot token.
-type identifyError struct{ err error }
+type identifyError struct {
+	method string // the Web API method that failed: auth.test or bots.info
+	err    error
+	// wrong is set when Slack answered, but not as it answers a bot token
+	// (no workspace, no bot, no app): asking again cannot help.
+	wrong bool
+}
 
 func (e *identifyError) Error() string {
-	return "learning which workspace and app SLACK_BOT_TOKEN belongs to: " + e.err.Error()
+	what := e.err.Error()
+	if !e.wrong {
+		what = e.method + ": " + what
+	}
+	return "learning which workspace and app SLACK_BOT_TOKEN belongs to: " + what
 }
 
 func (e *identifyError) Unwrap() error { return e.err }
+
+// transientCodes are Slack's answers that may change if asked again later;
+// every other refusal of auth.test or bots.info is for good.
+var transientCodes = []string{"ratelimited", "internal_error", "fatal_error", "service_unavailable", "request_timeout"}
+
+// refusal words why the installation can never be learnt with this token,
+// naming the cause and the fix, or returns nil when asking again may work
+// (no answer, HTTP 5xx or 429, a transient code). It is what start-up
+// (CheckTokens) and Run say about the same answer.
+func (e *identifyError) refusal() error {
+	if e.wrong {
+		return fmt.Errorf("SLACK_BOT_TOKEN: %s: it must be the Bot User OAuth Token (xoxb-…) of the researchbot app: %s", e.err, botTokenFix)
+	}
+	var se slack.SlackErrorResponse
+	if !errors.As(e.err, &se) || slices.Contains(transientCodes, se.Err) {
+		return nil
+	}
+	return slackRefused(e.method, se)
+}
+
+// slackRefused words Slack refusing method for good: what the answer means
+// and what to do, for the operator.
+func slackRefused(method string, se slack.SlackErrorResponse) error {
+	var fix string
+	switch {
+	case se.Err == "missing_scope" && se.Needed != "":
+		fix = fmt.Sprintf("the app lacks the %s scope (the token has: %s): add it under OAuth & Permissions → Bot Token Scopes (slack-app-manifest.yaml lists every scope researchbot needs), reinstall the app to the workspace at %s, and set SLACK_BOT_TOKEN to the token the reinstall shows",
+			se.Needed, orNone(se.Provided), appsPage)
+	case se.Err == "missing_scope":
+		fix = fmt.Sprintf("the app lacks a scope researchbot needs: update its scopes from slack-app-manifest.yaml, reinstall the app to the workspace at %s, and set SLACK_BOT_TOKEN to the token the reinstall shows", appsPage)
+	case se.Err == "not_allowed_token_type":
+		fix = "this is not a bot token: " + botTokenFix
+	case se.Err == "team_access_not_granted":
+		fix = fmt.Sprintf("the app is not granted access to this workspace: install it there (on Enterprise Grid, an org admin grants the app to the workspace) at %s", appsPage)
+	case slices.Contains(refusedCodes, se.Err):
+		fix = botTokenFix
+	default:
+		fix = fmt.Sprintf("check SLACK_BOT_TOKEN, and reinstall the app at %s", appsPage)
+	}
+	return fmt.Errorf("SLACK_BOT_TOKEN: Slack answered %q to %s: %s", se.Err, method, fix)
+}
+
+// orNone is s, or "none" when s is empty.
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
 
 // refusedCode returns Slack's code when err says a token no longer works,
 // or "".
@@ -58,18 +117,25 @@ func botTokenRefused(err error) error {
 }
 
 // tokenRefused stops the bot when err (from connecting) says Slack refuses
-// a token, and reports whether it did.
+// the bot token or the app-level token for good, and reports whether it did.
 func (a *App) tokenRefused(err error) bool {
+	var ie *identifyError
+	if errors.As(err, &ie) {
+		refusal := ie.refusal()
+		if refusal == nil {
+			return false
+		}
+		if code := refusedCode(err); code != "" {
+			refusal = botTokenRefused(errors.New(code))
+		}
+		a.refuse(refusal)
+		return true
+	}
 	code := refusedCode(err)
 	if code == "" {
 		return false
 	}
-	var ie *identifyError
-	if errors.As(err, &ie) {
-		a.refuse(botTokenRefused(errors.New(code)))
-	} else {
-		a.refuse(appTokenRefused(errors.New(code)))
-	}
+	a.refuse(appTokenRefused(errors.New(code)))
 	return true
 }
 

@@ -503,13 +503,14 @@ func definitionProblems(d Definition) []Problem {
 	if strings.TrimSpace(d.Label) == "" {
 		add("label", "label is empty")
 	}
+	problems = append(problems, boundProblems(d)...)
 	if !slices.Contains(positions(), d.Position) {
 		add("pipeline_position", "unknown position %q (one of %s)", d.Position, joinNames(positions()))
 	}
 	if len(d.Modes) == 0 {
 		add("applicable_modes", "no modes: list the modes it applies to, or \"*\"")
 	}
-	for i, m := range d.Modes {
+	for i, m := range d.Modes[:min(len(d.Modes), MaxModes)] {
 		if m != "*" && !isSlug(m) {
 			add(fmt.Sprintf("applicable_modes[%d]", i), "mode %q must be a slug or \"*\"", m)
 		}
@@ -541,7 +542,7 @@ func definitionProblems(d Definition) []Problem {
 		add("circuit_breaker_window_minutes", "a breaker threshold needs a positive breaker window")
 	}
 	seen := make(map[string]bool, len(d.Fields))
-	for i, f := range d.Fields {
+	for i, f := range d.Fields[:min(len(d.Fields), MaxFields)] {
 		name := f.Key
 		if name == "" {
 			name = "#" + strconv.Itoa(i+1)
@@ -582,6 +583,7 @@ func fieldProblems(f Field) []Problem {
 	if strings.TrimSpace(f.Label) == "" {
 		add(".label", "label is empty")
 	}
+	ps = append(ps, fieldBoundProblems(f)...)
 	if !slices.Contains(FieldTypes(), f.Type) {
 		add(".type", "unknown type %q (one of %s)", f.Type, joinNames(FieldTypes()))
 		return ps
@@ -599,7 +601,7 @@ func fieldProblems(f Field) []Problem {
 	if !usesOptions && (len(f.Options) > 0 || f.RuntimeOptions) {
 		add(".options", "%s takes no options", f.Type)
 	}
-	for i, o := range f.Options {
+	for i, o := range f.Options[:min(len(f.Options), MaxOptions)] {
 		path := fmt.Sprintf(".options[%d].value", i)
 		switch {
 		case strings.TrimSpace(o.Value) == "":

@@ -39,6 +39,8 @@ type Config struct {
 	RoleModels    map[string]string // role → model overrides
 	Prices        map[string]Price  // model → price overrides
 	LLMTimeout    time.Duration
+	// LLMStepWait bounds one step's total wait for a model that does not answer.
+	LLMStepWait   time.Duration
 	LLMMaxRetries int
 	LLMPerMinute  int // requests per minute across replicas; 0 = unlimited
 	// LLMStartupCheck: serve, worker and run ask the endpoint for its
@@ -113,6 +115,7 @@ func Load(getenv func(string) string) (Config, error) {
 		OpenAIBaseURL:     p.url("OPENAI_BASE_URL", "https://api.openai.com/v1"),
 		Model:             p.str("LLM_MODEL", "gpt-4o-mini"),
 		LLMTimeout:        p.dur("LLM_TIMEOUT", 120*time.Second, true),
+		LLMStepWait:       p.dur("LLM_STEP_WAIT", 5*time.Minute, true),
 		LLMMaxRetries:     p.int("LLM_MAX_RETRIES", 4, 0),
 		LLMPerMinute:      p.int("LLM_REQUESTS_PER_MINUTE", 0, 0),
 		LLMStartupCheck:   p.bool("LLM_STARTUP_CHECK", true),

@@ -46,6 +46,7 @@ func Variables() []Variable {
 		described(roleModels, "`LLM_MODEL`", "model for one role (`_STREAMS`: the stream-creation conversation)"),
 		described([]string{"LLM_PRICES"}, "built-in table", "price overrides, `model=in/out,…` in USD per million tokens"),
 		one("LLM_TIMEOUT", "120s", "timeout of one LLM call"),
+		one("LLM_STEP_WAIT", "5m", "the longest one step of a run waits, over all its attempts, for a model that does not answer (timeouts, errors and the waits between retries); then the run ends with what it has, saying \"the model did not answer within …\""),
 		one("LLM_MAX_RETRIES", "4", "retries of one LLM call on 429 (honouring `Retry-After`), 5xx, timeouts and connection errors; `0` means none. A step makes at most 3 attempts, so with the model down a run ends after at most 3 × (1 + retries) calls: under a minute with the defaults"),
 		one("LLM_REQUESTS_PER_MINUTE", "0", "LLM request rate shared by all replicas; `0` means no limit"),
 		one("LLM_STARTUP_CHECK", "true", "`serve`, `worker` and `run` ask the endpoint for its models (`GET /models`) at start and stop at once, saying why, when it does not answer or refuses the key; `false` skips the check (for endpoints without `/models`)"),

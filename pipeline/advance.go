@@ -318,7 +318,7 @@ func (e *Engine) runStep(ctx context.Context, r *Run) error {
 		err = nil
 	}
 	if err != nil {
-		return e.stepFailed(ctx, r.ID, r.Fence, elapsed, r.Spend, err)
+		return e.stepFailed(ctx, r.ID, r.Fence, elapsed, r.Spend, r.Attempt.ModelWait, err)
 	}
 	r.Attempt = StepAttempt{}
 	r.Active += elapsed
@@ -337,7 +337,7 @@ func (e *Engine) runStep(ctx context.Context, r *Run) error {
 // what the attempt spent (spend only grows). A step that was stopped (lease
 // lost, shutdown) is not a failure of the step: its attempt is handed back
 // when the worker shuts down.
-func (e *Engine) stepFailed(ctx context.Context, runID string, fence int64, elapsed time.Duration, spend Spend, cause error) error {
+func (e *Engine) stepFailed(ctx context.Context, runID string, fence int64, elapsed time.Duration, spend Spend, modelWait time.Duration, cause error) error {
 	if errors.Is(cause, ErrLeaseLost) || errors.Is(context.Cause(ctx), ErrLeaseLost) {
 		return fmt.Errorf("run %s: %w", runID, ErrLeaseLost)
 	}
@@ -369,6 +369,7 @@ func (e *Engine) stepFailed(ctx context.Context, runID string, fence int64, elap
 	r.Attempt.LastError = msg
 	r.Active += elapsed
 	r.Spend = spend
+	r.Attempt.ModelWait = max(r.Attempt.ModelWait, modelWait)
 	limit := e.attempts(r.Step)
 	r.recordError(now, r.Step, "step", fmt.Sprintf("attempt %d of %d failed: %s", r.Attempt.N, limit, msg))
 	e.log.Info("step failed", "run", r.ID, "step", r.Step, "attempt", r.Attempt.N, "err", cause)
@@ -421,10 +422,10 @@ func (e *Engine) notice(ctx context.Context, r *Run, format string, args ...any)
 }
 
 // modelRetryNotice is the Prompt.OnRetry of the run's LLM calls: a retry
-// shows as progress ("model unavailable, retry 2 of 4 in 8 s").
+// shows as progress ("the model is not answering (retry 2 of 4 in 8s)").
 func (e *Engine) modelRetryNotice(ctx context.Context, r *Run) func(ModelRetry) {
 	return func(m ModelRetry) {
-		e.notice(ctx, r, "model unavailable, retry %d of %d in %s", m.Retry, m.Of, roundWait(m.Wait))
+		e.notice(ctx, r, "the model is not answering (retry %d of %d in %s)", m.Retry, m.Of, roundWait(m.Wait))
 	}
 }
 

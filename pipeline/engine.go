@@ -58,6 +58,10 @@ type Config struct {
 	// call only once.
 	SearchConcurrency int
 	FetchConcurrency  int
+	// ModelWait bounds the time one step waits for a model that does not
+	// answer, over all its attempts (LLM_STEP_WAIT); past it the step fails
+	// for good with "the model did not answer within …". 0 means no bound.
+	ModelWait time.Duration
 	// Observer receives events for metrics; nil means none.
 	Observer Observer
 	Now      func() time.Time
@@ -293,7 +297,11 @@ func (e *Engine) create(ctx context.Context, req Request, id string) (*Run, erro
 }
 
 // SeedDefinitions stores the built-in checkpoint definitions that are not
-// stored yet. Stored definitions (perhaps edited by an operator) are kept.
+// stored yet. Stored definitions (perhaps edited by an operator) are kept:
+// each built-in is created only if its id is free, so replicas starting
+// together, or an admin editing meanwhile, never lose an edit. The assembly
+// calls it at start; a new run calls it again, so a Redis emptied under a
+// running process gets its built-ins back before a run needs them.
 func (e *Engine) SeedDefinitions(ctx context.Context) error {
 	have, err := e.cfg.Store.Definitions(ctx)
 	if err != nil {
@@ -307,7 +315,8 @@ func (e *Engine) SeedDefinitions(ctx context.Context) error {
 		if known[d.ID] {
 			continue
 		}
-		if err := e.cfg.Store.PutDefinition(ctx, d); err != nil {
+		err := e.cfg.Store.CreateDefinition(ctx, d)
+		if err != nil && !errors.Is(err, checkpoints.ErrDefinitionExists) {
 			return fmt.Errorf("seed checkpoint definition %s: %w", d.ID, err)
 		}
 	}

@@ -104,17 +104,23 @@ func (p *presenter) Finished(_ context.Context, r *pipeline.Run) error {
 	return nil
 }
 
-// model fails every call with err and counts the calls.
+// model fails every call with err and counts the calls; each call takes
+// took on clock, when set.
 type model struct {
 	mu    sync.Mutex
 	calls int
 	err   error
+	clock *researchtest.Clock
+	took  time.Duration
 }
 
 func (m *model) Generate(context.Context, pipeline.Prompt, any) (pipeline.Usage, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.calls++
+	if m.clock != nil {
+		m.clock.Advance(m.took)
+	}
 	return pipeline.Usage{}, m.err
 }
 
@@ -161,6 +167,12 @@ func (e *env) slept() []time.Duration {
 // the store the engine uses (to inject faults).
 func newEnv(t *testing.T, wrap func(pipeline.Store) pipeline.Store) *env {
 	t.Helper()
+	return newEnvWith(t, wrap, nil)
+}
+
+// newEnvWith is newEnv with tune, when set, changing the engine's Config.
+func newEnvWith(t *testing.T, wrap func(pipeline.Store) pipeline.Store, tune func(*pipeline.Config)) *env {
+	t.Helper()
 	_, rdb := redistest.Start(t)
 	e := &env{t: t, real: redisstore.NewStore(rdb, ""), queue: &queue{}, pres: &presenter{},
 		model: &model{err: errors.New("the model at http://127.0.0.1:9/v1 could not be reached (connection refused)")},
@@ -169,12 +181,16 @@ func newEnv(t *testing.T, wrap func(pipeline.Store) pipeline.Store) *env {
 	if wrap != nil {
 		e.store = wrap(e.real)
 	}
-	eng, err := pipeline.New(pipeline.Config{
+	cfg := pipeline.Config{
 		Store: e.store, Queue: e.queue, Locker: redisstore.NewLocker(rdb, "", 5*time.Second),
 		Model: e.model, Searcher: nothing{}, Fetcher: nothing{},
 		Presenters: map[string]pipeline.Presenter{"test": e.pres}, Now: e.clock.Now,
 		Sleep: e.sleep, NewID: func() string { return "r-1" },
-	})
+	}
+	if tune != nil {
+		tune(&cfg)
+	}
+	eng, err := pipeline.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -431,5 +447,38 @@ func TestAStepThatKeepsFailingEndsTheRunWithItsCause(t *testing.T) {
 	}
 	if got := e2.load(); got.Status != pipeline.StatusFailed || !strings.Contains(got.Failure, "its worker stopped before it finished") || e2.model.calls != 0 {
 		t.Fatalf("status %s, failure %q, calls %d", got.Status, got.Failure, e2.model.calls)
+	}
+}
+
+// TestTheWaitForTheModelIsBoundedAcrossAttempts: the time a step's model
+// calls bring no answer adds up over its attempts, whichever worker makes
+// them; once it reaches ModelWait the step fails for good, saying so.
+func TestTheWaitForTheModelIsBoundedAcrossAttempts(t *testing.T) {
+	ctx := context.Background()
+	e := newEnvWith(t, nil, func(c *pipeline.Config) { c.ModelWait = 70 * time.Second })
+	e.model.clock, e.model.took = e.clock, 40*time.Second
+	e.model.err = errors.New("the model at http://127.0.0.1:9/v1 did not answer in time")
+	r, err := e.eng.Start(ctx, pipeline.Request{Question: "How do heat pumps cope with frost?", Mode: checkpoints.ModeAuto,
+		Origin: pipeline.Origin{Kind: "test", Queue: "runs"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var re *pipeline.RetryError
+	if err := e.eng.Advance(ctx, r.ID); !errors.As(err, &re) || re.Attempt != 1 {
+		t.Fatalf("the first attempt (40 s of 70 s): %v, want a RetryError", err)
+	}
+	if got := e.load().Attempt.ModelWait; got != 40*time.Second {
+		t.Fatalf("the run records %v waited for the model, want 40s", got)
+	}
+	if err := e.eng.Advance(ctx, r.ID); err != nil {
+		t.Fatalf("the second attempt (80 s of 70 s): %v, want the run ended", err)
+	}
+	got := e.load()
+	want := "the model could not do the plan step: the model did not answer within 1m10s (LLM_STEP_WAIT)"
+	if got.Status != pipeline.StatusFailed || got.Failure != want {
+		t.Fatalf("status %s, failure %q; want failed: %q", got.Status, got.Failure, want)
+	}
+	if e.model.calls != 2 {
+		t.Fatalf("%d model calls, want 2", e.model.calls)
 	}
 }

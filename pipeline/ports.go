@@ -170,6 +170,9 @@ type Store interface {
 	Definitions(ctx context.Context) ([]checkpoints.Definition, error)
 	// PutDefinition stores a checkpoint definition.
 	PutDefinition(ctx context.Context, d checkpoints.Definition) error
+	// CreateDefinition stores a definition whose id is not taken, or returns
+	// checkpoints.ErrDefinitionExists and changes nothing.
+	CreateDefinition(ctx context.Context, d checkpoints.Definition) error
 	// RecordCheckpointFailure notes a failure of a definition and returns the
 	// failure times within window before at.
 	RecordCheckpointFailure(ctx context.Context, defID string, at time.Time, window time.Duration) ([]time.Time, error)
@@ -259,7 +262,7 @@ type BreakerAlerter interface {
 }
 
 // Notifier is optionally implemented by a Presenter to show a passing note
-// about a run, such as "model unavailable, retry 2 of 4 in 8 s": waiting
+// about a run, such as "the model is not answering (retry 2 of 4 in 8s)": waiting
 // shows as progress, not as silence or log lines.
 type Notifier interface {
 	Notice(ctx context.Context, r *Run, text string)

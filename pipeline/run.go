@@ -286,6 +286,10 @@ type StepAttempt struct {
 	N    int  `json:"n,omitempty"` // attempts started
 	// LastError says why the last attempt failed, for people.
 	LastError string `json:"last_error,omitempty"`
+	// ModelWait is the time the step's attempts spent in model calls that
+	// brought no answer (timeouts, errors, the waits between retries),
+	// bounded by Config.ModelWait.
+	ModelWait time.Duration `json:"model_wait,omitempty"`
 }
 
 // Counters count the loops of a run; each is bounded by Limits.

@@ -2,9 +2,25 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
+
+// errModelWaitUsed is the cause of a model call cut because its step used
+// up its wait for the model.
+var errModelWaitUsed = errors.New("the step's wait for the model is used up")
+
+// modelSilentError ends a step that waited for the model longer than
+// Config.ModelWait in all; retrying would only wait more, so it is
+// ErrModelUnusable.
+type modelSilentError struct{ limit time.Duration }
+
+func (e *modelSilentError) Error() string {
+	return fmt.Sprintf("the model did not answer within %s (LLM_STEP_WAIT)", e.limit)
+}
+
+func (e *modelSilentError) Unwrap() error { return ErrModelUnusable }
 
 // Plan bounds (seed 001 §2.1).
 const (
@@ -15,10 +31,29 @@ const (
 	sourceReviewOptions              = 25
 )
 
-// generate makes one LLM call and books its usage on the run.
+// generate makes one LLM call and books its usage on the run. The time a
+// call brings no answer counts against the step's wait for the model
+// (Config.ModelWait): the call is cut when the step has none left, and then
+// the step fails for good.
 func (e *Engine) generate(ctx context.Context, r *Run, role Role, name, system, user string, out any) error {
 	start := e.cfg.Now()
+	limit := e.cfg.ModelWait
+	if limit > 0 {
+		left := limit - r.Attempt.ModelWait
+		if left <= 0 {
+			return &modelSilentError{limit: limit}
+		}
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, left, errModelWaitUsed)
+		defer cancel()
+	}
 	u, err := e.cfg.Model.Generate(ctx, Prompt{Role: role, Name: name, System: system, User: user, OnRetry: e.modelRetryNotice(ctx, r)}, out)
+	if err != nil && limit > 0 {
+		r.Attempt.ModelWait += e.cfg.Now().Sub(start)
+		if errors.Is(context.Cause(ctx), errModelWaitUsed) || r.Attempt.ModelWait >= limit {
+			err = &modelSilentError{limit: limit}
+		}
+	}
 	// A summary for operators (LOG_LEVEL=debug); never the prompt or the answer.
 	e.log.Debug("llm call", "run", r.ID, "role", role, "schema", name, "model", u.Model, "duration", e.cfg.Now().Sub(start),
 		"prompt_tokens", u.PromptTokens, "completion_tokens", u.CompletionTokens, "calls", u.Calls, "cost_usd", u.CostUSD, "ok", err == nil)

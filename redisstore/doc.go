@@ -46,7 +46,9 @@
 //	rb:slack:final:{run}         hash: how far a run's final post got (summary ts, file, notice, done)
 //	rb:slack:seen:{kind}:{id}    string, with a TTL: a Slack delivery taken by some replica
 //	rb:slack:home:{user}         string, with a TTL: the user's App Home was published (refresh it after a decision)
-//	asynq:{queue}:…              asynq's own keys: the durable work queue and its timers (Queue, Worker)
+//	asynq:{queue}:…              asynq's own keys: the durable work queue and its timers (Queue, Worker);
+//	                             a private (terminal) queue's are deleted when its worker stops, or by a
+//	                             rescue pass once its runs have no work and no recent deadline (Queue.Purge)
 //
 // A finished run whose outcome was shown expires after the retention
 // (RUN_RETENTION), its page texts sooner (RUN_PAGE_RETENTION); a run that

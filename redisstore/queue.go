@@ -45,6 +45,7 @@ type QueueOptions struct {
 // (or will see) that version, so the refusal is success — except for a task
 // asynq archived, which is deleted and queued again.
 type Queue struct {
+	rdb       redis.UniversalClient
 	client    *asynq.Client
 	inspector *asynq.Inspector
 	opts      QueueOptions
@@ -63,7 +64,7 @@ func NewQueue(rdb redis.UniversalClient, opts QueueOptions) *Queue {
 	if opts.TaskTimeout <= 0 {
 		opts.TaskTimeout = 30 * time.Minute
 	}
-	return &Queue{client: asynq.NewClientFromRedisClient(rdb), inspector: asynq.NewInspectorFromRedisClient(rdb), opts: opts}
+	return &Queue{rdb: rdb, client: asynq.NewClientFromRedisClient(rdb), inspector: asynq.NewInspectorFromRedisClient(rdb), opts: opts}
 }
 
 // Close closes the queue (not the shared Redis client).
@@ -204,10 +205,13 @@ type WorkerOptions struct {
 	// them (a terminal run's private queue): the queue server starts only
 	// when work is queued that this process does not take at once (a retry,
 	// a timer, a rescue, a wake-up finding no free slot), so a run that
-	// needs none never polls and stopping never waits for a poll. A queue
-	// that was never served is deleted on Stop (its wake-ups were all taken
-	// at once).
+	// needs none never polls and stopping never waits for a poll.
 	OnDemand bool
+	// Private says nobody else serves the queues (a terminal run's): Stop
+	// deletes their keys, served or not, whatever the run's outcome. Its
+	// runs need nothing queued to go on: --resume queues its run again, and
+	// the timers index finds its checkpoint's deadline.
+	Private bool
 	// RetryDelay overrides the wait before a task is tried again (tests).
 	// By default a failed step waits what the engine says (2 s, then 4 s),
 	// and other failures back off from 1 s to 30 s.
@@ -460,9 +464,11 @@ func (w *Worker) Stop() {
 	timer.Stop()
 	w.cancel()
 	<-queued
-	if !serving && w.followUp != nil {
+	if w.opts.Private && w.followUp != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
 		for q := range w.opts.Queues {
-			if err := w.followUp.inspector.DeleteQueue(q, true); err != nil && !errors.Is(err, asynq.ErrQueueNotFound) {
+			if err := w.followUp.Purge(ctx, q); err != nil {
 				w.log.Info("could not delete a private queue", "queue", q, "err", err)
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"slices"
+	"strconv"
 	"time"
 )
 
@@ -124,7 +125,8 @@ func (r *Rescuer) rescue(ctx context.Context, queue string, ids []string, now ti
 }
 
 // interruptAbandoned marks runs of abandoned queues interrupted once nobody
-// advanced them for 4 leases, and forgets queues that have no work left.
+// advanced them for 4 leases, and forgets queues that have no work left
+// (forgetIfDone).
 func (r *Rescuer) interruptAbandoned(ctx context.Context, now time.Time) error {
 	queues, err := r.Store.rdb.SMembers(ctx, r.Store.prefix+"queues").Result()
 	if err != nil {
@@ -140,8 +142,8 @@ func (r *Rescuer) interruptAbandoned(ctx context.Context, now time.Time) error {
 			return err
 		}
 		if len(ids) == 0 {
-			if left, err := r.Store.rdb.ZCard(ctx, r.Store.workKey(q)).Result(); err == nil && left == 0 {
-				r.Store.rdb.SRem(ctx, r.Store.prefix+"queues", q)
+			if err := r.forgetIfDone(ctx, q, now); err != nil && r.Logger != nil {
+				r.Logger.Info("could not delete an abandoned queue", "queue", q, "err", err)
 			}
 			continue
 		}
@@ -152,6 +154,31 @@ func (r *Rescuer) interruptAbandoned(ctx context.Context, now time.Time) error {
 		}
 	}
 	return nil
+}
+
+// forgetIfDone deletes an abandoned queue once none of its runs has work
+// and none waits for a deadline that is recent (its process would still
+// handle it if it were alive): its asynq keys (Queue.Purge: the tasks of
+// killed, failed and interrupted runs), its deadline index and its name.
+// A process still alive and waiting for a person loses nothing: it queues
+// a wake-up afresh, and a run resumed later is indexed again when saved.
+func (r *Rescuer) forgetIfDone(ctx context.Context, q string, now time.Time) error {
+	work, err := r.Store.rdb.ZCard(ctx, r.Store.workKey(q)).Result()
+	if err != nil || work > 0 {
+		return err
+	}
+	since := strconv.FormatInt(now.Add(-4*r.Locker.TTL()).UnixMilli(), 10)
+	waiting, err := r.Store.rdb.ZCount(ctx, r.Store.timersKey(q), since, "+inf").Result()
+	if err != nil || waiting > 0 {
+		return err
+	}
+	if err := r.Queue.Purge(ctx, q); err != nil {
+		return err
+	}
+	if err := r.Store.rdb.Del(ctx, r.Store.timersKey(q)).Err(); err != nil {
+		return err
+	}
+	return r.Store.rdb.SRem(ctx, r.Store.prefix+"queues", q).Err()
 }
 
 // OldestUnleased returns how long the oldest run with work in the served

@@ -52,7 +52,7 @@ func (p *Presenter) Progress(context.Context, *pipeline.Run) {}
 // Finished does nothing: the command prints the outcome it follows.
 func (p *Presenter) Finished(context.Context, *pipeline.Run) error { return nil }
 
-// Notice prints a passing note ("model unavailable, retry 2 of 4 in 8 s").
+// Notice prints a passing note ("the model is not answering (retry 2 of 4 in 8s)").
 func (p *Presenter) Notice(_ context.Context, _ *pipeline.Run, text string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()

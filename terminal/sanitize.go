@@ -1,6 +1,7 @@
 package terminal
 
 import (
+	"io"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -25,6 +26,23 @@ import (
 //
 // Invalid UTF-8 is replaced. Everything else is kept as it was.
 func Clean(s string) string { return sanitize(s, false) }
+
+// CleanWriter returns a writer that writes Clean of each write to w, for a
+// command whose whole output shows stored text (checkpoint definitions,
+// runs). Clean output holds no escape or control character but newline and
+// tab, so writes cleaned one by one stay clean together; a write should hold
+// whole characters (fmt's and encoding/json's writes do).
+func CleanWriter(w io.Writer) io.Writer { return cleanWriter{w} }
+
+type cleanWriter struct{ w io.Writer }
+
+// Write writes Clean(p) and reports p as written.
+func (c cleanWriter) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(c.w, Clean(string(p))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
 
 // CleanMarkdown returns report text ready for a file: the escape sequences,
 // control characters and bidi controls Clean removes are removed, and the

@@ -136,3 +136,16 @@ func BenchmarkClean(b *testing.B) {
 		})
 	}
 }
+
+func TestCleanWriterCleansEachWrite(t *testing.T) {
+	var b bytes.Buffer
+	w := CleanWriter(&b)
+	for _, s := range []string{"a\x1b", "[2Jb\n", "\u202ec\x1b]0;t\x07d"} {
+		if n, err := w.Write([]byte(s)); n != len(s) || err != nil {
+			t.Fatalf("Write(%q) = %d, %v", s, n, err)
+		}
+	}
+	if got, want := b.String(), "a[2Jb\ncd"; got != want {
+		t.Fatalf("wrote %q, want %q", got, want)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/researchbot/researchbot/checkpoints"
+	"github.com/researchbot/researchbot/terminal"
 )
 
 const checkpointsUsage = `Usage:
@@ -49,7 +50,14 @@ var writeCommands = map[string]bool{"create": true, "update": true, "delete": tr
 
 // cmdCheckpoints lets an operator see and change checkpoint definitions,
 // which are data in Redis shared by every replica.
+//
+// Everything it prints may hold stored text (labels, descriptions, options
+// written before definitions were bounded, or straight into Redis), so all
+// of it goes through the terminal's cleaner, the rule every command that
+// prints stored text keeps: no escape sequence, control or bidi character
+// reaches the screen.
 func cmdCheckpoints(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	stdout = terminal.CleanWriter(stdout)
 	sub := ""
 	if len(args) > 0 {
 		sub = args[0]
@@ -85,9 +93,6 @@ func cmdCheckpoints(ctx context.Context, args []string, getenv func(string) stri
 		return err
 	}
 	defer a.Close()
-	if err := a.Engine.SeedDefinitions(ctx); err != nil {
-		return err
-	}
 	c := &checkpointsCmd{store: a.Store, stdin: stdin, stdout: stdout, stderr: stderr, now: time.Now()}
 	return c.run(ctx, args)
 }
@@ -163,7 +168,7 @@ func (c *checkpointsCmd) find(ctx context.Context, id string) (checkpoints.Defin
 		ids = append(ids, d.ID)
 	}
 	sort.Strings(ids)
-	return def, &exitError{code: 2, msg: fmt.Sprintf("researchbot: no checkpoint %q (there are: %s)", id, strings.Join(ids, ", "))}
+	return def, &exitError{code: 2, msg: fmt.Sprintf("researchbot: no checkpoint %q (there are: %s)", id, terminal.Clean(strings.Join(ids, ", ")))}
 }
 
 // list prints every definition in the order a run meets them.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -264,5 +265,77 @@ func TestCheckpointsEnableDisableTimeoutReset(t *testing.T) {
 	}
 	if out, _, code := c.run("", "help"); code != 0 || !strings.Contains(out, "researchbot checkpoints reset ID") {
 		t.Fatalf("help: exit %d", code)
+	}
+}
+
+// TestCheckpointsPrintStoredTextCleaned: a definition stored before
+// definitions were bounded (or written straight into Redis) with escape
+// sequences and bidi controls in its text is listed and shown with none of
+// them reaching the terminal.
+func TestCheckpointsPrintStoredTextCleaned(t *testing.T) {
+	srv, rdb := redistest.Start(t)
+	env := func(k string) string { return map[string]string{"REDIS_URL": srv.URL}[k] }
+	if _, msg, code := runCheckpoints(t, env, ""); code != 0 { // writes the built-ins
+		t.Fatalf("list: exit %d: %s", code, msg)
+	}
+	raw := `{"id":"evil","control_type":"evil","label":"Evil\u001b[2J\u001b]0;pwned\u0007 \u202eelbat\u009b31m","description":"x\u0000y",` +
+		`"fields":[{"key":"k","type":"select","label":"K\u001b[H","options":[{"value":"a","label":"A\u2066\u001b[5m"}]}],` +
+		`"position":"after_planning","modes":["*"],"enabled":true}`
+	if err := rdb.HSet(context.Background(), "rb:defs", "evil", raw).Err(); err != nil {
+		t.Fatal(err)
+	}
+	list, msg, code := runCheckpoints(t, env, "")
+	if code != 0 {
+		t.Fatalf("list: exit %d: %s", code, msg)
+	}
+	show, msg, code := runCheckpoints(t, env, "", "show", "evil")
+	if code != 0 {
+		t.Fatalf("show: exit %d: %s", code, msg)
+	}
+	for name, out := range map[string]string{"list": list, "show": show} {
+		if strings.ContainsAny(out, "\x1b\x00\x07\u009b\u202e\u2066") {
+			t.Errorf("%s printed a control or bidi character: %q", name, out)
+		}
+	}
+	if !strings.Contains(list, "Evil elbat31m\n") {
+		t.Errorf("list lost the visible text of the label:\n%s", list)
+	}
+	if !strings.Contains(show, `"label": "A\u001b[5m"`) { // JSON escapes controls; the bidi isolate is gone
+		t.Errorf("show lost the visible text of an option:\n%s", show)
+	}
+}
+
+// TestCheckpointsCreateRefusesUnboundedDefinitions: what the fault suite
+// once stored is refused with its problems listed, and nothing is written.
+func TestCheckpointsCreateRefusesUnboundedDefinitions(t *testing.T) {
+	c := newCPCLI(t)
+	before := c.state()
+	opts := make([]string, 10_000)
+	for i := range opts {
+		opts[i] = fmt.Sprintf(`{"value":"o%d"}`, i)
+	}
+	fields := make([]string, 1000)
+	for i := range fields {
+		fields[i] = fmt.Sprintf(`{"key":"f%d","type":"text","label":"F"}`, i)
+	}
+	doc := func(label, fields string) string {
+		return `{"control_type":"huge","label":"` + label + `","pipeline_position":"after_planning","field_schema":[` + fields + `]}`
+	}
+	for _, c2 := range []struct{ doc, want string }{
+		{doc(strings.Repeat("a", 1_000_000), ""), "label: label is 1000000 characters long (at most 150)"},
+		{doc("Huge", `{"key":"k","type":"multi_select","label":"K","options":[`+strings.Join(opts, ",")+`]}`), "field_schema[0].options: options: 10000 options is too many (at most 100)"},
+		{doc("Huge", strings.Join(fields, ",")), "field_schema: field_schema: 1000 fields is too many (at most 50)"},
+		{doc(`Huge\u0000`, ""), "label: label holds the control character U+0000"},
+		{doc(`Huge\u001b[2J`, ""), "label: label holds the control character U+001B"},
+		{doc(`Huge\u001b]0;pwned\u0007`, ""), "label: label holds the control character U+001B"},
+		{doc("Huge \u202eelbat", ""), "label: label holds the bidirectional control U+202E"},
+	} {
+		_, msg, code := c.run(c2.doc, "create", "-")
+		if code != 1 || !strings.Contains(msg, "nothing was written") || !strings.Contains(msg, c2.want) {
+			t.Errorf("exit %d, message %.500q; want exit 1 and %q", code, msg, c2.want)
+		}
+	}
+	if after := c.state(); after != before {
+		t.Errorf("definitions changed:\n%s", after)
 	}
 }

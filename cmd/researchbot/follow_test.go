@@ -105,7 +105,7 @@ func TestATerminalRunWithTheModelDownFailsFastWithOneClearLine(t *testing.T) {
 	if strings.Contains(log, "level=") || strings.Contains(log, "WARN") || strings.Contains(log, "ERROR") {
 		t.Errorf("log lines in the terminal:\n%s", log)
 	}
-	for _, progress := range []string{"… model unavailable, retry 1 of 1 in", "trying again in 2s (attempt 2 of 3)", "trying again in 4s (attempt 3 of 3)"} {
+	for _, progress := range []string{"… the model is not answering (retry 1 of 1 in", "trying again in 2s (attempt 2 of 3)", "trying again in 4s (attempt 3 of 3)"} {
 		if !strings.Contains(log, progress) {
 			t.Errorf("no %q in the terminal:\n%s", progress, log)
 		}

@@ -95,6 +95,34 @@ func TestServeStopsAtStartWithEveryProblem(t *testing.T) {
 	}
 }
 
+// TestServeStopsAtStartWhenAScopeIsMissing: an app installed from an older
+// manifest lacks users:read, so bots.info answers missing_scope; serve
+// stops before taking work, naming the scope and saying to reinstall.
+func TestServeStopsAtStartWhenAScopeIsMissing(t *testing.T) {
+	fake := slackfake.New(t)
+	fake.FailMissingScope("bots.info", 1, "users:read", "commands,chat:write")
+	srv, _ := redistest.Start(t)
+	model := llmtest.NewServer(t, func(llmtest.Call) llmtest.Reply { return llmtest.JSON(struct{}{}) })
+	env := map[string]string{
+		"SLACK_APP_TOKEN": fake.AppToken(), "SLACK_BOT_TOKEN": fake.BotToken(), "SLACK_API_URL": fake.APIURL(),
+		"REDIS_URL": srv.URL, "OPENAI_BASE_URL": model.URL(), "OPENAI_API_KEY": "sk-test", "LLM_STARTUP_CHECK": "false",
+		"HTTP_ADDR": "127.0.0.1:0",
+	}
+	exit := startFails(t, env, "serve")
+	lines := problemLines(exit.msg)
+	if len(lines) != 1 {
+		t.Fatalf("problems:\n%s", exit.msg)
+	}
+	for _, want := range []string{"SLACK_BOT_TOKEN: ", `"missing_scope" to bots.info`, "lacks the users:read scope", "reinstall the app"} {
+		if !strings.Contains(lines[0], want) {
+			t.Errorf("problem %q lacks %q", lines[0], want)
+		}
+	}
+	if n := len(fake.Calls("apps.connections.open")); n > 1 {
+		t.Errorf("apps.connections.open called %d times: serve went on to connect", n)
+	}
+}
+
 // TestWorkerStopsAtStartWhenTheModelRefusesTheKey: a worker checks the bot
 // token and the model endpoint too; a rejected key names OPENAI_API_KEY, a
 // base URL without /models OPENAI_BASE_URL.

@@ -90,6 +90,12 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		_ = conn.Close()
 		return nil, err
 	}
+	// The built-in checkpoint definitions are there from the first start,
+	// for the App Home and the CLI as for runs; an admin's edits are kept.
+	if err := a.Engine.SeedDefinitions(ctx); err != nil {
+		_ = a.Close()
+		return nil, err
+	}
 	return a, nil
 }
 
@@ -160,6 +166,7 @@ func (a *App) build() error {
 			MaxSearchErrors: cfg.MaxSearchErrors,
 		},
 		Writing:      pipeline.Writing{StyleGuide: cfg.StyleGuide, TargetWords: cfg.TargetLength},
+		ModelWait:    cfg.LLMStepWait,
 		DefaultQueue: a.opts.DefaultQueue,
 		Observer:     a.opts.Observer,
 		Now:          a.opts.Now,
@@ -181,6 +188,17 @@ func (a *App) AddPresenter(kind string, p pipeline.Presenter) { a.presenters[kin
 // only the process that started the run serves it.
 const TerminalQueuePrefix = "terminal-"
 
+// terminalQueues reports whether queues are all terminal runs' private
+// queues, whose keys the worker deletes when it stops.
+func terminalQueues(queues map[string]int) bool {
+	for q := range queues {
+		if !strings.HasPrefix(q, TerminalQueuePrefix) {
+			return false
+		}
+	}
+	return len(queues) > 0
+}
+
 // StartWorker starts advancing runs from the given queues in the background,
 // and rescuing runs of those queues whose worker died (and marking terminal
 // runs whose process went away interrupted); the returned stop function
@@ -188,7 +206,7 @@ const TerminalQueuePrefix = "terminal-"
 func (a *App) StartWorker(queues map[string]int) (stop func(), err error) {
 	w := redisstore.NewWorker(a.Conn.Client, a.Engine, redisstore.WorkerOptions{
 		Queues: queues, Concurrency: a.Config.WorkerConcurrency, Logger: a.log, RetryDelay: a.opts.RetryDelay,
-		ShutdownTimeout: a.opts.ShutdownTimeout, OnDemand: a.opts.NewPrivateQueue,
+		ShutdownTimeout: a.opts.ShutdownTimeout, OnDemand: a.opts.NewPrivateQueue, Private: terminalQueues(queues),
 	})
 	if err := w.Start(); err != nil {
 		return nil, fmt.Errorf("start worker: %w", err)

@@ -90,10 +90,10 @@ func TestAModelThatIsDownEndsTheRunWithinItsBound(t *testing.T) {
 			if !strings.Contains(notices, "trying again in 2s (attempt 2 of 3)") {
 				t.Errorf("the step's retries were not shown as progress:\n%s", notices)
 			}
-			if tc.retries > 0 && !strings.Contains(notices, "model unavailable, retry 1 of 1 in ") {
+			if tc.retries > 0 && !strings.Contains(notices, "the model is not answering (retry 1 of 1 in ") {
 				t.Errorf("the model's retries were not shown as progress:\n%s", notices)
 			}
-			if tc.retries == 0 && strings.Contains(notices, "model unavailable") {
+			if tc.retries == 0 && strings.Contains(notices, "the model is not answering") {
 				t.Errorf("LLM_MAX_RETRIES=0 retried:\n%s", notices)
 			}
 		})

@@ -214,6 +214,9 @@ type trigger struct {
 type failure struct {
 	retryAfter int
 	slackErr   string
+	// needed and provided, with slackErr "missing_scope", are the scope the
+	// method needs and those the token has, as Slack reports them.
+	needed, provided string
 }
 
 // Server is a fake Slack: Web API and Socket Mode on one loopback HTTP server.
@@ -433,6 +436,18 @@ func (s *Server) FailWith(method string, n int, slackErr string) {
 	defer s.mu.Unlock()
 	for range n {
 		s.failures[method] = append(s.failures[method], failure{slackErr: slackErr})
+	}
+}
+
+// FailMissingScope makes the next n calls of method answer as Slack does
+// when the token lacks a scope the method needs (HTTP 200):
+// {"ok":false,"error":"missing_scope","needed":needed,"provided":provided},
+// provided being the token's scopes, comma-separated.
+func (s *Server) FailMissingScope(method string, n int, needed, provided string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for range n {
+		s.failures[method] = append(s.failures[method], failure{slackErr: "missing_scope", needed: needed, provided: provided})
 	}
 }
 

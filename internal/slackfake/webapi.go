@@ -125,9 +125,13 @@ func (s *Server) handleAPI(w http.ResponseWriter, r *http.Request) {
 	if q := s.failures[req.method]; len(q) > 0 {
 		f := q[0]
 		s.failures[req.method] = q[1:]
-		if f.slackErr != "" {
+		switch {
+		case f.needed != "" || f.provided != "":
+			call.Error = f.slackErr
+			scripted = &Reply{Body: map[string]any{"ok": false, "error": f.slackErr, "needed": f.needed, "provided": f.provided}}
+		case f.slackErr != "":
 			scripted = &Reply{Error: f.slackErr}
-		} else {
+		default:
 			scripted = &Reply{Status: http.StatusTooManyRequests, RetryAfter: f.retryAfter, Error: "ratelimited"}
 		}
 	}

@@ -333,3 +333,23 @@ func TestRepliesAndPermalink(t *testing.T) {
 		t.Errorf("permalink = %q, %v", link, err)
 	}
 }
+
+// TestFailMissingScope: the refusal carries Slack's scope diagnostics, which
+// slack-go hands to the caller.
+func TestFailMissingScope(t *testing.T) {
+	fake := New(t)
+	api := newAPI(fake)
+	ctx := testCtx(t)
+	fake.FailMissingScope("bots.info", 1, "users:read", "chat:write,commands")
+	_, err := api.GetBotInfoContext(ctx, slack.GetBotInfoParameters{Bot: BotID})
+	var se slack.SlackErrorResponse
+	if !errors.As(err, &se) || se.Err != "missing_scope" || se.Needed != "users:read" || se.Provided != "chat:write,commands" {
+		t.Fatalf("err = %#v, want missing_scope needing users:read", err)
+	}
+	if calls := fake.Calls("bots.info"); len(calls) != 1 || calls[0].Error != "missing_scope" {
+		t.Errorf("calls = %+v", calls)
+	}
+	if _, err := api.GetBotInfoContext(ctx, slack.GetBotInfoParameters{Bot: BotID}); err != nil {
+		t.Errorf("the next call: %v", err)
+	}
+}
