@@ -3,4 +3,9 @@
 // `go list -deps` and checks them against rules that each give their
 // reason, in the manner of tailscale's tstest/deptest. Every package of the
 // module must have a row, so a new package cannot slip by unchecked.
+//
+// It also keeps .ci/tools true: every program a Go file runs by name
+// (exec.Command, exec.LookPath, a script's #! line) must be listed there,
+// so that .ci/run installs it on a fresh machine and .ci/check-tools fails
+// CI when it is missing.
 package archtest
