@@ -48,7 +48,7 @@ build:
 image:
 	docker build --build-arg VERSION="$(VERSION)" --build-arg COMMIT="$(COMMIT)" -t researchbot:$(or $(VERSION),dev) .
 
-# bench: the performance figures of the README. The extraction quality
+# bench: the figures of docs/performance.md. The extraction quality
 # benchmark reads its corpus from the module cache (go mod download).
 bench: redis-server
 	$(GO) test -run '^$$' -bench . -benchtime 1x -count 3 ./internal/app
@@ -56,7 +56,7 @@ bench: redis-server
 	$(GO) test -run '^$$' -bench 'Startup|TerminalRun' -benchtime 1x -count 3 ./cmd/researchbot
 
 # faults: the fault suite — internal/faults (build tag faults) and the tests
-# elsewhere that cover rows of the README's "Failure behaviour" table. Each
+# elsewhere that cover rows of docs/failure-behaviour.md's table. Each
 # prints its figure ("FIGURE ..." or its own t.Logf line). CI runs it after
 # make test; it takes a few minutes.
 FAULT_ROWS_CMD = TestKilledAtACheckpointResumes|TestKilledInTheMiddleOfAStepResumes|TestAnotherWorkerTakesOverADeadWorkersRun|TestServeKilledWhileACheckpointWaitsAndTheOldButtonFinishesTheRun
