@@ -92,8 +92,7 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 	case "help", "-h", "-help", "--help":
 		return cmdHelp(ctx, args[1:], getenv, stdout, stderr)
 	default:
-		fmt.Fprintf(stderr, "researchbot: unknown command %q\nRun 'researchbot help' for usage.\n", args[0])
-		return &exitError{code: 2}
+		return unknownCommand(stderr, "researchbot", args[0], commandNames())
 	}
 }
 
@@ -111,7 +110,11 @@ func cmdHelp(ctx context.Context, args []string, getenv func(string) string, std
 	c, ok := lookup(name)
 	switch {
 	case !ok:
-		return usageError(stderr, "help", "there is no command %q", name)
+		var names []string
+		for _, c := range commands {
+			names = append(names, c.name)
+		}
+		return usageError(stderr, "help", "there is no command %q%s", name, suggestion(name, names))
 	case name == "help":
 		commandUsage(stdout, c, nil)
 		return helped

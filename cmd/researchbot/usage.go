@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -40,6 +41,17 @@ func lookup(name string) (command, bool) {
 		}
 	}
 	return command{}, false
+}
+
+// commandNames is the first word of every command, for suggestions.
+func commandNames() []string {
+	var names []string
+	for _, c := range commands {
+		if first, _, _ := strings.Cut(c.name, " "); !slices.Contains(names, first) {
+			names = append(names, first)
+		}
+	}
+	return names
 }
 
 // usage is the program's help: every command and where configuration is.
@@ -112,7 +124,7 @@ func parseFlags(fs *flag.FlagSet, name string, args []string, interspersed bool,
 				commandUsage(stdout, c, fs)
 				return nil, helped
 			}
-			return nil, usageError(stderr, name, "%v", err)
+			return nil, usageError(stderr, name, "%s", flagProblem(fs, err))
 		}
 		rest := fs.Args()
 		if !interspersed || len(rest) == 0 {

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// This file holds the command line's shared rules: how a mistake is named
+// (the bad word, what was expected, a "did you mean"), how a table is laid
+// out, and how --json output is written.
+
+// didYouMean returns the candidate closest to word when it is close
+// enough to be a typo (an edit distance of at most a third of the word,
+// and at most 2), or "".
+func didYouMean(word string, candidates []string) string {
+	best, bestDist := "", 0
+	for _, c := range candidates {
+		d := editDistance(strings.ToLower(word), strings.ToLower(c))
+		if d == 0 {
+			return c
+		}
+		if limit := min(2, max(1, len([]rune(word))/3)); d <= limit && (best == "" || d < bestDist) {
+			best, bestDist = c, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b, counting an
+// adjacent transposition ("shwo" for "show") as one edit.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	// d[i][j]: the distance between ra[:i] and rb[:j].
+	d := make([][]int, len(ra)+1)
+	for i := range d {
+		d[i] = make([]int, len(rb)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(ra)][len(rb)]
+}
+
+// suggestion is "; did you mean %q?" for the candidate closest to word,
+// or "" when none is close.
+func suggestion(word string, candidates []string) string {
+	if s := didYouMean(word, candidates); s != "" {
+		return fmt.Sprintf("; did you mean %q?", s)
+	}
+	return ""
+}
+
+// unknownCommand reports a word that is not a subcommand of parent
+// ("researchbot checkpoints"), with the closest one: exit 2.
+func unknownCommand(stderr io.Writer, parent, word string, candidates []string) error {
+	help := "researchbot help " + strings.TrimSpace(strings.TrimPrefix(parent, "researchbot"))
+	if parent == "researchbot" {
+		help = "researchbot help"
+	}
+	fmt.Fprintf(stderr, "researchbot: unknown command %q for %q%s\nRun '%s' for usage.\n", word, parent, suggestion(word, candidates), strings.TrimSpace(help))
+	return &exitError{code: 2}
+}
+
+var (
+	flagInvalid   = regexp.MustCompile(`^invalid (?:boolean )?value "(.*)" for (?:flag )?-(\S+): `)
+	flagUndefined = regexp.MustCompile(`^flag provided but not defined: -+(\S+)$`)
+	flagNoValue   = regexp.MustCompile(`^flag needs an argument: -+(\S+)$`)
+)
+
+// flagProblem restates an error of the flag package for a person: the flag
+// as it is written (--limit), the value given and what it should have been,
+// or the closest flag to an unknown one.
+func flagProblem(fs *flag.FlagSet, err error) string {
+	msg := err.Error()
+	if m := flagInvalid.FindStringSubmatch(msg); m != nil {
+		return fmt.Sprintf("invalid value %q for --%s: want %s", m[1], m[2], expected(fs.Lookup(m[2])))
+	}
+	if m := flagUndefined.FindStringSubmatch(msg); m != nil {
+		var names []string
+		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+		if s := didYouMean(m[1], names); s != "" {
+			return fmt.Sprintf("unknown flag --%s; did you mean --%s?", m[1], s)
+		}
+		return fmt.Sprintf("unknown flag --%s", m[1])
+	}
+	if m := flagNoValue.FindStringSubmatch(msg); m != nil {
+		return fmt.Sprintf("--%s needs %s", m[1], expected(fs.Lookup(m[1])))
+	}
+	return msg
+}
+
+// expected says what a flag takes, with its default as an example.
+func expected(f *flag.Flag) string {
+	if f == nil {
+		return "a valid value"
+	}
+	g, ok := f.Value.(flag.Getter)
+	if !ok {
+		return "a valid value"
+	}
+	switch g.Get().(type) {
+	case int, int64, uint, uint64:
+		return fmt.Sprintf("a whole number, e.g. --%s %s", f.Name, f.DefValue)
+	case float64:
+		return fmt.Sprintf("a number, e.g. --%s %s", f.Name, f.DefValue)
+	case bool:
+		return "true or false"
+	case time.Duration:
+		return fmt.Sprintf("a duration such as 30s or 5m, e.g. --%s %s", f.Name, f.DefValue)
+	case string:
+		if f.DefValue != "" {
+			return fmt.Sprintf("a value, e.g. --%s %s", f.Name, f.DefValue)
+		}
+	}
+	return "a value: " + f.Usage
+}
+
+// newTable lays out rows as columns separated by two spaces (end each cell
+// with \t and each row with \n, then Flush).
+func newTable(w io.Writer) *tabwriter.Writer {
+	return tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+}
+
+// writeJSONLines writes each value as one JSON object on its own line (JSON
+// Lines), the --json form of every listing: a script reads it line by line.
+func writeJSONLines[T any](w io.Writer, values []T) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	for _, v := range values {
+		if err := enc.Encode(v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
