@@ -70,18 +70,23 @@ func suggestion(word string, candidates []string) string {
 }
 
 // unknownCommand reports a word that is not a subcommand of parent
-// ("researchbot checkpoints"), with the closest one: exit 2.
+// ("researchbot checkpoints"), with the closest one, on stderr: exit 2.
 func unknownCommand(stderr io.Writer, parent, word string, candidates []string) error {
-	help := "researchbot help " + strings.TrimSpace(strings.TrimPrefix(parent, "researchbot"))
-	if parent == "researchbot" {
-		help = "researchbot help"
-	}
-	fmt.Fprintf(stderr, "researchbot: unknown command %q for %q%s\nRun '%s' for usage.\n", word, parent, suggestion(word, candidates), strings.TrimSpace(help))
+	fmt.Fprintln(stderr, unknownCommandMessage(parent, word, candidates))
 	return &exitError{code: 2}
 }
 
+// unknownCommandMessage is what unknownCommand prints.
+func unknownCommandMessage(parent, word string, candidates []string) string {
+	help := "researchbot help"
+	if rest := strings.TrimSpace(strings.TrimPrefix(parent, "researchbot")); rest != "" {
+		help += " " + rest
+	}
+	return fmt.Sprintf("researchbot: unknown command %q for %q%s\nRun '%s' for usage.", word, parent, suggestion(word, candidates), help)
+}
+
 var (
-	flagInvalid   = regexp.MustCompile(`^invalid (?:boolean )?value "(.*)" for (?:flag )?-(\S+): `)
+	flagInvalid   = regexp.MustCompile(`^invalid (?:boolean )?value "(.*)" for (?:flag )?-(\S+): (.*)$`)
 	flagUndefined = regexp.MustCompile(`^flag provided but not defined: -+(\S+)$`)
 	flagNoValue   = regexp.MustCompile(`^flag needs an argument: -+(\S+)$`)
 )
@@ -92,7 +97,12 @@ var (
 func flagProblem(fs *flag.FlagSet, err error) string {
 	msg := err.Error()
 	if m := flagInvalid.FindStringSubmatch(msg); m != nil {
-		return fmt.Sprintf("invalid value %q for --%s: want %s", m[1], m[2], expected(fs.Lookup(m[2])))
+		f := fs.Lookup(m[2])
+		if _, builtin := f.Value.(flag.Getter); f != nil && !builtin {
+			// A flag.Func: its own error says what it wants.
+			return fmt.Sprintf("invalid value %q for --%s: %s", m[1], m[2], m[3])
+		}
+		return fmt.Sprintf("invalid value %q for --%s: want %s", m[1], m[2], expected(f))
 	}
 	if m := flagUndefined.FindStringSubmatch(msg); m != nil {
 		var names []string

@@ -1,0 +1,227 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/researchbot/researchbot/checkpoints"
+	"github.com/researchbot/researchbot/config"
+	"github.com/researchbot/researchbot/internal/app"
+	"github.com/researchbot/researchbot/internal/redistest"
+	"github.com/researchbot/researchbot/pipeline"
+)
+
+// runArgs runs the program in process with env and returns its exit code,
+// stdout and everything it said on stderr (an exitError's message included).
+func runArgs(t *testing.T, env map[string]string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	err := run(context.Background(), args, func(k string) string { return env[k] }, strings.NewReader(""), &out, &errb)
+	code = exitCode(err, &errb)
+	return code, out.String(), errb.String()
+}
+
+// TestTyposAreNamedWithASuggestion: a mistyped command or flag is named,
+// with the closest right one, on stderr, exit 2.
+func TestTyposAreNamedWithASuggestion(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"rnus"}, `researchbot: unknown command "rnus" for "researchbot"; did you mean "runs"?` + "\nRun 'researchbot help' for usage.\n"},
+		{[]string{"chekpoints"}, `did you mean "checkpoints"?`},
+		{[]string{"checkpoints", "shwo"}, `researchbot: unknown command "shwo" for "researchbot checkpoints"; did you mean "show"?` + "\nRun 'researchbot help checkpoints' for usage.\n"},
+		{[]string{"checkpoints", "disabel", "x"}, `did you mean "disable"?`},
+		{[]string{"checkpoints", "--jsn"}, "unknown flag --jsn (the list takes --json)"},
+		{[]string{"runs", "--limt", "3"}, "researchbot runs: unknown flag --limt; did you mean --limit?\n"},
+		{[]string{"runs", "--jsno"}, "did you mean --json?"},
+		{[]string{"help", "wokrer"}, `there is no command "wokrer"; did you mean "worker"?`},
+		{[]string{"help", "runs", "prnue"}, `there is no command "runs prnue"; did you mean "runs prune"?`},
+	} {
+		code, stdout, stderr := runArgs(t, nil, tc.args...)
+		if code != 2 || stdout != "" || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr:\n%s\nwant exit 2 and %q", tc.args, code, stdout, stderr, tc.want)
+		}
+	}
+	// A word far from every command gets no suggestion.
+	if _, _, stderr := runArgs(t, nil, "frobnicate"); strings.Contains(stderr, "did you mean") {
+		t.Errorf("a suggestion for a word like no command: %s", stderr)
+	}
+}
+
+// TestUsageErrorsSayWhatWasExpected: a bad value names the flag, the value
+// and what the flag takes; a wrong number of arguments names the
+// subcommand and shows its usage line.
+func TestUsageErrorsSayWhatWasExpected(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"runs", "--limit", "x"}, `invalid value "x" for --limit: want a whole number, e.g. --limit 20`},
+		{[]string{"runs", "--json=maybe"}, `invalid value "maybe" for --json: want true or false`},
+		{[]string{"run", "--max-cost", "lots", "a question long enough"}, `invalid value "lots" for --max-cost: want a non-negative number of dollars, such as 0.50`},
+		{[]string{"healthcheck", "--timeout", "soon"}, `invalid value "soon" for --timeout: want a duration such as 30s or 5m`},
+		{[]string{"run", "--mode"}, "--mode needs a value, e.g. --mode guided"},
+		{[]string{"checkpoints", "skip", "r-1"}, "researchbot checkpoints skip: wrong arguments (got 1: [\"r-1\"])\nUsage: researchbot checkpoints skip RUN_ID CHECKPOINT_ID"},
+		{[]string{"checkpoints", "validate"}, "researchbot checkpoints validate: wrong arguments (got no arguments)\nUsage: researchbot checkpoints validate FILE|-"},
+		{[]string{"checkpoints", "fields", "--yaml"}, "researchbot checkpoints fields: wrong arguments"},
+	} {
+		code, stdout, stderr := runArgs(t, nil, tc.args...)
+		if code != 2 || stdout != "" || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr:\n%s\nwant exit 2 and %q", tc.args, code, stdout, stderr, tc.want)
+		}
+	}
+}
+
+// TestEveryHelpExits0: help however asked for, at every level, is printed
+// on stdout with exit 0.
+func TestEveryHelpExits0(t *testing.T) {
+	for _, args := range [][]string{
+		{"checkpoints", "skip", "--help"}, {"checkpoints", "skip", "-h"}, {"checkpoints", "help"},
+		{"checkpoints", "--help"}, {"checkpoints", "-h"}, {"help", "checkpoints"}, {"runs", "--help"},
+		{"runs", "prune", "-h"}, {"help", "help"}, {"--help"},
+	} {
+		code, stdout, stderr := runArgs(t, nil, args...)
+		if code != 0 || !strings.Contains(stdout, "Usage") || stderr != "" {
+			t.Errorf("%v: exit %d, stderr %q, stdout:\n%s", args, code, stderr, stdout)
+		}
+	}
+}
+
+func TestDidYouMean(t *testing.T) {
+	words := []string{"show", "skip", "reset", "enable", "disable"}
+	for in, want := range map[string]string{"shwo": "show", "SHOW": "show", "rest": "reset", "skp": "skip", "enabel": "enable", "x": "", "delete": "", "": ""} {
+		if got := didYouMean(in, words); got != want {
+			t.Errorf("didYouMean(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// decodeLines decodes every line of out as one T, refusing fields T does
+// not declare, and fails the test on any line that does not parse.
+func decodeLines[T any](t *testing.T, out string) []T {
+	t.Helper()
+	var vs []T
+	s := bufio.NewScanner(strings.NewReader(out))
+	for s.Scan() {
+		dec := json.NewDecoder(strings.NewReader(s.Text()))
+		dec.DisallowUnknownFields()
+		var v T
+		if err := dec.Decode(&v); err != nil {
+			t.Fatalf("line %q does not parse: %v", s.Text(), err)
+		}
+		vs = append(vs, v)
+	}
+	return vs
+}
+
+// TestJSONListings: runs, runs --feedback and checkpoints with --json write
+// one JSON object a line, each line parses, and every field is documented
+// in docs/terminal.md.
+func TestJSONListings(t *testing.T) {
+	srv, _ := redistest.Start(t)
+	env := map[string]string{"REDIS_URL": srv.URL}
+	ctx := context.Background()
+	cfg, err := config.Load(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := app.New(ctx, cfg, app.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if err := a.Engine.SeedDefinitions(ctx); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC().Truncate(time.Second)
+	def := checkpoints.Builtins(now)[0]
+	inst := checkpoints.NewInstance(def, "r-j1.cp", "r-j1", nil, def.Fields, nil, now)
+	if err := inst.Offer(now, "engine"); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []*pipeline.Run{
+		{ID: "r-j1", Question: "How well do heat pumps\x1b[2J work?", Mode: checkpoints.ModeGuided, Origin: pipeline.Origin{Kind: "slack", Queue: "runs"},
+			Status: pipeline.StatusWaiting, Step: pipeline.StepPlan, Checkpoints: []checkpoints.Instance{inst}, Waiting: inst.ID, CreatedAt: now, UpdatedAt: now},
+		{ID: "r-j2", Question: "What do heat pumps cost?", Origin: pipeline.Origin{Kind: "terminal"}, Status: pipeline.StatusCompleted, Step: pipeline.StepDone,
+			Verdicts: []pipeline.Verdict{{By: "U1", Useful: true, At: now}, {By: "U2", Useful: false, Reason: "no prices\u202e", At: now}}, CreatedAt: now.Add(-time.Hour), UpdatedAt: now},
+	} {
+		if err := a.Store.Create(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	code, stdout, stderr := runArgs(t, env, "runs", "--json")
+	if code != 0 {
+		t.Fatalf("runs --json: exit %d: %s", code, stderr)
+	}
+	runs := decodeLines[runJSON](t, stdout)
+	byID := map[string]runJSON{}
+	for _, r := range runs {
+		byID[r.ID] = r
+	}
+	if len(runs) != 2 || byID["r-j1"].WaitingAt != def.ID || byID["r-j1"].Status != "waiting" || byID["r-j1"].From != "slack" ||
+		byID["r-j1"].Question != "How well do heat pumps work?" || !byID["r-j2"].CreatedAt.Equal(now.Add(-time.Hour)) {
+		t.Errorf("runs --json:\n%s", stdout)
+	}
+
+	code, stdout, stderr = runArgs(t, env, "runs", "--feedback", "--json")
+	if code != 0 {
+		t.Fatalf("runs --feedback --json: exit %d: %s", code, stderr)
+	}
+	verdicts := decodeLines[verdictJSON](t, stdout)
+	want := []verdictJSON{
+		{RunID: "r-j2", Question: "What do heat pumps cost?", By: "U1", Verdict: "useful", At: now},
+		{RunID: "r-j2", Question: "What do heat pumps cost?", By: "U2", Verdict: "not_useful", Reason: "no prices", At: now},
+	}
+	if !reflect.DeepEqual(verdicts, want) {
+		t.Errorf("runs --feedback --json:\n%s", stdout)
+	}
+
+	code, stdout, stderr = runArgs(t, env, "checkpoints", "--json")
+	if code != 0 {
+		t.Fatalf("checkpoints --json: exit %d: %s", code, stderr)
+	}
+	defs := decodeLines[definitionJSON](t, stdout)
+	if len(defs) < 3 || defs[0].ID == "" || defs[0].BreakerThreshold == 0 || len(defs[0].Modes) == 0 {
+		t.Errorf("checkpoints --json:\n%s", stdout)
+	}
+
+	doc, err := os.ReadFile("../../docs/terminal.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []any{runJSON{}, verdictJSON{}, definitionJSON{}} {
+		rt := reflect.TypeOf(v)
+		for i := range rt.NumField() {
+			name, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
+			if !strings.Contains(string(doc), "`"+name+"`") {
+				t.Errorf("docs/terminal.md does not document the field %s of %s", name, rt.Name())
+			}
+		}
+	}
+}
+
+// TestTablesAreAlignedByTabwriter: every row's columns start where the
+// header's do.
+func TestTablesAreAlignedByTabwriter(t *testing.T) {
+	now := time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC)
+	out := formatRuns([]*pipeline.Run{
+		{ID: "r-1", Question: "short", Status: pipeline.StatusRunning, Step: pipeline.StepSearch, Origin: pipeline.Origin{Kind: "slack"}, CreatedAt: now},
+		{ID: "r-22222222", Question: "longer", Status: pipeline.StatusCompleted, Step: pipeline.StepDone, Origin: pipeline.Origin{Kind: "terminal"}, CreatedAt: now.Add(-72 * time.Hour)},
+	}, now)
+	lines := strings.Split(out, "\n")
+	col := strings.Index(lines[0], "QUESTION")
+	for _, l := range lines[1:] {
+		if len(l) <= col || l[col-1] != ' ' || l[col] == ' ' {
+			t.Errorf("row not aligned under QUESTION (column %d):\n%s", col, out)
+		}
+	}
+}
