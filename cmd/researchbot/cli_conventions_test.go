@@ -194,6 +194,21 @@ func TestJSONListings(t *testing.T) {
 		t.Errorf("checkpoints --json:\n%s", stdout)
 	}
 
+	code, stdout, stderr = runArgs(t, env, "status", "--json", "r-j1")
+	if st := decodeLines[runJSON](t, stdout); code != 0 || len(st) != 1 || !reflect.DeepEqual(st[0], byID["r-j1"]) {
+		t.Errorf("status --json r-j1: exit %d %s\n%s", code, stderr, stdout)
+	}
+	code, stdout, _ = runArgs(t, env, "status", "r-j1")
+	if code != 0 || !strings.Contains(stdout, "status    waiting at "+def.ID+"\n") || !strings.Contains(stdout, "question  How well do heat pumps work?") {
+		t.Errorf("status r-j1: exit %d\n%s", code, stdout)
+	}
+	if code, _, stderr = runArgs(t, env, "status", "r-none"); code != 1 || !strings.Contains(stderr, `no run "r-none"`) {
+		t.Errorf("status of no run: exit %d %s", code, stderr)
+	}
+	if code, _, stderr = runArgs(t, env, "status"); code != 2 || !strings.Contains(stderr, "needs one run id") {
+		t.Errorf("status without a run: exit %d %s", code, stderr)
+	}
+
 	doc, err := os.ReadFile("../../docs/terminal.md")
 	if err != nil {
 		t.Fatal(err)

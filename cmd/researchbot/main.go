@@ -70,6 +70,8 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 		return cmdRun(ctx, args[1:], getenv, stdin, stdout, stderr)
 	case "runs":
 		return cmdRuns(ctx, args[1:], getenv, stdout, stderr)
+	case "status":
+		return cmdStatus(ctx, args[1:], getenv, stdout, stderr)
 	case "ask":
 		return cmdAsk(ctx, args[1:], getenv, stdout, stderr)
 	case "serve":

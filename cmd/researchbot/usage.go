@@ -23,6 +23,7 @@ var commands = []command{
 	{"run", `[flags] "<question>"`, "research in the terminal", "Researches the question, asking you at the checkpoints of the mode, and prints the\nreport on stdout (progress and questions on stderr). --resume RUN_ID continues a\nrun after the process stopped."},
 	{"runs", "[--limit N] [--feedback] [--json]", "list runs with status, age and spend", "--feedback lists what people said about the reports (👍 / 👎, reasons) instead."},
 	{"runs prune", "", "forget expired runs; expire old finished ones", "RUN_RETENTION and RUN_PAGE_RETENTION say what is kept."},
+	{"status", "[--json] RUN_ID", "one run: status, step, spend, question", "The same as /research status RUN in Slack; --json prints the fields of 'runs --json'."},
 	{"ask", `RUN_ID "<question>"`, "a follow-up question, answered from the run's sources", "Answers from the pages the run's report cites, each citation checked against the page;\nthe answer and its cost are saved with the run. When the sources do not answer, it\nsays so and how to research the question."},
 	{"serve", "", "run the Slack bot (Socket Mode) and workers", "Checks Slack, Redis and the model endpoint at start, then serves /healthz, /readyz\nand /metrics on HTTP_ADDR. Configured by environment variables only."},
 	{"worker", "[--queues runs]", "run workers only (more capacity; needs REDIS_URL)", "Checks Redis, the model endpoint and (for the runs queue) SLACK_BOT_TOKEN at start,\nthen serves /healthz, /readyz and /metrics on HTTP_ADDR."},
