@@ -9,6 +9,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/researchbot/researchbot/terminal"
 )
 
 // This file holds the command line's shared rules: how a mistake is named
@@ -161,4 +163,44 @@ func writeJSONLines[T any](w io.Writer, values []T) error {
 		}
 	}
 	return nil
+}
+
+// colorOn reports whether output to w may be coloured: w is a terminal,
+// NO_COLOR (https://no-color.org) is unset or empty, and TERM is not
+// "dumb".
+func colorOn(w io.Writer, getenv func(string) string) bool {
+	return getenv("NO_COLOR") == "" && getenv("TERM") != "dumb" && terminal.IsTerminal(w)
+}
+
+// Every coloured cell carries the same nine invisible bytes (a five-byte
+// SGR start, a four-byte reset), so tabwriter, which counts them, still
+// aligns the columns.
+const (
+	sgrBold    = "\x1b[01m"
+	sgrGreen   = "\x1b[32m"
+	sgrYellow  = "\x1b[33m"
+	sgrRed     = "\x1b[31m"
+	sgrDefault = "\x1b[39m"
+	sgrReset   = "\x1b[0m"
+)
+
+// statusColor is the colour a run's status is shown in.
+func statusColor(status string) string {
+	switch status {
+	case "completed":
+		return sgrGreen
+	case "waiting", "interrupted", "partial":
+		return sgrYellow
+	case "failed", "cancelled":
+		return sgrRed
+	}
+	return sgrDefault
+}
+
+// paint wraps s in sgr when on, else returns s.
+func paint(on bool, sgr, s string) string {
+	if !on {
+		return s
+	}
+	return sgr + s + sgrReset
 }

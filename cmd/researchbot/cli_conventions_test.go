@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -225,18 +226,39 @@ func TestJSONListings(t *testing.T) {
 }
 
 // TestTablesAreAlignedByTabwriter: every row's columns start where the
-// header's do.
+// header's do, coloured or not; colour is only for a terminal, and never
+// with NO_COLOR.
 func TestTablesAreAlignedByTabwriter(t *testing.T) {
 	now := time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC)
-	out := formatRuns([]*pipeline.Run{
+	runs := []*pipeline.Run{
 		{ID: "r-1", Question: "short", Status: pipeline.StatusRunning, Step: pipeline.StepSearch, Origin: pipeline.Origin{Kind: "slack"}, CreatedAt: now},
 		{ID: "r-22222222", Question: "longer", Status: pipeline.StatusCompleted, Step: pipeline.StepDone, Origin: pipeline.Origin{Kind: "terminal"}, CreatedAt: now.Add(-72 * time.Hour)},
-	}, now)
-	lines := strings.Split(out, "\n")
-	col := strings.Index(lines[0], "QUESTION")
-	for _, l := range lines[1:] {
-		if len(l) <= col || l[col-1] != ' ' || l[col] == ' ' {
-			t.Errorf("row not aligned under QUESTION (column %d):\n%s", col, out)
+		{ID: "r-3", Question: "failed", Status: pipeline.StatusFailed, Step: pipeline.StepPlan, Origin: pipeline.Origin{Kind: "stream"}, CreatedAt: now},
+	}
+	sgr := regexp.MustCompile("\x1b\\[[0-9;]*m")
+	for _, color := range []bool{false, true} {
+		out := formatRuns(runs, now, color)
+		if got := strings.Contains(out, "\x1b["); got != color {
+			t.Errorf("color %v: escape sequences %v:\n%q", color, got, out)
 		}
+		if color && !strings.Contains(out, sgrGreen+"completed"+sgrReset) || color && !strings.Contains(out, sgrRed+"failed"+sgrReset) {
+			t.Errorf("statuses not coloured:\n%q", out)
+		}
+		lines := strings.Split(sgr.ReplaceAllString(out, ""), "\n")
+		for _, head := range []string{"STATUS", "STEP", "QUESTION"} {
+			col := strings.Index(lines[0], head)
+			for _, l := range lines[1:] {
+				if len(l) <= col || l[col-1] != ' ' || l[col] == ' ' {
+					t.Errorf("color %v: row not aligned under %s (column %d):\n%s", color, head, col, strings.Join(lines, "\n"))
+				}
+			}
+		}
+	}
+	var buf bytes.Buffer
+	if colorOn(&buf, func(string) string { return "" }) {
+		t.Error("colour on a buffer, which is no terminal")
+	}
+	if colorOn(os.Stdout, func(k string) string { return map[string]string{"NO_COLOR": "1"}[k] }) {
+		t.Error("colour despite NO_COLOR")
 	}
 }

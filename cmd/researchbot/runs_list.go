@@ -51,7 +51,7 @@ func cmdRuns(ctx context.Context, args []string, getenv func(string) string, std
 	case *feedback:
 		fmt.Fprintln(stdout, formatVerdicts(runs))
 	default:
-		fmt.Fprintln(stdout, formatRuns(runs, time.Now()))
+		fmt.Fprintln(stdout, formatRuns(runs, time.Now(), colorOn(stdout, getenv)))
 	}
 	return nil
 }
@@ -128,20 +128,32 @@ func stepOf(r *pipeline.Run) string {
 
 // formatRuns renders the run list as aligned columns, one line per run,
 // cleaned for the terminal: a question is whatever someone typed in Slack.
-func formatRuns(runs []*pipeline.Run, now time.Time) string {
+// With color the header is bold and each status coloured.
+func formatRuns(runs []*pipeline.Run, now time.Time, color bool) string {
 	var b strings.Builder
 	tw := newTable(&b)
-	fmt.Fprint(tw, "RUN\tFROM\tSTATUS\tSTEP\tAGE\tSPEND\tQUESTION\n")
+	header := []string{"RUN", "FROM", "STATUS", "STEP", "AGE", "SPEND", "QUESTION"}
+	for i, h := range header {
+		header[i] = paint(color, sgrBold, h)
+	}
+	fmt.Fprint(tw, strings.Join(header, "\t")+"\n")
 	for _, r := range runs {
-		q := strings.Join(strings.Fields(terminal.Clean(r.Question)), " ")
-		if rs := []rune(q); len(rs) > 60 {
-			q = string(rs[:59]) + "…"
+		q := oneLineCut(r.Question, 60) + followUpNote(r)
+		cells := []string{r.ID, r.Origin.Kind, string(r.Status), stepOf(r), age(now.Sub(r.CreatedAt)), pipeline.FormatUSD(r.Spend.CostUSD), q}
+		for i, c := range cells {
+			cells[i] = terminal.Clean(c)
 		}
-		q += followUpNote(r)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Origin.Kind, r.Status, stepOf(r), age(now.Sub(r.CreatedAt)), pipeline.FormatUSD(r.Spend.CostUSD), q)
+		// Every cell of a column gets the same invisible bytes: see paint.
+		cells[0] = paint(color, sgrDefault, cells[0])
+		cells[1] = paint(color, sgrDefault, cells[1])
+		cells[2] = paint(color, statusColor(cells[2]), cells[2])
+		cells[3] = paint(color, sgrDefault, cells[3])
+		cells[4] = paint(color, sgrDefault, cells[4])
+		cells[5] = paint(color, sgrDefault, cells[5])
+		fmt.Fprint(tw, strings.Join(cells, "\t")+"\n")
 	}
 	tw.Flush()
-	return terminal.Clean(strings.TrimRight(b.String(), "\n"))
+	return strings.TrimRight(b.String(), "\n")
 }
 
 func age(d time.Duration) string {
