@@ -262,3 +262,43 @@ func TestTablesAreAlignedByTabwriter(t *testing.T) {
 		t.Error("colour despite NO_COLOR")
 	}
 }
+
+// TestCompletion: the scripts call `researchbot __complete`, which offers
+// commands, subcommands and each command's own flags, filtered by what is
+// typed so far.
+func TestCompletion(t *testing.T) {
+	for shell, want := range map[string]string{
+		"bash": "complete -o default -F _researchbot researchbot",
+		"zsh":  "bashcompinit",
+		"fish": "complete -c researchbot",
+	} {
+		code, stdout, stderr := runArgs(t, nil, "completion", shell)
+		if code != 0 || !strings.Contains(stdout, want) || !strings.Contains(stdout, "researchbot __complete") || stderr != "" {
+			t.Errorf("completion %s: exit %d, stderr %q:\n%s", shell, code, stderr, stdout)
+		}
+	}
+	if code, _, stderr := runArgs(t, nil, "completion", "bsh"); code != 2 || !strings.Contains(stderr, `did you mean "bash"?`) {
+		t.Errorf("completion bsh: exit %d %s", code, stderr)
+	}
+	for _, tc := range []struct {
+		words []string
+		want  string
+	}{
+		{[]string{""}, "run\nruns\nstatus\nask\nserve\nworker\ncheckpoints\nenv\nhealthcheck\ncompletion\nversion\nhelp\n--version\n--help\n"},
+		{[]string{"ch"}, "checkpoints\n"},
+		{[]string{"checkpoints", "d"}, "delete\ndisable\n"},
+		{[]string{"checkpoints", "-"}, "--json\n--help\n"},
+		{[]string{"runs", "--"}, "--feedback\n--json\n--limit\n--help\n"},
+		{[]string{"runs", "p"}, "prune\n"},
+		{[]string{"run", "--m"}, "--max-cost\n--max-iterations\n--mode\n"},
+		{[]string{"help", "ru"}, "run\nruns\n"},
+		{[]string{"help", "runs", ""}, "prune\n"},
+		{[]string{"completion", ""}, "bash\nzsh\nfish\n"},
+		{[]string{"zzz"}, ""},
+	} {
+		code, stdout, stderr := runArgs(t, nil, append([]string{"__complete"}, tc.words...)...)
+		if code != 0 || stdout != tc.want || stderr != "" {
+			t.Errorf("__complete %q: exit %d, stderr %q, got\n%s\nwant\n%s", tc.words, code, stderr, stdout, tc.want)
+		}
+	}
+}

@@ -89,6 +89,10 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 		return cmdEnv(args[1:], getenv, stdout, stderr)
 	case "healthcheck":
 		return cmdHealthcheck(ctx, args[1:], getenv, stdout, stderr)
+	case "completion":
+		return cmdCompletion(args[1:], stdout, stderr)
+	case "__complete": // called by the completion scripts
+		return cmdComplete(ctx, args[1:], getenv, stdout)
 	case "version", "--version":
 		return cmdVersion(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":

@@ -30,6 +30,7 @@ var commands = []command{
 	{"checkpoints", "[fields|show|create|update|delete|enable|disable|timeout|reset|skip …]", "see and manage checkpoint definitions", strings.TrimPrefix(checkpointsUsage, "Usage:\n")},
 	{"env", "", "every variable: current value (secrets masked), source, meaning", ""},
 	{"healthcheck", "[--path P] [--timeout D]", "ask the local serve or worker's /healthz (exit 0 or 1)", healthcheckAbout},
+	{"completion", "bash|zsh|fish", "print the shell completion script", "bash: source <(researchbot completion bash); zsh: the same with zsh; fish: researchbot completion fish | source."},
 	{"version", "", "version, commit and Go version (also --version)", ""},
 	{"help", "[COMMAND]", "this text, or a command's", ""},
 }
