@@ -1,10 +1,10 @@
 # researchbot — the two commands of the README, and their helpers.
-.PHONY: test run build image bench vet lint redis-server faults soak
+.PHONY: test run build image bench vet lint redis-server cgo faults soak
 
 GO ?= go
 
 # test: everything CI runs, on a fresh machine.
-test: redis-server vet lint
+test: redis-server cgo vet lint
 	$(GO) test -race -count=1 -timeout 30m ./...
 
 vet:
@@ -32,6 +32,12 @@ redis-server:
 	  else \
 	    echo "the tests need redis-server: install it (e.g. sudo apt-get install redis-server)"; exit 1; \
 	  fi; }
+
+# go test -race needs cgo, hence a C compiler; say so before the first
+# compile fails with "-race requires cgo".
+cgo:
+	@[ "$$($(GO) env CGO_ENABLED)" = 1 ] || { \
+	  echo "go test -race needs cgo and a C compiler: install gcc (Debian: apt-get install gcc libc6-dev, or sudo .ci/run --install-only)"; exit 1; }
 
 # run: one research in the terminal, e.g. make run Q="How do heat pumps do in the cold?"
 run:
@@ -63,7 +69,7 @@ FAULT_ROWS_CMD = TestKilledAtACheckpointResumes|TestKilledInTheMiddleOfAStepResu
 FAULT_ROWS_APP = TestAModelThatIsDownEndsTheRunWithinItsBound|TestCheckpointTimeoutsFireOnTimeThroughTheQueue|TestRateLimitWithRetryAfterThenSuccess|TestMalformedJSONIsRepaired|TestContextLengthErrorShrinksTheInput|TestARefusalEndsTheRunAtOnceWithWhatItHas
 FAULT_ROWS_BOT = TestE2EDoubleClickAndRedeliveryApplyOnce|TestRetriedEventReachesHandlerOnce|TestRequestsFromAnotherWorkspaceOrAppAreRefusedPolitely|TestE2EClickOnSupersededCheckpoint|TestTamperedButtonValueIsRefusedAndLoggedBounded|TestHostileQuestions|TestE2EADecisionWhoseFateIsUnknownIsNotCalledUnchanged|TestRepeatedSlashCommandOnAnotherReplicaStartsNoSecondRun
 FAULT_ROWS_STORE = TestASaveWhoseReplyIsLostIsUnknownAndARetryIsNotDoubled|TestAStoredVersionThatWentBackwardsIsReportedLoudly|TestAHolderThatCannotRefreshStopsBeforeItsLeaseCouldBeTaken
-faults: redis-server
+faults: redis-server cgo
 	$(GO) test -race -count=1 -timeout 20m -tags faults -v ./internal/faults
 	$(GO) test -race -count=1 -timeout 10m -v -run '^($(FAULT_ROWS_CMD))$$' ./cmd/researchbot
 	$(GO) test -race -count=1 -timeout 10m -v -run '^($(FAULT_ROWS_APP))$$' ./internal/app
