@@ -254,6 +254,13 @@ func TestTablesAreAlignedByTabwriter(t *testing.T) {
 			}
 		}
 	}
+	st := formatStatus(runJSON{ID: "r-1", Status: "failed", Step: "plan", CreatedAt: now}, now, true)
+	if !strings.Contains(st, "status    "+sgrRed+"failed"+sgrReset+"\n") {
+		t.Errorf("status not coloured:\n%q", st)
+	}
+	if st := formatStatus(runJSON{ID: "r-1", Status: "failed", Step: "plan", CreatedAt: now}, now, false); strings.Contains(st, "\x1b") {
+		t.Errorf("colour without a terminal:\n%q", st)
+	}
 	var buf bytes.Buffer
 	if colorOn(&buf, func(string) string { return "" }) {
 		t.Error("colour on a buffer, which is no terminal")

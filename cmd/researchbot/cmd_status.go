@@ -41,15 +41,16 @@ func cmdStatus(ctx context.Context, args []string, getenv func(string) string, s
 	if *asJSON {
 		return writeJSONLines(stdout, j)
 	}
-	fmt.Fprintln(stdout, formatStatus(j[0], time.Now()))
+	fmt.Fprintln(stdout, formatStatus(j[0], time.Now(), colorOn(stdout, getenv)))
 	return nil
 }
 
-// formatStatus renders one run for a person, as aligned "name  value" lines.
-func formatStatus(r runJSON, now time.Time) string {
+// formatStatus renders one run for a person, as aligned "name  value"
+// lines; with color its status is coloured as in the runs table.
+func formatStatus(r runJSON, now time.Time, color bool) string {
 	var b strings.Builder
 	tw := newTable(&b)
-	status := r.Status
+	status := paint(color, statusColor(r.Status), r.Status)
 	if r.WaitingAt != "" {
 		status += " at " + r.WaitingAt
 	}
