@@ -1,10 +1,10 @@
 # researchbot — the two commands of the README, and their helpers.
-.PHONY: test run build image bench vet lint redis-server faults soak
+.PHONY: test run build image bench vet lint redis-server cgo faults soak
 
 GO ?= go
 
 # test: everything CI runs, on a fresh machine.
-test: redis-server vet lint
+test: redis-server cgo vet lint
 	$(GO) test -race -count=1 -timeout 30m ./...
 
 vet:
@@ -33,6 +33,12 @@ redis-server:
 	    echo "the tests need redis-server: install it (e.g. sudo apt-get install redis-server)"; exit 1; \
 	  fi; }
 
+# go test -race needs cgo, hence a C compiler; say so before the first
+# compile fails with "-race requires cgo".
+cgo:
+	@[ "$$($(GO) env CGO_ENABLED)" = 1 ] || { \
+	  echo "go test -race needs cgo and a C compiler: install gcc (Debian: apt-get install gcc libc6-dev, or sudo .ci/run --install-only)"; exit 1; }
+
 # run: one research in the terminal, e.g. make run Q="How do heat pumps do in the cold?"
 run:
 	$(GO) run ./cmd/researchbot run "$(Q)"
@@ -48,7 +54,7 @@ build:
 image:
 	docker build --build-arg VERSION="$(VERSION)" --build-arg COMMIT="$(COMMIT)" -t researchbot:$(or $(VERSION),dev) .
 
-# bench: the performance figures of the README. The extraction quality
+# bench: the figures of docs/performance.md. The extraction quality
 # benchmark reads its corpus from the module cache (go mod download).
 bench: redis-server
 	$(GO) test -run '^$$' -bench . -benchtime 1x -count 3 ./internal/app
@@ -56,14 +62,14 @@ bench: redis-server
 	$(GO) test -run '^$$' -bench 'Startup|TerminalRun' -benchtime 1x -count 3 ./cmd/researchbot
 
 # faults: the fault suite — internal/faults (build tag faults) and the tests
-# elsewhere that cover rows of the README's "Failure behaviour" table. Each
+# elsewhere that cover rows of docs/failure-behaviour.md's table. Each
 # prints its figure ("FIGURE ..." or its own t.Logf line). CI runs it after
 # make test; it takes a few minutes.
 FAULT_ROWS_CMD = TestKilledAtACheckpointResumes|TestKilledInTheMiddleOfAStepResumes|TestAnotherWorkerTakesOverADeadWorkersRun|TestServeKilledWhileACheckpointWaitsAndTheOldButtonFinishesTheRun
 FAULT_ROWS_APP = TestAModelThatIsDownEndsTheRunWithinItsBound|TestCheckpointTimeoutsFireOnTimeThroughTheQueue|TestRateLimitWithRetryAfterThenSuccess|TestMalformedJSONIsRepaired|TestContextLengthErrorShrinksTheInput|TestARefusalEndsTheRunAtOnceWithWhatItHas
 FAULT_ROWS_BOT = TestE2EDoubleClickAndRedeliveryApplyOnce|TestRetriedEventReachesHandlerOnce|TestRequestsFromAnotherWorkspaceOrAppAreRefusedPolitely|TestE2EClickOnSupersededCheckpoint|TestTamperedButtonValueIsRefusedAndLoggedBounded|TestHostileQuestions|TestE2EADecisionWhoseFateIsUnknownIsNotCalledUnchanged|TestRepeatedSlashCommandOnAnotherReplicaStartsNoSecondRun
 FAULT_ROWS_STORE = TestASaveWhoseReplyIsLostIsUnknownAndARetryIsNotDoubled|TestAStoredVersionThatWentBackwardsIsReportedLoudly|TestAHolderThatCannotRefreshStopsBeforeItsLeaseCouldBeTaken
-faults: redis-server
+faults: redis-server cgo
 	$(GO) test -race -count=1 -timeout 20m -tags faults -v ./internal/faults
 	$(GO) test -race -count=1 -timeout 10m -v -run '^($(FAULT_ROWS_CMD))$$' ./cmd/researchbot
 	$(GO) test -race -count=1 -timeout 10m -v -run '^($(FAULT_ROWS_APP))$$' ./internal/app

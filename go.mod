@@ -29,7 +29,7 @@ require (
 	github.com/temoto/robotstxt v1.1.2
 	github.com/yuin/goldmark v1.8.2
 	go.uber.org/goleak v1.3.0
-	go.yaml.in/yaml/v4 v4.0.0-rc.2
+	go.yaml.in/yaml/v4 v4.0.0
 	golang.org/x/net v0.62.0
 	golang.org/x/sync v0.24.0
 	golang.org/x/text v0.43.0

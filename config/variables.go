@@ -22,8 +22,8 @@ type Variable struct {
 }
 
 // Variables is the configuration table: every variable researchbot reads,
-// in the order `researchbot env` and the README list them. Load reads
-// exactly these (a test holds both to it), and the README's table is
+// in the order `researchbot env` and docs/configuration.md list them. Load reads
+// exactly these (a test holds both to it), and that file's table is
 // rendered from it (MarkdownTable).
 func Variables() []Variable {
 	one := func(name, def, meaning string) Variable {
@@ -119,7 +119,7 @@ func (v Variable) Show(value string) string {
 	return fmt.Sprintf("%s… (%d characters, masked)", prefix, len(value))
 }
 
-// MarkdownTable renders the table for the README's Configuration section.
+// MarkdownTable renders the table of docs/configuration.md.
 func MarkdownTable() string {
 	var b strings.Builder
 	b.WriteString("| variable | default | meaning |\n| --- | --- | --- |\n")

@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-var update = flag.Bool("update", false, "rewrite the README's configuration table from Variables")
+var update = flag.Bool("update", false, "rewrite the configuration table of docs/configuration.md from Variables")
 
 // TestLoadReadsExactlyTheTable: every variable Load asks for has a row in
 // the table, and every row names variables Load reads.
@@ -64,10 +64,11 @@ func TestDocumentedDefaultsAreTheDefaults(t *testing.T) {
 	}
 }
 
-// TestREADMEConfigurationTable: the README's table is MarkdownTable's
-// output (go test ./config -update rewrites it).
+// TestREADMEConfigurationTable: the table of docs/configuration.md (linked
+// from the README) is MarkdownTable's output (go test ./config -update
+// rewrites it).
 func TestREADMEConfigurationTable(t *testing.T) {
-	const path = "../README.md"
+	const path = "../docs/configuration.md"
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -75,11 +76,11 @@ func TestREADMEConfigurationTable(t *testing.T) {
 	readme := string(raw)
 	start := strings.Index(readme, "| variable | default | meaning |\n")
 	if start < 0 {
-		t.Fatal("README has no configuration table")
+		t.Fatal(path + " has no configuration table")
 	}
 	end := strings.Index(readme[start:], "\n\n")
 	if end < 0 {
-		t.Fatal("README's configuration table does not end")
+		t.Fatal(path + "'s configuration table does not end")
 	}
 	end += start + 1
 	want := MarkdownTable()
@@ -100,7 +101,7 @@ func TestREADMEConfigurationTable(t *testing.T) {
 				w = wantRows[i]
 			}
 			if g != w {
-				t.Errorf("README row %d differs from config.Variables (go test ./config -update rewrites it):\n got %s\nwant %s", i, g, w)
+				t.Errorf(path+" row %d differs from config.Variables (go test ./config -update rewrites it):\n got %s\nwant %s", i, g, w)
 				break
 			}
 		}

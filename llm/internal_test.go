@@ -29,9 +29,9 @@ func TestParseRetryAfter(t *testing.T) {
 		{"86400", maxRetryAfter, true},
 	}
 	for _, tc := range cases {
-		got, ok := parseRetryAfter(tc.in, now)
+		got, ok := (&respMeta{retryAfterHd: tc.in}).retryAfter(now)
 		if got != tc.want || ok != tc.ok {
-			t.Errorf("parseRetryAfter(%q) = %v, %v; want %v, %v", tc.in, got, ok, tc.want, tc.ok)
+			t.Errorf("Retry-After %q = %v, %v; want %v, %v", tc.in, got, ok, tc.want, tc.ok)
 		}
 	}
 	m := &respMeta{retryAfterHd: "9", retryAfterMs: "250"}
@@ -102,7 +102,7 @@ func TestAzureBaseURLs(t *testing.T) {
 }
 
 // TestImports keeps the dependency direction: llm depends on no other
-// researchbot package, and llmtest (imported by other packages' tests) only on
+// researchbot package but the Retry-After reader, and llmtest (imported by other packages' tests) only on
 // the standard library.
 func TestImports(t *testing.T) {
 	check := func(dir string, allowed func(path string) bool) {
@@ -126,6 +126,8 @@ func TestImports(t *testing.T) {
 			}
 		}
 	}
-	check(".", func(p string) bool { return !strings.HasPrefix(p, "github.com/researchbot/") })
+	check(".", func(p string) bool {
+		return !strings.HasPrefix(p, "github.com/researchbot/") || p == "github.com/researchbot/researchbot/internal/retryafter"
+	})
 	check("llmtest", func(p string) bool { return !strings.Contains(strings.Split(p, "/")[0], ".") })
 }

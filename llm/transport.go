@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/researchbot/researchbot/internal/retryafter"
 )
 
 // maxRetryAfter caps how long a provider's Retry-After can make one retry wait.
@@ -31,30 +33,11 @@ func (m *respMeta) retryAfter(now time.Time) (time.Duration, bool) {
 			return capRetry(time.Duration(v * float64(time.Millisecond))), true
 		}
 	}
-	return parseRetryAfter(m.retryAfterHd, now)
-}
-
-// parseRetryAfter interprets a Retry-After header value: delay-seconds or an
-// HTTP date (RFC 9110 §10.2.3).
-func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
-	v = strings.TrimSpace(v)
-	if v == "" {
+	d, ok := retryafter.Parse(m.retryAfterHd, now)
+	if !ok {
 		return 0, false
 	}
-	if secs, err := strconv.ParseFloat(v, 64); err == nil {
-		if secs < 0 {
-			return 0, false
-		}
-		return capRetry(time.Duration(secs * float64(time.Second))), true
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		d := t.Sub(now)
-		if d < 0 {
-			d = 0
-		}
-		return capRetry(d), true
-	}
-	return 0, false
+	return capRetry(d), true
 }
 
 func capRetry(d time.Duration) time.Duration {

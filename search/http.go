@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/researchbot/researchbot/internal/retryafter"
 )
 
 // maxBody bounds how much of a service's answer is read.
@@ -93,13 +95,8 @@ func (s HTTPSettings) do(ctx context.Context, backend string, req *http.Request,
 // retryAfter reads Retry-After (seconds or an HTTP date), falling back to the
 // first value of X-RateLimit-Reset (Brave's per-window seconds).
 func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
-	if v := strings.TrimSpace(h.Get("Retry-After")); v != "" {
-		if n, err := strconv.Atoi(v); err == nil && n >= 0 {
-			return time.Duration(n) * time.Second, true
-		}
-		if t, err := http.ParseTime(v); err == nil {
-			return max(0, t.Sub(now)), true
-		}
+	if d, ok := retryafter.Parse(h.Get("Retry-After"), now); ok {
+		return d, true
 	}
 	if v := h.Get("X-RateLimit-Reset"); v != "" {
 		first, _, _ := strings.Cut(v, ",")

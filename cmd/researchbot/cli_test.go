@@ -47,15 +47,15 @@ func TestUsageErrorsGoToStderrWithExit2(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"frobnicate"}, "researchbot: unknown command \"frobnicate\"\nRun 'researchbot help' for usage.\n"},
-		{[]string{"runs", "--limit", "x"}, "researchbot runs: invalid value \"x\" for flag -limit: parse error\nRun 'researchbot help runs' for usage.\n"},
+		{[]string{"frobnicate"}, "researchbot: unknown command \"frobnicate\" for \"researchbot\"\nRun 'researchbot help' for usage.\n"},
+		{[]string{"runs", "--limit", "x"}, "researchbot runs: invalid value \"x\" for --limit: want a whole number, e.g. --limit 20\nRun 'researchbot help runs' for usage.\n"},
 		{[]string{"runs", "--limit", "0"}, "researchbot runs: --limit must be at least 1 (got 0)\nRun 'researchbot help runs' for usage.\n"},
 		{[]string{"run"}, "researchbot run: give a question, or --resume RUN_ID\nRun 'researchbot help run' for usage.\n"},
-		{[]string{"run", "--mode"}, "researchbot run: flag needs an argument: -mode\nRun 'researchbot help run' for usage.\n"},
+		{[]string{"run", "--mode"}, "researchbot run: --mode needs a value, e.g. --mode guided\nRun 'researchbot help run' for usage.\n"},
 		{[]string{"serve", "now"}, "researchbot serve: takes no arguments (got \"now\")\nRun 'researchbot help serve' for usage.\n"},
-		{[]string{"worker", "--bogus"}, "researchbot worker: flag provided but not defined: -bogus\nRun 'researchbot help worker' for usage.\n"},
+		{[]string{"worker", "--bogus"}, "researchbot worker: unknown flag --bogus\nRun 'researchbot help worker' for usage.\n"},
 		{[]string{"runs", "prune", "all"}, "researchbot runs prune: takes no arguments (got \"all\")\nRun 'researchbot help runs prune' for usage.\n"},
-		{[]string{"env", "--all"}, "researchbot env: flag provided but not defined: -all\nRun 'researchbot help env' for usage.\n"},
+		{[]string{"env", "--all"}, "researchbot env: unknown flag --all\nRun 'researchbot help env' for usage.\n"},
 		{[]string{"help", "nope"}, "researchbot help: there is no command \"nope\"\nRun 'researchbot help' for usage.\n"},
 	} {
 		code, stdout, stderr := runCLI(t, nil, tc.args...)

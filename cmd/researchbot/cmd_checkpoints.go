@@ -14,7 +14,7 @@ import (
 )
 
 const checkpointsUsage = `Usage:
-  researchbot checkpoints                      list checkpoint definitions
+  researchbot checkpoints [--json]             list checkpoint definitions
   researchbot checkpoints fields [--json]      the nine field types and the settings each takes
   researchbot checkpoints show ID              one definition as JSON (seed 004's shape)
   researchbot checkpoints validate FILE|-      check a definition document; writes nothing
@@ -45,6 +45,9 @@ type checkpointsCmd struct {
 	now            time.Time
 }
 
+// checkpointsSubcommands are the words `researchbot checkpoints` takes.
+var checkpointsSubcommands = []string{"fields", "show", "validate", "create", "update", "delete", "enable", "disable", "timeout", "reset", "skip", "help"}
+
 // writeCommands change definitions; they refuse to run on the in-process Redis.
 var writeCommands = map[string]bool{"create": true, "update": true, "delete": true, "enable": true, "disable": true, "timeout": true, "reset": true}
 
@@ -72,7 +75,7 @@ func cmdCheckpoints(ctx context.Context, args []string, getenv func(string) stri
 		return checkpointFields(args[1:], stdout)
 	case "validate":
 		if len(args) != 2 {
-			return checkpointsUsageError()
+			return checkpointsUsageError(args)
 		}
 		c := &checkpointsCmd{stdin: stdin, stdout: stdout, stderr: stderr}
 		_, d, err := c.readDocument(args[1])
@@ -81,9 +84,12 @@ func cmdCheckpoints(ctx context.Context, args []string, getenv func(string) stri
 		}
 		fmt.Fprintf(stdout, "%s: valid (%s)\n", d.ID, describeDefinition(d))
 		return nil
-	case "", "show", "create", "update", "delete", "enable", "disable", "timeout", "reset":
+	case "", "--json", "show", "create", "update", "delete", "enable", "disable", "timeout", "reset":
 	default:
-		return checkpointsUsageError()
+		if strings.HasPrefix(sub, "-") {
+			return &exitError{code: 2, msg: fmt.Sprintf("researchbot checkpoints: unknown flag %s (the list takes --json)\nRun 'researchbot help checkpoints' for usage.", sub)}
+		}
+		return &exitError{code: 2, msg: unknownCommandMessage("researchbot checkpoints", sub, checkpointsSubcommands)}
 	}
 	if writeCommands[sub] && getenv("REDIS_URL") == "" {
 		return &exitError{code: 2, msg: fmt.Sprintf("researchbot: checkpoints %s needs REDIS_URL: definitions live in the Redis the bot and workers share; without it the change would go to an empty in-process Redis and vanish", sub)}
@@ -97,13 +103,27 @@ func cmdCheckpoints(ctx context.Context, args []string, getenv func(string) stri
 	return c.run(ctx, args)
 }
 
-// checkpointsUsageError is a mistake in a checkpoints command line: its usage on stderr, exit 2.
-func checkpointsUsageError() error { return &exitError{code: 2, msg: checkpointsUsage} }
+// checkpointsUsageError is a checkpoints subcommand given the wrong
+// arguments: what it got, and its usage line, on stderr; exit 2.
+func checkpointsUsageError(args []string) error {
+	line := ""
+	for l := range strings.Lines(checkpointsUsage) {
+		if f := strings.Fields(l); len(f) > 2 && f[0] == "researchbot" && f[2] == args[0] {
+			line = strings.TrimSpace(l)
+			break
+		}
+	}
+	got := "no arguments"
+	if n := len(args) - 1; n > 0 {
+		got = fmt.Sprintf("%d: %q", n, args[1:])
+	}
+	return &exitError{code: 2, msg: fmt.Sprintf("researchbot checkpoints %s: wrong arguments (got %s)\nUsage: %s", args[0], got, line)}
+}
 
 // run dispatches a subcommand that uses the store.
 func (c *checkpointsCmd) run(ctx context.Context, args []string) error {
-	if len(args) == 0 {
-		return c.list(ctx)
+	if len(args) == 0 || len(args) == 1 && args[0] == "--json" {
+		return c.list(ctx, len(args) == 1)
 	}
 	switch {
 	case args[0] == "create" && len(args) == 2:
@@ -111,7 +131,7 @@ func (c *checkpointsCmd) run(ctx context.Context, args []string) error {
 	case args[0] == "update" && len(args) == 3:
 		return c.update(ctx, args[1], args[2])
 	case len(args) < 2:
-		return checkpointsUsageError()
+		return checkpointsUsageError(args)
 	}
 	def, err := c.find(ctx, args[1])
 	if err != nil {
@@ -138,7 +158,7 @@ func (c *checkpointsCmd) run(ctx context.Context, args []string) error {
 		}
 		def.Timeout = d
 	default:
-		return checkpointsUsageError()
+		return checkpointsUsageError(args)
 	}
 	def.UpdatedAt = c.now
 	if err := c.store.PutDefinition(ctx, def); err != nil {
@@ -171,25 +191,51 @@ func (c *checkpointsCmd) find(ctx context.Context, id string) (checkpoints.Defin
 	return def, &exitError{code: 2, msg: fmt.Sprintf("researchbot: no checkpoint %q (there are: %s)", id, terminal.Clean(strings.Join(ids, ", ")))}
 }
 
-// list prints every definition in the order a run meets them.
-func (c *checkpointsCmd) list(ctx context.Context) error {
+// definitionJSON is one line of `researchbot checkpoints --json`.
+type definitionJSON struct {
+	ID               string   `json:"id"`
+	Label            string   `json:"label"`
+	Enabled          bool     `json:"enabled"`
+	Required         bool     `json:"required"`
+	Modes            []string `json:"modes"`
+	TimeoutSeconds   float64  `json:"timeout_seconds"` // 0: no timeout
+	BreakerFailures  int      `json:"breaker_failures"`
+	BreakerThreshold int      `json:"breaker_threshold"`
+	BreakerTripped   bool     `json:"breaker_tripped"`
+}
+
+// list prints every definition in the order a run meets them: a table, or
+// with asJSON one JSON object a line.
+func (c *checkpointsCmd) list(ctx context.Context, asJSON bool) error {
 	defs, err := c.store.Definitions(ctx)
 	if err != nil {
 		return err
 	}
 	checkpoints.SortByPipeline(defs)
-	fmt.Fprintf(c.stdout, "%-16s %-8s %-9s %-14s %-8s %-8s %s\n", "ID", "ENABLED", "REQUIRED", "MODES", "TIMEOUT", "BREAKER", "LABEL")
+	rows := make([]definitionJSON, 0, len(defs))
 	for _, d := range defs {
 		fails, _ := c.store.CheckpointFailures(ctx, d.ID, c.now, d.BreakerWindow)
-		breaker := fmt.Sprintf("%d/%d", len(fails), d.BreakerThreshold)
-		if checkpoints.BreakerTripped(d, fails, c.now) {
+		rows = append(rows, definitionJSON{
+			ID: d.ID, Label: d.Label, Enabled: d.Enabled, Required: d.Required, Modes: d.Modes,
+			TimeoutSeconds: d.Timeout.Seconds(), BreakerFailures: len(fails), BreakerThreshold: d.BreakerThreshold,
+			BreakerTripped: checkpoints.BreakerTripped(d, fails, c.now),
+		})
+	}
+	if asJSON {
+		return writeJSONLines(c.stdout, rows)
+	}
+	tw := newTable(c.stdout)
+	fmt.Fprint(tw, "ID\tENABLED\tREQUIRED\tMODES\tTIMEOUT\tBREAKER\tLABEL\n")
+	for _, r := range rows {
+		breaker := fmt.Sprintf("%d/%d", r.BreakerFailures, r.BreakerThreshold)
+		if r.BreakerTripped {
 			breaker = "TRIPPED"
 		}
 		timeout := "none"
-		if d.Timeout > 0 {
-			timeout = d.Timeout.String()
+		if r.TimeoutSeconds > 0 {
+			timeout = time.Duration(r.TimeoutSeconds * float64(time.Second)).String()
 		}
-		fmt.Fprintf(c.stdout, "%-16s %-8v %-9v %-14s %-8s %-8s %s\n", d.ID, d.Enabled, d.Required, strings.Join(d.Modes, ","), timeout, breaker, d.Label)
+		fmt.Fprintf(tw, "%s\t%v\t%v\t%s\t%s\t%s\t%s\n", r.ID, r.Enabled, r.Required, strings.Join(r.Modes, ","), timeout, breaker, r.Label)
 	}
-	return nil
+	return tw.Flush()
 }

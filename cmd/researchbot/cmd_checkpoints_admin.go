@@ -22,7 +22,7 @@ func checkpointFields(args []string, stdout io.Writer) error {
 	case len(args) == 1 && args[0] == "--json":
 		return writeJSON(stdout, specs)
 	case len(args) > 0:
-		return checkpointsUsageError()
+		return checkpointsUsageError(append([]string{"fields"}, args...))
 	}
 	fmt.Fprintln(stdout, "Every field has key (a slug), type, label; optionally help, required, default.")
 	for _, s := range specs {

@@ -18,8 +18,12 @@ const checkpointsSkipUsage = "researchbot checkpoints skip RUN_ID CHECKPOINT_ID 
 // not be shown after its retries. The run's report says so. It refuses to
 // run without REDIS_URL: an in-process Redis holds no runs.
 func cmdCheckpointsSkip(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 1 && isHelpFlag(args[0]) {
+		fmt.Fprintln(stdout, "Usage:\n  "+checkpointsSkipUsage)
+		return helped
+	}
 	if len(args) != 2 {
-		return &exitError{code: 2, msg: "Usage:\n  " + checkpointsSkipUsage}
+		return checkpointsUsageError(append([]string{"skip"}, args...))
 	}
 	if getenv("REDIS_URL") == "" {
 		return &exitError{code: 2, msg: "researchbot: checkpoints skip needs REDIS_URL: the run lives in the Redis the bot and workers share (without it there is only an empty in-process Redis)"}

@@ -258,7 +258,10 @@ func TestCheckpointsEnableDisableTimeoutReset(t *testing.T) {
 	if out := c.mustRun("", "reset", "plan_review"); !strings.Contains(out, "plan_review: breaker reset (it was closed; 0 recent failures forgotten)") {
 		t.Fatalf("reset: %q", out)
 	}
-	for _, args := range [][]string{{"show"}, {"frobnicate", "x"}, {"enable"}, {"reset", "plan_review", "now"}, {"create"}} {
+	if _, msg, code := c.run("", "frobnicate", "x"); code != 2 || !strings.Contains(msg, `unknown command "frobnicate" for "researchbot checkpoints"`) {
+		t.Errorf("frobnicate: exit %d %q, want an unknown command (2)", code, msg)
+	}
+	for _, args := range [][]string{{"show"}, {"enable"}, {"reset", "plan_review", "now"}, {"create"}} {
 		if _, msg, code := c.run("", args...); code != 2 || !strings.Contains(msg, "Usage:") {
 			t.Errorf("%v: exit %d %q, want usage (2)", args, code, msg)
 		}

@@ -354,44 +354,6 @@ func noSourcesMessage(r *pipeline.Run) string {
 	return msg + ". Check the network, or configure a search backend you can reach (SEARXNG_URL, BRAVE_API_KEY, TAVILY_API_KEY; see 'researchbot env')."
 }
 
-func cmdRuns(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) > 0 && args[0] == "prune" {
-		return cmdPrune(ctx, args[1:], getenv, stdout, stderr)
-	}
-	fs := newFlags("runs")
-	limit := fs.Int("limit", 20, "how many runs to list")
-	feedback := fs.Bool("feedback", false, "list what people said about the reports (👍 / 👎 and reasons) instead")
-	rest, err := parseFlags(fs, "runs", args, false, stdout, stderr)
-	if err != nil {
-		return err
-	}
-	if len(rest) > 0 {
-		return usageError(stderr, "runs", "unexpected argument %q", rest[0])
-	}
-	if *limit < 1 {
-		return usageError(stderr, "runs", "--limit must be at least 1 (got %d)", *limit)
-	}
-	a, err := openStore(ctx, getenv, stderr, "the embedded Redis starts empty, so there are no runs to list")
-	if err != nil {
-		return err
-	}
-	defer a.Close()
-	runs, err := a.Engine.List(ctx, pipeline.RunFilter{Limit: *limit})
-	if err != nil {
-		return err
-	}
-	if len(runs) == 0 {
-		fmt.Fprintln(stdout, "no runs yet")
-		return nil
-	}
-	if *feedback {
-		fmt.Fprintln(stdout, formatVerdicts(runs))
-		return nil
-	}
-	fmt.Fprintln(stdout, formatRuns(runs, time.Now()))
-	return nil
-}
-
 func originName(kind string) string {
 	switch kind {
 	case "slack":
@@ -402,42 +364,6 @@ func originName(kind string) string {
 		return "elsewhere"
 	}
 	return kind
-}
-
-// stepOf says where a run stands: its step, or the checkpoint it waits at.
-func stepOf(r *pipeline.Run) string {
-	if inst := r.Current(); inst != nil {
-		return "waits: " + inst.DefinitionID
-	}
-	return string(r.Step)
-}
-
-// formatRuns renders the run list as aligned columns, one line per run,
-// cleaned for the terminal: a question is whatever someone typed in Slack.
-func formatRuns(runs []*pipeline.Run, now time.Time) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%-12s %-9s %-10s %-21s %5s %9s  %s\n", "RUN", "FROM", "STATUS", "STEP", "AGE", "SPEND", "QUESTION")
-	for _, r := range runs {
-		q := strings.Join(strings.Fields(terminal.Clean(r.Question)), " ")
-		if rs := []rune(q); len(rs) > 60 {
-			q = string(rs[:59]) + "…"
-		}
-		q += followUpNote(r)
-		fmt.Fprintf(&b, "%-12s %-9s %-10s %-21s %5s %9s  %s\n", r.ID, r.Origin.Kind, r.Status, stepOf(r), age(now.Sub(r.CreatedAt)), pipeline.FormatUSD(r.Spend.CostUSD), q)
-	}
-	return terminal.Clean(strings.TrimRight(b.String(), "\n"))
-}
-
-func age(d time.Duration) string {
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh", int(d.Hours()))
-	}
-	return fmt.Sprintf("%dd", int(d.Hours()/24))
 }
 
 // openStore assembles researchbot for a command that only reads or changes

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -183,7 +184,11 @@ type composeFile struct {
 		Healthcheck struct {
 			Test []string
 		}
-		StopGracePeriod string `yaml:"stop_grace_period"`
+		StopGracePeriod string   `yaml:"stop_grace_period"`
+		Ports           []string // "[host-ip:][host-port:]container-port"
+		ReadOnly        bool     `yaml:"read_only"`
+		SecurityOpt     []string `yaml:"security_opt"`
+		CapDrop         []string `yaml:"cap_drop"`
 	}
 }
 
@@ -212,6 +217,25 @@ func TestComposeFile(t *testing.T) {
 		if len(s.Healthcheck.Test) == 0 {
 			t.Errorf("service %s has no health check", name)
 		}
+		// /metrics and the health endpoints stay on the compose networks: a
+		// port published on the host must be bound to loopback.
+		for _, p := range s.Ports {
+			if !strings.HasPrefix(p, "127.0.0.1:") {
+				t.Errorf("service %s publishes %q on every host interface", name, p)
+			}
+		}
+		if !s.ReadOnly {
+			t.Errorf("service %s: want read_only: true", name)
+		}
+		if !slices.Contains(s.SecurityOpt, "no-new-privileges:true") {
+			t.Errorf("service %s: security_opt %q, want no-new-privileges:true", name, s.SecurityOpt)
+		}
+		if !slices.Equal(s.CapDrop, []string{"ALL"}) {
+			t.Errorf("service %s: cap_drop %q, want [ALL]", name, s.CapDrop)
+		}
+	}
+	if len(c.Services) < 3 {
+		t.Errorf("%d services, want redis, researchbot and worker", len(c.Services))
 	}
 }
 
@@ -294,6 +318,35 @@ func TestKubernetesExample(t *testing.T) {
 	}
 	if args := strings.Join(rc.Args, " "); !strings.Contains(args, "--appendonly yes") || !strings.Contains(args, "--maxmemory-policy noeviction") {
 		t.Errorf("redis args %q, want the append-only file on and no eviction", args)
+	}
+}
+
+// TestKubernetesImagesArePinnedByDigest: every image of the Kubernetes
+// example is named by digest, or, where the digest cannot be known when
+// the example is written, carries the PIN BY DIGEST marker that
+// docs/deploying.md explains. Nothing invents a digest.
+func TestKubernetesImagesArePinnedByDigest(t *testing.T) {
+	names, err := filepath.Glob(filepath.Join(repoRoot, "deploy", "kubernetes", "*.yaml"))
+	if err != nil || len(names) == 0 {
+		t.Fatalf("no manifests in deploy/kubernetes: %v", err)
+	}
+	digest := regexp.MustCompile(`^[\w./:-]+@sha256:[0-9a-f]{64}$`)
+	images := 0
+	for _, name := range names {
+		for i, line := range strings.Split(string(readRepoFile(t, filepath.Join("deploy", "kubernetes", filepath.Base(name)))), "\n") {
+			ref, ok := strings.CutPrefix(strings.TrimSpace(line), "image:")
+			if !ok {
+				continue
+			}
+			images++
+			ref, comment, _ := strings.Cut(ref, "#")
+			if ref = strings.TrimSpace(ref); !digest.MatchString(ref) && !strings.Contains(comment, "PIN BY DIGEST") {
+				t.Errorf("%s:%d: image %s is not pinned by digest (name@sha256:…) nor marked PIN BY DIGEST", filepath.Base(name), i+1, ref)
+			}
+		}
+	}
+	if images < 3 {
+		t.Errorf("found %d images, want researchbot, worker and redis", images)
 	}
 }
 

@@ -109,7 +109,7 @@ func TestHealthcheckUsage(t *testing.T) {
 	}{
 		{[]string{"-h"}, ":8080", 0, "Usage: researchbot healthcheck", ""},
 		{[]string{"--help"}, ":8080", 0, "-timeout", ""},
-		{[]string{"--bogus"}, ":8080", 2, "", "researchbot healthcheck: flag provided but not defined: -bogus\nRun 'researchbot help healthcheck' for usage."},
+		{[]string{"--bogus"}, ":8080", 2, "", "researchbot healthcheck: unknown flag --bogus\nRun 'researchbot help healthcheck' for usage."},
 		{[]string{"extra"}, ":8080", 2, "", "takes no arguments"},
 		{[]string{"--path", "healthz"}, ":8080", 2, "", "--path must start with /"},
 		{nil, "8080", 2, "", `HTTP_ADDR "8080" is not host:port`},

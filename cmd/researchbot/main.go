@@ -70,6 +70,8 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 		return cmdRun(ctx, args[1:], getenv, stdin, stdout, stderr)
 	case "runs":
 		return cmdRuns(ctx, args[1:], getenv, stdout, stderr)
+	case "status":
+		return cmdStatus(ctx, args[1:], getenv, stdout, stderr)
 	case "ask":
 		return cmdAsk(ctx, args[1:], getenv, stdout, stderr)
 	case "serve":
@@ -89,13 +91,16 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 		return cmdSources(ctx, args[1:], getenv, stdout, stderr)
 	case "healthcheck":
 		return cmdHealthcheck(ctx, args[1:], getenv, stdout, stderr)
+	case "completion":
+		return cmdCompletion(args[1:], stdout, stderr)
+	case "__complete": // called by the completion scripts
+		return cmdComplete(ctx, args[1:], getenv, stdout)
 	case "version", "--version":
 		return cmdVersion(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		return cmdHelp(ctx, args[1:], getenv, stdout, stderr)
 	default:
-		fmt.Fprintf(stderr, "researchbot: unknown command %q\nRun 'researchbot help' for usage.\n", args[0])
-		return &exitError{code: 2}
+		return unknownCommand(stderr, "researchbot", args[0], commandNames())
 	}
 }
 
@@ -113,7 +118,11 @@ func cmdHelp(ctx context.Context, args []string, getenv func(string) string, std
 	c, ok := lookup(name)
 	switch {
 	case !ok:
-		return usageError(stderr, "help", "there is no command %q", name)
+		var names []string
+		for _, c := range commands {
+			names = append(names, c.name)
+		}
+		return usageError(stderr, "help", "there is no command %q%s", name, suggestion(name, names))
 	case name == "help":
 		commandUsage(stdout, c, nil)
 		return helped

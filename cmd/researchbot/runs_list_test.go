@@ -20,7 +20,7 @@ func TestRunsListIsCleanForTheTerminal(t *testing.T) {
 		{ID: "r-2", Question: strings.Repeat("é", 100), Status: pipeline.StatusCompleted, Step: pipeline.StepDone,
 			Origin: pipeline.Origin{Kind: "terminal"}, CreatedAt: now.Add(-time.Hour)},
 	}
-	out := formatRuns(runs, now)
+	out := formatRuns(runs, now, false)
 	lines := strings.Split(out, "\n")
 	if len(lines) != 3 {
 		t.Fatalf("%d lines, want a header and one per run:\n%s", len(lines), out)

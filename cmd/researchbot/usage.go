@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -20,8 +21,9 @@ type command struct {
 // command's own -h and `researchbot help NAME` print its entry.
 var commands = []command{
 	{"run", `[flags] "<question>"`, "research in the terminal", "Researches the question, asking you at the checkpoints of the mode, and prints the\nreport on stdout (progress and questions on stderr). --resume RUN_ID continues a\nrun after the process stopped."},
-	{"runs", "[--limit N] [--feedback]", "list runs with status, age and spend", "--feedback lists what people said about the reports (👍 / 👎, reasons) instead."},
+	{"runs", "[--limit N] [--feedback] [--json]", "list runs with status, age and spend", "--feedback lists what people said about the reports (👍 / 👎, reasons) instead."},
 	{"runs prune", "", "forget expired runs; expire old finished ones", "RUN_RETENTION and RUN_PAGE_RETENTION say what is kept."},
+	{"status", "[--json] RUN_ID", "one run: status, step, spend, question", "The same as /research status RUN in Slack; --json prints the fields of 'runs --json'."},
 	{"ask", `RUN_ID "<question>"`, "a follow-up question, answered from the run's sources", "Answers from the pages the run's report cites, each citation checked against the page;\nthe answer and its cost are saved with the run. When the sources do not answer, it\nsays so and how to research the question."},
 	{"serve", "", "run the Slack bot (Socket Mode) and workers", "Checks Slack, Redis and the model endpoint at start, then serves /healthz, /readyz\nand /metrics on HTTP_ADDR. Configured by environment variables only."},
 	{"worker", "[--queues runs]", "run workers only (more capacity; needs REDIS_URL)", "Checks Redis, the model endpoint and (for the runs queue) SLACK_BOT_TOKEN at start,\nthen serves /healthz, /readyz and /metrics on HTTP_ADDR."},
@@ -29,6 +31,7 @@ var commands = []command{
 	{"env", "", "every variable: current value (secrets masked), source, meaning", ""},
 	{"sources", "[--timeout D]", "list and check every search backend (web, MCP); exit 0 or 1", sourcesAbout},
 	{"healthcheck", "[--path P] [--timeout D]", "ask the local serve or worker's /healthz (exit 0 or 1)", healthcheckAbout},
+	{"completion", "bash|zsh|fish", "print the shell completion script", "bash: source <(researchbot completion bash); zsh: the same with zsh; fish: researchbot completion fish | source."},
 	{"version", "", "version, commit and Go version (also --version)", ""},
 	{"help", "[COMMAND]", "this text, or a command's", ""},
 }
@@ -41,6 +44,17 @@ func lookup(name string) (command, bool) {
 		}
 	}
 	return command{}, false
+}
+
+// commandNames is the first word of every command, for suggestions.
+func commandNames() []string {
+	var names []string
+	for _, c := range commands {
+		if first, _, _ := strings.Cut(c.name, " "); !slices.Contains(names, first) {
+			names = append(names, first)
+		}
+	}
+	return names
 }
 
 // usage is the program's help: every command and where configuration is.
@@ -113,7 +127,7 @@ func parseFlags(fs *flag.FlagSet, name string, args []string, interspersed bool,
 				commandUsage(stdout, c, fs)
 				return nil, helped
 			}
-			return nil, usageError(stderr, name, "%v", err)
+			return nil, usageError(stderr, name, "%s", flagProblem(fs, err))
 		}
 		rest := fs.Args()
 		if !interspersed || len(rest) == 0 {

@@ -6,4 +6,9 @@
 // Where imports cannot tell (slack-go's Block Kit types and its Web API
 // client are one package), the rendering leaf's source is read for the
 // names a Web API call would begin with.
+//
+// It also keeps .ci/tools true: every program a Go file runs by name
+// (exec.Command, exec.LookPath, a script's #! line) must be listed there,
+// so that .ci/run installs it on a fresh machine and .ci/check-tools fails
+// CI when it is missing.
 package archtest
