@@ -27,18 +27,12 @@ type CheckpointActions interface {
 	ContinueWithout(ctx context.Context, instanceID, admin string) (*pipeline.Run, error)
 }
 
-// buttonLabel is the label of a decision's button. At the critical issues
-// the three decisions are three real choices, and say so.
-func buttonLabel(controlType string, a checkpoints.Action) string {
-	if controlType == checkpoints.CriticalIssues {
-		switch a {
-		case checkpoints.Approve:
-			return "Publish as it is"
-		case checkpoints.Edit:
-			return "Revise with these issues"
-		case checkpoints.Reject:
-			return "Stop and write what you have"
-		}
+// buttonLabel is the label of a decision's button on inst: what the
+// decision does where the three decisions are three real choices
+// (pipeline.Choices), else Approve, Edit or Reject.
+func buttonLabel(inst *checkpoints.Instance, a checkpoints.Action) string {
+	if c := pipeline.Choices(inst); c != nil {
+		return c[a]
 	}
 	return map[checkpoints.Action]string{checkpoints.Approve: "Approve", checkpoints.Edit: "Edit", checkpoints.Reject: "Reject"}[a]
 }

@@ -68,6 +68,13 @@ func TestGoldenMessages(t *testing.T) {
 	now := t0.Add(3*time.Minute + 7*time.Second)
 	optional := allTypesInstance()
 	optional.Required = false
+	notPassed := draftInstance()
+	notPassed.Payload = mustJSON(func() pipeline.DraftPayload {
+		var p pipeline.DraftPayload
+		_ = json.Unmarshal(draftInstance().Payload, &p)
+		p.Score, p.Recommendation, p.NotPassed, p.Summary, p.Diff = 3.2, "reject", true, "Off topic; the sources do not answer the question.", nil
+		return p
+	}())
 	stranded := planInstance()
 	stranded.State, stranded.Attempt, stranded.LastError = checkpoints.StateFailed, 4, "channel_not_found <!channel>"
 
@@ -78,6 +85,7 @@ func TestGoldenMessages(t *testing.T) {
 		"checkpoint_reminder":  RenderCheckpoint(reminder, "U123"),
 		"checkpoint_sources":   RenderCheckpoint(sourcesInstance(), "U123"),
 		"checkpoint_draft":     RenderCheckpoint(draftInstance(), "U123"),
+		"draft_not_passed":     RenderCheckpoint(notPassed, "U123"),
 		"checkpoint_critical":  RenderCheckpoint(criticalInstance(), "U123"),
 		"checkpoint_generic":   RenderCheckpoint(allTypesInstance(), ""),
 		"checkpoint_optional":  RenderCheckpoint(optional, "U123"),
@@ -86,6 +94,7 @@ func TestGoldenMessages(t *testing.T) {
 		"decided_edit":         RenderDecided(decided(planInstance(), checkpoints.Edit, "", changes)),
 		"decided_reject":       RenderDecided(decided(draftInstance(), checkpoints.Reject, "Too shallow <!channel>", nil)),
 		"decided_timed_out":    RenderDecided(timedOut),
+		"decided_publish":      RenderDecided(decided(criticalInstance(), checkpoints.Approve, "", nil)),
 		"superseded":           renderSuperseded(planInstance()),
 		"checkpoint_cancelled": renderEnded(planInstance(), pipeline.StatusCancelled),
 		"progress_running":     RenderProgress(sampleRun(), now),

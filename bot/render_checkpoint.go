@@ -100,7 +100,7 @@ func checkpointButtons(inst *checkpoints.Instance, blockID string) *slack.Action
 		if !ok {
 			continue
 		}
-		b := slack.NewButtonBlockElement(id, inst.ID, plain(buttonLabel(inst.ControlType, a), MaxButtonText))
+		b := slack.NewButtonBlockElement(id, inst.ID, plain(buttonLabel(inst, a), MaxButtonText))
 		switch a {
 		case checkpoints.Approve:
 			b.Style = slack.StylePrimary
@@ -274,6 +274,10 @@ func draftBody(p pipeline.DraftPayload) []slack.Block {
 		}
 		blocks = append(blocks, packLines("*Sections*\n", s, 2, moreInEdit)...)
 	}
+	if p.NotPassed {
+		blocks = append(blocks, section(fmt.Sprintf(":warning: *The reviewer did not pass this draft* (score %.1f/10, recommends _%s_). It is yours to judge: *%s* (the report will say the reviewer did not pass it), *%s* (say what to change), or *%s* (a partial report).",
+			p.Score, Escape(Truncate(p.Recommendation, 30)), pipeline.ChoicePublishCaveat, pipeline.ChoiceReviseMine, pipeline.ChoiceStop)))
+	}
 	verdict := fmt.Sprintf("*Reviewer:* score *%.1f*/10", p.Score)
 	if p.Recommendation != "" {
 		verdict += " · recommends _" + Escape(Truncate(p.Recommendation, 30)) + "_"
@@ -292,7 +296,7 @@ func draftBody(p pipeline.DraftPayload) []slack.Block {
 		blocks = append(blocks, contextText(cutRunes(Escape(line), MaxContextText)))
 	}
 	if p.Markdown != "" {
-		blocks = append(blocks, contextText("The full draft is in the Edit form; the final report will be attached as a Markdown file."))
+		blocks = append(blocks, contextText("The whole draft is attached to this thread as a Markdown file; the final report will be attached the same way."))
 	}
 	return blocks
 }
@@ -314,7 +318,7 @@ func evidenceBlocks(c pipeline.ClaimSummary) []slack.Block {
 			EscapeTruncate(oneLine(u.Source), 100), MarkdownLine(u.Reason, nil, 200)))
 	}
 	more := func(left int) string {
-		return fmt.Sprintf("_…and %d more unsupported claims — see the draft in the Edit form._", left)
+		return fmt.Sprintf("_…and %d more unsupported claims — see the draft file in this thread._", left)
 	}
 	blocks := packLines(head, lines, 3, more)
 	if n := c.ClaimTally.Unsupported - len(c.Unsupported); n > 0 {
@@ -439,6 +443,9 @@ func RenderDecided(inst *checkpoints.Instance) []slack.Block {
 			checkpoints.Edit:    ":pencil2: edited and approved",
 			checkpoints.Reject:  ":x: rejected",
 		}[d.Action]
+		if c := pipeline.Choices(inst)[d.Action]; c != "" {
+			verb = ":ballot_box_with_check: chose *" + c + "*"
+		}
 		if verb == "" {
 			verb = Escape(string(d.Action))
 		}

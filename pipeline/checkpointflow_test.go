@@ -552,3 +552,78 @@ func TestSourceReviewInAGuidedRunIsOptIn(t *testing.T) {
 func containsAny(lines []string, sub string) bool {
 	return slices.ContainsFunc(lines, func(l string) bool { return strings.Contains(l, sub) })
 }
+
+// rejected is a reviewer's verdict a revision cannot fix: a low score and
+// almost no improvement potential.
+func rejected() pipeline.CritiqueOutput {
+	v := verdict(3, "major")
+	v.ImprovementPotential = 0.1
+	return v
+}
+
+func TestARejectedDraftGoesToTheDraftReviewInGuidedAndFullRuns(t *testing.T) {
+	for _, mode := range []string{checkpoints.ModeGuided, checkpoints.ModeFull, checkpoints.ModeAuto} {
+		t.Run(mode, func(t *testing.T) {
+			f, _ := newFlow(t, rejected())
+			f.start(mode, pipeline.Limits{MaxIterations: 3}, false)
+			if mode == checkpoints.ModeAuto {
+				r := f.finished(pipeline.StatusPartial)
+				if !strings.Contains(r.FallbackReason, "draft rejected by the reviewer") {
+					t.Fatalf("fallback %q", r.FallbackReason)
+				}
+				return
+			}
+			f.approve(checkpoints.PlanReview)
+			if mode == checkpoints.ModeFull {
+				f.approve(checkpoints.SourceReview)
+			}
+			inst := f.at(checkpoints.DraftReview)
+			var p pipeline.DraftPayload
+			if err := json.Unmarshal(inst.Payload, &p); err != nil {
+				t.Fatal(err)
+			}
+			if !p.NotPassed || p.Recommendation != "reject" || p.Score != 3 || p.Summary != "scored 3.0" {
+				t.Fatalf("the draft review does not show the reviewer's verdict: %+v", p)
+			}
+		})
+	}
+}
+
+func TestTheChoicesAtARejectedDraft(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		d      checkpoints.Decision
+		status pipeline.Status
+		check  func(t *testing.T, f *flow, r *pipeline.Run)
+	}{
+		{"publish with a caveat", approve(), pipeline.StatusCompleted, func(t *testing.T, _ *flow, r *pipeline.Run) {
+			if len(r.Drafts) != 1 || !containsAny(r.Report.Caveats, "The reviewer did not pass draft 1 (score 3.0, recommended reject); U1 chose to publish it with this caveat.") {
+				t.Fatalf("%d drafts, caveats %q", len(r.Drafts), r.Report.Caveats)
+			}
+		}},
+		{"revise with my instructions", checkpoints.Decision{Action: checkpoints.Edit, Values: map[string]any{checkpoints.KeyChanges: "cite the field study"}},
+			pipeline.StatusWaiting, func(t *testing.T, f *flow, r *pipeline.Run) {
+				if len(r.Drafts) != 2 || !strings.Contains(f.model.sent("research_draft")[1], "cite the field study") {
+					t.Fatalf("%d drafts; the writer was not given the instructions", len(r.Drafts))
+				}
+				if inst := r.Current(); inst == nil || inst.DefinitionID != checkpoints.DraftReview {
+					t.Fatalf("the revised, again rejected draft is not reviewed by a person: %+v", inst)
+				}
+			}},
+		{"stop and write what you have", checkpoints.Decision{Action: checkpoints.Reject, Note: "out of time"}, pipeline.StatusPartial,
+			func(t *testing.T, _ *flow, r *pipeline.Run) {
+				if len(r.Drafts) != 1 || !strings.Contains(r.FallbackReason, "did not pass draft 1") || !strings.Contains(r.FallbackReason, "out of time") {
+					t.Fatalf("%d drafts, fallback reason %q", len(r.Drafts), r.FallbackReason)
+				}
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, _ := newFlow(t, rejected())
+			f.start(checkpoints.ModeGuided, pipeline.Limits{MaxIterations: 3}, false)
+			f.approve(checkpoints.PlanReview)
+			tc.d.By = "U1"
+			f.decide(checkpoints.DraftReview, tc.d)
+			tc.check(t, f, f.finished(tc.status))
+		})
+	}
+}

@@ -64,9 +64,14 @@ type DraftPayload struct {
 	Score          float64  `json:"score"`
 	Recommendation string   `json:"recommendation"`
 	Summary        string   `json:"summary"` // the reviewer's summary
-	Major          int      `json:"major"`
-	Minor          int      `json:"minor"`
-	Sources        int      `json:"sources"`
+	// NotPassed is true when the reviewer did not pass this draft (rejected
+	// it, or asked for a revision at the revision bound): the person's
+	// choices are then publish with a caveat, revise with their
+	// instructions, or stop and write what the run has.
+	NotPassed bool `json:"not_passed,omitempty"`
+	Major     int  `json:"major"`
+	Minor     int  `json:"minor"`
+	Sources   int  `json:"sources"`
 	// Markdown is the whole draft, for people who want to read it all.
 	Markdown string `json:"markdown"`
 	// Claims is how the draft's cited claims fared when code checked their
@@ -253,6 +258,7 @@ func (r *Run) draftPayload() DraftPayload {
 		p.Score, p.Recommendation, p.Summary = c.Score, c.Recommendation, c.Summary
 		p.Major, p.Minor = severityCount(c.Items, severityMajor), severityCount(c.Items, severityMinor)
 	}
+	_, p.NotPassed = r.unpassedDraft()
 	rep := BuildReport(r, time.Time{})
 	p.Markdown = rep.Markdown
 	p.Claims = claimSummary(d, r.Pages)

@@ -155,7 +155,11 @@ func (p *Prompter) Ask(ctx context.Context, inst checkpoints.Instance, errs []ch
 			}
 			d.Values = vals
 		case checkpoints.Reject:
-			p.printf("Why? (this becomes feedback for the next attempt) ")
+			if pipeline.Choices(&inst) != nil {
+				p.printf("Why stop? (the partial report says so) ")
+			} else {
+				p.printf("Why? (this becomes feedback for the next attempt) ")
+			}
 			note, err := p.line(ctx)
 			if err != nil {
 				return checkpoints.Decision{}, err

@@ -65,7 +65,11 @@ func DecisionLine(inst *checkpoints.Instance) string {
 		return Clean(fmt.Sprintf("· %s: %s", inst.Label, inst.State))
 	}
 	d := inst.Decision
-	line := fmt.Sprintf("✓ %s: %s by %s at %s", inst.Label, d.Action, d.By, d.At.Format("15:04"))
+	what := string(d.Action)
+	if c := pipeline.Choices(inst)[d.Action]; c != "" {
+		what = "chose “" + c + "”"
+	}
+	line := fmt.Sprintf("✓ %s: %s by %s at %s", inst.Label, what, d.By, d.At.Format("15:04"))
 	for _, a := range inst.Audit {
 		for _, c := range a.Changes {
 			line += fmt.Sprintf("\n    changed %s", c.Key)
@@ -115,6 +119,8 @@ func RenderCheckpoint(inst checkpoints.Instance) string {
 	switch {
 	case inst.ControlType == checkpoints.CriticalIssues:
 		b.WriteString("[a]pprove: publish it as it is · [e]dit: revise with these issues (a note for the writer if you like) · [r]eject: stop and write what you have\n")
+	case pipeline.Choices(&inst) != nil:
+		b.WriteString("The reviewer did not pass this draft; it is yours to judge.\n[a]pprove: publish with a caveat (the report says the reviewer did not pass it) · [e]dit: revise with your instructions (the changes field) · [r]eject: stop and write what you have (a partial report)\n")
 	case !inst.Required:
 		b.WriteString("This checkpoint is optional: [s]kip goes on without deciding it.\n")
 	}

@@ -88,6 +88,9 @@ func TestRenderCheckpointGolden(t *testing.T) {
 		"sources":  instance(t, checkpoints.SourceReview, sources, nil),
 		"draft":    instance(t, checkpoints.DraftReview, draft, nil),
 		"critical": instance(t, checkpoints.CriticalIssues, critical, nil),
+		"draft_not_passed": instance(t, checkpoints.DraftReview, pipeline.DraftPayload{Version: 1, Title: "Heat pumps", Score: 3.2, Recommendation: "reject", NotPassed: true,
+			Summary: "Off topic.", Claims: pipeline.ClaimSummary{Checked: true, ClaimTally: pipeline.ClaimTally{Total: 2, Verified: 1, Unsupported: 1},
+				Unsupported: []pipeline.ClaimView{{Location: "Cost", Sentence: "Prices halved in 2025.", SourceID: 2, Source: "Costs", Reason: "no supporting quote was given"}}}}, nil),
 	} {
 		golden(t, "checkpoint_"+name, RenderCheckpoint(inst))
 	}
@@ -277,4 +280,12 @@ func TestRenderACustomCheckpointFieldByField(t *testing.T) {
 	raw, _ := json.Marshal(pipeline.PlanPayload{Question: "q"})
 	inst := checkpoints.NewInstance(def, "r-1.c", "r-1", raw, def.Fields, map[string]any{"tone": "plain"}, now)
 	golden(t, "checkpoint_custom", RenderCheckpoint(inst))
+}
+
+func TestADecisionAmongChoicesIsRecordedAsTheChoice(t *testing.T) {
+	inst := instance(t, checkpoints.CriticalIssues, pipeline.CriticalPayload{Version: 1}, nil)
+	inst.Decision = &checkpoints.Decision{Action: checkpoints.Approve, By: "ann", At: now}
+	if got := DecisionLine(&inst); !strings.Contains(got, "chose “Publish as it is” by ann") {
+		t.Errorf("decision line %q does not say what was chosen", got)
+	}
 }
