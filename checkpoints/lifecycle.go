@@ -192,7 +192,10 @@ func (in *Instance) Activate(now time.Time, actor string) error {
 // Values are the whole normalised form, in.Values becomes that form, and the
 // fields that changed are recorded in the audit entry.
 //
-// Approve and Reject carry no values: d.Values is ignored and not stored.
+// Approve accepts the current values (in.Values), so it is refused, with a
+// *ValidationError naming each one, while a required field is empty (a
+// required bare checkbox unchecked): Edit fills it in. Approve and Reject
+// carry no values: d.Values is ignored and not stored.
 // A Reject note may be empty; it is recorded as given (trimmed).
 func (in *Instance) Decide(d Decision) error {
 	switch in.State {
@@ -212,6 +215,11 @@ func (in *Instance) Decide(d Decision) error {
 		return errors.New("checkpoints: a decision needs a time (At)")
 	}
 	d.Note = strings.TrimSpace(d.Note)
+	if d.Action == Approve {
+		if errs := MissingRequired(in.Fields, in.Values); len(errs) > 0 {
+			return &ValidationError{Fields: errs}
+		}
+	}
 	var changes []Change
 	var newValues map[string]any
 	if d.Action == Edit {

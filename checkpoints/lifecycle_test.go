@@ -532,3 +532,46 @@ func TestErrorMessagesNameTheState(t *testing.T) {
 		t.Fatalf("error %q should say the state and the reason", err)
 	}
 }
+
+func TestApproveWithAnEmptyRequiredFieldIsRefusedWithTheFieldNamed(t *testing.T) {
+	def := testDef()
+	def.Fields = append(def.Fields, Field{Key: "ok", Type: FieldCheckbox, Label: "Checked", Required: true})
+	for _, tc := range []struct {
+		name   string
+		values map[string]any
+		want   []string // the keys refused; none: approved
+	}{
+		{"empty", map[string]any{"title": "  "}, []string{"title", "ok"}},
+		{"absent and unchecked", map[string]any{"ok": false}, []string{"title", "ok"}},
+		{"filled", map[string]any{"title": "T", "ok": true}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := NewInstance(def, "ck1", "run1", nil, nil, tc.values, t0)
+			if err := in.Offer(at(time.Minute), "bot"); err != nil {
+				t.Fatal(err)
+			}
+			before := in.State
+			err := in.Decide(Decision{Action: Approve, By: "U1", At: at(2 * time.Minute)})
+			var ve *ValidationError
+			if len(tc.want) == 0 {
+				if err != nil || in.State != StateSubmitted {
+					t.Fatalf("approve refused: %v (state %s)", err, in.State)
+				}
+				return
+			}
+			if !errors.As(err, &ve) {
+				t.Fatalf("approve: %v, want a validation error", err)
+			}
+			var keys []string
+			for _, fe := range ve.Fields {
+				keys = append(keys, fe.Key)
+				if !strings.Contains(fe.Message, "required") {
+					t.Errorf("message %q", fe.Message)
+				}
+			}
+			if !reflect.DeepEqual(keys, tc.want) || in.State != before || in.Decision != nil {
+				t.Fatalf("refused %v (want %v); state %s, decision %+v", keys, tc.want, in.State, in.Decision)
+			}
+		})
+	}
+}

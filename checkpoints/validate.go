@@ -34,6 +34,7 @@ func (e *ValidationError) Error() string {
 // Messages shown to people next to a field.
 const (
 	msgRequired  = "This is required"
+	msgToApprove = "This is required before approving: fill it in with Edit"
 	msgUnknown   = "This is not a field of this form"
 	msgText      = "Must be text"
 	msgChoice    = "Choose one of the options"
@@ -101,6 +102,26 @@ func Validate(fields []Field, values map[string]any) (map[string]any, []FieldErr
 		return nil, errs
 	}
 	return out, nil
+}
+
+// MissingRequired returns a problem for each required field that values
+// leave empty (a required bare checkbox: unchecked), in form order: what
+// stops an Approve, which accepts the values as they are.
+func MissingRequired(fields []Field, values map[string]any) []FieldError {
+	var errs []FieldError
+	for _, f := range fields {
+		if !f.Required {
+			continue
+		}
+		v, empty, msg := normalize(f, values[f.Key])
+		if msg == "" && !empty {
+			msg = check(f, v)
+		}
+		if empty || msg == msgChecked {
+			errs = append(errs, FieldError{Key: f.Key, Message: msgToApprove})
+		}
+	}
+	return errs
 }
 
 // multiValued reports whether f's value is a []string.

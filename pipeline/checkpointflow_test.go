@@ -627,3 +627,25 @@ func TestTheChoicesAtARejectedDraft(t *testing.T) {
 		})
 	}
 }
+
+func TestApproveWithAnEmptyRequiredFieldIsRefusedWithTheFieldNamed(t *testing.T) {
+	f, _ := newFlow(t, passes)
+	c := custom("audience_check", checkpoints.AfterPlanning, 20, true)
+	c.Fields[0].Required = true
+	f.define(c)
+	f.start(checkpoints.ModeGuided, pipeline.Limits{MaxIterations: 1}, false)
+	f.approve(checkpoints.PlanReview)
+	inst := f.at("audience_check")
+	_, err := f.eng.Decide(context.Background(), inst.ID, checkpoints.Decision{Action: checkpoints.Approve, By: "U1"})
+	var ve *checkpoints.ValidationError
+	if !errors.As(err, &ve) || len(ve.Fields) != 1 || ve.Fields[0].Key != "audience" {
+		t.Fatalf("approve with the required audience empty: %v", err)
+	}
+	if cur := f.at("audience_check"); cur.State != inst.State || cur.Decision != nil {
+		t.Fatalf("a refused approve changed the checkpoint: %+v", cur)
+	}
+	// Filled in with Edit, it passes.
+	f.decide("audience_check", checkpoints.Decision{Action: checkpoints.Edit, Values: map[string]any{"audience": "engineers"}})
+	f.approve(checkpoints.DraftReview)
+	f.finished(pipeline.StatusCompleted)
+}

@@ -107,10 +107,10 @@ func (p *Prompter) Ask(ctx context.Context, inst checkpoints.Instance, errs []ch
 	if len(errs) == 0 {
 		p.printf("%s", RenderCheckpoint(inst))
 	} else {
-		p.printf("That edit was not accepted:\n")
+		p.printf("That answer was not accepted:\n")
 		var problems []string
 		for _, e := range errs {
-			p.printf("  - %s: %s\n", e.Key, e.Message)
+			p.printf("  - %s: %s\n", fieldName(inst.Fields, e.Key), e.Message)
 			problems = append(problems, e.Key+": "+e.Message)
 		}
 		if p.Editor != "" && p.lastEdit != nil {
@@ -346,4 +346,14 @@ func queryLineProblems(f checkpoints.Field, lines []string) []string {
 		}
 	}
 	return bad
+}
+
+// fieldName names the field key of fields for people: its label and key.
+func fieldName(fields []checkpoints.Field, key string) string {
+	for _, f := range fields {
+		if f.Key == key && f.Label != "" && f.Label != key {
+			return f.Label + " (" + key + ")"
+		}
+	}
+	return key
 }

@@ -155,7 +155,7 @@ func TestPromptShowsFieldErrorsAndEndsOnEOF(t *testing.T) {
 	if !errors.Is(err, ErrNoInput) {
 		t.Fatalf("err = %v, want ErrNoInput", err)
 	}
-	if !strings.Contains(out.String(), "depth: Pick one of the options") {
+	if !strings.Contains(out.String(), "Depth (depth): Pick one of the options") {
 		t.Errorf("field errors not shown:\n%s", out.String())
 	}
 }
@@ -194,7 +194,7 @@ func TestFollowerShowsWhatTheStoreSaysAndAsksOncePerOffer(t *testing.T) {
 	if n := strings.Count(out.String(), "\n"); n != 3 {
 		t.Errorf("%d progress lines, want 3:\n%s", n, out.String())
 	}
-	inst := instance(t, checkpoints.PlanReview, pipeline.PlanPayload{}, nil)
+	inst := instance(t, checkpoints.PlanReview, pipeline.PlanPayload{}, map[string]any{"sub_questions": "a", "queries": "web: x"})
 	inst.MaxRetries = 3
 	r.Checkpoints, r.Waiting, r.Status = []checkpoints.Instance{inst}, inst.ID, pipeline.StatusWaiting
 	if got := f.Observe(r); got == nil || got.ID != inst.ID {
