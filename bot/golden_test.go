@@ -75,6 +75,10 @@ func TestGoldenMessages(t *testing.T) {
 		p.Score, p.Recommendation, p.NotPassed, p.Summary, p.Diff = 3.2, "reject", true, "Off topic; the sources do not answer the question.", nil
 		return p
 	}())
+	selfApproving := planInstance()
+	selfApproving.OnTimeout = checkpoints.TimeoutApprove
+	selfApproved := decided(allTypesInstance(), checkpoints.Approve, "", nil)
+	selfApproved.Decision.By = checkpoints.ByTimeout
 	stranded := planInstance()
 	stranded.State, stranded.Attempt, stranded.LastError = checkpoints.StateFailed, 4, "channel_not_found <!channel>"
 
@@ -94,6 +98,8 @@ func TestGoldenMessages(t *testing.T) {
 		"decided_edit":         RenderDecided(decided(planInstance(), checkpoints.Edit, "", changes)),
 		"decided_reject":       RenderDecided(decided(draftInstance(), checkpoints.Reject, "Too shallow <!channel>", nil)),
 		"decided_timed_out":    RenderDecided(timedOut),
+		"self_approving":       RenderCheckpoint(selfApproving, "U123"),
+		"self_approved":        RenderDecided(selfApproved),
 		"decided_publish":      RenderDecided(decided(criticalInstance(), checkpoints.Approve, "", nil)),
 		"superseded":           renderSuperseded(planInstance()),
 		"checkpoint_cancelled": renderEnded(planInstance(), pipeline.StatusCancelled),

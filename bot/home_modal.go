@@ -26,6 +26,7 @@ const (
 	defModesBlock     = "def_modes"
 	defRequiredBlock  = "def_required"
 	defTimeoutBlock   = "def_timeout"
+	defOnTimeoutBlock = "def_on_timeout"
 	defRetriesBlock   = "def_retries"
 	defThresholdBlock = "def_breaker_threshold"
 	defWindowBlock    = "def_breaker_window"
@@ -107,8 +108,16 @@ func DefinitionModal(d checkpoints.Definition, create bool) slack.ModalViewReque
 	}
 	rin := slack.NewInputBlock(defRequiredBlock, plain("Required", 2000), plain("Optional ones can be skipped.", 2000), reqBox)
 	rin.Optional = true
+	selfApprove := option(string(checkpoints.TimeoutApprove), "Approve itself at the deadline if nobody decides")
+	selfBox := slack.NewCheckboxGroupsBlockElement(startInput, selfApprove)
+	if d.OnTimeout == checkpoints.TimeoutApprove {
+		selfBox.InitialOptions = []*slack.OptionBlockObject{selfApprove}
+	}
+	tin := slack.NewInputBlock(defOnTimeoutBlock, plain("When it times out", 2000), plain("Its message says so. Unchecked: a required one is reminded, an optional one skipped.", 2000), selfBox)
+	tin.Optional = true
 	blocks = append(blocks, rin,
 		textInput(defTimeoutBlock, "Timeout", "e.g. 2h or 30m; empty: no timeout.", durationText(d.Timeout), false, true),
+		tin,
 		textInput(defRetriesBlock, "Retries", "How often it is offered again after failing or timing out.", strconv.Itoa(d.MaxRetries), false, true),
 		textInput(defThresholdBlock, "Breaker threshold", "Failures within the window that disable it; 0: no breaker.", strconv.Itoa(d.BreakerThreshold), false, true),
 		textInput(defWindowBlock, "Breaker window", "e.g. 1h.", durationText(d.BreakerWindow), false, true),
@@ -241,6 +250,10 @@ func parseDefinitionForm(meta definitionMeta, base checkpoints.Definition, state
 	d.Position = checkpoints.Position(get(defPositionBlock).SelectedOption.Value)
 	d.Modes = optionValues(get(defModesBlock).SelectedOptions)
 	d.Required = len(get(defRequiredBlock).SelectedOptions) > 0
+	d.OnTimeout = checkpoints.TimeoutRemind
+	if len(get(defOnTimeoutBlock).SelectedOptions) > 0 {
+		d.OnTimeout = checkpoints.TimeoutApprove
+	}
 	whole := func(block string, dst *int) {
 		s := text(block)
 		if s == "" {
@@ -350,7 +363,7 @@ func definitionErrors(ps []checkpoints.Problem, slots []int, create bool) map[st
 	top := map[string]string{
 		"id": defIDBlock, "control_type": defIDBlock, "label": defLabelBlock, "description": defDescBlock,
 		"pipeline_position": defPositionBlock, "sort_order": defSortBlock, "applicable_modes": defModesBlock,
-		"timeout_seconds": defTimeoutBlock, "max_retries": defRetriesBlock,
+		"timeout_seconds": defTimeoutBlock, "on_timeout": defOnTimeoutBlock, "max_retries": defRetriesBlock,
 		"circuit_breaker_threshold": defThresholdBlock, "circuit_breaker_window_minutes": defWindowBlock,
 	}
 	parts := map[string]string{slotKey: slotKey, slotLabel: slotLabel, slotType: slotType, slotRequired: slotRequired,

@@ -84,7 +84,10 @@ func checkpointTail(inst *checkpoints.Instance, requestedBy string) []slack.Bloc
 	if isUserID(requestedBy) {
 		note = fmt.Sprintf("Waiting for <@%s> (or an approver of this channel).", requestedBy)
 	}
-	if !inst.DeadlineAt.IsZero() {
+	switch {
+	case !inst.DeadlineAt.IsZero() && inst.OnTimeout == checkpoints.TimeoutApprove:
+		note += " :hourglass: This checkpoint *approves itself " + slackDate(inst.DeadlineAt) + "* if nobody decides."
+	case !inst.DeadlineAt.IsZero():
 		note += " Reminder due " + slackDate(inst.DeadlineAt) + "."
 	}
 	return append(tail, contextText(note))
@@ -437,6 +440,8 @@ func RenderDecided(inst *checkpoints.Instance) []slack.Block {
 	var line string
 	d := inst.Decision
 	switch {
+	case d != nil && d.By == checkpoints.ByTimeout:
+		line = fmt.Sprintf("*%s* — :hourglass: approved itself on %s: nobody decided by its deadline, and this checkpoint is set to approve itself then", label, slackDate(d.At))
 	case d != nil:
 		verb := map[checkpoints.Action]string{
 			checkpoints.Approve: ":white_check_mark: approved",

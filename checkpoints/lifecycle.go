@@ -117,6 +117,7 @@ func NewInstance(def Definition, id, runID string, payload json.RawMessage, fiel
 		Values:       vals,
 		MaxRetries:   max(def.MaxRetries, 0),
 		Timeout:      max(def.Timeout, 0),
+		OnTimeout:    def.OnTimeout,
 		CreatedAt:    now,
 		Audit:        []AuditEntry{{At: now, Actor: actorSystem, To: StatePending, Note: "created"}},
 	}
@@ -342,6 +343,20 @@ func (in *Instance) TimeOut(now time.Time) error {
 	}
 	in.record(now, actorSystem, StateTimedOut, fmt.Sprintf("no decision within %s", in.Timeout), nil)
 	return nil
+}
+
+// ApproveOnTimeout applies the TimeoutApprove policy at the deadline: the
+// instance approves itself (By ByTimeout), as Decide with Approve would, so
+// a required field left empty refuses it with a *ValidationError. It
+// refuses an instance without that policy, or before its deadline.
+func (in *Instance) ApproveOnTimeout(now time.Time) error {
+	if in.OnTimeout != TimeoutApprove {
+		return refuse("approve on timeout", in.State, errors.New("it does not approve itself on timeout"))
+	}
+	if in.DeadlineAt.IsZero() || now.Before(in.DeadlineAt) {
+		return refuse("approve on timeout", in.State, fmt.Errorf("its deadline %s has not passed", in.DeadlineAt.Format(time.RFC3339)))
+	}
+	return in.Decide(Decision{Action: Approve, By: ByTimeout, At: now, Note: "nobody decided by the deadline, so it approved itself as its definition says"})
 }
 
 // Skip passes over an optional instance: pending, offered, active, failed or

@@ -575,3 +575,49 @@ func TestApproveWithAnEmptyRequiredFieldIsRefusedWithTheFieldNamed(t *testing.T)
 		})
 	}
 }
+
+func TestApproveOnTimeout(t *testing.T) {
+	def := testDef()
+	def.OnTimeout = TimeoutApprove
+	in := NewInstance(def, "ck1", "run1", nil, nil, map[string]any{"title": "T"}, t0)
+	if err := in.Offer(t0, "bot"); err != nil {
+		t.Fatal(err)
+	}
+	if err := in.ApproveOnTimeout(in.DeadlineAt.Add(-time.Second)); err == nil {
+		t.Fatal("approved itself before its deadline")
+	}
+	if err := in.ApproveOnTimeout(in.DeadlineAt); err != nil {
+		t.Fatal(err)
+	}
+	if in.Decision == nil || in.Decision.By != ByTimeout || in.Decision.Action != Approve || in.State != StateSubmitted {
+		t.Fatalf("state %s, decision %+v", in.State, in.Decision)
+	}
+	empty := NewInstance(def, "ck2", "run1", nil, nil, nil, t0)
+	_ = empty.Offer(t0, "bot")
+	var ve *ValidationError
+	if err := empty.ApproveOnTimeout(empty.DeadlineAt); !errors.As(err, &ve) || empty.Decision != nil {
+		t.Fatalf("approved itself with its required title empty: %v", err)
+	}
+	plain := NewInstance(testDef(), "ck3", "run1", nil, nil, map[string]any{"title": "T"}, t0)
+	_ = plain.Offer(t0, "bot")
+	if err := plain.ApproveOnTimeout(plain.DeadlineAt); err == nil {
+		t.Fatal("a checkpoint without the policy approved itself")
+	}
+}
+
+func TestTimeoutPolicyInDefinitions(t *testing.T) {
+	for _, tc := range []struct {
+		policy  TimeoutPolicy
+		timeout time.Duration
+		ok      bool
+	}{
+		{TimeoutRemind, 0, true}, {TimeoutApprove, time.Hour, true}, {TimeoutApprove, 0, false}, {"reject", time.Hour, false},
+	} {
+		d := testDef()
+		d.OnTimeout, d.Timeout = tc.policy, tc.timeout
+		probs := DefinitionProblems(d)
+		if (len(probs) == 0) != tc.ok {
+			t.Errorf("policy %q timeout %s: problems %v", tc.policy, tc.timeout, probs)
+		}
+	}
+}

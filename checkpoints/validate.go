@@ -549,6 +549,18 @@ func definitionProblems(d Definition) []Problem {
 	if d.Timeout < 0 {
 		add("timeout_seconds", "timeout %s is negative (0 means no timeout)", d.Timeout)
 	}
+	switch d.OnTimeout {
+	case TimeoutRemind:
+	case TimeoutApprove:
+		if d.Timeout <= 0 {
+			add("on_timeout", "approving on timeout needs a timeout")
+		}
+		if !d.Allows(Approve) {
+			add("on_timeout", "approving on timeout needs the approve action")
+		}
+	default:
+		add("on_timeout", "unknown timeout policy %q (leave it empty to remind, or %q)", d.OnTimeout, TimeoutApprove)
+	}
 	if d.MaxRetries < 0 {
 		add("max_retries", "max retries %d is negative", d.MaxRetries)
 	}

@@ -115,6 +115,7 @@ type flow struct {
 	model *scripted
 	eng   *pipeline.Engine
 	pres  *presenter
+	clock *researchtest.Clock
 }
 
 // definitionsStore lets a test make reading the definitions fail.
@@ -133,12 +134,12 @@ func (s *definitionsStore) Definitions(ctx context.Context) ([]checkpoints.Defin
 func newFlow(t *testing.T, reviews ...pipeline.CritiqueOutput) (*flow, *definitionsStore) {
 	t.Helper()
 	_, rdb := redistest.Start(t)
-	f := &flow{t: t, store: redisstore.NewStore(rdb, ""), model: &scripted{reviews: reviews}, pres: &presenter{}}
+	f := &flow{t: t, store: redisstore.NewStore(rdb, ""), model: &scripted{reviews: reviews}, pres: &presenter{}, clock: researchtest.NewClock(t0)}
 	ds := &definitionsStore{Store: f.store}
 	eng, err := pipeline.New(pipeline.Config{
 		Store: ds, Queue: &queue{}, Locker: redisstore.NewLocker(rdb, "", 5*time.Second),
 		Model: f.model, Searcher: web{}, Fetcher: web{},
-		Presenters: map[string]pipeline.Presenter{"test": f.pres}, Now: researchtest.NewClock(t0).Now,
+		Presenters: map[string]pipeline.Presenter{"test": f.pres}, Now: f.clock.Now,
 		NewID: func() string { return "r-1" },
 	})
 	if err != nil {
@@ -648,4 +649,59 @@ func TestApproveWithAnEmptyRequiredFieldIsRefusedWithTheFieldNamed(t *testing.T)
 	f.decide("audience_check", checkpoints.Decision{Action: checkpoints.Edit, Values: map[string]any{"audience": "engineers"}})
 	f.approve(checkpoints.DraftReview)
 	f.finished(pipeline.StatusCompleted)
+}
+
+func TestACheckpointThatApprovesOnTimeoutApprovesItselfAtItsDeadline(t *testing.T) {
+	ctx := context.Background()
+	f, _ := newFlow(t, passes)
+	c := custom("audience_check", checkpoints.AfterPlanning, 20, true)
+	c.Timeout, c.OnTimeout = time.Hour, checkpoints.TimeoutApprove
+	f.define(c)
+	f.start(checkpoints.ModeGuided, pipeline.Limits{MaxIterations: 1}, false)
+	f.approve(checkpoints.PlanReview)
+	inst := f.at("audience_check")
+	if inst.OnTimeout != checkpoints.TimeoutApprove || !inst.DeadlineAt.Equal(f.clock.Now().Add(time.Hour)) {
+		t.Fatalf("the instance does not carry its policy and deadline: %q %v", inst.OnTimeout, inst.DeadlineAt)
+	}
+	// A second early: nothing happens.
+	f.clock.Advance(time.Hour - time.Second)
+	if err := f.eng.Advance(ctx, "r-1"); err != nil {
+		t.Fatal(err)
+	}
+	if cur := f.at("audience_check"); cur.Decision != nil {
+		t.Fatalf("approved before its deadline: %+v", cur.Decision)
+	}
+	decided := f.pres.decided
+	f.clock.Advance(time.Second)
+	if err := f.eng.CheckTimeout(ctx, "r-1", inst.ID, inst.DeadlineAt); err != nil {
+		t.Fatal(err)
+	}
+	r := f.run()
+	got := r.Instance(inst.ID)
+	if got.Decision == nil || got.Decision.Action != checkpoints.Approve || got.Decision.By != checkpoints.ByTimeout || got.State != checkpoints.StateCollapsed {
+		t.Fatalf("at its deadline: state %s, decision %+v", got.State, got.Decision)
+	}
+	if f.pres.decided != decided+1 {
+		t.Fatal("the thread was not told that it approved itself")
+	}
+	f.approve(checkpoints.DraftReview)
+	f.finished(pipeline.StatusCompleted)
+}
+
+func TestTimeoutPolicyIsRemindByDefault(t *testing.T) {
+	ctx := context.Background()
+	f, _ := newFlow(t, passes)
+	c := custom("audience_check", checkpoints.AfterPlanning, 20, true)
+	c.Timeout = time.Hour
+	f.define(c)
+	f.start(checkpoints.ModeGuided, pipeline.Limits{MaxIterations: 1}, false)
+	f.approve(checkpoints.PlanReview)
+	inst := f.at("audience_check")
+	f.clock.Advance(time.Hour)
+	if err := f.eng.CheckTimeout(ctx, "r-1", inst.ID, inst.DeadlineAt); err != nil {
+		t.Fatal(err)
+	}
+	if cur := f.at("audience_check"); cur.Decision != nil || cur.Attempt != 2 {
+		t.Fatalf("a checkpoint without the policy decided itself or was not reminded: attempt %d, %+v", cur.Attempt, cur.Decision)
+	}
 }

@@ -69,6 +69,9 @@ func DecisionLine(inst *checkpoints.Instance) string {
 	if c := pipeline.Choices(inst)[d.Action]; c != "" {
 		what = "chose “" + c + "”"
 	}
+	if d.By == checkpoints.ByTimeout {
+		return Clean(fmt.Sprintf("✓ %s: approved itself at %s — nobody decided by its deadline, and it is set to approve itself then", inst.Label, d.At.Local().Format("15:04")))
+	}
 	line := fmt.Sprintf("✓ %s: %s by %s at %s", inst.Label, what, d.By, d.At.Format("15:04"))
 	for _, a := range inst.Audit {
 		for _, c := range a.Changes {
@@ -123,6 +126,9 @@ func RenderCheckpoint(inst checkpoints.Instance) string {
 		b.WriteString("The reviewer did not pass this draft; it is yours to judge.\n[a]pprove: publish with a caveat (the report says the reviewer did not pass it) · [e]dit: revise with your instructions (the changes field) · [r]eject: stop and write what you have (a partial report)\n")
 	case !inst.Required:
 		b.WriteString("This checkpoint is optional: [s]kip goes on without deciding it.\n")
+	}
+	if inst.OnTimeout == checkpoints.TimeoutApprove && !inst.DeadlineAt.IsZero() {
+		fmt.Fprintf(&b, "It approves itself at %s if nobody decides.\n", inst.DeadlineAt.Local().Format("2006-01-02 15:04 MST"))
 	}
 	return Clean(b.String())
 }

@@ -289,3 +289,15 @@ func TestADecisionAmongChoicesIsRecordedAsTheChoice(t *testing.T) {
 		t.Errorf("decision line %q does not say what was chosen", got)
 	}
 }
+
+func TestACheckpointThatApprovesOnTimeoutSaysSo(t *testing.T) {
+	inst := instance(t, checkpoints.PlanReview, pipeline.PlanPayload{}, nil)
+	inst.OnTimeout = checkpoints.TimeoutApprove
+	if got := RenderCheckpoint(inst); !strings.Contains(got, "It approves itself at "+inst.DeadlineAt.Local().Format("2006-01-02 15:04")) {
+		t.Errorf("the policy is not shown:\n%s", got)
+	}
+	inst.Decision = &checkpoints.Decision{Action: checkpoints.Approve, By: checkpoints.ByTimeout, At: inst.DeadlineAt}
+	if got := DecisionLine(&inst); !strings.Contains(got, "approved itself") {
+		t.Errorf("decision line %q", got)
+	}
+}
