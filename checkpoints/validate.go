@@ -54,7 +54,8 @@ const (
 // json.Number or numeric strings) become float64; a multi-valued field
 // (multi_select, checkbox with options, chips) accepts a single string, a
 // []string or a []any of strings and yields a de-duplicated []string; a
-// bare checkbox accepts a bool or "true"/"false" and yields a bool; select,
+// bare checkbox accepts a bool, "true"/"false" or "yes"/"no" ("y"/"n")
+// and yields a bool; select,
 // radio and multi-valued choices match an option's value exactly, else its
 // value or label case-insensitively, and yield the option's value.
 //
@@ -191,9 +192,9 @@ func normalize(f Field, raw any) (v any, empty bool, msg string) {
 			return b, false, ""
 		case string:
 			switch strings.ToLower(strings.TrimSpace(b)) {
-			case "true":
+			case "true", "yes", "y":
 				return true, false, ""
-			case "false":
+			case "false", "no", "n":
 				return false, false, ""
 			case "":
 				return nil, true, ""

@@ -274,7 +274,7 @@ func parseInput(f checkpoints.Field, s string) any {
 	switch f.Type {
 	case checkpoints.FieldMultiSelect, checkpoints.FieldChips:
 		var out []string
-		for _, t := range strings.Split(s, ",") {
+		for _, t := range choiceTokens(s) {
 			if t = pick(t); t != "" {
 				out = append(out, t)
 			}
@@ -282,10 +282,10 @@ func parseInput(f checkpoints.Field, s string) any {
 		return out
 	case checkpoints.FieldCheckbox:
 		if len(f.Options) == 0 {
-			return s
+			return s // yes/no: the checkpoint reads it
 		}
 		var out []string
-		for _, t := range strings.Split(s, ",") {
+		for _, t := range choiceTokens(s) {
 			if t = pick(t); t != "" {
 				out = append(out, t)
 			}
@@ -299,6 +299,28 @@ func parseInput(f checkpoints.Field, s string) any {
 		}
 	}
 	return s
+}
+
+// choiceTokens splits a typed list of choices at commas; a part made only
+// of numbers separated by spaces ("1 3 4") is split at the spaces too, as
+// people type option and source numbers either way.
+func choiceTokens(s string) []string {
+	var out []string
+	for _, part := range strings.Split(s, ",") {
+		words := strings.Fields(part)
+		allNumbers := len(words) > 1
+		for _, w := range words {
+			if _, err := strconv.Atoi(w); err != nil {
+				allNumbers = false
+			}
+		}
+		if allNumbers {
+			out = append(out, words...)
+			continue
+		}
+		out = append(out, part)
+	}
+	return out
 }
 
 // numbered reports whether every option of f is a number (the sources of

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -299,5 +300,29 @@ func TestACheckpointThatApprovesOnTimeoutSaysSo(t *testing.T) {
 	inst.Decision = &checkpoints.Decision{Action: checkpoints.Approve, By: checkpoints.ByTimeout, At: inst.DeadlineAt}
 	if got := DecisionLine(&inst); !strings.Contains(got, "approved itself") {
 		t.Errorf("decision line %q", got)
+	}
+}
+
+func TestTypedAnswersPeopleWrite(t *testing.T) {
+	agree := checkpoints.Field{Key: "agree", Type: checkpoints.FieldCheckbox, Label: "I agree"}
+	sources := checkpoints.Field{Key: "relevant", Type: checkpoints.FieldMultiSelect, Label: "Relevant", Options: []checkpoints.Option{{Value: "1"}, {Value: "3"}, {Value: "4"}}}
+	tags := checkpoints.Field{Key: "tags", Type: checkpoints.FieldChips, Label: "Tags"}
+	for _, tc := range []struct {
+		f    checkpoints.Field
+		in   string
+		want any
+	}{
+		{agree, "yes", true}, {agree, "y", true}, {agree, "No", false}, {agree, "true", true},
+		{sources, "1 3 4", []string{"1", "3", "4"}}, {sources, "1, 4", []string{"1", "4"}}, {sources, "3,4 1", []string{"3", "4", "1"}},
+		{tags, "heat pumps, cold", []string{"heat pumps", "cold"}},
+	} {
+		vals, errs := checkpoints.Validate([]checkpoints.Field{tc.f}, map[string]any{tc.f.Key: parseInput(tc.f, tc.in)})
+		if len(errs) > 0 {
+			t.Errorf("%s %q: refused: %v", tc.f.Key, tc.in, errs)
+			continue
+		}
+		if got := vals[tc.f.Key]; fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("%s %q = %v, want %v", tc.f.Key, tc.in, got, tc.want)
+		}
 	}
 }
