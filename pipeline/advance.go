@@ -99,9 +99,11 @@ func (r *Run) NeedsWorker() bool {
 }
 
 // Deadline is when the checkpoint the run waits on times out, if it is open
-// and has a timeout (zero otherwise): the store keeps it as a durable timer.
+// and has a timeout (zero otherwise, and while the run is interrupted:
+// nothing happens to it until it is resumed): the store keeps it as a
+// durable timer.
 func (r *Run) Deadline() time.Time {
-	if r.Status.Final() {
+	if r.Status.Final() || r.Status == StatusInterrupted {
 		return time.Time{}
 	}
 	if inst := r.Current(); inst != nil && (inst.Open() || inst.State == checkpoints.StateTimedOut) {

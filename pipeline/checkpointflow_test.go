@@ -705,3 +705,26 @@ func TestTimeoutPolicyIsRemindByDefault(t *testing.T) {
 		t.Fatalf("a checkpoint without the policy decided itself or was not reminded: attempt %d, %+v", cur.Attempt, cur.Decision)
 	}
 }
+
+func TestARunStoppedAtACheckpointIsInterruptedAndAskedAgainOnResume(t *testing.T) {
+	ctx := context.Background()
+	f, _ := newFlow(t, passes)
+	f.start(checkpoints.ModeGuided, pipeline.Limits{MaxIterations: 1}, false)
+	inst := f.at(checkpoints.PlanReview)
+	if err := f.eng.Interrupt(ctx, "r-1"); err != nil {
+		t.Fatal(err)
+	}
+	r := f.run()
+	if r.Status != pipeline.StatusInterrupted || !r.Deadline().IsZero() || r.NeedsWorker() {
+		t.Fatalf("stopped at a checkpoint: status %s, deadline %v", r.Status, r.Deadline())
+	}
+	if _, err := f.eng.Resume(ctx, "r-1"); err != nil {
+		t.Fatal(err)
+	}
+	if r := f.advance(); r.Status != pipeline.StatusWaiting || r.Current() == nil || r.Current().ID != inst.ID {
+		t.Fatalf("resumed: status %s, waiting at %v", r.Status, r.Current())
+	}
+	f.approve(checkpoints.PlanReview)
+	f.approve(checkpoints.DraftReview)
+	f.finished(pipeline.StatusCompleted)
+}
