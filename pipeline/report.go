@@ -539,8 +539,12 @@ func writeProvenance(b *strings.Builder, rep *Report) {
 	if t := p.Claims; t != nil {
 		fmt.Fprintf(b, "- %d cited claims checked against the text of their sources: %d verified by a quote found in the cited source (%.0f%% of its words or more; see the footnotes), %d unsupported\n",
 			t.Total, t.Verified, 100*QuoteMatchThreshold, t.Unsupported)
-		for _, c := range Unsupported(rep.Claims) {
-			fmt.Fprintf(b, "  - Unsupported (%s): %s — %s\n", flatLine(c.Location), flatLine(c.Sentence), unsupportedWhy(c))
+		for _, g := range groupBySentence(Unsupported(rep.Claims)) {
+			whys := make([]string, len(g))
+			for i, c := range g {
+				whys[i] = unsupportedWhy(c)
+			}
+			fmt.Fprintf(b, "  - Unsupported (%s): %s — %s\n", flatLine(g[0].Location), flatLine(g[0].Sentence), strings.Join(whys, "; "))
 		}
 	}
 	for _, d := range p.Decisions {
@@ -561,6 +565,29 @@ func FormatUSD(v float64) string {
 	return fmt.Sprintf("$%.4f", v)
 }
 
+// groupBySentence groups claims of one sentence (one claim per source it
+// cites), in the order of their first claim, so that a sentence is listed
+// once.
+func groupBySentence(cs []Claim) [][]Claim {
+	type key struct {
+		part     int
+		sentence string
+	}
+	index := map[key]int{}
+	var out [][]Claim
+	for _, c := range cs {
+		k := key{c.Part, c.Sentence}
+		i, ok := index[k]
+		if !ok {
+			i = len(out)
+			index[k] = i
+			out = append(out, nil)
+		}
+		out[i] = append(out[i], c)
+	}
+	return out
+}
+
 // unsupportedWhy says why a report's claim is unsupported, naming the source
 // by its reference number rather than the run's source id.
 func unsupportedWhy(c Claim) string {
@@ -571,10 +598,23 @@ func unsupportedWhy(c Claim) string {
 }
 
 // footnotes number a report's verified claims and place a footnote marker
-// after the citation of each, quoting the passage of the source.
+// after the citation of each, quoting the passage of the source; an
+// unsupported claim's citation is marked "(unverified)" instead, so the
+// reader of the body sees it too.
 type footnotes struct {
-	byPart map[int][]footnote
-	all    []footnote
+	byPart      map[int][]footnote
+	all         []footnote
+	unsupported map[int][]Claim // by part
+}
+
+// unverifiedMark is what follows the citation of an unsupported claim in a
+// report's body: the marker's only source, or the one named when the marker
+// cites several.
+func unverifiedMark(marker string, ref int) string {
+	if len(parseMarker(marker[1:len(marker)-1])) > 1 {
+		return fmt.Sprintf(" (unverified: [%d])", ref)
+	}
+	return " (unverified)"
 }
 
 // footnote is one verified claim's footnote.
@@ -584,9 +624,13 @@ type footnote struct {
 }
 
 func newFootnotes(rep *Report) *footnotes {
-	f := &footnotes{byPart: map[int][]footnote{}}
+	f := &footnotes{byPart: map[int][]footnote{}, unsupported: map[int][]Claim{}}
 	for _, c := range rep.Claims {
-		if c.Status != ClaimVerified || c.Found == "" {
+		if c.Status != ClaimVerified {
+			f.unsupported[c.Part] = append(f.unsupported[c.Part], c)
+			continue
+		}
+		if c.Found == "" {
 			continue
 		}
 		fn := footnote{n: len(f.all) + 1, claim: c}
@@ -605,24 +649,41 @@ func (f *footnotes) mark(part int, text string) string {
 		mark string
 	}
 	var ins []insert
-	marker := markerRE
-	for _, fn := range f.byPart[part] {
-		i := strings.Index(text, fn.claim.Sentence)
+	// place finds where in text the claim's mark goes: after the marker of
+	// its sentence that cites its source; ok is false when the sentence is
+	// not in text.
+	place := func(c Claim) (at int, marker string, ok bool) {
+		i := strings.Index(text, c.Sentence)
 		if i < 0 {
-			continue
+			return 0, "", false
 		}
-		ms := marker.FindAllStringIndex(fn.claim.Sentence, -1)
+		ms := markerRE.FindAllStringIndex(c.Sentence, -1)
 		if len(ms) == 0 {
-			continue
+			return 0, "", false
 		}
-		at := ms[len(ms)-1][1] // after the marker that cites the claim's source
-		for _, m := range ms {
-			if slices.Contains(parseMarker(fn.claim.Sentence[m[0]+1:m[1]-1]), fn.claim.Ref) {
-				at = m[1]
+		m := ms[len(ms)-1] // after the marker that cites the claim's source
+		for _, cand := range ms {
+			if slices.Contains(parseMarker(c.Sentence[cand[0]+1:cand[1]-1]), c.Ref) {
+				m = cand
 				break
 			}
 		}
-		ins = append(ins, insert{at: i + at, mark: fmt.Sprintf("[^%d]", fn.n)})
+		return i + m[1], c.Sentence[m[0]:m[1]], true
+	}
+	for _, fn := range f.byPart[part] {
+		if at, _, ok := place(fn.claim); ok {
+			ins = append(ins, insert{at: at, mark: fmt.Sprintf("[^%d]", fn.n)})
+		}
+	}
+	for _, c := range f.unsupported[part] {
+		at, marker, ok := place(c)
+		mark := ""
+		if ok {
+			mark = unverifiedMark(marker, c.Ref)
+		}
+		if ok && !slices.Contains(ins, insert{at: at, mark: mark}) {
+			ins = append(ins, insert{at: at, mark: mark})
+		}
 	}
 	// Insert from the end, keeping footnotes of one place in order.
 	slices.SortStableFunc(ins, func(a, b insert) int { return cmp.Compare(b.at, a.at) })
