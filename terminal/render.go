@@ -228,15 +228,78 @@ func renderDraft(b *strings.Builder, p pipeline.DraftPayload) {
 	}
 }
 
+// maxListedPerSeverity bounds the issues of one severity (other than
+// critical, always listed in full) that the critical issues show.
+const maxListedPerSeverity = 4
+
+// renderCritical lists the reviewer's issues grouped by severity, worst
+// first: every critical one with its fix, then at most a few of each other
+// severity on one line each, and what was left out by category.
 func renderCritical(b *strings.Builder, p pipeline.CriticalPayload) {
 	fmt.Fprintf(b, "The reviewer found critical issues in draft %d “%s” (score %.1f):\n", p.Version, p.Title, p.Score)
-	for _, it := range p.Items {
-		fmt.Fprintf(b, "  - [%s/%s] %s", it.Severity, it.Category, it.Description)
-		if it.SuggestedFix != "" {
-			fmt.Fprintf(b, " → %s", it.SuggestedFix)
+	var order []string
+	groups := map[string][]pipeline.CritiqueItem{}
+	for _, it := range p.Items { // the payload lists the critical ones first
+		sev := strings.ToLower(strings.TrimSpace(it.Severity))
+		if _, ok := groups[sev]; !ok {
+			order = append(order, sev)
 		}
-		b.WriteString("\n")
+		groups[sev] = append(groups[sev], it)
 	}
+	for _, sev := range order {
+		items := groups[sev]
+		fmt.Fprintf(b, "%s (%d):\n", upperFirst(nonEmpty(sev, "unrated")), len(items))
+		shown := items
+		if sev != "critical" && len(items) > maxListedPerSeverity {
+			shown = items[:maxListedPerSeverity]
+		}
+		for i, it := range shown {
+			line := fmt.Sprintf("  %d. [%s] %s", i+1, it.Category, cut(it.Description, 160))
+			if sev == "critical" && it.SuggestedFix != "" {
+				line += " → " + cut(it.SuggestedFix, 160)
+			}
+			b.WriteString(line + "\n")
+		}
+		if left := items[len(shown):]; len(left) > 0 {
+			counts := map[string]int{}
+			var cats []string
+			for _, it := range left {
+				if counts[it.Category] == 0 {
+					cats = append(cats, it.Category)
+				}
+				counts[it.Category]++
+			}
+			parts := make([]string, len(cats))
+			for i, c := range cats {
+				parts[i] = fmt.Sprintf("%d %s", counts[c], nonEmpty(c, "other"))
+			}
+			fmt.Fprintf(b, "  …and %d more: %s\n", len(left), strings.Join(parts, ", "))
+		}
+	}
+}
+
+func nonEmpty(s, def string) string {
+	if strings.TrimSpace(s) == "" {
+		return def
+	}
+	return s
+}
+
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	r := []rune(s)
+	return strings.ToUpper(string(r[0])) + string(r[1:])
+}
+
+// cut shortens s, on one line, to at most n runes.
+func cut(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
 }
 
 // renderPositionPayload shows what a custom checkpoint is about: the

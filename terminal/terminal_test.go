@@ -326,3 +326,22 @@ func TestTypedAnswersPeopleWrite(t *testing.T) {
 		}
 	}
 }
+
+func TestCriticalIssuesAreGroupedBySeverity(t *testing.T) {
+	p := pipeline.CriticalPayload{Version: 2, Title: "Heat pumps", Score: 4.1}
+	p.Items = append(p.Items, pipeline.CritiqueItem{Severity: "critical", Category: "accuracy", Description: "A figure is wrong.", SuggestedFix: "Use 2.8."})
+	for i := range 9 {
+		p.Items = append(p.Items, pipeline.CritiqueItem{Severity: "major", Category: "citation", Description: fmt.Sprintf("Unsupported claim %d: %s", i+1, strings.Repeat("a long sentence ", 20)), SuggestedFix: "Quote the source."})
+	}
+	p.Items = append(p.Items, pipeline.CritiqueItem{Severity: "major", Category: "style", Description: "Wordy."},
+		pipeline.CritiqueItem{Severity: "minor", Category: "style", Description: "Typos."})
+	got := RenderCheckpoint(instance(t, checkpoints.CriticalIssues, p, nil))
+	for _, want := range []string{"Critical (1):\n  1. [accuracy] A figure is wrong. → Use 2.8.\n", "Major (10):\n", "  …and 6 more: 5 citation, 1 style\n", "Minor (1):\n  1. [style] Typos.\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing %q in:\n%s", want, got)
+		}
+	}
+	if n := strings.Count(got, "\n"); n > 16 {
+		t.Errorf("%d lines for 12 issues:\n%s", n, got)
+	}
+}
