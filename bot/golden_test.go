@@ -73,6 +73,9 @@ func TestGoldenMessages(t *testing.T) {
 		var p pipeline.DraftPayload
 		_ = json.Unmarshal(draftInstance().Payload, &p)
 		p.Score, p.Recommendation, p.NotPassed, p.Summary, p.Diff = 3.2, "reject", true, "Off topic; the sources do not answer the question.", nil
+		p.Claims.Unsupported[0].Also = []pipeline.ClaimView{{SourceID: 1, Source: "Keeping RAG fresh", Reason: "no supporting quote was given"}}
+		p.Claims.Unsupported[0].Sentence = "Indexes go stale within 30 days [1, 3]."
+		p.Claims.ClaimTally.Unsupported, p.Claims.Total = 4, 16
 		return p
 	}())
 	selfApproving := planInstance()

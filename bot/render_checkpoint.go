@@ -316,15 +316,17 @@ func evidenceBlocks(c pipeline.ClaimSummary) []slack.Block {
 	}
 	lines := make([]string, 0, len(c.Unsupported))
 	for _, u := range c.Unsupported {
-		lines = append(lines, fmt.Sprintf(":warning: _%s_ — “%s”\n      cites %s: %s",
-			EscapeTruncate(oneLine(u.Location), 80), MarkdownLine(u.Sentence, nil, 300),
-			EscapeTruncate(oneLine(u.Source), 100), MarkdownLine(u.Reason, nil, 200)))
+		line := fmt.Sprintf(":warning: _%s_ — “%s”", EscapeTruncate(oneLine(u.Location), 80), MarkdownLine(u.Sentence, nil, 300))
+		for _, s := range append([]pipeline.ClaimView{u}, u.Also...) {
+			line += fmt.Sprintf("\n      cites %s: %s", EscapeTruncate(oneLine(s.Source), 100), MarkdownLine(s.Reason, nil, 200))
+		}
+		lines = append(lines, line)
 	}
 	more := func(left int) string {
 		return fmt.Sprintf("_…and %d more unsupported claims — see the draft file in this thread._", left)
 	}
 	blocks := packLines(head, lines, 3, more)
-	if n := c.ClaimTally.Unsupported - len(c.Unsupported); n > 0 {
+	if n := c.Unlisted(); n > 0 {
 		blocks = append(blocks, contextText(more(n)))
 	}
 	return blocks

@@ -101,6 +101,18 @@ type ClaimView struct {
 	Source   string `json:"source"` // the source's title
 	Quote    string `json:"quote,omitempty"`
 	Reason   string `json:"reason,omitempty"`
+	// Also are the other sources the same sentence cites without support:
+	// a sentence is listed once.
+	Also []ClaimView `json:"also,omitempty"`
+}
+
+// Unlisted counts the unsupported claims the list leaves out.
+func (s ClaimSummary) Unlisted() int {
+	listed := 0
+	for _, v := range s.Unsupported {
+		listed += 1 + len(v.Also)
+	}
+	return max(s.ClaimTally.Unsupported-listed, 0)
 }
 
 // DisagreementView is one disagreement between sources as shown to a person;

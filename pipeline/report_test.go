@@ -275,3 +275,20 @@ func TestUnsupportedClaimsAreMarkedInTheBodyAndListedOnce(t *testing.T) {
 		t.Errorf("a verified claim is marked unverified:\n%s", md)
 	}
 }
+
+func TestTheDraftReviewListsAnUnsupportedSentenceOnce(t *testing.T) {
+	r := reportRun()
+	s := claimSummary(r.Drafts[0], r.Pages)
+	n := 0
+	for _, v := range s.Unsupported {
+		if strings.HasPrefix(v.Sentence, "They work, at a price") {
+			n++
+			if len(v.Also) != 1 || v.Also[0].SourceID == v.SourceID {
+				t.Errorf("the sentence's second source is not listed with it: %+v", v)
+			}
+		}
+	}
+	if n != 1 || s.Unlisted() != 0 {
+		t.Fatalf("listed %d times, %d left out: %+v", n, s.Unlisted(), s.Unsupported)
+	}
+}

@@ -191,9 +191,12 @@ func renderDraft(b *strings.Builder, p pipeline.DraftPayload) {
 	if c := p.Claims; c.Checked {
 		fmt.Fprintf(b, "Evidence: %s\n", c.ClaimTally)
 		for _, u := range c.Unsupported {
-			fmt.Fprintf(b, "  ⚠ %s — “%s”\n    cites %s: %s\n", u.Location, u.Sentence, u.Source, u.Reason)
+			fmt.Fprintf(b, "  ⚠ %s — “%s”\n", u.Location, u.Sentence)
+			for _, s := range append([]pipeline.ClaimView{u}, u.Also...) {
+				fmt.Fprintf(b, "    cites %s: %s\n", s.Source, s.Reason)
+			}
 		}
-		if n := c.ClaimTally.Unsupported - len(c.Unsupported); n > 0 {
+		if n := c.Unlisted(); n > 0 {
 			fmt.Fprintf(b, "  …and %d more unsupported claims\n", n)
 		}
 	}
