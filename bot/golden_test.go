@@ -75,7 +75,7 @@ func TestGoldenMessages(t *testing.T) {
 		p.Score, p.Recommendation, p.NotPassed, p.Summary, p.Diff = 3.2, "reject", true, "Off topic; the sources do not answer the question.", nil
 		p.Claims.Unsupported[0].Also = []pipeline.ClaimView{{SourceID: 1, Source: "Keeping RAG fresh", Reason: "no supporting quote was given"}}
 		p.Claims.Unsupported[0].Sentence = "Indexes go stale within 30 days [1, 3]."
-		p.Claims.ClaimTally.Unsupported, p.Claims.Total = 4, 16
+		p.Claims.ClaimTally.Unsupported, p.Claims.Total, p.AtRevisionLimit = 4, 16, true
 		return p
 	}())
 	selfApproving := planInstance()

@@ -280,6 +280,9 @@ func draftBody(p pipeline.DraftPayload) []slack.Block {
 	if p.NotPassed {
 		blocks = append(blocks, section(fmt.Sprintf(":warning: *The reviewer did not pass this draft* (score %.1f/10, recommends _%s_). It is yours to judge: *%s* (the report will say the reviewer did not pass it), *%s* (say what to change), or *%s* (a partial report).",
 			p.Score, Escape(Truncate(p.Recommendation, 30)), pipeline.ChoicePublishCaveat, pipeline.ChoiceReviseMine, pipeline.ChoiceStop)))
+		if p.AtRevisionLimit {
+			blocks = append(blocks, contextText("The revision limit is reached: changes asked for now end the run with a partial report that says so."))
+		}
 	}
 	verdict := fmt.Sprintf("*Reviewer:* score *%.1f*/10", p.Score)
 	if p.Recommendation != "" {

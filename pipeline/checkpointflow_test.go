@@ -505,7 +505,7 @@ func TestCriticalIssuesAreNotAskedWhenNothingCanChange(t *testing.T) {
 	if err := json.Unmarshal(inst.Payload, &p); err != nil {
 		t.Fatal(err)
 	}
-	if p.Recommendation != "revise" || p.Summary != "scored 6.0" {
+	if p.Recommendation != "revise" || p.Summary != "scored 6.0" || !p.NotPassed || !p.AtRevisionLimit {
 		t.Fatalf("the draft review does not show the reviewer's verdict: %+v", p)
 	}
 }
@@ -583,7 +583,7 @@ func TestARejectedDraftGoesToTheDraftReviewInGuidedAndFullRuns(t *testing.T) {
 			if err := json.Unmarshal(inst.Payload, &p); err != nil {
 				t.Fatal(err)
 			}
-			if !p.NotPassed || p.Recommendation != "reject" || p.Score != 3 || p.Summary != "scored 3.0" {
+			if !p.NotPassed || p.AtRevisionLimit || p.Recommendation != "reject" || p.Score != 3 || p.Summary != "scored 3.0" {
 				t.Fatalf("the draft review does not show the reviewer's verdict: %+v", p)
 			}
 		})

@@ -69,9 +69,12 @@ type DraftPayload struct {
 	// choices are then publish with a caveat, revise with their
 	// instructions, or stop and write what the run has.
 	NotPassed bool `json:"not_passed,omitempty"`
-	Major     int  `json:"major"`
-	Minor     int  `json:"minor"`
-	Sources   int  `json:"sources"`
+	// AtRevisionLimit is true when no revision is left: changes asked for
+	// then end the run with a partial report.
+	AtRevisionLimit bool `json:"at_revision_limit,omitempty"`
+	Major           int  `json:"major"`
+	Minor           int  `json:"minor"`
+	Sources         int  `json:"sources"`
 	// Markdown is the whole draft, for people who want to read it all.
 	Markdown string `json:"markdown"`
 	// Claims is how the draft's cited claims fared when code checked their
@@ -271,6 +274,7 @@ func (r *Run) draftPayload() DraftPayload {
 		p.Major, p.Minor = severityCount(c.Items, severityMajor), severityCount(c.Items, severityMinor)
 	}
 	_, p.NotPassed = r.unpassedDraft()
+	p.AtRevisionLimit = !r.canIterate()
 	rep := BuildReport(r, time.Time{})
 	p.Markdown = rep.Markdown
 	p.Claims = claimSummary(d, r.Pages)

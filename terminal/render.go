@@ -124,6 +124,10 @@ func RenderCheckpoint(inst checkpoints.Instance) string {
 		b.WriteString("[a]pprove: publish it as it is · [e]dit: revise with these issues (a note for the writer if you like) · [r]eject: stop and write what you have\n")
 	case pipeline.Choices(&inst) != nil:
 		b.WriteString("The reviewer did not pass this draft; it is yours to judge.\n[a]pprove: publish with a caveat (the report says the reviewer did not pass it) · [e]dit: revise with your instructions (the changes field) · [r]eject: stop and write what you have (a partial report)\n")
+		var p pipeline.DraftPayload
+		if json.Unmarshal(inst.Payload, &p) == nil && p.AtRevisionLimit {
+			b.WriteString("The revision limit is reached: changes asked for now end the run with a partial report that says so.\n")
+		}
 	case !inst.Required:
 		b.WriteString("This checkpoint is optional: [s]kip goes on without deciding it.\n")
 	}

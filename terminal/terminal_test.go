@@ -345,3 +345,10 @@ func TestCriticalIssuesAreGroupedBySeverity(t *testing.T) {
 		t.Errorf("%d lines for 12 issues:\n%s", n, got)
 	}
 }
+
+func TestARejectedDraftAtTheRevisionLimitSaysChangesEndTheRun(t *testing.T) {
+	inst := instance(t, checkpoints.DraftReview, pipeline.DraftPayload{Version: 3, NotPassed: true, AtRevisionLimit: true, Recommendation: "revise"}, nil)
+	if got := RenderCheckpoint(inst); !strings.Contains(got, "The revision limit is reached") {
+		t.Errorf("not said:\n%s", got)
+	}
+}
