@@ -728,3 +728,20 @@ func TestARunStoppedAtACheckpointIsInterruptedAndAskedAgainOnResume(t *testing.T
 	f.approve(checkpoints.DraftReview)
 	f.finished(pipeline.StatusCompleted)
 }
+
+func TestARejectedDraftWhoseCriticalIssuesAreSkippedIsStillReviewed(t *testing.T) {
+	v := verdict(3, "critical")
+	v.ImprovementPotential = 0.1
+	f, _ := newFlow(t, v)
+	f.start(checkpoints.ModeGuided, pipeline.Limits{MaxIterations: 3}, false)
+	f.approve(checkpoints.PlanReview)
+	inst := f.at(checkpoints.CriticalIssues)
+	if _, err := f.eng.Skip(context.Background(), inst.ID, "U1"); err != nil {
+		t.Fatal(err)
+	}
+	f.advance()
+	f.decide(checkpoints.DraftReview, checkpoints.Decision{Action: checkpoints.Reject, Note: "not usable"})
+	if r := f.finished(pipeline.StatusPartial); !strings.Contains(r.FallbackReason, "not usable") {
+		t.Fatalf("fallback %q", r.FallbackReason)
+	}
+}
