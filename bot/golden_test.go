@@ -69,6 +69,20 @@ func TestGoldenMessages(t *testing.T) {
 	now := t0.Add(3*time.Minute + 7*time.Second)
 	optional := allTypesInstance()
 	optional.Required = false
+	notPassed := draftInstance()
+	notPassed.Payload = mustJSON(func() pipeline.DraftPayload {
+		var p pipeline.DraftPayload
+		_ = json.Unmarshal(draftInstance().Payload, &p)
+		p.Score, p.Recommendation, p.NotPassed, p.Summary, p.Diff = 3.2, "reject", true, "Off topic; the sources do not answer the question.", nil
+		p.Claims.Unsupported[0].Also = []pipeline.ClaimView{{SourceID: 1, Source: "Keeping RAG fresh", Reason: "no supporting quote was given"}}
+		p.Claims.Unsupported[0].Sentence = "Indexes go stale within 30 days [1, 3]."
+		p.Claims.ClaimTally.Unsupported, p.Claims.Total, p.AtRevisionLimit = 4, 16, true
+		return p
+	}())
+	selfApproving := planInstance()
+	selfApproving.OnTimeout = checkpoints.TimeoutApprove
+	selfApproved := decided(allTypesInstance(), checkpoints.Approve, "", nil)
+	selfApproved.Decision.By = checkpoints.ByTimeout
 	stranded := planInstance()
 	stranded.State, stranded.Attempt, stranded.LastError = checkpoints.StateFailed, 4, "channel_not_found <!channel>"
 
@@ -79,6 +93,7 @@ func TestGoldenMessages(t *testing.T) {
 		"checkpoint_reminder":  blockkit.RenderCheckpoint(reminder, "U123"),
 		"checkpoint_sources":   blockkit.RenderCheckpoint(sourcesInstance(), "U123"),
 		"checkpoint_draft":     blockkit.RenderCheckpoint(draftInstance(), "U123"),
+		"draft_not_passed":     blockkit.RenderCheckpoint(notPassed, "U123"),
 		"checkpoint_critical":  blockkit.RenderCheckpoint(criticalInstance(), "U123"),
 		"checkpoint_generic":   blockkit.RenderCheckpoint(allTypesInstance(), ""),
 		"checkpoint_optional":  blockkit.RenderCheckpoint(optional, "U123"),
@@ -87,6 +102,9 @@ func TestGoldenMessages(t *testing.T) {
 		"decided_edit":         blockkit.RenderDecided(decided(planInstance(), checkpoints.Edit, "", changes)),
 		"decided_reject":       blockkit.RenderDecided(decided(draftInstance(), checkpoints.Reject, "Too shallow <!channel>", nil)),
 		"decided_timed_out":    blockkit.RenderDecided(timedOut),
+		"self_approving":       blockkit.RenderCheckpoint(selfApproving, "U123"),
+		"self_approved":        blockkit.RenderDecided(selfApproved),
+		"decided_publish":      blockkit.RenderDecided(decided(criticalInstance(), checkpoints.Approve, "", nil)),
 		"superseded":           blockkit.RenderSuperseded(planInstance()),
 		"checkpoint_cancelled": blockkit.RenderEnded(planInstance(), pipeline.StatusCancelled),
 		"progress_running":     blockkit.RenderProgress(sampleRun(), now),
@@ -107,6 +125,7 @@ func TestGoldenMessages(t *testing.T) {
 		"not_allowed":          notAllowed(sampleRun()),
 		"already_decided":      alreadyDecided(decided(planInstance(), checkpoints.Approve, "", nil)),
 		"superseded_click":     superseded(sampleRun()),
+		"approve_refused":      approveRefused(allTypesInstance(), []checkpoints.FieldError{{Key: "title"}, {Key: "nolabel"}}),
 		"validation_problem":   validationProblem([]checkpoints.FieldError{{Key: "queries", Message: "This is required"}, {Key: "depth", Message: `"deep" is not one of the options`}}),
 		"rate_limited":         blockkit.RenderError(limitMessage(&LimitedError{Scope: "user", Limit: RateLimits{}.withDefaults().PerUser, RetryAfter: 12*time.Minute + 3*time.Second}, t0), ""),
 		"rate_limited_team":    blockkit.RenderError(limitMessage(&LimitedError{Scope: "workspace", Limit: RateLimits{}.withDefaults().PerWorkspace, RetryAfter: 40 * time.Second}, t0), ""),

@@ -365,6 +365,9 @@ func (a *App) decide(ctx context.Context, req *Request, r *pipeline.Run, instID 
 		blocks = a.runLookupError(err, r.ID)
 	case errors.Is(err, checkpoints.ErrActionNotAllowed):
 		blocks = blockkit.RenderError("This checkpoint doesn't offer that decision.", "Nothing was changed.")
+	case errors.As(err, &ve) && d.Action == checkpoints.Approve:
+		blocks = approveRefused(r.Instance(instID), ve.Fields)
+		text = "Not approved: a required field is empty"
 	case errors.As(err, &ve):
 		blocks = validationProblem(ve.Fields)
 	default:
@@ -438,6 +441,24 @@ func validationProblem(errs []checkpoints.FieldError) []slack.Block {
 		parts = append(parts, "• *"+blockkit.EscapeTruncate(fe.Key, 100)+"*: "+blockkit.EscapeTruncate(fe.Message, 300))
 	}
 	return blockkit.RenderError(blockkit.CutRunes("Your changes were not saved:\n"+strings.Join(parts, "\n"), blockkit.MaxSectionText-40), "Click *Edit* again to fix them.")
+}
+
+// approveRefused says why an Approve was refused: the required fields of
+// inst left empty, named by their labels.
+func approveRefused(inst *checkpoints.Instance, errs []checkpoints.FieldError) []slack.Block {
+	var parts []string
+	for _, fe := range errs {
+		name := fe.Key
+		if inst != nil {
+			for _, f := range inst.Fields {
+				if f.Key == fe.Key && f.Label != "" {
+					name = f.Label
+				}
+			}
+		}
+		parts = append(parts, "• *"+blockkit.EscapeTruncate(blockkit.OneLine(name), 100)+"*")
+	}
+	return blockkit.RenderError(blockkit.CutRunes("Not approved: these required fields are empty:\n"+strings.Join(parts, "\n"), blockkit.MaxSectionText-40), "Nothing was changed. Click *Edit* to fill them in; saving the form approves it.")
 }
 
 // noticeModal replaces a form with an explanation.

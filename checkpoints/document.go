@@ -25,23 +25,24 @@ const (
 // whole seconds (timeout) and minutes (breaker window); created_at and
 // updated_at are shown but never read.
 type Document struct {
-	ID                          string     `json:"id,omitempty"`
-	ControlType                 string     `json:"control_type"`
-	Label                       string     `json:"label"`
-	Description                 string     `json:"description"`
-	FieldSchema                 []Field    `json:"field_schema"`
-	PipelinePosition            Position   `json:"pipeline_position"`
-	SortOrder                   int        `json:"sort_order"`
-	ApplicableModes             []string   `json:"applicable_modes"`
-	Actions                     []Action   `json:"actions,omitempty"`
-	Required                    bool       `json:"required"`
-	TimeoutSeconds              *int64     `json:"timeout_seconds"`
-	MaxRetries                  *int       `json:"max_retries"`
-	CircuitBreakerThreshold     *int       `json:"circuit_breaker_threshold"`
-	CircuitBreakerWindowMinutes *int64     `json:"circuit_breaker_window_minutes"`
-	Enabled                     *bool      `json:"enabled,omitempty"`
-	CreatedAt                   *time.Time `json:"created_at,omitempty"`
-	UpdatedAt                   *time.Time `json:"updated_at,omitempty"`
+	ID                          string        `json:"id,omitempty"`
+	ControlType                 string        `json:"control_type"`
+	Label                       string        `json:"label"`
+	Description                 string        `json:"description"`
+	FieldSchema                 []Field       `json:"field_schema"`
+	PipelinePosition            Position      `json:"pipeline_position"`
+	SortOrder                   int           `json:"sort_order"`
+	ApplicableModes             []string      `json:"applicable_modes"`
+	Actions                     []Action      `json:"actions,omitempty"`
+	Required                    bool          `json:"required"`
+	TimeoutSeconds              *int64        `json:"timeout_seconds"`
+	OnTimeout                   TimeoutPolicy `json:"on_timeout,omitempty"`
+	MaxRetries                  *int          `json:"max_retries"`
+	CircuitBreakerThreshold     *int          `json:"circuit_breaker_threshold"`
+	CircuitBreakerWindowMinutes *int64        `json:"circuit_breaker_window_minutes"`
+	Enabled                     *bool         `json:"enabled,omitempty"`
+	CreatedAt                   *time.Time    `json:"created_at,omitempty"`
+	UpdatedAt                   *time.Time    `json:"updated_at,omitempty"`
 }
 
 // DocumentOf returns d in seed 004's shape.
@@ -49,7 +50,7 @@ func DocumentOf(d Definition) Document {
 	doc := Document{
 		ID: d.ID, ControlType: d.ControlType, Label: d.Label, Description: d.Description,
 		FieldSchema: d.Fields, PipelinePosition: d.Position, SortOrder: d.SortOrder,
-		ApplicableModes: d.Modes, Actions: d.Actions, Required: d.Required,
+		ApplicableModes: d.Modes, Actions: d.Actions, Required: d.Required, OnTimeout: d.OnTimeout,
 		MaxRetries: &d.MaxRetries, CircuitBreakerThreshold: &d.BreakerThreshold,
 		Enabled: &d.Enabled,
 	}
@@ -79,7 +80,7 @@ func (doc Document) Definition() Definition {
 		ID: doc.ID, ControlType: doc.ControlType, Label: strings.TrimSpace(doc.Label),
 		Description: strings.TrimSpace(doc.Description), Fields: doc.FieldSchema,
 		Position: doc.PipelinePosition, SortOrder: doc.SortOrder, Modes: doc.ApplicableModes,
-		Actions: doc.Actions, Required: doc.Required, MaxRetries: DefaultMaxRetries,
+		Actions: doc.Actions, Required: doc.Required, OnTimeout: doc.OnTimeout, MaxRetries: DefaultMaxRetries,
 		BreakerThreshold: DefaultBreakerThreshold, BreakerWindow: DefaultBreakerWindow, Enabled: true,
 	}
 	if d.ID == "" {
@@ -174,6 +175,7 @@ func decodeDocument(data []byte, doc *Document) []Problem {
 		"description": &doc.Description, "pipeline_position": &doc.PipelinePosition,
 		"sort_order": &doc.SortOrder, "applicable_modes": &doc.ApplicableModes,
 		"actions": &doc.Actions, "required": &doc.Required, "timeout_seconds": &doc.TimeoutSeconds,
+		"on_timeout":  &doc.OnTimeout,
 		"max_retries": &doc.MaxRetries, "circuit_breaker_threshold": &doc.CircuitBreakerThreshold,
 		"circuit_breaker_window_minutes": &doc.CircuitBreakerWindowMinutes, "enabled": &doc.Enabled,
 		"created_at": new(json.RawMessage), "updated_at": new(json.RawMessage),

@@ -168,3 +168,19 @@ func TestFieldTypeSpecsMatchValidation(t *testing.T) {
 		}
 	}
 }
+
+func TestTheTimeoutPolicyRoundTripsThroughADocument(t *testing.T) {
+	d := Builtins(t0)[0]
+	d.OnTimeout = TimeoutApprove
+	raw, err := json.Marshal(DocumentOf(d))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, got, err := ParseDocument(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.OnTimeout != TimeoutApprove {
+		t.Fatalf("on_timeout lost: %s", raw)
+	}
+}

@@ -117,6 +117,7 @@ func NewInstance(def Definition, id, runID string, payload json.RawMessage, fiel
 		Values:       vals,
 		MaxRetries:   max(def.MaxRetries, 0),
 		Timeout:      max(def.Timeout, 0),
+		OnTimeout:    def.OnTimeout,
 		CreatedAt:    now,
 		Audit:        []AuditEntry{{At: now, Actor: actorSystem, To: StatePending, Note: "created"}},
 	}
@@ -192,7 +193,10 @@ func (in *Instance) Activate(now time.Time, actor string) error {
 // Values are the whole normalised form, in.Values becomes that form, and the
 // fields that changed are recorded in the audit entry.
 //
-// Approve and Reject carry no values: d.Values is ignored and not stored.
+// Approve accepts the current values (in.Values), so it is refused, with a
+// *ValidationError naming each one, while a required field is empty (a
+// required bare checkbox unchecked): Edit fills it in. Approve and Reject
+// carry no values: d.Values is ignored and not stored.
 // A Reject note may be empty; it is recorded as given (trimmed).
 func (in *Instance) Decide(d Decision) error {
 	switch in.State {
@@ -212,6 +216,11 @@ func (in *Instance) Decide(d Decision) error {
 		return errors.New("checkpoints: a decision needs a time (At)")
 	}
 	d.Note = strings.TrimSpace(d.Note)
+	if d.Action == Approve {
+		if errs := MissingRequired(in.Fields, in.Values); len(errs) > 0 {
+			return &ValidationError{Fields: errs}
+		}
+	}
 	var changes []Change
 	var newValues map[string]any
 	if d.Action == Edit {
@@ -334,6 +343,20 @@ func (in *Instance) TimeOut(now time.Time) error {
 	}
 	in.record(now, actorSystem, StateTimedOut, fmt.Sprintf("no decision within %s", in.Timeout), nil)
 	return nil
+}
+
+// ApproveOnTimeout applies the TimeoutApprove policy at the deadline: the
+// instance approves itself (By ByTimeout), as Decide with Approve would, so
+// a required field left empty refuses it with a *ValidationError. It
+// refuses an instance without that policy, or before its deadline.
+func (in *Instance) ApproveOnTimeout(now time.Time) error {
+	if in.OnTimeout != TimeoutApprove {
+		return refuse("approve on timeout", in.State, errors.New("it does not approve itself on timeout"))
+	}
+	if in.DeadlineAt.IsZero() || now.Before(in.DeadlineAt) {
+		return refuse("approve on timeout", in.State, fmt.Errorf("its deadline %s has not passed", in.DeadlineAt.Format(time.RFC3339)))
+	}
+	return in.Decide(Decision{Action: Approve, By: ByTimeout, At: now, Note: "nobody decided by the deadline, so it approved itself as its definition says"})
 }
 
 // Skip passes over an optional instance: pending, offered, active, failed or

@@ -532,3 +532,92 @@ func TestErrorMessagesNameTheState(t *testing.T) {
 		t.Fatalf("error %q should say the state and the reason", err)
 	}
 }
+
+func TestApproveWithAnEmptyRequiredFieldIsRefusedWithTheFieldNamed(t *testing.T) {
+	def := testDef()
+	def.Fields = append(def.Fields, Field{Key: "ok", Type: FieldCheckbox, Label: "Checked", Required: true})
+	for _, tc := range []struct {
+		name   string
+		values map[string]any
+		want   []string // the keys refused; none: approved
+	}{
+		{"empty", map[string]any{"title": "  "}, []string{"title", "ok"}},
+		{"absent and unchecked", map[string]any{"ok": false}, []string{"title", "ok"}},
+		{"filled", map[string]any{"title": "T", "ok": true}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := NewInstance(def, "ck1", "run1", nil, nil, tc.values, t0)
+			if err := in.Offer(at(time.Minute), "bot"); err != nil {
+				t.Fatal(err)
+			}
+			before := in.State
+			err := in.Decide(Decision{Action: Approve, By: "U1", At: at(2 * time.Minute)})
+			var ve *ValidationError
+			if len(tc.want) == 0 {
+				if err != nil || in.State != StateSubmitted {
+					t.Fatalf("approve refused: %v (state %s)", err, in.State)
+				}
+				return
+			}
+			if !errors.As(err, &ve) {
+				t.Fatalf("approve: %v, want a validation error", err)
+			}
+			var keys []string
+			for _, fe := range ve.Fields {
+				keys = append(keys, fe.Key)
+				if !strings.Contains(fe.Message, "required") {
+					t.Errorf("message %q", fe.Message)
+				}
+			}
+			if !reflect.DeepEqual(keys, tc.want) || in.State != before || in.Decision != nil {
+				t.Fatalf("refused %v (want %v); state %s, decision %+v", keys, tc.want, in.State, in.Decision)
+			}
+		})
+	}
+}
+
+func TestApproveOnTimeout(t *testing.T) {
+	def := testDef()
+	def.OnTimeout = TimeoutApprove
+	in := NewInstance(def, "ck1", "run1", nil, nil, map[string]any{"title": "T"}, t0)
+	if err := in.Offer(t0, "bot"); err != nil {
+		t.Fatal(err)
+	}
+	if err := in.ApproveOnTimeout(in.DeadlineAt.Add(-time.Second)); err == nil {
+		t.Fatal("approved itself before its deadline")
+	}
+	if err := in.ApproveOnTimeout(in.DeadlineAt); err != nil {
+		t.Fatal(err)
+	}
+	if in.Decision == nil || in.Decision.By != ByTimeout || in.Decision.Action != Approve || in.State != StateSubmitted {
+		t.Fatalf("state %s, decision %+v", in.State, in.Decision)
+	}
+	empty := NewInstance(def, "ck2", "run1", nil, nil, nil, t0)
+	_ = empty.Offer(t0, "bot")
+	var ve *ValidationError
+	if err := empty.ApproveOnTimeout(empty.DeadlineAt); !errors.As(err, &ve) || empty.Decision != nil {
+		t.Fatalf("approved itself with its required title empty: %v", err)
+	}
+	plain := NewInstance(testDef(), "ck3", "run1", nil, nil, map[string]any{"title": "T"}, t0)
+	_ = plain.Offer(t0, "bot")
+	if err := plain.ApproveOnTimeout(plain.DeadlineAt); err == nil {
+		t.Fatal("a checkpoint without the policy approved itself")
+	}
+}
+
+func TestTimeoutPolicyInDefinitions(t *testing.T) {
+	for _, tc := range []struct {
+		policy  TimeoutPolicy
+		timeout time.Duration
+		ok      bool
+	}{
+		{TimeoutRemind, 0, true}, {TimeoutApprove, time.Hour, true}, {TimeoutApprove, 0, false}, {"reject", time.Hour, false},
+	} {
+		d := testDef()
+		d.OnTimeout, d.Timeout = tc.policy, tc.timeout
+		probs := DefinitionProblems(d)
+		if (len(probs) == 0) != tc.ok {
+			t.Errorf("policy %q timeout %s: problems %v", tc.policy, tc.timeout, probs)
+		}
+	}
+}

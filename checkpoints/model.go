@@ -105,6 +105,10 @@ type Definition struct {
 	Actions  []Action      `json:"actions,omitempty"`
 	Required bool          `json:"required"`
 	Timeout  time.Duration `json:"timeout"` // 0: no timeout
+	// OnTimeout is what happens when nobody decides by the deadline: by
+	// default a reminder (or, for an optional checkpoint, a skip); with
+	// TimeoutApprove the checkpoint approves itself, and says so.
+	OnTimeout TimeoutPolicy `json:"on_timeout,omitempty"`
 	// MaxRetries bounds how often a failed or timed-out instance is offered again.
 	MaxRetries int `json:"max_retries"`
 	// BreakerThreshold failures within BreakerWindow disable the definition.
@@ -114,6 +118,24 @@ type Definition struct {
 	CreatedAt        time.Time     `json:"created_at"`
 	UpdatedAt        time.Time     `json:"updated_at"`
 }
+
+// TimeoutPolicy is what a checkpoint does when nobody decides by its
+// deadline (seed 001/004 timeout policies), stated per definition and shown
+// to the person: never a silent decision.
+type TimeoutPolicy string
+
+// The timeout policies.
+const (
+	// TimeoutRemind, the default: a required checkpoint is offered again as
+	// a reminder, an optional one skipped. Nothing is decided.
+	TimeoutRemind TimeoutPolicy = ""
+	// TimeoutApprove: the checkpoint approves itself at its deadline, with
+	// its current values, and the record says so (By is ByTimeout).
+	TimeoutApprove TimeoutPolicy = "approve"
+)
+
+// ByTimeout is Decision.By of an approval made by the TimeoutApprove policy.
+const ByTimeout = "timeout policy"
 
 // State is where an instance is in its lifecycle (seed 004 §4):
 //
@@ -157,6 +179,9 @@ type Instance struct {
 	// MaxRetries and Timeout are copied from the definition when the instance is made.
 	MaxRetries int           `json:"max_retries"`
 	Timeout    time.Duration `json:"timeout"`
+	// OnTimeout is copied from the definition: shown to the person, and
+	// applied at DeadlineAt.
+	OnTimeout  TimeoutPolicy `json:"on_timeout,omitempty"`
 	LastError  string        `json:"last_error,omitempty"`
 	CreatedAt  time.Time     `json:"created_at"`
 	OfferedAt  time.Time     `json:"offered_at,omitzero"`

@@ -10,7 +10,7 @@ func TestReopenLetsAPersonAnswerAfterRemindersRanOut(t *testing.T) {
 	now := time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)
 	def := Builtins(now)[0]
 	def.MaxRetries = 0
-	in := NewInstance(def, "r-1.x", "r-1", nil, nil, nil, now)
+	in := NewInstance(def, "r-1.x", "r-1", nil, nil, map[string]any{KeySubQuestions: "Why?", KeyQueries: "web: why"}, now)
 	if err := in.Offer(now, "engine"); err != nil {
 		t.Fatal(err)
 	}

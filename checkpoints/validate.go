@@ -34,6 +34,7 @@ func (e *ValidationError) Error() string {
 // Messages shown to people next to a field.
 const (
 	msgRequired  = "This is required"
+	msgToApprove = "This is required before approving: fill it in with Edit"
 	msgUnknown   = "This is not a field of this form"
 	msgText      = "Must be text"
 	msgChoice    = "Choose one of the options"
@@ -53,7 +54,8 @@ const (
 // json.Number or numeric strings) become float64; a multi-valued field
 // (multi_select, checkbox with options, chips) accepts a single string, a
 // []string or a []any of strings and yields a de-duplicated []string; a
-// bare checkbox accepts a bool or "true"/"false" and yields a bool; select,
+// bare checkbox accepts a bool, "true"/"false" or "yes"/"no" ("y"/"n")
+// and yields a bool; select,
 // radio and multi-valued choices match an option's value exactly, else its
 // value or label case-insensitively, and yield the option's value.
 //
@@ -101,6 +103,26 @@ func Validate(fields []Field, values map[string]any) (map[string]any, []FieldErr
 		return nil, errs
 	}
 	return out, nil
+}
+
+// MissingRequired returns a problem for each required field that values
+// leave empty (a required bare checkbox: unchecked), in form order: what
+// stops an Approve, which accepts the values as they are.
+func MissingRequired(fields []Field, values map[string]any) []FieldError {
+	var errs []FieldError
+	for _, f := range fields {
+		if !f.Required {
+			continue
+		}
+		v, empty, msg := normalize(f, values[f.Key])
+		if msg == "" && !empty {
+			msg = check(f, v)
+		}
+		if empty || msg == msgChecked {
+			errs = append(errs, FieldError{Key: f.Key, Message: msgToApprove})
+		}
+	}
+	return errs
 }
 
 // multiValued reports whether f's value is a []string.
@@ -170,9 +192,9 @@ func normalize(f Field, raw any) (v any, empty bool, msg string) {
 			return b, false, ""
 		case string:
 			switch strings.ToLower(strings.TrimSpace(b)) {
-			case "true":
+			case "true", "yes", "y":
 				return true, false, ""
-			case "false":
+			case "false", "no", "n":
 				return false, false, ""
 			case "":
 				return nil, true, ""
@@ -528,6 +550,18 @@ func definitionProblems(d Definition) []Problem {
 	}
 	if d.Timeout < 0 {
 		add("timeout_seconds", "timeout %s is negative (0 means no timeout)", d.Timeout)
+	}
+	switch d.OnTimeout {
+	case TimeoutRemind:
+	case TimeoutApprove:
+		if d.Timeout <= 0 {
+			add("on_timeout", "approving on timeout needs a timeout")
+		}
+		if !d.Allows(Approve) {
+			add("on_timeout", "approving on timeout needs the approve action")
+		}
+	default:
+		add("on_timeout", "unknown timeout policy %q (leave it empty to remind, or %q)", d.OnTimeout, TimeoutApprove)
 	}
 	if d.MaxRetries < 0 {
 		add("max_retries", "max retries %d is negative", d.MaxRetries)

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -98,4 +99,33 @@ func (r *Run) CurrentCheckpoint(id string) (string, bool) {
 		return "", false
 	}
 	return inst.ID, true
+}
+
+// Choice labels of the checkpoints whose three decisions are three distinct
+// choices rather than approve / edit / reject.
+const (
+	ChoicePublish       = "Publish as it is"
+	ChoicePublishCaveat = "Publish with a caveat"
+	ChoiceReviseIssues  = "Revise with these issues"
+	ChoiceReviseMine    = "Revise with my instructions"
+	ChoiceStop          = "Stop and write what you have"
+)
+
+// Choices names what each decision does at inst when its three decisions
+// are three real choices: the critical issues, and the draft review of a
+// draft the reviewer did not pass (DraftPayload.NotPassed). It returns nil
+// for every other checkpoint, whose decisions are approve, edit and reject.
+// Both presenters label their buttons and prompts, and record a decision,
+// with these words.
+func Choices(inst *checkpoints.Instance) map[checkpoints.Action]string {
+	switch inst.ControlType {
+	case checkpoints.CriticalIssues:
+		return map[checkpoints.Action]string{checkpoints.Approve: ChoicePublish, checkpoints.Edit: ChoiceReviseIssues, checkpoints.Reject: ChoiceStop}
+	case checkpoints.DraftReview:
+		var p DraftPayload
+		if json.Unmarshal(inst.Payload, &p) == nil && p.NotPassed {
+			return map[checkpoints.Action]string{checkpoints.Approve: ChoicePublishCaveat, checkpoints.Edit: ChoiceReviseMine, checkpoints.Reject: ChoiceStop}
+		}
+	}
+	return nil
 }

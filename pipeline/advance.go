@@ -99,9 +99,11 @@ func (r *Run) NeedsWorker() bool {
 }
 
 // Deadline is when the checkpoint the run waits on times out, if it is open
-// and has a timeout (zero otherwise): the store keeps it as a durable timer.
+// and has a timeout (zero otherwise, and while the run is interrupted:
+// nothing happens to it until it is resumed): the store keeps it as a
+// durable timer.
 func (r *Run) Deadline() time.Time {
-	if r.Status.Final() {
+	if r.Status.Final() || r.Status == StatusInterrupted {
 		return time.Time{}
 	}
 	if inst := r.Current(); inst != nil && (inst.Open() || inst.State == checkpoints.StateTimedOut) {
@@ -670,9 +672,21 @@ func (e *Engine) giveUpCheckpoint(ctx context.Context, r *Run, inst *checkpoints
 // on; a required one is marked timed out and offered again as a reminder,
 // at the same interval, while its retries last; after that it stays timed
 // out until someone answers it, reminded at the same interval. A timeout is
-// never read as a rejection.
+// never read as a rejection. A checkpoint whose definition approves on
+// timeout (checkpoints.TimeoutApprove) approves itself instead, unless a
+// required field is empty.
 func (e *Engine) timeOut(ctx context.Context, r *Run, inst *checkpoints.Instance) (bool, error) {
 	now := e.cfg.Now()
+	if inst.OnTimeout == checkpoints.TimeoutApprove {
+		// Its definition says it approves itself at its deadline (and the
+		// person was told so): a decision, recorded and collapsed like any.
+		err := inst.ApproveOnTimeout(now)
+		if err == nil {
+			r.trace(now, r.Step, "checkpoint %s approved itself: nobody decided by its deadline, as its timeout policy says", inst.DefinitionID)
+			return true, e.applyDecision(ctx, r, inst)
+		}
+		r.trace(now, r.Step, "checkpoint %s could not approve itself at its deadline (%v); reminding instead", inst.DefinitionID, err)
+	}
 	if err := inst.TimeOut(now); err != nil {
 		return false, err
 	}

@@ -115,6 +115,7 @@ type flow struct {
 	model *scripted
 	eng   *pipeline.Engine
 	pres  *presenter
+	clock *researchtest.Clock
 }
 
 // definitionsStore lets a test make reading the definitions fail.
@@ -133,12 +134,12 @@ func (s *definitionsStore) Definitions(ctx context.Context) ([]checkpoints.Defin
 func newFlow(t *testing.T, reviews ...pipeline.CritiqueOutput) (*flow, *definitionsStore) {
 	t.Helper()
 	_, rdb := redistest.Start(t)
-	f := &flow{t: t, store: redisstore.NewStore(rdb, ""), model: &scripted{reviews: reviews}, pres: &presenter{}}
+	f := &flow{t: t, store: redisstore.NewStore(rdb, ""), model: &scripted{reviews: reviews}, pres: &presenter{}, clock: researchtest.NewClock(t0)}
 	ds := &definitionsStore{Store: f.store}
 	eng, err := pipeline.New(pipeline.Config{
 		Store: ds, Queue: &queue{}, Locker: redisstore.NewLocker(rdb, "", 5*time.Second),
 		Model: f.model, Searcher: web{}, Fetcher: web{},
-		Presenters: map[string]pipeline.Presenter{"test": f.pres}, Now: researchtest.NewClock(t0).Now,
+		Presenters: map[string]pipeline.Presenter{"test": f.pres}, Now: f.clock.Now,
 		NewID: func() string { return "r-1" },
 	})
 	if err != nil {
@@ -504,7 +505,7 @@ func TestCriticalIssuesAreNotAskedWhenNothingCanChange(t *testing.T) {
 	if err := json.Unmarshal(inst.Payload, &p); err != nil {
 		t.Fatal(err)
 	}
-	if p.Recommendation != "revise" || p.Summary != "scored 6.0" {
+	if p.Recommendation != "revise" || p.Summary != "scored 6.0" || !p.NotPassed || !p.AtRevisionLimit {
 		t.Fatalf("the draft review does not show the reviewer's verdict: %+v", p)
 	}
 }
@@ -551,4 +552,196 @@ func TestSourceReviewInAGuidedRunIsOptIn(t *testing.T) {
 
 func containsAny(lines []string, sub string) bool {
 	return slices.ContainsFunc(lines, func(l string) bool { return strings.Contains(l, sub) })
+}
+
+// rejected is a reviewer's verdict a revision cannot fix: a low score and
+// almost no improvement potential.
+func rejected() pipeline.CritiqueOutput {
+	v := verdict(3, "major")
+	v.ImprovementPotential = 0.1
+	return v
+}
+
+func TestARejectedDraftGoesToTheDraftReviewInGuidedAndFullRuns(t *testing.T) {
+	for _, mode := range []string{checkpoints.ModeGuided, checkpoints.ModeFull, checkpoints.ModeAuto} {
+		t.Run(mode, func(t *testing.T) {
+			f, _ := newFlow(t, rejected())
+			f.start(mode, pipeline.Limits{MaxIterations: 3}, false)
+			if mode == checkpoints.ModeAuto {
+				r := f.finished(pipeline.StatusPartial)
+				if !strings.Contains(r.FallbackReason, "draft rejected by the reviewer") {
+					t.Fatalf("fallback %q", r.FallbackReason)
+				}
+				return
+			}
+			f.approve(checkpoints.PlanReview)
+			if mode == checkpoints.ModeFull {
+				f.approve(checkpoints.SourceReview)
+			}
+			inst := f.at(checkpoints.DraftReview)
+			var p pipeline.DraftPayload
+			if err := json.Unmarshal(inst.Payload, &p); err != nil {
+				t.Fatal(err)
+			}
+			if !p.NotPassed || p.AtRevisionLimit || p.Recommendation != "reject" || p.Score != 3 || p.Summary != "scored 3.0" {
+				t.Fatalf("the draft review does not show the reviewer's verdict: %+v", p)
+			}
+		})
+	}
+}
+
+func TestTheChoicesAtARejectedDraft(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		d      checkpoints.Decision
+		status pipeline.Status
+		check  func(t *testing.T, f *flow, r *pipeline.Run)
+	}{
+		{"publish with a caveat", approve(), pipeline.StatusCompleted, func(t *testing.T, _ *flow, r *pipeline.Run) {
+			if len(r.Drafts) != 1 || !containsAny(r.Report.Caveats, "The reviewer did not pass draft 1 (score 3.0, recommended reject); U1 chose to publish it with this caveat.") {
+				t.Fatalf("%d drafts, caveats %q", len(r.Drafts), r.Report.Caveats)
+			}
+		}},
+		{"revise with my instructions", checkpoints.Decision{Action: checkpoints.Edit, Values: map[string]any{checkpoints.KeyChanges: "cite the field study"}},
+			pipeline.StatusWaiting, func(t *testing.T, f *flow, r *pipeline.Run) {
+				if len(r.Drafts) != 2 || !strings.Contains(f.model.sent("research_draft")[1], "cite the field study") {
+					t.Fatalf("%d drafts; the writer was not given the instructions", len(r.Drafts))
+				}
+				if inst := r.Current(); inst == nil || inst.DefinitionID != checkpoints.DraftReview {
+					t.Fatalf("the revised, again rejected draft is not reviewed by a person: %+v", inst)
+				}
+			}},
+		{"stop and write what you have", checkpoints.Decision{Action: checkpoints.Reject, Note: "out of time"}, pipeline.StatusPartial,
+			func(t *testing.T, _ *flow, r *pipeline.Run) {
+				if len(r.Drafts) != 1 || !strings.Contains(r.FallbackReason, "did not pass draft 1") || !strings.Contains(r.FallbackReason, "out of time") {
+					t.Fatalf("%d drafts, fallback reason %q", len(r.Drafts), r.FallbackReason)
+				}
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, _ := newFlow(t, rejected())
+			f.start(checkpoints.ModeGuided, pipeline.Limits{MaxIterations: 3}, false)
+			f.approve(checkpoints.PlanReview)
+			tc.d.By = "U1"
+			f.decide(checkpoints.DraftReview, tc.d)
+			tc.check(t, f, f.finished(tc.status))
+		})
+	}
+}
+
+func TestApproveWithAnEmptyRequiredFieldIsRefusedWithTheFieldNamed(t *testing.T) {
+	f, _ := newFlow(t, passes)
+	c := custom("audience_check", checkpoints.AfterPlanning, 20, true)
+	c.Fields[0].Required = true
+	f.define(c)
+	f.start(checkpoints.ModeGuided, pipeline.Limits{MaxIterations: 1}, false)
+	f.approve(checkpoints.PlanReview)
+	inst := f.at("audience_check")
+	_, err := f.eng.Decide(context.Background(), inst.ID, checkpoints.Decision{Action: checkpoints.Approve, By: "U1"})
+	var ve *checkpoints.ValidationError
+	if !errors.As(err, &ve) || len(ve.Fields) != 1 || ve.Fields[0].Key != "audience" {
+		t.Fatalf("approve with the required audience empty: %v", err)
+	}
+	if cur := f.at("audience_check"); cur.State != inst.State || cur.Decision != nil {
+		t.Fatalf("a refused approve changed the checkpoint: %+v", cur)
+	}
+	// Filled in with Edit, it passes.
+	f.decide("audience_check", checkpoints.Decision{Action: checkpoints.Edit, Values: map[string]any{"audience": "engineers"}})
+	f.approve(checkpoints.DraftReview)
+	f.finished(pipeline.StatusCompleted)
+}
+
+func TestACheckpointThatApprovesOnTimeoutApprovesItselfAtItsDeadline(t *testing.T) {
+	ctx := context.Background()
+	f, _ := newFlow(t, passes)
+	c := custom("audience_check", checkpoints.AfterPlanning, 20, true)
+	c.Timeout, c.OnTimeout = time.Hour, checkpoints.TimeoutApprove
+	f.define(c)
+	f.start(checkpoints.ModeGuided, pipeline.Limits{MaxIterations: 1}, false)
+	f.approve(checkpoints.PlanReview)
+	inst := f.at("audience_check")
+	if inst.OnTimeout != checkpoints.TimeoutApprove || !inst.DeadlineAt.Equal(f.clock.Now().Add(time.Hour)) {
+		t.Fatalf("the instance does not carry its policy and deadline: %q %v", inst.OnTimeout, inst.DeadlineAt)
+	}
+	// A second early: nothing happens.
+	f.clock.Advance(time.Hour - time.Second)
+	if err := f.eng.Advance(ctx, "r-1"); err != nil {
+		t.Fatal(err)
+	}
+	if cur := f.at("audience_check"); cur.Decision != nil {
+		t.Fatalf("approved before its deadline: %+v", cur.Decision)
+	}
+	decided := f.pres.decided
+	f.clock.Advance(time.Second)
+	if err := f.eng.CheckTimeout(ctx, "r-1", inst.ID, inst.DeadlineAt); err != nil {
+		t.Fatal(err)
+	}
+	r := f.run()
+	got := r.Instance(inst.ID)
+	if got.Decision == nil || got.Decision.Action != checkpoints.Approve || got.Decision.By != checkpoints.ByTimeout || got.State != checkpoints.StateCollapsed {
+		t.Fatalf("at its deadline: state %s, decision %+v", got.State, got.Decision)
+	}
+	if f.pres.decided != decided+1 {
+		t.Fatal("the thread was not told that it approved itself")
+	}
+	f.approve(checkpoints.DraftReview)
+	f.finished(pipeline.StatusCompleted)
+}
+
+func TestTimeoutPolicyIsRemindByDefault(t *testing.T) {
+	ctx := context.Background()
+	f, _ := newFlow(t, passes)
+	c := custom("audience_check", checkpoints.AfterPlanning, 20, true)
+	c.Timeout = time.Hour
+	f.define(c)
+	f.start(checkpoints.ModeGuided, pipeline.Limits{MaxIterations: 1}, false)
+	f.approve(checkpoints.PlanReview)
+	inst := f.at("audience_check")
+	f.clock.Advance(time.Hour)
+	if err := f.eng.CheckTimeout(ctx, "r-1", inst.ID, inst.DeadlineAt); err != nil {
+		t.Fatal(err)
+	}
+	if cur := f.at("audience_check"); cur.Decision != nil || cur.Attempt != 2 {
+		t.Fatalf("a checkpoint without the policy decided itself or was not reminded: attempt %d, %+v", cur.Attempt, cur.Decision)
+	}
+}
+
+func TestARunStoppedAtACheckpointIsInterruptedAndAskedAgainOnResume(t *testing.T) {
+	ctx := context.Background()
+	f, _ := newFlow(t, passes)
+	f.start(checkpoints.ModeGuided, pipeline.Limits{MaxIterations: 1}, false)
+	inst := f.at(checkpoints.PlanReview)
+	if err := f.eng.Interrupt(ctx, "r-1"); err != nil {
+		t.Fatal(err)
+	}
+	r := f.run()
+	if r.Status != pipeline.StatusInterrupted || !r.Deadline().IsZero() || r.NeedsWorker() {
+		t.Fatalf("stopped at a checkpoint: status %s, deadline %v", r.Status, r.Deadline())
+	}
+	if _, err := f.eng.Resume(ctx, "r-1"); err != nil {
+		t.Fatal(err)
+	}
+	if r := f.advance(); r.Status != pipeline.StatusWaiting || r.Current() == nil || r.Current().ID != inst.ID {
+		t.Fatalf("resumed: status %s, waiting at %v", r.Status, r.Current())
+	}
+	f.approve(checkpoints.PlanReview)
+	f.approve(checkpoints.DraftReview)
+	f.finished(pipeline.StatusCompleted)
+}
+
+func TestARejectedDraftWhoseCriticalIssuesAreSkippedIsStillReviewed(t *testing.T) {
+	v := verdict(3, "critical")
+	v.ImprovementPotential = 0.1
+	f, _ := newFlow(t, v)
+	f.start(checkpoints.ModeGuided, pipeline.Limits{MaxIterations: 3}, false)
+	f.approve(checkpoints.PlanReview)
+	inst := f.at(checkpoints.CriticalIssues)
+	if _, err := f.eng.Skip(context.Background(), inst.ID, "U1"); err != nil {
+		t.Fatal(err)
+	}
+	f.advance()
+	f.decide(checkpoints.DraftReview, checkpoints.Decision{Action: checkpoints.Reject, Note: "not usable"})
+	if r := f.finished(pipeline.StatusPartial); !strings.Contains(r.FallbackReason, "not usable") {
+		t.Fatalf("fallback %q", r.FallbackReason)
+	}
 }

@@ -248,11 +248,12 @@ func (e *Engine) stepReview(ctx context.Context, r *Run) error {
 
 // pauseAfterReview asks people about the reviewed draft. Critical issues are
 // asked once a run, and only while a revision is still possible (otherwise
-// nothing the person chose could change the outcome). A draft going out, or
-// one that reached the revision bound without passing the reviewer, goes to
-// the draft review (which shows the reviewer's verdict) in guided and full
-// runs; with no draft review to ask, a draft that did not pass goes to the
-// fallback as before.
+// nothing the person chose could change the outcome). A draft going out,
+// and a draft the reviewer did not pass (rejected as not fixable by
+// revision, or at the revision bound), go to the draft review, which shows
+// the reviewer's verdict, in guided and full runs: a rejected draft is when
+// a person's judgment matters most. With no draft review to ask (auto
+// mode), a draft that did not pass goes to the fallback as before.
 func (e *Engine) pauseAfterReview(ctx context.Context, r *Run, c Critique, canIterate bool) error {
 	if severityCount(c.Items, severityCritical) > 0 && canIterate && r.Counters.CriticalAsked == 0 && !e.overBudget(r) {
 		waiting, err := e.pause(ctx, r, checkpoints.AfterReview)
@@ -263,21 +264,28 @@ func (e *Engine) pauseAfterReview(ctx context.Context, r *Run, c Critique, canIt
 			return err
 		}
 	}
-	atBound := r.Step == StepFallback && c.Recommendation == "revise" && !canIterate
-	if r.Step != StepOutput && !atBound {
+	notPassed := r.Step == StepFallback && c.notPassed()
+	if r.Step != StepOutput && !notPassed {
 		return nil
 	}
 	reason := r.FallbackReason
-	if atBound {
+	if notPassed {
 		r.FallbackReason = ""
 		r.Step = StepOutput
 	}
 	waiting, err := e.pause(ctx, r, checkpoints.BeforeOutput)
-	if err != nil || waiting || !atBound {
+	if err != nil || waiting || !notPassed {
 		return err
 	}
 	r.toFallback(reason)
 	return nil
+}
+
+// notPassed reports whether the reviewer's critique c let its draft go out
+// unrevised without a person's say: a rejection, or a revision asked for at
+// the revision bound (routeAfterReview sends both to the fallback).
+func (c Critique) notPassed() bool {
+	return c.Human == "" && c.Recommendation != RecommendApprove
 }
 
 // evidenceItems makes each unsupported claim of d a major citation issue, so

@@ -295,7 +295,28 @@ func (r *Run) lastReview() Critique {
 	return Critique{}
 }
 
+// unpassedDraft returns the reviewer's critique of the latest draft and
+// true when the reviewer did not pass it (Critique.notPassed).
+func (r *Run) unpassedDraft() (Critique, bool) {
+	c := r.lastReview()
+	if len(r.Drafts) == 0 || c.DraftVersion != r.Drafts[len(r.Drafts)-1].Version {
+		return c, false
+	}
+	return c, c.notPassed()
+}
+
+// decideDraft applies the person's choice at the draft review. For a draft
+// the reviewer passed: Approve publishes, Edit publishes with a new title or
+// revises with the changes asked for, Reject asks for a rewrite. For a draft
+// the reviewer did not pass, the three are the choices a person has then:
+// Approve is "Publish with a caveat" (the report says the reviewer did not
+// pass it and who chose to publish), Edit is "Revise with my instructions",
+// Reject is "Stop and write what you have" (a partial report).
 func (r *Run) decideDraft(d *checkpoints.Decision) {
+	if c, ok := r.unpassedDraft(); ok {
+		r.decideUnpassedDraft(d, c)
+		return
+	}
 	switch d.Action {
 	case checkpoints.Edit:
 		if t := stringValue(d.Values, checkpoints.KeyTitle); t != "" && len(r.Drafts) > 0 {
@@ -367,4 +388,27 @@ func (r *Run) markChosen(c Contradiction, reading, by string) {
 			a.Chosen, a.ChosenBy = reading, by
 		}
 	}
+}
+
+// decideUnpassedDraft is decideDraft for a draft the reviewer did not pass
+// (its critique c).
+func (r *Run) decideUnpassedDraft(d *checkpoints.Decision, c Critique) {
+	verdict := fmt.Sprintf("The reviewer did not pass draft %d (score %.1f, recommended %s)", c.DraftVersion, c.Score, c.Recommendation)
+	switch d.Action {
+	case checkpoints.Reject:
+		r.FallbackReason = flatLine(fmt.Sprintf("%s; %s chose to stop at the draft review: %s", verdict, d.By, orDefault(d.Note, "no reason given")))
+		r.Step = StepFallback
+		return
+	case checkpoints.Edit:
+		if t := stringValue(d.Values, checkpoints.KeyTitle); t != "" {
+			r.Drafts[len(r.Drafts)-1].Title = t
+		}
+		if ch := stringValue(d.Values, checkpoints.KeyChanges); ch != "" {
+			r.humanCritique(d, ch)
+			r.revise("the requested changes")
+			return
+		}
+	}
+	r.addReviewNote(fmt.Sprintf("%s; %s chose to publish it with this caveat.", verdict, d.By))
+	r.Step = StepOutput
 }

@@ -112,14 +112,21 @@ const maxListedClaims = 10
 // claimSummary is the draft review's view of d's claims.
 func claimSummary(d Draft, pages []Page) ClaimSummary {
 	s := ClaimSummary{Checked: d.ClaimsChecked, ClaimTally: TallyClaims(d.Claims)}
-	for _, c := range Unsupported(d.Claims) {
+	view := func(c Claim) ClaimView {
+		return ClaimView{
+			Location: c.Location, Sentence: flatLine(c.Sentence), SourceID: c.SourceID,
+			Source: sourceRef(c.SourceID, pages).Title, Quote: flatLine(c.Quote), Reason: c.Reason,
+		}
+	}
+	for _, g := range groupBySentence(Unsupported(d.Claims)) {
 		if len(s.Unsupported) == maxListedClaims {
 			break
 		}
-		s.Unsupported = append(s.Unsupported, ClaimView{
-			Location: c.Location, Sentence: flatLine(c.Sentence), SourceID: c.SourceID,
-			Source: sourceRef(c.SourceID, pages).Title, Quote: flatLine(c.Quote), Reason: c.Reason,
-		})
+		v := view(g[0])
+		for _, c := range g[1:] {
+			v.Also = append(v.Also, view(c))
+		}
+		s.Unsupported = append(s.Unsupported, v)
 	}
 	return s
 }

@@ -186,7 +186,31 @@ func (e *Engine) askNext(ctx context.Context, r *Run) (bool, error) {
 		}
 		return true, e.save(ctx, r)
 	}
-	return false, nil
+	return e.reviewUnpassedDraft(ctx, r, p)
+}
+
+// reviewUnpassedDraft asks the draft review when the critical issues of a
+// draft the reviewer did not pass were passed over without a decision
+// (skipped, or timed out): a person still judges that draft before a
+// partial report (pauseAfterReview). It reports whether it asked.
+func (e *Engine) reviewUnpassedDraft(ctx context.Context, r *Run, p *Pause) (bool, error) {
+	if p.Position != checkpoints.AfterReview || r.Step != StepFallback || len(r.Checkpoints) == 0 || r.Checkpoints[len(r.Checkpoints)-1].Decision != nil {
+		return false, nil
+	}
+	if _, ok := r.unpassedDraft(); !ok {
+		return false, nil
+	}
+	reason := r.FallbackReason
+	r.FallbackReason, r.Step = "", StepOutput
+	waiting, err := e.pause(ctx, r, checkpoints.BeforeOutput)
+	if err != nil {
+		return false, err
+	}
+	if !waiting {
+		r.toFallback(reason)
+		return false, nil
+	}
+	return true, e.save(ctx, r)
 }
 
 // leaveCheckpoint clears the run's current checkpoint: the run goes on (to

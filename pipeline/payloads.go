@@ -64,9 +64,17 @@ type DraftPayload struct {
 	Score          float64  `json:"score"`
 	Recommendation string   `json:"recommendation"`
 	Summary        string   `json:"summary"` // the reviewer's summary
-	Major          int      `json:"major"`
-	Minor          int      `json:"minor"`
-	Sources        int      `json:"sources"`
+	// NotPassed is true when the reviewer did not pass this draft (rejected
+	// it, or asked for a revision at the revision bound): the person's
+	// choices are then publish with a caveat, revise with their
+	// instructions, or stop and write what the run has.
+	NotPassed bool `json:"not_passed,omitempty"`
+	// AtRevisionLimit is true when no revision is left: changes asked for
+	// then end the run with a partial report.
+	AtRevisionLimit bool `json:"at_revision_limit,omitempty"`
+	Major           int  `json:"major"`
+	Minor           int  `json:"minor"`
+	Sources         int  `json:"sources"`
 	// Markdown is the whole draft, for people who want to read it all.
 	Markdown string `json:"markdown"`
 	// Claims is how the draft's cited claims fared when code checked their
@@ -96,6 +104,18 @@ type ClaimView struct {
 	Source   string `json:"source"` // the source's title
 	Quote    string `json:"quote,omitempty"`
 	Reason   string `json:"reason,omitempty"`
+	// Also are the other sources the same sentence cites without support:
+	// a sentence is listed once.
+	Also []ClaimView `json:"also,omitempty"`
+}
+
+// Unlisted counts the unsupported claims the list leaves out.
+func (s ClaimSummary) Unlisted() int {
+	listed := 0
+	for _, v := range s.Unsupported {
+		listed += 1 + len(v.Also)
+	}
+	return max(s.ClaimTally.Unsupported-listed, 0)
 }
 
 // DisagreementView is one disagreement between sources as shown to a person;
@@ -253,6 +273,8 @@ func (r *Run) draftPayload() DraftPayload {
 		p.Score, p.Recommendation, p.Summary = c.Score, c.Recommendation, c.Summary
 		p.Major, p.Minor = severityCount(c.Items, severityMajor), severityCount(c.Items, severityMinor)
 	}
+	_, p.NotPassed = r.unpassedDraft()
+	p.AtRevisionLimit = !r.canIterate()
 	rep := BuildReport(r, time.Time{})
 	p.Markdown = rep.Markdown
 	p.Claims = claimSummary(d, r.Pages)

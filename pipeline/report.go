@@ -539,8 +539,12 @@ func writeProvenance(b *strings.Builder, rep *Report) {
 	if t := p.Claims; t != nil {
 		fmt.Fprintf(b, "- %d cited claims checked against the text of their sources: %d verified by a quote found in the cited source (%.0f%% of its words or more; see the footnotes), %d unsupported\n",
 			t.Total, t.Verified, 100*QuoteMatchThreshold, t.Unsupported)
-		for _, c := range Unsupported(rep.Claims) {
-			fmt.Fprintf(b, "  - Unsupported (%s): %s — %s\n", flatLine(c.Location), flatLine(c.Sentence), unsupportedWhy(c))
+		for _, g := range groupBySentence(Unsupported(rep.Claims)) {
+			whys := make([]string, len(g))
+			for i, c := range g {
+				whys[i] = unsupportedWhy(c)
+			}
+			fmt.Fprintf(b, "  - Unsupported (%s): %s — %s\n", flatLine(g[0].Location), flatLine(g[0].Sentence), strings.Join(whys, "; "))
 		}
 	}
 	for _, d := range p.Decisions {
@@ -559,94 +563,4 @@ func FormatUSD(v float64) string {
 		return fmt.Sprintf("$%.2f", v)
 	}
 	return fmt.Sprintf("$%.4f", v)
-}
-
-// unsupportedWhy says why a report's claim is unsupported, naming the source
-// by its reference number rather than the run's source id.
-func unsupportedWhy(c Claim) string {
-	if strings.Contains(c.Reason, "another source") {
-		return fmt.Sprintf("the quote given for [%d] is from another source the run read", c.Ref)
-	}
-	return strings.Replace(c.Reason, "the cited source", fmt.Sprintf("source [%d]", c.Ref), 1)
-}
-
-// footnotes number a report's verified claims and place a footnote marker
-// after the citation of each, quoting the passage of the source.
-type footnotes struct {
-	byPart map[int][]footnote
-	all    []footnote
-}
-
-// footnote is one verified claim's footnote.
-type footnote struct {
-	n     int
-	claim Claim
-}
-
-func newFootnotes(rep *Report) *footnotes {
-	f := &footnotes{byPart: map[int][]footnote{}}
-	for _, c := range rep.Claims {
-		if c.Status != ClaimVerified || c.Found == "" {
-			continue
-		}
-		fn := footnote{n: len(f.all) + 1, claim: c}
-		f.all = append(f.all, fn)
-		f.byPart[c.Part] = append(f.byPart[c.Part], fn)
-	}
-	return f
-}
-
-// mark returns text with a footnote marker ("[^n]") after the last citation
-// of each verified claim in it. A claim whose sentence is not found in text
-// keeps its footnote without a marker.
-func (f *footnotes) mark(part int, text string) string {
-	type insert struct {
-		at   int
-		mark string
-	}
-	var ins []insert
-	marker := markerRE
-	for _, fn := range f.byPart[part] {
-		i := strings.Index(text, fn.claim.Sentence)
-		if i < 0 {
-			continue
-		}
-		ms := marker.FindAllStringIndex(fn.claim.Sentence, -1)
-		if len(ms) == 0 {
-			continue
-		}
-		at := ms[len(ms)-1][1] // after the marker that cites the claim's source
-		for _, m := range ms {
-			if slices.Contains(parseMarker(fn.claim.Sentence[m[0]+1:m[1]-1]), fn.claim.Ref) {
-				at = m[1]
-				break
-			}
-		}
-		ins = append(ins, insert{at: i + at, mark: fmt.Sprintf("[^%d]", fn.n)})
-	}
-	// Insert from the end, keeping footnotes of one place in order.
-	slices.SortStableFunc(ins, func(a, b insert) int { return cmp.Compare(b.at, a.at) })
-	for k := 0; k < len(ins); {
-		j := k
-		var marks strings.Builder
-		for j < len(ins) && ins[j].at == ins[k].at {
-			j++
-		}
-		for m := k; m < j; m++ {
-			marks.WriteString(ins[m].mark)
-		}
-		text = text[:ins[k].at] + marks.String() + text[ins[k].at:]
-		k = j
-	}
-	return text
-}
-
-// write adds the footnote definitions: the source's own words for each claim.
-func (f *footnotes) write(b *strings.Builder) {
-	for _, fn := range f.all {
-		fmt.Fprintf(b, "[^%d]: [%d] “%s”\n", fn.n, fn.claim.Ref, strings.ReplaceAll(flatLine(fn.claim.Found), "”", "\""))
-	}
-	if len(f.all) > 0 {
-		b.WriteString("\n")
-	}
 }

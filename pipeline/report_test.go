@@ -255,3 +255,40 @@ func TestReportRenderMarkdownShape(t *testing.T) {
 		t.Error("RenderMarkdown modified the report")
 	}
 }
+
+func TestUnsupportedClaimsAreMarkedInTheBodyAndListedOnce(t *testing.T) {
+	rep := BuildReport(reportRun(), fixtureNow().Add(time.Hour))
+	md := rep.Markdown
+	// Both sources of the conclusion's sentence are unsupported: marked for
+	// each, and the sentence listed once with both reasons.
+	if !strings.Contains(md, "They work, at a price [1, 2] (unverified: [1]) (unverified: [2]).") &&
+		!strings.Contains(md, "They work, at a price [1, 2] (unverified: [2]) (unverified: [1]).") {
+		t.Errorf("the unsupported claims of the conclusion are not marked in the body:\n%s", md)
+	}
+	if n := strings.Count(md, "Unsupported (Conclusion): They work, at a price"); n != 1 {
+		t.Errorf("the conclusion's sentence is listed %d times, want once:\n%s", n, md)
+	}
+	if !strings.Contains(md, "cost a known amount [2] (unverified).") {
+		t.Errorf("the abstract's unsupported claim is not marked:\n%s", md)
+	}
+	if strings.Contains(md, "-15 °C [1] (unverified)") {
+		t.Errorf("a verified claim is marked unverified:\n%s", md)
+	}
+}
+
+func TestTheDraftReviewListsAnUnsupportedSentenceOnce(t *testing.T) {
+	r := reportRun()
+	s := claimSummary(r.Drafts[0], r.Pages)
+	n := 0
+	for _, v := range s.Unsupported {
+		if strings.HasPrefix(v.Sentence, "They work, at a price") {
+			n++
+			if len(v.Also) != 1 || v.Also[0].SourceID == v.SourceID {
+				t.Errorf("the sentence's second source is not listed with it: %+v", v)
+			}
+		}
+	}
+	if n != 1 || s.Unlisted() != 0 {
+		t.Fatalf("listed %d times, %d left out: %+v", n, s.Unlisted(), s.Unsupported)
+	}
+}

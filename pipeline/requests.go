@@ -210,6 +210,9 @@ func (e *Engine) Resume(ctx context.Context, runID string) (*Run, error) {
 			return false
 		}
 		r.Status = StatusQueued
+		if r.Waiting != "" {
+			r.Status = StatusWaiting // its checkpoint still waits for the person
+		}
 		r.trace(e.cfg.Now(), r.Step, "resumed")
 		return true
 	}); err != nil {
@@ -223,12 +226,13 @@ func (e *Engine) Resume(ctx context.Context, runID string) (*Run, error) {
 
 // Interrupt marks a run whose process is going away (Ctrl-C in a terminal)
 // as interrupted, so it is listed as such and not rescued, until Resume. A
-// run that waits for a person, has finished, or is being advanced by another
-// worker is left as it is.
+// run stopped at a checkpoint prompt is interrupted too (its checkpoint is
+// kept, and asked again on Resume); a run that has finished, or is being
+// advanced by another worker, is left as it is.
 func (e *Engine) Interrupt(ctx context.Context, runID string) error {
 	return e.withLease(ctx, runID, func(ctx context.Context, r *Run) error {
 		return e.update(ctx, r, func(r *Run) bool {
-			if r.Status != StatusRunning && r.Status != StatusQueued {
+			if r.Status != StatusRunning && r.Status != StatusQueued && r.Status != StatusWaiting {
 				return false
 			}
 			r.Status = StatusInterrupted

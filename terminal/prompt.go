@@ -107,10 +107,10 @@ func (p *Prompter) Ask(ctx context.Context, inst checkpoints.Instance, errs []ch
 	if len(errs) == 0 {
 		p.printf("%s", RenderCheckpoint(inst))
 	} else {
-		p.printf("That edit was not accepted:\n")
+		p.printf("That answer was not accepted:\n")
 		var problems []string
 		for _, e := range errs {
-			p.printf("  - %s: %s\n", e.Key, e.Message)
+			p.printf("  - %s: %s\n", fieldName(inst.Fields, e.Key), e.Message)
 			problems = append(problems, e.Key+": "+e.Message)
 		}
 		if p.Editor != "" && p.lastEdit != nil {
@@ -155,7 +155,11 @@ func (p *Prompter) Ask(ctx context.Context, inst checkpoints.Instance, errs []ch
 			}
 			d.Values = vals
 		case checkpoints.Reject:
-			p.printf("Why? (this becomes feedback for the next attempt) ")
+			if pipeline.Choices(&inst) != nil {
+				p.printf("Why stop? (the partial report says so) ")
+			} else {
+				p.printf("Why? (this becomes feedback for the next attempt) ")
+			}
 			note, err := p.line(ctx)
 			if err != nil {
 				return checkpoints.Decision{}, err
@@ -270,7 +274,7 @@ func parseInput(f checkpoints.Field, s string) any {
 	switch f.Type {
 	case checkpoints.FieldMultiSelect, checkpoints.FieldChips:
 		var out []string
-		for _, t := range strings.Split(s, ",") {
+		for _, t := range choiceTokens(s) {
 			if t = pick(t); t != "" {
 				out = append(out, t)
 			}
@@ -278,10 +282,10 @@ func parseInput(f checkpoints.Field, s string) any {
 		return out
 	case checkpoints.FieldCheckbox:
 		if len(f.Options) == 0 {
-			return s
+			return s // yes/no: the checkpoint reads it
 		}
 		var out []string
-		for _, t := range strings.Split(s, ",") {
+		for _, t := range choiceTokens(s) {
 			if t = pick(t); t != "" {
 				out = append(out, t)
 			}
@@ -295,6 +299,28 @@ func parseInput(f checkpoints.Field, s string) any {
 		}
 	}
 	return s
+}
+
+// choiceTokens splits a typed list of choices at commas; a part made only
+// of numbers separated by spaces ("1 3 4") is split at the spaces too, as
+// people type option and source numbers either way.
+func choiceTokens(s string) []string {
+	var out []string
+	for _, part := range strings.Split(s, ",") {
+		words := strings.Fields(part)
+		allNumbers := len(words) > 1
+		for _, w := range words {
+			if _, err := strconv.Atoi(w); err != nil {
+				allNumbers = false
+			}
+		}
+		if allNumbers {
+			out = append(out, words...)
+			continue
+		}
+		out = append(out, part)
+	}
+	return out
 }
 
 // numbered reports whether every option of f is a number (the sources of
@@ -342,4 +368,14 @@ func queryLineProblems(f checkpoints.Field, lines []string) []string {
 		}
 	}
 	return bad
+}
+
+// fieldName names the field key of fields for people: its label and key.
+func fieldName(fields []checkpoints.Field, key string) string {
+	for _, f := range fields {
+		if f.Key == key && f.Label != "" && f.Label != key {
+			return f.Label + " (" + key + ")"
+		}
+	}
+	return key
 }

@@ -61,7 +61,14 @@ func DecisionLine(inst *checkpoints.Instance) string {
 		return Clean(fmt.Sprintf("· %s: %s", inst.Label, inst.State))
 	}
 	d := inst.Decision
-	line := fmt.Sprintf("✓ %s: %s by %s at %s", inst.Label, d.Action, d.By, d.At.Format("15:04"))
+	what := string(d.Action)
+	if c := pipeline.Choices(inst)[d.Action]; c != "" {
+		what = "chose “" + c + "”"
+	}
+	if d.By == checkpoints.ByTimeout {
+		return Clean(fmt.Sprintf("✓ %s: approved itself at %s — nobody decided by its deadline, and it is set to approve itself then", inst.Label, d.At.Local().Format("15:04")))
+	}
+	line := fmt.Sprintf("✓ %s: %s by %s at %s", inst.Label, what, d.By, d.At.Format("15:04"))
 	for _, a := range inst.Audit {
 		for _, c := range a.Changes {
 			line += fmt.Sprintf("\n    changed %s", c.Key)
@@ -111,8 +118,17 @@ func RenderCheckpoint(inst checkpoints.Instance) string {
 	switch {
 	case inst.ControlType == checkpoints.CriticalIssues:
 		b.WriteString("[a]pprove: publish it as it is · [e]dit: revise with these issues (a note for the writer if you like) · [r]eject: stop and write what you have\n")
+	case pipeline.Choices(&inst) != nil:
+		b.WriteString("The reviewer did not pass this draft; it is yours to judge.\n[a]pprove: publish with a caveat (the report says the reviewer did not pass it) · [e]dit: revise with your instructions (the changes field) · [r]eject: stop and write what you have (a partial report)\n")
+		var p pipeline.DraftPayload
+		if json.Unmarshal(inst.Payload, &p) == nil && p.AtRevisionLimit {
+			b.WriteString("The revision limit is reached: changes asked for now end the run with a partial report that says so.\n")
+		}
 	case !inst.Required:
 		b.WriteString("This checkpoint is optional: [s]kip goes on without deciding it.\n")
+	}
+	if inst.OnTimeout == checkpoints.TimeoutApprove && !inst.DeadlineAt.IsZero() {
+		fmt.Fprintf(&b, "It approves itself at %s if nobody decides.\n", inst.DeadlineAt.Local().Format("2006-01-02 15:04 MST"))
 	}
 	return Clean(b.String())
 }
@@ -175,9 +191,12 @@ func renderDraft(b *strings.Builder, p pipeline.DraftPayload) {
 	if c := p.Claims; c.Checked {
 		fmt.Fprintf(b, "Evidence: %s\n", c.ClaimTally)
 		for _, u := range c.Unsupported {
-			fmt.Fprintf(b, "  ⚠ %s — “%s”\n    cites %s: %s\n", u.Location, u.Sentence, u.Source, u.Reason)
+			fmt.Fprintf(b, "  ⚠ %s — “%s”\n", u.Location, u.Sentence)
+			for _, s := range append([]pipeline.ClaimView{u}, u.Also...) {
+				fmt.Fprintf(b, "    cites %s: %s\n", s.Source, s.Reason)
+			}
 		}
-		if n := c.ClaimTally.Unsupported - len(c.Unsupported); n > 0 {
+		if n := c.Unlisted(); n > 0 {
 			fmt.Fprintf(b, "  …and %d more unsupported claims\n", n)
 		}
 	}
@@ -212,15 +231,78 @@ func renderDraft(b *strings.Builder, p pipeline.DraftPayload) {
 	}
 }
 
+// maxListedPerSeverity bounds the issues of one severity (other than
+// critical, always listed in full) that the critical issues show.
+const maxListedPerSeverity = 4
+
+// renderCritical lists the reviewer's issues grouped by severity, worst
+// first: every critical one with its fix, then at most a few of each other
+// severity on one line each, and what was left out by category.
 func renderCritical(b *strings.Builder, p pipeline.CriticalPayload) {
 	fmt.Fprintf(b, "The reviewer found critical issues in draft %d “%s” (score %.1f):\n", p.Version, p.Title, p.Score)
-	for _, it := range p.Items {
-		fmt.Fprintf(b, "  - [%s/%s] %s", it.Severity, it.Category, it.Description)
-		if it.SuggestedFix != "" {
-			fmt.Fprintf(b, " → %s", it.SuggestedFix)
+	var order []string
+	groups := map[string][]pipeline.CritiqueItem{}
+	for _, it := range p.Items { // the payload lists the critical ones first
+		sev := strings.ToLower(strings.TrimSpace(it.Severity))
+		if _, ok := groups[sev]; !ok {
+			order = append(order, sev)
 		}
-		b.WriteString("\n")
+		groups[sev] = append(groups[sev], it)
 	}
+	for _, sev := range order {
+		items := groups[sev]
+		fmt.Fprintf(b, "%s (%d):\n", upperFirst(nonEmpty(sev, "unrated")), len(items))
+		shown := items
+		if sev != "critical" && len(items) > maxListedPerSeverity {
+			shown = items[:maxListedPerSeverity]
+		}
+		for i, it := range shown {
+			line := fmt.Sprintf("  %d. [%s] %s", i+1, it.Category, cut(it.Description, 160))
+			if sev == "critical" && it.SuggestedFix != "" {
+				line += " → " + cut(it.SuggestedFix, 160)
+			}
+			b.WriteString(line + "\n")
+		}
+		if left := items[len(shown):]; len(left) > 0 {
+			counts := map[string]int{}
+			var cats []string
+			for _, it := range left {
+				if counts[it.Category] == 0 {
+					cats = append(cats, it.Category)
+				}
+				counts[it.Category]++
+			}
+			parts := make([]string, len(cats))
+			for i, c := range cats {
+				parts[i] = fmt.Sprintf("%d %s", counts[c], nonEmpty(c, "other"))
+			}
+			fmt.Fprintf(b, "  …and %d more: %s\n", len(left), strings.Join(parts, ", "))
+		}
+	}
+}
+
+func nonEmpty(s, def string) string {
+	if strings.TrimSpace(s) == "" {
+		return def
+	}
+	return s
+}
+
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	r := []rune(s)
+	return strings.ToUpper(string(r[0])) + string(r[1:])
+}
+
+// cut shortens s, on one line, to at most n runes.
+func cut(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
 }
 
 // renderPositionPayload shows what a custom checkpoint is about: the

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -88,6 +89,9 @@ func TestRenderCheckpointGolden(t *testing.T) {
 		"sources":  instance(t, checkpoints.SourceReview, sources, nil),
 		"draft":    instance(t, checkpoints.DraftReview, draft, nil),
 		"critical": instance(t, checkpoints.CriticalIssues, critical, nil),
+		"draft_not_passed": instance(t, checkpoints.DraftReview, pipeline.DraftPayload{Version: 1, Title: "Heat pumps", Score: 3.2, Recommendation: "reject", NotPassed: true,
+			Summary: "Off topic.", Claims: pipeline.ClaimSummary{Checked: true, ClaimTally: pipeline.ClaimTally{Total: 2, Verified: 1, Unsupported: 1},
+				Unsupported: []pipeline.ClaimView{{Location: "Cost", Sentence: "Prices halved in 2025.", SourceID: 2, Source: "Costs", Reason: "no supporting quote was given"}}}}, nil),
 	} {
 		golden(t, "checkpoint_"+name, RenderCheckpoint(inst))
 	}
@@ -152,7 +156,7 @@ func TestPromptShowsFieldErrorsAndEndsOnEOF(t *testing.T) {
 	if !errors.Is(err, ErrNoInput) {
 		t.Fatalf("err = %v, want ErrNoInput", err)
 	}
-	if !strings.Contains(out.String(), "depth: Pick one of the options") {
+	if !strings.Contains(out.String(), "Depth (depth): Pick one of the options") {
 		t.Errorf("field errors not shown:\n%s", out.String())
 	}
 }
@@ -191,7 +195,7 @@ func TestFollowerShowsWhatTheStoreSaysAndAsksOncePerOffer(t *testing.T) {
 	if n := strings.Count(out.String(), "\n"); n != 3 {
 		t.Errorf("%d progress lines, want 3:\n%s", n, out.String())
 	}
-	inst := instance(t, checkpoints.PlanReview, pipeline.PlanPayload{}, nil)
+	inst := instance(t, checkpoints.PlanReview, pipeline.PlanPayload{}, map[string]any{"sub_questions": "a", "queries": "web: x"})
 	inst.MaxRetries = 3
 	r.Checkpoints, r.Waiting, r.Status = []checkpoints.Instance{inst}, inst.ID, pipeline.StatusWaiting
 	if got := f.Observe(r); got == nil || got.ID != inst.ID {
@@ -277,4 +281,74 @@ func TestRenderACustomCheckpointFieldByField(t *testing.T) {
 	raw, _ := json.Marshal(pipeline.PlanPayload{Question: "q"})
 	inst := checkpoints.NewInstance(def, "r-1.c", "r-1", raw, def.Fields, map[string]any{"tone": "plain"}, now)
 	golden(t, "checkpoint_custom", RenderCheckpoint(inst))
+}
+
+func TestADecisionAmongChoicesIsRecordedAsTheChoice(t *testing.T) {
+	inst := instance(t, checkpoints.CriticalIssues, pipeline.CriticalPayload{Version: 1}, nil)
+	inst.Decision = &checkpoints.Decision{Action: checkpoints.Approve, By: "ann", At: now}
+	if got := DecisionLine(&inst); !strings.Contains(got, "chose “Publish as it is” by ann") {
+		t.Errorf("decision line %q does not say what was chosen", got)
+	}
+}
+
+func TestACheckpointThatApprovesOnTimeoutSaysSo(t *testing.T) {
+	inst := instance(t, checkpoints.PlanReview, pipeline.PlanPayload{}, nil)
+	inst.OnTimeout = checkpoints.TimeoutApprove
+	if got := RenderCheckpoint(inst); !strings.Contains(got, "It approves itself at "+inst.DeadlineAt.Local().Format("2006-01-02 15:04")) {
+		t.Errorf("the policy is not shown:\n%s", got)
+	}
+	inst.Decision = &checkpoints.Decision{Action: checkpoints.Approve, By: checkpoints.ByTimeout, At: inst.DeadlineAt}
+	if got := DecisionLine(&inst); !strings.Contains(got, "approved itself") {
+		t.Errorf("decision line %q", got)
+	}
+}
+
+func TestTypedAnswersPeopleWrite(t *testing.T) {
+	agree := checkpoints.Field{Key: "agree", Type: checkpoints.FieldCheckbox, Label: "I agree"}
+	sources := checkpoints.Field{Key: "relevant", Type: checkpoints.FieldMultiSelect, Label: "Relevant", Options: []checkpoints.Option{{Value: "1"}, {Value: "3"}, {Value: "4"}}}
+	tags := checkpoints.Field{Key: "tags", Type: checkpoints.FieldChips, Label: "Tags"}
+	for _, tc := range []struct {
+		f    checkpoints.Field
+		in   string
+		want any
+	}{
+		{agree, "yes", true}, {agree, "y", true}, {agree, "No", false}, {agree, "true", true},
+		{sources, "1 3 4", []string{"1", "3", "4"}}, {sources, "1, 4", []string{"1", "4"}}, {sources, "3,4 1", []string{"3", "4", "1"}},
+		{tags, "heat pumps, cold", []string{"heat pumps", "cold"}},
+	} {
+		vals, errs := checkpoints.Validate([]checkpoints.Field{tc.f}, map[string]any{tc.f.Key: parseInput(tc.f, tc.in)})
+		if len(errs) > 0 {
+			t.Errorf("%s %q: refused: %v", tc.f.Key, tc.in, errs)
+			continue
+		}
+		if got := vals[tc.f.Key]; fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("%s %q = %v, want %v", tc.f.Key, tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestCriticalIssuesAreGroupedBySeverity(t *testing.T) {
+	p := pipeline.CriticalPayload{Version: 2, Title: "Heat pumps", Score: 4.1}
+	p.Items = append(p.Items, pipeline.CritiqueItem{Severity: "critical", Category: "accuracy", Description: "A figure is wrong.", SuggestedFix: "Use 2.8."})
+	for i := range 9 {
+		p.Items = append(p.Items, pipeline.CritiqueItem{Severity: "major", Category: "citation", Description: fmt.Sprintf("Unsupported claim %d: %s", i+1, strings.Repeat("a long sentence ", 20)), SuggestedFix: "Quote the source."})
+	}
+	p.Items = append(p.Items, pipeline.CritiqueItem{Severity: "major", Category: "style", Description: "Wordy."},
+		pipeline.CritiqueItem{Severity: "minor", Category: "style", Description: "Typos."})
+	got := RenderCheckpoint(instance(t, checkpoints.CriticalIssues, p, nil))
+	for _, want := range []string{"Critical (1):\n  1. [accuracy] A figure is wrong. → Use 2.8.\n", "Major (10):\n", "  …and 6 more: 5 citation, 1 style\n", "Minor (1):\n  1. [style] Typos.\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing %q in:\n%s", want, got)
+		}
+	}
+	if n := strings.Count(got, "\n"); n > 16 {
+		t.Errorf("%d lines for 12 issues:\n%s", n, got)
+	}
+}
+
+func TestARejectedDraftAtTheRevisionLimitSaysChangesEndTheRun(t *testing.T) {
+	inst := instance(t, checkpoints.DraftReview, pipeline.DraftPayload{Version: 3, NotPassed: true, AtRevisionLimit: true, Recommendation: "revise"}, nil)
+	if got := RenderCheckpoint(inst); !strings.Contains(got, "The revision limit is reached") {
+		t.Errorf("not said:\n%s", got)
+	}
 }

@@ -26,6 +26,7 @@ const (
 	defModesBlock     = "def_modes"
 	defRequiredBlock  = "def_required"
 	defTimeoutBlock   = "def_timeout"
+	defOnTimeoutBlock = "def_on_timeout"
 	defRetriesBlock   = "def_retries"
 	defThresholdBlock = "def_breaker_threshold"
 	defWindowBlock    = "def_breaker_window"
@@ -108,8 +109,16 @@ func DefinitionModal(d checkpoints.Definition, create bool) slack.ModalViewReque
 	}
 	rin := slack.NewInputBlock(defRequiredBlock, Plain("Required", 2000), Plain("Optional ones can be skipped.", 2000), reqBox)
 	rin.Optional = true
+	selfApprove := option(string(checkpoints.TimeoutApprove), "Approve itself at the deadline if nobody decides")
+	selfBox := slack.NewCheckboxGroupsBlockElement(StartInput, selfApprove)
+	if d.OnTimeout == checkpoints.TimeoutApprove {
+		selfBox.InitialOptions = []*slack.OptionBlockObject{selfApprove}
+	}
+	tin := slack.NewInputBlock(defOnTimeoutBlock, Plain("When it times out", 2000), Plain("Its message says so. Unchecked: a required one is reminded, an optional one skipped.", 2000), selfBox)
+	tin.Optional = true
 	blocks = append(blocks, rin,
 		textInput(defTimeoutBlock, "Timeout", "e.g. 2h or 30m; empty: no timeout.", durationText(d.Timeout), false, true),
+		tin,
 		textInput(defRetriesBlock, "Retries", "How often it is offered again after failing or timing out.", strconv.Itoa(d.MaxRetries), false, true),
 		textInput(defThresholdBlock, "Breaker threshold", "Failures within the window that disable it; 0: no breaker.", strconv.Itoa(d.BreakerThreshold), false, true),
 		textInput(defWindowBlock, "Breaker window", "e.g. 1h.", durationText(d.BreakerWindow), false, true),
@@ -134,7 +143,7 @@ func DefinitionModal(d checkpoints.Definition, create bool) slack.ModalViewReque
 	}
 }
 
-// textInput is an optional or required plain text input.
+// textInput is an optional or required Plain text input.
 func textInput(blockID, label, hint, value string, multiline, optional bool) *slack.InputBlock {
 	el := slack.NewPlainTextInputBlockElement(nil, StartInput)
 	el.Multiline = multiline
@@ -242,6 +251,10 @@ func ParseDefinitionForm(meta DefinitionMeta, base checkpoints.Definition, state
 	d.Position = checkpoints.Position(get(defPositionBlock).SelectedOption.Value)
 	d.Modes = optionValues(get(defModesBlock).SelectedOptions)
 	d.Required = len(get(defRequiredBlock).SelectedOptions) > 0
+	d.OnTimeout = checkpoints.TimeoutRemind
+	if len(get(defOnTimeoutBlock).SelectedOptions) > 0 {
+		d.OnTimeout = checkpoints.TimeoutApprove
+	}
 	whole := func(block string, dst *int) {
 		s := text(block)
 		if s == "" {
@@ -351,7 +364,7 @@ func DefinitionErrors(ps []checkpoints.Problem, slots []int, create bool) map[st
 	top := map[string]string{
 		"id": DefIDBlock, "control_type": DefIDBlock, "label": defLabelBlock, "description": defDescBlock,
 		"pipeline_position": defPositionBlock, "sort_order": defSortBlock, "applicable_modes": defModesBlock,
-		"timeout_seconds": defTimeoutBlock, "max_retries": defRetriesBlock,
+		"timeout_seconds": defTimeoutBlock, "on_timeout": defOnTimeoutBlock, "max_retries": defRetriesBlock,
 		"circuit_breaker_threshold": defThresholdBlock, "circuit_breaker_window_minutes": defWindowBlock,
 	}
 	parts := map[string]string{slotKey: slotKey, slotLabel: slotLabel, slotType: slotType, slotRequired: slotRequired,

@@ -84,7 +84,10 @@ func checkpointTail(inst *checkpoints.Instance, requestedBy string) []slack.Bloc
 	if isUserID(requestedBy) {
 		note = fmt.Sprintf("Waiting for <@%s> (or an approver of this channel).", requestedBy)
 	}
-	if !inst.DeadlineAt.IsZero() {
+	switch {
+	case !inst.DeadlineAt.IsZero() && inst.OnTimeout == checkpoints.TimeoutApprove:
+		note += " :hourglass: This checkpoint *approves itself " + SlackDate(inst.DeadlineAt) + "* if nobody decides."
+	case !inst.DeadlineAt.IsZero():
 		note += " Reminder due " + SlackDate(inst.DeadlineAt) + "."
 	}
 	return append(tail, ContextText(note))
@@ -100,7 +103,7 @@ func checkpointButtons(inst *checkpoints.Instance, blockID string) *slack.Action
 		if !ok {
 			continue
 		}
-		b := slack.NewButtonBlockElement(id, inst.ID, Plain(buttonLabel(inst.ControlType, a), MaxButtonText))
+		b := slack.NewButtonBlockElement(id, inst.ID, Plain(buttonLabel(inst, a), MaxButtonText))
 		switch a {
 		case checkpoints.Approve:
 			b.Style = slack.StylePrimary
@@ -274,6 +277,13 @@ func draftBody(p pipeline.DraftPayload) []slack.Block {
 		}
 		blocks = append(blocks, packLines("*Sections*\n", s, 2, moreInEdit)...)
 	}
+	if p.NotPassed {
+		blocks = append(blocks, Section(fmt.Sprintf(":warning: *The reviewer did not pass this draft* (score %.1f/10, recommends _%s_). It is yours to judge: *%s* (the report will say the reviewer did not pass it), *%s* (say what to change), or *%s* (a partial report).",
+			p.Score, Escape(Truncate(p.Recommendation, 30)), pipeline.ChoicePublishCaveat, pipeline.ChoiceReviseMine, pipeline.ChoiceStop)))
+		if p.AtRevisionLimit {
+			blocks = append(blocks, ContextText("The revision limit is reached: changes asked for now end the run with a partial report that says so."))
+		}
+	}
 	verdict := fmt.Sprintf("*Reviewer:* score *%.1f*/10", p.Score)
 	if p.Recommendation != "" {
 		verdict += " · recommends _" + Escape(Truncate(p.Recommendation, 30)) + "_"
@@ -292,7 +302,7 @@ func draftBody(p pipeline.DraftPayload) []slack.Block {
 		blocks = append(blocks, ContextText(CutRunes(Escape(line), MaxContextText)))
 	}
 	if p.Markdown != "" {
-		blocks = append(blocks, ContextText("The full draft is in the Edit form; the final report will be attached as a Markdown file."))
+		blocks = append(blocks, ContextText("The whole draft is attached to this thread as a Markdown file; the final report will be attached the same way."))
 	}
 	return blocks
 }
@@ -309,15 +319,17 @@ func evidenceBlocks(c pipeline.ClaimSummary) []slack.Block {
 	}
 	lines := make([]string, 0, len(c.Unsupported))
 	for _, u := range c.Unsupported {
-		lines = append(lines, fmt.Sprintf(":warning: _%s_ — “%s”\n      cites %s: %s",
-			EscapeTruncate(OneLine(u.Location), 80), MarkdownLine(u.Sentence, nil, 300),
-			EscapeTruncate(OneLine(u.Source), 100), MarkdownLine(u.Reason, nil, 200)))
+		line := fmt.Sprintf(":warning: _%s_ — “%s”", EscapeTruncate(OneLine(u.Location), 80), MarkdownLine(u.Sentence, nil, 300))
+		for _, s := range append([]pipeline.ClaimView{u}, u.Also...) {
+			line += fmt.Sprintf("\n      cites %s: %s", EscapeTruncate(OneLine(s.Source), 100), MarkdownLine(s.Reason, nil, 200))
+		}
+		lines = append(lines, line)
 	}
 	more := func(left int) string {
-		return fmt.Sprintf("_…and %d more unsupported claims — see the draft in the Edit form._", left)
+		return fmt.Sprintf("_…and %d more unsupported claims — see the draft file in this thread._", left)
 	}
 	blocks := packLines(head, lines, 3, more)
-	if n := c.ClaimTally.Unsupported - len(c.Unsupported); n > 0 {
+	if n := c.Unlisted(); n > 0 {
 		blocks = append(blocks, ContextText(more(n)))
 	}
 	return blocks
@@ -433,12 +445,17 @@ func RenderDecided(inst *checkpoints.Instance) []slack.Block {
 	var line string
 	d := inst.Decision
 	switch {
+	case d != nil && d.By == checkpoints.ByTimeout:
+		line = fmt.Sprintf("*%s* — :hourglass: approved itself on %s: nobody decided by its deadline, and this checkpoint is set to approve itself then", label, SlackDate(d.At))
 	case d != nil:
 		verb := map[checkpoints.Action]string{
 			checkpoints.Approve: ":white_check_mark: approved",
 			checkpoints.Edit:    ":pencil2: edited and approved",
 			checkpoints.Reject:  ":x: rejected",
 		}[d.Action]
+		if c := pipeline.Choices(inst)[d.Action]; c != "" {
+			verb = ":ballot_box_with_check: chose *" + c + "*"
+		}
 		if verb == "" {
 			verb = Escape(string(d.Action))
 		}

@@ -6,6 +6,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/researchbot/researchbot/checkpoints"
+	"github.com/researchbot/researchbot/pipeline"
 )
 
 // Action ids of the buttons that pass over a checkpoint or show it again.
@@ -15,18 +16,12 @@ const (
 	ActionContinueWithout = "cp_continue_without" // an admin: go on without a required one that cannot be shown
 )
 
-// buttonLabel is the label of a decision's button. At the critical issues
-// the three decisions are three real choices, and say so.
-func buttonLabel(controlType string, a checkpoints.Action) string {
-	if controlType == checkpoints.CriticalIssues {
-		switch a {
-		case checkpoints.Approve:
-			return "Publish as it is"
-		case checkpoints.Edit:
-			return "Revise with these issues"
-		case checkpoints.Reject:
-			return "Stop and write what you have"
-		}
+// buttonLabel is the label of a decision's button on inst: what the
+// decision does where the three decisions are three real choices
+// (pipeline.Choices), else Approve, Edit or Reject.
+func buttonLabel(inst *checkpoints.Instance, a checkpoints.Action) string {
+	if c := pipeline.Choices(inst); c != nil {
+		return c[a]
 	}
 	return map[checkpoints.Action]string{checkpoints.Approve: "Approve", checkpoints.Edit: "Edit", checkpoints.Reject: "Reject"}[a]
 }
