@@ -11,10 +11,12 @@ require (
 	github.com/charmbracelet/x/ansi v0.11.9
 	github.com/coder/quartz v0.2.1
 	github.com/creack/pty v1.1.24
+	github.com/dslipak/pdf v0.0.2
 	github.com/go-redis/redis_rate/v10 v10.0.1
 	github.com/gorilla/websocket v1.5.3
 	github.com/hibiken/asynq v0.26.0
 	github.com/invopop/jsonschema v0.14.0
+	github.com/ledongthuc/pdf v0.0.0-20260907135840-6c8c28e0e8a0
 	github.com/markusmobius/go-trafilatura v1.12.2
 	github.com/mattn/go-isatty v0.0.22
 	github.com/moby/patternmatcher v0.6.1

@@ -27,12 +27,13 @@ var inward = map[string]struct {
 	"llm":                   {nil, "the LLM client is an adapter; its rate budget is a port it declares"},
 	"llm/llmtest":           {nil, "the fake OpenAI server speaks only the wire protocol"},
 	"search":                {[]string{"dedup"}, "search backends are an adapter; their rate budget is a port they declare"},
-	"fetch":                 {nil, "page fetching is an adapter; its cache is a port it declares"},
+	"fetch":                 {[]string{"extract"}, "page fetching is an adapter; its cache is a port it declares; a fetched PDF is read by extract"},
+	"extract":               {nil, "document text extraction (PDF, plain text, Markdown, CSV) is a leaf: bytes in, text with page offsets out, for fetch today and shared files and the document collection later"},
 	"terminal":              {[]string{"pipeline", "checkpoints", "textmatch"}, "the terminal presenter adapts the domain to a TTY"},
 	"bot":                   {[]string{"pipeline", "checkpoints", "scheduler", "textmatch", "dedup", "internal/obs"}, "the Slack adapter knows the domain; its memory and rate budgets are ports, not redisstore; its counters join the process's metrics"},
 	"internal/obs":          {[]string{"pipeline", "checkpoints", "textmatch"}, "metrics and health endpoints, shared by serve and worker: the engine's observer, fed by adapters through the wiring, knowing none of them"},
 	"redisstore":            {[]string{"pipeline", "checkpoints", "scheduler", "textmatch", "dedup"}, "the Redis adapter implements the domain's stores and the adapters' ports"},
-	"internal/app":          {[]string{"config", "pipeline", "checkpoints", "scheduler", "textmatch", "dedup", "llm", "search", "fetch", "redisstore"}, "app assembles the engine from adapters; it knows no user interface (bot, terminal)"},
+	"internal/app":          {[]string{"config", "pipeline", "checkpoints", "scheduler", "textmatch", "dedup", "llm", "search", "fetch", "extract", "redisstore"}, "app assembles the engine from adapters; it knows no user interface (bot, terminal)"},
 	"internal/redistest":    {nil, "test helper: a private redis-server"},
 	"internal/slackfake":    {nil, "test helper: a fake Slack speaking its wire protocol"},
 	"internal/researchtest": {[]string{"pipeline", "checkpoints", "textmatch", "llm/llmtest"}, "test helper: a scripted research model for the domain"},
@@ -53,6 +54,7 @@ var rooms = []struct {
 	{"github.com/hibiken/asynq", []string{"redisstore", "internal/app", "cmd/researchbot"}, "the durable queue is redisstore's; the engine sees pipeline.Queue"},
 	{"github.com/alicebob/miniredis/", []string{"redisstore", "internal/app", "cmd/researchbot"}, "the embedded Redis is how redisstore connects without REDIS_URL"},
 	{"github.com/slack-go/slack", []string{"bot", "internal/slackfake", "cmd/researchbot"}, "Slack has one room: bot (and the fake that stands in for Slack in tests)"},
+	{"github.com/ledongthuc/pdf", []string{"extract", "fetch", "internal/app", "cmd/researchbot"}, "PDF parsing has one room: extract, behind its bounds (bytes, pages, decompressed bytes, deadline) and its panic guard"},
 	{"github.com/sashabaranov/go-openai", []string{"llm", "internal/app", "cmd/researchbot"}, "the OpenAI SDK stays in llm; the domain sees pipeline.Model"},
 }
 
