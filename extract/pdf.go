@@ -22,7 +22,11 @@ import (
 // Document.PageStarts keeps where each page read starts in Text. Before a
 // page is read, its decompressed content streams and font maps are measured
 // against MaxPageBytes, so a decompression bomb is refused before the
-// library parses it; the deadline is checked between pages. Encrypted PDFs
+// library parses it. The library reads the PDF only through a
+// boundedReader, which stops it (whatever loop it is in) once ctx is done
+// or once it has read the file over readPasses times, so a cyclic page
+// tree or xref chain ends in an error instead of a hung worker; opening
+// the file and each page have a budget of their own. Encrypted PDFs
 // (that need a password, or use encryption the library cannot read),
 // PDFs without a text layer and damaged PDFs are refused with an *Error;
 // a panic inside the library becomes ReasonDamaged.
@@ -30,6 +34,10 @@ func PDF(ctx context.Context, body []byte, lim Limits) (doc Document, err error)
 	lim = lim.withDefaults()
 	defer func() {
 		if r := recover(); r != nil {
+			if e, ok := r.(*Error); ok {
+				doc, err = Document{}, e
+				return
+			}
 			doc, err = Document{}, newError(ReasonDamaged, "%v", r)
 		}
 	}()
@@ -39,7 +47,11 @@ func PDF(ctx context.Context, body []byte, lim Limits) (doc Document, err error)
 	if !IsPDF(body) {
 		return Document{}, newError(ReasonDamaged, "no PDF header")
 	}
-	r, err := pdf.NewReader(headerShim{body}, int64(len(body)))
+	br := newBoundedReader(ctx, body)
+	r, err := pdf.NewReader(br, int64(len(body)))
+	if br.err != nil {
+		return Document{}, br.err
+	}
 	if err != nil {
 		return Document{}, openError(err, body)
 	}
@@ -57,7 +69,11 @@ func PDF(ctx context.Context, body []byte, lim Limits) (doc Document, err error)
 		if err := ctx.Err(); err != nil {
 			return Document{}, &Error{Reason: ReasonTimeout, Detail: fmt.Sprintf("stopped at page %d of %d", n, doc.PageCount), cause: err}
 		}
+		br.refill()
 		text, err := pageText(r.Page(n), lim)
+		if br.err != nil {
+			return Document{}, br.err
+		}
 		if err != nil {
 			var e *Error
 			if errors.As(err, &e) {
@@ -170,6 +186,49 @@ func infoTitle(r *pdf.Reader) string {
 		return ""
 	}
 	return strings.Join(strings.Fields(CleanText(t.Text())), " ")
+}
+
+// readPasses is how many times over its size the library may read a PDF
+// (plus a floor for small files) to open it or to read one page before the
+// reading is deemed a loop.
+const (
+	readPasses = 16
+	readFloor  = 32 << 20
+)
+
+// boundedReader is the io.ReaderAt the library reads a PDF through. Once
+// ctx is done or the read budget is spent, every read panics with the
+// *Error that says why: the library cannot be interrupted otherwise, and
+// every loop in it reads. PDF recovers the panic.
+type boundedReader struct {
+	headerShim
+	ctx  context.Context
+	left int64
+	err  *Error
+}
+
+func newBoundedReader(ctx context.Context, body []byte) *boundedReader {
+	r := &boundedReader{headerShim: headerShim{body}, ctx: ctx}
+	r.refill()
+	return r
+}
+
+// refill gives the next step (opening, or one page) its read budget.
+func (r *boundedReader) refill() { r.left = readPasses*int64(len(r.b)) + readFloor }
+
+func (r *boundedReader) ReadAt(p []byte, off int64) (int, error) {
+	if r.err == nil {
+		r.left -= int64(len(p))
+		if err := r.ctx.Err(); err != nil {
+			r.err = &Error{Reason: ReasonTimeout, Detail: "the deadline passed while reading", cause: err}
+		} else if r.left < 0 {
+			r.err = newError(ReasonDamaged, "its structure loops (the file was read over more than %d times)", readPasses)
+		}
+	}
+	if r.err != nil {
+		panic(r.err)
+	}
+	return r.headerShim.ReadAt(p, off)
 }
 
 // headerShim presents a PDF whose header names a version the library does

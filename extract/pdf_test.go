@@ -335,9 +335,13 @@ func FuzzPDF(f *testing.F) {
 	}
 	lim := Limits{MaxBytes: 1 << 20, MaxPages: 20, MaxPageBytes: 4 << 20, MaxRunes: 2000}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
+		start := time.Now()
 		d, err := PDF(ctx, data, lim)
+		if took := time.Since(start); took > 5*time.Second {
+			t.Fatalf("PDF took %v on %d bytes", took, len(data))
+		}
 		if err != nil {
 			var e *Error
 			if !errors.As(err, &e) {
@@ -360,4 +364,27 @@ func FuzzPDF(f *testing.F) {
 			t.Fatal("success with no text")
 		}
 	})
+}
+
+// TestPDFLoopsEnd: a page tree whose node is its own kid sends the
+// library round the same objects for ever; the bounded reader ends it.
+func TestPDFLoopsEnd(t *testing.T) {
+	good := buildPDF(pdfSpec{pages: []string{textOps("A page.")}})
+	cyclic := bytes.Replace(good, []byte("/Kids [6 0 R ]"), []byte("/Kids [2 0 R ]"), 1)
+	if bytes.Equal(good, cyclic) {
+		t.Fatal("fixture did not change")
+	}
+	start := time.Now()
+	_, err := PDF(context.Background(), cyclic, Limits{})
+	e := wantReason(t, err, ReasonDamaged)
+	if !strings.Contains(e.Error(), "loop") {
+		t.Errorf("message %q", e.Error())
+	}
+	t.Logf("%v after %v", e, time.Since(start))
+
+	// The same file under a deadline stops at the deadline.
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, err = PDF(ctx, cyclic, Limits{})
+	wantReason(t, err, ReasonTimeout)
 }
