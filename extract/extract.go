@@ -177,7 +177,8 @@ func newError(r Reason, format string, args ...any) *Error {
 
 // KindOf returns the kind of a body labelled with mediaType (a Content-Type
 // header value or a bare media type; "" when unlabelled). A body that starts
-// like a PDF is a PDF whatever its label says; otherwise the label decides.
+// like a PDF is a PDF whatever its label says; otherwise the label decides
+// (and PDF refuses a body labelled PDF that is not one as damaged).
 // ok is false for a kind Extract does not read.
 func KindOf(body []byte, mediaType string) (Kind, bool) {
 	if IsPDF(body) {
@@ -188,10 +189,7 @@ func KindOf(body []byte, mediaType string) (Kind, bool) {
 		return "", false
 	}
 	k, ok := mediaKinds[mt]
-	if k == KindPDF {
-		return "", false // labelled PDF, but not one
-	}
-	return k, ok
+	return k, ok // a body labelled PDF that is not one is PDF's to refuse
 }
 
 // IsPDF reports whether body starts with a PDF header ("%PDF-"). A file
