@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -178,5 +179,30 @@ func TestFetchKeepsPDFPages(t *testing.T) {
 	}
 	if !traced {
 		t.Errorf("the reading's note is not in the trace: %+v", r.Trace)
+	}
+}
+
+func TestReportNamesUnreadSourcesAndWhy(t *testing.T) {
+	r := pdfRun()
+	r.Sources = []Source{
+		{ID: 5, URL: "https://agency.example.org/locked.pdf", Selected: true, FetchErr: "fetch https://agency.example.org/locked.pdf: unreadable: encrypted PDF: a password is needed"},
+		{ID: 6, URL: "https://agency.example.org/scan.pdf", Selected: true, FetchErr: "fetch https://agency.example.org/scan.pdf: unreadable: no text layer (scanned images?)"},
+		{ID: 7, URL: "https://mirror.example.org/report", Selected: true, FetchErr: "near-duplicate of https://agency.example.org/report"},
+	}
+	for i := range 12 {
+		r.Sources = append(r.Sources, Source{ID: 10 + i, URL: fmt.Sprintf("https://slow.example.org/%d", i), FetchErr: "timeout"})
+	}
+	r.Drafts = []Draft{{Version: 1, Title: "Heat", Sections: []Section{{Title: "Findings", Content: "District heating cuts emissions [1]."}}}}
+	md := BuildReport(r, time.Time{}).Markdown
+	for _, want := range []string{
+		"- Sources that could not be read, and why:\n  - https://agency.example.org/locked.pdf — unreadable: encrypted PDF: a password is needed\n  - https://agency.example.org/scan.pdf — unreadable: no text layer (scanned images?)\n",
+		"  - https://slow.example.org/7 — timeout\n  - …and 4 more\n",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "mirror.example.org") {
+		t.Errorf("a near-duplicate is listed as unread:\n%s", md)
 	}
 }

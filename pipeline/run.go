@@ -629,4 +629,7 @@ type Provenance struct {
 	// Claims counts the cited claims checked against their sources; nil when
 	// the content was not checked.
 	Claims *ClaimTally `json:"claims,omitempty"`
+	// Unread names each selected source the run could not read and why
+	// ("https://… — unreadable: encrypted PDF"), at most maxUnreadListed.
+	Unread []string `json:"unread,omitempty"`
 }
