@@ -29,6 +29,7 @@ const (
 	KindText     Kind = "text"
 	KindMarkdown Kind = "markdown"
 	KindCSV      Kind = "csv"
+	KindDOCX     Kind = "docx"
 )
 
 // mediaKinds maps the media types Extract accepts to their kind.
@@ -38,10 +39,11 @@ var mediaKinds = map[string]Kind{
 	"text/markdown":   KindMarkdown,
 	"text/x-markdown": KindMarkdown,
 	"text/csv":        KindCSV,
+	"application/vnd.openxmlformats-officedocument.wordprocessingml.document": KindDOCX,
 }
 
 // Accepted lists the media types Extract reads, for messages to people.
-const Accepted = "PDF (application/pdf), plain text (text/plain), Markdown (text/markdown), CSV (text/csv)"
+const Accepted = "PDF (application/pdf), Word (.docx), plain text (text/plain), Markdown (text/markdown), CSV (text/csv)"
 
 // Limits bounds the reading of one document. Zero fields take the defaults.
 type Limits struct {
@@ -136,24 +138,31 @@ type Error struct {
 	// Detail adds what was found, if anything ("AES-256 encryption").
 	Detail string
 	cause  error
+	kind   Kind // the kind refused, when not a PDF
 }
 
 // Error returns the reason for people: "encrypted PDF", "no text layer
 // (scanned images?)", "damaged PDF: …", and so on.
 func (e *Error) Error() string {
+	name := "PDF"
+	if e.kind == KindDOCX {
+		name = "DOCX"
+	}
 	var s string
-	switch e.Reason {
-	case ReasonEncrypted:
-		s = "encrypted PDF"
-	case ReasonNoText:
+	switch {
+	case e.Reason == ReasonEncrypted:
+		s = "encrypted " + name
+	case e.Reason == ReasonNoText && e.kind == KindPDF || e.Reason == ReasonNoText && e.kind == "":
 		s = "no text layer (scanned images?)"
-	case ReasonDamaged:
-		s = "damaged PDF"
-	case ReasonTooLarge:
+	case e.Reason == ReasonNoText:
+		s = "no text"
+	case e.Reason == ReasonDamaged:
+		s = "damaged " + name
+	case e.Reason == ReasonTooLarge:
 		s = "document too large"
-	case ReasonUnsupported:
+	case e.Reason == ReasonUnsupported:
 		s = "unsupported kind of document"
-	case ReasonTimeout:
+	case e.Reason == ReasonTimeout:
 		s = "not read within the time allowed"
 	default:
 		s = string(e.Reason)
@@ -209,8 +218,11 @@ func Extract(ctx context.Context, body []byte, mediaType string, lim Limits) (Do
 		mt, _, _ := mime.ParseMediaType(mediaType)
 		return Document{}, newError(ReasonUnsupported, "%q; accepted: %s", orNone(mt), Accepted)
 	}
-	if k == KindPDF {
+	switch k {
+	case KindPDF:
 		return PDF(ctx, body, lim)
+	case KindDOCX:
+		return docxText(body, lim)
 	}
 	return plain(body, k, lim)
 }
@@ -222,7 +234,7 @@ func plain(body []byte, k Kind, lim Limits) (Document, error) {
 	}
 	text := CleanText(string(body))
 	if text == "" {
-		return Document{}, newError(ReasonNoText, "empty %s", k)
+		return Document{}, &Error{Reason: ReasonNoText, Detail: "empty " + string(k), kind: k}
 	}
 	d := Document{Kind: k}
 	d.Text, d.Truncated = TruncateRunes(text, lim.MaxRunes)

@@ -24,10 +24,10 @@ func TestExtractKinds(t *testing.T) {
 			t.Errorf("%s: %+v, %v", c.mediaType, d, err)
 		}
 	}
-	for _, mt := range []string{"image/png", "application/vnd.openxmlformats-officedocument.wordprocessingml.document", ""} {
+	for _, mt := range []string{"image/png", "application/msword", ""} {
 		_, err := Extract(ctx, []byte("\x89PNG\r\n"), mt, Limits{})
 		e := wantReason(t, err, ReasonUnsupported)
-		if !strings.Contains(e.Error(), "accepted: PDF (application/pdf), plain text") {
+		if !strings.Contains(e.Error(), "accepted: PDF (application/pdf), Word (.docx), plain text") {
 			t.Errorf("%q: message %q", mt, e.Error())
 		}
 	}

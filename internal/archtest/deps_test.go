@@ -28,7 +28,7 @@ var inward = map[string]struct {
 	"llm/llmtest":           {nil, "the fake OpenAI server speaks only the wire protocol"},
 	"search":                {[]string{"dedup"}, "search backends are an adapter; their rate budget is a port they declare"},
 	"fetch":                 {[]string{"extract"}, "page fetching is an adapter; its cache is a port it declares; a fetched PDF is read by extract"},
-	"extract":               {nil, "document text extraction (PDF, plain text, Markdown, CSV) is a leaf: bytes in, text with page offsets out, for fetch today and shared files and the document collection later"},
+	"extract":               {nil, "document text extraction (PDF, DOCX, plain text, Markdown, CSV) is a leaf: bytes in, text with page offsets out, for fetch today and shared files and the document collection later"},
 	"terminal":              {[]string{"pipeline", "checkpoints", "textmatch"}, "the terminal presenter adapts the domain to a TTY"},
 	"bot":                   {[]string{"pipeline", "checkpoints", "scheduler", "textmatch", "dedup", "internal/obs"}, "the Slack adapter knows the domain; its memory and rate budgets are ports, not redisstore; its counters join the process's metrics"},
 	"internal/obs":          {[]string{"pipeline", "checkpoints", "textmatch"}, "metrics and health endpoints, shared by serve and worker: the engine's observer, fed by adapters through the wiring, knowing none of them"},
@@ -54,6 +54,7 @@ var rooms = []struct {
 	{"github.com/hibiken/asynq", []string{"redisstore", "internal/app", "cmd/researchbot"}, "the durable queue is redisstore's; the engine sees pipeline.Queue"},
 	{"github.com/alicebob/miniredis/", []string{"redisstore", "internal/app", "cmd/researchbot"}, "the embedded Redis is how redisstore connects without REDIS_URL"},
 	{"github.com/slack-go/slack", []string{"bot", "internal/slackfake", "cmd/researchbot"}, "Slack has one room: bot (and the fake that stands in for Slack in tests)"},
+	{"github.com/fumiama/go-docx", []string{"extract", "fetch", "internal/app", "cmd/researchbot"}, "Word documents are read in extract only, behind its zip-bomb check"},
 	{"github.com/ledongthuc/pdf", []string{"extract", "fetch", "internal/app", "cmd/researchbot"}, "PDF parsing has one room: extract, behind its bounds (bytes, pages, decompressed bytes, deadline) and its panic guard"},
 	{"github.com/sashabaranov/go-openai", []string{"llm", "internal/app", "cmd/researchbot"}, "the OpenAI SDK stays in llm; the domain sees pipeline.Model"},
 }
