@@ -4,15 +4,17 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 const docxType = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 
 // buildDOCX writes a minimal Word document whose body is bodyXML.
-func buildDOCX(t *testing.T, bodyXML string) []byte {
+func buildDOCX(t testing.TB, bodyXML string) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	w := zip.NewWriter(&b)
@@ -114,4 +116,29 @@ func TestDOCXHostile(t *testing.T) {
 	if e := wantReason(t, err, ReasonTooLarge); !strings.Contains(e.Error(), "zip bomb") {
 		t.Errorf("message %q", e.Error())
 	}
+}
+
+func FuzzDOCX(f *testing.F) {
+	seeds := [][]byte{
+		buildDOCX(f, para("hello")+`<w:tbl><w:tr><w:tc>`+para("a")+`</w:tc></w:tr></w:tbl>`),
+		buildDOCX(f, `<w:p><w:hyperlink r:id="rId9"><w:r><w:t>x</w:t></w:r></w:hyperlink></w:p>`),
+		[]byte("PK\x03\x04"),
+	}
+	for _, s := range seeds {
+		f.Add(s)
+	}
+	lim := Limits{MaxBytes: 1 << 20, MaxPageBytes: 4 << 20, MaxRunes: 2000}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		d, err := Extract(context.Background(), data, docxType, lim)
+		if err != nil {
+			var e *Error
+			if !errors.As(err, &e) {
+				t.Fatalf("error %T %v is not an *Error", err, err)
+			}
+			return
+		}
+		if utf8.RuneCountInString(d.Text) > lim.MaxRunes || !utf8.ValidString(d.Text) || strings.TrimSpace(d.Text) == "" {
+			t.Fatalf("bad text %q", d.Text)
+		}
+	})
 }

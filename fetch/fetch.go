@@ -302,7 +302,7 @@ func (f *Fetcher) get(ctx context.Context, rawURL string, u *url.URL) (Page, err
 		return Page{}, newError(rawURL, ReasonBadScheme, "invalid URL")
 	}
 	req.Header.Set("User-Agent", f.cfg.UserAgent)
-	req.Header.Set("Accept", "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.1")
+	req.Header.Set("Accept", "text/html,application/xhtml+xml,text/plain;q=0.9,application/pdf;q=0.8,*/*;q=0.1")
 	req.Header.Set("Accept-Encoding", "gzip")
 	resp, err := f.client.Do(req)
 	if err != nil {
