@@ -11,10 +11,13 @@ require (
 	github.com/charmbracelet/x/ansi v0.11.9
 	github.com/coder/quartz v0.2.1
 	github.com/creack/pty v1.1.24
+	github.com/dslipak/pdf v0.0.2
+	github.com/fumiama/go-docx v0.0.0-20250506085032-0c30fd09304b
 	github.com/go-redis/redis_rate/v10 v10.0.1
 	github.com/gorilla/websocket v1.5.3
 	github.com/hibiken/asynq v0.26.0
 	github.com/invopop/jsonschema v0.14.0
+	github.com/ledongthuc/pdf v0.0.0-20260907135840-6c8c28e0e8a0
 	github.com/markusmobius/go-trafilatura v1.12.2
 	github.com/mattn/go-isatty v0.0.22
 	github.com/moby/patternmatcher v0.6.1
@@ -47,6 +50,7 @@ require (
 	github.com/clipperhouse/displaywidth v0.11.0 // indirect
 	github.com/clipperhouse/uax29/v2 v2.7.0 // indirect
 	github.com/forPelevin/gomoji v1.2.0 // indirect
+	github.com/fumiama/imgsz v0.0.2 // indirect
 	github.com/go-shiori/dom v0.0.0-20230515143342-73569d674e1c // indirect
 	github.com/go-shiori/go-readability v0.0.0-20241012063810-92284fa8a71f // indirect
 	github.com/gogs/chardet v0.0.0-20211120154057-b7413eaefb8f // indirect

@@ -24,14 +24,18 @@ const (
 	ReasonTimeout Reason = "timeout"
 	// ReasonTooLarge: the body, after decompression, exceeds Config.MaxBytes.
 	ReasonTooLarge Reason = "too_large"
-	// ReasonContentType: the content type is not allowed (including PDF, which
-	// is not extracted), the body is binary despite a text label, or the
+	// ReasonContentType: the content type is not allowed, the body is
+	// binary despite a text label (or not a PDF despite a PDF label), or the
 	// Content-Encoding is unsupported.
 	ReasonContentType Reason = "content_type"
 	// ReasonRobots: robots.txt disallows the URL for our User-Agent.
 	ReasonRobots Reason = "robots"
 	// ReasonHTTPStatus: the server answered with a non-2xx status.
 	ReasonHTTPStatus Reason = "http_status"
+	// ReasonUnreadable: the body is a PDF that cannot be read; Detail says
+	// why in words ("encrypted PDF", "no text layer (scanned images?)",
+	// "damaged PDF: …").
+	ReasonUnreadable Reason = "unreadable"
 	// ReasonEmpty: the page has no extractable text.
 	ReasonEmpty Reason = "empty"
 	// ReasonNetwork: DNS, connection, TLS or protocol failure, or cancellation.

@@ -5,17 +5,16 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"regexp"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	htmltomarkdown "github.com/JohannesKaufmann/html-to-markdown/v2"
 	"github.com/JohannesKaufmann/html-to-markdown/v2/converter"
 	"github.com/markusmobius/go-trafilatura"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/charset"
+
+	doctext "github.com/researchbot/researchbot/extract"
 )
 
 // extraction is what extract finds in a page body.
@@ -26,8 +25,6 @@ type extraction struct {
 	Text          string
 	Truncated     bool
 }
-
-var manyNewlines = regexp.MustCompile(`\n{3,}`)
 
 // Extraction cost grows faster than linearly with document size (a 5 MiB
 // text-heavy page takes seconds), while at most MaxTextRunes of text are
@@ -171,49 +168,13 @@ func extractHTML(r io.Reader, pageURL *url.URL) (extraction, error) {
 	return ex, nil
 }
 
-// cleanText makes text valid UTF-8, normalises line endings, drops control
-// characters other than newline and tab, and collapses runs of blank lines.
-func cleanText(s string) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	s = strings.ReplaceAll(s, "\r\n", "\n")
-	s = strings.Map(func(r rune) rune {
-		switch {
-		case r == '\n' || r == '\t':
-			return r
-		case r == '\r':
-			return '\n'
-		case unicode.IsControl(r):
-			return -1
-		}
-		return r
-	}, s)
-	s = manyNewlines.ReplaceAllString(s, "\n\n")
-	return strings.TrimSpace(s)
-}
+// cleanText is the one cleaning rule for extracted text (doctext.CleanText).
+func cleanText(s string) string { return doctext.CleanText(s) }
 
 // cleanLine is cleanText for single-line metadata.
 func cleanLine(s string) string {
 	return strings.Join(strings.Fields(cleanText(s)), " ")
 }
 
-// truncateRunes cuts s to at most limit runes, preferring to cut at a
-// whitespace boundary in the last tenth, and reports whether it cut.
-func truncateRunes(s string, limit int) (string, bool) {
-	if limit <= 0 || utf8.RuneCountInString(s) <= limit {
-		return s, false
-	}
-	n := 0
-	cut := len(s)
-	for i := range s {
-		if n == limit {
-			cut = i
-			break
-		}
-		n++
-	}
-	out := s[:cut]
-	if ws := strings.LastIndexFunc(out, unicode.IsSpace); ws > 0 && utf8.RuneCountInString(out[ws:]) <= limit/10+1 {
-		out = out[:ws]
-	}
-	return strings.TrimRightFunc(out, unicode.IsSpace), true
-}
+// truncateRunes is the one rule for capping text (doctext.TruncateRunes).
+func truncateRunes(s string, limit int) (string, bool) { return doctext.TruncateRunes(s, limit) }

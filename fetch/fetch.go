@@ -11,11 +11,16 @@
 //
 // A fetch follows at most MaxRedirects redirects over http and https only,
 // ends within Timeout, reads at most MaxBytes of body after decompression,
-// accepts only text/html, application/xhtml+xml and text/plain (PDF is
-// refused with a clear reason), obeys robots.txt for its User-Agent, runs at
+// accepts only text/html, application/xhtml+xml, text/plain and PDF, obeys
+// robots.txt for its User-Agent, runs at
 // most PerHostConcurrency fetches per host at once, and caches successful
 // pages for CacheTTL. Main text and metadata are extracted with
-// go-trafilatura and rendered as Markdown with html-to-markdown.
+// go-trafilatura and rendered as Markdown with html-to-markdown. A PDF,
+// known by its Content-Type or by its body starting with "%PDF-" (never by
+// a ".pdf" suffix), is read page by page by package extract within the
+// same byte limit, MaxPDFPages pages and the fetch's deadline; one that
+// cannot be read (encrypted, no text layer, damaged) fails with
+// ReasonUnreadable and the reason in words.
 //
 // Page text is untrusted data: nothing here interprets it.
 package fetch
@@ -38,6 +43,8 @@ import (
 	"time"
 
 	"golang.org/x/sync/singleflight"
+
+	doctext "github.com/researchbot/researchbot/extract"
 )
 
 // Config configures a Fetcher. Zero fields take the documented defaults.
@@ -53,6 +60,8 @@ type Config struct {
 	MaxRedirects int
 	// MaxTextRunes caps Page.Text; default 20000.
 	MaxTextRunes int
+	// MaxPDFPages is how many pages of a PDF are read; default 300.
+	MaxPDFPages int
 	// PerHostConcurrency is how many fetches may run against one host at
 	// once; default 6, the connections a browser opens to one host, so the
 	// pages of a run that share a host are read together.
@@ -80,6 +89,7 @@ const (
 	DefaultMaxBytes           = 5 << 20
 	DefaultMaxRedirects       = 5
 	DefaultMaxTextRunes       = 20000
+	DefaultMaxPDFPages        = 300
 	DefaultPerHostConcurrency = 6
 	DefaultUserAgent          = "researchbot/1.0 (+https://github.com/researchbot/researchbot)"
 	DefaultCacheTTL           = 24 * time.Hour
@@ -97,6 +107,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxTextRunes <= 0 {
 		c.MaxTextRunes = DefaultMaxTextRunes
+	}
+	if c.MaxPDFPages <= 0 {
+		c.MaxPDFPages = DefaultMaxPDFPages
 	}
 	if c.PerHostConcurrency <= 0 {
 		c.PerHostConcurrency = DefaultPerHostConcurrency
@@ -128,8 +141,18 @@ type Page struct {
 	Truncated bool
 	// ContentType is the media type of the body (without parameters).
 	ContentType string
-	StatusCode  int
-	FetchedAt   time.Time
+	// Kind is "pdf" for a PDF and "" for a web page or plain text.
+	Kind string `json:",omitempty"`
+	// PageStarts holds, for a PDF, the byte offset in Text at which each
+	// page read starts (page n, from 1, starts at PageStarts[n-1]).
+	PageStarts []int `json:",omitempty"`
+	// PageCount is how many pages a PDF has, read or not.
+	PageCount int `json:",omitempty"`
+	// Note says what a PDF's reading left out ("more than 300 pages: read
+	// the first 300").
+	Note       string `json:",omitempty"`
+	StatusCode int
+	FetchedAt  time.Time
 }
 
 // Fetcher fetches pages. It is safe for concurrent use; Close releases its
@@ -260,6 +283,17 @@ var allowedTypes = map[string]bool{
 	"text/html":             true,
 	"application/xhtml+xml": true,
 	"text/plain":            true,
+	"application/pdf":       true,
+}
+
+// sniffedTypes are labels servers put on PDFs (and other files) they do
+// not describe: such a body is read and accepted only if it is a PDF.
+var sniffedTypes = map[string]bool{
+	"application/octet-stream":   true,
+	"binary/octet-stream":        true,
+	"application/x-pdf":          true,
+	"application/download":       true,
+	"application/force-download": true,
 }
 
 func (f *Fetcher) get(ctx context.Context, rawURL string, u *url.URL) (Page, error) {
@@ -268,7 +302,7 @@ func (f *Fetcher) get(ctx context.Context, rawURL string, u *url.URL) (Page, err
 		return Page{}, newError(rawURL, ReasonBadScheme, "invalid URL")
 	}
 	req.Header.Set("User-Agent", f.cfg.UserAgent)
-	req.Header.Set("Accept", "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.1")
+	req.Header.Set("Accept", "text/html,application/xhtml+xml,text/plain;q=0.9,application/pdf;q=0.8,*/*;q=0.1")
 	req.Header.Set("Accept-Encoding", "gzip")
 	resp, err := f.client.Do(req)
 	if err != nil {
@@ -287,10 +321,7 @@ func (f *Fetcher) get(ctx context.Context, rawURL string, u *url.URL) (Page, err
 			return Page{}, newError(rawURL, ReasonContentType, "unparseable Content-Type %q", clip(ctHeader))
 		}
 		mediaType = mt
-		if mt == "application/pdf" {
-			return Page{}, newError(rawURL, ReasonContentType, "PDF is not supported")
-		}
-		if !allowedTypes[mt] {
+		if !allowedTypes[mt] && !sniffedTypes[mt] {
 			return Page{}, newError(rawURL, ReasonContentType, "content type %q is not allowed", clip(mt))
 		}
 	}
@@ -301,6 +332,12 @@ func (f *Fetcher) get(ctx context.Context, rawURL string, u *url.URL) (Page, err
 	}
 	if len(body) == 0 {
 		return Page{}, newError(rawURL, ReasonEmpty, "empty body")
+	}
+	if doctext.IsPDF(body) {
+		return f.pdfPage(ctx, rawURL, resp, body)
+	}
+	if mediaType == "application/pdf" || sniffedTypes[mediaType] {
+		return Page{}, newError(rawURL, ReasonContentType, "labelled %q but the body is not a PDF", mediaType)
 	}
 	sniffed := http.DetectContentType(body)
 	if !strings.HasPrefix(sniffed, "text/") {

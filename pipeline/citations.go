@@ -301,6 +301,7 @@ func numberDraft(d Draft, pages []Page) (Draft, []Reference, func(string) string
 			refs = append(refs, Reference{
 				N: n[id], SourceID: id, Title: flatLine(nonBlank(p.Title, hostDomain(u))),
 				URL: u, Domain: hostDomain(u), Published: p.Published,
+				Kind: p.Kind, Pages: p.PageCount,
 			})
 		}
 	}

@@ -62,12 +62,23 @@ type Claim struct {
 	Ref int `json:"ref,omitempty"`
 	// Quote is the writer's quote, as given.
 	Quote string `json:"quote,omitempty"`
-	// Found is the passage of the source that matches the quote best.
+	// Found is the passage of the source that matches the quote best;
+	// Page is the page of a PDF on which it starts (0 for a web page).
 	Found  string  `json:"found,omitempty"`
+	Page   int     `json:"page,omitempty"`
 	Match  float64 `json:"match"` // similarity of Quote to Found, 0..1
 	Status string  `json:"status"`
 	// Reason says why an unsupported claim is unsupported.
 	Reason string `json:"reason,omitempty"`
+}
+
+// Cite is the claim's citation in a report: "[3]", or "[3, p. 7]" when
+// the quote was found on page 7 of a PDF.
+func (c Claim) Cite() string {
+	if c.Page > 0 {
+		return fmt.Sprintf("[%d, p. %d]", c.Ref, c.Page)
+	}
+	return fmt.Sprintf("[%d]", c.Ref)
 }
 
 // ClaimTally counts claims by status.
@@ -200,9 +211,11 @@ func citedSentences(d Draft, fetched map[int]bool) []citedSentence {
 // is pure.
 func VerifyClaims(d Draft, given []ClaimOutput, pages []Page) []Claim {
 	texts := map[int]string{}
+	byID := map[int]Page{}
 	for _, p := range pages {
 		if _, dup := texts[p.SourceID]; !dup {
 			texts[p.SourceID] = p.Text
+			byID[p.SourceID] = p
 		}
 	}
 	fetched := map[int]bool{}
@@ -238,7 +251,7 @@ func VerifyClaims(d Draft, given []ClaimOutput, pages []Page) []Claim {
 		}
 	}
 
-	index := newPageIndex(texts)
+	index := newPageIndex(texts, byID)
 	var claims []Claim
 	for i, s := range sentences {
 		for _, id := range s.ids {
@@ -270,11 +283,11 @@ func checkQuote(c *Claim, q string, id int, index *pageIndex) {
 		}
 		return
 	}
-	sim, found := index.find(id, qw)
+	sim, found, page := index.find(id, qw)
 	if c.Quote != "" && sim <= c.Match {
 		return
 	}
-	c.Quote, c.Match, c.Found = strings.TrimSpace(q), sim, found
+	c.Quote, c.Match, c.Found, c.Page = strings.TrimSpace(q), sim, found, page
 	if sim >= QuoteMatchThreshold {
 		c.Status, c.Reason = ClaimVerified, ""
 		return
@@ -291,11 +304,12 @@ func checkQuote(c *Claim, q string, id int, index *pageIndex) {
 // pageIndex holds the pages' normalised words, computed once per page.
 type pageIndex struct {
 	texts map[int]string
+	pages map[int]Page
 	words map[int][]textmatch.Word
 }
 
-func newPageIndex(texts map[int]string) *pageIndex {
-	return &pageIndex{texts: texts, words: map[int][]textmatch.Word{}}
+func newPageIndex(texts map[int]string, pages map[int]Page) *pageIndex {
+	return &pageIndex{texts: texts, pages: pages, words: map[int][]textmatch.Word{}}
 }
 
 func (x *pageIndex) wordsOf(id int) []textmatch.Word {
@@ -307,15 +321,16 @@ func (x *pageIndex) wordsOf(id int) []textmatch.Word {
 	return w
 }
 
-// find returns how well qw occurs in page id and the matching passage.
-func (x *pageIndex) find(id int, qw []textmatch.Word) (float64, string) {
+// find returns how well qw occurs in source id, the matching passage and,
+// for a PDF, the page on which the passage starts.
+func (x *pageIndex) find(id int, qw []textmatch.Word) (float64, string, int) {
 	pw := x.wordsOf(id)
 	sim, from, to := textmatch.Locate(qw, pw)
 	if to <= from {
-		return sim, ""
+		return sim, "", 0
 	}
 	text := x.texts[id]
-	return sim, clipText(flatLine(text[pw[from].Start:pw[to-1].End]), foundPassageChars)
+	return sim, clipText(flatLine(text[pw[from].Start:pw[to-1].End]), foundPassageChars), x.pages[id].pageAt(pw[from].Start)
 }
 
 // elsewhere reports another page in which qw is found.

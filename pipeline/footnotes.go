@@ -148,10 +148,11 @@ func (f *footnotes) mark(part int, text string) string {
 	return text
 }
 
-// write adds the footnote definitions: the source's own words for each claim.
+// write adds the footnote definitions: the source's own words for each
+// claim, citing the page for a PDF ("[3, p. 7]").
 func (f *footnotes) write(b *strings.Builder) {
 	for _, fn := range f.all {
-		fmt.Fprintf(b, "[^%d]: [%d] “%s”\n", fn.n, fn.claim.Ref, strings.ReplaceAll(flatLine(fn.claim.Found), "”", "\""))
+		fmt.Fprintf(b, "[^%d]: %s “%s”\n", fn.n, fn.claim.Cite(), strings.ReplaceAll(flatLine(fn.claim.Found), "”", "\""))
 	}
 	if len(f.all) > 0 {
 		b.WriteString("\n")

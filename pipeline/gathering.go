@@ -421,7 +421,11 @@ func (e *Engine) stepFetch(ctx context.Context, r *Run) error {
 		r.Pages = append(r.Pages, Page{
 			SourceID: s.ID, URL: s.URL, FinalURL: d.FinalURL, Title: title, Author: d.Author,
 			Published: published, Text: d.Text, Truncated: d.Truncated, Simhash: d.Simhash, FetchedAt: now,
+			Kind: d.Kind, PageCount: d.PageCount, PageStarts: d.PageStarts,
 		})
+		if d.Note != "" {
+			r.trace(now, StepFetch, "%s: %s", s.URL, d.Note)
+		}
 		read++
 	}
 	r.trace(now, StepFetch, "read %d of %d pages (%d near-duplicates left out)", read, len(todo), dup)

@@ -118,6 +118,16 @@ type Document struct {
 	Text      string
 	Truncated bool
 	Simhash   uint64
+	// Kind is KindPDF for a PDF, "" for a web page.
+	Kind string
+	// PageCount is how many pages a paged document has; PageStarts holds
+	// the byte offset in Text at which each page read starts (page n, from
+	// 1, at PageStarts[n-1]).
+	PageCount  int
+	PageStarts []int
+	// Note says what the reading left out ("more than 300 pages: read the
+	// first 300").
+	Note string
 }
 
 // Fetcher fetches and extracts one page. Its errors are recorded, not fatal.

@@ -172,7 +172,34 @@ func provenance(r *Run) Provenance {
 	for _, t := range r.Trace {
 		p.Trace = append(p.Trace, fmt.Sprintf("%s %s: %s", t.At.UTC().Format(time.RFC3339), t.Step, flatLine(t.Message)))
 	}
+	p.Unread = unread(r)
 	return p
+}
+
+// maxUnreadListed bounds the unread sources a report names one by one.
+const maxUnreadListed = 10
+
+// unread names the sources whose reading failed, with the reason (an
+// encrypted or scanned PDF, a timeout, …), without the "fetch <url>: "
+// prefix the fetcher's errors carry; near-duplicates were read and are
+// not listed.
+func unread(r *Run) []string {
+	var out []string
+	n := 0
+	for _, s := range r.Sources {
+		if s.FetchErr == "" || strings.HasPrefix(s.FetchErr, "near-duplicate of ") {
+			continue
+		}
+		if n++; n > maxUnreadListed {
+			continue
+		}
+		why := strings.TrimPrefix(s.FetchErr, "fetch "+s.URL+": ")
+		out = append(out, clipText(flatLine(strings.TrimSpace(s.URL)+" — "+why), 300))
+	}
+	if n > maxUnreadListed {
+		out = append(out, fmt.Sprintf("…and %d more", n-maxUnreadListed))
+	}
+	return out
 }
 
 // decisions renders every checkpoint outcome of the run from the instances'
@@ -481,6 +508,9 @@ func RenderMarkdown(rep *Report) string {
 		b.WriteString("## References\n\n")
 		for _, ref := range rep.References {
 			fmt.Fprintf(&b, "[%d] %s — %s", ref.N, flatLine(nonBlank(ref.Title, ref.Domain)), ref.Domain)
+			if k := ref.KindText(); k != "" {
+				b.WriteString(", " + k)
+			}
 			if !ref.Published.IsZero() {
 				fmt.Fprintf(&b, " (%s)", isoDate(ref.Published))
 			}
@@ -545,6 +575,12 @@ func writeProvenance(b *strings.Builder, rep *Report) {
 				whys[i] = unsupportedWhy(c)
 			}
 			fmt.Fprintf(b, "  - Unsupported (%s): %s — %s\n", flatLine(g[0].Location), flatLine(g[0].Sentence), strings.Join(whys, "; "))
+		}
+	}
+	if len(p.Unread) > 0 {
+		b.WriteString("- Sources that could not be read, and why:\n")
+		for _, u := range p.Unread {
+			fmt.Fprintf(b, "  - %s\n", flatLine(u))
 		}
 	}
 	for _, d := range p.Decisions {

@@ -17,6 +17,7 @@
 package pipeline
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/researchbot/researchbot/checkpoints"
@@ -383,6 +384,42 @@ type Page struct {
 	Truncated bool      `json:"truncated,omitempty"`
 	Simhash   uint64    `json:"simhash"`
 	FetchedAt time.Time `json:"fetched_at"`
+	// Kind, PageCount and PageStarts are the Document's: a PDF's pages, so
+	// a quote found in Text cites its page.
+	Kind       string `json:"kind,omitempty"`
+	PageCount  int    `json:"page_count,omitempty"`
+	PageStarts []int  `json:"page_starts,omitempty"`
+}
+
+// KindPDF is the Kind of a page that is a PDF.
+const KindPDF = "pdf"
+
+// pageAt returns the page (from 1) of p on which byte offset off of its
+// Text lies, or 0 for a page without pages.
+func (p Page) pageAt(off int) int {
+	n := 0
+	for i, s := range p.PageStarts {
+		if s > off {
+			break
+		}
+		n = i + 1
+	}
+	return n
+}
+
+// sourceKind describes a source's kind for people: "PDF, 42 pages", or ""
+// for a web page.
+func sourceKind(kind string, pages int) string {
+	if kind != KindPDF {
+		return ""
+	}
+	switch pages {
+	case 0:
+		return "PDF"
+	case 1:
+		return "PDF, 1 page"
+	}
+	return fmt.Sprintf("PDF, %d pages", pages)
 }
 
 // Analysis is the analyst's synthesis of the pages.
@@ -552,7 +589,15 @@ type Reference struct {
 	URL       string    `json:"url"`
 	Domain    string    `json:"domain"`
 	Published time.Time `json:"published,omitzero"`
+	// Kind and Pages describe a source that is not a web page (a PDF and
+	// its page count); Kind is "" for a web page.
+	Kind  string `json:"kind,omitempty"`
+	Pages int    `json:"pages,omitempty"`
 }
+
+// KindText describes the reference's kind for people: "PDF, 42 pages", or
+// "" for a web page.
+func (r Reference) KindText() string { return sourceKind(r.Kind, r.Pages) }
 
 // AlsoRelevant is a source a person marked relevant but the report does not
 // cite. It is listed, not cited: Read says whether the run read it.
@@ -588,4 +633,7 @@ type Provenance struct {
 	// Claims counts the cited claims checked against their sources; nil when
 	// the content was not checked.
 	Claims *ClaimTally `json:"claims,omitempty"`
+	// Unread names each selected source the run could not read and why
+	// ("https://… — unreadable: encrypted PDF"), at most maxUnreadListed.
+	Unread []string `json:"unread,omitempty"`
 }

@@ -236,6 +236,9 @@ func RenderReport(rep *pipeline.Report, bounds []string) []slack.Block {
 		if d := FirstNonEmpty(ref.Domain, domainOf(ref.URL)); d != "" {
 			line += " — " + Escape(Truncate(d, 60))
 		}
+		if k := ref.KindText(); k != "" {
+			line += " · " + k
+		}
 		if !ref.Published.IsZero() {
 			line += " · " + ref.Published.UTC().Format("2006-01-02")
 		}

@@ -183,5 +183,6 @@ func (f *fetcher) Fetch(ctx context.Context, url string) (pipeline.Document, err
 	return pipeline.Document{
 		URL: p.URL, FinalURL: p.FinalURL, Title: p.Title, Author: p.Author, Published: p.Published,
 		Text: p.Text, Truncated: p.Truncated, Simhash: dedup.Simhash(p.Text),
+		Kind: p.Kind, PageCount: p.PageCount, PageStarts: p.PageStarts, Note: p.Note,
 	}, nil
 }
