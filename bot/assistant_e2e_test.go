@@ -179,6 +179,7 @@ func TestE2EAssistantPanelPrompts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	h.waitFor("the greeting", func() bool { _, ok := inThread(h.fake, dm, thread, "I research questions"); return ok })
 	for _, p := range []struct{ prompt, want string }{
 		{blockkit.PromptPending, "Research plan"},
 		{blockkit.PromptStream, "/research stream new"},
