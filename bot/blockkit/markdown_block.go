@@ -54,7 +54,7 @@ const (
 func MarkdownBlockText(md string, links SourceLinks, limit int) (string, bool) {
 	limit = min(limit, MaxMarkdownBlockText)
 	src := []byte(strings.ToValidUTF8(md, "\uFFFD"))
-	doc := goldmark.New(goldmark.WithExtensions(extension.Strikethrough)).Parser().Parse(gmtext.NewReader(src))
+	doc := goldmark.New(goldmark.WithExtensions(extension.Strikethrough, extension.Table)).Parser().Parse(gmtext.NewReader(src))
 	c := &mdBlockConverter{src: src, links: links, lineStart: true}
 	c.blocks(doc, true)
 	out := strings.TrimSpace(c.b.String())
@@ -143,6 +143,8 @@ func (c *mdBlockConverter) block(n ast.Node) {
 			seg := ls.At(i)
 			c.text(strings.TrimRight(string(seg.Value(c.src)), "\r\n"))
 		}
+	case *east.Table:
+		c.table(n)
 	case *ast.Blockquote:
 		c.markup("> ", true)
 		c.prefix = append(c.prefix, "> ")
@@ -170,6 +172,31 @@ func (c *mdBlockConverter) block(n ast.Node) {
 			return
 		}
 		c.inlines(n)
+	}
+}
+
+// table writes a table as a GFM table: its header row, the delimiter row
+// with the columns' alignments, and its rows (cells' text escaped, so a "|"
+// in a cell is text).
+func (c *mdBlockConverter) table(t *east.Table) {
+	for row := t.FirstChild(); row != nil; row = row.NextSibling() {
+		if row != t.FirstChild() {
+			c.newline()
+		}
+		c.markup("|", false)
+		for cell := row.FirstChild(); cell != nil; cell = cell.NextSibling() {
+			c.markup(" ", false)
+			c.inlines(cell)
+			c.markup(" |", false)
+		}
+		if _, ok := row.(*east.TableHeader); ok {
+			c.newline()
+			c.markup("|", false)
+			for _, a := range t.Alignments {
+				delim := map[east.Alignment]string{east.AlignLeft: ":---", east.AlignRight: "---:", east.AlignCenter: ":---:"}[a]
+				c.markup(" "+FirstNonEmpty(delim, "---")+" |", false)
+			}
+		}
 	}
 }
 

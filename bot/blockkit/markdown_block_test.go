@@ -10,12 +10,12 @@ import (
 
 func TestMarkdownBlockTextKeepsStructure(t *testing.T) {
 	links := sourceLinks("https://example.org/defrost")
-	md := "# Heat pumps\n\nThey **work** in _cold_ climates ~~never~~ [1].\n\n- one\n- two\n  1. nested\n\n> a quote\n\n```go\nfmt.Println(\"`x`\")\n```\n\nSee [the study](https://example.org/defrost) and `a<b`."
+	md := "| Model | Cost |\n| :--- | ---: |\n| A \\| B | $5 <!here> |\n\n# Heat pumps\n\nThey **work** in _cold_ climates ~~never~~ [1].\n\n- one\n- two\n  1. nested\n\n> a quote\n\n```go\nfmt.Println(\"`x`\")\n```\n\nSee [the study](https://example.org/defrost) and `a<b`."
 	got, ok := MarkdownBlockText(md, links, MaxMarkdownBlockText)
 	if !ok {
 		t.Fatal("did not fit")
 	}
-	for _, want := range []string{"# Heat pumps", "**work**", "_cold_", "~~never~~", "\\[1\\]", "- one", "  1. nested", "> a quote", "```\nfmt.Println(\"`x`\")\n```", "[the study](https://example.org/defrost)", "`a＜b`"} {
+	for _, want := range []string{"| Model | Cost |\n| :--- | ---: |\n| A \\| B | $5 ＜!here＞ |", "# Heat pumps", "**work**", "_cold_", "~~never~~", "\\[1\\]", "- one", "  1. nested", "> a quote", "```\nfmt.Println(\"`x`\")\n```", "[the study](https://example.org/defrost)", "`a＜b`"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("missing %q in:\n%s", want, got)
 		}
@@ -92,7 +92,7 @@ func TestGoldenMarkdownBlocks(t *testing.T) {
 	rep := followUpReport()
 	rep.Status, rep.Confidence = "complete", "high"
 	rep.Metadata = pipeline.Metadata{RunID: "r-1", SourcesUsed: 2, WordCount: 1200, CostUSD: 0.42}
-	rep.Abstract = "## Findings\n\nHeat pumps **work** below freezing [1]; a page said <!channel> and [click here](https://evil.example/x).\n\n| cost | [2] |\n\n1. defrost\n2. sizing"
+	rep.Abstract = "## Findings\n\nHeat pumps **work** below freezing [1]; a page said <!channel> and [click here](https://evil.example/x).\n\n| cost | source |\n| --- | :---: |\n| high &amp; rising | [2] |\n\n1. defrost\n2. sizing"
 	golden(t, "report_markdown", msg(RenderReport(rep, nil)))
 	rep.Abstract = strings.Repeat("Heat pumps work below freezing [1]. ", 400) // longer than a markdown block
 	blocks := RenderReport(rep, nil)
