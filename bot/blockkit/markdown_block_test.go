@@ -5,6 +5,11 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension"
+	gmtext "github.com/yuin/goldmark/text"
+
 	"github.com/researchbot/researchbot/pipeline"
 )
 
@@ -102,4 +107,43 @@ func TestGoldenMarkdownBlocks(t *testing.T) {
 	golden(t, "report_markdown_too_long", msg(blocks))
 	long := pipeline.FollowUp{ID: "r-1.f2", By: "U1", Answered: true, Question: "And costs?", Answer: strings.Repeat("Costs are *high* [2]. ", 600)}
 	golden(t, "followup_markdown_too_long", msg(RenderFollowUp(followUpReport(), long)))
+}
+
+// FuzzMarkdownBlockText: whatever the Markdown, a markdown block never
+// carries Slack markup (no "<"), links only to a fetched page, and stays
+// within Slack's limit.
+func FuzzMarkdownBlockText(f *testing.F) {
+	for _, s := range []string{"<!channel> **x** [a](https://example.org/ok) [b](https://evil.example)", "```\n<@U1>\n```", "| a | b |\n|---|---|\n| <x> | y |", "> - 1. # `<`", "www.evil.example me@x.y http://evil"} {
+		f.Add(s)
+	}
+	links := sourceLinks("https://example.org/ok")
+	f.Fuzz(func(t *testing.T, md string) {
+		got, ok := MarkdownBlockText(md, links, MaxMarkdownBlockText)
+		if !ok {
+			return
+		}
+		if strings.Contains(got, "<") || utf8.RuneCountInString(got) > MaxMarkdownBlockText {
+			t.Fatalf("%q → %q", md, got)
+		}
+		// Read back as Markdown with GitHub's autolinks, every link is the fetched page.
+		src := []byte(got)
+		doc := goldmark.New(goldmark.WithExtensions(extension.GFM)).Parser().Parse(gmtext.NewReader(src))
+		_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+			dest := ""
+			switch l := n.(type) {
+			case *ast.Link:
+				dest = string(l.Destination)
+			case *ast.AutoLink:
+				dest = string(l.URL(src))
+			case *ast.Image:
+				dest = string(l.Destination)
+			default:
+				return ast.WalkContinue, nil
+			}
+			if entering && dest != "https://example.org/ok" {
+				t.Fatalf("%q links to %q: %q", md, dest, got)
+			}
+			return ast.WalkContinue, nil
+		})
+	})
 }
