@@ -130,6 +130,7 @@ type App struct {
 	send      *Sender
 	api       *slack.Client // send's client
 	routes    *Routes
+	panel     *assistantPanel // the assistant panel's calls (assistant.go)
 	sm        *socketmode.Client
 	engine    Engine
 	limiter   *limiter
@@ -228,6 +229,7 @@ func New(cfg Config) (*App, error) {
 	}
 	a.send = senderOr(cfg.Sender, SenderConfig{BotToken: cfg.BotToken, AppToken: cfg.AppToken, APIURL: cfg.APIURL, HTTPClient: cfg.HTTPClient, Metrics: a.metrics, Logger: a.log, Clock: a.clock})
 	a.api = a.send.API()
+	a.panel = newAssistantPanel(a.api, cfg.Memory, a.log, a.clock)
 	a.routes = NewRoutes()
 	a.registerRoutes()
 	smOpts := []socketmode.Option{socketmode.OptionLog(slog.NewLogLogger(a.log.Handler(), slog.LevelDebug))}

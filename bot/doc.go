@@ -25,6 +25,13 @@
 // and kept within Block Kit's limits; golden files in testdata/golden, here
 // and in blockkit, pin them. bot decides what to show and sends it.
 //
+// The assistant panel (assistant.go), where a workspace has Slack's AI-app
+// feature: a person opens researchbot beside a channel, is greeted with
+// suggested prompts, and a question typed there runs in that thread like
+// any other run, with the thread titled after it and a status naming the
+// run's stage while it works. Without the feature the calls fail, the bot
+// remembers it per workspace, and the person sees plain messages.
+//
 // Presenter implements pipeline.Presenter for runs that started in Slack:
 // checkpoint messages in the run's thread (presenter_checkpoint.go), one
 // paced progress message edited in place (presenter_progress.go), and the

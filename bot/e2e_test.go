@@ -434,7 +434,8 @@ func TestE2ESlashCommandToReport(t *testing.T) {
 			t.Errorf("report contains %q unescaped:\n%s", bad, all)
 		}
 	}
-	if !strings.Contains(all, "&lt;!channel&gt;") || !strings.Contains(all, "<https://blog.example.com/rag-fresh|Keeping RAG fresh>") {
+	// The summary is a markdown block, where Slack's markup characters are shown as look-alikes.
+	if !strings.Contains(all, "＜!channel＞") || !strings.Contains(all, "<https://blog.example.com/rag-fresh|Keeping RAG fresh>") {
 		t.Errorf("report lacks the escaped text or the citation link:\n%s", all)
 	}
 	// As posted, every mrkdwn object is verbatim: Slack parses no bare @here or #channel in it.

@@ -91,7 +91,11 @@ func (a *App) onDirectMessage(ctx context.Context, req *Request) error {
 	if ev.ChannelType != "im" {
 		return nil
 	}
-	return a.converse(ctx, req, Mention{Channel: ev.Channel, Thread: ev.ThreadTimeStamp, User: ev.User, Text: mentionText(ev.Text)})
+	m := Mention{Channel: ev.Channel, Thread: ev.ThreadTimeStamp, User: ev.User, Text: mentionText(ev.Text)}
+	if taken, err := a.onAssistantMessage(ctx, req, m); taken || err != nil {
+		return err
+	}
+	return a.converse(ctx, req, m)
 }
 
 // converse answers what a person said to the bot in a thread: a stream

@@ -129,11 +129,18 @@ func blockProblems(blocks []slack.Block, maxBlocks int) []string {
 	}
 	// Every mrkdwn text object is verbatim, so Slack auto-parses nothing
 	// (bare @here, #channel, URLs) in it.
+	markdown := 0
 	walkObjects(all, func(m map[string]any) {
 		if m["type"] == "mrkdwn" && m["verbatim"] != true {
 			add("mrkdwn text object without verbatim: %.80q", m["text"])
 		}
+		if t, ok := m["text"].(string); ok && m["type"] == "markdown" {
+			markdown += utf8.RuneCountInString(t)
+		}
 	})
+	if markdown > blockkit.MaxMarkdownBlockText {
+		add("markdown blocks have %d characters together, more than %d", markdown, blockkit.MaxMarkdownBlockText)
+	}
 	// Untrusted text must never become a mention, a broadcast or a masked
 	// link: only the links and mentions this package builds may appear in
 	// displayed text (form values a person edits are not displayed text).
@@ -157,8 +164,9 @@ func blockProblems(blocks []slack.Block, maxBlocks int) []string {
 // dates and http(s) links whose URL has no raw <, > or |.
 var allowedMarkup = regexp.MustCompile(`<@[UW][A-Z0-9]+>|<#[CGD][A-Z0-9]+>|<!date\^\d+\^[^|>]*\|[^<>]*>|<https?://[^<>|\s]+\|[^<>]*>`)
 
-// quoteMarks are mrkdwn block quotes (">" starting a line).
-var quoteMarks = regexp.MustCompile(`(?m)^>`)
+// quoteMarks are block quotes (">" starting a line; in a markdown block
+// also inside a list item's indentation, or nested).
+var quoteMarks = regexp.MustCompile(`(?m)^(?: *>)+`)
 
 // walkObjects calls fn with every JSON object nested in v.
 func walkObjects(v any, fn func(map[string]any)) {
@@ -184,11 +192,12 @@ func displayedText(blocksJSON []byte) string {
 	return strings.Join(out, "\n")
 }
 
-// walkTexts calls fn with every displayed text (text objects' "text").
+// walkTexts calls fn with every displayed text (text objects' and
+// markdown blocks' "text").
 func walkTexts(v any, fn func(string)) {
 	switch x := v.(type) {
 	case map[string]any:
-		if t, ok := x["text"].(string); ok && (x["type"] == "mrkdwn" || x["type"] == "plain_text") {
+		if t, ok := x["text"].(string); ok && (x["type"] == "mrkdwn" || x["type"] == "plain_text" || x["type"] == "markdown") {
 			fn(t)
 		}
 		for k, e := range x {

@@ -28,16 +28,23 @@ var scopeOfCall = map[string]string{
 	"UpdateViewContext":    "",            // views.update
 	"PublishViewContext":   "",            // views.publish (the App Home)
 	"GetPermalinkContext":  "",            // chat.getPermalink
+
+	"SetAssistantThreadsStatusContext":           "chat:write",      // assistant.threads.setStatus (chat:write or assistant:write)
+	"SetAssistantThreadsTitleContext":            "assistant:write", // assistant.threads.setTitle
+	"SetAssistantThreadsSuggestedPromptsContext": "assistant:write", // assistant.threads.setSuggestedPrompts
 }
 
 // scopeOfEvent is the scope a bot event subscription needs ("" for none).
 var scopeOfEvent = map[string]string{
-	"app_home_opened":  "",
-	"app_mention":      "app_mentions:read",
-	"message.channels": "channels:history",
-	"message.groups":   "groups:history",
-	"message.im":       "im:history",
-	"message.mpim":     "mpim:history",
+	"app_home_opened": "",
+	// The assistant panel's events need no scope of their own.
+	"assistant_thread_started":         "",
+	"assistant_thread_context_changed": "",
+	"app_mention":                      "app_mentions:read",
+	"message.channels":                 "channels:history",
+	"message.groups":                   "groups:history",
+	"message.im":                       "im:history",
+	"message.mpim":                     "mpim:history",
 }
 
 // TestManifestRequestsExactlyTheScopesTheCodeUses reads every Web API call
@@ -95,7 +102,7 @@ func TestManifestRequestsExactlyTheScopesTheCodeUses(t *testing.T) {
 	if strings.Contains(manifest, "slash_commands:") {
 		need["commands"] = "the slash command"
 	}
-	events := regexp.MustCompile(`(?m)^\s+- ((?:message\.|app_)[a-z_]+)\s*(?:#.*)?$`).FindAllStringSubmatch(manifest, -1)
+	events := regexp.MustCompile(`(?m)^\s+- ((?:message\.|app_|assistant_)[a-z_]+)\s*(?:#.*)?$`).FindAllStringSubmatch(manifest, -1)
 	if len(events) == 0 {
 		t.Fatal("found no event subscriptions; the scan is broken")
 	}

@@ -8,8 +8,10 @@ import (
 // Memory is what the Slack adapter remembers for every replica
 // (redisstore.SlackMemory): where a checkpoint's and a run's progress
 // message are, how far a run's final post got, and which deliveries were
-// taken. The keys are named here (keyCheckpointMsg, keyProgressMsg,
-// keyFinal, keySeen); the store says where they live.
+// taken, which threads are assistant panel threads (assistant.go). The keys
+// are named here (keyCheckpointMsg, keyProgressMsg, keyFinal, keySeen) and
+// beside their features (keyThread, keyAssistant, keyAssistantOff); the
+// store says where they live.
 type Memory interface {
 	DeliveryMemory
 	// Recall returns the value remembered under key, found=false when none.

@@ -62,11 +62,19 @@ func TestGoldenMarkdownRenderers(t *testing.T) {
 			golden(t, "msg_"+name, msg(blocks))
 			b, _ := json.Marshal(blocks)
 			all := texts(blocks)
-			for _, bad := range []string{"<!channel>", "<!here>", "<@U999>", "<!subteam", "<http://evil.example", "<https://evil.example", "**"} {
+			for _, bad := range []string{"<!channel>", "<!here>", "<@U999>", "<!subteam", "<http://evil.example", "<https://evil.example", "](http://evil.example", "](https://evil.example"} {
 				if strings.Contains(all, bad) {
 					t.Errorf("%s shows %q:\n%s", name, bad, b)
 				}
 			}
+			// Markdown's "**" is converted in mrkdwn (a markdown block keeps it).
+			var v any
+			_ = json.Unmarshal(b, &v)
+			walkObjects(v, func(m map[string]any) {
+				if s, _ := m["text"].(string); m["type"] == "mrkdwn" && strings.Contains(s, "**") {
+					t.Errorf("%s shows \"**\" in mrkdwn: %.120q", name, s)
+				}
+			})
 			if probs := blockProblems(blocks, blockkit.MaxBlocks); len(probs) > 0 {
 				t.Errorf("limits: %v", probs)
 			}

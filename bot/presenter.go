@@ -74,6 +74,8 @@ type Presenter struct {
 	interval time.Duration
 	admins   []string
 	alerts   BreakerAlerts
+	// panel shows a run's stage in its assistant thread (assistant.go).
+	panel *assistantPanel
 
 	ctx    context.Context // for deferred progress flushes; ended by Close
 	cancel context.CancelFunc
@@ -131,6 +133,7 @@ func NewPresenter(cfg PresenterConfig) (*Presenter, error) {
 	if p.interval <= 0 {
 		p.interval = 3 * time.Second
 	}
+	p.panel = newAssistantPanel(p.api, p.mem, p.log, p.clock)
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	return p, nil
 }

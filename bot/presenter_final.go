@@ -32,6 +32,7 @@ const (
 // after a complete success posts nothing.
 func (p *Presenter) Finished(ctx context.Context, r *pipeline.Run) error {
 	log := p.log.With("run_id", r.ID, "status", r.Status)
+	p.panel.runStatus(ctx, r) // the run has ended: no status in its assistant thread
 	p.mu.Lock()
 	if st := p.progress[r.ID]; st != nil {
 		p.stopFlushLocked(st)

@@ -50,6 +50,7 @@ func (p *Presenter) progressWith(ctx context.Context, r *pipeline.Run, note stri
 	if r.Origin.Channel == "" || r.Origin.ThreadTS == "" {
 		return // a digest posted to a channel shows no progress there
 	}
+	p.panel.runStatus(ctx, r)
 	blocks, text := blockkit.RenderProgress(r, p.now()), blockkit.ProgressText(r)
 	if note != "" {
 		blocks = append(blocks, blockkit.ContextText(":hourglass_flowing_sand: "+blockkit.EscapeTruncate(note, 300)))

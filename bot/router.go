@@ -151,6 +151,9 @@ func (a *App) onEvent(d delivery, ev slackevents.EventsAPIEvent) {
 		}
 		req.UserID, req.Channel, req.Thread, req.Mention = m.User, m.Channel, m.ThreadTimeStamp, m
 		req.Log = a.log.With("user", m.User, "channel", m.Channel)
+	} else if t := assistantThreadOf(ev.InnerEvent.Data); t != nil {
+		req.UserID, req.Channel, req.Thread, req.Assistant = t.UserID, t.ChannelID, t.ThreadTimeStamp, t
+		req.Log = a.log.With("user", t.UserID, "channel", t.ChannelID)
 	} else if ev.InnerEvent.Type == string(slackevents.Message) || ev.InnerEvent.Type == string(slackevents.AppMention) {
 		return
 	}
@@ -238,6 +241,7 @@ func (a *App) registerRoutes() {
 	a.registerFeedback(r)
 	a.registerHome(r)
 	a.registerFollowUps(r)
+	a.registerAssistant(r)
 	r.Action(blockkit.ActionCancelConfirm, a.confirmCancel)
 	r.Action(blockkit.ActionCancelAbort, func(ctx context.Context, req *Request) error {
 		req.ReplaceOriginal = true

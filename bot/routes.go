@@ -43,6 +43,9 @@ type Request struct {
 	Action   *slack.BlockAction           // clicks
 	Message  *slackevents.MessageEvent    // message events
 	Mention  *slackevents.AppMentionEvent // app_mention events
+	// Assistant is the thread of assistant_thread_started and
+	// assistant_thread_context_changed events.
+	Assistant *slackevents.AssistantThread
 
 	Log *slog.Logger
 

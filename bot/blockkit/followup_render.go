@@ -45,7 +45,7 @@ func RenderFollowUp(rep *pipeline.Report, f pipeline.FollowUp) []slack.Block {
 			}),
 			ContextText("A new run would research the question with this run's question, summary and sources as background. Cost of this answer: "+money(f.CostUSD)+"."))
 	}
-	blocks = append(blocks, Section(Markdown(f.Answer, links, 2800)))
+	blocks = append(blocks, MarkdownBlock(f.Answer, links, MaxMarkdownBlockText, 2800))
 	if m := strings.TrimSpace(f.Missing); m != "" {
 		blocks = append(blocks, ContextText("Not covered by the sources: "+EscapeTruncate(OneLine(m), 400)))
 	}

@@ -59,7 +59,7 @@ func TestFollowUpNeutralisesHostileText(t *testing.T) {
 		}
 	}
 	s := string(rawJSON(RenderFollowUp(followUpReport(), f)))
-	if !strings.Contains(s, "<https://example.org/defrost|defrost>") {
+	if !strings.Contains(s, "[defrost](https://example.org/defrost)") { // the answer is a markdown block
 		t.Errorf("the link to a cited page was lost:\n%s", s)
 	}
 }

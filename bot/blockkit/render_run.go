@@ -197,7 +197,7 @@ func RenderReport(rep *pipeline.Report, bounds []string) []slack.Block {
 	}
 	links := reportLinks(rep)
 	if a := strings.TrimSpace(rep.Abstract); a != "" {
-		blocks = append(blocks, Section(Markdown(a, links, 2800)))
+		blocks = append(blocks, MarkdownBlock(a, links, MaxMarkdownBlockText, 2800))
 	}
 	var highlights []string
 	for _, sec := range rep.Sections {

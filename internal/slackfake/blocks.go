@@ -15,6 +15,8 @@ const (
 	maxButtonText    = 75
 	maxButtonValue   = 2000
 	maxIDLength      = 255
+	// maxMarkdownText is the limit of all markdown blocks of one payload together.
+	maxMarkdownText = 12000
 )
 
 // validateBlocks checks a blocks array against the Block Kit rules Slack
@@ -34,6 +36,7 @@ func validateBlocks(raw []byte, maxBlocks int) []string {
 		probs = append(probs, fmt.Sprintf("[ERROR] no more than %d items allowed [json-pointer:/blocks]", maxBlocks))
 	}
 	blockIDs := map[string]bool{}
+	markdown := 0
 	for i, b := range blocks {
 		typ, _ := b["type"].(string)
 		if typ == "" {
@@ -56,6 +59,14 @@ func validateBlocks(raw []byte, maxBlocks int) []string {
 			}
 			if b["text"] == nil && b["fields"] == nil {
 				add(i, "section needs text or fields")
+			}
+		case "markdown":
+			t, _ := b["text"].(string)
+			if t == "" {
+				add(i, "markdown block needs text")
+			}
+			if markdown += len([]rune(t)); markdown > maxMarkdownText {
+				add(i, "markdown blocks of one message must have at most %d characters together", maxMarkdownText)
 			}
 		case "header":
 			if t := textOf(b["text"]); t == "" || len([]rune(t)) > maxHeaderText {

@@ -259,6 +259,7 @@ type Server struct {
 	rewrite     func(typ string, payload map[string]any)
 	pending     map[string]*pendingEnvelope
 	responseURL map[string]responseTarget
+	ai          assistantState // the assistant panel (assistant.go)
 }
 
 // New starts a fake Slack on 127.0.0.1 and closes it when the test ends.

@@ -55,6 +55,10 @@ func (s *Server) handlers() map[string]apiHandler {
 		"reactions.add":                s.reactionsAdd,
 		"chat.getPermalink":            s.chatGetPermalink,
 		"conversations.replies":        s.conversationsReplies,
+		// assistant.go
+		"assistant.threads.setStatus":           s.assistantSetStatus,
+		"assistant.threads.setTitle":            s.assistantSetTitle,
+		"assistant.threads.setSuggestedPrompts": s.assistantSetSuggestedPrompts,
 	}
 }
 
