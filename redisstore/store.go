@@ -285,6 +285,8 @@ func (s *Store) decodeRun(id string, vals []any, floor int64) (*pipeline.Run, er
 // Last, it announces the new version on the run's channel ({p}saved:{id}),
 // in the same round trip, so whoever follows the run (Watch) reads it when
 // it changes instead of polling; with nobody subscribed this costs nothing.
+// The announcement is a courtesy: if Redis refuses it (a user without
+// PUBLISH in its ACL), the save still holds and Watch's safety net reads it.
 //
 // KEYS: run, pages, active, work, timers.
 // ARGV: 1 version, 2 fence (0: no lease), 3 nonce, 4 data, 5 status,
@@ -332,7 +334,7 @@ if #ARGV >= 15 then
   redis.call('HSET', KEYS[2], unpack(hs))
 end
 if ARGV[7] == '1' then redis.call('PEXPIRE', KEYS[2], ARGV[12]) end
-redis.call('PUBLISH', ARGV[14], tonumber(v) + 1)
+redis.pcall('PUBLISH', ARGV[14], tonumber(v) + 1)
 return 1
 `)
 

@@ -203,3 +203,31 @@ func TestWatchSurvivesADroppedSubscription(t *testing.T) {
 	for range runs {
 	}
 }
+
+// TestASaveHoldsWhenItsAnnouncementIsRefused: a Redis user that may not
+// PUBLISH still saves (followers then learn of it at their safety-net
+// check).
+func TestASaveHoldsWhenItsAnnouncementIsRefused(t *testing.T) {
+	srv, rdb := redistest.Start(t)
+	ctx := t.Context()
+	if err := rdb.Do(ctx, "ACL", "SETUSER", "quiet", "on", ">pw", "~*", "&*", "+@all", "-publish").Err(); err != nil {
+		t.Fatal(err)
+	}
+	quiet := redis.NewClient(&redis.Options{Addr: srv.Addr, Username: "quiet", Password: "pw"})
+	defer quiet.Close()
+	if err := quiet.Publish(ctx, "rb:saved:r-1", 1).Err(); err == nil {
+		t.Fatal("the user may PUBLISH: the test proves nothing")
+	}
+	s := NewStore(quiet, "")
+	if err := s.Create(ctx, newRun("r-1", "U1", t0)); err != nil {
+		t.Fatal(err)
+	}
+	r, _ := s.Load(ctx, "r-1")
+	r.Status = pipeline.StatusCompleted
+	if err := s.Save(ctx, r); err != nil {
+		t.Fatalf("save by a user without PUBLISH: %v", err)
+	}
+	if got, err := NewStore(rdb, "").Load(ctx, "r-1"); err != nil || got.Version != 2 || got.Status != pipeline.StatusCompleted {
+		t.Fatalf("stored %+v, %v", got, err)
+	}
+}
