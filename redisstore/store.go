@@ -282,9 +282,10 @@ func (s *Store) decodeRun(id string, vals []any, floor int64) (*pipeline.Run, er
 // a command. Both fields live in the run's hash, written by this script
 // alone, so they always describe the indexes as they are.
 //
-// Last, it announces the new version on the run's channel ({p}saved:{id}),
-// in the same round trip, so whoever follows the run (Watch) reads it when
-// it changes instead of polling; with nobody subscribed this costs nothing.
+// Last, it announces the run on its channel ({p}saved:{id}): the new
+// version, a space, and the data written, in the same round trip, so
+// whoever follows the run (Watch) has it when it changes, without polling
+// or reading it back; with nobody subscribed Redis sends nothing.
 // The announcement is a courtesy: if Redis refuses it (a user without
 // PUBLISH in its ACL), the save still holds and Watch's safety net reads it.
 //
@@ -334,7 +335,7 @@ if #ARGV >= 15 then
   redis.call('HSET', KEYS[2], unpack(hs))
 end
 if ARGV[7] == '1' then redis.call('PEXPIRE', KEYS[2], ARGV[12]) end
-redis.pcall('PUBLISH', ARGV[14], tonumber(v) + 1)
+redis.pcall('PUBLISH', ARGV[14], (tonumber(v) + 1) .. ' ' .. ARGV[4])
 return 1
 `)
 

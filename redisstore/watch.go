@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -16,12 +17,13 @@ const DefaultWatchCheck = 5 * time.Second
 
 // Watch follows a run in the store, whichever process advances it: it
 // sends the run (without page texts) when it is first read and again each
-// time its stored version changes. Every save announces the new version on
-// the run's channel (saveScript), and Watch, subscribed to it, reads the
-// run as soon as it is told; it also reads it each time its subscription
-// is (re)established — a Redis restart or a dropped connection loses what
-// was announced meanwhile — and checks the version every interval
-// (default DefaultWatchCheck) in case an announcement was lost otherwise.
+// time its stored version changes. Every save announces the new version
+// on the run's channel with the data written (saveScript), and Watch,
+// subscribed to it, sends what it is told without reading Redis. It reads
+// the run each time its subscription is (re)established — a Redis restart
+// or a dropped connection loses what was announced meanwhile — and checks
+// the version every interval (default DefaultWatchCheck) in case an
+// announcement was lost otherwise.
 // Read errors (Redis restarting) are skipped quietly; the channel closes
 // when ctx ends.
 func (s *Store) Watch(ctx context.Context, runID string, every time.Duration) <-chan *pipeline.Run {
@@ -53,9 +55,7 @@ func (s *Store) Watch(ctx context.Context, runID string, every time.Duration) <-
 				case *redis.Subscription: // (re)subscribed: what was announced before is unknown
 					r = w.check(ctx)
 				case *redis.Message:
-					if n, err := strconv.ParseInt(m.Payload, 10, 64); err != nil || n > w.last {
-						r = w.read(ctx)
-					}
+					r = w.told(ctx, m.Payload)
 				}
 			}
 			if r == nil {
@@ -101,4 +101,28 @@ func (w *watch) read(ctx context.Context) *pipeline.Run {
 	}
 	w.last = r.Version
 	return r
+}
+
+// told returns the run a save announced ("{version} {data}"), or nil when
+// it is not newer than the last one sent; an announcement it cannot decode
+// makes it read the run instead.
+func (w *watch) told(ctx context.Context, msg string) *pipeline.Run {
+	vs, data, ok := strings.Cut(msg, " ")
+	n, err := strconv.ParseInt(vs, 10, 64)
+	if !ok || err != nil {
+		return w.read(ctx)
+	}
+	if n <= w.last {
+		return nil
+	}
+	var r pipeline.Run
+	if _, err := decodeVersioned("run", w.id, []any{vs, data}, pipeline.ErrNotFound, &r); err != nil {
+		return w.read(ctx)
+	}
+	r.Version = n
+	// No watermark check: this process may have saved a later version
+	// before reading this announcement.
+	w.s.observeVersion(w.id, n, 0)
+	w.last = n
+	return &r
 }

@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -115,6 +116,8 @@ func TestWatchIsToldOfASave(t *testing.T) {
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
 			runs, _ := startWatch(t, ctx, rdb)
+			reads := &countReads{}
+			rdb.AddHook(reads)
 			other := NewStore(otherClient, "")
 			for want := int64(2); want <= 4; want++ {
 				r, err := other.Load(ctx, "r-1")
@@ -131,6 +134,9 @@ func TestWatchIsToldOfASave(t *testing.T) {
 				if got := receive(t, runs); got.Version != want || got.Step != pipeline.StepSearch {
 					t.Fatalf("sent version %d at %s, want %d at search", got.Version, got.Step, want)
 				}
+			}
+			if n := reads.n.Load(); n != 0 {
+				t.Errorf("Watch read the run %d times: the announcements carry it", n)
 			}
 			cancel()
 			for r := range runs { // closes with its context
@@ -229,5 +235,30 @@ func TestASaveHoldsWhenItsAnnouncementIsRefused(t *testing.T) {
 	}
 	if got, err := NewStore(rdb, "").Load(ctx, "r-1"); err != nil || got.Version != 2 || got.Status != pipeline.StatusCompleted {
 		t.Fatalf("stored %+v, %v", got, err)
+	}
+}
+
+// countReads counts the commands of a client that read a run's hash.
+type countReads struct{ n atomic.Int64 }
+
+func (c *countReads) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (c *countReads) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if n := cmd.Name(); n == "hget" || n == "hmget" {
+			c.n.Add(1)
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (c *countReads) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, cmd := range cmds {
+			if n := cmd.Name(); n == "hget" || n == "hmget" {
+				c.n.Add(1)
+			}
+		}
+		return next(ctx, cmds)
 	}
 }
