@@ -31,6 +31,8 @@
 //	{p}cpfail:{def}              zset: failure times (ms) of a checkpoint definition
 //	{p}cpalert:{def}             string: the admins were alerted about this tripped breaker (TTL: its window; reset deletes it)
 //	{p}cancel:{id}               string: who asked to cancel the run
+//	{p}saved:{id}                pub/sub channel, not a key: each save of the run publishes
+//	                             "{version} {data}" there (Watch subscribes; nothing is stored)
 //	{p}stream:{id}               hash: v (version), data (stream JSON), name (its NameKey)
 //	{p}streams                   zset: stream ids by creation time (ms)
 //	{p}streamname:{namekey}      string: the id of the stream with that name

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/coder/quartz"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/researchbot/researchbot/pipeline"
@@ -43,6 +44,8 @@ type StoreOptions struct {
 	// Logger receives the loud report of a run whose stored version went
 	// backwards (Redis lost writes).
 	Logger *slog.Logger
+	// Clock drives Watch's safety-net check (default the real clock).
+	Clock quartz.Clock
 }
 
 // Store implements pipeline.Store on Redis.
@@ -51,6 +54,7 @@ type Store struct {
 	prefix string
 	opts   StoreOptions
 	log    *slog.Logger
+	clock  quartz.Clock
 	// texts remembers which page texts are stored, so a save sends only new ones.
 	texts *boundedMap[map[int]bool]
 	// seen is the highest version this process has seen of each run.
@@ -82,7 +86,11 @@ func NewStoreWithOptions(rdb *redis.Client, opts StoreOptions) *Store {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Store{rdb: rdb, prefix: opts.Prefix, opts: opts, log: log,
+	clock := opts.Clock
+	if clock == nil {
+		clock = quartz.NewReal()
+	}
+	return &Store{rdb: rdb, prefix: opts.Prefix, opts: opts, log: log, clock: clock,
 		texts: newBoundedMap[map[int]bool](4096), seen: newBoundedMap[int64](65536)}
 }
 
@@ -92,6 +100,10 @@ func (s *Store) cancelKey(id string) string    { return s.prefix + "cancel:" + i
 func (s *Store) workKey(queue string) string   { return s.prefix + "work:" + queue }
 func (s *Store) timersKey(queue string) string { return s.prefix + "timers:" + queue }
 func (s *Store) userKey(user string) string    { return s.prefix + "runs:by:" + user }
+
+// savedChannel is the pub/sub channel on which a save announces the run's
+// new version (not a key: it stores nothing).
+func (s *Store) savedChannel(id string) string { return s.prefix + "saved:" + id }
 
 // newNonce names one write, so a write retried after a lost reply can
 // recognise that it already happened.
@@ -270,11 +282,18 @@ func (s *Store) decodeRun(id string, vals []any, floor int64) (*pipeline.Run, er
 // a command. Both fields live in the run's hash, written by this script
 // alone, so they always describe the indexes as they are.
 //
+// Last, it announces the run on its channel ({p}saved:{id}): the new
+// version, a space, and the data written, in the same round trip, so
+// whoever follows the run (Watch) has it when it changes, without polling
+// or reading it back; with nobody subscribed Redis sends nothing.
+// The announcement is a courtesy: if Redis refuses it (a user without
+// PUBLISH in its ACL), the save still holds and Watch's safety net reads it.
+//
 // KEYS: run, pages, active, work, timers.
 // ARGV: 1 version, 2 fence (0: no lease), 3 nonce, 4 data, 5 status,
 // 6 updated ms, 7 done ("1": finished and shown), 8 id, 9 work ("1"/"0"),
 // 10 deadline ms ("0": none), 11 retention ms, 12 page retention ms,
-// 13 index refresh ms, 14… pairs of page source id and text.
+// 13 index refresh ms, 14 channel, 15… pairs of page source id and text.
 // Returns 1 saved, 0 version conflict, -1 no such run, -2 fence moved.
 var saveScript = redis.NewScript(`
 local cur = redis.call('HMGET', KEYS[1], 'v', 'fence', 'nonce', 'ix', 'ixat')
@@ -310,12 +329,13 @@ else
     redis.call('ZREM', KEYS[5], ARGV[8])
   end
 end
-if #ARGV >= 14 then
+if #ARGV >= 15 then
   local hs = {}
-  for i = 14, #ARGV do hs[#hs + 1] = ARGV[i] end
+  for i = 15, #ARGV do hs[#hs + 1] = ARGV[i] end
   redis.call('HSET', KEYS[2], unpack(hs))
 end
 if ARGV[7] == '1' then redis.call('PEXPIRE', KEYS[2], ARGV[12]) end
+redis.pcall('PUBLISH', ARGV[14], (tonumber(v) + 1) .. ' ' .. ARGV[4])
 return 1
 `)
 
@@ -345,7 +365,7 @@ func (s *Store) Save(ctx context.Context, r *pipeline.Run) error {
 	}
 	nonce := newNonce()
 	args := []any{r.Version, r.Fence, nonce, data, string(r.Status), r.UpdatedAt.UnixMilli(), done, r.ID, work, deadline,
-		s.opts.Retention.Milliseconds(), s.opts.PageRetention.Milliseconds(), s.opts.IndexRefresh.Milliseconds()}
+		s.opts.Retention.Milliseconds(), s.opts.PageRetention.Milliseconds(), s.opts.IndexRefresh.Milliseconds(), s.savedChannel(r.ID)}
 	for id, text := range texts {
 		args = append(args, id, text)
 	}

@@ -2,8 +2,12 @@ package redisstore
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/coder/quartz"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/researchbot/researchbot/internal/redistest"
 	"github.com/researchbot/researchbot/pipeline"
@@ -43,5 +47,218 @@ func TestWatchFollowsARunWhoeverSavesIt(t *testing.T) {
 	}
 	cancel()
 	for range runs { // closes with its context
+	}
+}
+
+// watchBackends are the two Redis servers researchbot runs on: each gives
+// two clients of one server (two processes).
+var watchBackends = map[string]func(t *testing.T) (*redis.Client, *redis.Client){
+	"redis-server": func(t *testing.T) (*redis.Client, *redis.Client) {
+		srv, rdb := redistest.Start(t)
+		_, other := redistest.Connect(t, srv.URL)
+		return rdb, other
+	},
+	"embedded": func(t *testing.T) (*redis.Client, *redis.Client) {
+		conn, err := Connect(t.Context(), "", ConnOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = conn.Close() })
+		other := redis.NewClient(&redis.Options{Addr: conn.Client.Options().Addr})
+		t.Cleanup(func() { _ = other.Close() })
+		return conn.Client, other
+	},
+}
+
+// startWatch creates run r-1 and watches it with a safety-net check of an
+// hour on a mock clock, returning the runs Watch sends once the first (the
+// run as created) was received, and the clock.
+func startWatch(t *testing.T, ctx context.Context, rdb *redis.Client) (<-chan *pipeline.Run, *quartz.Mock) {
+	t.Helper()
+	clock := quartz.NewMock(t)
+	s := NewStoreWithOptions(rdb, StoreOptions{Clock: clock})
+	if err := s.Create(ctx, newRun("r-1", "U1", t0)); err != nil {
+		t.Fatal(err)
+	}
+	trap := clock.Trap().NewTicker("watch")
+	defer trap.Close()
+	runs := s.Watch(ctx, "r-1", time.Hour)
+	trap.MustWait(ctx).MustRelease(ctx)
+	if r := receive(t, runs); r.Version != 1 {
+		t.Fatalf("first sent version %d", r.Version)
+	}
+	return runs, clock
+}
+
+// receive returns the next run Watch sends; the bound only fails a test
+// that would otherwise hang.
+func receive(t *testing.T, runs <-chan *pipeline.Run) *pipeline.Run {
+	t.Helper()
+	select {
+	case r, ok := <-runs:
+		if !ok {
+			t.Fatal("Watch ended")
+		}
+		return r
+	case <-time.After(10 * time.Second):
+		t.Fatal("no run from Watch")
+	}
+	return nil
+}
+
+// TestWatchIsToldOfASave: a save by another client reaches Watch through
+// the save's announcement — the safety-net check (an hour, on a clock that
+// never moves) cannot have delivered it — and Watch closes with its context.
+func TestWatchIsToldOfASave(t *testing.T) {
+	for name, backend := range watchBackends {
+		t.Run(name, func(t *testing.T) {
+			rdb, otherClient := backend(t)
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			runs, _ := startWatch(t, ctx, rdb)
+			reads := &countReads{}
+			rdb.AddHook(reads)
+			other := NewStore(otherClient, "")
+			for want := int64(2); want <= 4; want++ {
+				r, err := other.Load(ctx, "r-1")
+				if err != nil {
+					t.Fatal(err)
+				}
+				r.Step = pipeline.StepSearch
+				if want == 4 {
+					r.Status = pipeline.StatusCompleted
+				}
+				if err := other.Save(ctx, r); err != nil {
+					t.Fatal(err)
+				}
+				if got := receive(t, runs); got.Version != want || got.Step != pipeline.StepSearch {
+					t.Fatalf("sent version %d at %s, want %d at search", got.Version, got.Step, want)
+				}
+			}
+			if n := reads.n.Load(); n != 0 {
+				t.Errorf("Watch read the run %d times: the announcements carry it", n)
+			}
+			cancel()
+			for r := range runs { // closes with its context
+				t.Fatalf("sent version %d after the context ended", r.Version)
+			}
+		})
+	}
+}
+
+// TestWatchSafetyNetCatchesAMissedAnnouncement: a change nobody announced
+// (as when the announcement was lost) is read at the next safety-net check.
+func TestWatchSafetyNetCatchesAMissedAnnouncement(t *testing.T) {
+	for name, backend := range watchBackends {
+		t.Run(name, func(t *testing.T) {
+			rdb, otherClient := backend(t)
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			runs, clock := startWatch(t, ctx, rdb)
+			// A write that does not announce itself: what a watcher sees
+			// when the announcement was lost.
+			r, err := NewStore(otherClient, "").Load(ctx, "r-1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Status, r.Version = pipeline.StatusCompleted, 2
+			data, _, err := NewStore(otherClient, "").encode(r, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := otherClient.HSet(ctx, "rb:run:r-1", "v", 2, "data", data).Err(); err != nil {
+				t.Fatal(err)
+			}
+			clock.Advance(time.Hour).MustWait(ctx)
+			if got := receive(t, runs); got.Version != 2 || got.Status != pipeline.StatusCompleted {
+				t.Fatalf("sent version %d %s, want 2 completed", got.Version, got.Status)
+			}
+			cancel()
+			for range runs {
+			}
+		})
+	}
+}
+
+// TestWatchSurvivesADroppedSubscription: Redis drops the watcher's
+// connection (as on a restart); a save made while it is away is still
+// sent — at the latest at the next safety-net check, usually as soon as
+// the subscription is back.
+func TestWatchSurvivesADroppedSubscription(t *testing.T) {
+	rdb, otherClient := watchBackends["redis-server"](t)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	runs, clock := startWatch(t, ctx, rdb)
+	if n, err := otherClient.ClientKillByFilter(ctx, "TYPE", "pubsub").Result(); err != nil || n != 1 {
+		t.Fatalf("killed %d subscriptions: %v", n, err)
+	}
+	other := NewStore(otherClient, "")
+	r, err := other.Load(ctx, "r-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Status = pipeline.StatusCompleted
+	if err := other.Save(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Hour).MustWait(ctx)
+	if got := receive(t, runs); got.Version != 2 || got.Status != pipeline.StatusCompleted {
+		t.Fatalf("sent version %d %s, want 2 completed", got.Version, got.Status)
+	}
+	cancel()
+	for range runs {
+	}
+}
+
+// TestASaveHoldsWhenItsAnnouncementIsRefused: a Redis user that may not
+// PUBLISH still saves (followers then learn of it at their safety-net
+// check).
+func TestASaveHoldsWhenItsAnnouncementIsRefused(t *testing.T) {
+	srv, rdb := redistest.Start(t)
+	ctx := t.Context()
+	if err := rdb.Do(ctx, "ACL", "SETUSER", "quiet", "on", ">pw", "~*", "&*", "+@all", "-publish").Err(); err != nil {
+		t.Fatal(err)
+	}
+	quiet := redis.NewClient(&redis.Options{Addr: srv.Addr, Username: "quiet", Password: "pw"})
+	defer quiet.Close()
+	if err := quiet.Publish(ctx, "rb:saved:r-1", 1).Err(); err == nil {
+		t.Fatal("the user may PUBLISH: the test proves nothing")
+	}
+	s := NewStore(quiet, "")
+	if err := s.Create(ctx, newRun("r-1", "U1", t0)); err != nil {
+		t.Fatal(err)
+	}
+	r, _ := s.Load(ctx, "r-1")
+	r.Status = pipeline.StatusCompleted
+	if err := s.Save(ctx, r); err != nil {
+		t.Fatalf("save by a user without PUBLISH: %v", err)
+	}
+	if got, err := NewStore(rdb, "").Load(ctx, "r-1"); err != nil || got.Version != 2 || got.Status != pipeline.StatusCompleted {
+		t.Fatalf("stored %+v, %v", got, err)
+	}
+}
+
+// countReads counts the commands of a client that read a run's hash.
+type countReads struct{ n atomic.Int64 }
+
+func (c *countReads) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (c *countReads) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if n := cmd.Name(); n == "hget" || n == "hmget" {
+			c.n.Add(1)
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (c *countReads) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, cmd := range cmds {
+			if n := cmd.Name(); n == "hget" || n == "hmget" {
+				c.n.Add(1)
+			}
+		}
+		return next(ctx, cmds)
 	}
 }
