@@ -49,7 +49,7 @@ var transientCodes = []string{"ratelimited", "internal_error", "fatal_error", "s
 // (CheckTokens) and Run say about the same answer.
 func (e *identifyError) refusal() error {
 	if e.wrong {
-		return fmt.Errorf("SLACK_BOT_TOKEN: %s: it must be the Bot User OAuth Token (xoxb-…) of the researchbot app: %s", e.err, botTokenFix)
+		return fmt.Errorf("SLACK_BOT_TOKEN: %w: it must be the Bot User OAuth Token (xoxb-…) of the researchbot app: %s", e.err, botTokenFix)
 	}
 	var se slack.SlackErrorResponse
 	if !errors.As(e.err, &se) || slices.Contains(transientCodes, se.Err) {

@@ -99,22 +99,22 @@ func listProblem(n int, item func(i int) (string, bool)) *Problem {
 	return nil
 }
 
-// countProblem reports a list at path of n items (what) above max.
-func countProblem(path, what string, n, max int) *Problem {
-	if n <= max {
+// countProblem reports a list at path of n items (what) above limit.
+func countProblem(path, what string, n, limit int) *Problem {
+	if n <= limit {
 		return nil
 	}
-	return &Problem{Path: path, Message: fmt.Sprintf("%s: %d %s is too many (at most %d)", strings.TrimPrefix(path, "."), n, what, max)}
+	return &Problem{Path: path, Message: fmt.Sprintf("%s: %d %s is too many (at most %d)", strings.TrimPrefix(path, "."), n, what, limit)}
 }
 
 // textProblem reports what is wrong with the text s at path: longer than
-// max characters, invalid UTF-8, or holding a character that could change
+// limit characters, invalid UTF-8, or holding a character that could change
 // how a screen shows it. Refused are control characters (C0, DEL and C1:
 // NUL, ESC and so every terminal escape sequence, CSI, OSC, carriage
 // return, backspace; newline and tab only where multiline) and the bidi
 // controls (embeddings, overrides, isolates, marks), which reorder the text
 // around them. The message names the first such character and where it is.
-func textProblem(path, s string, max int, multiline bool) *Problem {
+func textProblem(path, s string, limit int, multiline bool) *Problem {
 	name := strings.TrimPrefix(path, ".")
 	if !utf8.ValidString(s) {
 		return &Problem{Path: path, Message: name + " is not valid UTF-8"}
@@ -130,8 +130,8 @@ func textProblem(path, s string, max int, multiline bool) *Problem {
 			return &Problem{Path: path, Message: fmt.Sprintf("%s holds the bidirectional control %U at character %d: remove it (it reorders how the text is shown)", name, r, n)}
 		}
 	}
-	if n > max {
-		return &Problem{Path: path, Message: fmt.Sprintf("%s is %d characters long (at most %d)", name, n, max)}
+	if n > limit {
+		return &Problem{Path: path, Message: fmt.Sprintf("%s is %d characters long (at most %d)", name, n, limit)}
 	}
 	return nil
 }

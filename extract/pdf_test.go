@@ -157,11 +157,11 @@ func TestPDFDamaged(t *testing.T) {
 		"not a pdf":  []byte("<html>hello</html>"),
 	}
 	if files := realPDFs(t); len(files) > 0 {
-		real, err := os.ReadFile(files[0])
+		realPDF, err := os.ReadFile(files[0])
 		if err != nil {
 			t.Fatal(err)
 		}
-		cases["truncated real PDF"] = real[:len(real)*2/3]
+		cases["truncated real PDF"] = realPDF[:len(realPDF)*2/3]
 	}
 	for name, body := range cases {
 		_, err := PDF(context.Background(), body, Limits{})
