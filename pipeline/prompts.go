@@ -248,7 +248,7 @@ func renderPrompt(name string, data any) (system, user string) {
 // plannerData is what the planner templates see; every untrusted value is
 // already wrapped.
 type plannerData struct {
-	Steering []string // the run's steering notes, each in its requester_note block
+	Steering     []string // the run's steering notes, each in its requester_note block
 	Today        string
 	Question     string
 	Context      string
@@ -327,7 +327,7 @@ func depthName(d Depth) Depth {
 
 // rankerData is what the ranker templates see.
 type rankerData struct {
-	Steering []string // the run's steering notes, each in its requester_note block
+	Steering     []string // the run's steering notes, each in its requester_note block
 	Question     string
 	SubQuestions string
 	Results      []string
@@ -366,7 +366,7 @@ func RankerPrompt(question string, subQuestions []string, notes []SteeringNote, 
 
 // analystData is what the analyst templates see.
 type analystData struct {
-	Steering []string // the run's steering notes, each in its requester_note block
+	Steering     []string // the run's steering notes, each in its requester_note block
 	Today        string
 	Question     string
 	SubQuestions string
@@ -439,7 +439,7 @@ func AnalystPrompt(r *Run, pages []Page) (system, user string) {
 		maxGap = 2
 	}
 	d := analystData{
-		Steering: steeringBlocks(r),
+		Steering:     steeringBlocks(r),
 		Today:        runToday(r),
 		Question:     untrustedBlock("question", r.Question),
 		Since:        isoDate(r.Since),
@@ -463,7 +463,7 @@ func AnalystPrompt(r *Run, pages []Page) (system, user string) {
 
 // writerData is what the writer templates see.
 type writerData struct {
-	Steering []string // the run's steering notes, each in its requester_note block
+	Steering    []string // the run's steering notes, each in its requester_note block
 	Today       string
 	Question    string
 	Depth       Depth
@@ -651,7 +651,7 @@ func styleGuideBlock(r *Run) string {
 // its items numbered, and unused human Feedback. Reply with DraftOutput.
 func WriterPrompt(r *Run, pages []Page) (system, user string) {
 	d := writerData{
-		Steering: steeringBlocks(r),
+		Steering:    steeringBlocks(r),
 		Question:    untrustedBlock("question", r.Question),
 		Depth:       depthName(r.Depth),
 		TargetWords: writingTarget(r),
@@ -696,7 +696,7 @@ func WriterPrompt(r *Run, pages []Page) (system, user string) {
 
 // reviewerData is what the reviewer templates see.
 type reviewerData struct {
-	Steering []string // the run's steering notes, each in its requester_note block
+	Steering      []string // the run's steering notes, each in its requester_note block
 	Today         string
 	Iteration     int
 	MaxIterations int
@@ -730,7 +730,7 @@ type reviewerData struct {
 // (CritiqueOutput); code computes the weighted score and the decision.
 func ReviewerPrompt(r *Run, d Draft) (system, user string) {
 	data := reviewerData{
-		Steering: steeringBlocks(r),
+		Steering:       steeringBlocks(r),
 		Iteration:      len(r.Drafts),
 		MaxIterations:  revisionLimit(r),
 		Criteria:       ReviewCriteria(),
@@ -780,7 +780,7 @@ func draftWords(d Draft) int {
 
 // reformulatorData is what the reformulator templates see.
 type reformulatorData struct {
-	Steering []string // the run's steering notes, each in its requester_note block
+	Steering     []string // the run's steering notes, each in its requester_note block
 	Question     string
 	SubQuestions string
 	Searches     []string
