@@ -170,3 +170,45 @@ func TestSteeringIsBounded(t *testing.T) {
 		t.Errorf("a note on a finished run: %v, want ErrRunFinished", err)
 	}
 }
+
+// TestASteeringNoteGivenAtACheckpointAppliesAfterTheDecision: a run that
+// waits for its plan review takes a note; the decision is still applied,
+// and the steps after it carry the note.
+func TestASteeringNoteGivenAtACheckpointAppliesAfterTheDecision(t *testing.T) {
+	ctx := context.Background()
+	m := &scripted{reviews: []pipeline.CritiqueOutput{passes}}
+	eng, store := steeringEngine(t, m, web{})
+	if _, err := eng.Start(ctx, pipeline.Request{
+		Question: "How well do heat pumps work in cold climates?", Mode: checkpoints.ModeGuided, RequestedBy: "U1",
+		Origin: pipeline.Origin{Kind: "test", Queue: "runs"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.Advance(ctx, "r-1"); err != nil {
+		t.Fatal(err)
+	}
+	r, err := store.Load(ctx, "r-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != pipeline.StatusWaiting {
+		t.Fatalf("run %s, want waiting at the plan review", r.Status)
+	}
+	waiting := r.Waiting
+	if _, _, err := eng.Steer(ctx, "r-1", "U1", "focus on Europe"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eng.Decide(ctx, waiting, checkpoints.Decision{By: "U1", Action: checkpoints.Approve}); err != nil {
+		t.Fatalf("the decision after a note: %v", err)
+	}
+	if err := eng.Advance(ctx, "r-1"); err != nil {
+		t.Fatal(err)
+	}
+	ps := m.sent("source_relevance")
+	if len(ps) == 0 || !strings.Contains(ps[0], ">\nfocus on Europe\n</requester_note>") {
+		t.Errorf("the ranking after the decision does not carry the note: %q", ps)
+	}
+	if p := m.sent("research_plan"); len(p) != 1 || strings.Contains(p[0], "requester_note") {
+		t.Errorf("plan prompts %q: want one, made before the note", p)
+	}
+}
