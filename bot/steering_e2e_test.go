@@ -154,3 +154,58 @@ func TestE2ESteeringARunWhileItSearches(t *testing.T) {
 		t.Errorf("the progress message does not show the notes:\n%s", dumpAll(fake, channel))
 	}
 }
+
+// TestE2ESteeringFromTheAssistantPanel: a research asked in the assistant
+// panel is steered by a reply in that thread (a direct message, no
+// mention) while it searches; the note is acknowledged there and stored.
+func TestE2ESteeringFromTheAssistantPanel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a whole research run")
+	}
+	web := researchtest.NewWeb(t, researchtest.DefaultPages()...)
+	searching, release := make(chan struct{}), make(chan struct{})
+	var once, releaseOnce sync.Once
+	web.BeforeSearch = func() {
+		once.Do(func() {
+			close(searching)
+			<-release
+		})
+	}
+	letGo := func() { releaseOnce.Do(func() { close(release) }) }
+	t.Cleanup(letGo)
+	fake, a, ctx, _ := startRealStackOn(t, &researchtest.Researcher{}, web, nil)
+	const user = "U0REQ0001"
+	dm := slackfake.DMChannelID(user)
+	wctx, wcancel := context.WithTimeout(ctx, 90*time.Second)
+	defer wcancel()
+	thread, err := fake.StartAssistantThread(wctx, user, "C0RESEARCH")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitMessage(wctx, t, fake, dm, "the greeting", func(m slackfake.Message) bool { return m.ThreadTS == thread && m.BotID != "" })
+	if err := fake.PostUserMessage(wctx, user, dm, thread, "--mode auto How well do heat pumps work in cold climates?"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-searching:
+	case <-wctx.Done():
+		t.Fatalf("the run never searched:\n%s", dumpAll(fake, dm))
+	}
+	if err := fake.PostUserMessage(wctx, user, dm, thread, "only sources from Europe"); err != nil {
+		t.Fatal(err)
+	}
+	waitMessage(wctx, t, fake, dm, "the acknowledgement", func(m slackfake.Message) bool {
+		return m.ThreadTS == thread && strings.Contains(displayed(m), "Noted: only sources from Europe — applies from the next step.")
+	})
+	runs, err := a.Engine.List(ctx, pipeline.RunFilter{RequestedBy: user, Limit: 1})
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("runs %v, %v", runs, err)
+	}
+	if n := runs[0].Notes; len(n) != 1 || n[0].Text != "only sources from Europe" {
+		t.Errorf("stored notes %+v", n)
+	}
+	letGo()
+	waitMessage(wctx, t, fake, dm, "the report", func(m slackfake.Message) bool {
+		return strings.Contains(string(m.Blocks), `"`+blockkit.ActionUseful+`"`)
+	})
+}
