@@ -88,6 +88,9 @@ type Config struct {
 	// FollowUps bounds the follow-up questions one person may ask (zero:
 	// 20 per hour).
 	FollowUps Limit
+	// Steering bounds the steering notes one running research takes (zero:
+	// 3 per minute); the count and length of notes are the engine's bounds.
+	Steering Limit
 	// Workers and Queue bound the work done after acks (defaults 16 and 256);
 	// JobTimeout bounds one job (default 60s).
 	Workers    int

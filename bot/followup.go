@@ -16,7 +16,8 @@ import (
 )
 
 // The thread as a conversation: an @mention of the bot in a research thread
-// is a follow-up question, answered in the thread from the run's own
+// is a steering note while the run runs (steering.go), and once it has
+// finished a follow-up question, answered in the thread from the run's own
 // sources (pipeline.Engine.Ask); in a stream creation thread it is the
 // answer to the conversation's question.
 
@@ -115,6 +116,9 @@ func (a *App) converse(ctx context.Context, req *Request, m Mention) error {
 	}
 	if !found {
 		return tell(blockkit.RenderError("I don't know a research run in this thread, so I have no sources to answer from.", "Mention me in the thread of a research report, or start one with `/research &lt;question&gt;`."), "No research here")
+	}
+	if taken, err := a.steer(ctx, req, m, runID); taken || err != nil {
+		return err
 	}
 	asker, ok := a.engine.(FollowUpAsker)
 	if !ok {

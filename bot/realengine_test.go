@@ -149,8 +149,13 @@ func startEngine(t *testing.T, ctx context.Context, cfg config.Config, fake *sla
 // bot's Config. Everything stops when the test ends.
 func startRealStack(t *testing.T, res *researchtest.Researcher, edit func(*bot.Config, *app.App)) (*slackfake.Server, *app.App, context.Context, context.CancelFunc) {
 	t.Helper()
+	return startRealStackOn(t, res, researchtest.NewWeb(t, researchtest.DefaultPages()...), edit)
+}
+
+// startRealStackOn is startRealStack on the fake web the test made.
+func startRealStackOn(t *testing.T, res *researchtest.Researcher, web *researchtest.Web, edit func(*bot.Config, *app.App)) (*slackfake.Server, *app.App, context.Context, context.CancelFunc) {
+	t.Helper()
 	srv, _ := redistest.Start(t)
-	web := researchtest.NewWeb(t, researchtest.DefaultPages()...)
 	model := llmtest.NewServer(t, res.Respond)
 	cfg := engineConfig(t, srv.URL, model.URL(), web.URL())
 	fake := slackfake.New(t)

@@ -432,10 +432,17 @@ func (e *Engine) modelRetryNotice(ctx context.Context, r *Run) func(ModelRetry) 
 }
 
 // save stores r with a version check (and the fence, when r was loaded under
-// a lease) and stamps UpdatedAt.
+// a lease) and stamps UpdatedAt. A save that lost only to steering notes
+// takes them and saves again (rebaseNotes).
 func (e *Engine) save(ctx context.Context, r *Run) error {
-	r.UpdatedAt = e.cfg.Now()
-	return e.cfg.Store.Save(ctx, r)
+	for range MaxSteeringNotes + 1 {
+		r.UpdatedAt = e.cfg.Now()
+		err := e.cfg.Store.Save(ctx, r)
+		if !errors.Is(err, ErrConflict) || !e.rebaseNotes(ctx, r) {
+			return err
+		}
+	}
+	return fmt.Errorf("save run %s: %w", r.ID, ErrConflict)
 }
 
 // update applies change to r and saves it; when someone else saved the run

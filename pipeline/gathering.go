@@ -263,7 +263,7 @@ func (e *Engine) stepRank(ctx context.Context, r *Run) error {
 		if r.Plan != nil {
 			subs = r.Plan.SubQuestions
 		}
-		system, user := RankerPrompt(r.Question, subs, srcs)
+		system, user := RankerPrompt(r.Question, subs, r.Notes, srcs)
 		var out RankOutput
 		if err := e.generate(ctx, r, RoleRanker, "source_relevance", system, user, &out); err != nil {
 			if ctx.Err() != nil {

@@ -57,8 +57,9 @@ func DepthCounts(d Depth) (subQuestions, queries int) {
 // Untrusted text.
 
 // untrustedDelimiter matches anything that could open or close an
-// untrusted_data block, whatever its case or spacing.
-const untrustedDelimiterPattern = `(?i)<(\s*/?\s*)(untrusted_data)`
+// untrusted_data block or a requester_note block, whatever its case or
+// spacing.
+const untrustedDelimiterPattern = `(?i)<(\s*/?\s*)(untrusted_data|requester_note)`
 
 // untrustedDelimiterRE is untrustedDelimiterPattern compiled once.
 var untrustedDelimiterRE = regexp.MustCompile(untrustedDelimiterPattern)
@@ -247,6 +248,7 @@ func renderPrompt(name string, data any) (system, user string) {
 // plannerData is what the planner templates see; every untrusted value is
 // already wrapped.
 type plannerData struct {
+	Steering     []string // the run's steering notes, each in its requester_note block
 	Today        string
 	Question     string
 	Context      string
@@ -276,6 +278,7 @@ func PlannerPrompt(r *Run, now time.Time) (system, user string) {
 		Since:        isoDate(r.Since),
 		Round:        r.Counters.PlanRounds + 1,
 		Feedback:     feedbackBlocks(unusedFeedback(r)),
+		Steering:     steeringBlocks(r),
 	}
 	if strings.TrimSpace(r.Context) != "" {
 		d.Context = untrustedBlock("context", r.Context)
@@ -324,6 +327,7 @@ func depthName(d Depth) Depth {
 
 // rankerData is what the ranker templates see.
 type rankerData struct {
+	Steering     []string // the run's steering notes, each in its requester_note block
 	Question     string
 	SubQuestions string
 	Results      []string
@@ -331,10 +335,11 @@ type rankerData struct {
 }
 
 // RankerPrompt renders the ranker's prompt for one batch of search results:
-// for each source id a relevance judgement from 0 to 1 and a one-line gist.
+// for each source id a relevance judgement from 0 to 1 and a one-line gist,
+// following the run's steering notes.
 // Reply with RankOutput.
-func RankerPrompt(question string, subQuestions []string, batch []Source) (system, user string) {
-	d := rankerData{Question: untrustedBlock("question", question)}
+func RankerPrompt(question string, subQuestions []string, notes []SteeringNote, batch []Source) (system, user string) {
+	d := rankerData{Question: untrustedBlock("question", question), Steering: noteBlocks(notes)}
 	if len(subQuestions) > 0 {
 		d.SubQuestions = untrustedBlock("sub_questions", numberedLines(subQuestions))
 	}
@@ -361,6 +366,7 @@ func RankerPrompt(question string, subQuestions []string, batch []Source) (syste
 
 // analystData is what the analyst templates see.
 type analystData struct {
+	Steering     []string // the run's steering notes, each in its requester_note block
 	Today        string
 	Question     string
 	SubQuestions string
@@ -433,6 +439,7 @@ func AnalystPrompt(r *Run, pages []Page) (system, user string) {
 		maxGap = 2
 	}
 	d := analystData{
+		Steering:     steeringBlocks(r),
 		Today:        runToday(r),
 		Question:     untrustedBlock("question", r.Question),
 		Since:        isoDate(r.Since),
@@ -456,6 +463,7 @@ func AnalystPrompt(r *Run, pages []Page) (system, user string) {
 
 // writerData is what the writer templates see.
 type writerData struct {
+	Steering    []string // the run's steering notes, each in its requester_note block
 	Today       string
 	Question    string
 	Depth       Depth
@@ -643,6 +651,7 @@ func styleGuideBlock(r *Run) string {
 // its items numbered, and unused human Feedback. Reply with DraftOutput.
 func WriterPrompt(r *Run, pages []Page) (system, user string) {
 	d := writerData{
+		Steering:    steeringBlocks(r),
 		Question:    untrustedBlock("question", r.Question),
 		Depth:       depthName(r.Depth),
 		TargetWords: writingTarget(r),
@@ -687,6 +696,7 @@ func WriterPrompt(r *Run, pages []Page) (system, user string) {
 
 // reviewerData is what the reviewer templates see.
 type reviewerData struct {
+	Steering      []string // the run's steering notes, each in its requester_note block
 	Today         string
 	Iteration     int
 	MaxIterations int
@@ -720,6 +730,7 @@ type reviewerData struct {
 // (CritiqueOutput); code computes the weighted score and the decision.
 func ReviewerPrompt(r *Run, d Draft) (system, user string) {
 	data := reviewerData{
+		Steering:       steeringBlocks(r),
 		Iteration:      len(r.Drafts),
 		MaxIterations:  revisionLimit(r),
 		Criteria:       ReviewCriteria(),
@@ -769,6 +780,7 @@ func draftWords(d Draft) int {
 
 // reformulatorData is what the reformulator templates see.
 type reformulatorData struct {
+	Steering     []string // the run's steering notes, each in its requester_note block
 	Question     string
 	SubQuestions string
 	Searches     []string
@@ -780,7 +792,7 @@ type reformulatorData struct {
 // id, type, wording, sub-question and the results it got with their
 // relevance. Reply with ReformulationOutput.
 func ReformulatorPrompt(r *Run, qs []Query) (system, user string) {
-	d := reformulatorData{Question: untrustedBlock("question", r.Question)}
+	d := reformulatorData{Question: untrustedBlock("question", r.Question), Steering: steeringBlocks(r)}
 	subs := planSubQuestions(r)
 	if len(subs) > 0 {
 		d.SubQuestions = untrustedBlock("sub_questions", numberedLines(subs))

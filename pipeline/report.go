@@ -173,6 +173,7 @@ func provenance(r *Run) Provenance {
 		p.Trace = append(p.Trace, fmt.Sprintf("%s %s: %s", t.At.UTC().Format(time.RFC3339), t.Step, flatLine(t.Message)))
 	}
 	p.Unread = unread(r)
+	p.Steering = steeringProvenance(r)
 	return p
 }
 
@@ -581,6 +582,12 @@ func writeProvenance(b *strings.Builder, rep *Report) {
 		b.WriteString("- Sources that could not be read, and why:\n")
 		for _, u := range p.Unread {
 			fmt.Fprintf(b, "  - %s\n", flatLine(u))
+		}
+	}
+	if len(p.Steering) > 0 {
+		b.WriteString("- Steering notes given while it ran (each applied from the next step):\n")
+		for _, n := range p.Steering {
+			fmt.Fprintf(b, "  - %s\n", flatLine(n))
 		}
 	}
 	for _, d := range p.Decisions {

@@ -232,12 +232,15 @@ type Run struct {
 	Drafts      []Draft       `json:"drafts,omitempty"`
 	Critiques   []Critique    `json:"critiques,omitempty"`
 	Feedback    []Feedback    `json:"feedback,omitempty"`
-	Estimate    *Estimate     `json:"estimate,omitempty"`
-	Report      *Report       `json:"report,omitempty"`
-	Spend       Spend         `json:"spend"`
-	Errors      []RunError    `json:"errors,omitempty"`
-	Bounds      []string      `json:"bounds,omitempty"` // every bound the run hit, stated in the report
-	Trace       []TraceEntry  `json:"trace,omitempty"`  // provenance: what happened, in order
+	// Notes are the steering notes people gave while the run ran, oldest
+	// first (Engine.Steer); every later prompt carries them.
+	Notes    []SteeringNote `json:"notes,omitempty"`
+	Estimate *Estimate      `json:"estimate,omitempty"`
+	Report   *Report        `json:"report,omitempty"`
+	Spend    Spend          `json:"spend"`
+	Errors   []RunError     `json:"errors,omitempty"`
+	Bounds   []string       `json:"bounds,omitempty"` // every bound the run hit, stated in the report
+	Trace    []TraceEntry   `json:"trace,omitempty"`  // provenance: what happened, in order
 
 	Checkpoints []checkpoints.Instance `json:"checkpoints,omitempty"`
 	// Waiting is the id of the checkpoint instance the run waits on, or "".
@@ -633,6 +636,8 @@ type Provenance struct {
 	// Claims counts the cited claims checked against their sources; nil when
 	// the content was not checked.
 	Claims *ClaimTally `json:"claims,omitempty"`
+	// Steering lists the steering notes people gave while the run ran.
+	Steering []string `json:"steering,omitempty"`
 	// Unread names each selected source the run could not read and why
 	// ("https://… — unreadable: encrypted PDF"), at most maxUnreadListed.
 	Unread []string `json:"unread,omitempty"`

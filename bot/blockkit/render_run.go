@@ -111,7 +111,7 @@ func elapsed(r *pipeline.Run, now time.Time) time.Duration {
 }
 
 // RenderProgress renders the one progress message of a run: stage, counts,
-// a text progress bar, elapsed time and spend.
+// a text progress bar, its steering notes, elapsed time and spend.
 func RenderProgress(r *pipeline.Run, now time.Time) []slack.Block {
 	stage, frac := stageInfo(r.Step)
 	switch {
@@ -146,7 +146,11 @@ func RenderProgress(r *pipeline.Run, now time.Time) []slack.Block {
 	if n := len(r.Errors); n > 0 {
 		foot += fmt.Sprintf(" · %d recoverable errors", n)
 	}
-	return []slack.Block{Section(text), ContextText(counts), ContextText(foot)}
+	blocks := []slack.Block{Section(text), ContextText(counts)}
+	if line := steeringLine(r); line != "" {
+		blocks = append(blocks, ContextText(line))
+	}
+	return append(blocks, ContextText(foot))
 }
 
 // ProgressText is the notification text of the progress message.

@@ -43,6 +43,9 @@ type Researcher struct {
 	// Before may replace the reply to call n (1-based) of a schema, e.g.
 	// with a 429 or malformed JSON; nil keeps the scripted reply.
 	Before func(schema string, n int) *llmtest.Reply
+	// Seen, when set, is shown every call as it arrives (a test checks what
+	// the prompts carried).
+	Seen func(c llmtest.Call)
 	// Delay is a fixed latency per call (benchmarks).
 	Delay time.Duration
 	// DelayFor, when set, adds a latency to call n of a schema (crash tests).
@@ -67,6 +70,9 @@ func (r *Researcher) Respond(c llmtest.Call) llmtest.Reply {
 	r.calls[c.SchemaName]++
 	n := r.calls[c.SchemaName]
 	r.mu.Unlock()
+	if r.Seen != nil {
+		r.Seen(c)
+	}
 	if r.Before != nil {
 		if rep := r.Before(c.SchemaName, n); rep != nil {
 			return *rep

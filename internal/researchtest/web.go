@@ -43,6 +43,9 @@ type Web struct {
 	// FailSearch, when set, makes the search API answer 500 to the queries
 	// it reports true for (set it before the searches run).
 	FailSearch func(q string) bool
+	// BeforeSearch, when set, is called as each search request arrives,
+	// before it is answered (a test holds a run in its search step).
+	BeforeSearch func()
 }
 
 // NewWeb starts a web with pages; it is closed when t ends.
@@ -110,6 +113,9 @@ func (w *Web) SetPages(p []Page) {
 
 func (w *Web) search(rw http.ResponseWriter, r *http.Request) {
 	w.searches.Add(1)
+	if w.BeforeSearch != nil {
+		w.BeforeSearch()
+	}
 	if w.SearchDelay > 0 {
 		time.Sleep(w.SearchDelay)
 	}
