@@ -285,7 +285,7 @@ func (e *Engine) advanceWaiting(ctx context.Context, r *Run, inst *checkpoints.I
 // counted (and saved) before the step runs; a step that fails is tried
 // again later (a *RetryError) until its attempts are used up, then the run ends with
 // the cause.
-func (e *Engine) runStep(ctx context.Context, r *Run) error {
+func (e *Engine) runStep(ctx context.Context, r *Run) (err error) {
 	step := r.Step
 	st := e.steps.lookup(step)
 	if r.Attempt.Step != step {
@@ -301,12 +301,15 @@ func (e *Engine) runStep(ctx context.Context, r *Run) error {
 	}
 	r.Attempt.N++
 	r.Status = StatusRunning
+	e.traceRun(ctx, r)
 	if err := e.save(ctx, r); err != nil {
 		return err
 	}
+	ctx, endSpan := e.traceStep(ctx, r)
+	defer func() { endSpan(err) }()
 	e.log.Debug("step start", "run", r.ID, "step", step, "attempt", r.Attempt.N)
 	start := e.cfg.Now()
-	err := e.execStep(ctx, r, st)
+	err = e.execStep(ctx, r, st)
 	elapsed := e.cfg.Now().Sub(start)
 	e.log.Debug("step end", "run", r.ID, "step", step, "attempt", r.Attempt.N, "duration", elapsed, "ok", err == nil)
 	if e.cfg.Observer != nil {

@@ -34,7 +34,8 @@ var inward = map[string]struct {
 	"bot/blockkit":          {[]string{"pipeline", "checkpoints", "scheduler", "textmatch", "dedup"}, "Block Kit and mrkdwn rendering (messages, App Home, forms) are pure functions of the domain's types: a leaf under bot that knows neither the transport nor the process"},
 	"internal/obs":          {[]string{"pipeline", "checkpoints", "textmatch"}, "metrics and health endpoints, shared by serve and worker: the engine's observer, fed by adapters through the wiring, knowing none of them"},
 	"redisstore":            {[]string{"pipeline", "checkpoints", "scheduler", "textmatch", "dedup"}, "the Redis adapter implements the domain's stores and the adapters' ports"},
-	"internal/app":          {[]string{"config", "pipeline", "checkpoints", "scheduler", "textmatch", "dedup", "llm", "search", "search/mcpsearch", "fetch", "redisstore", "internal/retryafter"}, "app assembles the engine from adapters; it knows no user interface (bot, terminal)"},
+	"internal/app":          {[]string{"config", "pipeline", "checkpoints", "scheduler", "textmatch", "dedup", "llm", "search", "search/mcpsearch", "fetch", "redisstore", "internal/retryafter", "internal/tracing"}, "app assembles the engine from adapters; it knows no user interface (bot, terminal)"},
+	"internal/tracing":      {[]string{"pipeline", "checkpoints", "textmatch"}, "the OpenTelemetry adapter implements the engine's Tracer port and gives the wiring the spans of the adapters' calls; it knows the domain's types and no other adapter"},
 	"internal/redistest":    {nil, "test helper: a private redis-server"},
 	"internal/retryafter":   {nil, "the one reading of an HTTP Retry-After header, shared by the adapters that are asked to wait (llm, search)"},
 	"internal/slackfake":    {nil, "test helper: a fake Slack speaking its wire protocol"},
@@ -57,6 +58,7 @@ var rooms = []struct {
 	{"github.com/hibiken/asynq", []string{"redisstore", "internal/app", "cmd/researchbot"}, "the durable queue is redisstore's; the engine sees pipeline.Queue"},
 	{"github.com/alicebob/miniredis/", []string{"redisstore", "internal/app", "cmd/researchbot"}, "the embedded Redis is how redisstore connects without REDIS_URL"},
 	{"github.com/slack-go/slack", []string{"bot", "bot/blockkit", "internal/slackfake", "cmd/researchbot"}, "Slack has one room: bot/... (bot's rendering leaf uses the Block Kit types; the fake stands in for Slack in tests)"},
+	{"go.opentelemetry.io/otel", []string{"internal/tracing", "internal/app", "cmd/researchbot"}, "OpenTelemetry has one room: internal/tracing (API, SDK and OTLP exporter); the engine sees the pipeline.Tracer port and llm, search, fetch and bot stay free of it: their spans are made around their calls by the wiring (adapters' hooks, an http.RoundTripper), so no package but the adapter changes when the tracing library does"},
 	{"github.com/modelcontextprotocol/go-sdk", []string{"search/mcpsearch", "internal/mcpfake", "internal/app", "cmd/researchbot"}, "MCP has one room: mcpsearch calls only the configured tools of a server; the engine sees search backends and documents (and the fake server stands in for MCP servers in tests)"},
 	{"github.com/sashabaranov/go-openai", []string{"llm", "internal/app", "cmd/researchbot"}, "the OpenAI SDK stays in llm; the domain sees pipeline.Model"},
 }
