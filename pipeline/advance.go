@@ -555,7 +555,10 @@ func (e *Engine) present(ctx context.Context, r *Run) error {
 	if inst == nil || r.Waiting != id || r.Status.Final() || !(inst.Open() || inst.State == checkpoints.StateTimedOut) {
 		return e.update(ctx, r, cleared) // decided or replaced meanwhile: nothing to show
 	}
-	if err := e.presenter(r).Offer(ctx, r, inst); err != nil {
+	spanCtx, endSpan := e.traceCheckpoint(ctx, r, inst.DefinitionID)
+	err := e.presenter(r).Offer(spanCtx, r, inst)
+	endSpan(err)
+	if err != nil {
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
 		}

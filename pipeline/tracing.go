@@ -16,6 +16,10 @@ type Tracer interface {
 	// (the model, search, fetch and Slack calls of the step are its
 	// children); end ends it with the step's outcome.
 	StartStep(ctx context.Context, traceContext, runID string, step Step, attempt int) (_ context.Context, end func(error))
+	// StartCheckpoint starts the span of showing a checkpoint (an instance
+	// of definitionID) to people, between steps: the presenter's calls are
+	// its children.
+	StartCheckpoint(ctx context.Context, traceContext, runID, definitionID string) (_ context.Context, end func(error))
 }
 
 // traceRun starts r's trace unless it has one (a run created before tracing
@@ -32,4 +36,13 @@ func (e *Engine) traceStep(ctx context.Context, r *Run) (context.Context, func(e
 		return ctx, func(error) {}
 	}
 	return e.cfg.Tracer.StartStep(ctx, r.TraceContext, r.ID, r.Step, r.Attempt.N)
+}
+
+// traceCheckpoint starts the span of showing r's checkpoint, an instance
+// of definitionID.
+func (e *Engine) traceCheckpoint(ctx context.Context, r *Run, definitionID string) (context.Context, func(error)) {
+	if e.cfg.Tracer == nil || r.TraceContext == "" {
+		return ctx, func(error) {}
+	}
+	return e.cfg.Tracer.StartCheckpoint(ctx, r.TraceContext, r.ID, definitionID)
 }

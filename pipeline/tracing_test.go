@@ -36,6 +36,14 @@ func (tr *tracer) StartStep(ctx context.Context, tc, runID string, step pipeline
 	}
 }
 
+func (tr *tracer) StartCheckpoint(ctx context.Context, tc, runID, definitionID string) (context.Context, func(error)) {
+	return ctx, func(err error) {
+		tr.mu.Lock()
+		defer tr.mu.Unlock()
+		tr.steps = append(tr.steps, fmt.Sprintf("%s %s checkpoint %s", tc, runID, definitionID))
+	}
+}
+
 func (tr *tracer) recorded() (int, []string) {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()

@@ -156,8 +156,8 @@ func TestARunIsOneTraceWithItsStepsModelCallsSearchesAndFetches(t *testing.T) {
 // TestARunAdvancedByTwoProcessesIsOneTrace: one process plans the run and
 // stops at the plan review; another, sharing only Redis (its own model,
 // web, tracing and exporter), takes the decision and finishes the run. Its
-// step spans continue the first process's trace, children of the run's
-// span through the trace context stored with the run.
+// step and checkpoint spans continue the first process's trace, children
+// of the run's span through the trace context stored with the run.
 func TestARunAdvancedByTwoProcessesIsOneTrace(t *testing.T) {
 	srv, _ := redistest.Start(t)
 	firstTracing, firstSpans := spanRecorder(t)
@@ -183,15 +183,15 @@ func TestARunAdvancedByTwoProcessesIsOneTrace(t *testing.T) {
 	if !root.SpanContext.IsValid() {
 		t.Fatal("the first process made no span for the run")
 	}
-	if names := byName(firstSpans.GetSpans()); names["step plan"] == 0 || names["step search"] != 0 {
-		t.Fatalf("the first process's spans: %v; want the plan and no search", names)
+	if names := byName(firstSpans.GetSpans()); names["step plan"] == 0 || names["checkpoint"] != 1 || names["step search"] != 0 {
+		t.Fatalf("the first process's spans: %v; want the plan, its review shown, and no search", names)
 	}
 	steps := 0
 	for _, s := range secondSpans.GetSpans() {
 		if s.SpanContext.TraceID() != root.SpanContext.TraceID() {
 			t.Fatalf("the second process's span %q is in trace %s, the run's is %s", s.Name, s.SpanContext.TraceID(), root.SpanContext.TraceID())
 		}
-		if strings.HasPrefix(s.Name, "step ") {
+		if strings.HasPrefix(s.Name, "step ") || strings.HasPrefix(s.Name, "checkpoint ") {
 			steps++
 			if s.Parent.SpanID() != root.SpanContext.SpanID() || !s.Parent.IsRemote() {
 				t.Errorf("%q is not parented by the stored context (parent %s, remote %v)", s.Name, s.Parent.SpanID(), s.Parent.IsRemote())
@@ -200,7 +200,7 @@ func TestARunAdvancedByTwoProcessesIsOneTrace(t *testing.T) {
 	}
 	names := byName(secondSpans.GetSpans())
 	t.Logf("second process: %v", names)
-	if steps == 0 || names["step search"] == 0 || names["step write"] == 0 || names["chat"] == 0 || names["fetch"] == 0 {
-		t.Fatalf("the second process's spans: %v; want its steps, model calls and fetches", names)
+	if steps == 0 || names["step search"] == 0 || names["step write"] == 0 || names["checkpoint"] != 1 || names["chat"] == 0 || names["fetch"] == 0 {
+		t.Fatalf("the second process's spans: %v; want its steps, the draft's review shown, model calls and fetches", names)
 	}
 }

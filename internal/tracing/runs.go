@@ -16,6 +16,7 @@ const (
 	keyRunID   = attribute.Key("researchbot.run.id")
 	keyStep    = attribute.Key("researchbot.step")
 	keyAttempt = attribute.Key("researchbot.step.attempt")
+	keyDefID   = attribute.Key("researchbot.checkpoint.definition")
 )
 
 // traceparent is the W3C Trace Context header a run's context is kept as.
@@ -50,6 +51,15 @@ func (r runs) StartStep(ctx context.Context, traceContext, runID string, step pi
 	ctx = r.t.prop.Extract(ctx, propagation.MapCarrier{traceparent: traceContext})
 	ctx, span := r.t.tracer.Start(ctx, "step "+string(step), trace.WithAttributes(
 		keyRunID.String(runID), keyStep.String(string(step)), keyAttempt.Int(attempt)))
+	return ctx, func(err error) { end(span, err) }
+}
+
+// StartCheckpoint starts the span of showing a checkpoint, a child of the
+// run's first span.
+func (r runs) StartCheckpoint(ctx context.Context, traceContext, runID, definitionID string) (context.Context, func(error)) {
+	ctx = r.t.prop.Extract(ctx, propagation.MapCarrier{traceparent: traceContext})
+	ctx, span := r.t.tracer.Start(ctx, "checkpoint "+definitionID, trace.WithAttributes(
+		keyRunID.String(runID), keyDefID.String(definitionID)))
 	return ctx, func(err error) { end(span, err) }
 }
 
