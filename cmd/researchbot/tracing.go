@@ -29,7 +29,7 @@ func startTracing(ctx context.Context, getenv func(string) string, log *slog.Log
 		return nil, nil, err
 	}
 	if t != nil {
-		log.Info("tracing on: exporting OpenTelemetry traces over OTLP/HTTP", "endpoint", s.Endpoint, "service", s.ServiceName)
+		log.Info("tracing on: exporting OpenTelemetry traces over OTLP/HTTP", "endpoint", s.EndpointForLog(), "service", s.ServiceName)
 	}
 	return t, func() {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), tracingFlushTimeout)

@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -40,6 +41,16 @@ type Settings struct {
 	Endpoint string
 	// ServiceName is the service.name of every span (OTEL_SERVICE_NAME).
 	ServiceName string
+}
+
+// EndpointForLog is the endpoint as a log may show it: a password in the
+// URL is masked.
+func (s Settings) EndpointForLog() string {
+	u, err := url.Parse(s.Endpoint)
+	if err != nil {
+		return "(unparsable)"
+	}
+	return u.Redacted()
 }
 
 // Configure reads the settings from getenv. Tracing is on when

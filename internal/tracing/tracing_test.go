@@ -214,3 +214,13 @@ func TestCallsOutsideARunAreNotTraced(t *testing.T) {
 		}
 	}
 }
+
+func TestEndpointForLogMasksAPassword(t *testing.T) {
+	s, err := Configure(env(map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "https://user:s3cret@collector.example:4318"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.EndpointForLog(); strings.Contains(got, "s3cret") || !strings.Contains(got, "collector.example:4318/v1/traces") {
+		t.Fatalf("EndpointForLog = %q", got)
+	}
+}
