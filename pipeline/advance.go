@@ -287,7 +287,7 @@ func (e *Engine) advanceWaiting(ctx context.Context, r *Run, inst *checkpoints.I
 // counted (and saved) before the step runs; a step that fails is tried
 // again later (a *RetryError) until its attempts are used up, then the run ends with
 // the cause.
-func (e *Engine) runStep(ctx context.Context, r *Run) error {
+func (e *Engine) runStep(ctx context.Context, r *Run) (err error) {
 	step := r.Step
 	st := e.steps.lookup(step)
 	if r.Attempt.Step != step {
@@ -303,12 +303,15 @@ func (e *Engine) runStep(ctx context.Context, r *Run) error {
 	}
 	r.Attempt.N++
 	r.Status = StatusRunning
+	e.traceRun(ctx, r)
 	if err := e.save(ctx, r); err != nil {
 		return err
 	}
+	ctx, endSpan := e.traceStep(ctx, r)
+	defer func() { endSpan(err) }()
 	e.log.Debug("step start", "run", r.ID, "step", step, "attempt", r.Attempt.N)
 	start := e.cfg.Now()
-	err := e.execStep(ctx, r, st)
+	err = e.execStep(ctx, r, st)
 	elapsed := e.cfg.Now().Sub(start)
 	e.log.Debug("step end", "run", r.ID, "step", step, "attempt", r.Attempt.N, "duration", elapsed, "ok", err == nil)
 	if e.cfg.Observer != nil {
@@ -561,7 +564,10 @@ func (e *Engine) present(ctx context.Context, r *Run) error {
 	if inst == nil || r.Waiting != id || r.Status.Final() || !(inst.Open() || inst.State == checkpoints.StateTimedOut) {
 		return e.update(ctx, r, cleared) // decided or replaced meanwhile: nothing to show
 	}
-	if err := e.presenter(r).Offer(ctx, r, inst); err != nil {
+	spanCtx, endSpan := e.traceCheckpoint(ctx, r, inst.DefinitionID)
+	err := e.presenter(r).Offer(spanCtx, r, inst)
+	endSpan(err)
+	if err != nil {
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
 		}

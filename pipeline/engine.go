@@ -64,7 +64,9 @@ type Config struct {
 	ModelWait time.Duration
 	// Observer receives events for metrics; nil means none.
 	Observer Observer
-	Now      func() time.Time
+	// Tracer records each run as one trace; nil means none.
+	Tracer Tracer
+	Now    func() time.Time
 	// Sleep waits between attempts (a wake-up the queue refused, a decision
 	// whose save has an unknown outcome) or until ctx ends; nil waits on the
 	// real clock. Tests inject one that returns at once.
@@ -286,6 +288,7 @@ func (e *Engine) create(ctx context.Context, req Request, id string) (*Run, erro
 	if r.Origin.Queue == "" {
 		r.Origin.Queue = e.cfg.DefaultQueue
 	}
+	e.traceRun(ctx, r)
 	r.trace(now, StepPlan, "run created")
 	if err := e.cfg.Store.Create(ctx, r); err != nil {
 		return nil, fmt.Errorf("store the new run: %w", err)

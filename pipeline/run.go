@@ -281,6 +281,9 @@ type Run struct {
 	FollowUps []FollowUp `json:"follow_ups,omitempty"`
 	// Parent is the run whose follow-up question this run researches.
 	Parent string `json:"parent,omitempty"`
+	// TraceContext is the run's trace context (opaque, the Tracer's), so
+	// that every process that advances the run adds to one trace.
+	TraceContext string `json:"trace_context,omitempty"`
 }
 
 // StepAttempt records the attempts at one step. Each attempt is saved

@@ -34,9 +34,13 @@ type HTTPSettings struct {
 	Now func() time.Time
 }
 
+// DefaultTimeout bounds each request of a backend whose HTTPSettings name
+// no Client.
+const DefaultTimeout = 30 * time.Second
+
 func (s HTTPSettings) withDefaults() HTTPSettings {
 	if s.Client == nil {
-		s.Client = &http.Client{Timeout: 30 * time.Second}
+		s.Client = &http.Client{Timeout: DefaultTimeout}
 	}
 	if s.UserAgent == "" {
 		s.UserAgent = DefaultUserAgent

@@ -93,8 +93,13 @@ func cmdRun(ctx context.Context, args []string, getenv func(string) string, stdi
 	presenter := terminal.New(stderr)
 	// A person who presses Ctrl-C wants the prompt back: the step in flight is
 	// handed back at once (it is redone on --resume).
+	spans, stopTracing, err := startTracing(ctx, getenv, log)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
 	a, err := openChecked(ctx, cfg, dependencies{llm: true}, app.Options{
-		Presenters: map[string]pipeline.Presenter{"terminal": presenter}, Logger: log, ShutdownTimeout: time.Second,
+		Presenters: map[string]pipeline.Presenter{"terminal": presenter}, Logger: log, ShutdownTimeout: time.Second, Tracing: spans,
 		NewPrivateQueue: *resume == "", // a resumed run's queue may hold its timers
 	})
 	if err != nil {

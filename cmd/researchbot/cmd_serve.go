@@ -30,7 +30,12 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	log = newLogger(cfg, stderr)
 	metrics := bot.NewMetrics()
-	a, err := openChecked(ctx, cfg, dependencies{slackBot: true, slackApp: true, llm: true}, app.Options{DefaultQueue: slackQueue, Observer: metrics, Logger: log})
+	spans, stopTracing, err := startTracing(ctx, getenv, log)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
+	a, err := openChecked(ctx, cfg, dependencies{slackBot: true, slackApp: true, llm: true}, app.Options{DefaultQueue: slackQueue, Observer: metrics, Logger: log, Tracing: spans})
 	if err != nil {
 		return err
 	}
@@ -44,6 +49,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	// One Web API client for everything this process says in Slack.
 	sender := bot.NewSender(bot.SenderConfig{
 		BotToken: cfg.SlackBotToken, AppToken: cfg.SlackAppToken, APIURL: cfg.SlackAPIURL, Metrics: metrics, Logger: log,
+		HTTPClient: spans.HTTPClient(nil, slackTimeout),
 	})
 	memory := redisstore.NewSlackMemory(a.Conn.Client)
 	presenter, err := bot.NewPresenter(bot.PresenterConfig{Sender: sender, Memory: memory, Admins: cfg.Admins, Alerts: a.Store, Logger: log})

@@ -49,7 +49,12 @@ func cmdWorker(ctx context.Context, args []string, getenv func(string) string, s
 	}
 	log = newLogger(cfg, stderr)
 	metrics := obs.New()
-	a, err := openChecked(ctx, cfg, dependencies{slackBot: cfg.SlackBotToken != "", llm: true}, app.Options{DefaultQueue: slackQueue, Observer: metrics, Logger: log})
+	spans, stopTracing, err := startTracing(ctx, getenv, log)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
+	a, err := openChecked(ctx, cfg, dependencies{slackBot: cfg.SlackBotToken != "", llm: true}, app.Options{DefaultQueue: slackQueue, Observer: metrics, Logger: log, Tracing: spans})
 	if err != nil {
 		return err
 	}
@@ -64,6 +69,7 @@ func cmdWorker(ctx context.Context, args []string, getenv func(string) string, s
 		presenter, err := bot.NewPresenter(bot.PresenterConfig{
 			BotToken: cfg.SlackBotToken, APIURL: cfg.SlackAPIURL, Memory: redisstore.NewSlackMemory(a.Conn.Client),
 			Metrics: bot.NewSlackMetrics(metrics), Admins: cfg.Admins, Alerts: a.Store, Logger: log,
+			HTTPClient: spans.HTTPClient(nil, slackTimeout),
 		})
 		if err != nil {
 			return err

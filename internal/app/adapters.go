@@ -12,6 +12,7 @@ import (
 
 	"github.com/researchbot/researchbot/dedup"
 	"github.com/researchbot/researchbot/fetch"
+	"github.com/researchbot/researchbot/internal/tracing"
 	"github.com/researchbot/researchbot/llm"
 	"github.com/researchbot/researchbot/pipeline"
 	"github.com/researchbot/researchbot/search"
@@ -25,6 +26,7 @@ type model struct {
 	// endpoint names the model's endpoint in messages (no credentials).
 	endpoint string
 	calls    CallObserver
+	spans    *tracing.Tracing // nil: none
 	now      func() time.Time
 }
 
@@ -41,9 +43,11 @@ func (m *model) Generate(ctx context.Context, p pipeline.Prompt, out any) (pipel
 		}
 	}
 	start := m.now()
-	u, err := m.client.Generate(ctx, req, out)
+	spanCtx, endSpan := m.spans.ModelCall(ctx, p, req.Model)
+	u, err := m.client.Generate(spanCtx, req, out)
 	defer func() { m.calls.LLMCall(string(p.Role), llmOutcome(ctx, err), m.now().Sub(start)) }()
 	pu := pipeline.Usage{Model: u.Model, PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, CostUSD: u.CostUSD, Calls: u.Calls, UnknownPrice: u.UnknownPrice}
+	endSpan(pu, err)
 	var refusal *llm.RefusalError
 	var api *llm.APIError
 	switch {
@@ -124,12 +128,16 @@ type searcher struct {
 	now      func() time.Time
 	backends []string
 	calls    CallObserver
+	spans    *tracing.Tracing // nil: none
 }
 
 func (s *searcher) Search(ctx context.Context, r pipeline.SearchRequest) pipeline.SearchOutcome {
 	start := s.now()
-	out := s.multi.Search(ctx, search.Query{Text: r.Text, Kind: search.Kind(r.Kind), Since: r.Since, Limit: r.Limit})
-	s.calls.Search(searchOutcomes(s.backends, out), s.now().Sub(start))
+	spanCtx, endSpan := s.spans.Search(ctx, r)
+	out := s.multi.Search(spanCtx, search.Query{Text: r.Text, Kind: search.Kind(r.Kind), Since: r.Since, Limit: r.Limit})
+	outcomes := searchOutcomes(s.backends, out)
+	endSpan(len(out.Results), outcomes)
+	s.calls.Search(outcomes, s.now().Sub(start))
 	res := pipeline.SearchOutcome{}
 	now := s.now()
 	for _, h := range out.Results {
@@ -171,12 +179,16 @@ type fetcher struct {
 	f     *fetch.Fetcher
 	now   func() time.Time
 	calls CallObserver
+	spans *tracing.Tracing // nil: none
 }
 
 func (f *fetcher) Fetch(ctx context.Context, url string) (pipeline.Document, error) {
 	start := f.now()
-	p, err := f.f.Fetch(ctx, url)
-	f.calls.Fetch(fetchOutcome(p, err), len(p.Text), f.now().Sub(start))
+	spanCtx, endSpan := f.spans.Fetch(ctx, url)
+	p, err := f.f.Fetch(spanCtx, url)
+	outcome := fetchOutcome(p, err)
+	endSpan(outcome, len(p.Text), err)
+	f.calls.Fetch(outcome, len(p.Text), f.now().Sub(start))
 	if err != nil {
 		return pipeline.Document{}, err
 	}

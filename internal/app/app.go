@@ -20,6 +20,7 @@ import (
 
 	"github.com/researchbot/researchbot/config"
 	"github.com/researchbot/researchbot/fetch"
+	"github.com/researchbot/researchbot/internal/tracing"
 	"github.com/researchbot/researchbot/llm"
 	"github.com/researchbot/researchbot/pipeline"
 	"github.com/researchbot/researchbot/redisstore"
@@ -47,6 +48,9 @@ type Options struct {
 	// there that the process did not take at once (see
 	// redisstore.WorkerOptions.OnDemand).
 	NewPrivateQueue bool
+	// Tracing records runs as traces (see internal/tracing); nil means
+	// none. The caller owns it (and shuts it down after Close).
+	Tracing *tracing.Tracing
 	// RetryDelay overrides the queue's retry backoff (tests).
 	RetryDelay func(n int, err error) time.Duration
 }
@@ -118,13 +122,13 @@ func (a *App) build() error {
 	client, err := llm.New(llm.Config{
 		BaseURL: cfg.OpenAIBaseURL, APIKey: cfg.OpenAIAPIKey, Timeout: cfg.LLMTimeout,
 		MaxRetries: retries, Prices: prices, Limiter: limiter,
-		HTTPClient: a.opts.HTTPClient, Logger: a.log,
+		HTTPClient: a.opts.Tracing.HTTPClient(a.opts.HTTPClient, 0), Logger: a.log,
 	})
 	if err != nil {
 		return fmt.Errorf("LLM client: %w", err)
 	}
 	a.llm = client
-	backends, mcps := searchBackends(cfg, a.opts.HTTPClient)
+	backends, mcps := searchBackends(cfg, a.opts.Tracing.HTTPClient(a.opts.HTTPClient, search.DefaultTimeout))
 	a.mcp = mcps
 	for _, b := range mcps {
 		backends = append(backends, b)
@@ -156,9 +160,9 @@ func (a *App) build() error {
 		Store:      a.Store,
 		Queue:      a.Queue,
 		Locker:     a.Locker,
-		Model:      &model{client: client, modelOf: cfg.ModelFor, prices: prices, endpoint: endpointName(cfg.OpenAIBaseURL), calls: a.callObserver(), now: a.opts.Now},
-		Searcher:   &searcher{multi: multi, now: a.opts.Now, backends: a.Backends, calls: a.callObserver()},
-		Fetcher:    newSourceFetcher(&fetcher{f: pageFetcher, now: a.opts.Now, calls: a.callObserver()}, mcps, a.opts.Now, a.callObserver()),
+		Model:      &model{client: client, modelOf: cfg.ModelFor, prices: prices, endpoint: endpointName(cfg.OpenAIBaseURL), calls: a.callObserver(), spans: a.opts.Tracing, now: a.opts.Now},
+		Searcher:   &searcher{multi: multi, now: a.opts.Now, backends: a.Backends, calls: a.callObserver(), spans: a.opts.Tracing},
+		Fetcher:    newSourceFetcher(&fetcher{f: pageFetcher, now: a.opts.Now, calls: a.callObserver(), spans: a.opts.Tracing}, mcps, a.opts.Now, a.callObserver()),
 		Presenters: presenters,
 		Defaults: pipeline.Limits{
 			MaxIterations: cfg.MaxIterations, MaxGapRounds: cfg.MaxGapRounds, MaxCostUSD: cfg.MaxCostUSD,
@@ -169,6 +173,7 @@ func (a *App) build() error {
 		ModelWait:    cfg.LLMStepWait,
 		DefaultQueue: a.opts.DefaultQueue,
 		Observer:     a.opts.Observer,
+		Tracer:       a.opts.Tracing.Runs(),
 		Now:          a.opts.Now,
 		Logger:       a.log,
 	})
