@@ -14,6 +14,9 @@ import (
 // at most every interval otherwise), a one-line record of each checkpoint
 // decided or skipped, and the checkpoint to ask about.
 type Follower struct {
+	// Style wraps and colours what is printed (the zero Style: plain).
+	Style Style
+
 	out      io.Writer
 	now      func() time.Time
 	interval time.Duration
@@ -58,13 +61,13 @@ func (f *Follower) Observe(r *pipeline.Run) *checkpoints.Instance {
 		}
 		f.closed[inst.ID] = true
 		if f.open[inst.ID] {
-			fmt.Fprintln(f.out, DecisionLine(inst))
+			fmt.Fprintln(f.out, f.Style.Text(DecisionLine(inst)))
 		}
 	}
 	now := f.now()
 	if !r.Status.Final() && (r.Step != f.step || r.Status != f.status || now.Sub(f.lastLine) >= f.interval) {
 		f.reached = max(f.reached, stageIndex(r))
-		line := progressLine(r, f.reached)
+		line := f.Style.Progress(progressLine(r, f.reached))
 		if p, ok := f.out.(progressWriter); ok {
 			p.Progress(line)
 		} else {

@@ -35,6 +35,8 @@ type Prompter struct {
 	Editor string
 	// By names the decider in the audit trail.
 	By string
+	// Style wraps and colours the checkpoints shown (the zero Style: plain).
+	Style Style
 
 	// lines carries what the reader goroutine read, so that a prompt
 	// waiting for a line gives up at once when its context ends (Ctrl-C, or
@@ -105,9 +107,9 @@ func closedInput(err error) chan readLine {
 // field errors of a previous, refused edit (shown before asking again).
 func (p *Prompter) Ask(ctx context.Context, inst checkpoints.Instance, errs []checkpoints.FieldError) (checkpoints.Decision, error) {
 	if len(errs) == 0 {
-		p.printf("%s", RenderCheckpoint(inst))
+		_, _ = io.WriteString(p.out, p.Style.Checkpoint(inst)) // cleaned by RenderCheckpoint
 	} else {
-		p.printf("That answer was not accepted:\n")
+		_, _ = io.WriteString(p.out, p.Style.Error("That answer was not accepted:")+"\n")
 		var problems []string
 		for _, e := range errs {
 			p.printf("  - %s: %s\n", fieldName(inst.Fields, e.Key), e.Message)

@@ -165,11 +165,11 @@ func writeJSONLines[T any](w io.Writer, values []T) error {
 	return nil
 }
 
-// colorOn reports whether output to w may be coloured: w is a terminal,
-// NO_COLOR (https://no-color.org) is unset or empty, and TERM is not
-// "dumb".
+// colorOn reports whether output to w may be coloured, by the rule the
+// terminal presenter follows too (terminal.StyleFor: w is a terminal,
+// NO_COLOR is unset or empty, and TERM is not "dumb").
 func colorOn(w io.Writer, getenv func(string) string) bool {
-	return getenv("NO_COLOR") == "" && getenv("TERM") != "dumb" && terminal.IsTerminal(w)
+	return terminal.StyleFor(w, getenv).Color
 }
 
 // Every coloured cell carries the same nine invisible bytes (a five-byte

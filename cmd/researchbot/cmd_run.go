@@ -83,6 +83,9 @@ func cmdRun(ctx context.Context, args []string, getenv func(string) string, stdi
 	}
 	// Everything the run shows goes through the screen: on a terminal the
 	// progress is one line redrawn in place, and the rest prints past it.
+	// Each output is wrapped and coloured as its own terminal allows: the
+	// report may go to a file while the checkpoints show on a terminal.
+	style, reportStyle := terminal.StyleFor(stderr, getenv), terminal.StyleFor(stdout, getenv)
 	screen := terminal.NewScreen(stderr, terminal.IsTerminal(stderr))
 	defer screen.Done()
 	stderr = screen
@@ -144,7 +147,7 @@ func cmdRun(ctx context.Context, args []string, getenv func(string) string, stdi
 	} else {
 		if r.Status.Final() {
 			fmt.Fprintf(stderr, "run %s has already finished (%s)\n", r.ID, r.Status)
-			return writeOutcome(r, *outFile, stdout, stderr)
+			return writeOutcome(r, *outFile, reportStyle, stdout, stderr)
 		}
 		fmt.Fprintf(stderr, "resuming run %s (%s at %s)\n", r.ID, r.Status, r.Step)
 		if _, err := a.Engine.Resume(ctx, r.ID); err != nil {
@@ -153,8 +156,11 @@ func cmdRun(ctx context.Context, args []string, getenv func(string) string, stdi
 	}
 	prompter := terminal.NewPrompter(stdin, stderr)
 	prompter.Editor = terminal.EditorFrom(getenv)
+	prompter.Style = style
+	follower := terminal.NewFollower(stderr, nil)
+	follower.Style = style
 	watchCtx, stopWatching := context.WithCancel(ctx)
-	err = follow(ctx, a.Engine, a.Store.Watch(watchCtx, r.ID, 0), terminal.NewFollower(stderr, nil), prompter, r.ID, !a.Conn.Embedded, *outFile, stdout, stderr)
+	err = follow(ctx, a.Engine, a.Store.Watch(watchCtx, r.ID, 0), follower, prompter, r.ID, !a.Conn.Embedded, *outFile, reportStyle, stdout, stderr)
 	stopWatching()
 	if ctx.Err() != nil || err != nil {
 		// The person stopped (or the run could not be followed): hand the
@@ -182,7 +188,7 @@ func randomSuffix() string { return strings.TrimPrefix(pipeline.NewRunID(), "r-"
 
 // follow shows the run as the store sees it, whichever process advances
 // it, and answers its checkpoints, until it finishes or the person stops.
-func follow(ctx context.Context, eng *pipeline.Engine, runs <-chan *pipeline.Run, f *terminal.Follower, pr *terminal.Prompter, runID string, durable bool, outFile string, stdout, stderr io.Writer) error {
+func follow(ctx context.Context, eng *pipeline.Engine, runs <-chan *pipeline.Run, f *terminal.Follower, pr *terminal.Prompter, runID string, durable bool, outFile string, report terminal.Style, stdout, stderr io.Writer) error {
 	resumeHint := func(what string) string {
 		if !durable {
 			return fmt.Sprintf("\n%s. The run's state was in the in-process Redis and is gone; set REDIS_URL to make runs resumable.", what)
@@ -207,7 +213,7 @@ func follow(ctx context.Context, eng *pipeline.Engine, runs <-chan *pipeline.Run
 		}
 		inst := f.Observe(r)
 		if r.Status.Final() {
-			return writeOutcome(r, outFile, stdout, stderr)
+			return writeOutcome(r, outFile, report, stdout, stderr)
 		}
 		if inst == nil {
 			continue
@@ -307,8 +313,9 @@ func stillOffered(r *pipeline.Run, inst checkpoints.Instance) bool {
 // writeOutcome prints the report (stdout or a file) or says, in one line on
 // stderr, why there is none. What came from the model or the web is cleaned
 // of terminal escapes and bidi controls first (the report goes to a
-// terminal or a file that will be shown in one).
-func writeOutcome(r *pipeline.Run, outFile string, stdout, stderr io.Writer) error {
+// terminal or a file that will be shown in one); on stdout it is laid out
+// in style (wrapped and coloured when stdout is a terminal).
+func writeOutcome(r *pipeline.Run, outFile string, style terminal.Style, stdout, stderr io.Writer) error {
 	switch {
 	case r.Status == pipeline.StatusCancelled:
 		return &exitError{code: 1, msg: fmt.Sprintf("researchbot: run %s was cancelled by %s", r.ID, terminal.Clean(r.CancelledBy))}
@@ -323,7 +330,7 @@ func writeOutcome(r *pipeline.Run, outFile string, stdout, stderr io.Writer) err
 			return fmt.Errorf("write the report: %w", err)
 		}
 		fmt.Fprintf(stderr, "report written to %s\n", outFile)
-	} else if _, err := io.WriteString(stdout, report); err != nil {
+	} else if _, err := io.WriteString(stdout, style.Report(report)); err != nil {
 		return err
 	}
 	if r.Status == pipeline.StatusPartial {

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/creack/pty"
 
@@ -30,7 +31,9 @@ type ptyChild struct {
 // at a terminal would.
 func (w *world) startInPTY(t *testing.T, env []string, args ...string) *ptyChild {
 	t.Helper()
-	cmd := w.command(args, append([]string{"TERM=xterm"}, env...))
+	// Colour and width depend on the test alone, not on the environment
+	// the tests run in.
+	cmd := w.command(args, append([]string{"TERM=xterm", "NO_COLOR=", "COLUMNS="}, env...))
 	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 200})
 	if err != nil {
 		t.Fatalf("start in a pseudo-terminal: %v", err)
@@ -94,8 +97,11 @@ func TestTerminalProgressInPlaceAndCtrlCAtAPrompt(t *testing.T) {
 	c := w.startInPTY(t, []string{"RESEARCHBOT_NO_EDITOR=1"}, "run", "--mode", "guided", "How well do heat pumps work in cold climates?")
 	c.waitFor(t, promptRe)
 	shown := c.screen()
-	if !strings.Contains(shown, "\r\x1b[2K[") {
-		t.Errorf("progress was not redrawn in place:\n%q", shown)
+	if !strings.Contains(shown, "\r\x1b[2K\x1b[36m[") {
+		t.Errorf("progress was not redrawn in place, in colour:\n%q", shown)
+	}
+	if !strings.Contains(shown, "\x1b[1;36m━━ Research plan ━━\x1b[0m") {
+		t.Errorf("the checkpoint's title is not in colour on a colour terminal:\n%q", shown)
 	}
 	if !strings.Contains(shown, "waiting for you: Research plan") {
 		t.Errorf("the stage while the plan waits does not say so:\n%q", shown)
@@ -115,6 +121,41 @@ func TestTerminalProgressInPlaceAndCtrlCAtAPrompt(t *testing.T) {
 	}
 	if !regexp.MustCompile(`researchbot run --resume r-[a-z0-9]+`).MatchString(c.screen()) {
 		t.Errorf("no resume command after Ctrl-C:\n%q", c.screen())
+	}
+}
+
+// TestTerminalWrapsAtColumnsWithoutColourUnderNO_COLOR: with NO_COLOR
+// set nothing is coloured (the only escape is the one that redraws the
+// progress line), and with COLUMNS=40 no line is wider than 40 columns
+// except one word too long to fit (the progress line is cut to fit).
+func TestTerminalWrapsAtColumnsWithoutColourUnderNO_COLOR(t *testing.T) {
+	w := newWorld(t, &researchtest.Researcher{})
+	c := w.startInPTY(t, []string{"RESEARCHBOT_NO_EDITOR=1", "NO_COLOR=1", "COLUMNS=40"}, "run", "--mode", "guided", "How well do heat pumps work in cold climates?")
+	c.waitFor(t, promptRe)
+	shown := c.screen()
+	if rest := strings.ReplaceAll(shown, "\r\x1b[2K", ""); strings.Contains(rest, "\x1b") {
+		t.Errorf("escape sequences under NO_COLOR:\n%q", shown)
+	}
+	if !strings.Contains(shown, "Research plan") {
+		t.Fatalf("no checkpoint shown:\n%q", shown)
+	}
+	// The progress lines and the checkpoint (the command's own one-line
+	// notes before them are not the presenter's).
+	checkpoint := false
+	for _, l := range strings.Split(strings.ReplaceAll(shown, "\r\x1b[2K", "\r\n"), "\r\n") {
+		checkpoint = checkpoint || strings.HasPrefix(l, "━━")
+		if !checkpoint && !strings.HasPrefix(l, "[") {
+			continue
+		}
+		if n := utf8.RuneCountInString(l); n > 40 && strings.Contains(strings.TrimSpace(l), " ") {
+			t.Errorf("a line of %d columns at COLUMNS=40: %q", n, l)
+		}
+	}
+	if _, err := c.tty.Write([]byte{3}); err != nil {
+		t.Fatal(err)
+	}
+	if code := c.exit(t, 10*time.Second); code != 130 {
+		t.Errorf("exit %d after Ctrl-C, want 130:\n%q", code, c.screen())
 	}
 }
 
