@@ -19,6 +19,13 @@ const (
 // button clicked is a Feedback's Value.
 const ActionFeedback = "feedback"
 
+// Block ids of the native feedback under a report or digest, and under a
+// follow-up answer.
+const (
+	BlockReportFeedback = "report_feedback"
+	BlockAnswerFeedback = "answer_feedback"
+)
+
 // Slack's documented limits of the feedback_buttons element and its block.
 const (
 	MaxFeedbackButtonText = 75   // text of positive_button / negative_button
@@ -90,9 +97,9 @@ func ParseFeedbackTarget(target string) (runID, on string) {
 // context_actions block) under a report or digest (on empty) or under the
 // follow-up answer on.
 func feedbackBlock(runID, on string) slack.Block {
-	what, blockID := "this report", "report_feedback"
+	what, blockID := "this report", BlockReportFeedback
 	if on != "" {
-		what, blockID = "this answer", "answer_feedback"
+		what, blockID = "this answer", BlockAnswerFeedback
 	}
 	// Run and follow-up ids are short: the value stays far below
 	// MaxFeedbackValue.
