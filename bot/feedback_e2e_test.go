@@ -160,17 +160,20 @@ func TestE2EReportFeedback(t *testing.T) {
 	if _, err := fake.ClickButton(wctx, user, channel, oldTS, blockkit.ActionNotUseful, "", ""); err != nil {
 		t.Fatal(err)
 	}
+	// The click is acked before it is handled: wait until it is counted
+	// (after it is stored), so the next click cannot overtake it.
+	counted("researchbot_report_feedback_total", 2, 2)
 	reason(2, user, runID, "Too short")
 	if v := withReason(user, "Too short"); v.Useful {
 		t.Errorf("old 👎: %+v", v)
 	}
-	if _, err := fake.ClickButton(wctx, other, channel, oldTS, blockkit.ActionUseful, "", ""); err != nil {
+	if _, err := fake.ClickButton(wctx, user, channel, oldTS, blockkit.ActionUseful, "", ""); err != nil {
 		t.Fatal(err)
 	}
 	if !wait(func() bool {
 		r, _ := a.Engine.Load(ctx, runID)
 		up, down := r.VerdictTally()
-		return up == 1 && down == 1 && len(r.Verdicts) == 2
+		return up == 2 && down == 0 && len(r.Verdicts) == 2
 	}) {
 		t.Fatal("the old 👍 was not stored")
 	}
@@ -194,7 +197,7 @@ func TestE2EReportFeedback(t *testing.T) {
 			}
 		}
 		up, down := r.VerdictTally()
-		return on != "" && len(r.Verdicts) == 3 && up == 1 && down == 1
+		return on != "" && len(r.Verdicts) == 3 && up == 2 && down == 0
 	}) {
 		t.Fatal("the verdict on the answer was not stored apart")
 	}
