@@ -17,8 +17,13 @@ const (
 	verdictReasonID   = "verdict_reason"
 )
 
-// VerdictReasonModal asks, optionally, why a report was not useful.
-func VerdictReasonModal(runID string) slack.ModalViewRequest {
+// VerdictReasonModal asks, optionally, why a report (or the follow-up
+// answer named by target, a blockkit.Feedback target) was not useful.
+func VerdictReasonModal(target string) slack.ModalViewRequest {
+	what := "the next reports"
+	if _, on := blockkit.ParseFeedbackTarget(target); on != "" {
+		what = "the next answers"
+	}
 	t := slack.NewPlainTextInputBlockElement(blockkit.Plain("e.g. it missed the 2025 studies", 150), blockkit.StartInput)
 	t.Multiline = true
 	t.MaxLength = pipeline.MaxFeedbackReasonRunes
@@ -30,38 +35,61 @@ func VerdictReasonModal(runID string) slack.ModalViewRequest {
 		Title:           blockkit.Plain("Not useful", blockkit.MaxModalTitle),
 		Submit:          blockkit.Plain("Send", blockkit.MaxModalTitle),
 		Close:           blockkit.Plain("Skip", blockkit.MaxModalTitle),
-		PrivateMetadata: runID,
+		PrivateMetadata: target,
 		Blocks: slack.Blocks{BlockSet: []slack.Block{
-			blockkit.Section("Your :thumbsdown: is recorded. If you say why, the next reports can be better."),
+			blockkit.Section("Your :thumbsdown: is recorded. If you say why, " + what + " can be better."),
 			in,
 		}},
 	}
 }
 
-// registerFeedback routes the 👍 / 👎 buttons and the reason form.
+// registerFeedback routes the native 👍 / 👎 (feedback_buttons), the custom
+// buttons of messages posted before it, and the reason form.
 func (a *App) registerFeedback(r *Routes) {
-	r.Action(blockkit.ActionUseful, a.onVerdict)
-	r.Action(blockkit.ActionNotUseful, a.onVerdict)
+	r.Action(blockkit.ActionFeedback, a.onFeedback)
+	r.Action(blockkit.ActionUseful, a.onOldVerdict)
+	r.Action(blockkit.ActionNotUseful, a.onOldVerdict)
 	r.View(CallbackNotUseful, a.onVerdictReason)
 }
 
-// onVerdict records a 👍 or 👎 click; a 👎 opens the optional reason form.
-func (a *App) onVerdict(ctx context.Context, req *Request) error {
-	useful, runID := req.Action.ActionID == blockkit.ActionUseful, req.Action.Value
-	if !useful {
+// onFeedback records a click on the native feedback element: the value of
+// the button clicked says which verdict, on which report or answer.
+func (a *App) onFeedback(ctx context.Context, req *Request) error {
+	f, ok := blockkit.ParseFeedback(req.Action.Value)
+	if !ok {
+		req.Log.Warn("bot: a feedback click with a value I did not write", "value", req.Action.Value)
+		return tell(blockkit.RenderError("I couldn't read that feedback click.", "Nothing was recorded."), "Your feedback was not recorded")
+	}
+	return a.verdict(ctx, req, f)
+}
+
+// onOldVerdict records a click on the custom 👍 / 👎 buttons that reports
+// carried before the native element (value: the run id).
+func (a *App) onOldVerdict(ctx context.Context, req *Request) error {
+	return a.verdict(ctx, req, blockkit.Feedback{Useful: req.Action.ActionID == blockkit.ActionUseful, RunID: req.Action.Value})
+}
+
+// verdict records a 👍 or 👎; a 👎 opens the optional reason form (the
+// block_actions payload of either element carries a trigger_id).
+func (a *App) verdict(ctx context.Context, req *Request, f blockkit.Feedback) error {
+	if !f.Useful {
 		// The trigger_id lives 3 s: open the form before saving.
-		if _, err := a.api.OpenViewContext(ctx, req.TriggerID, VerdictReasonModal(runID)); err != nil {
-			req.Log.Warn("bot: opening the reason form failed", "run_id", runID, "err", err)
+		if _, err := a.api.OpenViewContext(ctx, req.TriggerID, VerdictReasonModal(f.Target())); err != nil {
+			req.Log.Warn("bot: opening the reason form failed", "run_id", f.RunID, "err", err)
 		}
 	}
-	if err := a.recordVerdict(ctx, runID, pipeline.Verdict{By: req.UserID, Useful: useful, At: a.now()}); err != nil {
-		return tell(a.verdictProblem(err, runID), "Your feedback was not recorded")
+	if err := a.recordVerdict(ctx, f.RunID, pipeline.Verdict{By: req.UserID, Useful: f.Useful, On: f.On, At: a.now()}); err != nil {
+		return tell(a.verdictProblem(err, f.RunID), "Your feedback was not recorded")
 	}
 	what := ":thumbsup: useful"
-	if !useful {
+	if !f.Useful {
 		what = ":thumbsdown: not useful"
 	}
-	req.Reply(ctx, []slack.Block{blockkit.ContextText("Thanks — your verdict on run " + blockkit.RunRef(runID) + " is recorded: " + what + ". Click the other button to change it.")}, "Feedback recorded")
+	on := "run " + blockkit.RunRef(f.RunID)
+	if f.On != "" {
+		on = "this answer (run " + blockkit.RunRef(f.RunID) + ")"
+	}
+	req.Reply(ctx, []slack.Block{blockkit.ContextText("Thanks — your verdict on " + on + " is recorded: " + what + ". Click the other button to change it.")}, "Feedback recorded")
 	return nil
 }
 
@@ -73,8 +101,8 @@ func (a *App) onVerdictReason(ctx context.Context, req *Request) error {
 	if cb.View.State != nil {
 		reason = cb.View.State.Values[verdictReasonID][blockkit.StartInput].Value
 	}
-	runID := cb.View.PrivateMetadata
-	if err := a.recordVerdict(ctx, runID, pipeline.Verdict{By: req.UserID, Useful: false, Reason: blockkit.Visible(reason), At: a.now()}); err != nil {
+	runID, on := blockkit.ParseFeedbackTarget(cb.View.PrivateMetadata)
+	if err := a.recordVerdict(ctx, runID, pipeline.Verdict{By: req.UserID, Useful: false, On: on, Reason: blockkit.Visible(reason), At: a.now()}); err != nil {
 		if r, lerr := a.engine.Load(ctx, runID); lerr == nil {
 			req.Channel, req.Thread = r.Origin.Channel, r.Origin.ThreadTS
 		}
@@ -84,21 +112,28 @@ func (a *App) onVerdictReason(ctx context.Context, req *Request) error {
 }
 
 // recordVerdict saves a verdict and counts it (a reason added to a 👎 is
-// not counted again).
+// not counted again): verdicts on reports and digests, and on follow-up
+// answers, each in their own counter.
 func (a *App) recordVerdict(ctx context.Context, runID string, v pipeline.Verdict) error {
 	r, err := a.engine.RecordVerdict(ctx, runID, v)
 	if err != nil {
 		return err
 	}
 	if v.Reason == "" {
-		a.log.Info("bot: report feedback recorded", "run_id", r.ID, "user", v.By, "useful", v.Useful)
+		a.log.Info("bot: feedback recorded", "run_id", r.ID, "on", v.On, "user", v.By, "useful", v.Useful)
 		verdict := "not_useful"
 		if v.Useful {
 			verdict = "useful"
 		}
-		a.metrics.CounterVec(prometheus.CounterOpts{
+		opts := prometheus.CounterOpts{
 			Name: "researchbot_report_feedback_total",
-			Help: "Verdicts people gave on reports with the 👍 / 👎 buttons, by verdict (a changed verdict counts again)."}, "verdict").WithLabelValues(verdict).Inc()
+			Help: "Verdicts people gave on reports and digests with 👍 / 👎, by verdict (a changed verdict counts again)."}
+		if v.On != "" {
+			opts = prometheus.CounterOpts{
+				Name: "researchbot_answer_feedback_total",
+				Help: "Verdicts people gave on follow-up answers with 👍 / 👎, by verdict (a changed verdict counts again)."}
+		}
+		a.metrics.CounterVec(opts, "verdict").WithLabelValues(verdict).Inc()
 	}
 	return nil
 }
@@ -107,6 +142,9 @@ func (a *App) recordVerdict(ctx context.Context, runID string, v pipeline.Verdic
 func (a *App) verdictProblem(err error, runID string) []slack.Block {
 	if errors.Is(err, pipeline.ErrNoReport) {
 		return blockkit.RenderError("Run "+blockkit.RunRef(runID)+" has no report to give feedback on.", "Nothing was recorded.")
+	}
+	if errors.Is(err, pipeline.ErrNoAnswer) {
+		return blockkit.RenderError("Run "+blockkit.RunRef(runID)+" has no such answer to give feedback on.", "Nothing was recorded.")
 	}
 	if errors.Is(err, pipeline.ErrNotFound) {
 		return a.runLookupError(err, runID)

@@ -17,9 +17,12 @@ import (
 )
 
 // TestE2EReportFeedback runs an auto-mode research with the real engine,
-// then two people judge the report: 👍 from one, 👎 with a reason from the
-// other, who then changes their mind. Each verdict is stored with the run
-// (one per person) and counted in the metrics.
+// then people judge the report through Slack's native feedback element: 👍
+// from one, 👎 with a reason from the other, who then changes their mind.
+// Each verdict is stored with the run (one per person) and counted in the
+// metrics. The custom buttons of a report posted before the native element
+// still work, a 👎 on them still opens the reason form, and a follow-up
+// answer is judged on its own.
 func TestE2EReportFeedback(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a whole research run")
@@ -33,17 +36,13 @@ func TestE2EReportFeedback(t *testing.T) {
 	if _, err := fake.SlashCommand(wctx, slackfake.SlashCommand{Command: "/research", Text: "--mode auto How well do heat pumps work in cold climates?", UserID: user, ChannelID: channel}); err != nil {
 		t.Fatal(err)
 	}
-	var report slackfake.Message
 	wait := func(cond func() bool) bool { return bot.WaitUntil(fake, time.Until(deadlineOf(wctx)), cond) }
-	if !wait(func() bool {
-		for _, m := range fake.Messages(channel) {
-			if strings.Contains(string(m.Blocks), `"`+blockkit.ActionUseful+`"`) {
-				report = m
-			}
-		}
-		return report.TS != ""
-	}) {
-		t.Fatalf("no report:\n%s", dumpAll(fake, channel))
+	report := waitMessage(wctx, t, fake, channel, "report", func(m slackfake.Message) bool {
+		return strings.Contains(string(m.Blocks), `"`+blockkit.BlockReportFeedback+`"`)
+	})
+	if b := string(report.Blocks); !strings.Contains(b, `"context_actions"`) || !strings.Contains(b, `"feedback_buttons"`) ||
+		strings.Contains(b, blockkit.ActionUseful) || strings.Contains(b, blockkit.ActionNotUseful) {
+		t.Fatalf("the report does not carry the native element alone:\n%s", b)
 	}
 	runs, err := a.Engine.List(ctx, pipeline.RunFilter{RequestedBy: user, Limit: 1})
 	if err != nil || len(runs) != 1 {
@@ -51,9 +50,9 @@ func TestE2EReportFeedback(t *testing.T) {
 	}
 	runID := runs[0].ID
 
-	click := func(who, action string) {
+	thumb := func(who, ts string, useful bool) {
 		t.Helper()
-		if _, err := fake.ClickButton(wctx, who, channel, report.TS, action, "", ""); err != nil {
+		if _, err := fake.ClickFeedback(wctx, who, channel, ts, blockkit.ActionFeedback, useful); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -71,50 +70,144 @@ func TestE2EReportFeedback(t *testing.T) {
 		}
 		return got
 	}
-	click(user, blockkit.ActionUseful)
-	if v := verdicts(1); v[0].By != user || !v[0].Useful {
+	// reason waits for the n-th reason form, shown to who about target,
+	// and sends why.
+	reason := func(n int, who, target, why string) {
+		t.Helper()
+		var forms []slackfake.View
+		wait(func() bool {
+			forms = forms[:0]
+			for _, v := range fake.Views() {
+				if strings.Contains(string(v.JSON), bot.CallbackNotUseful) {
+					forms = append(forms, v)
+				}
+			}
+			return len(forms) == n
+		})
+		if len(forms) != n {
+			t.Fatalf("%d reason forms, want %d", len(forms), n)
+		}
+		form := forms[n-1]
+		if sv := form.SlackView(); form.UserID != who || sv.PrivateMetadata != target {
+			t.Fatalf("the reason form was shown to %q about %q", form.UserID, sv.PrivateMetadata)
+		}
+		if _, err := fake.SubmitView(wctx, who, form.SlackView(), map[string]map[string]slack.BlockAction{
+			"verdict_reason": {"value": {Value: why}},
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	withReason := func(who, why string) pipeline.Verdict {
+		t.Helper()
+		var got pipeline.Verdict
+		if !wait(func() bool {
+			r, _ := a.Engine.Load(ctx, runID)
+			for _, v := range r.Verdicts {
+				if v.By == who && v.Reason == why {
+					got = v
+				}
+			}
+			return got.By != ""
+		}) {
+			t.Fatalf("the reason of %s was not stored", who)
+		}
+		return got
+	}
+	// counted waits for the counter: it moves just after the store.
+	counted := func(name string, up, down float64) {
+		t.Helper()
+		var u, d float64
+		if !wait(func() bool {
+			u, d = counterValue(t, metrics, name, "useful"), counterValue(t, metrics, name, "not_useful")
+			return u == up && d == down
+		}) {
+			t.Errorf("%s: counted %v useful, %v not useful; want %v and %v", name, u, d, up, down)
+		}
+	}
+
+	thumb(user, report.TS, true)
+	if v := verdicts(1); v[0].By != user || !v[0].Useful || v[0].On != "" {
 		t.Errorf("verdicts %+v", v)
 	}
-	click(other, blockkit.ActionNotUseful)
+	thumb(other, report.TS, false)
 	verdicts(2)
-	var form slackfake.View
-	wait(func() bool {
-		for _, v := range fake.Views() {
-			if strings.Contains(string(v.JSON), bot.CallbackNotUseful) {
-				form = v
-			}
-		}
-		return form.ID != ""
-	})
-	if form.UserID != other {
-		t.Fatalf("the reason form was shown to %q", form.UserID)
+	reason(1, other, runID, "It missed the 2025 field trials <!channel>")
+	if v := withReason(other, "It missed the 2025 field trials <!channel>"); v.Useful || v.On != "" {
+		t.Errorf("verdict with reason %+v", v)
 	}
-	if _, err := fake.SubmitView(wctx, other, form.SlackView(), map[string]map[string]slack.BlockAction{
-		"verdict_reason": {"value": {Value: "It missed the 2025 field trials <!channel>"}},
-	}); err != nil {
-		t.Fatal(err)
-	}
-	var withReason []pipeline.Verdict
-	wait(func() bool {
-		r, _ := a.Engine.Load(ctx, runID)
-		if len(r.Verdicts) == 2 && r.Verdicts[1].Reason != "" {
-			withReason = r.Verdicts
-		}
-		return withReason != nil
-	})
-	if len(withReason) != 2 || withReason[1].By != other || withReason[1].Useful || withReason[1].Reason != "It missed the 2025 field trials <!channel>" {
-		t.Errorf("verdicts %+v", withReason)
-	}
-	if up, down := counterValue(t, metrics, "researchbot_report_feedback_total", "useful"), counterValue(t, metrics, "researchbot_report_feedback_total", "not_useful"); up != 1 || down != 1 {
-		t.Errorf("counted %v useful, %v not useful; want 1 and 1", up, down)
-	}
+	counted("researchbot_report_feedback_total", 1, 1)
 	// A person has one verdict: the second click replaces the first.
-	click(other, blockkit.ActionUseful)
+	thumb(other, report.TS, true)
 	if !wait(func() bool {
 		r, _ := a.Engine.Load(ctx, runID)
 		up, down := r.VerdictTally()
-		return up == 2 && down == 0
+		return up == 2 && down == 0 && len(r.Verdicts) == 2
 	}) {
 		t.Fatal("the changed verdict was not stored")
 	}
+	counted("researchbot_report_feedback_total", 2, 1)
+
+	// A report posted before the native element has the custom buttons
+	// (value: the run id); they still work, 👎 with its reason form.
+	api := slack.New(fake.BotToken(), slack.OptionAPIURL(fake.APIURL()))
+	_, oldTS, err := api.PostMessageContext(wctx, channel, slack.MsgOptionTS(report.ThreadTS), slack.MsgOptionText("an older report", false),
+		slack.MsgOptionBlocks(slack.NewActionBlock("report_feedback",
+			slack.NewButtonBlockElement(blockkit.ActionUseful, runID, blockkit.Plain(":thumbsup: Useful", 75)),
+			slack.NewButtonBlockElement(blockkit.ActionNotUseful, runID, blockkit.Plain(":thumbsdown: Not useful", 75)))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fake.ClickButton(wctx, user, channel, oldTS, blockkit.ActionNotUseful, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	// The click is acked before it is handled: wait until it is counted
+	// (after it is stored), so the next click cannot overtake it.
+	counted("researchbot_report_feedback_total", 2, 2)
+	reason(2, user, runID, "Too short")
+	if v := withReason(user, "Too short"); v.Useful {
+		t.Errorf("old 👎: %+v", v)
+	}
+	if _, err := fake.ClickButton(wctx, user, channel, oldTS, blockkit.ActionUseful, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	if !wait(func() bool {
+		r, _ := a.Engine.Load(ctx, runID)
+		up, down := r.VerdictTally()
+		return up == 2 && down == 0 && len(r.Verdicts) == 2
+	}) {
+		t.Fatal("the old 👍 was not stored")
+	}
+	counted("researchbot_report_feedback_total", 3, 2)
+
+	// A follow-up answer carries its own native element; its verdict names
+	// the answer and leaves the report's verdicts alone.
+	if err := fake.PostUserMention(wctx, user, channel, report.ThreadTS, "what did [1] say about cold weather performance?"); err != nil {
+		t.Fatal(err)
+	}
+	answer := waitMessage(wctx, t, fake, channel, "answer", func(m slackfake.Message) bool {
+		return m.ThreadTS == report.ThreadTS && strings.Contains(string(m.Blocks), `"`+blockkit.BlockAnswerFeedback+`"`)
+	})
+	thumb(other, answer.TS, false)
+	var on string
+	if !wait(func() bool {
+		r, _ := a.Engine.Load(ctx, runID)
+		for _, v := range r.Verdicts {
+			if v.On != "" && v.By == other && !v.Useful {
+				on = v.On
+			}
+		}
+		up, down := r.VerdictTally()
+		return on != "" && len(r.Verdicts) == 3 && up == 2 && down == 0
+	}) {
+		t.Fatal("the verdict on the answer was not stored apart")
+	}
+	if r, _ := a.Engine.Load(ctx, runID); len(r.FollowUps) != 1 || r.FollowUps[0].ID != on {
+		t.Errorf("the verdict names %q, not the answer", on)
+	}
+	reason(3, other, runID+"|"+on, "It ignored the second source")
+	if v := withReason(other, "It ignored the second source"); v.On != on || v.Useful {
+		t.Errorf("answer verdict with reason %+v", v)
+	}
+	counted("researchbot_answer_feedback_total", 0, 1)
+	counted("researchbot_report_feedback_total", 3, 2)
 }

@@ -6,7 +6,8 @@ import (
 	"github.com/researchbot/researchbot/pipeline"
 )
 
-// RecordVerdict keeps one verdict per person, like the engine.
+// RecordVerdict keeps one verdict per person on each report or answer, like
+// the engine.
 func (e *fakeEngine) RecordVerdict(_ context.Context, runID string, v pipeline.Verdict) (*pipeline.Run, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -18,7 +19,7 @@ func (e *fakeEngine) RecordVerdict(_ context.Context, runID string, v pipeline.V
 		return e.clone(r), pipeline.ErrNoReport
 	}
 	for i := range r.Verdicts {
-		if r.Verdicts[i].By == v.By {
+		if r.Verdicts[i].By == v.By && r.Verdicts[i].On == v.On {
 			r.Verdicts[i] = v
 			return e.clone(r), nil
 		}

@@ -39,7 +39,7 @@ func TestE2EFollowUpQuestions(t *testing.T) {
 		return waitMessage(wctx, t, fake, channel, what, match)
 	}
 	report := waitFor("report", func(m slackfake.Message) bool {
-		return strings.Contains(string(m.Blocks), `"`+blockkit.ActionUseful+`"`)
+		return strings.Contains(string(m.Blocks), `"`+blockkit.BlockReportFeedback+`"`)
 	})
 	thread := report.ThreadTS
 	runs, err := a.Engine.List(ctx, pipeline.RunFilter{RequestedBy: user, Limit: 1})
@@ -150,7 +150,7 @@ func TestE2EFollowUpInDirectMessages(t *testing.T) {
 		return waitMessage(wctx, t, fake, dm, what, match)
 	}
 	report := find("report", func(m slackfake.Message) bool {
-		return strings.Contains(string(m.Blocks), `"`+blockkit.ActionUseful+`"`)
+		return strings.Contains(string(m.Blocks), `"`+blockkit.BlockReportFeedback+`"`)
 	})
 	if err := fake.PostUserMessage(wctx, user, dm, report.ThreadTS, "what did [1] say about cold weather performance?"); err != nil {
 		t.Fatal(err)

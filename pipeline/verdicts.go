@@ -14,18 +14,25 @@ const MaxFeedbackReasonRunes = 1000
 // ErrNoReport is returned for a verdict on a run that has no report (yet).
 var ErrNoReport = errors.New("the run has no report")
 
-// Verdict is one person's verdict on a run's report: useful or not, and
-// optionally why.
+// ErrNoAnswer is returned for a verdict on a follow-up the run has not
+// answered.
+var ErrNoAnswer = errors.New("the run has no such answered follow-up")
+
+// Verdict is one person's verdict on a run's report, or on one of its
+// follow-up answers: useful or not, and optionally why.
 type Verdict struct {
-	By     string    `json:"by"`
-	Useful bool      `json:"useful"`
+	By     string `json:"by"`
+	Useful bool   `json:"useful"`
+	// On is the follow-up answered (its id); empty for the report itself.
+	On     string    `json:"on,omitempty"`
 	Reason string    `json:"reason,omitempty"`
 	At     time.Time `json:"at"`
 }
 
 // RecordVerdict saves f with the run (compare-and-set), replacing the
-// verdict f.By gave before: a person has one verdict and may change it. A
-// reason given with the same verdict is kept unless f brings a new one.
+// verdict f.By gave before on the same thing (the report, or the follow-up
+// f.On): a person has one verdict on each and may change it. A reason given
+// with the same verdict is kept unless f brings a new one.
 func (e *Engine) RecordVerdict(ctx context.Context, runID string, f Verdict) (*Run, error) {
 	if f.By == "" {
 		return nil, errors.New("a verdict needs the person who gave it")
@@ -41,9 +48,12 @@ func (e *Engine) RecordVerdict(ctx context.Context, runID string, f Verdict) (*R
 	if r.Report == nil {
 		return r, ErrNoReport
 	}
+	if f.On != "" && !r.answered(f.On) {
+		return r, ErrNoAnswer
+	}
 	err = e.update(ctx, r, func(r *Run) bool {
 		for i, old := range r.Verdicts {
-			if old.By != f.By {
+			if old.By != f.By || old.On != f.On {
 				continue
 			}
 			if f.Reason == "" && old.Useful == f.Useful {
@@ -58,9 +68,23 @@ func (e *Engine) RecordVerdict(ctx context.Context, runID string, f Verdict) (*R
 	return r, err
 }
 
-// VerdictTally counts a run's verdicts.
+// answered reports whether the run has the answered follow-up id.
+func (r *Run) answered(id string) bool {
+	for _, f := range r.FollowUps {
+		if f.ID == id {
+			return f.Answered
+		}
+	}
+	return false
+}
+
+// VerdictTally counts a run's verdicts on its report (not on its
+// follow-up answers).
 func (r *Run) VerdictTally() (useful, notUseful int) {
 	for _, f := range r.Verdicts {
+		if f.On != "" {
+			continue
+		}
 		if f.Useful {
 			useful++
 		} else {

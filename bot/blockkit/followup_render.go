@@ -29,7 +29,8 @@ func RenderFollowUpPending(user, question string) []slack.Block {
 // the answer (Markdown as mrkdwn, linking only the report's sources) with
 // the sources it cites and how its citations were checked; or, when the
 // sources do not answer, what they lack and a "Research this" button (a
-// follow-up researched already names its run instead).
+// follow-up researched already names its run instead). An answer ends with
+// the native 👍 / 👎.
 func RenderFollowUp(rep *pipeline.Report, f pipeline.FollowUp) []slack.Block {
 	blocks := []slack.Block{Section(Who(f.By) + " asked:\n>" + EscapeTruncate(OneLine(f.Question), 500))}
 	links := reportLinks(rep)
@@ -76,7 +77,11 @@ func RenderFollowUp(rep *pipeline.Report, f pipeline.FollowUp) []slack.Block {
 		}
 		blocks = append(blocks, Section(":warning: *Not verified*\n"+strings.Join(lines, "\n")))
 	}
-	return append(blocks, ContextText(check+" · cost "+money(f.CostUSD)+" · only this report's sources were used"))
+	blocks = append(blocks, ContextText(check+" · cost "+money(f.CostUSD)+" · only this report's sources were used"))
+	if id := rep.Metadata.RunID; id != "" && f.ID != "" {
+		blocks = append(blocks, feedbackBlock(id, f.ID))
+	}
+	return blocks
 }
 
 // FollowUpText is the notification text of a follow-up answer.

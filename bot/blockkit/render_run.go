@@ -258,7 +258,7 @@ func RenderReport(rep *pipeline.Report, bounds []string) []slack.Block {
 	}
 	blocks = append(blocks, ContextText(":page_facing_up: The full report is attached below as a Markdown file."))
 	if id := rep.Metadata.RunID; id != "" {
-		blocks = append(blocks, feedbackBlock(id))
+		blocks = append(blocks, feedbackBlock(id, ""))
 		return limitBlocks(blocks, MaxBlocks, 2, "…more in the attached report.")
 	}
 	return limitBlocks(blocks, MaxBlocks, 1, "…more in the attached report.")

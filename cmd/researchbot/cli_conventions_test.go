@@ -152,7 +152,7 @@ func TestJSONListings(t *testing.T) {
 		{ID: "r-j1", Question: "How well do heat pumps\x1b[2J work?", Mode: checkpoints.ModeGuided, Origin: pipeline.Origin{Kind: "slack", Queue: "runs"},
 			Status: pipeline.StatusWaiting, Step: pipeline.StepPlan, Checkpoints: []checkpoints.Instance{inst}, Waiting: inst.ID, CreatedAt: now, UpdatedAt: now},
 		{ID: "r-j2", Question: "What do heat pumps cost?", Origin: pipeline.Origin{Kind: "terminal"}, Status: pipeline.StatusCompleted, Step: pipeline.StepDone,
-			Verdicts: []pipeline.Verdict{{By: "U1", Useful: true, At: now}, {By: "U2", Useful: false, Reason: "no prices\u202e", At: now}}, CreatedAt: now.Add(-time.Hour), UpdatedAt: now},
+			Verdicts: []pipeline.Verdict{{By: "U1", Useful: true, At: now}, {By: "U2", Useful: false, Reason: "no prices\u202e", At: now}, {By: "U1", Useful: false, On: "r-j2.f1", At: now}}, CreatedAt: now.Add(-time.Hour), UpdatedAt: now},
 	} {
 		if err := a.Store.Create(ctx, r); err != nil {
 			t.Fatal(err)
@@ -181,6 +181,7 @@ func TestJSONListings(t *testing.T) {
 	want := []verdictJSON{
 		{RunID: "r-j2", Question: "What do heat pumps cost?", By: "U1", Verdict: "useful", At: now},
 		{RunID: "r-j2", Question: "What do heat pumps cost?", By: "U2", Verdict: "not_useful", Reason: "no prices", At: now},
+		{RunID: "r-j2", Question: "What do heat pumps cost?", On: "r-j2.f1", By: "U1", Verdict: "not_useful", At: now},
 	}
 	if !reflect.DeepEqual(verdicts, want) {
 		t.Errorf("runs --feedback --json:\n%s", stdout)

@@ -9,8 +9,9 @@ import (
 )
 
 // formatVerdicts lists what people said about the reports of runs, for
-// `researchbot runs --feedback`: per run with verdicts, the tally, then one
-// line per verdict with its reason, cleaned for the terminal.
+// `researchbot runs --feedback`: per run with verdicts, the tally of the
+// report's verdicts, then one line per verdict (on a follow-up answer: the
+// answer's id) with its reason, cleaned for the terminal.
 func formatVerdicts(runs []*pipeline.Run) string {
 	var b strings.Builder
 	n := 0
@@ -27,6 +28,9 @@ func formatVerdicts(runs []*pipeline.Run) string {
 				verdict = "not useful"
 			}
 			line := fmt.Sprintf("  %s %-10s %s", v.At.UTC().Format("2006-01-02 15:04"), verdict, v.By)
+			if v.On != "" {
+				line += " on answer " + v.On
+			}
 			if v.Reason != "" {
 				line += ": " + oneLineCut(v.Reason, 200)
 			}

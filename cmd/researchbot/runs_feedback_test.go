@@ -14,13 +14,15 @@ func TestFormatVerdicts(t *testing.T) {
 		{ID: "r-1", Question: "heat pumps?", Verdicts: []pipeline.Verdict{
 			{By: "U1", Useful: true, At: at},
 			{By: "U2", Useful: false, Reason: "missed\x1b[2J the\n2025 trials", At: at},
+			{By: "U1", Useful: false, On: "r-1.f1", Reason: "ignored [2]", At: at},
 		}},
 		{ID: "r-2", Question: "no verdicts"},
 	}
 	got := formatVerdicts(runs)
 	want := "r-1  useful 1  not useful 1  heat pumps?\n" +
 		"  2026-03-14 09:00 useful     U1\n" +
-		"  2026-03-14 09:00 not useful U2: missed the 2025 trials"
+		"  2026-03-14 09:00 not useful U2: missed the 2025 trials\n" +
+		"  2026-03-14 09:00 not useful U1 on answer r-1.f1: ignored [2]"
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}

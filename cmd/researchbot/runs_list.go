@@ -91,12 +91,13 @@ func runsJSON(runs []*pipeline.Run) []runJSON {
 }
 
 // verdictJSON is one line of `researchbot runs --feedback --json`: one
-// person's verdict on one run's report.
+// person's verdict on one run's report, or on one of its follow-up answers.
 type verdictJSON struct {
 	RunID    string    `json:"run_id"`
 	Question string    `json:"question"`
-	By       string    `json:"by"`      // the Slack user id
-	Verdict  string    `json:"verdict"` // useful or not_useful
+	On       string    `json:"on,omitempty"` // the follow-up answer judged
+	By       string    `json:"by"`           // the Slack user id
+	Verdict  string    `json:"verdict"`      // useful or not_useful
 	Reason   string    `json:"reason,omitempty"`
 	At       time.Time `json:"at"`
 }
@@ -110,7 +111,7 @@ func verdictsJSON(runs []*pipeline.Run) []verdictJSON {
 				verdict = "not_useful"
 			}
 			out = append(out, verdictJSON{
-				RunID: r.ID, Question: terminal.Clean(r.Question), By: terminal.Clean(v.By),
+				RunID: r.ID, Question: terminal.Clean(r.Question), On: terminal.Clean(v.On), By: terminal.Clean(v.By),
 				Verdict: verdict, Reason: terminal.Clean(v.Reason), At: v.At.UTC(),
 			})
 		}

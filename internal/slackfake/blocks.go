@@ -15,6 +15,10 @@ const (
 	maxButtonText    = 75
 	maxButtonValue   = 2000
 	maxIDLength      = 255
+	// maxContextActions bounds the elements of a context_actions block;
+	// maxFeedbackLabel an accessibility_label of a feedback button.
+	maxContextActions = 5
+	maxFeedbackLabel  = 75
 	// maxMarkdownText is the limit of all markdown blocks of one payload together.
 	maxMarkdownText = 12000
 )
@@ -77,6 +81,10 @@ func validateBlocks(raw []byte, maxBlocks int) []string {
 			if len(elems) == 0 || len(elems) > 25 {
 				add(i, "actions block needs 1..25 elements")
 			}
+		case "context_actions":
+			for _, p := range validateContextActions(b) {
+				add(i, "%s", p)
+			}
 		}
 		actionIDs := map[string]bool{}
 		walkElements(b, func(el map[string]any) {
@@ -97,6 +105,45 @@ func validateBlocks(raw []byte, maxBlocks int) []string {
 				}
 			}
 		})
+	}
+	return probs
+}
+
+// validateContextActions checks a context_actions block: 1..5 elements,
+// each a feedback_buttons or icon_button element, and each feedback
+// button's required plain_text text (1..75), value (1..2000) and optional
+// accessibility_label (at most 75), as Slack documents them.
+func validateContextActions(b map[string]any) []string {
+	var probs []string
+	elems, _ := b["elements"].([]any)
+	if len(elems) == 0 || len(elems) > maxContextActions {
+		probs = append(probs, fmt.Sprintf("context_actions block needs 1..%d elements", maxContextActions))
+	}
+	for _, e := range elems {
+		el, _ := e.(map[string]any)
+		switch el["type"] {
+		case "feedback_buttons":
+			for _, side := range []string{"positive_button", "negative_button"} {
+				btn, ok := el[side].(map[string]any)
+				if !ok {
+					probs = append(probs, "feedback_buttons missing required field: "+side)
+					continue
+				}
+				text, _ := btn["text"].(map[string]any)
+				if t := textOf(btn["text"]); text["type"] != "plain_text" || t == "" || len([]rune(t)) > maxButtonText {
+					probs = append(probs, fmt.Sprintf("%s text must be plain_text of 1..%d characters", side, maxButtonText))
+				}
+				if v, _ := btn["value"].(string); v == "" || len([]rune(v)) > maxButtonValue {
+					probs = append(probs, fmt.Sprintf("%s value must be 1..%d characters", side, maxButtonValue))
+				}
+				if l, _ := btn["accessibility_label"].(string); len([]rune(l)) > maxFeedbackLabel {
+					probs = append(probs, fmt.Sprintf("%s accessibility_label must be at most %d characters", side, maxFeedbackLabel))
+				}
+			}
+		case "icon_button":
+		default:
+			probs = append(probs, fmt.Sprintf("context_actions cannot hold a %v element", el["type"]))
+		}
 	}
 	return probs
 }

@@ -79,6 +79,44 @@ func (s *Server) SlashCommand(ctx context.Context, cmd SlashCommand) (Ack, error
 // It fails with ErrNoSuchMessage or ErrNoSuchAction when the message or
 // element does not exist, because no user could click it.
 func (s *Server) ClickButton(ctx context.Context, userID, channelID, messageTS, actionID, value, blockID string) (Ack, error) {
+	return s.click(ctx, userID, channelID, messageTS, actionID, blockID, func(el, action map[string]any) error {
+		if t, ok := el["text"]; ok {
+			action["text"] = t
+		}
+		if value == "" {
+			value, _ = el["value"].(string)
+		}
+		if value != "" {
+			action["value"] = value
+		}
+		return nil
+	})
+}
+
+// ClickFeedback delivers a block_actions envelope for a click on the
+// positive (or negative) button of the feedback_buttons element actionID on
+// message messageTS, in Slack's documented shape: the action's type is
+// feedback_buttons, its value and text those of the button clicked, and the
+// payload carries a fresh trigger_id like any block_actions. It fails with
+// ErrNoSuchAction when the message has no such feedback_buttons element.
+func (s *Server) ClickFeedback(ctx context.Context, userID, channelID, messageTS, actionID string, positive bool) (Ack, error) {
+	side := "negative_button"
+	if positive {
+		side = "positive_button"
+	}
+	return s.click(ctx, userID, channelID, messageTS, actionID, "", func(el, action map[string]any) error {
+		btn, ok := el[side].(map[string]any)
+		if el["type"] != "feedback_buttons" || !ok {
+			return fmt.Errorf("%w: %q on %s/%s is a %v element, not feedback_buttons", ErrNoSuchAction, actionID, channelID, messageTS, el["type"])
+		}
+		action["value"], action["text"] = btn["value"], btn["text"]
+		return nil
+	})
+}
+
+// click delivers a block_actions envelope for the element actionID on
+// message messageTS; shape fills the action from the element.
+func (s *Server) click(ctx context.Context, userID, channelID, messageTS, actionID, blockID string, shape func(el, action map[string]any) error) (Ack, error) {
 	s.mu.Lock()
 	m, _ := s.findMessage(channelID, messageTS)
 	if m == nil {
@@ -92,14 +130,9 @@ func (s *Server) ClickButton(ctx context.Context, userID, channelID, messageTS, 
 	}
 	actionTS := s.nextTS()
 	action := map[string]any{"action_id": actionID, "block_id": bid, "type": el["type"], "action_ts": actionTS}
-	if t, ok := el["text"]; ok {
-		action["text"] = t
-	}
-	if value == "" {
-		value, _ = el["value"].(string)
-	}
-	if value != "" {
-		action["value"] = value
+	if err := shape(el, action); err != nil {
+		s.mu.Unlock()
+		return Ack{}, err
 	}
 	container := map[string]any{"type": "message", "message_ts": m.TS, "channel_id": channelID, "is_ephemeral": m.Ephemeral}
 	if m.ThreadTS != "" {
