@@ -121,7 +121,7 @@ func TestE2ESteeringARunWhileItSearches(t *testing.T) {
 
 	letGo()
 	waitFor("the report", func(m slackfake.Message) bool {
-		return strings.Contains(string(m.Blocks), `"`+blockkit.ActionUseful+`"`)
+		return strings.Contains(string(m.Blocks), `"`+blockkit.BlockReportFeedback+`"`)
 	})
 	r, err = a.Engine.Load(ctx, runID)
 	if err != nil {
@@ -206,6 +206,6 @@ func TestE2ESteeringFromTheAssistantPanel(t *testing.T) {
 	}
 	letGo()
 	waitMessage(wctx, t, fake, dm, "the report", func(m slackfake.Message) bool {
-		return strings.Contains(string(m.Blocks), `"`+blockkit.ActionUseful+`"`)
+		return strings.Contains(string(m.Blocks), `"`+blockkit.BlockReportFeedback+`"`)
 	})
 }
