@@ -85,6 +85,8 @@ func checkpointTail(inst *checkpoints.Instance, requestedBy string) []slack.Bloc
 		note = fmt.Sprintf("Waiting for <@%s> (or an approver of this channel).", requestedBy)
 	}
 	switch {
+	case !inst.RemindersStoppedAt.IsZero():
+		note += " " + RemindersStoppedNote(inst)
 	case !inst.DeadlineAt.IsZero() && inst.OnTimeout == checkpoints.TimeoutApprove:
 		note += " :hourglass: This checkpoint *approves itself " + SlackDate(inst.DeadlineAt) + "* if nobody decides."
 	case !inst.DeadlineAt.IsZero():
@@ -554,4 +556,16 @@ func FirstNonEmpty(ss ...string) string {
 		}
 	}
 	return ""
+}
+
+// RemindersStoppedNote says, in a checkpoint's message, that its reminders
+// are used up: who was told, that the run still waits, and how to decide or
+// skip it.
+func RemindersStoppedNote(inst *checkpoints.Instance) string {
+	told := map[checkpoints.Escalation]string{
+		checkpoints.EscalateAdmins:    " and told the admins",
+		checkpoints.EscalateRequester: " and told the person who started the run",
+	}[inst.ReminderPolicy().Escalate]
+	return fmt.Sprintf(":no_bell: *Reminders have stopped* after %d%s. The run is still waiting: decide with the buttons above, or an admin can skip it from my App Home or with `researchbot checkpoints skip %s %s`.",
+		inst.Reminded, told, Escape(inst.RunID), Escape(inst.ID))
 }
