@@ -232,24 +232,23 @@ func ReminderPolicyText(def checkpoints.Definition) string {
 	told := map[checkpoints.Escalation]string{
 		checkpoints.EscalateAdmins:    "the admins are told",
 		checkpoints.EscalateRequester: "the requester is told",
-		checkpoints.EscalateNone:      "reminders stop",
 	}[p.Escalate]
 	if told == "" {
-		told = "reminders stop"
+		told = "nobody else is told"
 	}
 	if p.Count == 0 {
-		return fmt.Sprintf("%sno reminders: %s at the timeout; the run keeps waiting", prefix, told)
+		return fmt.Sprintf("%sno reminders: at the timeout %s; the run keeps waiting", prefix, told)
 	}
 	at := make([]string, len(sched)-1)
 	for i, d := range sched[:len(sched)-1] {
 		at[i] = Duration(d)
 	}
 	how := "at a fixed interval"
-	if p.Factor > 1 {
+	if p.Factor > 1 && (p.MaxInterval <= 0 || p.MaxInterval > def.Timeout) {
 		how = fmt.Sprintf("backing off ×%d", p.Factor)
-	}
-	if p.MaxInterval > 0 {
-		how += ", at most " + Duration(p.MaxInterval) + " apart"
+		if p.MaxInterval > 0 {
+			how += ", at most " + Duration(p.MaxInterval) + " apart"
+		}
 	}
 	return fmt.Sprintf("%s%d reminders at %s after the offer (%s), then %s at %s; then no more, the run keeps waiting",
 		prefix, p.Count, strings.Join(at, ", "), how, told, Duration(sched[len(sched)-1]))
