@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/researchbot/researchbot/bot/blockkit"
 	"github.com/researchbot/researchbot/checkpoints"
 	"github.com/researchbot/researchbot/internal/redistest"
 	"github.com/researchbot/researchbot/internal/slackfake"
@@ -63,8 +64,11 @@ func TestRemindersStoppedUpdatesTheMessageAndDMsWhomThePolicyNames(t *testing.T)
 			}
 			thread := fake.Thread(chanIn, r.Origin.ThreadTS)
 			last := thread[len(thread)-1]
-			if last.Updated != 1 || !strings.Contains(string(last.Blocks), "Reminders have stopped") || !strings.Contains(string(last.Blocks), "researchbot checkpoints skip run-42 run-42.cp-1") {
+			if last.Updated != 1 || !strings.Contains(string(last.Blocks), "Reminders have stopped") || !strings.Contains(string(last.Blocks), "`researchbot checkpoints skip run-42 run-42.cp-1`") {
 				t.Fatalf("the checkpoint message (updated %d times) does not say reminders stopped and how to skip: %s", last.Updated, last.Blocks)
+			}
+			if !strings.Contains(string(last.Blocks), blockkit.ActionContinueWithout) || !strings.Contains(string(last.Blocks), blockkit.ActionApprove) {
+				t.Fatalf("the checkpoint message lost its buttons or has no Continue without it: %s", last.Blocks)
 			}
 			if got := len(fake.Calls("chat.postMessage")) - posts; got != len(tc.want) {
 				t.Fatalf("%d new posts, want only the %d DMs", got, len(tc.want))

@@ -2,7 +2,9 @@ package pipeline_test
 
 import (
 	"context"
+	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -121,5 +123,45 @@ func TestRemindersBackOffEscalateOnceThenStop(t *testing.T) {
 				t.Fatalf("a late decision did not count: %+v", cur.Decision)
 			}
 		})
+	}
+}
+
+// TestAnAdminCanGoOnWithoutACheckpointWhoseRemindersStopped: "continue
+// without it" is refused while reminders are still due, and passes over a
+// required checkpoint nobody decided through its reminders, with a caveat.
+func TestAnAdminCanGoOnWithoutACheckpointWhoseRemindersStopped(t *testing.T) {
+	ctx := context.Background()
+	f, _ := newFlow(t, passes)
+	c := custom("budget_check", checkpoints.AfterPlanning, 20, true)
+	c.Timeout, c.MaxRetries = time.Hour, 0
+	c.Reminders = &checkpoints.ReminderPolicy{Count: 1, Factor: 1, Escalate: checkpoints.EscalateAdmins}
+	f.define(c)
+	f.start(checkpoints.ModeGuided, pipeline.Limits{MaxIterations: 1}, false)
+	f.approve(checkpoints.PlanReview)
+	for i := range 2 {
+		inst := f.at("budget_check")
+		if _, err := f.eng.ContinueWithout(ctx, inst.ID, "U0ADMIN01"); !errors.Is(err, pipeline.ErrNotStranded) {
+			t.Fatalf("continue without it while a reminder is due (%d): %v, want ErrNotStranded", i, err)
+		}
+		f.clock.Advance(inst.DeadlineAt.Sub(f.clock.Now()))
+		if err := f.eng.CheckTimeout(ctx, "r-1", inst.ID, inst.DeadlineAt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	inst := f.at("budget_check")
+	if inst.RemindersStoppedAt.IsZero() {
+		t.Fatalf("reminders did not stop: reminded %d", inst.Reminded)
+	}
+	if _, err := f.eng.ContinueWithout(ctx, inst.ID, "U0ADMIN01"); err != nil {
+		t.Fatal(err)
+	}
+	r := f.advance()
+	if got := r.Instance(inst.ID); got.State != checkpoints.StateSkipped {
+		t.Fatalf("state %s, want skipped", got.State)
+	}
+	if !slices.ContainsFunc(r.ReviewNotes, func(n string) bool {
+		return strings.Contains(n, "through all its reminders (1)") && strings.Contains(n, "U0ADMIN01")
+	}) {
+		t.Fatalf("the caveats %q do not say who went on without it and why", r.ReviewNotes)
 	}
 }

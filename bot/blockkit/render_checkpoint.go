@@ -116,6 +116,11 @@ func checkpointButtons(inst *checkpoints.Instance, blockID string) *slack.Action
 	}
 	if !inst.Required {
 		buttons = append(buttons, slack.NewButtonBlockElement(ActionSkip, inst.ID, Plain("Skip", MaxButtonText)))
+	} else if !inst.RemindersStoppedAt.IsZero() && inst.State == checkpoints.StateTimedOut {
+		// Nobody decided it through its reminders: an admin may go on without it.
+		without := slack.NewButtonBlockElement(ActionContinueWithout, inst.ID, Plain("Continue without it", MaxButtonText))
+		without.Style = slack.StyleDanger
+		buttons = append(buttons, without)
 	}
 	if len(buttons) == 0 {
 		return nil
@@ -566,6 +571,6 @@ func RemindersStoppedNote(inst *checkpoints.Instance) string {
 		checkpoints.EscalateAdmins:    " and told the admins",
 		checkpoints.EscalateRequester: " and told the person who started the run",
 	}[inst.ReminderPolicy().Escalate]
-	return fmt.Sprintf(":no_bell: *Reminders have stopped* after %d%s. The run is still waiting: decide with the buttons above, or an admin can skip it from my App Home or with `researchbot checkpoints skip %s %s`.",
+	return fmt.Sprintf(":no_bell: *Reminders have stopped* after %d%s. The run is still waiting: decide with the buttons above, or an admin can go on without it (*Continue without it*, here or in my App Home, or `researchbot checkpoints skip %s %s`).",
 		inst.Reminded, told, Escape(inst.RunID), Escape(inst.ID))
 }
