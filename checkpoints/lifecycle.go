@@ -80,7 +80,8 @@ func (d Definition) AppliesTo(mode string) bool {
 // NewInstance makes a pending instance of def for run runID.
 //
 // It copies the definition's label, control type, required flag, actions
-// (all three when the definition lists none), MaxRetries and Timeout. fields
+// (all three when the definition lists none), MaxRetries, Timeout, OnTimeout
+// and its reminder policy (the default when it states none). fields
 // is the form with options resolved for this run; nil means def.Fields. The
 // values pre-fill the form: they are copied with their types normalised
 // (e.g. []any → []string, numbers → float64), and every field with a Default

@@ -130,7 +130,8 @@ type TimeoutPolicy string
 // The timeout policies.
 const (
 	// TimeoutRemind, the default: a required checkpoint is offered again as
-	// a reminder, an optional one skipped. Nothing is decided.
+	// a reminder, as its ReminderPolicy says, then escalated once and left
+	// waiting; an optional one is skipped. Nothing is decided.
 	TimeoutRemind TimeoutPolicy = ""
 	// TimeoutApprove: the checkpoint approves itself at its deadline, with
 	// its current values, and the record says so (By is ByTimeout).
