@@ -55,7 +55,8 @@ type PresenterConfig struct {
 	Clock quartz.Clock
 	// Admins (SLACK_ADMINS) are sent a direct message when a checkpoint's
 	// circuit breaker trips; Alerts makes it one message per trip across
-	// replicas. Without either, no one is alerted.
+	// replicas. Without either, no one is alerted. They also get the
+	// escalation of a checkpoint whose reminders ran out (RemindersStopped).
 	Admins []string
 	Alerts BreakerAlerts
 }

@@ -37,6 +37,7 @@ type Document struct {
 	Required                    bool          `json:"required"`
 	TimeoutSeconds              *int64        `json:"timeout_seconds"`
 	OnTimeout                   TimeoutPolicy `json:"on_timeout,omitempty"`
+	Reminders                   *RemindersDoc `json:"reminders,omitempty"`
 	MaxRetries                  *int          `json:"max_retries"`
 	CircuitBreakerThreshold     *int          `json:"circuit_breaker_threshold"`
 	CircuitBreakerWindowMinutes *int64        `json:"circuit_breaker_window_minutes"`
@@ -61,6 +62,7 @@ func DocumentOf(d Definition) Document {
 		s := int64(d.Timeout / time.Second)
 		doc.TimeoutSeconds = &s
 	}
+	doc.Reminders = remindersDocOf(d.ReminderPolicy())
 	w := int64(d.BreakerWindow / time.Minute)
 	doc.CircuitBreakerWindowMinutes = &w
 	if !d.CreatedAt.IsZero() {
@@ -74,7 +76,8 @@ func DocumentOf(d Definition) Document {
 
 // Definition converts the document, filling in seed 004's defaults: id =
 // control_type, modes ["*"], 2 retries, a breaker of 5 failures in 60
-// minutes, enabled. It validates nothing.
+// minutes, enabled; and researchbot's: the default reminder policy, and its
+// values for the keys of "reminders" left out. It validates nothing.
 func (doc Document) Definition() Definition {
 	d := Definition{
 		ID: doc.ID, ControlType: doc.ControlType, Label: strings.TrimSpace(doc.Label),
@@ -91,6 +94,13 @@ func (doc Document) Definition() Definition {
 	}
 	if doc.TimeoutSeconds != nil {
 		d.Timeout = time.Duration(*doc.TimeoutSeconds) * time.Second
+	}
+	if doc.Reminders != nil {
+		// The default stated in full is the default: a definition follows
+		// DefaultReminders unless it says otherwise.
+		if p := doc.Reminders.policy(); p != DefaultReminders() {
+			d.Reminders = &p
+		}
 	}
 	if doc.MaxRetries != nil {
 		d.MaxRetries = *doc.MaxRetries
@@ -175,7 +185,11 @@ func decodeDocument(data []byte, doc *Document) []Problem {
 		"description": &doc.Description, "pipeline_position": &doc.PipelinePosition,
 		"sort_order": &doc.SortOrder, "applicable_modes": &doc.ApplicableModes,
 		"actions": &doc.Actions, "required": &doc.Required, "timeout_seconds": &doc.TimeoutSeconds,
-		"on_timeout":  &doc.OnTimeout,
+		"on_timeout": &doc.OnTimeout,
+		"reminders": listDecoder(func(raw []byte) []Problem {
+			doc.Reminders = &RemindersDoc{}
+			return decodeReminders(raw, doc.Reminders)
+		}),
 		"max_retries": &doc.MaxRetries, "circuit_breaker_threshold": &doc.CircuitBreakerThreshold,
 		"circuit_breaker_window_minutes": &doc.CircuitBreakerWindowMinutes, "enabled": &doc.Enabled,
 		"created_at": new(json.RawMessage), "updated_at": new(json.RawMessage),

@@ -80,7 +80,8 @@ func (d Definition) AppliesTo(mode string) bool {
 // NewInstance makes a pending instance of def for run runID.
 //
 // It copies the definition's label, control type, required flag, actions
-// (all three when the definition lists none), MaxRetries and Timeout. fields
+// (all three when the definition lists none), MaxRetries, Timeout, OnTimeout
+// and its reminder policy (the default when it states none). fields
 // is the form with options resolved for this run; nil means def.Fields. The
 // values pre-fill the form: they are copied with their types normalised
 // (e.g. []any → []string, numbers → float64), and every field with a Default
@@ -118,6 +119,7 @@ func NewInstance(def Definition, id, runID string, payload json.RawMessage, fiel
 		MaxRetries:   max(def.MaxRetries, 0),
 		Timeout:      max(def.Timeout, 0),
 		OnTimeout:    def.OnTimeout,
+		Reminders:    new(def.ReminderPolicy()),
 		CreatedAt:    now,
 		Audit:        []AuditEntry{{At: now, Actor: actorSystem, To: StatePending, Note: "created"}},
 	}
@@ -135,8 +137,9 @@ func (in *Instance) record(now time.Time, actor string, to State, note string, c
 // Offer presents the instance to people: pending, failed or timed_out →
 // offered. Each offer counts an attempt; the first offer and up to MaxRetries
 // re-offers are allowed, after which Offer returns ErrRetriesExhausted and
-// changes nothing. OfferedAt becomes now and DeadlineAt now+Timeout (zero when
-// there is no timeout).
+// changes nothing. A re-offer of a timed-out instance counts as a reminder.
+// OfferedAt becomes now and DeadlineAt now+Timeout, or the reminder policy's
+// backed-off gap after a reminder (zero when there is no timeout).
 func (in *Instance) Offer(now time.Time, actor string) error {
 	switch in.State {
 	case StatePending, StateFailed, StateTimedOut:
@@ -149,10 +152,13 @@ func (in *Instance) Offer(now time.Time, actor string) error {
 		return refuse("offer", in.State, fmt.Errorf("%w after %d attempts", ErrRetriesExhausted, in.Attempt))
 	}
 	in.Attempt++
+	if in.State == StateTimedOut {
+		in.Reminded++ // offered again because nobody decided: a reminder
+	}
 	in.OfferedAt = now
 	in.DeadlineAt = time.Time{}
 	if in.Timeout > 0 {
-		in.DeadlineAt = now.Add(in.Timeout)
+		in.DeadlineAt = now.Add(in.ReminderPolicy().Gap(in.Timeout, in.Reminded))
 	}
 	note := "offered"
 	if in.Attempt > 1 {

@@ -109,6 +109,9 @@ type Definition struct {
 	// default a reminder (or, for an optional checkpoint, a skip); with
 	// TimeoutApprove the checkpoint approves itself, and says so.
 	OnTimeout TimeoutPolicy `json:"on_timeout,omitempty"`
+	// Reminders is how a required checkpoint that times out is reminded,
+	// then escalated; nil means DefaultReminders.
+	Reminders *ReminderPolicy `json:"reminders,omitempty"`
 	// MaxRetries bounds how often a failed or timed-out instance is offered again.
 	MaxRetries int `json:"max_retries"`
 	// BreakerThreshold failures within BreakerWindow disable the definition.
@@ -127,7 +130,8 @@ type TimeoutPolicy string
 // The timeout policies.
 const (
 	// TimeoutRemind, the default: a required checkpoint is offered again as
-	// a reminder, an optional one skipped. Nothing is decided.
+	// a reminder, as its ReminderPolicy says, then escalated once and left
+	// waiting; an optional one is skipped. Nothing is decided.
 	TimeoutRemind TimeoutPolicy = ""
 	// TimeoutApprove: the checkpoint approves itself at its deadline, with
 	// its current values, and the record says so (By is ByTimeout).
@@ -181,13 +185,19 @@ type Instance struct {
 	Timeout    time.Duration `json:"timeout"`
 	// OnTimeout is copied from the definition: shown to the person, and
 	// applied at DeadlineAt.
-	OnTimeout  TimeoutPolicy `json:"on_timeout,omitempty"`
-	LastError  string        `json:"last_error,omitempty"`
-	CreatedAt  time.Time     `json:"created_at"`
-	OfferedAt  time.Time     `json:"offered_at,omitzero"`
-	DeadlineAt time.Time     `json:"deadline_at,omitzero"`
-	DecidedAt  time.Time     `json:"decided_at,omitzero"`
-	Audit      []AuditEntry  `json:"audit"`
+	OnTimeout TimeoutPolicy `json:"on_timeout,omitempty"`
+	// Reminders is copied from the definition (nil: made before reminder
+	// policies, DefaultReminders); Reminded counts the reminders posted and
+	// RemindersStoppedAt is when they ran out and the escalation was made.
+	Reminders          *ReminderPolicy `json:"reminders,omitempty"`
+	Reminded           int             `json:"reminded,omitempty"`
+	RemindersStoppedAt time.Time       `json:"reminders_stopped_at,omitzero"`
+	LastError          string          `json:"last_error,omitempty"`
+	CreatedAt          time.Time       `json:"created_at"`
+	OfferedAt          time.Time       `json:"offered_at,omitzero"`
+	DeadlineAt         time.Time       `json:"deadline_at,omitzero"`
+	DecidedAt          time.Time       `json:"decided_at,omitzero"`
+	Audit              []AuditEntry    `json:"audit"`
 }
 
 // Decision is a person's answer to an instance.

@@ -495,7 +495,8 @@ func (p Problem) String() string { return p.Path + ": " + p.Message }
 // checks: id and control type are slugs (lower case letters, digits,
 // underscores, starting with a letter, at most 64), a label, a known
 // position, at least one mode, known and unique actions, an Edit action only
-// with fields, non-negative timeout and retries, a breaker window when a
+// with fields, non-negative timeout and retries, a reminder policy within its
+// bounds (reminderProblems), a breaker window when a
 // breaker threshold is set, and every field: a slug key unique in the form,
 // a label, a known type, options (non-empty, unique values) exactly where the
 // type uses them — select, radio and multi_select need some unless
@@ -563,6 +564,7 @@ func definitionProblems(d Definition) []Problem {
 	default:
 		add("on_timeout", "unknown timeout policy %q (leave it empty to remind, or %q)", d.OnTimeout, TimeoutApprove)
 	}
+	problems = append(problems, reminderProblems(d)...)
 	if d.MaxRetries < 0 {
 		add("max_retries", "max retries %d is negative", d.MaxRetries)
 	}

@@ -78,7 +78,7 @@ func Variables() []Variable {
 		secret("SLACK_BOT_TOKEN", "bot token (`xoxb-…`) for the Web API (`serve`, and `worker` for Slack runs); checked at start with `auth.test`"),
 		one("SLACK_API_URL", "https://slack.com/api/", "Web API base URL, also used for `apps.connections.open`"),
 		one("SLACK_APPROVERS", "", "who else may decide, per channel: `C123=U1,U2;C456=U3`"),
-		one("SLACK_ADMINS", "", "Slack user ids who manage checkpoint definitions in the App Home and get breaker alerts, besides workspace admins and owners: `U1,U2`"),
+		one("SLACK_ADMINS", "", "Slack user ids who manage checkpoint definitions in the App Home and get breaker alerts and the escalation of a checkpoint whose reminders ran out, besides workspace admins and owners: `U1,U2`"),
 		one("SLACK_REVIEW_SOURCES", "", "channels whose guided runs ask for the source review by default, as `--review-sources` does: `C123,C456`, or `*` for every channel"),
 		one("RATE_LIMIT_USER_PER_HOUR", "10", "`/research` runs one person may start per hour"),
 		one("RATE_LIMIT_TEAM_PER_HOUR", "100", "`/research` runs one workspace may start per hour"),

@@ -273,8 +273,12 @@ func (e *Engine) advanceWaiting(ctx context.Context, r *Run, inst *checkpoints.I
 		}
 		return false, nil
 	case checkpoints.StateTimedOut:
-		// Its re-offers are used up: a person's turn, reminded at its interval.
+		// Its re-offers are used up: a person's turn, reminded while its
+		// reminder policy allows, then escalated once.
 		if r.dueAt(e.cfg.Now()) != nil {
+			if !inst.RemindersLeft() {
+				return e.stopReminders(ctx, r, inst)
+			}
 			return e.remind(ctx, r, inst)
 		}
 		return false, nil
@@ -682,9 +686,11 @@ func (e *Engine) giveUpCheckpoint(ctx context.Context, r *Run, inst *checkpoints
 
 // timeOut applies the timeout of the run's current checkpoint, whose
 // deadline has passed. An optional checkpoint is skipped and the run goes
-// on; a required one is marked timed out and offered again as a reminder,
-// at the same interval, while its retries last; after that it stays timed
-// out until someone answers it, reminded at the same interval. A timeout is
+// on; a required one is marked timed out and offered again as a reminder
+// while its retries last; after that it stays timed out until someone
+// answers it, reminded. Reminders back off and are bounded by the
+// checkpoint's reminder policy; when they are used up the policy's
+// escalation is made once and nothing more is posted. A timeout is
 // never read as a rejection. A checkpoint whose definition approves on
 // timeout (checkpoints.TimeoutApprove) approves itself instead, unless a
 // required field is empty.
@@ -717,17 +723,43 @@ func (e *Engine) timeOut(ctx context.Context, r *Run, inst *checkpoints.Instance
 		}
 		return true, nil
 	}
+	if !inst.RemindersLeft() {
+		return e.stopReminders(ctx, r, inst)
+	}
 	r.trace(now, r.Step, "checkpoint %s timed out; reminding", inst.DefinitionID)
 	if inst.CanRetry() {
 		return e.offer(ctx, r, inst)
 	}
 	// Re-offers are used up: it stays timed out until someone answers it,
-	// and is reminded at the same interval for as long as it waits.
+	// and is reminded while its policy allows.
 	return e.remind(ctx, r, inst)
 }
 
+// stopReminders ends the reminders of a timed-out checkpoint whose policy
+// allows no more: it keeps waiting, without a deadline, and the presenter
+// (a ReminderEscalator) says so in the checkpoint's message and tells whom
+// the policy names. The state is saved first, so the escalation is made at
+// most once.
+func (e *Engine) stopReminders(ctx context.Context, r *Run, inst *checkpoints.Instance) (bool, error) {
+	now := e.cfg.Now()
+	if err := inst.StopReminders(now); err != nil {
+		return false, err
+	}
+	pol := inst.ReminderPolicy()
+	r.trace(now, r.Step, "checkpoint %s: %d reminders without a decision; reminders stopped, escalated to %s; still waiting", inst.DefinitionID, inst.Reminded, pol.Escalate)
+	if err := e.save(ctx, r); err != nil {
+		return false, err
+	}
+	if esc, ok := e.presenter(r).(ReminderEscalator); ok {
+		if err := esc.RemindersStopped(ctx, r, inst); err != nil {
+			e.log.Warn("escalate a checkpoint whose reminders stopped", "run", r.ID, "checkpoint", inst.ID, "err", err)
+		}
+	}
+	return false, nil
+}
+
 // remind shows a timed-out checkpoint again as a reminder and sets its next
-// deadline one interval on.
+// deadline one backed-off interval on.
 func (e *Engine) remind(ctx context.Context, r *Run, inst *checkpoints.Instance) (bool, error) {
 	now := e.cfg.Now()
 	if err := inst.Remind(now); err != nil {

@@ -158,8 +158,8 @@ func TestEngineOperationsOnAWaitingRun(t *testing.T) {
 					t.Errorf("wake-ups %v, want one", e.queue.woken())
 				}
 			}},
-		{name: "a required checkpoint's timeout re-offers it once, then it waits timed out and is reminded at its interval; a late decision still counts",
-			ops:  []op{timeout(time.Hour), timeout(time.Hour), decide(approve)},
+		{name: "a required checkpoint's timeout re-offers it once, then it waits timed out and is reminded after a backed-off interval; a late decision still counts",
+			ops:  []op{timeout(time.Hour), timeout(2 * time.Hour), decide(approve)},
 			errs: []error{nil, nil, nil},
 			inst: checkpoints.StateSubmitted,
 			check: func(t *testing.T, e *env, r *pipeline.Run) {

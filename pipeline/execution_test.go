@@ -71,6 +71,14 @@ type presenter struct {
 	offering chan struct{}
 	gate     chan struct{}
 	offerErr error
+	stopped  []string // instances whose reminders stopped (escalated)
+}
+
+func (p *presenter) RemindersStopped(_ context.Context, _ *pipeline.Run, inst *checkpoints.Instance) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.stopped = append(p.stopped, inst.ID)
+	return nil
 }
 
 func (p *presenter) Offer(ctx context.Context, _ *pipeline.Run, _ *checkpoints.Instance) error {

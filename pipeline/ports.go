@@ -263,6 +263,15 @@ type StrandedShower interface {
 	Stranded(ctx context.Context, r *Run, inst *checkpoints.Instance) error
 }
 
+// ReminderEscalator is optionally implemented by a Presenter to act when a
+// required checkpoint's reminders are used up (checkpoints.ReminderPolicy):
+// say in its message that reminders have stopped and how to decide or skip
+// it, and tell whom the policy's Escalate names. It is called once per
+// instance, after the state is saved.
+type ReminderEscalator interface {
+	RemindersStopped(ctx context.Context, r *Run, inst *checkpoints.Instance) error
+}
+
 // BreakerAlerter is optionally implemented by a Presenter to alert the
 // people who manage checkpoints that a failure tripped a definition's
 // circuit breaker: runs go on without it until it is reset. It is called

@@ -206,6 +206,15 @@ func (p *DigestPresenter) Decided(ctx context.Context, r *pipeline.Run, inst *ch
 	return p.inner.Decided(ctx, r, inst)
 }
 
+// RemindersStopped passes the end of a held checkpoint's reminders to the
+// inner presenter when it acts on it (pipeline.ReminderEscalator).
+func (p *DigestPresenter) RemindersStopped(ctx context.Context, r *pipeline.Run, inst *checkpoints.Instance) error {
+	if esc, ok := p.inner.(pipeline.ReminderEscalator); ok {
+		return esc.RemindersStopped(ctx, r, inst)
+	}
+	return nil
+}
+
 // Progress shows progress through the inner presenter.
 func (p *DigestPresenter) Progress(ctx context.Context, r *pipeline.Run) {
 	if p.inner != nil {

@@ -31,8 +31,9 @@ type Presenter struct {
 }
 
 var (
-	_ pipeline.Presenter = (*Presenter)(nil)
-	_ pipeline.Notifier  = (*Presenter)(nil)
+	_ pipeline.Presenter         = (*Presenter)(nil)
+	_ pipeline.Notifier          = (*Presenter)(nil)
+	_ pipeline.ReminderEscalator = (*Presenter)(nil)
 )
 
 // New returns a Presenter writing notes to out.
@@ -57,4 +58,21 @@ func (p *Presenter) Notice(_ context.Context, _ *pipeline.Run, text string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	fmt.Fprintln(p.out, "  … "+Clean(text))
+}
+
+// RemindersStopped says that a checkpoint's reminders are used up
+// (pipeline.ReminderEscalator): a terminal run has nobody else to tell, so
+// it says the run still waits and how to decide or skip it.
+func (p *Presenter) RemindersStopped(_ context.Context, r *pipeline.Run, inst *checkpoints.Instance) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprintln(p.out, "  … "+Clean(remindersStoppedLine(r.ID, inst)))
+	return nil
+}
+
+// remindersStoppedLine says that inst's reminders have stopped, and how to
+// decide or skip it.
+func remindersStoppedLine(runID string, inst *checkpoints.Instance) string {
+	return fmt.Sprintf("reminders for %q have stopped after %d; the run is still waiting: decide here, or skip it with `researchbot checkpoints skip %s %s`",
+		inst.Label, inst.Reminded, runID, inst.ID)
 }

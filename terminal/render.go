@@ -127,6 +127,9 @@ func RenderCheckpoint(inst checkpoints.Instance) string {
 	case !inst.Required:
 		b.WriteString("This checkpoint is optional: [s]kip goes on without deciding it.\n")
 	}
+	if !inst.RemindersStoppedAt.IsZero() {
+		b.WriteString(upperFirst(remindersStoppedLine(inst.RunID, &inst)) + ".\n")
+	}
 	if inst.OnTimeout == checkpoints.TimeoutApprove && !inst.DeadlineAt.IsZero() {
 		fmt.Fprintf(&b, "It approves itself at %s if nobody decides.\n", inst.DeadlineAt.Local().Format("2006-01-02 15:04 MST"))
 	}

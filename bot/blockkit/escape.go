@@ -134,6 +134,10 @@ func mdLink(u, label string, maxLabel int) string {
 	return "<" + su + "|" + text + ">"
 }
 
+// IsUserID reports whether s looks like a Slack user id (isUserID), for
+// callers outside the package that address a person by it.
+func IsUserID(s string) bool { return isUserID(s) }
+
 // isUserID reports whether s looks like a Slack user id (U… or W…), so it
 // can be rendered as a mention without letting arbitrary text through.
 func isUserID(s string) bool {

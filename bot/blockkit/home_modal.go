@@ -28,6 +28,7 @@ const (
 	defTimeoutBlock   = "def_timeout"
 	defOnTimeoutBlock = "def_on_timeout"
 	defRetriesBlock   = "def_retries"
+	defRemindersBlock = "def_reminders"
 	defThresholdBlock = "def_breaker_threshold"
 	defWindowBlock    = "def_breaker_window"
 	requiredValue     = "required"
@@ -119,6 +120,7 @@ func DefinitionModal(d checkpoints.Definition, create bool) slack.ModalViewReque
 	blocks = append(blocks, rin,
 		textInput(defTimeoutBlock, "Timeout", "e.g. 2h or 30m; empty: no timeout.", durationText(d.Timeout), false, true),
 		tin,
+		textInput(defRemindersBlock, "Reminders", "When a required one times out: reminders, backoff factor, longest gap, then who is told — admins, requester or none. Empty: the default, 3, 2, 24h, admins.", reminderText(d.Reminders), false, true),
 		textInput(defRetriesBlock, "Retries", "How often it is offered again after failing or timing out.", strconv.Itoa(d.MaxRetries), false, true),
 		textInput(defThresholdBlock, "Breaker threshold", "Failures within the window that disable it; 0: no breaker.", strconv.Itoa(d.BreakerThreshold), false, true),
 		textInput(defWindowBlock, "Breaker window", "e.g. 1h.", durationText(d.BreakerWindow), false, true),
@@ -163,6 +165,50 @@ func durationText(d time.Duration) string {
 		return ""
 	}
 	return strings.TrimSuffix(strings.TrimSuffix(d.String(), "0s"), "0m")
+}
+
+// reminderText is a reminder policy as the form writes it, "3, 2, 24h,
+// admins"; "" for the default (nil).
+func reminderText(p *checkpoints.ReminderPolicy) string {
+	if p == nil {
+		return ""
+	}
+	gap := durationText(p.MaxInterval)
+	if gap == "" {
+		gap = "0"
+	}
+	return fmt.Sprintf("%d, %d, %s, %s", p.Count, p.Factor, gap, p.Escalate)
+}
+
+// parseReminders reads reminderText's form; "" (or the default written out)
+// is nil, the default; ok is false when s is not of that form. Bounds are
+// checkpoints.Validate's.
+func parseReminders(s string) (p *checkpoints.ReminderPolicy, ok bool) {
+	if s == "" {
+		return nil, true
+	}
+	parts := strings.Split(s, ",")
+	if len(parts) != 4 {
+		return nil, false
+	}
+	for i := range parts {
+		parts[i] = strings.TrimSpace(parts[i])
+	}
+	var pol checkpoints.ReminderPolicy
+	var err1, err2, err3 error
+	pol.Count, err1 = strconv.Atoi(parts[0])
+	pol.Factor, err2 = strconv.Atoi(parts[1])
+	if parts[2] != "0" {
+		pol.MaxInterval, err3 = time.ParseDuration(parts[2])
+	}
+	if err1 != nil || err2 != nil || err3 != nil {
+		return nil, false
+	}
+	pol.Escalate = checkpoints.Escalation(strings.ToLower(parts[3]))
+	if pol == checkpoints.DefaultReminders() {
+		return nil, true
+	}
+	return &pol, true
 }
 
 // fieldSlot renders one field of the builder; an empty field is a slot for
@@ -286,6 +332,11 @@ func ParseDefinitionForm(meta DefinitionMeta, base checkpoints.Definition, state
 	}
 	dur(defTimeoutBlock, &d.Timeout)
 	dur(defWindowBlock, &d.BreakerWindow)
+	if p, ok := parseReminders(text(defRemindersBlock)); ok {
+		d.Reminders = p
+	} else {
+		errs[defRemindersBlock] = "Write four values: reminders, backoff factor, longest gap, who is told — e.g. 3, 2, 24h, admins."
+	}
 
 	d.Fields = nil
 	var slots []int
@@ -364,7 +415,7 @@ func DefinitionErrors(ps []checkpoints.Problem, slots []int, create bool) map[st
 	top := map[string]string{
 		"id": DefIDBlock, "control_type": DefIDBlock, "label": defLabelBlock, "description": defDescBlock,
 		"pipeline_position": defPositionBlock, "sort_order": defSortBlock, "applicable_modes": defModesBlock,
-		"timeout_seconds": defTimeoutBlock, "on_timeout": defOnTimeoutBlock, "max_retries": defRetriesBlock,
+		"timeout_seconds": defTimeoutBlock, "on_timeout": defOnTimeoutBlock, "reminders": defRemindersBlock, "max_retries": defRetriesBlock,
 		"circuit_breaker_threshold": defThresholdBlock, "circuit_breaker_window_minutes": defWindowBlock,
 	}
 	parts := map[string]string{slotKey: slotKey, slotLabel: slotLabel, slotType: slotType, slotRequired: slotRequired,

@@ -119,3 +119,45 @@ func TestTheEditFormRoundTripsEveryBuiltin(t *testing.T) {
 		}
 	}
 }
+
+// The form's Reminders input reads a policy, round-trips one, keeps the
+// default as the default, and places a nonsense one's problems on itself.
+func TestDefinitionFormReminders(t *testing.T) {
+	base := form{}.text(DefIDBlock, "risk_check").text(defLabelBlock, "Risk check").pick(defPositionBlock, "after_planning").
+		pick(defModesBlock, "guided").pick(defRequiredBlock, requiredValue).text(defTimeoutBlock, "1h").text(defRetriesBlock, "2")
+	parse := func(v string) (checkpoints.Definition, map[string]string) {
+		state := form{}
+		for k, a := range base {
+			state[k] = a
+		}
+		d, slots, errs := ParseDefinitionForm(DefinitionMeta{Slots: 0}, checkpoints.Definition{}, state.text(defRemindersBlock, v))
+		for k, v := range DefinitionErrors(checkpoints.DefinitionProblems(d), slots, true) {
+			errs[k] = v
+		}
+		return d, errs
+	}
+	d, errs := parse("2, 3, 5h, requester")
+	want := checkpoints.ReminderPolicy{Count: 2, Factor: 3, MaxInterval: 5 * time.Hour, Escalate: checkpoints.EscalateRequester}
+	if len(errs) > 0 || d.Reminders == nil || *d.Reminders != want {
+		t.Fatalf("parsed %+v, errors %v; want %+v", d.Reminders, errs, want)
+	}
+	if got := reminderText(d.Reminders); got != "2, 3, 5h, requester" {
+		t.Fatalf("shown as %q", got)
+	}
+	for _, v := range []string{"", "3, 2, 24h, admins"} {
+		if d, errs := parse(v); len(errs) > 0 || d.Reminders != nil {
+			t.Fatalf("%q: %+v %v, want the default (nil)", v, d.Reminders, errs)
+		}
+	}
+	for v, msg := range map[string]string{
+		"three":               "Write four values",
+		"-1, 2, 24h, admins":  "-1 reminders",
+		"3, 0, 24h, admins":   "backoff factor 0",
+		"3, 2, 24h, everyone": "unknown escalation",
+		"20, 10, 0, admins":   "would last",
+	} {
+		if _, errs := parse(v); !strings.Contains(errs[defRemindersBlock], msg) {
+			t.Errorf("%q: errors %v, want %q on the reminders input", v, errs, msg)
+		}
+	}
+}

@@ -85,6 +85,8 @@ func checkpointTail(inst *checkpoints.Instance, requestedBy string) []slack.Bloc
 		note = fmt.Sprintf("Waiting for <@%s> (or an approver of this channel).", requestedBy)
 	}
 	switch {
+	case !inst.RemindersStoppedAt.IsZero():
+		note += " " + RemindersStoppedNote(inst)
 	case !inst.DeadlineAt.IsZero() && inst.OnTimeout == checkpoints.TimeoutApprove:
 		note += " :hourglass: This checkpoint *approves itself " + SlackDate(inst.DeadlineAt) + "* if nobody decides."
 	case !inst.DeadlineAt.IsZero():
@@ -114,6 +116,11 @@ func checkpointButtons(inst *checkpoints.Instance, blockID string) *slack.Action
 	}
 	if !inst.Required {
 		buttons = append(buttons, slack.NewButtonBlockElement(ActionSkip, inst.ID, Plain("Skip", MaxButtonText)))
+	} else if !inst.RemindersStoppedAt.IsZero() && inst.State == checkpoints.StateTimedOut {
+		// Nobody decided it through its reminders: an admin may go on without it.
+		without := slack.NewButtonBlockElement(ActionContinueWithout, inst.ID, Plain("Continue without it", MaxButtonText))
+		without.Style = slack.StyleDanger
+		buttons = append(buttons, without)
 	}
 	if len(buttons) == 0 {
 		return nil
@@ -554,4 +561,16 @@ func FirstNonEmpty(ss ...string) string {
 		}
 	}
 	return ""
+}
+
+// RemindersStoppedNote says, in a checkpoint's message, that its reminders
+// are used up: who was told, that the run still waits, and how to decide or
+// skip it.
+func RemindersStoppedNote(inst *checkpoints.Instance) string {
+	told := map[checkpoints.Escalation]string{
+		checkpoints.EscalateAdmins:    " and told the admins",
+		checkpoints.EscalateRequester: " and told the person who started the run",
+	}[inst.ReminderPolicy().Escalate]
+	return fmt.Sprintf(":no_bell: *Reminders have stopped* after %d%s. The run is still waiting: decide with the buttons above, or an admin can go on without it (*Continue without it*, here or in my App Home, or `researchbot checkpoints skip %s %s`).",
+		inst.Reminded, told, Escape(inst.RunID), Escape(inst.ID))
 }

@@ -104,7 +104,10 @@ func homePending(pending []HomePending) []slack.Block {
 		}
 		label := EscapeTruncate(OneLine(FirstNonEmpty(p.Inst.Label, p.Inst.DefinitionID)), 100)
 		text := fmt.Sprintf("*%s* %s — _%s_", label, where, EscapeTruncate(OneLine(p.Run.Question), 150))
-		if !p.Inst.DeadlineAt.IsZero() && p.Inst.Open() {
+		switch {
+		case !p.Inst.RemindersStoppedAt.IsZero():
+			text += fmt.Sprintf("\n:no_bell: Reminders stopped after %d; still waiting.", p.Inst.Reminded)
+		case !p.Inst.DeadlineAt.IsZero() && (p.Inst.Open() || p.Inst.State == checkpoints.StateTimedOut):
 			text += "\nReminder due " + SlackDate(p.Inst.DeadlineAt)
 		}
 		if p.Run.Stranded == p.Inst.ID {
@@ -203,9 +206,52 @@ func homeDefinitionText(d HomeDefinition) string {
 	if checkpoints.IsBuiltin(def.ID) {
 		kind = "built-in"
 	}
-	return fmt.Sprintf("*%s* `%s` (%s) — %s, %s\n%s · sort order %d · modes %s · %s · retries %d\n%s",
+	return fmt.Sprintf("*%s* `%s` (%s) — %s, %s\n%s · sort order %d · modes %s · %s · retries %d\n%s\n%s",
 		EscapeTruncate(def.Label, 100), Escape(def.ID), kind, state, req,
-		Escape(string(def.Position)), def.SortOrder, Escape(strings.Join(def.Modes, ", ")), timeout, def.MaxRetries, breaker)
+		Escape(string(def.Position)), def.SortOrder, Escape(strings.Join(def.Modes, ", ")), timeout, def.MaxRetries,
+		ReminderPolicyText(def), breaker)
+}
+
+// ReminderPolicyText says what a definition does when nobody decides: with
+// a 1 h timeout and the default policy, "reminders at 1h, 3h, 7h after the
+// offer (backing off ×2, at most 1d apart), then the admins are told at 15h;
+// then no more".
+func ReminderPolicyText(def checkpoints.Definition) string {
+	switch {
+	case def.Timeout <= 0:
+		return "no reminders (no timeout)"
+	case !def.Required:
+		return "skipped at its timeout (optional)"
+	}
+	p := def.ReminderPolicy()
+	prefix := ""
+	if def.OnTimeout == checkpoints.TimeoutApprove {
+		prefix = "approves itself at its timeout; if it cannot, "
+	}
+	sched := p.Schedule(def.Timeout)
+	told := map[checkpoints.Escalation]string{
+		checkpoints.EscalateAdmins:    "the admins are told",
+		checkpoints.EscalateRequester: "the requester is told",
+	}[p.Escalate]
+	if told == "" {
+		told = "nobody else is told"
+	}
+	if p.Count == 0 {
+		return fmt.Sprintf("%sno reminders: at the timeout %s; the run keeps waiting", prefix, told)
+	}
+	at := make([]string, len(sched)-1)
+	for i, d := range sched[:len(sched)-1] {
+		at[i] = Duration(d)
+	}
+	how := "at a fixed interval"
+	if p.Factor > 1 && (p.MaxInterval <= 0 || p.MaxInterval > def.Timeout) {
+		how = fmt.Sprintf("backing off ×%d", p.Factor)
+		if p.MaxInterval > 0 {
+			how += ", at most " + Duration(p.MaxInterval) + " apart"
+		}
+	}
+	return fmt.Sprintf("%s%d reminders at %s after the offer (%s), then %s at %s; then no more, the run keeps waiting",
+		prefix, p.Count, strings.Join(at, ", "), how, told, Duration(sched[len(sched)-1]))
 }
 
 // homeCounts says how many instances ended in which state.

@@ -54,7 +54,7 @@ func cmdCheckpointsSkip(ctx context.Context, args []string, getenv func(string) 
 	}
 	switch {
 	case errors.Is(err, pipeline.ErrNotStranded):
-		return &exitError{code: 1, msg: fmt.Sprintf("researchbot: %s is required and can still be shown (state %s): decide it, or wait until its retries are used up", inst.DefinitionID, inst.State)}
+		return &exitError{code: 1, msg: fmt.Sprintf("researchbot: %s is required and can still be shown (state %s): decide it, or wait until its retries or its reminders are used up", inst.DefinitionID, inst.State)}
 	case errors.Is(err, checkpoints.ErrAlreadyDecided), errors.Is(err, pipeline.ErrNotCurrent):
 		return &exitError{code: 1, msg: fmt.Sprintf("researchbot: %s was decided or the run moved on meanwhile; nothing was changed", inst.DefinitionID)}
 	case err != nil:

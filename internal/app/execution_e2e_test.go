@@ -103,8 +103,8 @@ func TestAModelThatIsDownEndsTheRunWithinItsBound(t *testing.T) {
 // TestCheckpointTimeoutsFireOnTimeThroughTheQueue: checkpoint timers run
 // through the real queue and worker on a real redis-server, on the real
 // clock: a required checkpoint is offered again at its interval while its
-// retries last, then stays timed out and is reminded at the same interval
-// for as long as it waits, each reminder no earlier than its deadline and at
+// retries last, then stays timed out and is reminded at its interval (a
+// policy of a fixed interval) while it allows, each reminder no earlier than its deadline and at
 // most 2 s after; an optional one is skipped at its deadline and the run
 // goes on.
 func TestCheckpointTimeoutsFireOnTimeThroughTheQueue(t *testing.T) {
@@ -119,6 +119,7 @@ func TestCheckpointTimeoutsFireOnTimeThroughTheQueue(t *testing.T) {
 		switch d.ID {
 		case checkpoints.PlanReview:
 			d.Timeout, d.MaxRetries = 1100*time.Millisecond, 2
+			d.Reminders = &checkpoints.ReminderPolicy{Count: 5, Factor: 1, Escalate: checkpoints.EscalateNone} // a fixed interval, for a short test
 		case checkpoints.CriticalIssues:
 			d.Timeout = 900 * time.Millisecond
 		default:

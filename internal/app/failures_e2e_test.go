@@ -126,13 +126,43 @@ func TestTimeoutsOnAnInjectedClock(t *testing.T) {
 		if r.Status != pipeline.StatusWaiting || r.Counters.PlanRounds != 1 || len(r.Feedback) != 0 {
 			t.Fatalf("a timeout changed the run: status %s, plans %d, feedback %v", r.Status, r.Counters.PlanRounds, r.Feedback)
 		}
-		// After every reminder is used up, a person can still answer it.
+		// Its policy (the default) allows two reminders more, a day apart
+		// (backing off ×2 from its 24 h timeout, capped at a day), then
+		// stops: nothing more is posted.
 		cur := again
-		for i := 0; i < 3; i++ {
+		for i := 0; i < 2; i++ {
 			h.clock.Advance(25 * time.Hour)
 			h.timerFires(cur)
 			cur = h.next()
 		}
+		h.clock.Advance(25 * time.Hour)
+		h.timerFires(cur)
+		select {
+		case inst := <-h.rec.stopped:
+			if inst.ID != plan.ID || inst.Reminded != 3 {
+				t.Fatalf("escalated %s after %d reminders, want the plan after 3", inst.DefinitionID, inst.Reminded)
+			}
+		case inst := <-h.rec.offers:
+			t.Fatalf("reminded again after its policy's 3 reminders: attempt %d", inst.Attempt)
+		case <-time.After(time.Minute):
+			t.Fatal("no escalation after the policy's reminders")
+		}
+		for i := 0; i < 5; i++ {
+			h.clock.Advance(25 * time.Hour)
+			h.timerFires(cur)
+		}
+		select {
+		case inst := <-h.rec.offers:
+			t.Fatalf("reminded again after the escalation: attempt %d", inst.Attempt)
+		case inst := <-h.rec.stopped:
+			t.Fatalf("escalated twice: %s", inst.DefinitionID)
+		default:
+		}
+		r, _ = h.app.Engine.Load(context.Background(), plan.RunID)
+		if st := r.Instance(plan.ID); st.RemindersStoppedAt.IsZero() || st.Reminded != 3 || st.State != checkpoints.StateTimedOut || !r.Deadline().IsZero() {
+			t.Fatalf("after its reminders: stopped at %v, reminded %d, %s, run deadline %v", st.RemindersStoppedAt, st.Reminded, st.State, r.Deadline())
+		}
+		// After every reminder is used up, a person can still answer it.
 		h.decide(plan, checkpoints.Decision{Action: checkpoints.Approve})
 		h.decide(h.next(), checkpoints.Decision{Action: checkpoints.Approve})
 		if r := h.finish(); r.Status != pipeline.StatusCompleted {

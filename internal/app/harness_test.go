@@ -18,6 +18,7 @@ import (
 // recorder is a Presenter that hands checkpoints and finished runs to the test.
 type recorder struct {
 	offers   chan checkpoints.Instance
+	stopped  chan checkpoints.Instance // checkpoints whose reminders stopped (escalated)
 	done     chan *pipeline.Run
 	mu       sync.Mutex
 	decided  []checkpoints.Instance
@@ -26,11 +27,16 @@ type recorder struct {
 }
 
 func newRecorder() *recorder {
-	return &recorder{offers: make(chan checkpoints.Instance, 32), done: make(chan *pipeline.Run, 4)}
+	return &recorder{offers: make(chan checkpoints.Instance, 32), stopped: make(chan checkpoints.Instance, 4), done: make(chan *pipeline.Run, 4)}
 }
 
 func (r *recorder) Offer(_ context.Context, _ *pipeline.Run, inst *checkpoints.Instance) error {
 	r.offers <- *inst
+	return nil
+}
+
+func (r *recorder) RemindersStopped(_ context.Context, _ *pipeline.Run, inst *checkpoints.Instance) error {
+	r.stopped <- *inst
 	return nil
 }
 

@@ -1,0 +1,167 @@
+package pipeline_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/researchbot/researchbot/checkpoints"
+	"github.com/researchbot/researchbot/pipeline"
+)
+
+// TestRemindersBackOffEscalateOnceThenStop: a required checkpoint with a
+// 1 h timeout is reminded at the backed-off times of its policy, exactly
+// its count, never early; then escalated once; then nothing more is posted
+// over ten days, while the run still waits and a decision still counts. An
+// instance stored before policies existed follows the default.
+func TestRemindersBackOffEscalateOnceThenStop(t *testing.T) {
+	h := time.Hour
+	for _, tc := range []struct {
+		name   string
+		policy *checkpoints.ReminderPolicy // of the definition
+		strip  bool                        // remove the policy from the stored instance (an old run)
+		want   []time.Duration             // offsets from the offer: the reminders, then the escalation
+	}{
+		{name: "the default policy", want: []time.Duration{h, 3 * h, 7 * h, 15 * h}},
+		{name: "its definition's policy", policy: &checkpoints.ReminderPolicy{Count: 2, Factor: 3, MaxInterval: 5 * h, Escalate: checkpoints.EscalateRequester},
+			want: []time.Duration{h, 4 * h, 9 * h}},
+		{name: "an old run with no policy stored gets the default", strip: true,
+			policy: &checkpoints.ReminderPolicy{Count: 1, Factor: 1, Escalate: checkpoints.EscalateNone},
+			want:   []time.Duration{h, 3 * h, 7 * h, 15 * h}},
+		{name: "no reminders: escalated at the timeout", policy: &checkpoints.ReminderPolicy{Count: 0, Factor: 1, Escalate: checkpoints.EscalateAdmins},
+			want: []time.Duration{h}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			f, _ := newFlow(t, passes)
+			c := custom("budget_check", checkpoints.AfterPlanning, 20, true)
+			c.Timeout, c.MaxRetries, c.Reminders = h, 1, tc.policy
+			f.define(c)
+			f.start(checkpoints.ModeGuided, pipeline.Limits{MaxIterations: 1}, false)
+			f.approve(checkpoints.PlanReview)
+			inst := f.at("budget_check")
+			offered := f.clock.Now()
+			if tc.strip {
+				r := f.run()
+				r.Instance(inst.ID).Reminders = nil
+				if err := f.store.Save(ctx, r); err != nil {
+					t.Fatal(err)
+				}
+				if f.at("budget_check").Reminders != nil {
+					t.Fatal("the policy is still stored")
+				}
+			}
+			posts := func() int {
+				f.pres.mu.Lock()
+				defer f.pres.mu.Unlock()
+				return f.pres.offers
+			}
+			stopped := func() []string {
+				f.pres.mu.Lock()
+				defer f.pres.mu.Unlock()
+				return slices.Clone(f.pres.stopped)
+			}
+			var got []time.Duration
+			for range 30 {
+				cur := f.at("budget_check")
+				if cur.DeadlineAt.IsZero() {
+					break
+				}
+				before, esc := posts(), len(stopped())
+				// A timer a second early does nothing (it sets itself again).
+				f.clock.Advance(cur.DeadlineAt.Sub(f.clock.Now()) - time.Second)
+				if err := f.eng.CheckTimeout(ctx, "r-1", cur.ID, cur.DeadlineAt); err != nil {
+					t.Fatal(err)
+				}
+				if posts() != before || len(stopped()) != esc {
+					t.Fatalf("something was posted a second before the deadline %v", cur.DeadlineAt.Sub(offered))
+				}
+				f.clock.Advance(time.Second)
+				if err := f.eng.CheckTimeout(ctx, "r-1", cur.ID, cur.DeadlineAt); err != nil {
+					t.Fatal(err)
+				}
+				switch {
+				case posts() == before+1 && len(stopped()) == esc:
+					got = append(got, f.clock.Now().Sub(offered))
+				case posts() == before && len(stopped()) == esc+1:
+					got = append(got, f.clock.Now().Sub(offered))
+				default:
+					t.Fatalf("at %v: %d posts and %d escalations, want one of them", f.clock.Now().Sub(offered), posts()-before, len(stopped())-esc)
+				}
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Fatalf("reminded and escalated at %v, want %v", got, tc.want)
+			}
+			if s := stopped(); len(s) != 1 || s[0] != inst.ID {
+				t.Fatalf("escalations %v, want one of %s", s, inst.ID)
+			}
+			// Ten days later, timers and wake-ups included, nothing more.
+			final := posts()
+			for range 10 {
+				f.clock.Advance(24 * h)
+				if err := f.eng.CheckTimeout(ctx, "r-1", inst.ID, f.clock.Now()); err != nil {
+					t.Fatal(err)
+				}
+				f.advance()
+			}
+			cur := f.at("budget_check")
+			if posts() != final || len(stopped()) != 1 {
+				t.Fatalf("after ten days: %d more posts, %d escalations", posts()-final, len(stopped()))
+			}
+			if cur.State != checkpoints.StateTimedOut || cur.RemindersStoppedAt.IsZero() || cur.Reminded != len(tc.want)-1 {
+				t.Fatalf("state %s, stopped at %v, reminded %d; want timed out (still waiting), stopped, %d reminders", cur.State, cur.RemindersStoppedAt, cur.Reminded, len(tc.want)-1)
+			}
+			if r := f.run(); r.Status != pipeline.StatusWaiting || !r.Deadline().IsZero() {
+				t.Fatalf("the run is %s with deadline %v, want waiting without one", r.Status, r.Deadline())
+			}
+			// A person may still decide.
+			f.approve("budget_check")
+			if cur := f.run().Instance(inst.ID); cur.Decision == nil || cur.Decision.Action != checkpoints.Approve {
+				t.Fatalf("a late decision did not count: %+v", cur.Decision)
+			}
+		})
+	}
+}
+
+// TestAnAdminCanGoOnWithoutACheckpointWhoseRemindersStopped: "continue
+// without it" is refused while reminders are still due, and passes over a
+// required checkpoint nobody decided through its reminders, with a caveat.
+func TestAnAdminCanGoOnWithoutACheckpointWhoseRemindersStopped(t *testing.T) {
+	ctx := context.Background()
+	f, _ := newFlow(t, passes)
+	c := custom("budget_check", checkpoints.AfterPlanning, 20, true)
+	c.Timeout, c.MaxRetries = time.Hour, 0
+	c.Reminders = &checkpoints.ReminderPolicy{Count: 1, Factor: 1, Escalate: checkpoints.EscalateAdmins}
+	f.define(c)
+	f.start(checkpoints.ModeGuided, pipeline.Limits{MaxIterations: 1}, false)
+	f.approve(checkpoints.PlanReview)
+	for i := range 2 {
+		inst := f.at("budget_check")
+		if _, err := f.eng.ContinueWithout(ctx, inst.ID, "U0ADMIN01"); !errors.Is(err, pipeline.ErrNotStranded) {
+			t.Fatalf("continue without it while a reminder is due (%d): %v, want ErrNotStranded", i, err)
+		}
+		f.clock.Advance(inst.DeadlineAt.Sub(f.clock.Now()))
+		if err := f.eng.CheckTimeout(ctx, "r-1", inst.ID, inst.DeadlineAt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	inst := f.at("budget_check")
+	if inst.RemindersStoppedAt.IsZero() {
+		t.Fatalf("reminders did not stop: reminded %d", inst.Reminded)
+	}
+	if _, err := f.eng.ContinueWithout(ctx, inst.ID, "U0ADMIN01"); err != nil {
+		t.Fatal(err)
+	}
+	r := f.advance()
+	if got := r.Instance(inst.ID); got.State != checkpoints.StateSkipped {
+		t.Fatalf("state %s, want skipped", got.State)
+	}
+	if !slices.ContainsFunc(r.ReviewNotes, func(n string) bool {
+		return strings.Contains(n, "through all its reminders (1)") && strings.Contains(n, "U0ADMIN01")
+	}) {
+		t.Fatalf("the caveats %q do not say who went on without it and why", r.ReviewNotes)
+	}
+}
