@@ -229,6 +229,9 @@ func ValidateRequest(req Request) error {
 	if req.Limits.MaxIterations < 0 {
 		p = append(p, "max iterations must not be negative")
 	}
+	if _, err := req.Domains.Normalize(); err != nil {
+		p = append(p, strings.Split(err.Error(), "\n")...)
+	}
 	if len(p) > 0 {
 		return &InvalidRequestError{Problems: p}
 	}
@@ -259,6 +262,7 @@ func (e *Engine) create(ctx context.Context, req Request, id string) (*Run, erro
 		return nil, err
 	}
 	depth, _ := ParseDepth(string(req.Depth))
+	domains, _ := req.Domains.Normalize() // validated above
 	mode := req.Mode
 	if mode == "" {
 		mode = checkpoints.ModeGuided
@@ -278,6 +282,7 @@ func (e *Engine) create(ctx context.Context, req Request, id string) (*Run, erro
 		Known:         req.Known,
 		Writing:       req.Writing.merge(e.cfg.Writing),
 		ReviewSources: req.ReviewSources,
+		Domains:       domains,
 		Status:        StatusQueued,
 		Step:          StepPlan,
 		CreatedAt:     now,

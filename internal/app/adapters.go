@@ -175,6 +175,9 @@ type fetcher struct {
 
 func (f *fetcher) Fetch(ctx context.Context, url string) (pipeline.Document, error) {
 	start := f.now()
+	if rules, ok := pipeline.DomainRulesFrom(ctx); ok {
+		ctx = fetch.WithHostCheck(ctx, rules.Refusal)
+	}
 	p, err := f.f.Fetch(ctx, url)
 	f.calls.Fetch(fetchOutcome(p, err), len(p.Text), f.now().Sub(start))
 	if err != nil {
