@@ -42,6 +42,9 @@ type Command struct {
 	// FollowUpOf is the follow-up question the research is for (the
 	// "Research this" button); never parsed from text.
 	FollowUpOf string
+	// Domains are the run's domain rules (--only-domain, --never-domain;
+	// CmdResearch), normalised.
+	Domains pipeline.DomainRules
 }
 
 // UsageError is a /research invocation that cannot be understood; its
@@ -55,7 +58,8 @@ func (e *UsageError) Error() string { return e.Msg }
 
 // ParseCommand parses the text after /research:
 //
-//	[--mode auto|guided|full] [--depth quick|standard|comprehensive] [--review-sources] <question>
+//	[--mode auto|guided|full] [--depth quick|standard|comprehensive] [--review-sources]
+//	[--only-domain D[,D…]]… [--never-domain D[,D…]]… <question>
 //	help | status [RUN] | list | cancel [RUN] | stream …
 //
 // A subcommand is recognised only in its exact form (see subcommand); any
@@ -95,8 +99,8 @@ func ParseCommand(text string) (Command, error) {
 			c.ReviewSources = true
 			continue
 		}
-		if name != "mode" && name != "depth" {
-			return Command{}, &UsageError{Msg: fmt.Sprintf("I don't know the option `%s`. Options are `--mode auto|guided|full`, `--depth quick|standard|comprehensive` and `--review-sources`; put `--` before a question that contains one.", blockkit.Escape(blockkit.Truncate(t, 40)))}
+		if name != "mode" && name != "depth" && name != "only-domain" && name != "never-domain" {
+			return Command{}, &UsageError{Msg: fmt.Sprintf("I don't know the option `%s`. Options are `--mode auto|guided|full`, `--depth quick|standard|comprehensive`, `--review-sources`, `--only-domain example.org` and `--never-domain example.com`; put `--` before a question that contains one.", blockkit.Escape(blockkit.Truncate(t, 40)))}
 		}
 		if !hasVal {
 			if i+1 >= len(toks) {
@@ -107,6 +111,10 @@ func ParseCommand(text string) (Command, error) {
 		}
 		val = strings.ToLower(val)
 		switch name {
+		case "only-domain":
+			c.Domains.Only = append(c.Domains.Only, domainWords(val)...)
+		case "never-domain":
+			c.Domains.Never = append(c.Domains.Never, domainWords(val)...)
 		case "mode":
 			switch val {
 			case checkpoints.ModeAuto, checkpoints.ModeGuided, checkpoints.ModeFull:
@@ -122,6 +130,11 @@ func ParseCommand(text string) (Command, error) {
 			c.Depth = d
 		}
 	}
+	d, err := c.Domains.Normalize()
+	if err != nil {
+		return Command{}, &UsageError{Msg: "These domain rules can't be used: " + blockkit.EscapeTruncate(strings.ReplaceAll(err.Error(), "\n", "; "), 800) + "."}
+	}
+	c.Domains = d
 	c.Question = strings.Join(words, " ")
 	if c.Question == "" {
 		return Command{}, &UsageError{Msg: "What should I research? Write the question after the options, e.g. `/research --depth quick what changed in EU AI rules this year?`"}
@@ -133,6 +146,22 @@ func ParseCommand(text string) (Command, error) {
 		return Command{}, &UsageError{Msg: fmt.Sprintf("Your question is %d characters long; the limit is %d. Please shorten it and try again.", n, blockkit.MaxQuestionRunes)}
 	}
 	return c, nil
+}
+
+// domainWords splits an option's comma list of domains; a domain Slack
+// turned into a link (<http://example.org|example.org>) is unwrapped.
+func domainWords(val string) []string {
+	var out []string
+	for w := range strings.SplitSeq(val, ",") {
+		w = strings.TrimSpace(w)
+		if strings.HasPrefix(w, "<") && strings.HasSuffix(w, ">") {
+			w, _, _ = strings.Cut(w[1:len(w)-1], "|")
+		}
+		if w != "" {
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 // streamVerbs are the "/research stream" verbs and whether each takes a

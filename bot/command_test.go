@@ -2,6 +2,7 @@ package bot
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -55,6 +56,10 @@ func TestParseCommand(t *testing.T) {
 		{in: "status of fusion power in 2025", want: Command{Kind: CmdResearch, Question: "status of fusion power in 2025", Mode: "guided", Depth: pipeline.DepthStandard}},
 		{in: "--review-sources what is RAG?", want: Command{Kind: CmdResearch, Question: "what is RAG?", Mode: "guided", Depth: pipeline.DepthStandard, ReviewSources: true}},
 		{in: "--review-sources=yes what is RAG?", err: "don't know the option"},
+		{in: "--only-domain example.org,https://Docs.Example.net/x --never-domain <http://spam.example|spam.example> --never-domain=ads.example.org what is RAG?", want: Command{Kind: CmdResearch, Question: "what is RAG?", Mode: "guided", Depth: pipeline.DepthStandard,
+			Domains: pipeline.DomainRules{Only: []string{"example.org", "docs.example.net"}, Never: []string{"spam.example", "ads.example.org"}}}},
+		{in: "--never-domain bad_one what is RAG?", err: `never domain "bad_one": not a domain name`},
+		{in: "what is RAG? --only-domain", err: "needs a value"},
 		{in: "--mode turbo what", err: "must be auto, guided or full"},
 		{in: "--depth deep what", err: "must be quick, standard or comprehensive"},
 		{in: "--dept quick what", err: "don't know the option"},
@@ -78,7 +83,7 @@ func TestParseCommand(t *testing.T) {
 			t.Errorf("ParseCommand(%.40q): %v", c.in, err)
 			continue
 		}
-		if got != c.want {
+		if !reflect.DeepEqual(got, c.want) {
 			t.Errorf("ParseCommand(%.40q) = %+v, want %+v", c.in, got, c.want)
 		}
 	}

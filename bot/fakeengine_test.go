@@ -62,7 +62,7 @@ func (e *fakeEngine) Start(ctx context.Context, req pipeline.Request) (*pipeline
 	e.mu.Lock()
 	e.seq++
 	r := &pipeline.Run{ID: fmt.Sprintf("run-%d", e.seq), Question: req.Question, Mode: req.Mode, Depth: req.Depth,
-		RequestedBy: req.RequestedBy, Origin: req.Origin, Status: pipeline.StatusRunning, Step: pipeline.StepPlan, CreatedAt: e.now()}
+		RequestedBy: req.RequestedBy, Origin: req.Origin, Status: pipeline.StatusRunning, Step: pipeline.StepPlan, CreatedAt: e.now(), Domains: req.Domains}
 	r.Origin.Direct = r.Origin.Direct || e.direct
 	e.runs[r.ID] = r
 	e.offerLocked(r, checkpoints.PlanReview, planPayload(), map[string]any{

@@ -316,6 +316,7 @@ func (a *App) startResearch(ctx context.Context, req *Request) error {
 		Origin:      pipeline.Origin{Kind: OriginKind, TeamID: cmd.TeamID, Channel: cmd.ChannelID, ThreadTS: thread},
 		Limits:      pipeline.Limits{MaxCostUSD: c.BudgetUSD},
 		FollowUpOf:  c.FollowUpOf,
+		Domains:     c.Domains,
 	})
 	if err != nil {
 		log.Error("bot: starting a run failed", "err", err)

@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/slack-go/slack"
@@ -81,6 +82,10 @@ func (a *App) startDefaults(ctx context.Context, channel string) blockkit.StartS
 	if b, err := strconv.ParseFloat(f["budget_usd"], 64); err == nil && b > 0 && b <= blockkit.MaxStartBudgetUSD {
 		s.BudgetUSD = b
 	}
+	// Remembered rules that no longer validate are dropped, not shown.
+	if d, err := (pipeline.DomainRules{Only: blockkit.DomainList(f["only_domains"]), Never: blockkit.DomainList(f["never_domains"])}).Normalize(); err == nil {
+		s.Domains = d
+	}
 	return s
 }
 
@@ -109,7 +114,7 @@ func (a *App) onStartSubmission(ctx context.Context, req *Request) error {
 		return nil
 	}
 	req.Ack(nil)
-	c := Command{Kind: CmdResearch, Question: f.Question, Mode: f.Settings.RunMode(), Depth: f.Settings.Depth, ThreadTS: f.Thread, BudgetUSD: f.Settings.BudgetUSD}
+	c := Command{Kind: CmdResearch, Question: f.Question, Mode: f.Settings.RunMode(), Depth: f.Settings.Depth, ThreadTS: f.Thread, BudgetUSD: f.Settings.BudgetUSD, Domains: f.Settings.Domains}
 	start := &Request{
 		UserID: req.UserID, TeamID: req.TeamID, Channel: f.Channel, Thread: f.Thread,
 		Command: &slack.SlashCommand{TeamID: req.TeamID, ChannelID: f.Channel, UserID: req.UserID},
@@ -117,7 +122,8 @@ func (a *App) onStartSubmission(ctx context.Context, req *Request) error {
 	}
 	a.serve(ctx, a.startResearch, start)
 	if a.cfg.StartDefaults != nil {
-		fields := map[string]string{"mode": c.Mode, "depth": string(c.Depth), "budget_usd": strconv.FormatFloat(c.BudgetUSD, 'f', -1, 64)}
+		fields := map[string]string{"mode": c.Mode, "depth": string(c.Depth), "budget_usd": strconv.FormatFloat(c.BudgetUSD, 'f', -1, 64),
+			"only_domains": strings.Join(c.Domains.Only, ","), "never_domains": strings.Join(c.Domains.Never, ",")}
 		if err := a.cfg.StartDefaults.Put(ctx, f.Channel, fields); err != nil {
 			start.Log.Warn("bot: remembering the channel's defaults failed", "err", err)
 		}

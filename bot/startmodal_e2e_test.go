@@ -121,21 +121,25 @@ func TestE2EStartFormDefaultsAndValidation(t *testing.T) {
 	}
 
 	bad := f.submit(v, form(map[string]slack.BlockAction{
-		"start_question": {Value: "why?"},
-		"start_mode":     selected("auto"),
-		"start_sources":  {SelectedOptions: []slack.OptionBlockObject{{Value: "review_sources"}}},
-		"start_budget":   {Value: "lots"},
+		"start_question":      {Value: "why?"},
+		"start_mode":          selected("auto"),
+		"start_sources":       {SelectedOptions: []slack.OptionBlockObject{{Value: "review_sources"}}},
+		"start_budget":        {Value: "lots"},
+		"start_never_domains": {Value: "spam.example, not_a_domain"},
 	}))
-	if bad.ResponseAction != "errors" || bad.Errors["start_question"] == "" || bad.Errors["start_budget"] == "" || bad.Errors["start_sources"] == "" {
+	if bad.ResponseAction != "errors" || bad.Errors["start_question"] == "" || bad.Errors["start_budget"] == "" || bad.Errors["start_sources"] == "" ||
+		!strings.Contains(bad.Errors["start_never_domains"], `"not_a_domain"`) {
 		t.Fatalf("an invalid form was acked %+v", bad)
 	}
 	const q = "How well do heat pumps work in cold climates?"
 	ok := f.submit(v, form(map[string]slack.BlockAction{
-		"start_question": {Value: q},
-		"start_mode":     selected("guided"),
-		"start_depth":    selected("quick"),
-		"start_sources":  {SelectedOptions: []slack.OptionBlockObject{{Value: "review_sources"}}},
-		"start_budget":   {Value: "$1.5"},
+		"start_question":      {Value: q},
+		"start_mode":          selected("guided"),
+		"start_depth":         selected("quick"),
+		"start_sources":       {SelectedOptions: []slack.OptionBlockObject{{Value: "review_sources"}}},
+		"start_budget":        {Value: "$1.5"},
+		"start_only_domains":  {Value: "Example.org"},
+		"start_never_domains": {Value: "spam.example"},
 	}))
 	if ok.ResponseAction != "" {
 		t.Fatalf("a valid form was acked %+v", ok)
@@ -143,6 +147,9 @@ func TestE2EStartFormDefaultsAndValidation(t *testing.T) {
 	r := f.run(q)
 	if r.Mode != "full" || r.Depth != pipeline.DepthQuick || r.Limits.MaxCostUSD != 1.5 || r.Origin.Channel != startChannel {
 		t.Errorf("run %s: mode %s depth %s budget %v channel %s", r.ID, r.Mode, r.Depth, r.Limits.MaxCostUSD, r.Origin.Channel)
+	}
+	if got := r.Domains.String(); got != "only example.org · never spam.example" {
+		t.Errorf("run %s: domain rules %q", r.ID, got)
 	}
 	f.waitFor("the root message naming the run", func() bool {
 		for _, m := range f.fake.Messages(startChannel) {
@@ -164,7 +171,7 @@ func TestE2EStartFormDefaultsAndValidation(t *testing.T) {
 		t.Fatal(err)
 	}
 	js = string(f.view(2).JSON)
-	for _, want := range []string{`"initial_value":"1.5"`, `"initial_option":{"text":{"emoji":true,"text":"Quick`, `"initial_options":[{"text":{"emoji":true,"text":"Let me review`} {
+	for _, want := range []string{`"initial_value":"1.5"`, `"initial_option":{"text":{"emoji":true,"text":"Quick`, `"initial_options":[{"text":{"emoji":true,"text":"Let me review`, `"initial_value":"example.org"`, `"initial_value":"spam.example"`} {
 		if !strings.Contains(js, want) {
 			t.Errorf("the second form lacks the channel's defaults %s: %s", want, js)
 		}

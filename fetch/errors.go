@@ -38,6 +38,9 @@ const (
 	ReasonUnreadable Reason = "unreadable"
 	// ReasonEmpty: the page has no extractable text.
 	ReasonEmpty Reason = "empty"
+	// ReasonExcludedHost: the caller's host check (WithHostCheck) refuses
+	// the URL's host or a redirect's; Detail gives its reason.
+	ReasonExcludedHost Reason = "excluded_host"
 	// ReasonNetwork: DNS, connection, TLS or protocol failure, or cancellation.
 	ReasonNetwork Reason = "network"
 )

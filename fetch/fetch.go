@@ -208,6 +208,9 @@ func (f *Fetcher) checkRedirect(obeyRobots bool) func(*http.Request, []*http.Req
 			return &redirectError{newError(orig, ReasonBadScheme, "redirect to %s: %v", clip(req.URL.String()), err)}
 		}
 		req.Host = req.URL.Host
+		if why := refusedHost(req.Context(), req.URL); why != "" {
+			return &redirectError{newError(orig, ReasonExcludedHost, "redirect to %s: %s", clip(req.URL.String()), why)}
+		}
 		if obeyRobots {
 			if err := f.checkRobots(req.Context(), orig, req.URL); err != nil {
 				var fe *Error
@@ -234,8 +237,16 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (Page, error) {
 		return Page{}, newError(rawURL, ReasonBadScheme, "%v", err)
 	}
 	u.Fragment, u.RawFragment = "", ""
+	if why := refusedHost(ctx, u); why != "" {
+		return Page{}, newError(rawURL, ReasonExcludedHost, "%s", why)
+	}
 	key := "page:v1:" + hashKey(u.String())
 	if p, ok := f.cachedPage(ctx, key); ok {
+		if fu, err := url.Parse(p.FinalURL); err == nil {
+			if why := refusedHost(ctx, fu); why != "" {
+				return Page{}, newError(rawURL, ReasonExcludedHost, "redirect to %s: %s", clip(p.FinalURL), why)
+			}
+		}
 		p.URL = rawURL
 		return p, nil
 	}

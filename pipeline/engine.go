@@ -231,6 +231,9 @@ func ValidateRequest(req Request) error {
 	if req.Limits.MaxIterations < 0 {
 		p = append(p, "max iterations must not be negative")
 	}
+	if _, err := req.Domains.Normalize(); err != nil {
+		p = append(p, strings.Split(err.Error(), "\n")...)
+	}
 	if len(p) > 0 {
 		return &InvalidRequestError{Problems: p}
 	}
@@ -261,6 +264,7 @@ func (e *Engine) create(ctx context.Context, req Request, id string) (*Run, erro
 		return nil, err
 	}
 	depth, _ := ParseDepth(string(req.Depth))
+	domains, _ := req.Domains.Normalize() // validated above
 	mode := req.Mode
 	if mode == "" {
 		mode = checkpoints.ModeGuided
@@ -280,6 +284,7 @@ func (e *Engine) create(ctx context.Context, req Request, id string) (*Run, erro
 		Known:         req.Known,
 		Writing:       req.Writing.merge(e.cfg.Writing),
 		ReviewSources: req.ReviewSources,
+		Domains:       domains,
 		Status:        StatusQueued,
 		Step:          StepPlan,
 		CreatedAt:     now,

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/bits"
 	"slices"
@@ -189,7 +190,7 @@ func (e *Engine) stepSearch(ctx context.Context, r *Run) error {
 	for _, s := range r.Sources {
 		byKey[s.Key] = s.ID
 	}
-	added, skippedKnown := 0, 0
+	added, skippedKnown, refused := 0, 0, 0
 	for n, i := range pending {
 		q := &r.Queries[i]
 		out := outcomes[n]
@@ -220,12 +221,20 @@ func (e *Engine) stepSearch(ctx context.Context, r *Run) error {
 				continue
 			}
 			byKey[key] = len(r.Sources) + 1
-			q.Hits = append(q.Hits, len(r.Sources)+1)
-			r.Sources = append(r.Sources, Source{
+			src := Source{
 				ID: len(r.Sources) + 1, Key: key, URL: h.URL, Title: h.Title, Snippet: h.Snippet,
 				Backend: h.Backend, Kind: h.Kind, Published: h.Published, Authors: h.Authors,
 				Citations: h.Citations, QueryID: q.ID, Heuristic: h.Heuristic,
-			})
+			}
+			if why := r.Domains.RefusalOfURL(h.URL); why != "" {
+				// Kept, never ranked or read, so the report lists it with its reason.
+				src.Excluded, src.FetchErr = true, why
+				r.Sources = append(r.Sources, src)
+				refused++
+				continue
+			}
+			q.Hits = append(q.Hits, src.ID)
+			r.Sources = append(r.Sources, src)
 			added++
 		}
 	}
@@ -234,6 +243,9 @@ func (e *Engine) stepSearch(ctx context.Context, r *Run) error {
 	} else {
 		r.Counters.SearchRound++
 		r.trace(now, StepSearch, "search round %d: %d queries, %d new sources (%d already reported earlier)", r.Counters.SearchRound, len(pending), added, skippedKnown)
+	}
+	if refused > 0 {
+		r.trace(now, StepSearch, "%d results %s (%s)", refused, DomainRulesReason, r.Domains)
 	}
 	r.trace(now, StepSearch, "by sub-question: %s", r.subQuestionTally(pending))
 	if r.searchStopped() {
@@ -383,7 +395,7 @@ func (e *Engine) stepFetch(ctx context.Context, r *Run) error {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			docs[n], errs[n] = e.cfg.Fetcher.Fetch(ctx, r.Sources[i].URL)
+			docs[n], errs[n] = e.fetchSource(ctx, r.Domains, r.Sources[i].URL)
 		}()
 	}
 	wg.Wait()
@@ -400,6 +412,10 @@ func (e *Engine) stepFetch(ctx context.Context, r *Run) error {
 			continue
 		}
 		d := docs[n]
+		if why := r.Domains.RefusalOfURL(d.FinalURL); d.FinalURL != "" && why != "" {
+			s.FetchErr = "redirected to " + d.FinalURL + ": " + why
+			continue
+		}
 		if strings.TrimSpace(d.Text) == "" {
 			s.FetchErr = "no readable text"
 			continue
@@ -431,6 +447,17 @@ func (e *Engine) stepFetch(ctx context.Context, r *Run) error {
 	r.trace(now, StepFetch, "read %d of %d pages (%d near-duplicates left out)", read, len(todo), dup)
 	r.Step = StepAnalyze
 	return nil
+}
+
+// fetchSource reads one source under the run's domain rules: a URL they
+// refuse is not fetched, and the Fetcher sees the rules (WithDomainRules)
+// to refuse redirects. The rules of the run are checked here and not only
+// at search time, as sources marked relevant may predate them.
+func (e *Engine) fetchSource(ctx context.Context, rules DomainRules, u string) (Document, error) {
+	if why := rules.RefusalOfURL(u); why != "" {
+		return Document{}, errors.New(why)
+	}
+	return e.cfg.Fetcher.Fetch(WithDomainRules(ctx, rules), u)
 }
 
 // nearDuplicate reports whether a page with this fingerprint was read already

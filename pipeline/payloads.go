@@ -22,6 +22,9 @@ type PlanPayload struct {
 	Warnings     []string    `json:"warnings,omitempty"`
 	Estimate     Estimate    `json:"estimate"`
 	Round        int         `json:"round"` // 1 for the first plan
+	// Domains are the run's domain rules as one line ("only example.org ·
+	// never spam.example"), "" for none.
+	Domains string `json:"domains,omitempty"`
 }
 
 // QueryView is a query as shown to a person.
@@ -153,7 +156,7 @@ type CriticalPayload struct {
 // ---- builders: what each built-in checkpoint shows and pre-fills ----
 
 func (r *Run) planPayload() PlanPayload {
-	p := PlanPayload{Question: r.Question, Round: r.Counters.PlanRounds}
+	p := PlanPayload{Question: r.Question, Round: r.Counters.PlanRounds, Domains: r.Domains.String()}
 	if r.Plan != nil {
 		p.SubQuestions = r.Plan.SubQuestions
 		p.Sections = r.Plan.Sections

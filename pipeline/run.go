@@ -163,6 +163,9 @@ type Request struct {
 	// ReviewSources asks for the source review in a guided run (in a full
 	// run it is asked anyway).
 	ReviewSources bool
+	// Domains are where the run's sources may come from; they are
+	// normalised and validated with the request.
+	Domains DomainRules
 	// FollowUpOf is the id of a follow-up question (FollowUp.ID) this run
 	// researches: the question, mode and depth default to the follow-up's
 	// and its parent's, the parent's context is added, and the two runs are
@@ -203,6 +206,8 @@ type Run struct {
 	Writing     Writing   `json:"writing,omitzero"`
 	// ReviewSources: the source review is asked in this guided run.
 	ReviewSources bool `json:"review_sources,omitempty"`
+	// Domains are the run's domain rules (only / never lists).
+	Domains DomainRules `json:"domains,omitzero"`
 
 	Status     Status    `json:"status"`
 	Step       Step      `json:"step"`
@@ -373,7 +378,7 @@ type Source struct {
 	Ranked    bool      `json:"ranked"`
 	Selected  bool      `json:"selected"` // chosen for fetching
 	Relevant  bool      `json:"relevant"` // marked relevant by a person; kept across iterations
-	Excluded  bool      `json:"excluded"` // excluded by a person
+	Excluded  bool      `json:"excluded"` // excluded by a person or by the run's domain rules
 	Fetched   bool      `json:"fetched"`
 	FetchErr  string    `json:"fetch_err,omitempty"`
 }

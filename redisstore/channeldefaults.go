@@ -12,7 +12,7 @@ import (
 //
 // Key schema (prefix "rb:" by default):
 //
-//	{p}chandefaults:{channel}   hash: field → value (mode, depth, budget_usd)
+//	{p}chandefaults:{channel}   hash: field → value (mode, depth, budget_usd, only_domains, never_domains)
 //
 // A Put replaces the whole hash in one transaction, so a reader never sees
 // half of one channel's settings and half of another's.

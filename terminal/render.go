@@ -151,6 +151,9 @@ func renderPlan(b *strings.Builder, p pipeline.PlanPayload) {
 	if p.Methodology != "" {
 		fmt.Fprintf(b, "Method: %s\n", p.Methodology)
 	}
+	if p.Domains != "" {
+		fmt.Fprintf(b, "Sources: %s\n", p.Domains)
+	}
 	for _, w := range p.Warnings {
 		fmt.Fprintf(b, "⚠ %s\n", w)
 	}

@@ -191,6 +191,9 @@ func planBody(p pipeline.PlanPayload) []slack.Block {
 	if p.Methodology != "" {
 		more = append(more, "*Method:* "+EscapeTruncate(OneLine(p.Methodology), 800))
 	}
+	if p.Domains != "" {
+		more = append(more, "*Sources:* "+EscapeTruncate(OneLine(p.Domains), 1200))
+	}
 	if len(more) > 0 {
 		blocks = append(blocks, Section(CutRunes(strings.Join(more, "\n"), SectionBudget)))
 	}

@@ -29,6 +29,8 @@ const (
 	startDepthBlock    = "start_depth"
 	startSourcesBlock  = "start_sources"
 	startBudgetBlock   = "start_budget"
+	startOnlyBlock     = "start_only_domains"
+	startNeverBlock    = "start_never_domains"
 	StartInput         = "value" // the action id of every input
 	reviewSourcesValue = "review_sources"
 )
@@ -47,6 +49,8 @@ type StartSettings struct {
 	Depth         pipeline.Depth
 	ReviewSources bool    // guided plus the source review: full mode
 	BudgetUSD     float64 // 0: the configured limit
+	// Domains are where the run's sources may come from (normalised).
+	Domains pipeline.DomainRules
 }
 
 // DefaultStartSettings are the settings of a channel with none remembered.
@@ -134,6 +138,10 @@ func StartModal(s StartSettings, question string, meta StartMeta) slack.ModalVie
 	bin.Optional = true
 	blocks = append(blocks, bin)
 
+	blocks = append(blocks,
+		domainsInput(startOnlyBlock, "Only these sites", "Read sources only from these domains and their subdomains, e.g. example.org, example.net. Empty: any site.", s.Domains.Only),
+		domainsInput(startNeverBlock, "Never these sites", "Never read sources from these domains, e.g. spam.example.", s.Domains.Never))
+
 	md, _ := json.Marshal(meta)
 	return slack.ModalViewRequest{
 		Type:            slack.VTModal,
@@ -144,6 +152,20 @@ func StartModal(s StartSettings, question string, meta StartMeta) slack.ModalVie
 		PrivateMetadata: string(md),
 		Blocks:          slack.Blocks{BlockSet: blocks},
 	}
+}
+
+// domainsInput is an optional text input for a comma list of domains.
+func domainsInput(block, label, hint string, initial []string) *slack.InputBlock {
+	el := slack.NewPlainTextInputBlockElement(Plain("e.g. example.org, example.net", 150), StartInput)
+	el.InitialValue = Truncate(strings.Join(initial, ", "), 2900)
+	in := slack.NewInputBlock(block, Plain(label, 2000), Plain(hint, 2000), el)
+	in.Optional = true
+	return in
+}
+
+// DomainList splits a comma (or space) separated list of domains.
+func DomainList(s string) []string {
+	return strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\t' })
 }
 
 // option is a static option.
@@ -209,6 +231,18 @@ func ParseStartForm(privateMetadata string, state map[string]map[string]slack.Bl
 		} else {
 			f.Settings.BudgetUSD = v
 		}
+	}
+	only, err := pipeline.DomainRules{Only: DomainList(get(startOnlyBlock).Value)}.Normalize()
+	if err != nil {
+		errs[startOnlyBlock] = Truncate(strings.ReplaceAll(err.Error(), "\n", "; "), 150)
+	}
+	never, err := pipeline.DomainRules{Never: DomainList(get(startNeverBlock).Value)}.Normalize()
+	if err != nil {
+		errs[startNeverBlock] = Truncate(strings.ReplaceAll(err.Error(), "\n", "; "), 150)
+	}
+	f.Settings.Domains = pipeline.DomainRules{Only: only.Only, Never: never.Never}
+	if _, err := f.Settings.Domains.Normalize(); err != nil && errs[startOnlyBlock] == "" && errs[startNeverBlock] == "" {
+		errs[startNeverBlock] = Truncate(strings.ReplaceAll(err.Error(), "\n", "; "), 150)
 	}
 	if len(errs) > 0 {
 		return f, errs

@@ -30,9 +30,26 @@ func TestParseStartForm(t *testing.T) {
 		{map[string]map[string]slack.BlockAction{startChannelBlock: {StartInput: {SelectedConversation: "C2"}}, startQuestionBlock: val("short")}, startQuestionBlock},
 		{map[string]map[string]slack.BlockAction{startChannelBlock: {StartInput: {SelectedConversation: "C2"}}, startQuestionBlock: val("What is RAG and why?"), startBudgetBlock: val("51")}, startBudgetBlock},
 		{map[string]map[string]slack.BlockAction{startChannelBlock: {StartInput: {SelectedConversation: "C2"}}, startQuestionBlock: val("What is RAG and why?"), startBudgetBlock: val("NaN")}, startBudgetBlock},
+		{map[string]map[string]slack.BlockAction{startChannelBlock: {StartInput: {SelectedConversation: "C2"}}, startQuestionBlock: val("What is RAG and why?"), startOnlyBlock: val("example.org, bad_one")}, startOnlyBlock},
+		{map[string]map[string]slack.BlockAction{startChannelBlock: {StartInput: {SelectedConversation: "C2"}}, startQuestionBlock: val("What is RAG and why?"), startNeverBlock: val("-x.example")}, startNeverBlock},
+		{map[string]map[string]slack.BlockAction{startChannelBlock: {StartInput: {SelectedConversation: "C2"}}, startQuestionBlock: val("What is RAG and why?"), startOnlyBlock: val("x.org"), startNeverBlock: val("X.org")}, startNeverBlock},
 	} {
 		if _, errs := ParseStartForm("", c.state); errs[c.block] == "" || len(errs) != 1 {
 			t.Errorf("%v: errors %v, want one on %s", c.state, errs, c.block)
 		}
+	}
+}
+
+func TestParseStartFormDomains(t *testing.T) {
+	f, errs := ParseStartForm(`{"c":"C1"}`, map[string]map[string]slack.BlockAction{
+		startQuestionBlock: {StartInput: {Value: "What is RAG and why?"}},
+		startOnlyBlock:     {StartInput: {Value: "Example.org, https://docs.example.net/x\nexample.com"}},
+		startNeverBlock:    {StartInput: {Value: "spam.example"}},
+	})
+	if errs != nil {
+		t.Fatal(errs)
+	}
+	if got := f.Settings.Domains.String(); got != "only example.org, docs.example.net, example.com · never spam.example" {
+		t.Errorf("domains = %q", got)
 	}
 }

@@ -55,6 +55,9 @@ func cmdRun(ctx context.Context, args []string, getenv func(string) string, stdi
 		maxCost = f
 		return nil
 	})
+	var domains pipeline.DomainRules
+	fs.Func("only-domain", "read sources only from this domain and its subdomains (repeatable, or a comma list)", appendDomains(&domains.Only))
+	fs.Func("never-domain", "never read sources from this domain or its subdomains (repeatable, or a comma list)", appendDomains(&domains.Never))
 	maxIter := fs.Int("max-iterations", 0, "revision and re-plan limit (default RUN_MAX_ITERATIONS)")
 	resume := fs.String("resume", "", "continue the run with this id")
 	outFile := fs.String("o", "", "write the report to this file instead of stdout")
@@ -70,7 +73,7 @@ func cmdRun(ctx context.Context, args []string, getenv func(string) string, stdi
 	req := pipeline.Request{
 		Question: question, Mode: *mode, Depth: pipeline.Depth(*depth), RequestedBy: "terminal", ReviewSources: *reviewSources,
 		Origin: pipeline.Origin{Kind: "terminal", Queue: queue},
-		Limits: limitsFromFlags(maxCost, *maxIter),
+		Limits: limitsFromFlags(maxCost, *maxIter), Domains: domains,
 	}
 	if *resume == "" {
 		if err := pipeline.ValidateRequest(req); err != nil {
@@ -174,6 +177,19 @@ func cmdRun(ctx context.Context, args []string, getenv func(string) string, stdi
 		}
 	}
 	return err
+}
+
+// appendDomains is a flag function adding a comma list of domains to
+// dst; the run's validation judges each one.
+func appendDomains(dst *[]string) func(string) error {
+	return func(v string) error {
+		for d := range strings.SplitSeq(v, ",") {
+			if d = strings.TrimSpace(d); d != "" {
+				*dst = append(*dst, d)
+			}
+		}
+		return nil
+	}
 }
 
 func limitsFromFlags(maxCost float64, maxIter int) pipeline.Limits {

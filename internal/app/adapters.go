@@ -184,6 +184,9 @@ type fetcher struct {
 
 func (f *fetcher) Fetch(ctx context.Context, url string) (pipeline.Document, error) {
 	start := f.now()
+	if rules, ok := pipeline.DomainRulesFrom(ctx); ok {
+		ctx = fetch.WithHostCheck(ctx, rules.Refusal)
+	}
 	spanCtx, endSpan := f.spans.Fetch(ctx, url)
 	p, err := f.f.Fetch(spanCtx, url)
 	outcome := fetchOutcome(p, err)
