@@ -303,6 +303,9 @@ func numberDraft(d Draft, pages []Page) (Draft, []Reference, func(string) string
 				URL: u, Domain: hostDomain(u), Published: p.Published,
 				Kind: p.Kind, Pages: p.PageCount,
 			})
+			if p.File != "" {
+				refs[len(refs)-1].Title, refs[len(refs)-1].Domain, refs[len(refs)-1].File = flatLine(p.File), KindFile, true
+			}
 		}
 	}
 	note(d.Abstract)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -231,6 +232,7 @@ func ValidateRequest(req Request) error {
 	if req.Limits.MaxIterations < 0 {
 		p = append(p, "max iterations must not be negative")
 	}
+	p = append(p, validateFiles(req.Files)...)
 	if _, err := req.Domains.Normalize(); err != nil {
 		p = append(p, strings.Split(err.Error(), "\n")...)
 	}
@@ -285,6 +287,7 @@ func (e *Engine) create(ctx context.Context, req Request, id string) (*Run, erro
 		Writing:       req.Writing.merge(e.cfg.Writing),
 		ReviewSources: req.ReviewSources,
 		Domains:       domains,
+		Files:         slices.Clone(req.Files),
 		Status:        StatusQueued,
 		Step:          StepPlan,
 		CreatedAt:     now,

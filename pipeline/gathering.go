@@ -22,6 +22,7 @@ func (e *Engine) stepPlan(ctx context.Context, r *Run) error {
 		r.toFallback("the budget ran out before a plan was made")
 		return nil
 	}
+	r.attachFiles(now)
 	system, user := PlannerPrompt(r, now)
 	var out PlanOutput
 	if err := e.generate(ctx, r, RolePlanner, "research_plan", system, user, &out); err != nil {

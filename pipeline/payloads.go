@@ -25,6 +25,8 @@ type PlanPayload struct {
 	// Domains are the run's domain rules as one line ("only example.org ·
 	// never spam.example"), "" for none.
 	Domains string `json:"domains,omitempty"`
+	// Files is how many files were given to the run (read first).
+	Files int `json:"files,omitempty"`
 }
 
 // QueryView is a query as shown to a person.
@@ -156,7 +158,7 @@ type CriticalPayload struct {
 // ---- builders: what each built-in checkpoint shows and pre-fills ----
 
 func (r *Run) planPayload() PlanPayload {
-	p := PlanPayload{Question: r.Question, Round: r.Counters.PlanRounds, Domains: r.Domains.String()}
+	p := PlanPayload{Question: r.Question, Round: r.Counters.PlanRounds, Domains: r.Domains.String(), Files: len(r.Files)}
 	if r.Plan != nil {
 		p.SubQuestions = r.Plan.SubQuestions
 		p.Sections = r.Plan.Sections

@@ -157,7 +157,7 @@ func reportWords(rep *Report) int {
 
 // provenance records what a report rests on.
 func provenance(r *Run) Provenance {
-	p := Provenance{Question: r.Question, SubQuestions: []string{}, Decisions: decisions(r), Trace: []string{}}
+	p := Provenance{Question: r.Question, SubQuestions: []string{}, Decisions: decisions(r), Trace: []string{}, Files: filesText(r.Files)}
 	if r.Plan != nil {
 		p.SubQuestions = slices.Clone(r.Plan.SubQuestions)
 	}
@@ -508,6 +508,14 @@ func RenderMarkdown(rep *Report) string {
 	if len(rep.References) > 0 {
 		b.WriteString("## References\n\n")
 		for _, ref := range rep.References {
+			if ref.File {
+				fmt.Fprintf(&b, "[%d] %s — file given to this run", ref.N, flatLine(ref.Title))
+				if k := ref.KindText(); k != "" {
+					b.WriteString(", " + k)
+				}
+				b.WriteString("\n")
+				continue
+			}
 			fmt.Fprintf(&b, "[%d] %s — %s", ref.N, flatLine(nonBlank(ref.Title, ref.Domain)), ref.Domain)
 			if k := ref.KindText(); k != "" {
 				b.WriteString(", " + k)
@@ -565,6 +573,9 @@ func writeProvenance(b *strings.Builder, rep *Report) {
 			parts[i] = fmt.Sprintf("(%d) %s", i+1, flatLine(q))
 		}
 		fmt.Fprintf(b, "- Sub-questions: %s\n", strings.Join(parts, " "))
+	}
+	if p.Files != "" {
+		fmt.Fprintf(b, "- %s\n", flatLine(p.Files))
 	}
 	fmt.Fprintf(b, "- %d searches run; %d sources cited\n", p.QueriesExecuted, m.SourcesUsed)
 	if t := p.Claims; t != nil {

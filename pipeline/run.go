@@ -171,6 +171,9 @@ type Request struct {
 	// and its parent's, the parent's context is added, and the two runs are
 	// linked (Run.Parent, FollowUp.Child).
 	FollowUpOf string
+	// Files are documents given to the run, read before anything is
+	// searched and cited by name (KindFile sources).
+	Files []File
 }
 
 // Known is what a run must not report again.
@@ -233,10 +236,13 @@ type Run struct {
 	Queries     []Query       `json:"queries,omitempty"`
 	Sources     []Source      `json:"sources,omitempty"`
 	Pages       []Page        `json:"pages,omitempty"`
-	Analysis    *Analysis     `json:"analysis,omitempty"`
-	Drafts      []Draft       `json:"drafts,omitempty"`
-	Critiques   []Critique    `json:"critiques,omitempty"`
-	Feedback    []Feedback    `json:"feedback,omitempty"`
+	// Files are the documents given to the run (Request.Files); their
+	// texts move to Pages when the run starts working.
+	Files     []File     `json:"files,omitempty"`
+	Analysis  *Analysis  `json:"analysis,omitempty"`
+	Drafts    []Draft    `json:"drafts,omitempty"`
+	Critiques []Critique `json:"critiques,omitempty"`
+	Feedback  []Feedback `json:"feedback,omitempty"`
 	// Notes are the steering notes people gave while the run ran, oldest
 	// first (Engine.Steer); every later prompt carries them.
 	Notes    []SteeringNote `json:"notes,omitempty"`
@@ -400,6 +406,8 @@ type Page struct {
 	Kind       string `json:"kind,omitempty"`
 	PageCount  int    `json:"page_count,omitempty"`
 	PageStarts []int  `json:"page_starts,omitempty"`
+	// File is the base name of a file given to the run, "" for a fetched page.
+	File string `json:"file,omitempty"`
 }
 
 // KindPDF is the Kind of a page that is a PDF.
@@ -604,6 +612,8 @@ type Reference struct {
 	// its page count); Kind is "" for a web page.
 	Kind  string `json:"kind,omitempty"`
 	Pages int    `json:"pages,omitempty"`
+	// File reports a file given to the run (Title is its name; no URL).
+	File bool `json:"file,omitempty"`
 }
 
 // KindText describes the reference's kind for people: "PDF, 42 pages", or
@@ -637,8 +647,11 @@ type Provenance struct {
 	Question        string   `json:"question"`
 	SubQuestions    []string `json:"sub_questions"`
 	QueriesExecuted int      `json:"queries_executed"`
-	Decisions       []string `json:"decisions"`
-	Trace           []string `json:"trace"`
+	// Files lists the files given to the run: "2 files given: a.pdf (PDF,
+	// 12 pages), notes.md"; "" for none.
+	Files     string   `json:"files,omitempty"`
+	Decisions []string `json:"decisions"`
+	Trace     []string `json:"trace"`
 	// Coverage says which sub-questions the sources answered.
 	Coverage []Coverage `json:"coverage,omitempty"`
 	// Claims counts the cited claims checked against their sources; nil when

@@ -154,6 +154,9 @@ func renderPlan(b *strings.Builder, p pipeline.PlanPayload) {
 	if p.Domains != "" {
 		fmt.Fprintf(b, "Sources: %s\n", p.Domains)
 	}
+	if f := pipeline.FilesAttached(p.Files); f != "" {
+		fmt.Fprintf(b, "Files: %s\n", f)
+	}
 	for _, w := range p.Warnings {
 		fmt.Fprintf(b, "⚠ %s\n", w)
 	}

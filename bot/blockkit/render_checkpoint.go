@@ -194,6 +194,9 @@ func planBody(p pipeline.PlanPayload) []slack.Block {
 	if p.Domains != "" {
 		more = append(more, "*Sources:* "+EscapeTruncate(OneLine(p.Domains), 1200))
 	}
+	if f := pipeline.FilesAttached(p.Files); f != "" {
+		more = append(more, "*Files:* "+Escape(f))
+	}
 	if len(more) > 0 {
 		blocks = append(blocks, Section(CutRunes(strings.Join(more, "\n"), SectionBudget)))
 	}

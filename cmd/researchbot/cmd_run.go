@@ -58,6 +58,14 @@ func cmdRun(ctx context.Context, args []string, getenv func(string) string, stdi
 	var domains pipeline.DomainRules
 	fs.Func("only-domain", "read sources only from this domain and its subdomains (repeatable, or a comma list)", appendDomains(&domains.Only))
 	fs.Func("never-domain", "never read sources from this domain or its subdomains (repeatable, or a comma list)", appendDomains(&domains.Never))
+	var filePaths []string
+	fs.Func("file", "a document to read first and cite by name: PDF, Word (.docx), Markdown, CSV or plain text (repeatable)", func(v string) error {
+		if strings.TrimSpace(v) == "" {
+			return errors.New("want the path of a file")
+		}
+		filePaths = append(filePaths, v)
+		return nil
+	})
 	maxIter := fs.Int("max-iterations", 0, "revision and re-plan limit (default RUN_MAX_ITERATIONS)")
 	resume := fs.String("resume", "", "continue the run with this id")
 	outFile := fs.String("o", "", "write the report to this file instead of stdout")
@@ -74,6 +82,12 @@ func cmdRun(ctx context.Context, args []string, getenv func(string) string, stdi
 		Question: question, Mode: *mode, Depth: pipeline.Depth(*depth), RequestedBy: "terminal", ReviewSources: *reviewSources,
 		Origin: pipeline.Origin{Kind: "terminal", Queue: queue},
 		Limits: limitsFromFlags(maxCost, *maxIter), Domains: domains,
+	}
+	if *resume != "" && len(filePaths) > 0 {
+		return usageError(stderr, "run", "--file gives a new run its files; a resumed run keeps those it was given")
+	}
+	if req.Files, err = readFiles(ctx, filePaths); err != nil {
+		return err
 	}
 	if *resume == "" {
 		if err := pipeline.ValidateRequest(req); err != nil {
@@ -147,6 +161,9 @@ func cmdRun(ctx context.Context, args []string, getenv func(string) string, stdi
 			return err
 		}
 		fmt.Fprintf(stderr, "run %s started (mode %s, depth %s)\n", r.ID, r.Mode, r.Depth)
+		if len(req.Files) > 0 {
+			fmt.Fprintln(stderr, terminal.Clean(filesLine(req.Files)))
+		}
 	} else {
 		if r.Status.Final() {
 			fmt.Fprintf(stderr, "run %s has already finished (%s)\n", r.ID, r.Status)

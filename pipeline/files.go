@@ -1,0 +1,113 @@
+package pipeline
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// KindFile is the Source.Kind (provenance) of a file given to the run,
+// beside web, academic and news.
+const KindFile = "file"
+
+// MaxFiles is how many files one run may be given.
+const MaxFiles = 20
+
+// File is a document given to a run by the person who starts it (the
+// terminal's --file). The caller reads and extracts it: the pipeline does
+// no file I/O. Every string in it is untrusted data.
+type File struct {
+	// Name is the file's base name, shown and cited; never a local path.
+	Name string `json:"name"`
+	// Kind is the document's kind: KindPDF, "docx", "markdown", "csv" or "text".
+	Kind string `json:"kind"`
+	// Bytes is the file's size, counted against the run's page budget
+	// like a fetched page.
+	Bytes int64 `json:"bytes"`
+	// Text is the extracted text; it is moved to the run's pages (stored
+	// apart from the run) when the run starts working, and cleared here.
+	Text       string `json:"text,omitempty"`
+	Truncated  bool   `json:"truncated,omitempty"`
+	PageCount  int    `json:"page_count,omitempty"`
+	PageStarts []int  `json:"page_starts,omitempty"`
+	// Note says what the reading left out ("more than 300 pages: read the first 300").
+	Note string `json:"note,omitempty"`
+	// SourceID is the file's source once attached; 0 before.
+	SourceID int `json:"source_id,omitempty"`
+}
+
+// Describe is the file for people: "a.pdf (PDF, 12 pages)", or "notes.md".
+func (f File) Describe() string {
+	if k := sourceKind(f.Kind, f.PageCount); k != "" {
+		return fmt.Sprintf("%s (%s)", f.Name, k)
+	}
+	return f.Name
+}
+
+// validateFiles states what is wrong with the files of a request.
+func validateFiles(files []File) []string {
+	var p []string
+	if len(files) > MaxFiles {
+		p = append(p, fmt.Sprintf("%d files given; a run reads at most %d", len(files), MaxFiles))
+	}
+	for _, f := range files {
+		switch {
+		case strings.TrimSpace(f.Name) == "" || strings.ContainsAny(f.Name, `/\`):
+			p = append(p, fmt.Sprintf("file name %q must be a base name", f.Name))
+		case strings.TrimSpace(f.Text) == "":
+			p = append(p, fmt.Sprintf("file %s has no readable text", f.Name))
+		}
+	}
+	return p
+}
+
+// attachFiles makes the run's files its first sources, read already:
+// they are cited like fetched pages, ranked first and counted against the
+// pages the run reads. It runs once, before the first search; the files'
+// texts move to the pages, which the Store keeps apart from the run.
+func (r *Run) attachFiles(now time.Time) {
+	for i := range r.Files {
+		f := &r.Files[i]
+		if f.SourceID != 0 {
+			continue
+		}
+		id := len(r.Sources) + 1
+		r.Sources = append(r.Sources, Source{
+			ID: id, Key: "file:" + f.Name, Title: f.Name, Backend: KindFile, Kind: KindFile,
+			Heuristic: 1, Relevance: 1, Score: 1, Ranked: true, Selected: true, Fetched: true,
+		})
+		r.Pages = append(r.Pages, Page{
+			SourceID: id, Title: f.Name, File: f.Name, Text: f.Text, Truncated: f.Truncated, FetchedAt: now,
+			Kind: f.Kind, PageCount: f.PageCount, PageStarts: f.PageStarts,
+		})
+		if f.Note != "" {
+			r.trace(now, StepPlan, "%s: %s", f.Name, f.Note)
+		}
+		f.SourceID, f.Text, f.PageStarts = id, "", nil
+	}
+}
+
+// filesText lists the run's files for people: "2 files given: a.pdf (PDF,
+// 12 pages), notes.md", or "" for none.
+func filesText(files []File) string {
+	if len(files) == 0 {
+		return ""
+	}
+	names := make([]string, len(files))
+	for i, f := range files {
+		names[i] = f.Describe()
+	}
+	return fmt.Sprintf("%s given: %s", plural(len(files), "file", "files"), strings.Join(names, ", "))
+}
+
+// FilesAttached is the plan checkpoint's line about the files: "2 files
+// attached; they will be read first", or "" for none.
+func FilesAttached(n int) string {
+	switch n {
+	case 0:
+		return ""
+	case 1:
+		return "1 file attached; it will be read first"
+	}
+	return fmt.Sprintf("%d files attached; they will be read first", n)
+}
