@@ -99,7 +99,7 @@ func newStreamHarnessWith(t *testing.T, wrap func(ConversationStore) Conversatio
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.Streams = st
+		c.Streams, c.Mentions = st, st
 	})
 	return sh
 }
