@@ -100,6 +100,14 @@ type Config struct {
 	HealthAddr string
 	// Streams handles "/research stream …"; nil answers that streams are not enabled.
 	Streams StreamHandler
+	// Mentions takes the mentions in threads it holds a conversation in
+	// (the assembly passes Streams); nil treats every mention in a thread
+	// as a follow-up question.
+	Mentions MentionHandler
+	// Asker answers follow-up questions from a run's sources (the
+	// assembly passes the Engine); nil answers that follow-up questions
+	// are not enabled.
+	Asker FollowUpAsker
 	// Messages receives thread messages; nil ignores them.
 	Messages MessageHandler
 	// StartDefaults remembers each channel's start-form settings; nil

@@ -105,8 +105,8 @@ func (a *App) converse(ctx context.Context, req *Request, m Mention) error {
 	if m.Thread == "" {
 		return tell(blockkit.RenderError("Ask me about a report in its research thread: mention me there with your question.", "To research something new, use `/research &lt;question&gt;`."), "Ask in a research thread")
 	}
-	if h, ok := a.cfg.Streams.(MentionHandler); ok {
-		if taken, err := h.HandleMention(ctx, m); taken || err != nil {
+	if a.cfg.Mentions != nil {
+		if taken, err := a.cfg.Mentions.HandleMention(ctx, m); taken || err != nil {
 			return err
 		}
 	}
@@ -120,8 +120,8 @@ func (a *App) converse(ctx context.Context, req *Request, m Mention) error {
 	if taken, err := a.steer(ctx, req, m, runID); taken || err != nil {
 		return err
 	}
-	asker, ok := a.engine.(FollowUpAsker)
-	if !ok {
+	asker := a.cfg.Asker
+	if asker == nil {
 		return tell(blockkit.RenderError("Follow-up questions are not enabled on this researchbot.", ""), "Not enabled")
 	}
 	if m.Text == "" {

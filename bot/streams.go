@@ -54,7 +54,7 @@ type StreamsConfig struct {
 	Service       StreamService
 	Conversations ConversationStore
 	// Model proposes the conversation's turns (the LLM; see internal/app).
-	Model scheduler.Model
+	Model scheduler.TurnProposer
 	// Metrics counts Web API calls; nil means none.
 	Metrics    *Metrics
 	HTTPClient *http.Client
@@ -71,7 +71,7 @@ type Streams struct {
 	send  *Sender
 	svc   StreamService
 	convs ConversationStore
-	model scheduler.Model
+	model scheduler.TurnProposer
 	log   *slog.Logger
 	now   func() time.Time
 }
@@ -272,7 +272,7 @@ func (s *Streams) changeProblem(ctx context.Context, err error, name, verb strin
 // first turn in its thread, and the conversation stored under the thread.
 func (s *Streams) startConversation(ctx context.Context, cmd StreamCommand) error {
 	tz := s.userTZ(ctx, cmd.UserID)
-	conv, turn := scheduler.Start(cmd.UserID, cmd.ChannelID, tz, s.now())
+	conv, turn := scheduler.BeginConversation(cmd.UserID, cmd.ChannelID, tz, s.now())
 	root, err := s.send.Post(ctx, cmd.ChannelID, "", blockkit.RenderStreamRoot(cmd.UserID), "New research stream")
 	if err != nil {
 		if notInChannel[slackErrorCode(err)] {

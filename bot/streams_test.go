@@ -17,7 +17,7 @@ import (
 	"github.com/researchbot/researchbot/scheduler"
 )
 
-// scriptModel is a scheduler.Model answering from a list; a nil entry
+// scriptModel is a scheduler.TurnProposer answering from a list; a nil entry
 // fails like an unreachable model.
 type scriptModel struct {
 	mu    sync.Mutex
@@ -99,7 +99,7 @@ func newStreamHarnessWith(t *testing.T, wrap func(ConversationStore) Conversatio
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.Streams = st
+		c.Streams, c.Mentions = st, st
 	})
 	return sh
 }
@@ -183,7 +183,7 @@ func (h *streamHarness) reply(user, channel, thread, text string) {
 	}
 }
 
-func proposal(next scheduler.Step, target scheduler.Field, options ...string) *scheduler.Proposal {
+func proposal(next scheduler.ConversationStep, target scheduler.Field, options ...string) *scheduler.Proposal {
 	return &scheduler.Proposal{Mode: scheduler.ModeSuggestion, Message: "Pick some.", TargetField: target,
 		ExtractedData: []scheduler.FieldValue{}, Suggestions: []string{}, Options: options, NextStep: next}
 }

@@ -14,7 +14,7 @@ func TestConversationsCASAndOwner(t *testing.T) {
 	ctx := context.Background()
 	s := NewConversations(rdb, "", time.Hour)
 	t0 := time.Date(2026, 5, 1, 8, 0, 0, 0, time.UTC)
-	c, _ := scheduler.Start("U1", "C1", "Europe/Paris", t0)
+	c, _ := scheduler.BeginConversation("U1", "C1", "Europe/Paris", t0)
 
 	if _, _, ok, err := s.Get(ctx, "C1", "1.000"); err != nil || ok {
 		t.Fatalf("Get of nothing = ok %v, err %v", ok, err)
@@ -69,7 +69,7 @@ func TestConversationsExpire(t *testing.T) {
 	_, rdb := redistest.Start(t)
 	ctx := context.Background()
 	s := NewConversations(rdb, "t:", 150*time.Millisecond)
-	c, _ := scheduler.Start("U1", "C1", "", time.Now())
+	c, _ := scheduler.BeginConversation("U1", "C1", "", time.Now())
 	if ok, err := s.Create(ctx, "C1", "9.9", c); err != nil || !ok {
 		t.Fatal(ok, err)
 	}

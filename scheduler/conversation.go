@@ -10,42 +10,42 @@ import (
 	"unicode/utf8"
 )
 
-// Step is a step of the stream creation workflow (seed 003 §1).
-type Step string
+// ConversationStep is a step of the stream creation workflow (seed 003 §1).
+type ConversationStep string
 
 // The workflow steps. Exploration, review and complete collect no data; every other
 // step collects the field of the same name.
 const (
-	StepExploration      Step = "exploration"
-	StepPurpose          Step = "purpose"
-	StepBusinessGoals    Step = "business_goals"
-	StepExpectedOutcomes Step = "expected_outcomes"
-	StepStreamName       Step = "stream_name"
-	StepStreamType       Step = "stream_type"
-	StepFocusAreas       Step = "focus_areas"
-	StepKeywords         Step = "keywords"
-	StepCompetitors      Step = "competitors"
-	StepReportFrequency  Step = "report_frequency"
-	StepChannel          Step = "channel"
-	StepTimeOfDay        Step = "time_of_day"
-	StepTimeZone         Step = "time_zone"
-	StepWeekday          Step = "weekday"
-	StepMonthDay         Step = "month_day"
-	StepReview           Step = "review"
-	StepComplete         Step = "complete"
+	StepExploration      ConversationStep = "exploration"
+	StepPurpose          ConversationStep = "purpose"
+	StepBusinessGoals    ConversationStep = "business_goals"
+	StepExpectedOutcomes ConversationStep = "expected_outcomes"
+	StepStreamName       ConversationStep = "stream_name"
+	StepStreamType       ConversationStep = "stream_type"
+	StepFocusAreas       ConversationStep = "focus_areas"
+	StepKeywords         ConversationStep = "keywords"
+	StepCompetitors      ConversationStep = "competitors"
+	StepReportFrequency  ConversationStep = "report_frequency"
+	StepChannel          ConversationStep = "channel"
+	StepTimeOfDay        ConversationStep = "time_of_day"
+	StepTimeZone         ConversationStep = "time_zone"
+	StepWeekday          ConversationStep = "weekday"
+	StepMonthDay         ConversationStep = "month_day"
+	StepReview           ConversationStep = "review"
+	StepComplete         ConversationStep = "complete"
 )
 
 // Steps lists every step: exploration, the data steps in workflow order, review, complete.
-func Steps() []Step {
-	out := []Step{StepExploration}
+func Steps() []ConversationStep {
+	out := []ConversationStep{StepExploration}
 	for _, d := range fieldDefs {
-		out = append(out, Step(d.field))
+		out = append(out, ConversationStep(d.field))
 	}
 	return append(out, StepReview, StepComplete)
 }
 
 // Field returns the field a data step collects, and false for the other steps.
-func (s Step) Field() (Field, bool) {
+func (s ConversationStep) Field() (Field, bool) {
 	if _, ok := lookupField(Field(s)); ok {
 		return Field(s), true
 	}
@@ -53,13 +53,13 @@ func (s Step) Field() (Field, bool) {
 }
 
 // IsData reports whether s collects a field.
-func (s Step) IsData() bool {
+func (s ConversationStep) IsData() bool {
 	_, ok := s.Field()
 	return ok
 }
 
 // Valid reports whether s is a known step.
-func (s Step) Valid() bool {
+func (s ConversationStep) Valid() bool {
 	return s == StepExploration || s == StepReview || s == StepComplete || s.IsData()
 }
 
@@ -69,17 +69,17 @@ func (s Step) Valid() bool {
 // review; from review, exploration and complete; from complete, nothing. Exploration is
 // always reachable except from complete. [Conversation.NextSteps] narrows this to the
 // steps valid in a given state.
-func AllowedTransitions(from Step) []Step {
+func AllowedTransitions(from ConversationStep) []ConversationStep {
 	switch {
 	case from == StepComplete || !from.Valid():
 		return nil
 	case from == StepReview:
-		return []Step{StepExploration, StepComplete}
+		return []ConversationStep{StepExploration, StepComplete}
 	}
-	out := []Step{StepExploration}
+	out := []ConversationStep{StepExploration}
 	for _, d := range fieldDefs {
-		if Step(d.field) != from {
-			out = append(out, Step(d.field))
+		if ConversationStep(d.field) != from {
+			out = append(out, ConversationStep(d.field))
 		}
 	}
 	return append(out, StepReview)
@@ -136,12 +136,12 @@ const (
 
 // Turn is what the bot says after an action: a message, and the controls to offer.
 type Turn struct {
-	Step        Step     `json:"step"`
-	Message     string   `json:"message"`      // untrusted plain text: escape before posting
-	TargetField Field    `json:"target_field"` // the field Suggestions and Options fill; "" if none
-	Suggestions []string `json:"suggestions"`  // single-select buttons
-	Options     []string `json:"options"`      // multi-select checkboxes, then Continue
-	Skippable   bool     `json:"skippable"`    // offer a Skip button
+	Step        ConversationStep `json:"step"`
+	Message     string           `json:"message"`      // untrusted plain text: escape before posting
+	TargetField Field            `json:"target_field"` // the field Suggestions and Options fill; "" if none
+	Suggestions []string         `json:"suggestions"`  // single-select buttons
+	Options     []string         `json:"options"`      // multi-select checkboxes, then Continue
+	Skippable   bool             `json:"skippable"`    // offer a Skip button
 	// Number counts the bot's turns in the conversation, from 1. Controls carry
 	// it (Action.Turn), so a click on an older turn's button is refused.
 	Number int `json:"number,omitempty"`
@@ -152,16 +152,16 @@ type Turn struct {
 
 // Entry is one message of the conversation history.
 type Entry struct {
-	Role string `json:"role"` // "user" or "assistant"
-	Step Step   `json:"step"` // the step the conversation was at
-	Text string `json:"text"`
+	Role string           `json:"role"` // "user" or "assistant"
+	Step ConversationStep `json:"step"` // the step the conversation was at
+	Text string           `json:"text"`
 }
 
 // Conversation is the state of one stream creation conversation. It is a value:
 // [Apply] returns a new one and never modifies its argument.
 type Conversation struct {
-	Step Step `json:"step"`
-	Spec Spec `json:"spec"`
+	Step ConversationStep `json:"step"`
+	Spec Spec             `json:"spec"`
 	// Settled lists the fields the user has given or skipped, in workflow order. A
 	// data step is available only while its field is unsettled. Defaulted fields
 	// (channel, time, time zone, weekday, day of month) have a value but stay unsettled
@@ -184,10 +184,10 @@ type Conversation struct {
 	Shown string `json:"shown,omitempty"`
 }
 
-// Start begins a conversation for owner in channel, whose Slack profile time zone is tz
+// BeginConversation begins a conversation for owner in channel, whose Slack profile time zone is tz
 // (UTC when empty or unknown). The digest defaults to channel at 09:00 in tz, on Mondays
 // for weekly streams and on the 1st for monthly ones.
-func Start(owner, channel, tz string, now time.Time) (Conversation, Turn) {
+func BeginConversation(owner, channel, tz string, now time.Time) (Conversation, Turn) {
 	spec := Spec{
 		Owner:     owner,
 		CreatedAt: now,
@@ -241,8 +241,8 @@ func (c Conversation) missing() []Field {
 // unsettled and applies to the chosen frequency, and review once every required field
 // is filled; from review, exploration and complete; from complete, none. Staying on the
 // current step is not a transition and is always accepted (except at complete).
-func (c Conversation) NextSteps() []Step {
-	var out []Step
+func (c Conversation) NextSteps() []ConversationStep {
+	var out []ConversationStep
 	for _, s := range AllowedTransitions(c.Step) {
 		if f, ok := s.Field(); ok && (c.IsSettled(f) || !c.Spec.relevant(f)) {
 			continue
@@ -255,9 +255,9 @@ func (c Conversation) NextSteps() []Step {
 	return out
 }
 
-// Model proposes the bot's next turn. The real implementation calls a language model
+// TurnProposer proposes the bot's next turn. The real implementation calls a language model
 // with [RenderPrompt] and a strict JSON schema for [Proposal]; it lives elsewhere.
-type Model interface {
+type TurnProposer interface {
 	Propose(ctx context.Context, c Conversation, a Action) (Proposal, error)
 }
 
@@ -274,13 +274,13 @@ const (
 // EXTRACTED_DATA, SUGGESTIONS, OPTIONS and NEXT_STEP. Every field is required and there
 // are no maps, so it fits a strict JSON schema; unused fields are "" or [].
 type Proposal struct {
-	Mode          Mode         `json:"mode" jsonschema:"enum=QUESTION,enum=SUGGESTION"`
-	Message       string       `json:"message" jsonschema_description:"the conversational message to the user"`
-	TargetField   Field        `json:"target_field" jsonschema:"enum=,enum=purpose,enum=business_goals,enum=expected_outcomes,enum=stream_name,enum=stream_type,enum=focus_areas,enum=keywords,enum=competitors,enum=report_frequency,enum=channel,enum=time_of_day,enum=time_zone,enum=weekday,enum=month_day" jsonschema_description:"the field the suggestions or options are for; empty in QUESTION mode"`
-	ExtractedData []FieldValue `json:"extracted_data" jsonschema_description:"field values stated by the user in their message; empty if none"`
-	Suggestions   []string     `json:"suggestions" jsonschema_description:"single-select choices for target_field; empty if none"`
-	Options       []string     `json:"options" jsonschema_description:"multi-select choices for a list target_field; empty if none"`
-	NextStep      Step         `json:"next_step" jsonschema:"enum=exploration,enum=purpose,enum=business_goals,enum=expected_outcomes,enum=stream_name,enum=stream_type,enum=focus_areas,enum=keywords,enum=competitors,enum=report_frequency,enum=channel,enum=time_of_day,enum=time_zone,enum=weekday,enum=month_day,enum=review,enum=complete" jsonschema_description:"the next step, chosen from the valid next steps"`
+	Mode          Mode             `json:"mode" jsonschema:"enum=QUESTION,enum=SUGGESTION"`
+	Message       string           `json:"message" jsonschema_description:"the conversational message to the user"`
+	TargetField   Field            `json:"target_field" jsonschema:"enum=,enum=purpose,enum=business_goals,enum=expected_outcomes,enum=stream_name,enum=stream_type,enum=focus_areas,enum=keywords,enum=competitors,enum=report_frequency,enum=channel,enum=time_of_day,enum=time_zone,enum=weekday,enum=month_day" jsonschema_description:"the field the suggestions or options are for; empty in QUESTION mode"`
+	ExtractedData []FieldValue     `json:"extracted_data" jsonschema_description:"field values stated by the user in their message; empty if none"`
+	Suggestions   []string         `json:"suggestions" jsonschema_description:"single-select choices for target_field; empty if none"`
+	Options       []string         `json:"options" jsonschema_description:"multi-select choices for a list target_field; empty if none"`
+	NextStep      ConversationStep `json:"next_step" jsonschema:"enum=exploration,enum=purpose,enum=business_goals,enum=expected_outcomes,enum=stream_name,enum=stream_type,enum=focus_areas,enum=keywords,enum=competitors,enum=report_frequency,enum=channel,enum=time_of_day,enum=time_zone,enum=weekday,enum=month_day,enum=review,enum=complete" jsonschema_description:"the next step, chosen from the valid next steps"`
 }
 
 // Errors of [Apply]; test with errors.Is. An *ActionError wraps one of the first group;
@@ -339,7 +339,7 @@ func NeedsModel(c Conversation, a Action) bool {
 // first one's valid extracted data is kept (see [Apply]). Like [Apply] it always
 // returns a usable conversation and turn; when the model fails, the conversation is
 // unchanged, the turn says so, and the error wraps ErrModelUnavailable.
-func Advance(ctx context.Context, m Model, c Conversation, a Action) (Conversation, Turn, error) {
+func Advance(ctx context.Context, m TurnProposer, c Conversation, a Action) (Conversation, Turn, error) {
 	if !NeedsModel(c, a) {
 		return Apply(c, a, Proposal{})
 	}
@@ -611,7 +611,7 @@ func applyProposal(c Conversation, eff effect, a Action, p Proposal) (Conversati
 	}
 
 	// Next step.
-	next := Step(strings.TrimSpace(string(p.NextStep)))
+	next := ConversationStep(strings.TrimSpace(string(p.NextStep)))
 	if next == "" {
 		next = c.Step // no transition: stay (seed 003 §3.2)
 	}
@@ -792,7 +792,7 @@ func titles(fields []Field) string {
 }
 
 // defaultMessage is the bot's message when the model gave none.
-func defaultMessage(c Conversation, s Step) string {
+func defaultMessage(c Conversation, s ConversationStep) string {
 	if d, ok := lookupField(Field(s)); ok {
 		return d.question
 	}
@@ -838,7 +838,7 @@ func (c Conversation) clone() Conversation {
 	return c
 }
 
-func joinSteps(steps []Step) string {
+func joinSteps(steps []ConversationStep) string {
 	s := make([]string, len(steps))
 	for i, st := range steps {
 		s[i] = string(st)

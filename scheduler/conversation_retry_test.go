@@ -105,7 +105,7 @@ func TestAdvanceRetriesInvalidProposalOnce(t *testing.T) {
 // when its value is still on offer, so an old Skip cannot skip the current
 // step; the current turn's buttons, and unnumbered ones, work.
 func TestStaleTurnControlsRefused(t *testing.T) {
-	c, first := Start("U0OWNER", "C0CREATED", "UTC", testNow)
+	c, first := BeginConversation("U0OWNER", "C0CREATED", "UTC", testNow)
 	if first.Number != 1 || c.Last.Number != 1 {
 		t.Fatalf("first turn number %d", first.Number)
 	}

@@ -15,12 +15,12 @@ var testNow = time.Date(2026, 1, 7, 15, 4, 5, 0, time.UTC)
 
 func start(t *testing.T) Conversation {
 	t.Helper()
-	c, _ := Start("U0OWNER", "C0CREATED", "Europe/London", testNow)
+	c, _ := BeginConversation("U0OWNER", "C0CREATED", "Europe/London", testNow)
 	return c
 }
 
 // with returns c with the given fields set and settled, and the step set.
-func with(t *testing.T, c Conversation, step Step, values ...FieldValue) Conversation {
+func with(t *testing.T, c Conversation, step ConversationStep, values ...FieldValue) Conversation {
 	t.Helper()
 	c = c.clone()
 	for _, v := range values {
@@ -38,11 +38,13 @@ func with(t *testing.T, c Conversation, step Step, values ...FieldValue) Convers
 
 func text(f Field, v string) FieldValue     { return FieldValue{Field: f, Value: v} }
 func list(f Field, vs ...string) FieldValue { return FieldValue{Field: f, Values: vs} }
-func goTo(step Step) Proposal               { return Proposal{Mode: ModeQuestion, Message: "ok", NextStep: step} }
-func suggest(step Step, s ...string) Proposal {
+func goTo(step ConversationStep) Proposal {
+	return Proposal{Mode: ModeQuestion, Message: "ok", NextStep: step}
+}
+func suggest(step ConversationStep, s ...string) Proposal {
 	return Proposal{Mode: ModeSuggestion, Message: "pick", NextStep: step, Suggestions: s}
 }
-func offerOptions(step Step, o ...string) Proposal {
+func offerOptions(step ConversationStep, o ...string) Proposal {
 	return Proposal{Mode: ModeSuggestion, Message: "tick", NextStep: step, Options: o}
 }
 
@@ -64,20 +66,20 @@ func complete(t *testing.T) Conversation {
 	return with(t, start(t), StepExploration, required()...)
 }
 
-func steps(ss ...Step) []Step { return ss }
+func steps(ss ...ConversationStep) []ConversationStep { return ss }
 
-func dataStepsExcept(except ...Step) []Step {
-	var out []Step
+func dataStepsExcept(except ...ConversationStep) []ConversationStep {
+	var out []ConversationStep
 	for _, f := range Fields() {
-		if !slices.Contains(except, Step(f)) {
-			out = append(out, Step(f))
+		if !slices.Contains(except, ConversationStep(f)) {
+			out = append(out, ConversationStep(f))
 		}
 	}
 	return out
 }
 
 func TestStartDefaults(t *testing.T) {
-	c, turn := Start("U0OWNER", "C0CREATED", "America/New_York", testNow)
+	c, turn := BeginConversation("U0OWNER", "C0CREATED", "America/New_York", testNow)
 	if c.Step != StepExploration || turn.Step != StepExploration || turn.Message == "" {
 		t.Fatalf("start: step %q turn %+v", c.Step, turn)
 	}
@@ -93,7 +95,7 @@ func TestStartDefaults(t *testing.T) {
 		t.Errorf("history %+v", c.History)
 	}
 
-	c, _ = Start("U0OWNER", "#general", "Not/AZone", testNow)
+	c, _ = BeginConversation("U0OWNER", "#general", "Not/AZone", testNow)
 	if c.Spec.TimeZone != DefaultTimeZone {
 		t.Errorf("unknown time zone: got %q, want %q", c.Spec.TimeZone, DefaultTimeZone)
 	}
@@ -105,8 +107,8 @@ func TestStartDefaults(t *testing.T) {
 func TestAllowedTransitions(t *testing.T) {
 	all := dataStepsExcept()
 	cases := []struct {
-		from Step
-		want []Step
+		from ConversationStep
+		want []ConversationStep
 	}{
 		{StepExploration, append(append(steps(StepExploration), all...), StepReview)},
 		{StepPurpose, append(append(steps(StepExploration), dataStepsExcept(StepPurpose)...), StepReview)},
@@ -141,7 +143,7 @@ func TestNextSteps(t *testing.T) {
 	cases := []struct {
 		name string
 		c    Conversation
-		want []Step
+		want []ConversationStep
 	}{
 		{"fresh exploration", fresh, append(steps(StepExploration), freshData...)},
 		{"purpose step, nothing settled", with(t, fresh, StepPurpose),
@@ -173,7 +175,7 @@ func TestApplyTransitionRules(t *testing.T) {
 	cases := []struct {
 		name  string
 		c     Conversation
-		next  Step
+		next  ConversationStep
 		valid bool
 	}{
 		{"exploration stays", fresh, StepExploration, true},
@@ -392,7 +394,7 @@ func TestSkipStep(t *testing.T) {
 }
 
 func TestSkipRequiredFieldRefused(t *testing.T) {
-	for _, step := range []Step{StepPurpose, StepBusinessGoals, StepStreamType, StepKeywords, StepReportFrequency} {
+	for _, step := range []ConversationStep{StepPurpose, StepBusinessGoals, StepStreamType, StepKeywords, StepReportFrequency} {
 		c := with(t, start(t), step)
 		c2, turn, err := Apply(c, Action{Kind: ActionSkipStep}, goTo(StepExploration))
 		if !errors.Is(err, ErrRequiredField) {
@@ -410,7 +412,7 @@ func TestSkipRequiredFieldRefused(t *testing.T) {
 		t.Errorf("skip in exploration: %v", err)
 	}
 	// A defaulted field without a value (invalid channel at start) cannot be skipped.
-	c, _ := Start("U0OWNER", "not-a-channel", "UTC", testNow)
+	c, _ := BeginConversation("U0OWNER", "not-a-channel", "UTC", testNow)
 	c = with(t, c, StepChannel)
 	if _, _, err := Apply(c, Action{Kind: ActionSkipStep}, Proposal{}); !errors.Is(err, ErrRequiredField) {
 		t.Errorf("skip channel without default: %v", err)
@@ -710,7 +712,7 @@ func TestReviewByText(t *testing.T) {
 
 func TestSkippableFlag(t *testing.T) {
 	c := start(t)
-	for step, want := range map[Step]bool{StepCompetitors: true, StepPurpose: false, StepChannel: true, StepStreamType: false} {
+	for step, want := range map[ConversationStep]bool{StepCompetitors: true, StepPurpose: false, StepChannel: true, StepStreamType: false} {
 		p := Proposal{Mode: ModeQuestion, NextStep: step}
 		_, turn, err := Apply(c, Action{Kind: ActionTextInput, Text: "next"}, p)
 		if err != nil || turn.Skippable != want {
@@ -719,7 +721,7 @@ func TestSkippableFlag(t *testing.T) {
 	}
 }
 
-// scripted is a Model that replays proposals and records what it was asked.
+// scripted is a TurnProposer that replays proposals and records what it was asked.
 type scripted struct {
 	proposals []Proposal
 	calls     int
@@ -738,7 +740,7 @@ func (s *scripted) Propose(_ context.Context, c Conversation, a Action) (Proposa
 }
 
 func TestAdvanceWholeConversation(t *testing.T) {
-	c, _ := Start("U0OWNER", "C0CREATED", "America/New_York", testNow)
+	c, _ := BeginConversation("U0OWNER", "C0CREATED", "America/New_York", testNow)
 	m := &scripted{proposals: []Proposal{
 		{Mode: ModeQuestion, Message: "What aspects of Palatin?", NextStep: StepExploration},
 		{Mode: ModeSuggestion, Message: "Purpose?", NextStep: StepPurpose, Suggestions: []string{"Track Palatin's pipeline"}},
@@ -765,7 +767,7 @@ func TestAdvanceWholeConversation(t *testing.T) {
 		{Kind: ActionOptionSelected, Value: "thursday"},
 		{Kind: ActionOptionSelected, Value: ReviewConfirm},
 	}
-	wantSteps := []Step{StepExploration, StepPurpose, StepBusinessGoals, StepStreamType, StepFocusAreas, StepKeywords,
+	wantSteps := []ConversationStep{StepExploration, StepPurpose, StepBusinessGoals, StepStreamType, StepFocusAreas, StepKeywords,
 		StepCompetitors, StepReportFrequency, StepWeekday, StepReview, StepComplete}
 	ctx := context.Background()
 	for i, a := range actions {

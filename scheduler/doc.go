@@ -8,7 +8,7 @@
 // the proposal against the allowed transitions and the field types, applies it when
 // it is valid and stays on the current step when it is not. Everything here is
 // deterministic and free of I/O: no Redis, no Slack, no network. The model is an
-// interface ([Model]) implemented elsewhere; [RenderPrompt] renders its prompt.
+// interface ([TurnProposer]) implemented elsewhere; [RenderPrompt] renders its prompt.
 //
 // The schedule ([NextFire], [DueFires]) is computed with robfig/cron/v3 in the
 // stream's own time zone, with one digest per scheduled local date whatever daylight

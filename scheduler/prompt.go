@@ -38,7 +38,7 @@ func RenderPrompt(c Conversation, a Action) (system, user string) {
 		Choices  string
 	}
 	sys := struct {
-		Step           Step
+		Step           ConversationStep
 		Field          Field
 		ValidNextSteps string
 		CompletedField Field

@@ -57,7 +57,7 @@ func TestProposalJSONSchema(t *testing.T) {
 	}
 }
 
-func stepNames(steps []Step) []string {
+func stepNames(steps []ConversationStep) []string {
 	out := make([]string, len(steps))
 	for i, s := range steps {
 		out[i] = string(s)

@@ -28,7 +28,7 @@ type Spec struct {
 	MonthDay         int          `json:"month_day"`   // monthly, 1..31
 }
 
-// Defaults used by [Start].
+// Defaults used by [BeginConversation].
 const (
 	DefaultTimeOfDay = "09:00"
 	DefaultTimeZone  = "UTC" // when the creator's Slack time zone is unknown or invalid

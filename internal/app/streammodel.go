@@ -16,7 +16,7 @@ const StreamModelRole = "streams"
 const StreamModelSchema = "stream_conversation_turn"
 
 // StreamModel is the language model of the stream creation conversation: a
-// scheduler.Model that renders the prompt with scheduler.RenderPrompt and asks
+// scheduler.TurnProposer that renders the prompt with scheduler.RenderPrompt and asks
 // the LLM for a scheduler.Proposal as strict structured output. The proposal
 // is validated by scheduler.Apply, not here.
 type StreamModel struct {
@@ -24,7 +24,7 @@ type StreamModel struct {
 	model  string
 }
 
-var _ scheduler.Model = (*StreamModel)(nil)
+var _ scheduler.TurnProposer = (*StreamModel)(nil)
 
 // StreamModel returns the stream conversation model, sharing the engine's LLM
 // client (its retries, rate limit and cost accounting).
