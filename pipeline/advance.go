@@ -737,7 +737,7 @@ func (e *Engine) timeOut(ctx context.Context, r *Run, inst *checkpoints.Instance
 
 // stopReminders ends the reminders of a timed-out checkpoint whose policy
 // allows no more: it keeps waiting, without a deadline, and the presenter
-// (a ReminderEscalator) says so in the checkpoint's message and tells whom
+// (Presenter.RemindersStopped) says so in the checkpoint's message and tells whom
 // the policy names. The state is saved first, so the escalation is made at
 // most once.
 func (e *Engine) stopReminders(ctx context.Context, r *Run, inst *checkpoints.Instance) (bool, error) {
@@ -750,10 +750,8 @@ func (e *Engine) stopReminders(ctx context.Context, r *Run, inst *checkpoints.In
 	if err := e.save(ctx, r); err != nil {
 		return false, err
 	}
-	if esc, ok := e.presenter(r).(ReminderEscalator); ok {
-		if err := esc.RemindersStopped(ctx, r, inst); err != nil {
-			e.log.Warn("escalate a checkpoint whose reminders stopped", "run", r.ID, "checkpoint", inst.ID, "err", err)
-		}
+	if err := e.presenter(r).RemindersStopped(ctx, r, inst); err != nil {
+		e.log.Warn("escalate a checkpoint whose reminders stopped", "run", r.ID, "checkpoint", inst.ID, "err", err)
 	}
 	return false, nil
 }

@@ -252,6 +252,12 @@ type Presenter interface {
 	Progress(ctx context.Context, r *Run)
 	// Finished shows the final report, the failure or the cancellation.
 	Finished(ctx context.Context, r *Run) error
+	// RemindersStopped acts when a required checkpoint's reminders are
+	// used up (checkpoints.ReminderPolicy): it says in the checkpoint's
+	// message that reminders have stopped and how to decide or skip it,
+	// and tells whom the policy's Escalate names. It is called once per
+	// instance, after the state is saved; an error is logged.
+	RemindersStopped(ctx context.Context, r *Run, inst *checkpoints.Instance) error
 }
 
 // StrandedShower is optionally implemented by a Presenter to say that a
@@ -261,15 +267,6 @@ type StrandedShower interface {
 	// after its retries, and offers Retry and (to admins) "continue
 	// without it".
 	Stranded(ctx context.Context, r *Run, inst *checkpoints.Instance) error
-}
-
-// ReminderEscalator is optionally implemented by a Presenter to act when a
-// required checkpoint's reminders are used up (checkpoints.ReminderPolicy):
-// say in its message that reminders have stopped and how to decide or skip
-// it, and tell whom the policy's Escalate names. It is called once per
-// instance, after the state is saved.
-type ReminderEscalator interface {
-	RemindersStopped(ctx context.Context, r *Run, inst *checkpoints.Instance) error
 }
 
 // BreakerAlerter is optionally implemented by a Presenter to alert the
