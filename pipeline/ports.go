@@ -193,6 +193,14 @@ type Store interface {
 	RequestCancel(ctx context.Context, runID, by string) error
 	// CancelRequested reports who asked to cancel the run, or "".
 	CancelRequested(ctx context.Context, runID string) (string, error)
+
+	// LoadForStep returns the run and who asked to cancel it ("" for no
+	// one), in one round trip: what a worker reads before each step.
+	LoadForStep(ctx context.Context, id string) (*Run, string, error)
+	// ProbeForStep returns a StepProbe of the run in one round trip,
+	// without reading the run: what a worker that saved the run itself
+	// reads before its next step. A missing run is ErrNotFound.
+	ProbeForStep(ctx context.Context, id string) (StepProbe, error)
 }
 
 // Queue hands runs to workers.
