@@ -108,6 +108,10 @@ type Config struct {
 	// assembly passes the Engine); nil answers that follow-up questions
 	// are not enabled.
 	Asker FollowUpAsker
+	// Steerer takes steering notes for unfinished runs (the assembly
+	// passes the Engine); nil treats every mention in a run's thread as a
+	// follow-up question.
+	Steerer Steerer
 	// Messages receives thread messages; nil ignores them.
 	Messages MessageHandler
 	// StartDefaults remembers each channel's start-form settings; nil

@@ -13,10 +13,8 @@ import (
 	"github.com/researchbot/researchbot/pipeline"
 )
 
-var _ pipeline.ReminderEscalator = (*Presenter)(nil)
-
 // RemindersStopped is called once when a checkpoint's reminders are used up
-// (pipeline.ReminderEscalator): its message in the thread is updated in
+// (pipeline.Presenter): its message in the thread is updated in
 // place to say that reminders have stopped and how to decide or skip it,
 // and whom its policy names get one direct message each.
 func (p *Presenter) RemindersStopped(ctx context.Context, r *pipeline.Run, inst *checkpoints.Instance) error {

@@ -46,8 +46,8 @@ func isStopRequest(text string) bool {
 // steer takes m as a steering note when the thread's run has not finished;
 // it reports false for a finished run (m is then a follow-up question).
 func (a *App) steer(ctx context.Context, req *Request, m Mention, runID string) (bool, error) {
-	st, ok := a.engine.(Steerer)
-	if !ok {
+	st := a.cfg.Steerer
+	if st == nil {
 		return false, nil
 	}
 	r, err := a.engine.Load(ctx, runID)

@@ -58,6 +58,9 @@ func (r *fakeRunner) Load(_ context.Context, id string) (*pipeline.Run, error) {
 	return &pipeline.Run{ID: id, Status: pipeline.StatusRunning, CreatedAt: time.Now()}, nil
 }
 
+// Cancel cancels nothing: these tests do not sweep digests.
+func (r *fakeRunner) Cancel(context.Context, string, string) error { return nil }
+
 func (r *fakeRunner) requests() []pipeline.Request {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -188,20 +188,14 @@ type StepProbe struct {
 	CancelBy  string // who asked to cancel the run ("" for no one)
 }
 
-// stepProber is a Store that reads a StepProbe in one round trip, without
-// the run (redisstore's does).
-type stepProber interface {
-	ProbeForStep(ctx context.Context, id string) (StepProbe, error)
-}
-
 // reloadForStep is loadForStep for a worker that may hold the run as it
 // saved it (saved, or nil): when the stored version and the save that wrote
 // it are still saved's, the copy in hand is the stored run and is not read
 // again (a run record with its page texts is the largest thing a step
 // reads); a run saved by anyone else since is read afresh.
 func (e *Engine) reloadForStep(ctx context.Context, runID string, saved *Run) (*Run, string, error) {
-	if p, ok := e.cfg.Store.(stepProber); ok && saved != nil && saved.SaveNonce != "" {
-		probe, err := p.ProbeForStep(ctx, runID)
+	if saved != nil && saved.SaveNonce != "" {
+		probe, err := e.cfg.Store.ProbeForStep(ctx, runID)
 		if err != nil {
 			return nil, "", err
 		}
@@ -212,23 +206,9 @@ func (e *Engine) reloadForStep(ctx context.Context, runID string, saved *Run) (*
 	return e.loadForStep(ctx, runID)
 }
 
-// stepLoader is a Store that reads a run and who asked to cancel it in one
-// round trip (redisstore's does).
-type stepLoader interface {
-	LoadForStep(ctx context.Context, id string) (*Run, string, error)
-}
-
 // loadForStep returns the run and who asked to cancel it ("" for no one).
 func (e *Engine) loadForStep(ctx context.Context, runID string) (*Run, string, error) {
-	if l, ok := e.cfg.Store.(stepLoader); ok {
-		return l.LoadForStep(ctx, runID)
-	}
-	r, err := e.cfg.Store.Load(ctx, runID)
-	if err != nil {
-		return nil, "", err
-	}
-	by, err := e.cfg.Store.CancelRequested(ctx, runID)
-	return r, by, err
+	return e.cfg.Store.LoadForStep(ctx, runID)
 }
 
 // loadLeased loads the run for the holder of the lease with this fence.
@@ -737,7 +717,7 @@ func (e *Engine) timeOut(ctx context.Context, r *Run, inst *checkpoints.Instance
 
 // stopReminders ends the reminders of a timed-out checkpoint whose policy
 // allows no more: it keeps waiting, without a deadline, and the presenter
-// (a ReminderEscalator) says so in the checkpoint's message and tells whom
+// (Presenter.RemindersStopped) says so in the checkpoint's message and tells whom
 // the policy names. The state is saved first, so the escalation is made at
 // most once.
 func (e *Engine) stopReminders(ctx context.Context, r *Run, inst *checkpoints.Instance) (bool, error) {
@@ -750,10 +730,8 @@ func (e *Engine) stopReminders(ctx context.Context, r *Run, inst *checkpoints.In
 	if err := e.save(ctx, r); err != nil {
 		return false, err
 	}
-	if esc, ok := e.presenter(r).(ReminderEscalator); ok {
-		if err := esc.RemindersStopped(ctx, r, inst); err != nil {
-			e.log.Warn("escalate a checkpoint whose reminders stopped", "run", r.ID, "checkpoint", inst.ID, "err", err)
-		}
+	if err := e.presenter(r).RemindersStopped(ctx, r, inst); err != nil {
+		e.log.Warn("escalate a checkpoint whose reminders stopped", "run", r.ID, "checkpoint", inst.ID, "err", err)
 	}
 	return false, nil
 }

@@ -393,3 +393,6 @@ func (nopPresenter) Offer(context.Context, *Run, *checkpoints.Instance) error   
 func (nopPresenter) Decided(context.Context, *Run, *checkpoints.Instance) error { return nil }
 func (nopPresenter) Progress(context.Context, *Run)                             {}
 func (nopPresenter) Finished(context.Context, *Run) error                       { return nil }
+func (nopPresenter) RemindersStopped(context.Context, *Run, *checkpoints.Instance) error {
+	return nil
+}

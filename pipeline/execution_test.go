@@ -308,6 +308,23 @@ func (f *faultyStore) Save(ctx context.Context, r *pipeline.Run) error {
 	return save(ctx, r, func() error { return f.Store.Save(ctx, r) })
 }
 
+// LoadForStep reads through Load, so that loadErr reaches a worker's
+// reads too.
+func (f *faultyStore) LoadForStep(ctx context.Context, id string) (*pipeline.Run, string, error) {
+	r, err := f.Load(ctx, id)
+	if err != nil {
+		return nil, "", err
+	}
+	by, err := f.Store.CancelRequested(ctx, id)
+	return r, by, err
+}
+
+// ProbeForStep answers a probe that never matches a worker's copy, so that
+// every step reads the run through LoadForStep (and Load).
+func (f *faultyStore) ProbeForStep(context.Context, string) (pipeline.StepProbe, error) {
+	return pipeline.StepProbe{}, nil
+}
+
 func (f *faultyStore) Load(ctx context.Context, id string) (*pipeline.Run, error) {
 	f.mu.Lock()
 	fail := f.saved && f.loadErr != nil

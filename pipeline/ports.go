@@ -193,6 +193,14 @@ type Store interface {
 	RequestCancel(ctx context.Context, runID, by string) error
 	// CancelRequested reports who asked to cancel the run, or "".
 	CancelRequested(ctx context.Context, runID string) (string, error)
+
+	// LoadForStep returns the run and who asked to cancel it ("" for no
+	// one), in one round trip: what a worker reads before each step.
+	LoadForStep(ctx context.Context, id string) (*Run, string, error)
+	// ProbeForStep returns a StepProbe of the run in one round trip,
+	// without reading the run: what a worker that saved the run itself
+	// reads before its next step. A missing run is ErrNotFound.
+	ProbeForStep(ctx context.Context, id string) (StepProbe, error)
 }
 
 // Queue hands runs to workers.
@@ -252,6 +260,12 @@ type Presenter interface {
 	Progress(ctx context.Context, r *Run)
 	// Finished shows the final report, the failure or the cancellation.
 	Finished(ctx context.Context, r *Run) error
+	// RemindersStopped acts when a required checkpoint's reminders are
+	// used up (checkpoints.ReminderPolicy): it says in the checkpoint's
+	// message that reminders have stopped and how to decide or skip it,
+	// and tells whom the policy's Escalate names. It is called once per
+	// instance, after the state is saved; an error is logged.
+	RemindersStopped(ctx context.Context, r *Run, inst *checkpoints.Instance) error
 }
 
 // StrandedShower is optionally implemented by a Presenter to say that a
@@ -261,15 +275,6 @@ type StrandedShower interface {
 	// after its retries, and offers Retry and (to admins) "continue
 	// without it".
 	Stranded(ctx context.Context, r *Run, inst *checkpoints.Instance) error
-}
-
-// ReminderEscalator is optionally implemented by a Presenter to act when a
-// required checkpoint's reminders are used up (checkpoints.ReminderPolicy):
-// say in its message that reminders have stopped and how to decide or skip
-// it, and tell whom the policy's Escalate names. It is called once per
-// instance, after the state is saved.
-type ReminderEscalator interface {
-	RemindersStopped(ctx context.Context, r *Run, inst *checkpoints.Instance) error
 }
 
 // BreakerAlerter is optionally implemented by a Presenter to alert the

@@ -207,12 +207,12 @@ func (p *DigestPresenter) Decided(ctx context.Context, r *pipeline.Run, inst *ch
 }
 
 // RemindersStopped passes the end of a held checkpoint's reminders to the
-// inner presenter when it acts on it (pipeline.ReminderEscalator).
+// inner presenter, if there is one.
 func (p *DigestPresenter) RemindersStopped(ctx context.Context, r *pipeline.Run, inst *checkpoints.Instance) error {
-	if esc, ok := p.inner.(pipeline.ReminderEscalator); ok {
-		return esc.RemindersStopped(ctx, r, inst)
+	if p.inner == nil {
+		return nil
 	}
-	return nil
+	return p.inner.RemindersStopped(ctx, r, inst)
 }
 
 // Progress shows progress through the inner presenter.

@@ -40,6 +40,10 @@ func (p *flakyInner) Decided(_ context.Context, r *pipeline.Run, _ *checkpoints.
 
 func (p *flakyInner) Progress(context.Context, *pipeline.Run) {}
 
+func (p *flakyInner) RemindersStopped(context.Context, *pipeline.Run, *checkpoints.Instance) error {
+	return nil
+}
+
 func (p *flakyInner) Finished(context.Context, *pipeline.Run) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -27,11 +27,7 @@ func TestDigestPresenterPassesStoppedRemindersOn(t *testing.T) {
 	ctx := context.Background()
 	inner := &escalatingInner{}
 	var p pipeline.Presenter = scheduler.NewDigestPresenter(scheduler.DigestPresenterConfig{Inner: inner})
-	esc, ok := p.(pipeline.ReminderEscalator)
-	if !ok {
-		t.Fatal("the digest presenter does not pass stopped reminders on")
-	}
-	if err := esc.RemindersStopped(ctx, &pipeline.Run{ID: "r-1"}, &checkpoints.Instance{ID: "r-1.cp1"}); err != nil || len(inner.stopped) != 1 {
+	if err := p.RemindersStopped(ctx, &pipeline.Run{ID: "r-1"}, &checkpoints.Instance{ID: "r-1.cp1"}); err != nil || len(inner.stopped) != 1 {
 		t.Fatalf("err %v, inner got %v", err, inner.stopped)
 	}
 	plain := scheduler.NewDigestPresenter(scheduler.DigestPresenterConfig{Inner: &innerRecorder{}})

@@ -18,11 +18,7 @@ import (
 type Runner interface {
 	Start(ctx context.Context, req pipeline.Request) (*pipeline.Run, error)
 	Load(ctx context.Context, id string) (*pipeline.Run, error)
-}
-
-// canceller is implemented by runners that can stop a run (*pipeline.Engine);
-// the sweeper uses it to stop a stuck digest.
-type canceller interface {
+	// Cancel stops a run; the sweeper uses it to stop a stuck digest.
 	Cancel(ctx context.Context, runID, by string) error
 }
 
@@ -537,10 +533,8 @@ func (s *Service) checkRunning(ctx context.Context, st *Stream, now time.Time) (
 	if err != nil {
 		return out, err
 	}
-	if c, ok := s.cfg.Runner.(canceller); ok {
-		if err := c.Cancel(ctx, run.ID, "scheduler"); err != nil && !errors.Is(err, pipeline.ErrRunFinished) {
-			s.log.Warn("cancel swept digest run", "stream", st.ID, "run", run.ID, "err", err)
-		}
+	if err := s.cfg.Runner.Cancel(ctx, run.ID, "scheduler"); err != nil && !errors.Is(err, pipeline.ErrRunFinished) {
+		s.log.Warn("cancel swept digest run", "stream", st.ID, "run", run.ID, "err", err)
 	}
 	return out, nil
 }

@@ -115,6 +115,9 @@ func (p *innerRecorder) Decided(context.Context, *pipeline.Run, *checkpoints.Ins
 	return nil
 }
 func (p *innerRecorder) Progress(context.Context, *pipeline.Run) {}
+func (p *innerRecorder) RemindersStopped(context.Context, *pipeline.Run, *checkpoints.Instance) error {
+	return nil
+}
 func (p *innerRecorder) Finished(_ context.Context, r *pipeline.Run) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()

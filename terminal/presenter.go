@@ -31,9 +31,8 @@ type Presenter struct {
 }
 
 var (
-	_ pipeline.Presenter         = (*Presenter)(nil)
-	_ pipeline.Notifier          = (*Presenter)(nil)
-	_ pipeline.ReminderEscalator = (*Presenter)(nil)
+	_ pipeline.Presenter = (*Presenter)(nil)
+	_ pipeline.Notifier  = (*Presenter)(nil)
 )
 
 // New returns a Presenter writing notes to out.
@@ -61,7 +60,7 @@ func (p *Presenter) Notice(_ context.Context, _ *pipeline.Run, text string) {
 }
 
 // RemindersStopped says that a checkpoint's reminders are used up
-// (pipeline.ReminderEscalator): a terminal run has nobody else to tell, so
+// (pipeline.Presenter): a terminal run has nobody else to tell, so
 // it says the run still waits and how to decide or skip it.
 func (p *Presenter) RemindersStopped(_ context.Context, r *pipeline.Run, inst *checkpoints.Instance) error {
 	p.mu.Lock()

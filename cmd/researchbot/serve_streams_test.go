@@ -91,3 +91,5 @@ func (noRunner) Start(context.Context, pipeline.Request) (*pipeline.Run, error) 
 func (noRunner) Load(context.Context, string) (*pipeline.Run, error) {
 	return nil, pipeline.ErrNotFound
 }
+
+func (noRunner) Cancel(context.Context, string, string) error { return nil }
