@@ -83,13 +83,15 @@ type Config struct {
 	Now func() time.Time
 }
 
-// Default values for Config.
+// Default values for Config. The bounds on a body and its text are
+// extract's, so a fetched document and a file given to a run are held to the
+// same ones.
 const (
 	DefaultTimeout            = 20 * time.Second
-	DefaultMaxBytes           = 5 << 20
+	DefaultMaxBytes           = doctext.DefaultMaxBytes
 	DefaultMaxRedirects       = 5
-	DefaultMaxTextRunes       = 20000
-	DefaultMaxPDFPages        = 300
+	DefaultMaxTextRunes       = doctext.DefaultMaxRunes
+	DefaultMaxPDFPages        = doctext.DefaultMaxPages
 	DefaultPerHostConcurrency = 6
 	DefaultUserAgent          = "researchbot/1.0 (+https://github.com/researchbot/researchbot)"
 	DefaultCacheTTL           = 24 * time.Hour
