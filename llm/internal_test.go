@@ -12,31 +12,30 @@ import (
 	"time"
 )
 
-func TestParseRetryAfter(t *testing.T) {
+// TestRetryAfterIsCappedAndPrefersMilliseconds covers what llm adds to
+// internal/retryafter's reading (tested there): OpenAI's retry-after-ms
+// header wins, and every wait is capped at maxRetryAfter.
+func TestRetryAfterIsCappedAndPrefersMilliseconds(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	cases := []struct {
-		in   string
-		want time.Duration
-		ok   bool
+		name    string
+		sec, ms string
+		want    time.Duration
+		wantOK  bool
 	}{
-		{"", 0, false},
-		{"3", 3 * time.Second, true},
-		{" 1.5 ", 1500 * time.Millisecond, true},
-		{"-2", 0, false},
-		{"soon", 0, false},
-		{now.Add(20 * time.Second).Format(http.TimeFormat), 20 * time.Second, true},
-		{now.Add(-time.Hour).Format(http.TimeFormat), 0, true},
-		{"86400", maxRetryAfter, true},
+		{"seconds", "3", "", 3 * time.Second, true},
+		{"an HTTP date", now.Add(20 * time.Second).Format(http.TimeFormat), "", 20 * time.Second, true},
+		{"unreadable", "soon", "", 0, false},
+		{"capped", "86400", "", maxRetryAfter, true},
+		{"milliseconds preferred", "9", "250", 250 * time.Millisecond, true},
+		{"milliseconds capped", "", "86400000", maxRetryAfter, true},
+		{"unreadable milliseconds fall back to seconds", "2", "x", 2 * time.Second, true},
 	}
 	for _, tc := range cases {
-		got, ok := (&respMeta{retryAfterHd: tc.in}).retryAfter(now)
-		if got != tc.want || ok != tc.ok {
-			t.Errorf("Retry-After %q = %v, %v; want %v, %v", tc.in, got, ok, tc.want, tc.ok)
+		got, ok := (&respMeta{retryAfterHd: tc.sec, retryAfterMs: tc.ms}).retryAfter(now)
+		if got != tc.want || ok != tc.wantOK {
+			t.Errorf("%s: retry-after %q, retry-after-ms %q = %v, %v; want %v, %v", tc.name, tc.sec, tc.ms, got, ok, tc.want, tc.wantOK)
 		}
-	}
-	m := &respMeta{retryAfterHd: "9", retryAfterMs: "250"}
-	if d, ok := m.retryAfter(now); !ok || d != 250*time.Millisecond {
-		t.Errorf("retry-after-ms not preferred: %v %v", d, ok)
 	}
 }
 
