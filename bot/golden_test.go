@@ -1,10 +1,8 @@
 package bot
 
 import (
-	"bytes"
 	"encoding/json"
 	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/researchbot/researchbot/bot/blockkit"
 	"github.com/researchbot/researchbot/checkpoints"
+	"github.com/researchbot/researchbot/internal/goldentest"
 	"github.com/researchbot/researchbot/pipeline"
 )
 
@@ -21,28 +20,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/go
 // golden compares v's JSON with testdata/golden/name.json (or rewrites it).
 func golden(t *testing.T, name string, v any) {
 	t.Helper()
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		t.Fatal(err)
-	}
-	got := buf.Bytes()
-	path := filepath.Join("testdata", "golden", name+".json")
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./bot -run Golden -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file; got:\n%s", path, got)
-	}
+	goldentest.JSON(t, filepath.Join("testdata", "golden", name+".json"), v, *update)
 }
 
 // msg wraps blocks like a chat.postMessage body.

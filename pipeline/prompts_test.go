@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"flag"
-	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/researchbot/researchbot/checkpoints"
+	"github.com/researchbot/researchbot/internal/goldentest"
 )
 
 // updateGolden rewrites the golden files instead of comparing with them:
@@ -21,23 +21,7 @@ var updateGolden = flag.Bool("update", false, "rewrite testdata/golden files")
 // checkGolden compares got with testdata/golden/name, or rewrites it with -update.
 func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if *updateGolden {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden %s (run with -update to create it): %v", path, err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs from golden file (run with -update after checking the change):\n--- got ---\n%s\n--- want ---\n%s", name, got, want)
-	}
+	goldentest.Compare(t, filepath.Join("testdata", "golden", name), []byte(got), *updateGolden)
 }
 
 // fixtureNow is the fixed clock of the golden tests.

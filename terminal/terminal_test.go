@@ -14,26 +14,16 @@ import (
 	"time"
 
 	"github.com/researchbot/researchbot/checkpoints"
+	"github.com/researchbot/researchbot/internal/goldentest"
 	"github.com/researchbot/researchbot/pipeline"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
+// golden compares got with testdata/name.golden (or rewrites it).
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs from its golden file:\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
+	goldentest.Compare(t, filepath.Join("testdata", name+".golden"), []byte(got), *update)
 }
 
 var now = time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)

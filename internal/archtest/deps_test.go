@@ -38,6 +38,7 @@ var inward = map[string]struct {
 	"internal/app":          {[]string{"config", "pipeline", "checkpoints", "scheduler", "textmatch", "dedup", "llm", "search", "search/mcpsearch", "fetch", "extract", "redisstore", "internal/retryafter", "internal/tracing"}, "app assembles the engine from adapters; it knows no user interface (bot, terminal)"},
 	"internal/tracing":      {[]string{"pipeline", "checkpoints", "textmatch"}, "the OpenTelemetry adapter implements the engine's Tracer port and gives the wiring the spans of the adapters' calls; it knows the domain's types and no other adapter"},
 	"internal/redistest":    {nil, "test helper: a private redis-server"},
+	"internal/goldentest":   {nil, "test helper: compares rendered output with golden files (-update rewrites them)"},
 	"internal/retryafter":   {nil, "the one reading of an HTTP Retry-After header, shared by the adapters that are asked to wait (llm, search)"},
 	"internal/slackfake":    {nil, "test helper: a fake Slack speaking its wire protocol"},
 	"internal/mcpfake":      {nil, "test helper: an MCP server built with the SDK, speaking only the protocol"},
