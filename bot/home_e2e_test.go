@@ -165,7 +165,7 @@ func TestAppHomeAdminCreatesACheckpointThatAUserMeets(t *testing.T) {
 	// The bot remembers where it posted the checkpoint just after the post
 	// returns; a person who opens the App Home before that sees the decision
 	// without its link, and opens the Home again.
-	home = openHome(t, ctx, fake, user, "*Risk check*", "")
+	openHome(t, ctx, fake, user, "*Risk check*", "")
 	pending := func() bool {
 		s := homeText(fake, user)
 		return strings.Contains(s, "in its thread>") && strings.Contains(s, blockkit.ActionSkip)
