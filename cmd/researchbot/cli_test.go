@@ -75,6 +75,7 @@ func TestEnvShowsCurrentValuesMaskedWithTheirSource(t *testing.T) {
 	env := map[string]string{
 		"SLACK_BOT_TOKEN": "xoxb-1234-5678-secretpart", "OPENAI_API_KEY": "sk-verysecretkey",
 		"LLM_MODEL": "gpt-4o", "REDIS_URL": "redis://:hunter2@redis:6379/0",
+		"OTEL_EXPORTER_OTLP_ENDPOINT": "https://team:otelsecret@collector:4318",
 	}
 	code, stdout, stderr := runCLI(t, env, "env")
 	if code != 0 || stderr != "" {
@@ -87,12 +88,14 @@ func TestEnvShowsCurrentValuesMaskedWithTheirSource(t *testing.T) {
 		"REDIS_URL=redis://:xxxxx@redis:6379/0  (from the environment; default: embedded)\n",
 		"LLM_TIMEOUT unset  (default: 120s)\n",
 		"LLM_MODEL_WRITER unset  (default: LLM_MODEL)\n",
+		"OTEL_EXPORTER_OTLP_ENDPOINT=https://team:xxxxx@collector:4318  (from the environment; default: none)\n",
+		"OTEL_SERVICE_NAME unset  (default: researchbot)\n",
 	} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("env does not print %q", want)
 		}
 	}
-	for _, secret := range []string{"secretpart", "verysecretkey", "hunter2"} {
+	for _, secret := range []string{"secretpart", "verysecretkey", "hunter2", "otelsecret"} {
 		if strings.Contains(stdout, secret) {
 			t.Errorf("env shows a secret (%s)", secret)
 		}

@@ -224,3 +224,23 @@ func TestEndpointForLogMasksAPassword(t *testing.T) {
 		t.Fatalf("EndpointForLog = %q", got)
 	}
 }
+
+// TestConfigureReadsExactlyTheVariables: every variable Configure asks for
+// is listed by Variables (so `researchbot env` shows it), and every one
+// listed is read.
+func TestConfigureReadsExactlyTheVariables(t *testing.T) {
+	asked := map[string]bool{}
+	_, _ = Configure(func(k string) string { asked[k] = true; return "" })
+	listed := map[string]bool{}
+	for _, v := range Variables() {
+		listed[v.Name] = true
+		if !asked[v.Name] {
+			t.Errorf("%s is listed but Configure never reads it", v.Name)
+		}
+	}
+	for n := range asked {
+		if !listed[n] {
+			t.Errorf("Configure reads %s, which Variables does not list", n)
+		}
+	}
+}
