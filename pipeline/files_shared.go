@@ -38,8 +38,9 @@ func (r Reference) FileOrigin() string {
 }
 
 // FilesOpen reports whether r still takes files: it has not finished and
-// has not searched yet (it is queued, planning, or waits at its plan or
-// before it searches).
+// has not searched yet: it is queued or planning, or waits for its plan
+// to be approved (a decided plan checkpoint is no longer waited on, even
+// before a worker takes the decision).
 func FilesOpen(r *Run) bool {
 	if r.Status.Final() || r.Report != nil {
 		return false
@@ -49,7 +50,11 @@ func FilesOpen(r *Run) bool {
 			return false
 		}
 	}
-	return r.Step == StepPlan || r.Step == StepSearch && r.Status != StatusRunning
+	if r.Step == StepPlan {
+		return true
+	}
+	c := r.Current()
+	return r.Step == StepSearch && r.Status == StatusWaiting && c != nil && c.Decision == nil
 }
 
 // FilesRoom says how many more files, and bytes of them, r takes.
