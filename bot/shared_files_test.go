@@ -13,6 +13,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/researchbot/researchbot/extract"
+	"github.com/researchbot/researchbot/internal/slackfake"
 )
 
 // authRecorder is a file host that records the Authorization headers it
@@ -187,4 +188,32 @@ func mustURL(t *testing.T, s string) *url.URL {
 		t.Fatal(err)
 	}
 	return u
+}
+
+// TestASharedFileWithoutTheScopeSaysToReinstall: through the fake Slack, a
+// file known only by its id is described by files.info; when Slack answers
+// missing_scope, and when a download gets Slack's sign-in page, the reason
+// says to reinstall the app with files:read.
+func TestASharedFileWithoutTheScopeSaysToReinstall(t *testing.T) {
+	fake := slackfake.New(t)
+	id := fake.UploadUserFile("U1", "notes.md", "text/plain", "markdown", []byte("# Notes\n\nDefrost cycles cost energy.\n"))
+	a := &App{api: slack.New(fake.BotToken(), slack.OptionAPIURL(fake.APIURL()))}
+	d := newFileDownloader(fake.BotToken(), fake.APIURL(), nil)
+	byID := sharedFile{file: slack.File{ID: id}, by: "U1", in: "C1"}
+
+	f, err := a.readSharedFile(context.Background(), d, byID)
+	if err != nil || f.Name != "notes.md" || f.Kind != string(extract.KindMarkdown) || !strings.Contains(f.Text, "Defrost") {
+		t.Fatalf("a file known by id: %+v, %v", f, err)
+	}
+	fake.FailMissingScope("files.info", 1, "files:read", "chat:write")
+	if _, err := a.readSharedFile(context.Background(), d, byID); !errors.Is(err, errMissingScope) || !strings.Contains(err.Error(), "reinstall the app with that scope") {
+		t.Errorf("files.info without the scope: %v", err)
+	}
+	wrong := newFileDownloader("xoxb-without-files-read", fake.APIURL(), nil)
+	if _, err := a.readSharedFile(context.Background(), wrong, byID); !errors.Is(err, errRefused) {
+		t.Errorf("a download Slack does not authorise: %v, want errRefused", err)
+	}
+	if d := fake.FileDownloads(); len(d) != 2 || !d[0].Authorized || d[1].Authorized {
+		t.Errorf("downloads %+v, want one with the token, one refused", d)
+	}
 }
