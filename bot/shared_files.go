@@ -51,7 +51,7 @@ const (
 var (
 	errNotSlackHost = errors.New("its download address is not on Slack's file host, so I did not send my token there")
 	errRefused      = errors.New("the download was refused by Slack: researchbot needs the files:read scope — ask whoever installed it to reinstall the app with that scope")
-	errMissingScope = errors.New("Slack's description of the file was refused: researchbot needs the files:read scope — ask whoever installed it to reinstall the app with that scope")
+	errMissingScope = errors.New("the file's description was refused by Slack: researchbot needs the files:read scope — ask whoever installed it to reinstall the app with that scope")
 )
 
 // fileDownloader downloads files from Slack with the bot token, which it

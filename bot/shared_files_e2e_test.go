@@ -171,6 +171,21 @@ func TestE2EAPDFSharedInTheThreadBeforeThePlanIsReadAndCited(t *testing.T) {
 	pdf := modulePDF(t, 0)
 	cdn, cdnURL := newFileCDN(t, pdf)
 	fake.RedirectFileDownloads(cdnURL)
+	// Someone who may not decide this run's checkpoints may not add files.
+	const other = "U0OTHER01"
+	fake.AddUser(other, "grace", "UTC")
+	theirs := fake.UploadUserFile(other, "theirs.pdf", "application/pdf", "pdf", pdf)
+	if err := fake.PostUserMentionWithFiles(wctx, other, channel, r.Origin.ThreadTS, "", theirs); err != nil {
+		t.Fatal(err)
+	}
+	waitMessage(wctx, t, fake, channel, "the refusal of another person's file", func(m slackfake.Message) bool {
+		s := displayed(m)
+		return strings.Contains(s, "theirs.pdf") && strings.Contains(s, "only the person who started this research")
+	})
+	if d := fake.FileDownloads(); len(d) != 0 {
+		t.Errorf("a refused file was downloaded: %+v", d)
+	}
+
 	id := fake.UploadUserFile(user, "field-trial.pdf", "application/pdf", "pdf", pdf)
 	if err := fake.PostUserMentionWithFiles(wctx, user, channel, r.Origin.ThreadTS, "", id); err != nil {
 		t.Fatal(err)
@@ -199,8 +214,21 @@ func TestE2EAPDFSharedInTheThreadBeforeThePlanIsReadAndCited(t *testing.T) {
 	if !strings.Contains(summary, "field-trial.pdf") || !strings.Contains(summary, "shared by <@"+user+">") {
 		t.Errorf("the report summary does not cite the file as shared by the requester:\n%s\n%s", summary, dumpAll(fake, channel))
 	}
-	if md := string(file.Content); !strings.Contains(md, "field-trial.pdf — shared by @"+user+", PDF, ") {
-		t.Errorf("the Markdown report does not cite the file as shared by the requester:\n%s", md)
+	if md := string(file.Content); !strings.Contains(md, "field-trial.pdf — shared by @"+user+", PDF, ") || strings.Contains(md, "theirs.pdf") {
+		t.Errorf("the Markdown report does not cite the file as shared by the requester (and only it):\n%s", md)
+	}
+
+	// After the plan, a file would not be read first: it is refused, truthfully.
+	late := fake.UploadUserFile(user, "late.pdf", "application/pdf", "pdf", pdf)
+	if err := fake.PostUserMentionWithFiles(wctx, user, channel, r.Origin.ThreadTS, "", late); err != nil {
+		t.Fatal(err)
+	}
+	waitMessage(wctx, t, fake, channel, "the refusal of a late file", func(m slackfake.Message) bool {
+		s := displayed(m)
+		return strings.Contains(s, "late.pdf") && strings.Contains(s, "already searched")
+	})
+	if stored, _ := a.Engine.Load(wctx, r.ID); stored == nil || len(stored.Files) != 1 {
+		t.Errorf("the finished run's files changed: %+v", stored)
 	}
 }
 
@@ -277,6 +305,9 @@ func TestE2EAFileSharedInADirectMessageIsNotReadByAChannelRun(t *testing.T) {
 	if len(inDM.Files) != 1 || inDM.Files[0].Name != "private-memo.pdf" || inDM.Files[0].SharedIn != dm || inDM.Origin.Channel != dm {
 		t.Fatalf("the DM run's files %+v in %s, want the memo shared in %s", inDM.Files, inDM.Origin.Channel, dm)
 	}
+	waitMessage(wctx, t, fake, dm, "the DM run's plan naming its file", func(m slackfake.Message) bool {
+		return m.ThreadTS == thread && strings.Contains(displayed(m), "1 file attached; it will be read first")
+	})
 
 	const public = "How well do heat pumps work in cold climates?"
 	if _, err := fake.SlashCommand(wctx, slackfake.SlashCommand{Command: "/research", Text: "--mode auto " + public, UserID: user, ChannelID: channel}); err != nil {
