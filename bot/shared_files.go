@@ -40,6 +40,9 @@ const (
 	maxSharedFileBytes = extract.DefaultMaxBytes
 	// sharedFileTimeout bounds the download and extraction of one file.
 	sharedFileTimeout = 30 * time.Second
+	// afterFilesReserve is the time of a request kept for what follows the
+	// reading of its files (starting the run, telling the thread).
+	afterFilesReserve = 10 * time.Second
 	// maxFileRedirects is how many redirects a download follows.
 	maxFileRedirects = 5
 	// slackFileHost is Slack's file host, the one host besides the Web API's
@@ -170,13 +173,24 @@ func (a *App) readSharedFiles(ctx context.Context, shared []sharedFile, room int
 	var files []pipeline.File
 	var problems []blockkit.FileProblem
 	d := newFileDownloader(a.cfg.BotToken, a.cfg.APIURL, a.cfg.HTTPClient)
+	// Leave the job time to start the run (or add the files) after reading.
+	readCtx := ctx
+	if dl, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		readCtx, cancel = context.WithDeadline(ctx, dl.Add(-afterFilesReserve))
+		defer cancel()
+	}
 	for _, s := range shared {
 		name := fileName(s.file)
+		if readCtx.Err() != nil {
+			problems = append(problems, blockkit.FileProblem{Name: name, Why: "not read in the time I have for one request; share fewer or smaller files"})
+			continue
+		}
 		if len(files) >= room {
 			problems = append(problems, blockkit.FileProblem{Name: name, Why: fmt.Sprintf("a research reads at most %d files", pipeline.MaxFiles)})
 			continue
 		}
-		f, err := a.readSharedFile(ctx, d, s)
+		f, err := a.readSharedFile(readCtx, d, s)
 		if err == nil && f.Bytes > roomBytes {
 			err = fmt.Errorf("the files of this research would be larger than %d MiB together", pipeline.MaxFilesBytes>>20)
 		}

@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -215,5 +216,25 @@ func TestASharedFileWithoutTheScopeSaysToReinstall(t *testing.T) {
 	}
 	if d := fake.FileDownloads(); len(d) != 2 || !d[0].Authorized || d[1].Authorized {
 		t.Errorf("downloads %+v, want one with the token, one refused", d)
+	}
+}
+
+// TestSharedFilesLeaveTimeToStartTheRun: a request whose time is nearly up
+// reads no file (each named with why) rather than leaving none to start
+// the run.
+func TestSharedFilesLeaveTimeToStartTheRun(t *testing.T) {
+	host := &authRecorder{body: "text", ctype: "text/plain"}
+	srv := httptest.NewServer(host)
+	t.Cleanup(srv.Close)
+	a := &App{cfg: Config{BotToken: "xoxb-test", APIURL: srv.URL}, log: slog.New(slog.DiscardHandler)}
+	ctx, cancel := context.WithTimeout(context.Background(), afterFilesReserve/2)
+	defer cancel()
+	f := slack.File{ID: "F1", Name: "a.txt", Mimetype: "text/plain", Size: 4, URLPrivateDownload: srv.URL + "/a.txt"}
+	files, problems := a.readSharedFiles(ctx, sharedFilesOf([]slack.File{f}, "U1", "C1"), 20, 1<<20)
+	if len(files) != 0 || len(problems) != 1 || !strings.Contains(problems[0].Why, "not read in the time") {
+		t.Errorf("files %v, problems %v", files, problems)
+	}
+	if n := len(host.seen()); n != 0 {
+		t.Errorf("%d downloads with no time left", n)
 	}
 }
