@@ -24,7 +24,10 @@ import (
 //     "comments": [], "response_metadata": {"next_cursor": ""}}.
 //
 // A download without the bot's token is answered as Slack answers a
-// browser without a session: 200 with an HTML sign-in page, not the file.
+// browser without a session: 200 with an HTML sign-in page, not the file
+// (reported in slackapi/bolt-js#2585, wee-slack/wee-slack#767 and
+// grundleborg/slack-advanced-exporter#13; Slack may also first redirect to
+// the workspace's sign-in, slackapi/deno-slack-sdk#285).
 // RedirectFileDownloads makes downloads answer with a redirect to another
 // host, as Slack may send a download to its file CDN.
 
