@@ -283,8 +283,9 @@ func TestE2EAFileAttachedInTheStartFormIsRead(t *testing.T) {
 }
 
 // TestE2EAFileSharedInADirectMessageIsNotReadByAChannelRun: a file sent
-// with a question in the bot's assistant thread (a direct message) is
-// read by that thread's run; a run in a channel, started by the same
+// with a question in the bot's assistant thread (a direct message; Slack
+// gives only its id, so the bot asks files.info) is read by that thread's
+// run; a run in a channel, started by the same
 // person, does not read it and its report does not name it.
 func TestE2EAFileSharedInADirectMessageIsNotReadByAChannelRun(t *testing.T) {
 	fake, a, ctx := filesStack(t)
@@ -297,6 +298,7 @@ func TestE2EAFileSharedInADirectMessageIsNotReadByAChannelRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	const private = "What does our private memo say about heat pumps?"
+	fake.ShareFilesByIDOnly(true) // the bot must ask files.info
 	id := fake.UploadUserFile(user, "private-memo.pdf", "application/pdf", "pdf", modulePDF(t, 2))
 	if err := fake.PostUserMessageWithFiles(wctx, user, dm, thread, private, id); err != nil {
 		t.Fatal(err)
@@ -304,6 +306,9 @@ func TestE2EAFileSharedInADirectMessageIsNotReadByAChannelRun(t *testing.T) {
 	inDM := runAsking(t, wctx, fake, a, user, private)
 	if len(inDM.Files) != 1 || inDM.Files[0].Name != "private-memo.pdf" || inDM.Files[0].SharedIn != dm || inDM.Origin.Channel != dm {
 		t.Fatalf("the DM run's files %+v in %s, want the memo shared in %s", inDM.Files, inDM.Origin.Channel, dm)
+	}
+	if n := len(fake.Calls("files.info")); n != 1 {
+		t.Errorf("files.info was called %d times, want once for the file Slack gave by id", n)
 	}
 	waitMessage(wctx, t, fake, dm, "the DM run's plan naming its file", func(m slackfake.Message) bool {
 		return m.ThreadTS == thread && strings.Contains(displayed(m), "1 file attached; it will be read first")

@@ -44,6 +44,20 @@ type FileDownload struct {
 type fileDownloads struct {
 	log      []FileDownload
 	redirect string // base URL downloads are redirected to; "" serves them
+	// checkInfo makes events carry only each file's id, as Slack does for a
+	// file the app must ask files.info about (a Slack Connect file).
+	checkInfo bool
+}
+
+// ShareFilesByIDOnly makes the files of later message and app_mention
+// events minimal objects, {"id", "mode": "file_access", "file_access":
+// "check_file_info", …}, as Slack sends them when the app must call
+// files.info (the shape of a real Slack Connect payload, kept in
+// slack-web's tests as message_file_share_slack_connect.json).
+func (s *Server) ShareFilesByIDOnly(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.downloads.checkInfo = on
 }
 
 // UploadUserFile stores a file userID uploaded (not shared anywhere yet,
@@ -228,6 +242,10 @@ func (s *Server) postWithFiles(ctx context.Context, userID, channelID, threadTS,
 			return fmt.Errorf("slackfake: unknown file %s", id)
 		}
 		f.Channel, f.ThreadTS = channelID, threadTS
+		if s.downloads.checkInfo {
+			files = append(files, map[string]any{"id": f.ID, "mode": "file_access", "file_access": "check_file_info", "created": 0, "timestamp": 0, "user": ""})
+			continue
+		}
 		files = append(files, s.fileJSON(f))
 	}
 	s.messages[channelID] = append(s.messages[channelID], m)
