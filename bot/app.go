@@ -112,6 +112,11 @@ type Config struct {
 	// passes the Engine); nil treats every mention in a run's thread as a
 	// follow-up question.
 	Steerer Steerer
+	// Files adds files shared in a run's thread before its plan is
+	// approved (the assembly passes the Engine); nil answers that shared
+	// files are not read there. Files in the start form and sent with a
+	// question need no port: they go with the new run.
+	Files FileAttacher
 	// Messages receives thread messages; nil ignores them.
 	Messages MessageHandler
 	// StartDefaults remembers each channel's start-form settings; nil

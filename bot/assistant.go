@@ -257,7 +257,7 @@ func (a *App) onAssistantMessage(ctx context.Context, req *Request, m Mention) (
 		_, err := a.send.Post(ctx, m.Channel, m.Thread, blockkit.RenderAssistantHowTo(), "Type your question")
 		return true, err
 	}
-	c.ThreadTS = m.Thread
+	c.ThreadTS, c.Files = m.Thread, m.Files
 	a.panel.title(ctx, req.TeamID, m.Channel, m.Thread, blockkit.AssistantTitle(c.Question))
 	status, loading := blockkit.AssistantStatus(&pipeline.Run{Status: pipeline.StatusRunning, Step: pipeline.StepPlan})
 	a.panel.status(ctx, req.TeamID, m.Channel, m.Thread, status, loading)

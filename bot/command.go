@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/slack-go/slack"
+
 	"github.com/researchbot/researchbot/bot/blockkit"
 	"github.com/researchbot/researchbot/checkpoints"
 	"github.com/researchbot/researchbot/pipeline"
@@ -45,6 +47,10 @@ type Command struct {
 	// Domains are the run's domain rules (--only-domain, --never-domain;
 	// CmdResearch), normalised.
 	Domains pipeline.DomainRules
+	// Files are files shared with the request (the start form's, or sent
+	// with the question in an assistant thread), read when the run starts;
+	// never parsed from text.
+	Files []slack.File
 }
 
 // UsageError is a /research invocation that cannot be understood; its

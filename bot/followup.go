@@ -34,6 +34,8 @@ type FollowUpAsker interface {
 // without the mention.
 type Mention struct {
 	Channel, Thread, User, Text string
+	// Files are the files shared with the message (shared_files.go).
+	Files []slack.File
 }
 
 // MentionHandler takes mentions in threads it holds a conversation in (the
@@ -70,7 +72,7 @@ var leadingMentions = regexp.MustCompile(`^(?:\s*<@[A-Z0-9]+(?:\|[^>]*)?>)+\s*`)
 
 // mentionOf is the Mention of an app_mention event ("" text when none).
 func mentionOf(ev *slackevents.AppMentionEvent) Mention {
-	return Mention{Channel: ev.Channel, Thread: ev.ThreadTimeStamp, User: ev.User, Text: mentionText(ev.Text)}
+	return Mention{Channel: ev.Channel, Thread: ev.ThreadTimeStamp, User: ev.User, Text: mentionText(ev.Text), Files: ev.Files}
 }
 
 // mentionText is a message's text without the mentions it starts with,
@@ -93,6 +95,9 @@ func (a *App) onDirectMessage(ctx context.Context, req *Request) error {
 		return nil
 	}
 	m := Mention{Channel: ev.Channel, Thread: ev.ThreadTimeStamp, User: ev.User, Text: mentionText(ev.Text)}
+	if ev.Message != nil {
+		m.Files = ev.Message.Files
+	}
 	if taken, err := a.onAssistantMessage(ctx, req, m); taken || err != nil {
 		return err
 	}
@@ -116,6 +121,9 @@ func (a *App) converse(ctx context.Context, req *Request, m Mention) error {
 	}
 	if !found {
 		return tell(blockkit.RenderError("I don't know a research run in this thread, so I have no sources to answer from.", "Mention me in the thread of a research report, or start one with `/research &lt;question&gt;`."), "No research here")
+	}
+	if taken, err := a.shareFiles(ctx, m, runID); taken || err != nil {
+		return err
 	}
 	if taken, err := a.steer(ctx, req, m, runID); taken || err != nil {
 		return err

@@ -21,6 +21,7 @@ var scopeOfCall = map[string]string{
 	"PostEphemeralContext": "chat:write",  // chat.postEphemeral
 	"UploadFileContext":    "files:write", // files.getUploadURLExternal, files.completeUploadExternal
 	"DeleteFileContext":    "files:write", // files.delete: a draft's file replaced by the next draft's
+	"GetFileInfoContext":   "files:read",  // files.info: a shared file Slack describes only by id
 	"GetUserInfoContext":   "users:read",  // users.info
 	"GetBotInfoContext":    "users:read",  // bots.info
 	"AuthTestContext":      "",            // auth.test

@@ -125,6 +125,9 @@ func (a *App) route(evt socketmode.Event) {
 	}
 }
 
+// fileShare is the subtype of a person's message that shares files.
+const fileShare = "file_share"
+
 // onEvent takes an Events API event to its route. Only a person's reply in
 // a thread can belong to a conversation; every other message is dropped
 // here, before it takes a place in the pool.
@@ -135,7 +138,7 @@ func (a *App) onEvent(d delivery, ev slackevents.EventsAPIEvent) {
 	}
 	req := &Request{TeamID: ev.TeamID, Log: a.log, send: a.send}
 	if msg, ok := ev.InnerEvent.Data.(*slackevents.MessageEvent); ok {
-		if msg.BotID != "" || msg.SubType != "" || msg.ThreadTimeStamp == "" || msg.ThreadTimeStamp == msg.TimeStamp {
+		if msg.BotID != "" || (msg.SubType != "" && msg.SubType != fileShare) || msg.ThreadTimeStamp == "" || msg.ThreadTimeStamp == msg.TimeStamp {
 			return
 		}
 		req.UserID, req.Channel, req.Thread, req.Message = msg.User, msg.Channel, msg.ThreadTimeStamp, msg
@@ -306,6 +309,7 @@ func (a *App) startResearch(ctx context.Context, req *Request) error {
 		return tell(blockkit.RenderError("I couldn't post in this channel: "+blockkit.Escape(slackErrorCode(err))+".", "Please try again in a minute."), "Posting failed")
 	}
 	thread := blockkit.FirstNonEmpty(c.ThreadTS, ts)
+	files, fileProblems := a.readStartFiles(ctx, c.Files, cmd.UserID, cmd.ChannelID)
 	run, err := a.engine.Start(ctx, pipeline.Request{
 		Question: c.Question,
 		Mode:     c.Mode,
@@ -317,6 +321,7 @@ func (a *App) startResearch(ctx context.Context, req *Request) error {
 		Limits:      pipeline.Limits{MaxCostUSD: c.BudgetUSD},
 		FollowUpOf:  c.FollowUpOf,
 		Domains:     c.Domains,
+		Files:       files,
 	})
 	if err != nil {
 		log.Error("bot: starting a run failed", "err", err)
@@ -329,6 +334,7 @@ func (a *App) startResearch(ctx context.Context, req *Request) error {
 	a.metrics.runStarted()
 	log.Info("bot: run started", "run_id", run.ID, "mode", c.Mode, "depth", c.Depth)
 	a.rememberThread(ctx, cmd.ChannelID, thread, run.ID)
+	a.tellFileProblems(ctx, cmd.ChannelID, thread, fileProblems, "The research goes on without "+blockkit.ItOrThem(len(fileProblems))+".")
 	if run.Parent != "" {
 		a.linkFollowUp(ctx, run, thread, cmd.UserID)
 	}

@@ -114,7 +114,7 @@ func (a *App) onStartSubmission(ctx context.Context, req *Request) error {
 		return nil
 	}
 	req.Ack(nil)
-	c := Command{Kind: CmdResearch, Question: f.Question, Mode: f.Settings.RunMode(), Depth: f.Settings.Depth, ThreadTS: f.Thread, BudgetUSD: f.Settings.BudgetUSD, Domains: f.Settings.Domains}
+	c := Command{Kind: CmdResearch, Question: f.Question, Mode: f.Settings.RunMode(), Depth: f.Settings.Depth, ThreadTS: f.Thread, BudgetUSD: f.Settings.BudgetUSD, Domains: f.Settings.Domains, Files: f.Files}
 	start := &Request{
 		UserID: req.UserID, TeamID: req.TeamID, Channel: f.Channel, Thread: f.Thread,
 		Command: &slack.SlashCommand{TeamID: req.TeamID, ChannelID: f.Channel, UserID: req.UserID},

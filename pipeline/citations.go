@@ -305,6 +305,7 @@ func numberDraft(d Draft, pages []Page) (Draft, []Reference, func(string) string
 			})
 			if p.File != "" {
 				refs[len(refs)-1].Title, refs[len(refs)-1].Domain, refs[len(refs)-1].File = flatLine(p.File), KindFile, true
+				refs[len(refs)-1].SharedBy = p.SharedBy
 			}
 		}
 	}

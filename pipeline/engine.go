@@ -232,7 +232,7 @@ func ValidateRequest(req Request) error {
 	if req.Limits.MaxIterations < 0 {
 		p = append(p, "max iterations must not be negative")
 	}
-	p = append(p, validateFiles(req.Files)...)
+	p = append(p, validateFiles(req.Files, req.Origin.Channel)...)
 	if _, err := req.Domains.Normalize(); err != nil {
 		p = append(p, strings.Split(err.Error(), "\n")...)
 	}

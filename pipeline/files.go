@@ -13,9 +13,11 @@ const KindFile = "file"
 // MaxFiles is how many files one run may be given.
 const MaxFiles = 20
 
-// File is a document given to a run by the person who starts it (the
-// terminal's --file). The caller reads and extracts it: the pipeline does
-// no file I/O. Every string in it is untrusted data.
+// File is a document given to a run: by the person who starts it (the
+// terminal's --file, a file in Slack's start form) or shared with the bot
+// in Slack (in the run's thread, or with the question in its direct
+// messages). The caller reads and extracts it: the pipeline does no file
+// I/O. Every string in it is untrusted data.
 type File struct {
 	// Name is the file's base name, shown and cited; never a local path.
 	Name string `json:"name"`
@@ -34,6 +36,15 @@ type File struct {
 	Note string `json:"note,omitempty"`
 	// SourceID is the file's source once attached; 0 before.
 	SourceID int `json:"source_id,omitempty"`
+	// SharedBy is the Slack user id of the person who shared the file
+	// ("" for a terminal's file); the report cites it as "shared by".
+	SharedBy string `json:"shared_by,omitempty"`
+	// SharedIn is the Slack conversation the file was shared in (the run's
+	// own channel for a file attached in the start form); "" for a
+	// terminal's file. A run takes only files shared in its own
+	// conversation (invariant 12): a file shared in a direct message never
+	// reaches a channel's report.
+	SharedIn string `json:"shared_in,omitempty"`
 }
 
 // Describe is the file for people: "a.pdf (PDF, 12 pages)", or "notes.md".
@@ -44,14 +55,17 @@ func (f File) Describe() string {
 	return f.Name
 }
 
-// validateFiles states what is wrong with the files of a request.
-func validateFiles(files []File) []string {
+// validateFiles states what is wrong with the files of a request that
+// goes to the conversation channel ("" for the terminal).
+func validateFiles(files []File, channel string) []string {
 	var p []string
 	if len(files) > MaxFiles {
 		p = append(p, fmt.Sprintf("%d files given; a run reads at most %d", len(files), MaxFiles))
 	}
 	for _, f := range files {
 		switch {
+		case f.SharedIn != "" && f.SharedIn != channel:
+			p = append(p, fmt.Sprintf("file %s was shared in another conversation; a run reads only files shared where it runs", f.Name))
 		case strings.TrimSpace(f.Name) == "" || strings.ContainsAny(f.Name, `/\`):
 			p = append(p, fmt.Sprintf("file name %q must be a base name", f.Name))
 		case strings.TrimSpace(f.Text) == "":
@@ -78,7 +92,7 @@ func (r *Run) attachFiles(now time.Time) {
 		})
 		r.Pages = append(r.Pages, Page{
 			SourceID: id, Title: f.Name, File: f.Name, Text: f.Text, Truncated: f.Truncated, FetchedAt: now,
-			Kind: f.Kind, PageCount: f.PageCount, PageStarts: f.PageStarts,
+			Kind: f.Kind, PageCount: f.PageCount, PageStarts: f.PageStarts, SharedBy: f.SharedBy, SharedIn: f.SharedIn,
 		})
 		if f.Note != "" {
 			r.trace(now, StepPlan, "%s: %s", f.Name, f.Note)

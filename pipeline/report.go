@@ -509,7 +509,7 @@ func RenderMarkdown(rep *Report) string {
 		b.WriteString("## References\n\n")
 		for _, ref := range rep.References {
 			if ref.File {
-				fmt.Fprintf(&b, "[%d] %s — file given to this run", ref.N, flatLine(ref.Title))
+				fmt.Fprintf(&b, "[%d] %s — %s", ref.N, flatLine(ref.Title), ref.FileOrigin())
 				if k := ref.KindText(); k != "" {
 					b.WriteString(", " + k)
 				}

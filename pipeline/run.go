@@ -408,6 +408,9 @@ type Page struct {
 	PageStarts []int  `json:"page_starts,omitempty"`
 	// File is the base name of a file given to the run, "" for a fetched page.
 	File string `json:"file,omitempty"`
+	// SharedBy and SharedIn are the File's: who shared it in Slack, and where.
+	SharedBy string `json:"shared_by,omitempty"`
+	SharedIn string `json:"shared_in,omitempty"`
 }
 
 // KindPDF is the Kind of a page that is a PDF.
@@ -614,6 +617,9 @@ type Reference struct {
 	Pages int    `json:"pages,omitempty"`
 	// File reports a file given to the run (Title is its name; no URL).
 	File bool `json:"file,omitempty"`
+	// SharedBy is the Slack user id of who shared the file, "" for a file
+	// given otherwise: cited as "shared by" them.
+	SharedBy string `json:"shared_by,omitempty"`
 }
 
 // KindText describes the reference's kind for people: "PDF, 42 pages", or

@@ -237,7 +237,9 @@ func RenderReport(rep *pipeline.Report, bounds []string) []slack.Block {
 			break
 		}
 		line := fmt.Sprintf("[%d] %s", ref.N, mdLink(ref.URL, FirstNonEmpty(ref.Title, ref.URL), 120))
-		if d := FirstNonEmpty(ref.Domain, domainOf(ref.URL)); d != "" {
+		if ref.File && isUserID(ref.SharedBy) {
+			line += " — shared by <@" + ref.SharedBy + ">"
+		} else if d := FirstNonEmpty(ref.Domain, domainOf(ref.URL)); d != "" {
 			line += " — " + Escape(Truncate(d, 60))
 		}
 		if k := ref.KindText(); k != "" {

@@ -31,6 +31,7 @@ const (
 	startBudgetBlock   = "start_budget"
 	startOnlyBlock     = "start_only_domains"
 	startNeverBlock    = "start_never_domains"
+	startFilesBlock    = "start_files"
 	StartInput         = "value" // the action id of every input
 	reviewSourcesValue = "review_sources"
 )
@@ -142,6 +143,8 @@ func StartModal(s StartSettings, question string, meta StartMeta) slack.ModalVie
 		domainsInput(startOnlyBlock, "Only these sites", "Read sources only from these domains and their subdomains, e.g. example.org, example.net. Empty: any site.", s.Domains.Only),
 		domainsInput(startNeverBlock, "Never these sites", "Never read sources from these domains, e.g. spam.example.", s.Domains.Never))
 
+	blocks = append(blocks, startFilesInput())
+
 	md, _ := json.Marshal(meta)
 	return slack.ModalViewRequest{
 		Type:            slack.VTModal,
@@ -187,6 +190,9 @@ func optionOf(opts []*slack.OptionBlockObject, v string, def int) *slack.OptionB
 type StartForm struct {
 	Channel, Thread, Question string
 	Settings                  StartSettings
+	// Files are the files attached in the form (file_input), as Slack
+	// describes them; the bot downloads and reads them after the ack.
+	Files []slack.File
 }
 
 // ParseStartForm reads a submitted start form; problems are keyed by block
@@ -244,6 +250,7 @@ func ParseStartForm(privateMetadata string, state map[string]map[string]slack.Bl
 	if _, err := f.Settings.Domains.Normalize(); err != nil && errs[startOnlyBlock] == "" && errs[startNeverBlock] == "" {
 		errs[startNeverBlock] = Truncate(strings.ReplaceAll(err.Error(), "\n", "; "), 150)
 	}
+	f.Files = get(startFilesBlock).Files
 	if len(errs) > 0 {
 		return f, errs
 	}

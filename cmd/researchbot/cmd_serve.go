@@ -85,7 +85,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		Metrics: metrics, Approvers: cfg.Approvers, Admins: cfg.Admins, ReviewSources: cfg.ReviewSources,
 		Limits:     bot.RateLimits{PerUser: bot.PerHour(cfg.UserRunsPerHour), PerWorkspace: bot.PerHour(cfg.TeamRunsPerHour)},
 		HealthAddr: cfg.HTTPAddr, Logger: log,
-		Streams: streams, Mentions: streams, Asker: a.Engine, Steerer: a.Engine,
+		Streams: streams, Mentions: streams, Asker: a.Engine, Steerer: a.Engine, Files: a.Engine,
 		Checkpoints: a.Store, StreamList: streamSvc,
 		StartDefaults: redisstore.NewChannelDefaults(a.Conn.Client, "rb:"),
 	})

@@ -31,7 +31,7 @@ var inward = map[string]struct {
 	"fetch":                 {[]string{"extract"}, "page fetching is an adapter; its cache is a port it declares; a fetched PDF is read by extract"},
 	"extract":               {nil, "document text extraction (PDF, DOCX, plain text, Markdown, CSV) is a leaf: bytes in, text with page offsets out, for fetch today and shared files and the document collection later"},
 	"terminal":              {[]string{"pipeline", "checkpoints", "textmatch"}, "the terminal presenter adapts the domain to a TTY"},
-	"bot":                   {[]string{"bot/blockkit", "pipeline", "checkpoints", "scheduler", "textmatch", "dedup", "internal/obs"}, "the Slack adapter knows the domain; its memory and rate budgets are ports, not redisstore; its counters join the process's metrics"},
+	"bot":                   {[]string{"bot/blockkit", "pipeline", "checkpoints", "scheduler", "textmatch", "dedup", "internal/obs", "extract"}, "the Slack adapter knows the domain; its memory and rate budgets are ports, not redisstore; its counters join the process's metrics; files people share in Slack are read by extract"},
 	"bot/blockkit":          {[]string{"pipeline", "checkpoints", "scheduler", "textmatch", "dedup"}, "Block Kit and mrkdwn rendering (messages, App Home, forms) are pure functions of the domain's types: a leaf under bot that knows neither the transport nor the process"},
 	"internal/obs":          {[]string{"pipeline", "checkpoints", "textmatch"}, "metrics and health endpoints, shared by serve and worker: the engine's observer, fed by adapters through the wiring, knowing none of them"},
 	"redisstore":            {[]string{"pipeline", "checkpoints", "scheduler", "textmatch", "dedup"}, "the Redis adapter implements the domain's stores and the adapters' ports"},
@@ -62,8 +62,8 @@ var rooms = []struct {
 	{"github.com/slack-go/slack", []string{"bot", "bot/blockkit", "internal/slackfake", "cmd/researchbot"}, "Slack has one room: bot/... (bot's rendering leaf uses the Block Kit types; the fake stands in for Slack in tests)"},
 	{"go.opentelemetry.io/otel", []string{"internal/tracing", "internal/app", "cmd/researchbot"}, "OpenTelemetry has one room: internal/tracing (API, SDK and OTLP exporter); the engine sees the pipeline.Tracer port and llm, search, fetch and bot stay free of it: their spans are made around their calls by the wiring (adapters' hooks, an http.RoundTripper), so no package but the adapter changes when the tracing library does"},
 	{"github.com/modelcontextprotocol/go-sdk", []string{"search/mcpsearch", "internal/mcpfake", "internal/app", "cmd/researchbot"}, "MCP has one room: mcpsearch calls only the configured tools of a server; the engine sees search backends and documents (and the fake server stands in for MCP servers in tests)"},
-	{"github.com/fumiama/go-docx", []string{"extract", "fetch", "internal/app", "cmd/researchbot"}, "Word documents are read in extract only, behind its zip-bomb check"},
-	{"github.com/ledongthuc/pdf", []string{"extract", "fetch", "internal/app", "cmd/researchbot"}, "PDF parsing has one room: extract, behind its bounds (bytes, pages, decompressed bytes, deadline) and its panic guard"},
+	{"github.com/fumiama/go-docx", []string{"extract", "fetch", "internal/app", "bot", "cmd/researchbot"}, "Word documents are read in extract only, behind its zip-bomb check"},
+	{"github.com/ledongthuc/pdf", []string{"extract", "fetch", "internal/app", "bot", "cmd/researchbot"}, "PDF parsing has one room: extract, behind its bounds (bytes, pages, decompressed bytes, deadline) and its panic guard"},
 	{"github.com/sashabaranov/go-openai", []string{"llm", "internal/app", "cmd/researchbot"}, "the OpenAI SDK stays in llm; the domain sees pipeline.Model"},
 }
 

@@ -195,6 +195,7 @@ func (s *Server) SubmitView(ctx context.Context, userID string, view slack.View,
 					obj["type"] = typ
 				}
 			}
+			s.fileInputState(obj)
 			state[bid].(map[string]any)[aid] = obj
 		}
 	}

@@ -141,6 +141,10 @@ type File struct {
 	ThreadTS       string
 	InitialComment string
 	Completed      bool
+	// User, Mimetype and Filetype describe a file a person uploaded
+	// (UploadUserFile): who, and what Slack detected it to be.
+	User, Mimetype, Filetype string
+	Created                  int64
 }
 
 // Ack is the client's acknowledgement of one envelope.
@@ -260,6 +264,7 @@ type Server struct {
 	pending     map[string]*pendingEnvelope
 	responseURL map[string]responseTarget
 	ai          assistantState // the assistant panel (assistant.go)
+	downloads   fileDownloads  // url_private_download (files_share.go)
 }
 
 // New starts a fake Slack on 127.0.0.1 and closes it when the test ends.
@@ -295,6 +300,7 @@ func New(t testing.TB, opts ...Option) *Server {
 	mux.HandleFunc("/link/", s.handleLink)
 	mux.HandleFunc("/upload/", s.handleUpload)
 	mux.HandleFunc("/hooks/", s.handleResponseURL)
+	mux.HandleFunc("/files-pri/", s.handleFileDownload)
 	s.httpSrv = httptest.NewServer(mux)
 	t.Cleanup(s.Close)
 	return s

@@ -52,6 +52,7 @@ func (s *Server) handlers() map[string]apiHandler {
 		"files.getUploadURLExternal":   s.filesGetUploadURLExternal,
 		"files.completeUploadExternal": s.filesCompleteUploadExternal,
 		"files.delete":                 s.filesDelete,
+		"files.info":                   s.filesInfo, // files_share.go
 		"reactions.add":                s.reactionsAdd,
 		"chat.getPermalink":            s.chatGetPermalink,
 		"conversations.replies":        s.conversationsReplies,

@@ -1,0 +1,31 @@
+package extract
+
+import (
+	"mime"
+	"path/filepath"
+	"strings"
+)
+
+// nameTypes labels a file by its name's suffix, for the kinds Extract
+// reads; PDFs are known by their bytes whatever the name says.
+var nameTypes = map[string]string{
+	".pdf":      "application/pdf",
+	".docx":     "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+	".md":       "text/markdown",
+	".markdown": "text/markdown",
+	".csv":      "text/csv",
+	".txt":      "text/plain",
+	".text":     "text/plain",
+}
+
+// TypeByName returns the media type of a file named name, by its suffix:
+// the kinds Extract reads first, then the system's table; "" when unknown.
+// A local file (the terminal's --file) and a file shared in Slack are
+// labelled the same way.
+func TypeByName(name string) string {
+	ext := strings.ToLower(filepath.Ext(name))
+	if mt, ok := nameTypes[ext]; ok {
+		return mt
+	}
+	return mime.TypeByExtension(ext)
+}

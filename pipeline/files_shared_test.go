@@ -1,0 +1,111 @@
+package pipeline_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/researchbot/researchbot/checkpoints"
+	"github.com/researchbot/researchbot/internal/redistest"
+	"github.com/researchbot/researchbot/internal/researchtest"
+	"github.com/researchbot/researchbot/pipeline"
+	"github.com/researchbot/researchbot/redisstore"
+)
+
+// TestAFileSharedBeforeThePlanIsApprovedIsReadAndCitedWithItsSharer: a
+// guided run waiting at its plan takes a file shared in its own channel;
+// it is a read source at once, the report cites it as "shared by" its
+// sharer, and after the plan is approved no more files are taken. A file
+// shared in another conversation (a direct message) is refused and never
+// becomes a source.
+func TestAFileSharedBeforeThePlanIsApprovedIsReadAndCitedWithItsSharer(t *testing.T) {
+	ctx := context.Background()
+	_, rdb := redistest.Start(t)
+	store := redisstore.NewStore(rdb, "")
+	eng, err := pipeline.New(pipeline.Config{
+		Store: store, Queue: &queue{}, Locker: redisstore.NewLocker(rdb, "", 5*time.Second),
+		Model: fileModel{&scripted{reviews: []pipeline.CritiqueOutput{passes}}}, Searcher: web{}, Fetcher: web{},
+		Presenters: map[string]pipeline.Presenter{"test": &presenter{}}, Now: researchtest.NewClock(t0).Now,
+		NewID: func() string { return "r-1" },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eng.Start(ctx, pipeline.Request{
+		Question: "How well do heat pumps work in cold climates?", Mode: checkpoints.ModeGuided, RequestedBy: "U1",
+		Origin: pipeline.Origin{Kind: "test", Queue: "runs", Channel: "C1"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.Advance(ctx, "r-1"); err != nil {
+		t.Fatal(err)
+	}
+	r, err := store.Load(ctx, "r-1")
+	if err != nil || r.Status != pipeline.StatusWaiting || !pipeline.FilesOpen(r) {
+		t.Fatalf("run %v (%v), want waiting at its plan and taking files", r.Status, err)
+	}
+	fromDM := pipeline.File{Name: "private.md", Kind: "markdown", Bytes: 30, Text: "Secret numbers.", SharedBy: "U1", SharedIn: "D1"}
+	var invalid *pipeline.InvalidRequestError
+	if _, err := eng.AttachFiles(ctx, "r-1", []pipeline.File{fromDM}); !errors.As(err, &invalid) || !strings.Contains(err.Error(), "shared in another conversation") {
+		t.Errorf("a file shared in a DM: %v, want refused as shared in another conversation", err)
+	}
+	shared := pipeline.File{Name: "trial.md", Kind: "markdown", Bytes: 90, Text: "Field trial.\n" + fileQuote, SharedBy: "U0SHARER1", SharedIn: "C1"}
+	r, err = eng.AttachFiles(ctx, "r-1", []pipeline.File{shared})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Files) != 1 || r.Files[0].SourceID != 1 || len(r.Sources) == 0 || r.Sources[0].Kind != pipeline.KindFile || !r.Sources[0].Fetched {
+		t.Fatalf("files %+v, sources %d: want the shared file as read source 1", r.Files, len(r.Sources))
+	}
+	for range 4 {
+		if r.Status != pipeline.StatusWaiting {
+			break
+		}
+		if _, err := eng.Decide(ctx, r.Waiting, checkpoints.Decision{By: "U1", Action: checkpoints.Approve}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := eng.AttachFiles(ctx, "r-1", []pipeline.File{shared}); !errors.Is(err, pipeline.ErrFilesClosed) && !errors.Is(err, pipeline.ErrRunBusy) {
+			t.Errorf("a file after the plan was approved: %v, want refused", err)
+		}
+		if err := eng.Advance(ctx, "r-1"); err != nil {
+			t.Fatal(err)
+		}
+		if r, err = store.Load(ctx, "r-1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r.Report == nil {
+		t.Fatalf("run %s at %s, want a report", r.Status, r.Step)
+	}
+	md := r.Report.Markdown
+	if !strings.Contains(md, "[1] trial.md — shared by @U0SHARER1") {
+		t.Errorf("the report does not cite the file with its sharer:\n%s", md)
+	}
+	if strings.Contains(md, "private.md") || strings.Contains(md, "Secret numbers") {
+		t.Errorf("the file shared in a DM reached the report:\n%s", md)
+	}
+	if _, err := eng.AttachFiles(ctx, "r-1", []pipeline.File{shared}); !errors.Is(err, pipeline.ErrFilesClosed) {
+		t.Errorf("a file for a finished run: %v, want ErrFilesClosed", err)
+	}
+}
+
+// TestAStartedRunTakesOnlyFilesSharedWhereItRuns: a request whose file
+// was shared in another conversation is refused as a whole, before any
+// model sees it (invariant 12).
+func TestAStartedRunTakesOnlyFilesSharedWhereItRuns(t *testing.T) {
+	err := pipeline.ValidateRequest(pipeline.Request{
+		Question: "How well do heat pumps work in cold climates?", Origin: pipeline.Origin{Channel: "C1"},
+		Files: []pipeline.File{{Name: "a.md", Text: "x", SharedBy: "U1", SharedIn: "D1"}},
+	})
+	if err == nil || !strings.Contains(err.Error(), "file a.md was shared in another conversation") {
+		t.Errorf("ValidateRequest: %v", err)
+	}
+	if err := pipeline.ValidateRequest(pipeline.Request{
+		Question: "How well do heat pumps work in cold climates?", Origin: pipeline.Origin{Channel: "C1"},
+		Files: []pipeline.File{{Name: "a.md", Text: "x", SharedBy: "U1", SharedIn: "C1"}},
+	}); err != nil {
+		t.Errorf("a file shared where the run runs: %v", err)
+	}
+}
