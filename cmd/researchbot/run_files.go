@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"mime"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,18 +25,6 @@ const (
 	// fileReadTimeout bounds the extraction of one file.
 	fileReadTimeout = 30 * time.Second
 )
-
-// fileMediaTypes labels a file by its name's suffix; PDFs are known by
-// their bytes whatever the name says.
-var fileMediaTypes = map[string]string{
-	".pdf":      "application/pdf",
-	".docx":     "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-	".md":       "text/markdown",
-	".markdown": "text/markdown",
-	".csv":      "text/csv",
-	".txt":      "text/plain",
-	".text":     "text/plain",
-}
 
 // readFiles reads and extracts the files given with --file, in order,
 // within the bounds above. Any file that cannot be read, or is of a kind
@@ -103,11 +90,7 @@ func describeOpenError(err error) error {
 // extractFile turns one file's bytes into the run's File: its base name
 // (never the path), kind and text with page offsets.
 func extractFile(ctx context.Context, path string, body []byte) (pipeline.File, error) {
-	ext := strings.ToLower(filepath.Ext(path))
-	mt, ok := fileMediaTypes[ext]
-	if !ok {
-		mt = mime.TypeByExtension(ext)
-	}
+	mt, _ := extract.MediaTypeOfName(path)
 	ctx, cancel := context.WithTimeout(ctx, fileReadTimeout)
 	defer cancel()
 	d, err := extract.Extract(ctx, body, mt, extract.Limits{MaxBytes: maxFileBytes})
