@@ -105,7 +105,10 @@ func TestIndexRealFilesAndSkipUnreadableOnesWithTheirReason(t *testing.T) {
 	if rep.Added != 7 || rep.Skipped != 2 || rep.Changed+rep.Removed+rep.Unchanged != 0 {
 		t.Errorf("report = %+v", rep)
 	}
-	st := c.Status()
+	st, err := ReadStatus(c.Status().IndexDir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if st.Documents != 5 || st.Pages != 5+16+3 || st.Checked.IsZero() || st.IndexBytes == 0 {
 		t.Errorf("status = %+v", st)
 	}
@@ -205,6 +208,9 @@ func TestUpdateReadsOnlyWhatChangedAndDropsWhatWasRemoved(t *testing.T) {
 func TestTheIndexOutlivesTheProcess(t *testing.T) {
 	dir := folder(t)
 	index := filepath.Join(t.TempDir(), "index")
+	if _, err := ReadStatus(index); !errors.Is(err, ErrNeverIndexed) {
+		t.Errorf("status before any update: %v", err)
+	}
 	c, err := Open(Config{Dirs: []string{dir}, IndexDir: index})
 	if err != nil {
 		t.Fatal(err)

@@ -134,7 +134,13 @@ func (c *Collection) Update(ctx context.Context) (Report, error) {
 		}
 	}
 	rep.Took = c.now().Sub(start)
-	return rep, flush(true)
+	if err := flush(true); err != nil {
+		return rep, err
+	}
+	if err := c.writeStatus(); err != nil {
+		return rep, fmt.Errorf("document index status: %w", err)
+	}
+	return rep, nil
 }
 
 func errorsJoin(a, b error) error {

@@ -1,0 +1,89 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	"github.com/researchbot/researchbot/config"
+	"github.com/researchbot/researchbot/dedup"
+	"github.com/researchbot/researchbot/pipeline"
+	"github.com/researchbot/researchbot/search/docsearch"
+)
+
+// openDocs opens the document collection of DOCS_DIR, nil when none is
+// configured. A collection whose index another process holds (a `run` in
+// a terminal beside `serve` on one machine) is left out of this process,
+// with a warning: its runs search the web without it.
+func openDocs(cfg config.Config, log *slog.Logger) (*docsearch.Collection, error) {
+	if len(cfg.DocsDirs) == 0 {
+		return nil, nil
+	}
+	c, err := docsearch.Open(docsearch.Config{Dirs: cfg.DocsDirs, IndexDir: cfg.DocsIndexDir, Logger: log})
+	if errors.Is(err, docsearch.ErrInUse) {
+		log.Warn("document collection not searched by this process: another process keeps its index", "dir", cfg.DocsIndexDir)
+		return nil, nil
+	}
+	return c, err
+}
+
+// readDocument reads a document of the collection from the index's stored
+// text: the file is not opened and nothing goes over the network, so the
+// web fetcher's rules are not involved.
+func (f *sourceFetcher) readDocument(ctx context.Context, u string) (pipeline.Document, error) {
+	if f.docs == nil {
+		return pipeline.Document{}, errors.New("the document collection is not searched by this process (DOCS_DIR unset, or its index is in use elsewhere)")
+	}
+	start := f.now()
+	d, err := f.docs.Read(ctx, u)
+	outcome := "ok"
+	if err != nil {
+		outcome = "error"
+	}
+	f.calls.Fetch(outcome, len(d.Text), f.now().Sub(start))
+	if err != nil {
+		return pipeline.Document{}, err
+	}
+	return pipeline.Document{
+		URL: u, FinalURL: u, Title: d.Title, Text: d.Text, Truncated: d.Truncated, Simhash: dedup.Simhash(d.Text),
+		Kind: pdfOnly(d.Kind), PageCount: d.PageCount, PageStarts: d.PageStarts, Note: d.Note,
+	}, nil
+}
+
+// pdfOnly keeps a PDF's kind; the run describes other documents as it does
+// web pages.
+func pdfOnly(kind string) string {
+	if kind == pipeline.KindPDF {
+		return kind
+	}
+	return ""
+}
+
+// watchDocs keeps the collection's index up to date in the background
+// until the returned stop is called; nothing without a collection.
+func (a *App) watchDocs() (stop func()) {
+	if a.docs == nil {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { // owner: App.StartWorker's stop
+		defer close(done)
+		a.docs.Watch(ctx, a.opts.Clock, a.Config.DocsCheckInterval)
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
+}
+
+// closeDocs releases the collection's index.
+func (a *App) closeDocs() {
+	if a.docs == nil {
+		return
+	}
+	if err := a.docs.Close(); err != nil {
+		a.log.Warn("document index closed with an error", "err", err)
+	}
+	a.docs = nil
+}
