@@ -36,7 +36,7 @@ func docsFolder(t *testing.T) (dir, indexDir string) {
 	dir = filepath.Join(t.TempDir(), "manuals")
 	indexDir = filepath.Join(t.TempDir(), "index")
 	for name, text := range map[string]string{
-		"guides/toc.pdf":  string(body),
+		"guides/toc.pdf": string(body),
 		"notes/tcpdf.md": "# TCPDF notes\n\nTCPDF writes the table of contents after the chapters and moves it to the front.\n",
 	} {
 		p := filepath.Join(dir, filepath.FromSlash(name))
