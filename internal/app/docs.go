@@ -3,7 +3,10 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"strings"
+	"time"
 
 	"github.com/researchbot/researchbot/config"
 	"github.com/researchbot/researchbot/dedup"
@@ -86,4 +89,44 @@ func (a *App) closeDocs() {
 		a.log.Warn("document index closed with an error", "err", err)
 	}
 	a.docs = nil
+}
+
+// checkDocs is the collection's line of `researchbot sources`: its
+// document count and the age of its index, read from the status the last
+// check left (the index itself may be held by serve or worker).
+func checkDocs(cfg config.Config, now time.Time) SourceCheck {
+	roots := docsearch.Roots(cfg.DocsDirs)
+	names := make([]string, len(roots))
+	for i, r := range roots {
+		names[i] = r.Name
+	}
+	c := SourceCheck{
+		Type: "documents", Name: docsearch.BackendName, Kinds: kindNames(docsearch.NewBackend(nil).Kinds()),
+		Where: "folders: " + strings.Join(names, ", "),
+	}
+	st, err := docsearch.ReadStatus(cfg.DocsIndexDir)
+	if errors.Is(err, docsearch.ErrNeverIndexed) {
+		c.Err = errors.New("not indexed yet: run `researchbot docs index`, or start serve or worker, which index it")
+		return c
+	}
+	if err != nil {
+		c.Err = err
+		return c
+	}
+	c.Detail = fmt.Sprintf("%d documents (%d pages), %d skipped; index checked %s ago", st.Documents, st.Pages, len(st.Skipped), Age(now, st.Checked))
+	return c
+}
+
+// Age is how long ago t was, rounded for people ("4m", "2h", "3d").
+func Age(now, t time.Time) string {
+	d := max(now.Sub(t), 0)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd", int(d.Hours()/24))
 }
