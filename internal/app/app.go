@@ -27,7 +27,6 @@ import (
 	"github.com/researchbot/researchbot/pipeline"
 	"github.com/researchbot/researchbot/redisstore"
 	"github.com/researchbot/researchbot/search"
-	"github.com/researchbot/researchbot/search/docsearch"
 	"github.com/researchbot/researchbot/search/mcpsearch"
 )
 
@@ -80,8 +79,9 @@ type App struct {
 	rescuer atomic.Pointer[redisstore.Rescuer]
 	// mcp are the MCP servers' backends (their sessions end with Close).
 	mcp []*mcpsearch.Backend
-	// docs is the document collection (DOCS_DIR), nil without one.
-	docs *docsearch.Collection
+	// docs holds the document collection (DOCS_DIR) once StartWorker
+	// opened it; nil without DOCS_DIR.
+	docs *docsSlot
 }
 
 // New assembles researchbot. The caller must Close it.
@@ -145,11 +145,9 @@ func (a *App) build() error {
 	for _, b := range mcps {
 		backends = append(backends, b)
 	}
-	if a.docs, err = openDocs(cfg, a.log); err != nil {
-		return err
-	}
-	if a.docs != nil {
-		backends = append(backends, docsearch.NewBackend(a.docs))
+	if len(cfg.DocsDirs) > 0 {
+		a.docs = &docsSlot{}
+		backends = append(backends, docsBackend{a.docs})
 	}
 	for _, b := range backends {
 		a.Backends = append(a.Backends, b.Name())
@@ -241,7 +239,11 @@ func (a *App) StartWorker(queues map[string]int) (stop func(), err error) {
 		Interrupter: a.Engine, Now: a.opts.Now, Logger: a.log,
 	}
 	a.rescuer.Store(rescuer)
-	stopDocs := a.watchDocs()
+	stopDocs, err := a.watchDocs()
+	if err != nil {
+		w.Stop()
+		return nil, err
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { // owner: this worker; stopped by stop()

@@ -6,22 +6,48 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/researchbot/researchbot/config"
 	"github.com/researchbot/researchbot/dedup"
 	"github.com/researchbot/researchbot/pipeline"
+	"github.com/researchbot/researchbot/search"
 	"github.com/researchbot/researchbot/search/docsearch"
 )
 
-// openDocs opens the document collection of DOCS_DIR, nil when none is
-// configured. A collection whose index another process holds (a `run` in
-// a terminal beside `serve` on one machine) is left out of this process,
-// with a warning: its runs search the web without it.
-func openDocs(cfg config.Config, log *slog.Logger) (*docsearch.Collection, error) {
-	if len(cfg.DocsDirs) == 0 {
-		return nil, nil
+// docsSlot holds the document collection of DOCS_DIR once a worker opened
+// it: only processes that run research open the index (one process at a
+// time may), not the commands that only read the store.
+type docsSlot struct {
+	c atomic.Pointer[docsearch.Collection]
+}
+
+// errDocsNotOpen is the answer of the collection in a process that does
+// not hold its index.
+var errDocsNotOpen = errors.New("the document collection is not open in this process (its index is in use by another process, or no worker started)")
+
+// docsBackend is the collection as a search backend, answering once the
+// collection is open.
+type docsBackend struct{ slot *docsSlot }
+
+func (b docsBackend) Name() string { return docsearch.BackendName }
+
+func (b docsBackend) Kinds() []search.Kind { return docsearch.NewBackend(nil).Kinds() }
+
+func (b docsBackend) Search(ctx context.Context, q search.Query) ([]search.Result, error) {
+	c := b.slot.c.Load()
+	if c == nil {
+		return nil, &search.BackendError{Backend: docsearch.BackendName, Err: errDocsNotOpen}
 	}
+	return docsearch.NewBackend(c).Search(ctx, q)
+}
+
+// openDocs opens the document collection of DOCS_DIR. A collection whose
+// index another process holds (a `run` in a terminal beside `serve` on
+// one machine) is left out of this process, with a warning: its runs
+// search the web without it.
+func openDocs(cfg config.Config, log *slog.Logger) (*docsearch.Collection, error) {
 	c, err := docsearch.Open(docsearch.Config{Dirs: cfg.DocsDirs, IndexDir: cfg.DocsIndexDir, Logger: log})
 	if errors.Is(err, docsearch.ErrInUse) {
 		log.Warn("document collection not searched by this process: another process keeps its index", "dir", cfg.DocsIndexDir)
@@ -35,10 +61,14 @@ func openDocs(cfg config.Config, log *slog.Logger) (*docsearch.Collection, error
 // web fetcher's rules are not involved.
 func (f *sourceFetcher) readDocument(ctx context.Context, u string) (pipeline.Document, error) {
 	if f.docs == nil {
-		return pipeline.Document{}, errors.New("the document collection is not searched by this process (DOCS_DIR unset, or its index is in use elsewhere)")
+		return pipeline.Document{}, errors.New("no document collection is configured (DOCS_DIR)")
+	}
+	c := f.docs.c.Load()
+	if c == nil {
+		return pipeline.Document{}, errDocsNotOpen
 	}
 	start := f.now()
-	d, err := f.docs.Read(ctx, u)
+	d, err := c.Read(ctx, u)
 	outcome := "ok"
 	if err != nil {
 		outcome = "error"
@@ -62,22 +92,30 @@ func pdfOnly(kind string) string {
 	return ""
 }
 
-// watchDocs keeps the collection's index up to date in the background
-// until the returned stop is called; nothing without a collection.
-func (a *App) watchDocs() (stop func()) {
+// watchDocs opens the collection (once) and keeps its index up to date in
+// the background until the returned stop is called; nothing without a
+// collection.
+func (a *App) watchDocs() (stop func(), err error) {
 	if a.docs == nil {
-		return func() {}
+		return func() {}, nil
+	}
+	c := a.docs.c.Load()
+	if c == nil {
+		if c, err = openDocs(a.Config, a.log); err != nil || c == nil {
+			return func() {}, err
+		}
+		a.docs.c.Store(c)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { // owner: App.StartWorker's stop
 		defer close(done)
-		a.docs.Watch(ctx, a.opts.Clock, a.Config.DocsCheckInterval)
+		c.Watch(ctx, a.opts.Clock, a.Config.DocsCheckInterval)
 	}()
 	return func() {
 		cancel()
 		<-done
-	}
+	}, nil
 }
 
 // closeDocs releases the collection's index.
@@ -85,10 +123,11 @@ func (a *App) closeDocs() {
 	if a.docs == nil {
 		return
 	}
-	if err := a.docs.Close(); err != nil {
-		a.log.Warn("document index closed with an error", "err", err)
+	if c := a.docs.c.Swap(nil); c != nil {
+		if err := c.Close(); err != nil {
+			a.log.Warn("document index closed with an error", "err", err)
+		}
 	}
-	a.docs = nil
 }
 
 // checkDocs is the collection's line of `researchbot sources`: its

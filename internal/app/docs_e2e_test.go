@@ -10,8 +10,10 @@ import (
 	"testing"
 
 	"github.com/researchbot/researchbot/checkpoints"
+	"github.com/researchbot/researchbot/internal/redistest"
 	"github.com/researchbot/researchbot/internal/researchtest"
 	"github.com/researchbot/researchbot/pipeline"
+	"github.com/researchbot/researchbot/search"
 	"github.com/researchbot/researchbot/search/docsearch"
 )
 
@@ -103,5 +105,39 @@ func TestDocumentCollectionIsSearchedReadAndCitedWithPathAndPage(t *testing.T) {
 	}
 	if strings.Contains(md, dir) || strings.Contains(md, indexDir) {
 		t.Errorf("a local path reached the report:\n%s", md)
+	}
+}
+
+// Only a process that runs research holds the index: an App that only
+// reads the store (runs, status, checkpoints) leaves it to serve or
+// worker, and its collection answers searches with a stated error.
+func TestOnlyWorkersOpenTheDocumentIndex(t *testing.T) {
+	dir, indexDir := docsFolder(t)
+	srv, _ := redistest.Start(t)
+	cfg := testConfig(t, srv.URL, "http://127.0.0.1:1", "http://127.0.0.1:1", map[string]string{"DOCS_DIR": dir, "DOCS_INDEX_DIR": indexDir})
+	a, err := New(context.Background(), cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	other, err := docsearch.Open(docsearch.Config{Dirs: []string{dir}, IndexDir: indexDir})
+	if err != nil {
+		t.Fatalf("an App without workers holds the index: %v", err)
+	}
+	_, err = docsBackend{a.docs}.Search(context.Background(), search.Query{Text: "TCPDF"})
+	if err == nil || !strings.Contains(err.Error(), "not open in this process") {
+		t.Errorf("search without the index: %v", err)
+	}
+	// A worker started while another process holds the index runs without it.
+	stop, err := a.StartWorker(map[string]int{"test": 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	if a.docs.c.Load() != nil {
+		t.Error("the App opened an index another process holds")
+	}
+	if err := other.Close(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -45,12 +45,12 @@ func searchBackends(cfg config.Config, httpClient *http.Client) (web []search.Ba
 type sourceFetcher struct {
 	web   pipeline.Fetcher
 	mcp   map[string]*mcpsearch.Backend
-	docs  *docsearch.Collection // nil without DOCS_DIR
+	docs  *docsSlot // nil without DOCS_DIR
 	now   func() time.Time
 	calls CallObserver
 }
 
-func newSourceFetcher(web pipeline.Fetcher, mcp []*mcpsearch.Backend, docs *docsearch.Collection, now func() time.Time, calls CallObserver) pipeline.Fetcher {
+func newSourceFetcher(web pipeline.Fetcher, mcp []*mcpsearch.Backend, docs *docsSlot, now func() time.Time, calls CallObserver) pipeline.Fetcher {
 	f := &sourceFetcher{web: web, mcp: map[string]*mcpsearch.Backend{}, docs: docs, now: now, calls: calls}
 	for _, b := range mcp {
 		f.mcp[b.Server().Name] = b

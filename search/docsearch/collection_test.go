@@ -222,7 +222,6 @@ func TestTheIndexOutlivesTheProcess(t *testing.T) {
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
-	c = open(t, dir)
 	c2, err := Open(Config{Dirs: []string{dir}, IndexDir: index})
 	if err != nil {
 		t.Fatal(err)
