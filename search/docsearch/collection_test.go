@@ -286,3 +286,26 @@ func TestAddressesNameTheFolderNotTheLocalPath(t *testing.T) {
 		t.Error("Cite")
 	}
 }
+
+func TestAFolderThatCannotBeListedKeepsItsDocuments(t *testing.T) {
+	dir := folder(t)
+	c := open(t, dir)
+	update(t, c)
+	moved := dir + "-away"
+	if err := os.Rename(dir, moved); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := c.Update(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.FolderErrors) != 1 || !strings.HasPrefix(rep.FolderErrors[0].Error(), "folder handbook: ") || rep.Removed != 0 {
+		t.Errorf("report %+v", rep)
+	}
+	if st := c.Status(); st.Documents != 5 {
+		t.Errorf("documents after an unreadable folder: %d, want 5 kept", st.Documents)
+	}
+	if hits, _ := c.Search(context.Background(), "Powered by TCPDF", 1); len(hits) != 1 {
+		t.Errorf("kept documents not searched: %+v", hits)
+	}
+}
