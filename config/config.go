@@ -67,6 +67,15 @@ type Config struct {
 	FetchCacheTTL time.Duration
 	// MCPServers are the MCP servers searched beside the web (MCP_SERVERS).
 	MCPServers []MCPServer
+	// DocsDirs are the folders of the document collection searched beside
+	// the web (DOCS_DIR, separated like PATH); none means no collection.
+	DocsDirs []string
+	// DocsIndexDir is where the collection's full-text index lives
+	// (DOCS_INDEX_DIR; by default under the user cache directory).
+	DocsIndexDir string
+	// DocsCheckInterval is how often serve and worker look for added,
+	// changed and removed documents (DOCS_CHECK_INTERVAL).
+	DocsCheckInterval time.Duration
 
 	// Run limits (defaults for every run).
 	MaxCostUSD      float64
@@ -135,6 +144,8 @@ func Load(getenv func(string) string) (Config, error) {
 		FetchMaxBytes:     int64(p.int("FETCH_MAX_BYTES", 5<<20, 1024)),
 		FetchCacheTTL:     p.dur("FETCH_CACHE_TTL", 24*time.Hour, false),
 		MCPServers:        p.mcpServers("MCP_SERVERS"),
+		DocsDirs:          p.docsDirs("DOCS_DIR"),
+		DocsCheckInterval: p.boundedDur("DOCS_CHECK_INTERVAL", 10*time.Minute, time.Minute, 24*time.Hour),
 		MaxCostUSD:        p.float("RUN_MAX_COST_USD", 2),
 		MaxWall:           p.dur("RUN_MAX_WALL", 30*time.Minute, false),
 		MaxIterations:     p.int("RUN_MAX_ITERATIONS", 3, 1),
@@ -163,6 +174,7 @@ func Load(getenv func(string) string) (Config, error) {
 		p.bad("RUN_LEASE", "want at least 1s, got %s", c.LeaseTTL)
 		c.LeaseTTL = 15 * time.Second
 	}
+	c.DocsIndexDir = p.docsIndexDir("DOCS_INDEX_DIR", c.DocsDirs)
 	for _, r := range roles {
 		if m := p.str("LLM_MODEL_"+strings.ToUpper(r), ""); m != "" {
 			c.RoleModels[r] = m

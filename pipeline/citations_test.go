@@ -171,4 +171,7 @@ func TestCitationNamesAnMCPServer(t *testing.T) {
 	if got := hostDomain("mcp://Notes/x%2Fy"); got != "MCP server notes" {
 		t.Errorf("hostDomain = %q", got)
 	}
+	if got := hostDomain("docs://handbook/manual/toc.pdf#page=5"); got != "internal documents (handbook)" {
+		t.Errorf("hostDomain of a collection's document = %q", got)
+	}
 }

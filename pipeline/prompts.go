@@ -107,7 +107,8 @@ func flatLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // hostDomain names where a source comes from, as citations and source lists
 // show it: the host of a URL without a leading "www.", "MCP server <name>"
-// for an MCP server's result (mcp://<name>/<id>), or "".
+// for an MCP server's result (mcp://<name>/<id>), "internal documents
+// (<folder>)" for a document of the collection (docs://<folder>/<path>), or "".
 func hostDomain(raw string) string {
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil {
@@ -115,6 +116,9 @@ func hostDomain(raw string) string {
 	}
 	if u.Scheme == "mcp" && u.Host != "" {
 		return "MCP server " + strings.ToLower(u.Host)
+	}
+	if u.Scheme == "docs" && u.Host != "" {
+		return "internal documents (" + strings.ToLower(u.Host) + ")"
 	}
 	return strings.TrimPrefix(strings.ToLower(u.Hostname()), "www.")
 }

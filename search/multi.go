@@ -273,7 +273,7 @@ func merge(lists [][]Result, since time.Time) []Result {
 		fillIdentifiers(&r)
 		key, err := dedup.NormalizeURL(r.URL)
 		if err != nil {
-			if !strings.HasPrefix(r.URL, ItemScheme+"://") {
+			if !isItemURL(r.URL) {
 				continue // not an http(s) URL: nothing the fetcher could read
 			}
 			key = r.URL

@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -68,6 +69,16 @@ func (q Query) kind() Kind {
 // their backend reads itself (an MCP server's, mcp://<server>/<id>, see
 // package mcpsearch): they are kept and deduplicated as spelt.
 const ItemScheme = "mcp"
+
+// DocumentScheme is the URL scheme of results from the document collection
+// (docs://<folder>/<path>, see package docsearch), which the run reads from
+// the collection's index: they too are kept and deduplicated as spelt.
+const DocumentScheme = "docs"
+
+// isItemURL reports an address of ItemScheme or DocumentScheme.
+func isItemURL(u string) bool {
+	return strings.HasPrefix(u, ItemScheme+"://") || strings.HasPrefix(u, DocumentScheme+"://")
+}
 
 // Result is one search hit. Text fields are untrusted data from the web.
 type Result struct {

@@ -294,7 +294,9 @@ func TestCompletion(t *testing.T) {
 		words []string
 		want  string
 	}{
-		{[]string{""}, "run\nruns\nstatus\nask\nserve\nworker\ncheckpoints\nenv\nsources\nhealthcheck\ncompletion\nversion\nhelp\n--version\n--help\n"},
+		{[]string{""}, "run\nruns\nstatus\nask\nserve\nworker\ncheckpoints\nenv\nsources\ndocs\nhealthcheck\ncompletion\nversion\nhelp\n--version\n--help\n"},
+		{[]string{"docs", "s"}, "status\nsearch\n"},
+		{[]string{"help", "docs", ""}, "index\nstatus\nsearch\n"},
 		{[]string{"ch"}, "checkpoints\n"},
 		{[]string{"checkpoints", "d"}, "delete\ndisable\n"},
 		{[]string{"checkpoints", "-"}, "--json\n--help\n"},

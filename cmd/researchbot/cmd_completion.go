@@ -90,6 +90,8 @@ func cmdComplete(ctx context.Context, args []string, getenv func(string) string,
 		candidates = append(candidates, "--help")
 	case len(words) == 1 && words[0] == "runs":
 		candidates = []string{"prune"}
+	case len(words) == 1 && words[0] == "docs":
+		candidates = docsSubcommands
 	case len(words) == 1 && words[0] == "checkpoints":
 		candidates = checkpointsSubcommands
 	case len(words) == 1 && words[0] == "completion":

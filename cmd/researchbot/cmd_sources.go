@@ -13,10 +13,12 @@ import (
 
 // sourcesAbout is what `researchbot help sources` explains.
 const sourcesAbout = `Lists every search backend the configuration turns on (web search services,
-MCP servers from MCP_SERVERS) and checks each at once: a web service must
-answer a one-result test search; an MCP server must connect, list its tools
-and offer the configured search and read tools, not marked as tools that
-write. Exits 0 when every check passes, 1 when one fails.`
+MCP servers from MCP_SERVERS, the document collection of DOCS_DIR) and checks
+each at once: a web service must answer a one-result test search; an MCP server
+must connect, list its tools and offer the configured search and read tools, not
+marked as tools that write; the document collection must have been indexed (its
+line gives the document count and the index's age). Exits 0 when every check
+passes, 1 when one fails.`
 
 // cmdSources checks every configured search backend and prints a table.
 func cmdSources(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {

@@ -89,6 +89,8 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 		return cmdEnv(args[1:], getenv, stdout, stderr)
 	case "sources":
 		return cmdSources(ctx, args[1:], getenv, stdout, stderr)
+	case "docs":
+		return cmdDocs(ctx, args[1:], getenv, stdout, stderr)
 	case "healthcheck":
 		return cmdHealthcheck(ctx, args[1:], getenv, stdout, stderr)
 	case "completion":

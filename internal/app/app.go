@@ -18,6 +18,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/coder/quartz"
+
 	"github.com/researchbot/researchbot/config"
 	"github.com/researchbot/researchbot/fetch"
 	"github.com/researchbot/researchbot/internal/tracing"
@@ -53,6 +55,9 @@ type Options struct {
 	Tracing *tracing.Tracing
 	// RetryDelay overrides the queue's retry backoff (tests).
 	RetryDelay func(n int, err error) time.Duration
+	// Clock times the document collection's periodic check; nil means
+	// the real clock.
+	Clock quartz.Clock
 }
 
 // App is an assembled researchbot.
@@ -74,6 +79,9 @@ type App struct {
 	rescuer atomic.Pointer[redisstore.Rescuer]
 	// mcp are the MCP servers' backends (their sessions end with Close).
 	mcp []*mcpsearch.Backend
+	// docs holds the document collection (DOCS_DIR) once StartWorker
+	// opened it; nil without DOCS_DIR.
+	docs *docsSlot
 }
 
 // New assembles researchbot. The caller must Close it.
@@ -84,6 +92,9 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.Clock == nil {
+		opts.Clock = quartz.NewReal()
+	}
 	conn, err := redisstore.Connect(ctx, cfg.RedisURL, redisstore.ConnOptions{Lease: cfg.LeaseTTL})
 	if err != nil {
 		return nil, err
@@ -91,6 +102,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	a := &App{Config: cfg, Conn: conn, opts: opts, log: opts.Logger}
 	if err := a.build(); err != nil {
 		a.closeMCP()
+		a.closeDocs()
 		_ = conn.Close()
 		return nil, err
 	}
@@ -133,6 +145,10 @@ func (a *App) build() error {
 	for _, b := range mcps {
 		backends = append(backends, b)
 	}
+	if len(cfg.DocsDirs) > 0 {
+		a.docs = &docsSlot{}
+		backends = append(backends, docsBackend{a.docs})
+	}
 	for _, b := range backends {
 		a.Backends = append(a.Backends, b.Name())
 	}
@@ -162,7 +178,7 @@ func (a *App) build() error {
 		Locker:     a.Locker,
 		Model:      &model{client: client, modelOf: cfg.ModelFor, prices: prices, endpoint: endpointName(cfg.OpenAIBaseURL), calls: a.callObserver(), spans: a.opts.Tracing, now: a.opts.Now},
 		Searcher:   &searcher{multi: multi, now: a.opts.Now, backends: a.Backends, calls: a.callObserver(), spans: a.opts.Tracing},
-		Fetcher:    newSourceFetcher(&fetcher{f: pageFetcher, now: a.opts.Now, calls: a.callObserver(), spans: a.opts.Tracing}, mcps, a.opts.Now, a.callObserver()),
+		Fetcher:    newSourceFetcher(&fetcher{f: pageFetcher, now: a.opts.Now, calls: a.callObserver(), spans: a.opts.Tracing}, mcps, a.docs, a.opts.Now, a.callObserver()),
 		Presenters: presenters,
 		Defaults: pipeline.Limits{
 			MaxIterations: cfg.MaxIterations, MaxGapRounds: cfg.MaxGapRounds, MaxCostUSD: cfg.MaxCostUSD,
@@ -223,6 +239,11 @@ func (a *App) StartWorker(queues map[string]int) (stop func(), err error) {
 		Interrupter: a.Engine, Now: a.opts.Now, Logger: a.log,
 	}
 	a.rescuer.Store(rescuer)
+	stopDocs, err := a.watchDocs()
+	if err != nil {
+		w.Stop()
+		return nil, err
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { // owner: this worker; stopped by stop()
@@ -232,6 +253,7 @@ func (a *App) StartWorker(queues map[string]int) (stop func(), err error) {
 	var once sync.Once
 	return func() {
 		once.Do(func() {
+			stopDocs()
 			cancel()
 			<-done
 			w.Stop()
@@ -254,6 +276,7 @@ func (a *App) OldestUnleased(ctx context.Context) (time.Duration, error) {
 // servers' sessions.
 func (a *App) Close() error {
 	a.closeMCP()
+	a.closeDocs()
 	return errors.Join(a.Queue.Close(), a.Conn.Close())
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/researchbot/researchbot/dedup"
 	"github.com/researchbot/researchbot/pipeline"
 	"github.com/researchbot/researchbot/search"
+	"github.com/researchbot/researchbot/search/docsearch"
 	"github.com/researchbot/researchbot/search/mcpsearch"
 )
 
@@ -39,19 +40,18 @@ func searchBackends(cfg config.Config, httpClient *http.Client) (web []search.Ba
 }
 
 // sourceFetcher reads a source: an MCP server's result from that server
-// (with its configured read tool or resource), anything else from the web.
+// (with its configured read tool or resource), a document of the
+// collection from its index (see readDocument), anything else from the web.
 type sourceFetcher struct {
 	web   pipeline.Fetcher
 	mcp   map[string]*mcpsearch.Backend
+	docs  *docsSlot // nil without DOCS_DIR
 	now   func() time.Time
 	calls CallObserver
 }
 
-func newSourceFetcher(web pipeline.Fetcher, mcp []*mcpsearch.Backend, now func() time.Time, calls CallObserver) pipeline.Fetcher {
-	if len(mcp) == 0 {
-		return web
-	}
-	f := &sourceFetcher{web: web, mcp: map[string]*mcpsearch.Backend{}, now: now, calls: calls}
+func newSourceFetcher(web pipeline.Fetcher, mcp []*mcpsearch.Backend, docs *docsSlot, now func() time.Time, calls CallObserver) pipeline.Fetcher {
+	f := &sourceFetcher{web: web, mcp: map[string]*mcpsearch.Backend{}, docs: docs, now: now, calls: calls}
 	for _, b := range mcp {
 		f.mcp[b.Server().Name] = b
 	}
@@ -59,6 +59,9 @@ func newSourceFetcher(web pipeline.Fetcher, mcp []*mcpsearch.Backend, now func()
 }
 
 func (f *sourceFetcher) Fetch(ctx context.Context, u string) (pipeline.Document, error) {
+	if _, _, _, ok := docsearch.ParseURL(u); ok {
+		return f.readDocument(ctx, u)
+	}
 	name, id, ok := mcpsearch.ParseURL(u)
 	if !ok {
 		return f.web.Fetch(ctx, u)

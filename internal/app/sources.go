@@ -13,7 +13,8 @@ import (
 
 // SourceCheck is one configured search backend and how its check went.
 type SourceCheck struct {
-	// Type is "web" (a search service) or "mcp" (an MCP server).
+	// Type is "web" (a search service), "mcp" (an MCP server) or
+	// "documents" (the document collection of DOCS_DIR).
 	Type string
 	// Name is the backend's name, as errors and metrics give it.
 	Name string
@@ -68,6 +69,9 @@ func CheckSources(ctx context.Context, cfg config.Config, httpClient *http.Clien
 	wg.Wait()
 	for _, b := range mcps {
 		_ = b.Close() // a stdio server's exit status is its own
+	}
+	if len(cfg.DocsDirs) > 0 {
+		checks = append(checks, checkDocs(cfg, time.Now()))
 	}
 	return checks
 }

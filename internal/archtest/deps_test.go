@@ -28,6 +28,7 @@ var inward = map[string]struct {
 	"llm/llmtest":           {nil, "the fake OpenAI server speaks only the wire protocol"},
 	"search":                {[]string{"dedup", "internal/retryafter"}, "search backends are an adapter; their rate budget is a port they declare"},
 	"search/mcpsearch":      {[]string{"search", "dedup", "internal/retryafter"}, "an MCP server as a search backend: an adapter of search, knowing nothing else"},
+	"search/docsearch":      {[]string{"search", "extract", "dedup", "internal/retryafter"}, "a folder of documents as a search backend: an adapter of search that reads files with extract and keeps their index (bleve) to itself"},
 	"fetch":                 {[]string{"extract"}, "page fetching is an adapter; its cache is a port it declares; a fetched PDF is read by extract"},
 	"extract":               {nil, "document text extraction (PDF, DOCX, plain text, Markdown, CSV) is a leaf: bytes in, text with page offsets out, for fetch today and shared files and the document collection later"},
 	"terminal":              {[]string{"pipeline", "checkpoints", "textmatch"}, "the terminal presenter adapts the domain to a TTY"},
@@ -35,7 +36,7 @@ var inward = map[string]struct {
 	"bot/blockkit":          {[]string{"pipeline", "checkpoints", "scheduler", "textmatch", "dedup"}, "Block Kit and mrkdwn rendering (messages, App Home, forms) are pure functions of the domain's types: a leaf under bot that knows neither the transport nor the process"},
 	"internal/obs":          {[]string{"pipeline", "checkpoints", "textmatch"}, "metrics and health endpoints, shared by serve and worker: the engine's observer, fed by adapters through the wiring, knowing none of them"},
 	"redisstore":            {[]string{"pipeline", "checkpoints", "scheduler", "textmatch", "dedup"}, "the Redis adapter implements the domain's stores and the adapters' ports"},
-	"internal/app":          {[]string{"config", "pipeline", "checkpoints", "scheduler", "textmatch", "dedup", "llm", "search", "search/mcpsearch", "fetch", "extract", "redisstore", "internal/retryafter", "internal/tracing"}, "app assembles the engine from adapters; it knows no user interface (bot, terminal)"},
+	"internal/app":          {[]string{"config", "pipeline", "checkpoints", "scheduler", "textmatch", "dedup", "llm", "search", "search/mcpsearch", "search/docsearch", "fetch", "extract", "redisstore", "internal/retryafter", "internal/tracing"}, "app assembles the engine from adapters; it knows no user interface (bot, terminal)"},
 	"internal/tracing":      {[]string{"pipeline", "checkpoints", "textmatch"}, "the OpenTelemetry adapter implements the engine's Tracer port and gives the wiring the spans of the adapters' calls; it knows the domain's types and no other adapter"},
 	"internal/redistest":    {nil, "test helper: a private redis-server"},
 	"internal/goldentest":   {nil, "test helper: compares rendered output with golden files (-update rewrites them)"},
@@ -62,8 +63,9 @@ var rooms = []struct {
 	{"github.com/slack-go/slack", []string{"bot", "bot/blockkit", "internal/slackfake", "cmd/researchbot"}, "Slack has one room: bot/... (bot's rendering leaf uses the Block Kit types; the fake stands in for Slack in tests)"},
 	{"go.opentelemetry.io/otel", []string{"internal/tracing", "internal/app", "cmd/researchbot"}, "OpenTelemetry has one room: internal/tracing (API, SDK and OTLP exporter); the engine sees the pipeline.Tracer port and llm, search, fetch and bot stay free of it: their spans are made around their calls by the wiring (adapters' hooks, an http.RoundTripper), so no package but the adapter changes when the tracing library does"},
 	{"github.com/modelcontextprotocol/go-sdk", []string{"search/mcpsearch", "internal/mcpfake", "internal/app", "cmd/researchbot"}, "MCP has one room: mcpsearch calls only the configured tools of a server; the engine sees search backends and documents (and the fake server stands in for MCP servers in tests)"},
-	{"github.com/fumiama/go-docx", []string{"extract", "fetch", "internal/app", "bot", "cmd/researchbot"}, "Word documents are read in extract only, behind its zip-bomb check"},
-	{"github.com/ledongthuc/pdf", []string{"extract", "fetch", "internal/app", "bot", "cmd/researchbot"}, "PDF parsing has one room: extract, behind its bounds (bytes, pages, decompressed bytes, deadline) and its panic guard"},
+	{"github.com/fumiama/go-docx", []string{"extract", "fetch", "search/docsearch", "internal/app", "bot", "cmd/researchbot"}, "Word documents are read in extract only, behind its zip-bomb check"},
+	{"github.com/ledongthuc/pdf", []string{"extract", "fetch", "search/docsearch", "internal/app", "bot", "cmd/researchbot"}, "PDF parsing has one room: extract, behind its bounds (bytes, pages, decompressed bytes, deadline) and its panic guard"},
+	{"github.com/blevesearch/", []string{"search/docsearch", "internal/app", "cmd/researchbot"}, "full-text indexing has one room: docsearch keeps the document collection's index (bleve, BM25) and its on-disk layout; the engine sees a search backend and documents read by address"},
 	{"github.com/sashabaranov/go-openai", []string{"llm", "internal/app", "cmd/researchbot"}, "the OpenAI SDK stays in llm; the domain sees pipeline.Model"},
 }
 

@@ -50,6 +50,9 @@ type Researcher struct {
 	Delay time.Duration
 	// DelayFor, when set, adds a latency to call n of a schema (crash tests).
 	DelayFor func(schema string, n int) time.Duration
+	// Queries, when set, replace the plan's search queries (a test whose
+	// sources are not about heat pumps, such as a document collection).
+	Queries []pipeline.PlannedQuery
 	// Tokens per call, for cost accounting (default 1000 in, 300 out).
 	PromptTokens, CompletionTokens int
 	// TextTokens reports tokens measured from the text sent and returned
@@ -153,7 +156,7 @@ func (r *Researcher) answer(c llmtest.Call, n int) llmtest.Reply {
 	ids := idsIn(c.User)
 	switch c.SchemaName {
 	case "research_plan":
-		return llmtest.JSON(pipeline.PlanOutput{
+		plan := pipeline.PlanOutput{
 			Reasoning:    "Split into performance, cost and grid effects.",
 			SubQuestions: []string{"How efficient are heat pumps in cold weather?", "What do they cost to install?", "How do they affect the grid?"},
 			Queries: []pipeline.PlannedQuery{
@@ -167,7 +170,11 @@ func (r *Researcher) answer(c llmtest.Call, n int) llmtest.Reply {
 			Methodology: fmt.Sprintf("Compare field trials, price surveys and utility reports (plan %d).", n),
 			Warnings:    []string{},
 			Confidence:  0.8,
-		})
+		}
+		if r.Queries != nil {
+			plan.Queries = r.Queries
+		}
+		return llmtest.JSON(plan)
 	case "source_relevance":
 		out := pipeline.RankOutput{Judgements: []pipeline.Judgement{}}
 		for i, id := range ids {
