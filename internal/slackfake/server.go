@@ -260,6 +260,7 @@ type Server struct {
 	pending     map[string]*pendingEnvelope
 	responseURL map[string]responseTarget
 	ai          assistantState // the assistant panel (assistant.go)
+	streams     streamState    // streamed messages (stream.go)
 }
 
 // New starts a fake Slack on 127.0.0.1 and closes it when the test ends.
