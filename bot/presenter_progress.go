@@ -27,6 +27,7 @@ type progressState struct {
 	channel, thread string
 	pending         []slack.Block // latest rendering not yet sent
 	pendingText     string
+	pendingRun      *pipeline.Run // the run it renders (for the streamed plan)
 	lastSent        time.Time
 	notBefore       time.Time   // after a 429
 	stop            func() bool // stops the pending flush; nil when none
@@ -63,7 +64,7 @@ func (p *Presenter) progressWith(ctx context.Context, r *pipeline.Run, note stri
 		p.progress[r.ID] = st
 	}
 	st.touched = p.now()
-	st.pending, st.pendingText = blocks, text
+	st.pending, st.pendingText, st.pendingRun = blocks, text, r
 	due := p.dueLocked(st)
 	if st.sending || st.stop != nil {
 		p.mu.Unlock()
@@ -152,11 +153,17 @@ func (p *Presenter) flush(ctx context.Context, runID string) {
 		p.mu.Unlock()
 		return
 	}
-	blocks, text := st.pending, st.pendingText
-	st.pending, st.sending = nil, true
+	blocks, text, run := st.pending, st.pendingText, st.pendingRun
+	st.pending, st.pendingRun, st.sending = nil, nil, true
 	p.mu.Unlock()
 
-	err := p.sendProgress(ctx, runID, st.channel, st.thread, blocks, text)
+	err := errNoStream
+	if run != nil {
+		err = p.streamProgress(ctx, run)
+	}
+	if errors.Is(err, errNoStream) {
+		err = p.sendProgress(ctx, runID, st.channel, st.thread, blocks, text)
+	}
 
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -166,7 +173,7 @@ func (p *Presenter) flush(ctx context.Context, runID string) {
 	if errors.As(err, &rl) {
 		st.notBefore = p.now().Add(max(rl.RetryAfter, time.Second))
 		if st.pending == nil {
-			st.pending, st.pendingText = blocks, text
+			st.pending, st.pendingText, st.pendingRun = blocks, text, run
 		}
 	} else if err != nil {
 		p.log.Warn("bot: progress update failed", "run_id", runID, "err", err)
