@@ -157,7 +157,10 @@ func TestE2EStreamedPlanFallback(t *testing.T) {
 	h.waitFor("the second run's progress message", func() bool { return progressMessages(h.fake, dm2, thread2) == 1 })
 	plan, _ := inThread(h.fake, dm2, thread2, blockkit.ActionApprove, "Research plan")
 	h.click(requester, plan, blockkit.ActionApprove)
-	h.waitFor("the second run's draft", func() bool { _, ok := inThread(h.fake, dm2, thread2, blockkit.ActionApprove, "Draft review"); return ok })
+	h.waitFor("the second run's draft", func() bool {
+		_, ok := inThread(h.fake, dm2, thread2, blockkit.ActionApprove, "Draft review")
+		return ok
+	})
 	if n := len(h.fake.Calls("chat.startStream")); n != 1 {
 		t.Errorf("%d startStream calls, want no new one after the feature error", n)
 	}
