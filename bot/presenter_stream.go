@@ -63,6 +63,13 @@ var streamGoneErrors = map[string]bool{
 	"message_not_in_streaming_state": true, "message_not_found": true, "cant_update_message": true,
 }
 
+// streamTransientErrors are Slack's errors that trying again later can
+// cure: the run keeps its streamed plan and the next update tries again.
+var streamTransientErrors = map[string]bool{
+	"internal_error": true, "fatal_error": true, "service_unavailable": true, "request_timeout": true,
+	"ratelimited": true, "team_added_to_org": true,
+}
+
 // planStream is what is remembered of a run's streamed plan.
 type planStream struct {
 	Channel string `json:"channel"`
@@ -219,7 +226,7 @@ func (p *Presenter) startStream(ctx context.Context, r *pipeline.Run, ps *planSt
 // then show the message); a rate limit or a network failure is returned.
 func (p *Presenter) streamFailed(ctx context.Context, r *pipeline.Run, ps *planStream, place streamPlace, err error) error {
 	var se slack.SlackErrorResponse
-	if !errors.As(err, &se) {
+	if !errors.As(err, &se) || streamTransientErrors[se.Err] {
 		return err
 	}
 	code := se.Err
