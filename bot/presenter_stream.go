@@ -150,9 +150,10 @@ func (p *Presenter) saveStream(ctx context.Context, runID string, ps planStream)
 	return p.mem.Remember(ctx, keyPlanStream+runID, string(b), msgKeyTTL)
 }
 
-// streamProgress shows r's progress in its streamed plan. It returns
-// errNoStream when the run's progress is the edited message instead.
-func (p *Presenter) streamProgress(ctx context.Context, r *pipeline.Run) error {
+// streamProgress shows r's progress in its streamed plan, with a passing
+// note (Notice) on the task in progress. It returns errNoStream when the
+// run's progress is the edited message instead.
+func (p *Presenter) streamProgress(ctx context.Context, r *pipeline.Run, note string) error {
 	place, ok := p.streamTarget(ctx, r)
 	if !ok {
 		return errNoStream
@@ -172,7 +173,7 @@ func (p *Presenter) streamProgress(ctx context.Context, r *pipeline.Run) error {
 	case !ps.Open && !movedPast(r, ps.StoppedAt):
 		return nil // stopped at a checkpoint the run still waits on
 	}
-	tasks := blockkit.StreamPlan(r)
+	tasks := blockkit.WithStreamNote(blockkit.StreamPlan(r), note)
 	if ps.Open {
 		chunks := blockkit.StreamChunks(tasks, ps.Sent)
 		if len(chunks) == 0 {

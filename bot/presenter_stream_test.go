@@ -113,3 +113,22 @@ func TestStreamedPlanTransientAndRefusedStarts(t *testing.T) {
 		t.Errorf("%d streams: a run-level refusal turned streaming off for the workspace", n)
 	}
 }
+
+// TestStreamedPlanShowsANotice: a passing note shows on the task in
+// progress, and the next update without it clears it.
+func TestStreamedPlanShowsANotice(t *testing.T) {
+	clock := newManualClock(t0)
+	p, fake, r := newStreamingPresenter(t, time.Millisecond, clock)
+	ctx := context.Background()
+	p.Progress(ctx, r)
+	clock.Advance(time.Second)
+	p.Notice(ctx, r, "the model is not answering (retry 2 of 4 in 8s)")
+	if task, _ := fake.Streams()[0].Task("search"); task.Details != "working… · ⏳ the model is not answering (retry 2 of 4 in 8s)" {
+		t.Errorf("the task in progress shows %q", task.Details)
+	}
+	clock.Advance(time.Second)
+	p.Progress(ctx, r)
+	if task, _ := fake.Streams()[0].Task("search"); task.Details != "working…" {
+		t.Errorf("the note stayed: %q", task.Details)
+	}
+}

@@ -3,6 +3,7 @@ package blockkit
 import (
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/slack-go/slack"
@@ -166,6 +167,9 @@ func StreamPlan(r *pipeline.Run) []StreamTask {
 		}
 	}
 	for i := range tasks {
+		if tasks[i].Status == TaskInProgress && tasks[i].Details == "" {
+			tasks[i].Details = "working…" // never empty: a note shown there is replaced
+		}
 		tasks[i] = clampTask(tasks[i])
 	}
 	return tasks
@@ -323,6 +327,25 @@ func clampTask(t StreamTask) StreamTask {
 		t.Sources[i].Text = streamPlain(t.Sources[i].Text, MaxStreamTaskTitle)
 	}
 	return t
+}
+
+// WithStreamNote shows a passing note (a model call being retried) in the
+// details of the task in progress, as the progress message shows it under
+// its stage until the next update (a task in progress always has details,
+// so the next update without the note replaces them). Without a note, or a
+// task in progress, tasks are returned as they are.
+func WithStreamNote(tasks []StreamTask, note string) []StreamTask {
+	if strings.TrimSpace(note) == "" {
+		return tasks
+	}
+	out := slices.Clone(tasks)
+	for i := range out {
+		if out[i].Status == TaskInProgress {
+			out[i].Details = streamPlain(out[i].Details+" · ⏳ "+note, MaxStreamTaskDetails)
+			break
+		}
+	}
+	return out
 }
 
 // StreamChunks are the task_update chunks that bring the tasks Slack shows

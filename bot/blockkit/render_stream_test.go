@@ -188,3 +188,33 @@ func TestStreamPlanUntrustedText(t *testing.T) {
 		t.Errorf("title = %q", chunks[2].Title)
 	}
 }
+
+func TestStreamNoteOnTheTaskInProgress(t *testing.T) {
+	tasks := StreamPlan(streamRun(pipeline.StatusRunning, pipeline.StepFetch))
+	noted := WithStreamNote(tasks, "the model is not answering <!here> (retry 2 of 4 in 8s)")
+	for i, task := range noted {
+		switch {
+		case task.ID == "read" && task.Details != "4 pages read · ⏳ the model is not answering ‹!here› (retry 2 of 4 in 8s)":
+			t.Errorf("the task in progress shows %q", task.Details)
+		case task.ID != "read" && strings.Contains(task.Details, "⏳"):
+			t.Errorf("task %s shows the note", task.ID)
+		case strings.Contains(tasks[i].Details, "⏳"):
+			t.Errorf("the plan itself was changed: %+v", tasks[i])
+		}
+	}
+	if got := WithStreamNote(tasks, " "); len(StreamChunks(got, sentAll(tasks))) != 0 {
+		t.Error("an empty note changed a task")
+	}
+	if got := StreamChunks(noted, sentAll(tasks)); len(got) != 1 {
+		t.Errorf("the note sent %d chunks, want the one task", len(got))
+	}
+}
+
+// sentAll is what Slack shows once tasks were all sent.
+func sentAll(tasks []StreamTask) map[string]string {
+	m := map[string]string{}
+	for _, task := range tasks {
+		m[task.ID] = task.Key()
+	}
+	return m
+}
