@@ -137,7 +137,7 @@ func StreamPlan(r *pipeline.Run) []StreamTask {
 	if r.Plan != nil && len(r.Plan.SubQuestions) > 0 {
 		tasks[0].Details = countOf(len(r.Plan.SubQuestions), "sub-question", "sub-questions")
 	}
-	tasks = append(tasks, searchTasks(r, status(1, len(r.Queries) > 0))...)
+	tasks = append(tasks, searchTasks(r, status(1, len(r.Queries) > 0), success || pos > 1)...)
 	read := StreamTask{ID: "read", Title: "Reading pages", Status: status(2, pages > 0)}
 	if pages > 0 || fetched > 0 {
 		read.Details = countOf(max(pages, fetched), "page", "pages") + " read"
@@ -176,8 +176,9 @@ func StreamPlan(r *pipeline.Run) []StreamTask {
 }
 
 // searchTasks is one search task per sub-question of r's plan (one task
-// when there is no plan yet), folded to fit MaxStreamTasks.
-func searchTasks(r *pipeline.Run, stage string) []StreamTask {
+// when there is no plan yet), folded to fit MaxStreamTasks; passed says
+// the run is past searching.
+func searchTasks(r *pipeline.Run, stage string, passed bool) []StreamTask {
 	var subs []string
 	if r.Plan != nil {
 		subs = r.Plan.SubQuestions
@@ -205,13 +206,13 @@ func searchTasks(r *pipeline.Run, stage string) []StreamTask {
 			for _, qs := range byIndex[i:] {
 				rest = append(rest, qs...)
 			}
-			t := StreamTask{ID: fmt.Sprintf("search-%d", i+1), Title: fmt.Sprintf("Searching for %d more sub-questions", len(subs)-i), Status: queryStatus(stage, rest)}
+			t := StreamTask{ID: fmt.Sprintf("search-%d", i+1), Title: fmt.Sprintf("Searching for %d more sub-questions", len(subs)-i), Status: queryStatus(stage, rest, passed)}
 			if len(rest) > 0 {
 				t.Details = queryDetails(rest)
 			}
 			return append(tasks, t)
 		}
-		t := StreamTask{ID: fmt.Sprintf("search-%d", i+1), Title: "Searching: " + sq, Status: queryStatus(stage, byIndex[i])}
+		t := StreamTask{ID: fmt.Sprintf("search-%d", i+1), Title: "Searching: " + sq, Status: queryStatus(stage, byIndex[i], passed)}
 		if len(byIndex[i]) > 0 {
 			t.Details = queryDetails(byIndex[i])
 		}
@@ -221,17 +222,24 @@ func searchTasks(r *pipeline.Run, stage string) []StreamTask {
 }
 
 // queryStatus refines the search stage's status for one sub-question by its
-// queries: done when none is pending, an error when every one failed.
-func queryStatus(stage string, qs []pipeline.Query) string {
-	if stage != TaskInProgress || len(qs) == 0 {
-		if stage == TaskComplete && len(qs) > 0 && allFailed(qs) {
+// queries: done when none is pending, an error when every one failed. A
+// search planned but not run (at the plan review) is pending.
+func queryStatus(stage string, qs []pipeline.Query, passed bool) string {
+	if len(qs) == 0 || stage == TaskPending || stage == TaskError {
+		return stage
+	}
+	if passed { // the run is past searching: what did not run will not
+		if allFailed(qs) {
 			return TaskError
 		}
-		return stage
+		return TaskComplete
 	}
 	for _, q := range qs {
 		if q.Status == "" || q.Status == "pending" {
-			return TaskInProgress
+			if stage == TaskInProgress {
+				return TaskInProgress
+			}
+			return TaskPending
 		}
 	}
 	if allFailed(qs) {

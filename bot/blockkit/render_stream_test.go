@@ -86,6 +86,12 @@ func TestStreamPlanStatuses(t *testing.T) {
 			t.Errorf("done: task %s is %q", id, s)
 		}
 	}
+	// Waiting at the plan review with the searches planned: not done yet.
+	review := streamRun(pipeline.StatusWaiting, pipeline.StepSearch)
+	review.Queries = []pipeline.Query{{ID: "q1", SubQuestion: 1, Status: "pending"}, {ID: "q2", SubQuestion: 2}}
+	if got := status(review); got["plan"] != TaskComplete || got["search-1"] != TaskPending || got["search-2"] != TaskPending {
+		t.Errorf("at the plan review: %v", got)
+	}
 	failed := status(streamRun(pipeline.StatusFailed, pipeline.StepFetch))
 	if failed["read"] != TaskError || failed["analyze"] != TaskPending || failed["plan"] != TaskComplete {
 		t.Errorf("failed while reading: %v", failed)
