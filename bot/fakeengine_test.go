@@ -32,6 +32,9 @@ type fakeEngine struct {
 	decideErr error
 	// direct makes the runs it starts private (Origin.Direct), like a held digest.
 	direct bool
+	// finishing, when set, adds to a run what it found before it finishes
+	// (its plan, queries, pages), under the engine's lock.
+	finishing func(r *pipeline.Run)
 
 	mu        sync.Mutex
 	runs      map[string]*pipeline.Run
@@ -146,6 +149,9 @@ func (e *fakeEngine) Decide(ctx context.Context, instanceID string, d checkpoint
 	case decided.DefinitionID == checkpoints.PlanReview:
 		e.offerLocked(r, checkpoints.PlanReview, planPayload(), nil)
 	default:
+		if e.finishing != nil {
+			e.finishing(r)
+		}
 		rep := e.report
 		rep.Metadata.RunID = r.ID
 		r.Report, r.Status, r.Step, r.FinishedAt = &rep, pipeline.StatusCompleted, pipeline.StepDone, e.now()

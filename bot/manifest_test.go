@@ -16,8 +16,13 @@ import (
 // needs ("" for none). A new call must be added here, which makes whoever
 // adds it check the manifest.
 var scopeOfCall = map[string]string{
-	"PostMessageContext":   "chat:write",  // chat.postMessage (also response_url replies, which need none)
-	"UpdateMessageContext": "chat:write",  // chat.update
+	"PostMessageContext":   "chat:write", // chat.postMessage (also response_url replies, which need none)
+	"UpdateMessageContext": "chat:write", // chat.update
+	// chat.startStream, chat.appendStream, chat.stopStream: the streamed plan
+	// (presenter_stream.go); Slack's method pages name chat:write.
+	"StartStreamContext":   "chat:write",
+	"AppendStreamContext":  "chat:write",
+	"StopStreamContext":    "chat:write",
 	"PostEphemeralContext": "chat:write",  // chat.postEphemeral
 	"UploadFileContext":    "files:write", // files.getUploadURLExternal, files.completeUploadExternal
 	"DeleteFileContext":    "files:write", // files.delete: a draft's file replaced by the next draft's

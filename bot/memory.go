@@ -10,7 +10,8 @@ import (
 // message are, how far a run's final post got, and which deliveries were
 // taken, which threads are assistant panel threads (assistant.go). The keys
 // are named here (keyCheckpointMsg, keyProgressMsg, keyFinal, keySeen) and
-// beside their features (keyThread, keyAssistant, keyAssistantOff); the
+// beside their features (keyThread, keyAssistant, keyAssistantOff,
+// keyPlanStream, keyPlanStreamOff); the
 // store says where they live.
 type Memory interface {
 	DeliveryMemory

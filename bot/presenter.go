@@ -59,6 +59,11 @@ type PresenterConfig struct {
 	// escalation of a checkpoint whose reminders ran out (RemindersStopped).
 	Admins []string
 	Alerts BreakerAlerts
+	// StreamInChannels streams a run's plan (presenter_stream.go) in its
+	// channel thread too, to the requester; without it only assistant
+	// threads get the streamed plan and channel threads the progress
+	// message.
+	StreamInChannels bool
 }
 
 // Presenter shows runs that started in Slack (pipeline.Presenter for
@@ -77,6 +82,9 @@ type Presenter struct {
 	alerts   BreakerAlerts
 	// panel shows a run's stage in its assistant thread (assistant.go).
 	panel *assistantPanel
+	// streamChannels and streamMu: the streamed plan (presenter_stream.go).
+	streamChannels bool
+	streamMu       streamLocks
 
 	ctx    context.Context // for deferred progress flushes; ended by Close
 	cancel context.CancelFunc
@@ -113,7 +121,9 @@ func NewPresenter(cfg PresenterConfig) (*Presenter, error) {
 		admins:   cfg.Admins,
 		alerts:   cfg.Alerts,
 		progress: map[string]*progressState{},
-		maxRuns:  progressMaxRuns,
+
+		streamChannels: cfg.StreamInChannels,
+		maxRuns:        progressMaxRuns,
 	}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)

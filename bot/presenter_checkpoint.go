@@ -28,6 +28,7 @@ type checkpointMsg struct {
 func (p *Presenter) Offer(ctx context.Context, r *pipeline.Run, inst *checkpoints.Instance) error {
 	log := p.log.With("run_id", r.ID, "checkpoint_id", inst.ID, "definition", inst.DefinitionID, "attempt", inst.Attempt)
 	p.panel.runStatus(ctx, r) // the run waits: no status in its assistant thread
+	p.endStream(ctx, r, blockkit.StreamCheckpointNote(r), false)
 	p.attachDraft(ctx, r, inst)
 	blocks := blockkit.RenderCheckpoint(inst, r.RequestedBy)
 	text := fmt.Sprintf("%s: your decision is needed", blockkit.OneLine(blockkit.FirstNonEmpty(inst.Label, inst.DefinitionID)))

@@ -54,7 +54,7 @@ func (p *Presenter) Finished(ctx context.Context, r *pipeline.Run) error {
 	// A run without a thread (a stream digest posted to its channel) is a new
 	// message in the channel, with the file in that message's thread.
 	thread := r.Origin.ThreadTS
-	if thread != "" {
+	if thread != "" && !p.endStream(ctx, r, blockkit.StreamSummary(r), true) {
 		if err := retry429(ctx, p.clock, func() error {
 			return p.sendProgress(ctx, r.ID, r.Origin.Channel, thread, blockkit.RenderProgress(r, p.now()), blockkit.ProgressText(r))
 		}); err != nil {

@@ -28,6 +28,12 @@ type Config struct {
 	// ReviewSources lists the channels whose guided runs ask for the source
 	// review by default ("*": every channel).
 	ReviewSources []string
+	// StreamInChannels streams a run's plan in its channel thread too
+	// (assistant threads always get it where the workspace has the feature).
+	StreamInChannels bool
+	// ProgressInterval is the least time between two progress updates of a
+	// run (an edit of the progress message or an append to its stream).
+	ProgressInterval time.Duration
 	// Rate limits on /research, per user and per workspace, per hour.
 	UserRunsPerHour int
 	TeamRunsPerHour int
@@ -165,6 +171,8 @@ func Load(getenv func(string) string) (Config, error) {
 		Approvers:         p.approvers("SLACK_APPROVERS"),
 		Admins:            p.userIDs("SLACK_ADMINS"),
 		ReviewSources:     p.channelIDs("SLACK_REVIEW_SOURCES"),
+		StreamInChannels:  p.bool("SLACK_STREAM_IN_CHANNELS", false),
+		ProgressInterval:  p.dur("SLACK_PROGRESS_INTERVAL", 3*time.Second, true),
 		Prices:            p.prices("LLM_PRICES"),
 		RoleModels:        map[string]string{},
 	}

@@ -167,3 +167,25 @@ func TestReviewSourcesChannels(t *testing.T) {
 		t.Errorf("a channel name instead of an id: %v", err)
 	}
 }
+
+// TestStreamedPlanSettings: the streamed plan's settings are read, with
+// their defaults (issue 21).
+func TestStreamedPlanSettings(t *testing.T) {
+	c, err := Load(env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.StreamInChannels || c.ProgressInterval != 3*time.Second {
+		t.Errorf("defaults: stream in channels %v, interval %s", c.StreamInChannels, c.ProgressInterval)
+	}
+	c, err = Load(env(map[string]string{"SLACK_STREAM_IN_CHANNELS": "true", "SLACK_PROGRESS_INTERVAL": "5s"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.StreamInChannels || c.ProgressInterval != 5*time.Second {
+		t.Errorf("set: stream in channels %v, interval %s", c.StreamInChannels, c.ProgressInterval)
+	}
+	if _, err := Load(env(map[string]string{"SLACK_PROGRESS_INTERVAL": "0s"})); err == nil {
+		t.Error("a zero progress interval was accepted")
+	}
+}

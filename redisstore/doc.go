@@ -50,6 +50,8 @@
 //	rb:slack:home:{user}         string, with a TTL: the user's App Home was published (refresh it after a decision)
 //	rb:slack:assistant:{channel}:{ts}  string, with a TTL: an assistant panel thread, JSON (its user, the channel viewed beside it)
 //	rb:slack:assistant:off:{team}      string, with a TTL: the workspace answered the assistant calls with a feature error (the error)
+//	rb:slack:planstream:{run}          string, with a TTL: a run's streamed plan, JSON (the stream's ts, open or not, what each task shows, the checkpoint it stopped for)
+//	rb:slack:planstream:off:{team}     string, with a TTL: the workspace answered chat.startStream with a feature error (the error)
 //	asynq:{queue}:…              asynq's own keys: the durable work queue and its timers (Queue, Worker);
 //	                             a private (terminal) queue's are deleted when its worker stops, or by a
 //	                             rescue pass once its runs have no work and no recent deadline (Queue.Purge)

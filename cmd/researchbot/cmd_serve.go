@@ -52,7 +52,8 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		HTTPClient: spans.HTTPClient(nil, slackTimeout),
 	})
 	memory := redisstore.NewSlackMemory(a.Conn.Client)
-	presenter, err := bot.NewPresenter(bot.PresenterConfig{Sender: sender, Memory: memory, Admins: cfg.Admins, Alerts: a.Store, Logger: log})
+	presenter, err := bot.NewPresenter(bot.PresenterConfig{Sender: sender, Memory: memory, Admins: cfg.Admins, Alerts: a.Store, Logger: log,
+		StreamInChannels: cfg.StreamInChannels, MinInterval: cfg.ProgressInterval})
 	if err != nil {
 		return err
 	}

@@ -69,7 +69,8 @@ func cmdWorker(ctx context.Context, args []string, getenv func(string) string, s
 		presenter, err := bot.NewPresenter(bot.PresenterConfig{
 			BotToken: cfg.SlackBotToken, APIURL: cfg.SlackAPIURL, Memory: redisstore.NewSlackMemory(a.Conn.Client),
 			Metrics: bot.NewSlackMetrics(metrics), Admins: cfg.Admins, Alerts: a.Store, Logger: log,
-			HTTPClient: spans.HTTPClient(nil, slackTimeout),
+			HTTPClient:       spans.HTTPClient(nil, slackTimeout),
+			StreamInChannels: cfg.StreamInChannels, MinInterval: cfg.ProgressInterval,
 		})
 		if err != nil {
 			return err

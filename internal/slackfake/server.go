@@ -265,6 +265,7 @@ type Server struct {
 	responseURL map[string]responseTarget
 	ai          assistantState // the assistant panel (assistant.go)
 	downloads   fileDownloads  // url_private_download (files_share.go)
+	streams     streamState    // streamed messages (stream.go)
 }
 
 // New starts a fake Slack on 127.0.0.1 and closes it when the test ends.

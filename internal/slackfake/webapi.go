@@ -60,6 +60,10 @@ func (s *Server) handlers() map[string]apiHandler {
 		"assistant.threads.setStatus":           s.assistantSetStatus,
 		"assistant.threads.setTitle":            s.assistantSetTitle,
 		"assistant.threads.setSuggestedPrompts": s.assistantSetSuggestedPrompts,
+		// stream.go
+		"chat.startStream":  s.chatStartStream,
+		"chat.appendStream": s.chatAppendStream,
+		"chat.stopStream":   s.chatStopStream,
 	}
 }
 
@@ -393,6 +397,9 @@ func (s *Server) chatUpdate(req *apiRequest) (map[string]any, *apiError) {
 	}
 	if m.BotID != BotID {
 		return nil, errCode("cant_update_message")
+	}
+	if e := s.streamingConflict(c.id, m.TS); e != nil {
+		return nil, e
 	}
 	if _, ok := p["text"]; ok {
 		m.Text = p["text"]
