@@ -317,6 +317,7 @@ func (a *App) startResearch(ctx context.Context, req *Request) error {
 		Limits:      pipeline.Limits{MaxCostUSD: c.BudgetUSD},
 		FollowUpOf:  c.FollowUpOf,
 		Domains:     c.Domains,
+		Audience:    audienceOf(cmd.ChannelID, cmd.UserID),
 	})
 	if err != nil {
 		log.Error("bot: starting a run failed", "err", err)

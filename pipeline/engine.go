@@ -288,6 +288,7 @@ func (e *Engine) create(ctx context.Context, req Request, id string) (*Run, erro
 		ReviewSources: req.ReviewSources,
 		Domains:       domains,
 		Files:         slices.Clone(req.Files),
+		Audience:      req.Audience,
 		Status:        StatusQueued,
 		Step:          StepPlan,
 		CreatedAt:     now,

@@ -34,6 +34,13 @@ type File struct {
 	Note string `json:"note,omitempty"`
 	// SourceID is the file's source once attached; 0 before.
 	SourceID int `json:"source_id,omitempty"`
+	// Visibility is who may read the file: zero for a file anyone may read
+	// (a terminal's --file, a file shared in a public channel); the
+	// conversation it was shared in and who shared it otherwise.
+	Visibility Visibility `json:"visibility,omitzero"`
+	// Withheld is set when the run's audience may not read the file: it is
+	// never read into the run (its text is cleared).
+	Withheld bool `json:"withheld,omitempty"`
 }
 
 // Describe is the file for people: "a.pdf (PDF, 12 pages)", or "notes.md".
@@ -65,16 +72,26 @@ func validateFiles(files []File) []string {
 // they are cited like fetched pages, ranked first and counted against the
 // pages the run reads. It runs once, before the first search; the files'
 // texts move to the pages, which the Store keeps apart from the run.
+//
+// A file the run's audience may not read (Audience.Permits) is withheld:
+// its text is cleared and it never becomes a source.
 func (r *Run) attachFiles(now time.Time) {
+	withheld := r.Withheld.Count
+	defer r.traceWithheld(now, StepPlan, withheld)
 	for i := range r.Files {
 		f := &r.Files[i]
-		if f.SourceID != 0 {
+		if f.SourceID != 0 || f.Withheld {
+			continue
+		}
+		if !r.admit("file:"+f.Name, f.Visibility) {
+			f.Withheld, f.Text, f.PageStarts = true, "", nil
 			continue
 		}
 		id := len(r.Sources) + 1
 		r.Sources = append(r.Sources, Source{
 			ID: id, Key: "file:" + f.Name, Title: f.Name, Backend: KindFile, Kind: KindFile,
 			Heuristic: 1, Relevance: 1, Score: 1, Ranked: true, Selected: true, Fetched: true,
+			Visibility: f.Visibility,
 		})
 		r.Pages = append(r.Pages, Page{
 			SourceID: id, Title: f.Name, File: f.Name, Text: f.Text, Truncated: f.Truncated, FetchedAt: now,
@@ -88,8 +105,10 @@ func (r *Run) attachFiles(now time.Time) {
 }
 
 // filesText lists the run's files for people: "2 files given: a.pdf (PDF,
-// 12 pages), notes.md", or "" for none.
+// 12 pages), notes.md", or "" for none. Withheld files are left out: even
+// their names are not for the run's audience.
 func filesText(files []File) string {
+	files = admittedFiles(files)
 	if len(files) == 0 {
 		return ""
 	}
@@ -110,4 +129,15 @@ func FilesAttached(n int) string {
 		return "1 file attached; it will be read first"
 	}
 	return fmt.Sprintf("%d files attached; they will be read first", n)
+}
+
+// admittedFiles are the files that were not withheld.
+func admittedFiles(files []File) []File {
+	var out []File
+	for _, f := range files {
+		if !f.Withheld {
+			out = append(out, f)
+		}
+	}
+	return out
 }

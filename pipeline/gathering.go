@@ -192,6 +192,7 @@ func (e *Engine) stepSearch(ctx context.Context, r *Run) error {
 		byKey[s.Key] = s.ID
 	}
 	added, skippedKnown, refused := 0, 0, 0
+	withheld := r.Withheld.Count
 	for n, i := range pending {
 		q := &r.Queries[i]
 		out := outcomes[n]
@@ -211,6 +212,9 @@ func (e *Engine) stepSearch(ctx context.Context, r *Run) error {
 			if key == "" {
 				key = h.URL
 			}
+			if !r.admit(key, h.Visibility) {
+				continue // never stored, never in a prompt (invariant 12)
+			}
 			if id, ok := byKey[key]; ok {
 				if !slices.Contains(q.Hits, id) {
 					q.Hits = append(q.Hits, id)
@@ -225,7 +229,7 @@ func (e *Engine) stepSearch(ctx context.Context, r *Run) error {
 			src := Source{
 				ID: len(r.Sources) + 1, Key: key, URL: h.URL, Title: h.Title, Snippet: h.Snippet,
 				Backend: h.Backend, Kind: h.Kind, Published: h.Published, Authors: h.Authors,
-				Citations: h.Citations, QueryID: q.ID, Heuristic: h.Heuristic,
+				Citations: h.Citations, QueryID: q.ID, Heuristic: h.Heuristic, Visibility: h.Visibility,
 			}
 			if why := r.Domains.RefusalOfURL(h.URL); why != "" {
 				// Kept, never ranked or read, so the report lists it with its reason.
@@ -248,6 +252,7 @@ func (e *Engine) stepSearch(ctx context.Context, r *Run) error {
 	if refused > 0 {
 		r.trace(now, StepSearch, "%d results %s (%s)", refused, DomainRulesReason, r.Domains)
 	}
+	r.traceWithheld(now, StepSearch, withheld)
 	r.trace(now, StepSearch, "by sub-question: %s", r.subQuestionTally(pending))
 	if r.searchStopped() {
 		r.noteSearchStopped()

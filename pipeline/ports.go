@@ -94,6 +94,9 @@ type Hit struct {
 	Citations int
 	// Heuristic is the source's own relevance signal, 0..1.
 	Heuristic float64
+	// Visibility is who may read the hit (the zero value: anyone). The
+	// pipeline drops a hit the run's audience may not read.
+	Visibility Visibility
 }
 
 // SearchOutcome is what all backends returned for one query. A backend that

@@ -173,6 +173,7 @@ func provenance(r *Run) Provenance {
 		p.Trace = append(p.Trace, fmt.Sprintf("%s %s: %s", t.At.UTC().Format(time.RFC3339), t.Step, flatLine(t.Message)))
 	}
 	p.Unread = unread(r)
+	p.Withheld = WithheldText(r.Withheld.Count)
 	p.Steering = steeringProvenance(r)
 	return p
 }
@@ -594,6 +595,9 @@ func writeProvenance(b *strings.Builder, rep *Report) {
 		for _, u := range p.Unread {
 			fmt.Fprintf(b, "  - %s\n", flatLine(u))
 		}
+	}
+	if p.Withheld != "" {
+		fmt.Fprintf(b, "- %s\n", p.Withheld)
 	}
 	if len(p.Steering) > 0 {
 		b.WriteString("- Steering notes given while it ran (each applied from the next step):\n")

@@ -174,6 +174,10 @@ type Request struct {
 	// Files are documents given to the run, read before anything is
 	// searched and cited by name (KindFile sources).
 	Files []File
+	// Audience is who will read what the run writes (set by whoever starts
+	// it: a channel, or the asker alone). A source it may not read is
+	// withheld (Audience.Permits). The zero Audience admits public sources only.
+	Audience Audience
 }
 
 // Known is what a run must not report again.
@@ -211,6 +215,11 @@ type Run struct {
 	ReviewSources bool `json:"review_sources,omitempty"`
 	// Domains are the run's domain rules (only / never lists).
 	Domains DomainRules `json:"domains,omitzero"`
+	// Audience is who reads what the run writes (Request.Audience).
+	Audience Audience `json:"audience,omitzero"`
+	// Withheld counts the sources its audience could not read, which the
+	// run never stored nor showed to the model.
+	Withheld Withheld `json:"withheld,omitzero"`
 
 	Status     Status    `json:"status"`
 	Step       Step      `json:"step"`
@@ -387,6 +396,8 @@ type Source struct {
 	Excluded  bool      `json:"excluded"` // excluded by a person or by the run's domain rules
 	Fetched   bool      `json:"fetched"`
 	FetchErr  string    `json:"fetch_err,omitempty"`
+	// Visibility is who may read the source (the zero value: anyone).
+	Visibility Visibility `json:"visibility,omitzero"`
 }
 
 // Page is the extracted text of a fetched source.
@@ -662,4 +673,7 @@ type Provenance struct {
 	// Unread names each selected source the run could not read and why
 	// ("https://… — unreadable: encrypted PDF"), at most maxUnreadListed.
 	Unread []string `json:"unread,omitempty"`
+	// Withheld says how many sources the report's readers could not all
+	// read, and so were withheld (WithheldText); "" for none.
+	Withheld string `json:"withheld,omitempty"`
 }

@@ -1,0 +1,22 @@
+package bot
+
+import (
+	"strings"
+
+	"github.com/researchbot/researchbot/pipeline"
+)
+
+// audienceOf is who reads a run started by user in channel (architecture
+// invariant 12): in a direct message with the bot (the Messages tab, the
+// assistant panel's threads — Slack's DM ids start with D), the person
+// alone; anywhere else (a public or private channel, a group DM) the
+// conversation's members. Whether a channel is public does not matter here:
+// a public source may reach any audience, and a private conversation's
+// content only that same conversation or the person alone who can read it.
+// Anything not known to be a DM is a channel: the stricter reading.
+func audienceOf(channel, user string) pipeline.Audience {
+	if strings.HasPrefix(channel, "D") && user != "" {
+		return pipeline.PersonAudience(channel, user)
+	}
+	return pipeline.ChannelAudience(channel)
+}
