@@ -289,6 +289,7 @@ func (e *Engine) create(ctx context.Context, req Request, id string) (*Run, erro
 		Domains:       domains,
 		Files:         slices.Clone(req.Files),
 		Audience:      req.Audience,
+		PersonToken:   req.PersonToken,
 		Status:        StatusQueued,
 		Step:          StepPlan,
 		CreatedAt:     now,

@@ -78,6 +78,12 @@ type SearchRequest struct {
 	Kind  string // web, academic, news
 	Since time.Time
 	Limit int
+	// Asker is who started the run (a Slack user id); PersonToken is their
+	// permission to search what they can read (empty when the run has
+	// none: a digest, a run resumed without them). Backends that search
+	// on a person's behalf need both; the others ignore them.
+	Asker       string
+	PersonToken PersonToken
 }
 
 // Hit is one search result.
@@ -97,6 +103,9 @@ type Hit struct {
 	// Visibility is who may read the hit (the zero value: anyone). The
 	// pipeline drops a hit the run's audience may not read.
 	Visibility Visibility
+	// Text is the whole text of an item its backend returns whole (a
+	// workspace message): the source is read from it, not fetched.
+	Text string
 }
 
 // SearchOutcome is what all backends returned for one query. A backend that
@@ -104,6 +113,10 @@ type Hit struct {
 type SearchOutcome struct {
 	Hits   []Hit
 	Errors []string
+	// Notes say what a backend left out on purpose and why ("Workspace
+	// search skipped: no permission token from the person who asked"); the
+	// report states each once.
+	Notes []string
 }
 
 // Searcher searches every configured backend for one query.

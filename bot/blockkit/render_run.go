@@ -237,7 +237,9 @@ func RenderReport(rep *pipeline.Report, bounds []string) []slack.Block {
 			break
 		}
 		line := fmt.Sprintf("[%d] %s", ref.N, mdLink(ref.URL, FirstNonEmpty(ref.Title, ref.URL), 120))
-		if d := FirstNonEmpty(ref.Domain, domainOf(ref.URL)); d != "" {
+		// A workspace message reads "[3] #infra — @dana · 2026-03-02": its
+		// link is the message, its domain says nothing.
+		if d := FirstNonEmpty(ref.Domain, domainOf(ref.URL)); d != "" && ref.Kind != pipeline.KindWorkspace {
 			line += " — " + Escape(Truncate(d, 60))
 		}
 		if k := ref.KindText(); k != "" {
