@@ -177,7 +177,7 @@ func (e *Engine) stepSearch(ctx context.Context, r *Run) error {
 			defer func() { <-sem }()
 			q := r.Queries[i]
 			outcomes[n] = e.cfg.Searcher.Search(ctx, SearchRequest{
-				Text: q.Text, Kind: q.Kind, Since: r.Since, Limit: 10, Asker: r.RequestedBy, PersonToken: r.PersonToken,
+				Text: q.Text, Kind: q.Kind, Since: r.Since, Limit: 10, Asker: r.RequestedBy, PersonToken: r.PersonToken, Audience: r.Audience,
 			})
 		}()
 	}

@@ -84,6 +84,10 @@ type SearchRequest struct {
 	// on a person's behalf need both; the others ignore them.
 	Asker       string
 	PersonToken PersonToken
+	// Audience is who will read what the run writes; a backend may use it
+	// to decide whether to search at all (the pipeline enforces the
+	// boundary on every hit whatever the backend does).
+	Audience Audience
 }
 
 // Hit is one search result.

@@ -260,6 +260,7 @@ type Server struct {
 	pending     map[string]*pendingEnvelope
 	responseURL map[string]responseTarget
 	ai          assistantState // the assistant panel (assistant.go)
+	rts         searchState    // Real-time Search (search_context.go)
 }
 
 // New starts a fake Slack on 127.0.0.1 and closes it when the test ends.

@@ -59,6 +59,8 @@ func (s *Server) handlers() map[string]apiHandler {
 		"assistant.threads.setStatus":           s.assistantSetStatus,
 		"assistant.threads.setTitle":            s.assistantSetTitle,
 		"assistant.threads.setSuggestedPrompts": s.assistantSetSuggestedPrompts,
+		// search_context.go
+		"assistant.search.context": s.assistantSearchContext,
 	}
 }
 
