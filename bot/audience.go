@@ -3,6 +3,8 @@ package bot
 import (
 	"strings"
 
+	"github.com/slack-go/slack/slackevents"
+
 	"github.com/researchbot/researchbot/pipeline"
 )
 
@@ -19,4 +21,24 @@ func audienceOf(channel, user string) pipeline.Audience {
 		return pipeline.PersonAudience(channel, user)
 	}
 	return pipeline.ChannelAudience(channel)
+}
+
+// actionTokenOf is the action token of a message or app_mention event:
+// Slack sends it in "assistant_thread" (and slack-go also reads a
+// top-level "action_token").
+func actionTokenOf(top string, thread *slackevents.AssistantThreadActionToken) string {
+	if thread != nil && thread.ActionToken != "" {
+		return thread.ActionToken
+	}
+	return top
+}
+
+// personToken is what a run started by req keeps of the person's
+// permission: their action token when workspace search is on, nothing
+// otherwise (a slash command, a shortcut or a button carries none).
+func (a *App) personToken(req *Request) pipeline.PersonToken {
+	if !a.cfg.WorkspaceSearch {
+		return ""
+	}
+	return pipeline.PersonToken(req.ActionToken)
 }

@@ -80,6 +80,8 @@ func Variables() []Variable {
 		one("SLACK_APPROVERS", "", "who else may decide, per channel: `C123=U1,U2;C456=U3`"),
 		one("SLACK_ADMINS", "", "Slack user ids who manage checkpoint definitions in the App Home and get breaker alerts and the escalation of a checkpoint whose reminders ran out, besides workspace admins and owners: `U1,U2`"),
 		one("SLACK_REVIEW_SOURCES", "", "channels whose guided runs ask for the source review by default, as `--review-sources` does: `C123,C456`, or `*` for every channel"),
+		one("SLACK_WORKSPACE_SEARCH", "false", "`true` searches the Slack workspace (Slack's Real-time Search, `assistant.search.context`) on behalf of the person who asked, for runs started from a message (assistant thread, DM, @mention); sources a report's readers could not all read are withheld (see docs/sources.md)"),
+		one("SLACK_WORKSPACE_SEARCH_CHANNELS", "", "the only channels (and DMs) whose runs search the workspace: `C123,D456`; empty or `*` for every one"),
 		one("RATE_LIMIT_USER_PER_HOUR", "10", "`/research` runs one person may start per hour"),
 		one("RATE_LIMIT_TEAM_PER_HOUR", "100", "`/research` runs one workspace may start per hour"),
 		one("HTTP_ADDR", ":8080", "address of `/healthz`, `/readyz` and Prometheus `/metrics` (`serve` and `worker`)"),

@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -239,4 +240,27 @@ func describe(err error) string {
 		return fmt.Sprintf("search backend %s: Slack answered %s", BackendName, slackCode(err))
 	}
 	return fmt.Sprintf("search backend %s: %v", BackendName, err)
+}
+
+// Dial returns the searcher of the workspace whose bot token is botToken,
+// on the Web API at apiURL ("" for Slack's), with httpClient (nil for the
+// default one).
+func Dial(botToken, apiURL string, httpClient *http.Client, opts Options) *Searcher {
+	var o []slack.Option
+	if apiURL != "" {
+		o = append(o, slack.OptionAPIURL(apiURL))
+	}
+	if httpClient != nil {
+		o = append(o, slack.OptionHTTPClient(httpClient))
+	}
+	return New(slack.New(botToken, o...), opts)
+}
+
+// Configured returns the workspace searcher cfg asks for (SLACK_WORKSPACE_SEARCH),
+// or none.
+func Configured(on bool, botToken, apiURL string, channels []string, httpClient *http.Client) []pipeline.Searcher {
+	if !on || botToken == "" {
+		return nil
+	}
+	return []pipeline.Searcher{Dial(botToken, apiURL, httpClient, Options{Channels: channels})}
 }
