@@ -3,6 +3,8 @@ package bot
 import (
 	"testing"
 
+	"github.com/slack-go/slack/slackevents"
+
 	"github.com/researchbot/researchbot/pipeline"
 )
 
@@ -26,5 +28,21 @@ func TestAudienceOf(t *testing.T) {
 		if got.Permits(private) != c.readsPrivate {
 			t.Errorf("a report in %s may use U1's private-channel message: %v, want %v", c.channel, !c.readsPrivate, c.readsPrivate)
 		}
+	}
+}
+
+// TestPersonTokenOnlyWithWorkspaceSearch: the action token of the message
+// that started a run is kept with it only when workspace search is on;
+// Slack's "assistant_thread" token is read before the top-level one.
+func TestPersonTokenOnlyWithWorkspaceSearch(t *testing.T) {
+	req := &Request{ActionToken: actionTokenOf("top", &slackevents.AssistantThreadActionToken{ActionToken: "thread"})}
+	if req.ActionToken != "thread" || actionTokenOf("top", nil) != "top" {
+		t.Errorf("action tokens read: %q, %q", req.ActionToken, actionTokenOf("top", nil))
+	}
+	if got := (&App{}).personToken(req); got != "" {
+		t.Errorf("workspace search off keeps the token")
+	}
+	if got := (&App{cfg: Config{WorkspaceSearch: true}}).personToken(req); got.Reveal() != "thread" {
+		t.Errorf("workspace search on keeps %q, want the token", got.Reveal())
 	}
 }
