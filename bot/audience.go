@@ -15,7 +15,10 @@ import (
 // conversation's members. Whether a channel is public does not matter here:
 // a public source may reach any audience, and a private conversation's
 // content only that same conversation or the person alone who can read it.
-// Anything not known to be a DM is a channel: the stricter reading.
+// Anything not known to be a DM is a channel: the stricter reading. A run
+// starts only after the bot posted its root message where it goes, and the
+// bot can post in no DM but its own: a D… conversation is the person's DM
+// with the bot, read by them alone.
 func audienceOf(channel, user string) pipeline.Audience {
 	if strings.HasPrefix(channel, "D") && user != "" {
 		return pipeline.PersonAudience(channel, user)

@@ -176,6 +176,9 @@ func TestE2EWorkspaceSearchInAChannel(t *testing.T) {
 	if !strings.Contains(string(summary.Blocks), s.pub) || !strings.Contains(displayed(summary), "#infra — @dana") {
 		t.Errorf("the report message does not link the #infra message:\n%s", summary.Blocks)
 	}
+	if !strings.Contains(displayed(summary), withheldLine) {
+		t.Errorf("the report message does not say %q:\n%s", withheldLine, displayed(summary))
+	}
 	if searches := s.fake.Calls("assistant.search.context"); len(searches) == 0 || searches[0].Params["action_token"] == "" {
 		t.Fatalf("workspace searches %+v, want them made with the mention's action token", searches)
 	}

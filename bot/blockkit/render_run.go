@@ -226,6 +226,10 @@ func RenderReport(rep *pipeline.Report, bounds []string) []slack.Block {
 	for _, c := range append(append([]string{}, rep.Caveats...), bounds...) {
 		caveats = append(caveats, "• "+MarkdownLine(c, links, 400))
 	}
+	if w := rep.Provenance.Withheld; w != "" {
+		// Sources this channel's readers could not all read: said, never named.
+		caveats = append(caveats, "• :lock: "+EscapeTruncate(OneLine(w), 400))
+	}
 	if len(caveats) > 0 {
 		blocks = append(blocks, packLines("*Caveats*\n", caveats, 2, func(left int) string {
 			return fmt.Sprintf("_…and %d more in the attached report._", left)

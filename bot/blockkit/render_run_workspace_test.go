@@ -29,3 +29,16 @@ func TestRenderReportCitesAWorkspaceMessage(t *testing.T) {
 		t.Errorf("the workspace's domain is shown as the source's: %s", s)
 	}
 }
+
+// TestRenderReportSaysSourcesWereWithheld: the report message says how many
+// sources were withheld and why, among its caveats.
+func TestRenderReportSaysSourcesWereWithheld(t *testing.T) {
+	rep := &pipeline.Report{Title: "Build cache", Provenance: pipeline.Provenance{Withheld: pipeline.WithheldText(2)}}
+	b, err := json.Marshal(RenderReport(rep, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "• :lock: 2 sources withheld: only people in a private conversation could read them"; !strings.Contains(string(b), want) {
+		t.Errorf("the report message does not say %q: %s", want, b)
+	}
+}
