@@ -34,8 +34,8 @@ var scopeOfCall = map[string]string{
 	"SetAssistantThreadsSuggestedPromptsContext": "assistant:write", // assistant.threads.setSuggestedPrompts
 
 	// assistant.search.context (workspacesearch): one search of public
-	// channels, one of private channels, group DMs and DMs.
-	"SearchAssistantContextContext": "search:read.public search:read.private search:read.mpim search:read.im",
+	// channels, one of private channels, group DMs and DMs; messages and files.
+	"SearchAssistantContextContext": "search:read.public search:read.private search:read.mpim search:read.im search:read.files",
 }
 
 // scopeOfEvent is the scope a bot event subscription needs ("" for none).

@@ -28,6 +28,7 @@ const (
 	wsPublic    = "Decision: the office heat pump replaces the boilers; installation cost was 12,000 EUR."
 	wsPrivate   = "Confidential: the heat pump vendor contract has a penalty clause on installation cost."
 	wsPrivateID = "C0SECURITY"
+	wsFile      = "Quote: heat pump installation cost 11,800 EUR, valid until April."
 )
 
 var wsMarch2 = time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
@@ -39,6 +40,7 @@ type workspaceStack struct {
 	fake          *slackfake.Server
 	ctx           context.Context
 	pub, priv     string // permalinks
+	file          string
 	mu            sync.Mutex
 	prompts       []string
 	engine        *pipeline.Engine
@@ -68,6 +70,7 @@ func startWorkspaceStack(t *testing.T) *workspaceStack {
 	s.fake.EnableSearch(time.Minute)
 	s.pub = s.fake.AddSearchableMessage("C0INFRA", wsDana, wsPublic, wsMarch2)
 	s.priv = s.fake.AddSearchableMessage(wsPrivateID, wsDana, wsPrivate, wsMarch2)
+	s.file = s.fake.AddSearchableFile("C0INFRA", wsDana, "Heat pump quote", wsFile, wsMarch2)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -146,13 +149,16 @@ func (s *workspaceStack) shown(channel, text string) bool {
 	return false
 }
 
-const withheldLine = "1 source withheld: only people in a private conversation could read them"
+// withheldLine counts the #security message and the file (Slack does not
+// say where a file was shared, so it is the asker's alone).
+const withheldLine = "2 sources withheld: only people in a private conversation could read them"
 
 // TestE2EWorkspaceSearchInAChannel: "@researchbot <question>" in a public
 // channel searches the workspace with the mention's action token. The
 // report cites the #infra message by its permalink ("[1] #infra — @dana,
-// 2026-03-02"); the #security message ada can read is withheld — never sent
-// to the model, never shown — and the report counts it. A follow-up in the
+// 2026-03-02"); the #security message ada can read, and a file (Slack does
+// not say where it was shared), are withheld — never sent to the model,
+// never shown — and the report counts them. A follow-up in the
 // report's thread asking about it gets nothing of it either.
 func TestE2EWorkspaceSearchInAChannel(t *testing.T) {
 	s := startWorkspaceStack(t)
@@ -197,7 +203,7 @@ func TestE2EWorkspaceSearchInAChannel(t *testing.T) {
 	}) {
 		t.Fatalf("no follow-up answer:\n%s", dumpAll(s.fake, wsChannel))
 	}
-	for _, secret := range []string{wsPrivate, "penalty clause on installation", s.priv} {
+	for _, secret := range []string{wsPrivate, "penalty clause on installation", s.priv, wsFile, s.file} {
 		if s.sent(secret) {
 			t.Errorf("a prompt carried the withheld %q", secret)
 		}
@@ -208,8 +214,8 @@ func TestE2EWorkspaceSearchInAChannel(t *testing.T) {
 }
 
 // TestE2EWorkspaceSearchInTheAssistantThread: the same question asked in
-// ada's assistant thread is read by her alone: the #security message she
-// can read is used and cited, nothing is withheld.
+// ada's assistant thread is read by her alone: the #security message and
+// the file she can read are used and cited, nothing is withheld.
 func TestE2EWorkspaceSearchInTheAssistantThread(t *testing.T) {
 	s := startWorkspaceStack(t)
 	dm := slackfake.DMChannelID(wsAsker)
@@ -237,8 +243,11 @@ func TestE2EWorkspaceSearchInTheAssistantThread(t *testing.T) {
 	if strings.Contains(md, "withheld") {
 		t.Errorf("the asker's own report withheld a source she can read:\n%s", md)
 	}
-	if !s.sent(wsPrivate) {
-		t.Error("the #security message never reached the model")
+	if !s.sent(wsPrivate) || !s.sent(wsFile) {
+		t.Error("the #security message or the file never reached the model")
+	}
+	if want := "Heat pump quote — @dana, 2026-03-02 <" + s.file + ">"; !strings.Contains(md, want) {
+		t.Errorf("the report does not cite %q:\n%s", want, md)
 	}
 }
 

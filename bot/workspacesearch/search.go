@@ -7,6 +7,8 @@
 // anyone may read (the zero pipeline.Visibility), and once of private
 // channels, group DMs and DMs, whose messages are private to their
 // conversation and to the asker (pipeline.Visibility{Conversation, Reader}).
+// Files come back too, with their text; Slack does not say where a file was
+// shared, so a file is the asker's alone (pipeline.Visibility{Reader}).
 // Slack's own channel_types decide which is which, so no channel's privacy
 // is guessed; a result of the public search in a DM or group DM id is still
 // treated as private (fail closed). The pipeline then withholds what the
@@ -128,7 +130,7 @@ func (s *Searcher) call(ctx context.Context, q pipeline.SearchRequest, private b
 	defer cancel()
 	p := slack.AssistantSearchContextParameters{
 		Query: q.Text, ActionToken: q.PersonToken.Reveal(), ChannelTypes: publicTypes,
-		ContentTypes: []string{"messages"}, Limit: s.opts.Limit,
+		ContentTypes: []string{"messages", "files"}, Limit: s.opts.Limit,
 	}
 	if private {
 		p.ChannelTypes = privateTypes
@@ -140,13 +142,46 @@ func (s *Searcher) call(ctx context.Context, q pipeline.SearchRequest, private b
 	if err != nil {
 		return nil, err
 	}
-	hits := make([]pipeline.Hit, 0, len(res.Results.Messages))
+	hits := make([]pipeline.Hit, 0, len(res.Results.Messages)+len(res.Results.Files))
 	for _, m := range res.Results.Messages {
 		if h, ok := hit(m, q.Asker, private); ok {
 			hits = append(hits, h)
 		}
 	}
+	for _, f := range res.Results.Files {
+		if h, ok := fileHit(f, q.Asker); ok {
+			hits = append(hits, h)
+		}
+	}
 	return hits, nil
+}
+
+// fileHit is one file as a source, read from the text Slack returns with it
+// ("content"), titled "Q3 plan.pdf — @dana". Slack does not say where a
+// file was shared, so it is the asker's alone: a file reaches only a report
+// read by the asker alone (fail closed).
+func fileHit(f slack.AssistantSearchContextFile, asker string) (pipeline.Hit, bool) {
+	text := strings.TrimSpace(f.Content)
+	if f.Permalink == "" || text == "" {
+		return pipeline.Hit{}, false
+	}
+	name := strings.TrimSpace(f.Title)
+	if name == "" {
+		name = "a file"
+	}
+	h := pipeline.Hit{
+		Key: f.Permalink, URL: f.Permalink, Title: name, Snippet: snippet(text), Text: text,
+		Backend: BackendName, Kind: pipeline.KindWorkspace, Heuristic: 0.6,
+		Visibility: pipeline.Visibility{Reader: asker},
+	}
+	if f.DateCreated > 0 {
+		h.Published = time.Unix(f.DateCreated, 0).UTC()
+	}
+	if a := strings.TrimPrefix(strings.TrimSpace(f.AuthorName), "@"); a != "" {
+		h.Title += " — @" + a
+		h.Authors = []string{"@" + a}
+	}
+	return h, true
 }
 
 // hit is one message as a source: keyed and linked by its permalink, titled

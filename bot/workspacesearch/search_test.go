@@ -19,6 +19,7 @@ type workspace struct {
 	fake          *slackfake.Server
 	now           time.Time
 	pub, priv, dm string
+	file          string
 	searcher      *workspacesearch.Searcher
 }
 
@@ -35,6 +36,7 @@ func newWorkspace(t *testing.T, opts workspacesearch.Options) *workspace {
 	w.pub = w.fake.AddSearchableMessage("C_INFRA", "U_DANA", "The build cache moved to the new cluster.", march2)
 	w.priv = w.fake.AddSearchableMessage("C_SEC", "U_DANA", "The cluster credentials rotate on Fridays.", march2)
 	w.dm = w.fake.AddSearchableMessage("D_ADA_DANA", "U_DANA", "Between us: the cluster is over budget.", march2)
+	w.file = w.fake.AddSearchableFile("C_INFRA", "U_DANA", "Cluster plan", "The cluster plan for 2026.", march2)
 	w.searcher = workspacesearch.New(slack.New(w.fake.BotToken(), slack.OptionAPIURL(w.fake.APIURL())), opts)
 	return w
 }
@@ -67,6 +69,8 @@ func TestSearchGivesSourcesWithTheirVisibility(t *testing.T) {
 		{w.pub, "#infra — @dana", pipeline.Visibility{}},
 		{w.priv, "#security — @dana", pipeline.Visibility{Conversation: "C_SEC", Reader: "U_ADA"}},
 		{w.dm, "a direct message — @dana", pipeline.Visibility{Conversation: "D_ADA_DANA", Reader: "U_ADA"}},
+		// Slack does not say where a file was shared: the asker's alone.
+		{w.file, "Cluster plan — @dana", pipeline.Visibility{Reader: "U_ADA"}},
 	} {
 		h, ok := byURL[c.url]
 		if !ok {
@@ -79,7 +83,7 @@ func TestSearchGivesSourcesWithTheirVisibility(t *testing.T) {
 		}
 	}
 	calls := w.fake.Calls("assistant.search.context")
-	if len(calls) != 2 || calls[0].Params["channel_types"] != "public_channel" || calls[1].Params["channel_types"] != "private_channel,mpim,im" {
+	if len(calls) != 2 || calls[0].Params["channel_types"] != "public_channel" || calls[1].Params["channel_types"] != "private_channel,mpim,im" || calls[0].Params["content_types"] != "messages,files" {
 		t.Errorf("calls %+v, want one public and one private search", calls)
 	}
 }

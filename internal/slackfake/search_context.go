@@ -12,14 +12,18 @@ import (
 // documents it: the bot token with the action_token Slack sent with a
 // person's message event searches, on that person's behalf, the messages
 // of the channel_types asked for ("public_channel", "private_channel",
-// "mpim", "im"; comma-separated, public_channel by default), at most limit
+// "mpim", "im"; comma-separated, public_channel by default) and the
+// content_types asked for ("messages", "files"; messages by default), at most limit
 // (≤ 20, default 20) of them, after and before unix times. Public channels
 // are searched for anyone; a private channel, group DM or DM only when the
 // person is a member. The answer is
 //
 //	{"ok": true, "results": {"messages": [{"author_user_id", "author_name",
 //	  "team_id", "channel_id", "channel_name", "message_ts", "content",
-//	  "is_author_bot", "permalink"}]}, "response_metadata": {"next_cursor": ""}}
+//	  "is_author_bot", "permalink"}], "files": [{"uploader_user_id",
+//	  "author_user_id", "author_name", "team_id", "file_id", "date_created",
+//	  "date_updated", "title", "file_type", "permalink", "content"}]},
+//	 "response_metadata": {"next_cursor": ""}}
 //
 // A missing, unknown or expired action_token answers invalid_action_token
 // (the code public clients of the API handle; Slack's method page lists no
@@ -50,6 +54,9 @@ type privateConversation struct {
 
 type searchMessage struct {
 	channel, user, ts, text string
+	// file is set for a file shared in channel (title, id): it comes back
+	// among "files" when content_types asks for them.
+	fileID, title string
 }
 
 // EnableSearch makes the message events of DMs and assistant threads, and
@@ -109,6 +116,21 @@ func (s *Server) AddSearchableMessage(channelID, userID, text string, at time.Ti
 	return permalink(channelID, ts)
 }
 
+// AddSearchableFile stores a file userID shared in channelID at at, with
+// its text, for search (content_types=files), and returns its permalink.
+func (s *Server) AddSearchableFile(channelID, userID, title, text string, at time.Time) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ts := strconv.FormatInt(at.Unix(), 10) + "." + strconv.Itoa(100000+len(s.rts.corpus))
+	id := s.nextID("F")
+	s.rts.corpus = append(s.rts.corpus, searchMessage{channel: channelID, user: userID, ts: ts, text: text, fileID: id, title: title})
+	return filePermalink(userID, id, title)
+}
+
+func filePermalink(user, id, title string) string {
+	return "https://" + TeamDomain + ".slack.com/files/" + user + "/" + id + "/" + strings.ReplaceAll(strings.ToLower(title), " ", "_")
+}
+
 func permalink(channel, ts string) string {
 	return "https://" + TeamDomain + ".slack.com/archives/" + channel + "/p" + strings.ReplaceAll(ts, ".", "")
 }
@@ -149,6 +171,10 @@ func (s *Server) assistantSearchContext(req *apiRequest) (map[string]any, *apiEr
 	if !ok || s.rts.tokenTTL <= 0 || s.now().Sub(tok.issued) > s.rts.tokenTTL {
 		return nil, errCode("invalid_action_token")
 	}
+	contents := []string{"messages"}
+	if c := strings.TrimSpace(p["content_types"]); c != "" {
+		contents = strings.Split(c, ",")
+	}
 	types := []string{"public_channel"}
 	if t := strings.TrimSpace(p["channel_types"]); t != "" {
 		types = strings.Split(t, ",")
@@ -174,6 +200,14 @@ func (s *Server) assistantSearchContext(req *apiRequest) (map[string]any, *apiEr
 		if !slices.Contains(types, s.kindOf(m.channel)) || !s.canRead(tok.user, m.channel) {
 			continue
 		}
+		if want := "messages"; m.fileID != "" {
+			want = "files"
+			if !slices.Contains(contents, want) {
+				continue
+			}
+		} else if !slices.Contains(contents, want) {
+			continue
+		}
 		sec, _ := strconv.ParseInt(strings.SplitN(m.ts, ".", 2)[0], 10, 64)
 		if after > 0 && sec < after || before > 0 && sec > before {
 			continue
@@ -189,8 +223,18 @@ func (s *Server) assistantSearchContext(req *apiRequest) (map[string]any, *apiEr
 		}
 	}
 	slices.SortStableFunc(found, func(a, b scored) int { return cmp.Compare(b.score, a.score) })
-	msgs := []any{}
+	msgs, files := []any{}, []any{}
 	for _, f := range found[:min(limit, len(found))] {
+		if f.m.fileID != "" {
+			sec, _ := strconv.ParseInt(strings.SplitN(f.m.ts, ".", 2)[0], 10, 64)
+			files = append(files, map[string]any{
+				"uploader_user_id": f.m.user, "author_user_id": f.m.user, "author_name": s.users[f.m.user].name,
+				"team_id": TeamID, "file_id": f.m.fileID, "date_created": sec, "date_updated": sec,
+				"title": f.m.title, "file_type": "text", "permalink": filePermalink(f.m.user, f.m.fileID, f.m.title),
+				"content": f.m.text,
+			})
+			continue
+		}
 		out := map[string]any{
 			"author_user_id": f.m.user, "author_name": s.users[f.m.user].name, "team_id": TeamID,
 			"channel_id": f.m.channel, "message_ts": f.m.ts, "content": f.m.text, "is_author_bot": false,
@@ -201,5 +245,9 @@ func (s *Server) assistantSearchContext(req *apiRequest) (map[string]any, *apiEr
 		}
 		msgs = append(msgs, out)
 	}
-	return map[string]any{"results": map[string]any{"messages": msgs}, "response_metadata": map[string]any{"next_cursor": ""}}, nil
+	results := map[string]any{"messages": msgs}
+	if slices.Contains(contents, "files") {
+		results["files"] = files
+	}
+	return map[string]any{"results": results, "response_metadata": map[string]any{"next_cursor": ""}}, nil
 }

@@ -58,6 +58,20 @@ func TestSearchContextPerUserVisibility(t *testing.T) {
 	if _, err := search(""); !errors.As(err, &se) || se.Err != "invalid_action_token" {
 		t.Errorf("no token: %v, want invalid_action_token", err)
 	}
+	file := fake.AddSearchableFile("C_SEC", "U_DANA", "Cluster runbook", "How to rotate the cluster credentials.", march2)
+	res, err := api.SearchAssistantContextContext(ctx, slack.AssistantSearchContextParameters{Query: "cluster", ActionToken: ada, ChannelTypes: []string{"private_channel"}, ContentTypes: []string{"messages", "files"}})
+	if err != nil || len(res.Results.Files) != 1 || len(res.Results.Messages) != 1 {
+		t.Fatalf("messages and files: %+v, %v", res, err)
+	}
+	if f := res.Results.Files[0]; f.Permalink != file || f.Title != "Cluster runbook" || f.AuthorName != "dana" || f.Content == "" || f.DateCreated != march2.Unix() || f.FileID == "" {
+		t.Errorf("file = %+v", f)
+	}
+	if got, _ := search(ada, "private_channel"); len(got) != 1 {
+		t.Errorf("messages only: %d results, want the message alone", len(got))
+	}
+	if res, err := api.SearchAssistantContextContext(ctx, slack.AssistantSearchContextParameters{Query: "cluster", ActionToken: bob, ChannelTypes: []string{"private_channel"}, ContentTypes: []string{"files"}}); err != nil || len(res.Results.Files) != 0 {
+		t.Errorf("bob's file search = %+v, %v; want nothing", res, err)
+	}
 	now = now.Add(2 * time.Minute)
 	if _, err := search(ada); !errors.As(err, &se) || se.Err != "invalid_action_token" {
 		t.Errorf("expired token: %v, want invalid_action_token", err)
