@@ -84,7 +84,12 @@ type Config struct {
 	// review by default ("*": every channel); --review-sources asks for it
 	// in any channel.
 	ReviewSources []string
-	Limits        RateLimits
+	// WorkspaceSearch keeps the action_token Slack sends with a person's
+	// message (in an assistant thread, a DM, an app mention) with the run
+	// it starts, so workspace search can search on their behalf
+	// (SLACK_WORKSPACE_SEARCH); false keeps no token.
+	WorkspaceSearch bool
+	Limits          RateLimits
 	// FollowUps bounds the follow-up questions one person may ask (zero:
 	// 20 per hour).
 	FollowUps Limit

@@ -108,7 +108,7 @@ func (a *App) onDirectMessage(ctx context.Context, req *Request) error {
 // conversation's reply, or a follow-up question about the thread's run.
 func (a *App) converse(ctx context.Context, req *Request, m Mention) error {
 	if m.Thread == "" {
-		return tell(blockkit.RenderError("Ask me about a report in its research thread: mention me there with your question.", "To research something new, use `/research &lt;question&gt;`."), "Ask in a research thread")
+		return a.researchFromMention(ctx, req, m)
 	}
 	if a.cfg.Mentions != nil {
 		if taken, err := a.cfg.Mentions.HandleMention(ctx, m); taken || err != nil {

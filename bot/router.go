@@ -142,6 +142,7 @@ func (a *App) onEvent(d delivery, ev slackevents.EventsAPIEvent) {
 			return
 		}
 		req.UserID, req.Channel, req.Thread, req.Message = msg.User, msg.Channel, msg.ThreadTimeStamp, msg
+		req.ActionToken = actionTokenOf(msg.ActionToken, msg.AssistantThread)
 		req.Log = a.log.With("user", msg.User, "channel", msg.Channel)
 	} else if home, ok := ev.InnerEvent.Data.(*slackevents.AppHomeOpenedEvent); ok {
 		if home.Tab != "home" {
@@ -153,6 +154,7 @@ func (a *App) onEvent(d delivery, ev slackevents.EventsAPIEvent) {
 			return
 		}
 		req.UserID, req.Channel, req.Thread, req.Mention = m.User, m.Channel, m.ThreadTimeStamp, m
+		req.ActionToken = actionTokenOf(m.ActionToken, m.AssistantThread)
 		req.Log = a.log.With("user", m.User, "channel", m.Channel)
 	} else if t := assistantThreadOf(ev.InnerEvent.Data); t != nil {
 		req.UserID, req.Channel, req.Thread, req.Assistant = t.UserID, t.ChannelID, t.ThreadTimeStamp, t
@@ -322,6 +324,8 @@ func (a *App) startResearch(ctx context.Context, req *Request) error {
 		FollowUpOf:  c.FollowUpOf,
 		Domains:     c.Domains,
 		Files:       files,
+		Audience:    audienceOf(cmd.ChannelID, cmd.UserID),
+		PersonToken: a.personToken(req),
 	})
 	if err != nil {
 		log.Error("bot: starting a run failed", "err", err)

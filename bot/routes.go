@@ -46,6 +46,10 @@ type Request struct {
 	// Assistant is the thread of assistant_thread_started and
 	// assistant_thread_context_changed events.
 	Assistant *slackevents.AssistantThread
+	// ActionToken is the short-lived permission Slack sent with the
+	// person's message event to search on their behalf (see
+	// actionTokenOf); "" when none came. Never logged.
+	ActionToken string
 
 	Log *slog.Logger
 

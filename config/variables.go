@@ -85,6 +85,8 @@ func Variables() []Variable {
 		one("SLACK_REVIEW_SOURCES", "", "channels whose guided runs ask for the source review by default, as `--review-sources` does: `C123,C456`, or `*` for every channel"),
 		one("SLACK_STREAM_IN_CHANNELS", "false", "`true` streams a run's plan (task cards turning from pending to complete, the pages read) in its channel thread to the requester, where the workspace has Slack's AI-app streaming, instead of the edited progress message; assistant threads always get it"),
 		one("SLACK_PROGRESS_INTERVAL", "3s", "least time between two progress updates of one run (an edit of the progress message, or an append to its streamed plan); Slack's `chat.update` is tier 3 and `chat.appendStream` tier 4"),
+		one("SLACK_WORKSPACE_SEARCH", "false", "`true` searches the Slack workspace (Slack's Real-time Search, `assistant.search.context`) on behalf of the person who asked, for runs started from a message (assistant thread, DM, @mention); sources a report's readers could not all read are withheld (see docs/sources.md)"),
+		one("SLACK_WORKSPACE_SEARCH_CHANNELS", "", "the only channels (and DMs) whose runs search the workspace: `C123,D456`; empty or `*` for every one"),
 		one("RATE_LIMIT_USER_PER_HOUR", "10", "`/research` runs one person may start per hour"),
 		one("RATE_LIMIT_TEAM_PER_HOUR", "100", "`/research` runs one workspace may start per hour"),
 		one("HTTP_ADDR", ":8080", "address of `/healthz`, `/readyz` and Prometheus `/metrics` (`serve` and `worker`)"),

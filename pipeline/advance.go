@@ -422,6 +422,9 @@ func (e *Engine) modelRetryNotice(ctx context.Context, r *Run) func(ModelRetry) 
 // a lease) and stamps UpdatedAt. A save that lost only to steering notes
 // takes them and saves again (rebaseNotes).
 func (e *Engine) save(ctx context.Context, r *Run) error {
+	if r.Status.Final() || r.Status == StatusInterrupted {
+		r.PersonToken = "" // the person's permission lasts as long as their run
+	}
 	for range MaxSteeringNotes + 1 {
 		r.UpdatedAt = e.cfg.Now()
 		err := e.cfg.Store.Save(ctx, r)

@@ -232,7 +232,7 @@ func ValidateRequest(req Request) error {
 	if req.Limits.MaxIterations < 0 {
 		p = append(p, "max iterations must not be negative")
 	}
-	p = append(p, validateFiles(req.Files, req.Origin.Channel)...)
+	p = append(p, validateFiles(req.Files)...)
 	if _, err := req.Domains.Normalize(); err != nil {
 		p = append(p, strings.Split(err.Error(), "\n")...)
 	}
@@ -288,6 +288,8 @@ func (e *Engine) create(ctx context.Context, req Request, id string) (*Run, erro
 		ReviewSources: req.ReviewSources,
 		Domains:       domains,
 		Files:         slices.Clone(req.Files),
+		Audience:      req.Audience,
+		PersonToken:   req.PersonToken,
 		Status:        StatusQueued,
 		Step:          StepPlan,
 		CreatedAt:     now,

@@ -45,6 +45,21 @@ type File struct {
 	// conversation (invariant 12): a file shared in a direct message never
 	// reaches a channel's report.
 	SharedIn string `json:"shared_in,omitempty"`
+	// Withheld is set when the run's audience may not read the file: it is
+	// never read into the run (its text is cleared).
+	Withheld bool `json:"withheld,omitempty"`
+}
+
+// Visibility is who could read the file before it was given to the run:
+// anyone for a terminal's file; for a file shared in Slack, the people in
+// the conversation it was shared in and the person who shared it. Whether
+// that conversation is public is not known here, so it is treated as
+// private (fail closed).
+func (f File) Visibility() Visibility {
+	if f.SharedIn == "" && f.SharedBy == "" {
+		return Visibility{}
+	}
+	return Visibility{Conversation: f.SharedIn, Reader: f.SharedBy}
 }
 
 // Describe is the file for people: "a.pdf (PDF, 12 pages)", or "notes.md".
@@ -57,15 +72,13 @@ func (f File) Describe() string {
 
 // validateFiles states what is wrong with the files of a request that
 // goes to the conversation channel ("" for the terminal).
-func validateFiles(files []File, channel string) []string {
+func validateFiles(files []File) []string {
 	var p []string
 	if len(files) > MaxFiles {
 		p = append(p, fmt.Sprintf("%d files given; a run reads at most %d", len(files), MaxFiles))
 	}
 	for _, f := range files {
 		switch {
-		case f.SharedIn != "" && f.SharedIn != channel:
-			p = append(p, fmt.Sprintf("file %s was shared in another conversation; a run reads only files shared where it runs", f.Name))
 		case strings.TrimSpace(f.Name) == "" || strings.ContainsAny(f.Name, `/\`):
 			p = append(p, fmt.Sprintf("file name %q must be a base name", f.Name))
 		case strings.TrimSpace(f.Text) == "":
@@ -79,16 +92,26 @@ func validateFiles(files []File, channel string) []string {
 // they are cited like fetched pages, ranked first and counted against the
 // pages the run reads. It runs once, before the first search; the files'
 // texts move to the pages, which the Store keeps apart from the run.
+//
+// A file the run's audience may not read (Audience.Permits) is withheld:
+// its text is cleared and it never becomes a source.
 func (r *Run) attachFiles(now time.Time) {
+	withheld := r.Withheld.Count
+	defer r.traceWithheld(now, StepPlan, withheld)
 	for i := range r.Files {
 		f := &r.Files[i]
-		if f.SourceID != 0 {
+		if f.SourceID != 0 || f.Withheld {
+			continue
+		}
+		if !r.admit("file:"+f.Name, f.Visibility()) {
+			f.Withheld, f.Text, f.PageStarts = true, "", nil
 			continue
 		}
 		id := len(r.Sources) + 1
 		r.Sources = append(r.Sources, Source{
 			ID: id, Key: "file:" + f.Name, Title: f.Name, Backend: KindFile, Kind: KindFile,
 			Heuristic: 1, Relevance: 1, Score: 1, Ranked: true, Selected: true, Fetched: true,
+			Visibility: f.Visibility(),
 		})
 		r.Pages = append(r.Pages, Page{
 			SourceID: id, Title: f.Name, File: f.Name, Text: f.Text, Truncated: f.Truncated, FetchedAt: now,
@@ -102,8 +125,10 @@ func (r *Run) attachFiles(now time.Time) {
 }
 
 // filesText lists the run's files for people: "2 files given: a.pdf (PDF,
-// 12 pages), notes.md", or "" for none.
+// 12 pages), notes.md", or "" for none. Withheld files are left out: even
+// their names are not for the run's audience.
 func filesText(files []File) string {
+	files = admittedFiles(files)
 	if len(files) == 0 {
 		return ""
 	}
@@ -124,4 +149,15 @@ func FilesAttached(n int) string {
 		return "1 file attached; it will be read first"
 	}
 	return fmt.Sprintf("%d files attached; they will be read first", n)
+}
+
+// admittedFiles are the files that were not withheld.
+func admittedFiles(files []File) []File {
+	var out []File
+	for _, f := range files {
+		if !f.Withheld {
+			out = append(out, f)
+		}
+	}
+	return out
 }

@@ -83,7 +83,7 @@ func (e *Engine) AttachFiles(ctx context.Context, runID string, files []File) (*
 	if err != nil {
 		return nil, err
 	}
-	if p := validateFiles(files, r.Origin.Channel); len(p) > 0 {
+	if p := validateFiles(files); len(p) > 0 {
 		return r, &InvalidRequestError{Problems: p}
 	}
 	var refused error

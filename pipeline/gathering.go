@@ -176,7 +176,9 @@ func (e *Engine) stepSearch(ctx context.Context, r *Run) error {
 			defer wg.Done()
 			defer func() { <-sem }()
 			q := r.Queries[i]
-			outcomes[n] = e.cfg.Searcher.Search(ctx, SearchRequest{Text: q.Text, Kind: q.Kind, Since: r.Since, Limit: 10})
+			outcomes[n] = e.cfg.Searcher.Search(ctx, SearchRequest{
+				Text: q.Text, Kind: q.Kind, Since: r.Since, Limit: 10, Asker: r.RequestedBy, PersonToken: r.PersonToken, Audience: r.Audience,
+			})
 		}()
 	}
 	wg.Wait()
@@ -192,6 +194,7 @@ func (e *Engine) stepSearch(ctx context.Context, r *Run) error {
 		byKey[s.Key] = s.ID
 	}
 	added, skippedKnown, refused := 0, 0, 0
+	withheld := r.Withheld.Count
 	for n, i := range pending {
 		q := &r.Queries[i]
 		out := outcomes[n]
@@ -206,10 +209,14 @@ func (e *Engine) stepSearch(ctx context.Context, r *Run) error {
 		for _, msg := range out.Errors {
 			r.recordError(now, StepSearch, "search", fmt.Sprintf("query %q: %s", q.Text, msg))
 		}
+		r.noteSearch(now, out.Notes)
 		for _, h := range out.Hits {
 			key := h.Key
 			if key == "" {
 				key = h.URL
+			}
+			if !r.admit(key, h.Visibility) {
+				continue // never stored, never in a prompt (invariant 12)
 			}
 			if id, ok := byKey[key]; ok {
 				if !slices.Contains(q.Hits, id) {
@@ -225,7 +232,11 @@ func (e *Engine) stepSearch(ctx context.Context, r *Run) error {
 			src := Source{
 				ID: len(r.Sources) + 1, Key: key, URL: h.URL, Title: h.Title, Snippet: h.Snippet,
 				Backend: h.Backend, Kind: h.Kind, Published: h.Published, Authors: h.Authors,
-				Citations: h.Citations, QueryID: q.ID, Heuristic: h.Heuristic,
+				Citations: h.Citations, QueryID: q.ID, Heuristic: h.Heuristic, Visibility: h.Visibility,
+				Content: h.Text,
+			}
+			if len(h.Authors) > 0 {
+				src.Author = h.Authors[0]
 			}
 			if why := r.Domains.RefusalOfURL(h.URL); why != "" {
 				// Kept, never ranked or read, so the report lists it with its reason.
@@ -248,6 +259,7 @@ func (e *Engine) stepSearch(ctx context.Context, r *Run) error {
 	if refused > 0 {
 		r.trace(now, StepSearch, "%d results %s (%s)", refused, DomainRulesReason, r.Domains)
 	}
+	r.traceWithheld(now, StepSearch, withheld)
 	r.trace(now, StepSearch, "by sub-question: %s", r.subQuestionTally(pending))
 	if r.searchStopped() {
 		r.noteSearchStopped()
@@ -396,6 +408,11 @@ func (e *Engine) stepFetch(ctx context.Context, r *Run) error {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
+			if s := r.Sources[i]; s.Content != "" {
+				// Its backend gave its text with the hit: nothing to fetch.
+				docs[n] = Document{URL: s.URL, FinalURL: s.URL, Title: s.Title, Author: s.Author, Published: s.Published, Text: s.Content, Kind: s.Kind}
+				return
+			}
 			docs[n], errs[n] = e.fetchSource(ctx, r.Domains, r.Sources[i].URL)
 		}()
 	}
@@ -426,7 +443,7 @@ func (e *Engine) stepFetch(ctx context.Context, r *Run) error {
 			dup++
 			continue
 		}
-		s.Fetched = true
+		s.Fetched, s.Content = true, ""
 		title := d.Title
 		if title == "" {
 			title = s.Title

@@ -158,7 +158,7 @@ type CriticalPayload struct {
 // ---- builders: what each built-in checkpoint shows and pre-fills ----
 
 func (r *Run) planPayload() PlanPayload {
-	p := PlanPayload{Question: r.Question, Round: r.Counters.PlanRounds, Domains: r.Domains.String(), Files: len(r.Files)}
+	p := PlanPayload{Question: r.Question, Round: r.Counters.PlanRounds, Domains: r.Domains.String(), Files: len(admittedFiles(r.Files))}
 	if r.Plan != nil {
 		p.SubQuestions = r.Plan.SubQuestions
 		p.Sections = r.Plan.Sections

@@ -78,6 +78,16 @@ type SearchRequest struct {
 	Kind  string // web, academic, news
 	Since time.Time
 	Limit int
+	// Asker is who started the run (a Slack user id); PersonToken is their
+	// permission to search what they can read (empty when the run has
+	// none: a digest, a run resumed without them). Backends that search
+	// on a person's behalf need both; the others ignore them.
+	Asker       string
+	PersonToken PersonToken
+	// Audience is who will read what the run writes; a backend may use it
+	// to decide whether to search at all (the pipeline enforces the
+	// boundary on every hit whatever the backend does).
+	Audience Audience
 }
 
 // Hit is one search result.
@@ -94,6 +104,12 @@ type Hit struct {
 	Citations int
 	// Heuristic is the source's own relevance signal, 0..1.
 	Heuristic float64
+	// Visibility is who may read the hit (the zero value: anyone). The
+	// pipeline drops a hit the run's audience may not read.
+	Visibility Visibility
+	// Text is the whole text of an item its backend returns whole (a
+	// workspace message): the source is read from it, not fetched.
+	Text string
 }
 
 // SearchOutcome is what all backends returned for one query. A backend that
@@ -101,6 +117,10 @@ type Hit struct {
 type SearchOutcome struct {
 	Hits   []Hit
 	Errors []string
+	// Notes say what a backend left out on purpose and why ("Workspace
+	// search skipped: no permission token from the person who asked"); the
+	// report states each once.
+	Notes []string
 }
 
 // Searcher searches every configured backend for one query.

@@ -173,6 +173,8 @@ func provenance(r *Run) Provenance {
 		p.Trace = append(p.Trace, fmt.Sprintf("%s %s: %s", t.At.UTC().Format(time.RFC3339), t.Step, flatLine(t.Message)))
 	}
 	p.Unread = unread(r)
+	p.Withheld = WithheldText(r.Withheld.Count)
+	p.SearchNotes = slices.Clone(r.SearchNotes)
 	p.Steering = steeringProvenance(r)
 	return p
 }
@@ -516,6 +518,15 @@ func RenderMarkdown(rep *Report) string {
 				b.WriteString("\n")
 				continue
 			}
+			if ref.Kind == KindWorkspace {
+				// "[3] #infra — @dana, 2026-03-02 <permalink>"
+				fmt.Fprintf(&b, "[%d] %s", ref.N, flatLine(ref.Title))
+				if !ref.Published.IsZero() {
+					fmt.Fprintf(&b, ", %s", isoDate(ref.Published))
+				}
+				fmt.Fprintf(&b, " <%s>\n", ref.URL)
+				continue
+			}
 			fmt.Fprintf(&b, "[%d] %s — %s", ref.N, flatLine(nonBlank(ref.Title, ref.Domain)), ref.Domain)
 			if k := ref.KindText(); k != "" {
 				b.WriteString(", " + k)
@@ -594,6 +605,12 @@ func writeProvenance(b *strings.Builder, rep *Report) {
 		for _, u := range p.Unread {
 			fmt.Fprintf(b, "  - %s\n", flatLine(u))
 		}
+	}
+	if p.Withheld != "" {
+		fmt.Fprintf(b, "- %s\n", p.Withheld)
+	}
+	for _, n := range p.SearchNotes {
+		fmt.Fprintf(b, "- %s\n", flatLine(n))
 	}
 	if len(p.Steering) > 0 {
 		b.WriteString("- Steering notes given while it ran (each applied from the next step):\n")

@@ -174,6 +174,15 @@ type Request struct {
 	// Files are documents given to the run, read before anything is
 	// searched and cited by name (KindFile sources).
 	Files []File
+	// Audience is who will read what the run writes (set by whoever starts
+	// it: a channel, or the asker alone). A source it may not read is
+	// withheld (Audience.Permits). The zero Audience admits public sources only.
+	Audience Audience
+	// PersonToken is the asker's permission to search on their behalf
+	// (Slack's action_token), when the run was started by their
+	// interaction; it is kept only until the run ends. A Request is never
+	// encoded with it.
+	PersonToken PersonToken `json:"-"`
 }
 
 // Known is what a run must not report again.
@@ -211,6 +220,15 @@ type Run struct {
 	ReviewSources bool `json:"review_sources,omitempty"`
 	// Domains are the run's domain rules (only / never lists).
 	Domains DomainRules `json:"domains,omitzero"`
+	// Audience is who reads what the run writes (Request.Audience).
+	Audience Audience `json:"audience,omitzero"`
+	// Withheld counts the sources its audience could not read, which the
+	// run never stored nor showed to the model.
+	Withheld Withheld `json:"withheld,omitzero"`
+	// PersonToken is Request.PersonToken, cleared when the run ends.
+	PersonToken PersonToken `json:"person_token,omitempty"`
+	// SearchNotes are the backends' notes (SearchOutcome.Notes), each once.
+	SearchNotes []string `json:"search_notes,omitempty"`
 
 	Status     Status    `json:"status"`
 	Step       Step      `json:"step"`
@@ -387,6 +405,14 @@ type Source struct {
 	Excluded  bool      `json:"excluded"` // excluded by a person or by the run's domain rules
 	Fetched   bool      `json:"fetched"`
 	FetchErr  string    `json:"fetch_err,omitempty"`
+	// Visibility is who may read the source (the zero value: anyone).
+	Visibility Visibility `json:"visibility,omitzero"`
+	// Content is the text its backend returned with it (Hit.Text): the
+	// source is read from it, not fetched; it moves to the page when read.
+	Content string `json:"content,omitempty"`
+	// Author is who wrote it, when its backend says (a workspace message's
+	// author).
+	Author string `json:"author,omitempty"`
 }
 
 // Page is the extracted text of a fetched source.
@@ -415,6 +441,10 @@ type Page struct {
 
 // KindPDF is the Kind of a page that is a PDF.
 const KindPDF = "pdf"
+
+// KindWorkspace is the Kind of a source and page that is a message or file
+// of the team's own Slack workspace; its Title reads "#infra — @dana".
+const KindWorkspace = "workspace"
 
 // pageAt returns the page (from 1) of p on which byte offset off of its
 // Text lies, or 0 for a page without pages.
@@ -668,4 +698,9 @@ type Provenance struct {
 	// Unread names each selected source the run could not read and why
 	// ("https://… — unreadable: encrypted PDF"), at most maxUnreadListed.
 	Unread []string `json:"unread,omitempty"`
+	// Withheld says how many sources the report's readers could not all
+	// read, and so were withheld (WithheldText); "" for none.
+	Withheld string `json:"withheld,omitempty"`
+	// SearchNotes say what searches left out on purpose (Run.SearchNotes).
+	SearchNotes []string `json:"search_notes,omitempty"`
 }

@@ -278,3 +278,16 @@ func (r *Run) evidenceMap(pages []Page) []string {
 	}
 	return lines
 }
+
+// noteSearch keeps the backends' notes on what they left out, each once,
+// and traces each new one.
+func (r *Run) noteSearch(now time.Time, notes []string) {
+	for _, n := range notes {
+		n = flatLine(n)
+		if n == "" || slices.Contains(r.SearchNotes, n) {
+			continue
+		}
+		r.SearchNotes = append(r.SearchNotes, n)
+		r.trace(now, StepSearch, "%s", n)
+	}
+}

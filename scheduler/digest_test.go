@@ -19,6 +19,9 @@ func TestDigestRequest(t *testing.T) {
 	st.Spec.Frequency = scheduler.Weekly
 	fire := at(14, "09:00")
 	req := digestRequestChecked(t, st, fire)
+	if req.Audience != pipeline.ChannelAudience(st.Spec.Channel) || req.Audience.Permits(pipeline.Visibility{Conversation: "D_OWNER", Reader: "UOWNER"}) {
+		t.Errorf("audience %+v, want the stream's channel %s (never the owner alone)", req.Audience, st.Spec.Channel)
+	}
 	want := "What is new about heat pump, air-to-water in Nordics, Residential, including Daikin, NIBE (market research)?"
 	if req.Question != want {
 		t.Errorf("question = %q\nwant       %q", req.Question, want)

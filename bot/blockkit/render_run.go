@@ -226,6 +226,10 @@ func RenderReport(rep *pipeline.Report, bounds []string) []slack.Block {
 	for _, c := range append(append([]string{}, rep.Caveats...), bounds...) {
 		caveats = append(caveats, "• "+MarkdownLine(c, links, 400))
 	}
+	if w := rep.Provenance.Withheld; w != "" {
+		// Sources this channel's readers could not all read: said, never named.
+		caveats = append(caveats, "• :lock: "+EscapeTruncate(OneLine(w), 400))
+	}
 	if len(caveats) > 0 {
 		blocks = append(blocks, packLines("*Caveats*\n", caveats, 2, func(left int) string {
 			return fmt.Sprintf("_…and %d more in the attached report._", left)
@@ -237,9 +241,11 @@ func RenderReport(rep *pipeline.Report, bounds []string) []slack.Block {
 			break
 		}
 		line := fmt.Sprintf("[%d] %s", ref.N, mdLink(ref.URL, FirstNonEmpty(ref.Title, ref.URL), 120))
+		// A workspace message reads "[3] #infra — @dana · 2026-03-02": its
+		// link is the message, its domain says nothing.
 		if ref.File && isUserID(ref.SharedBy) {
 			line += " — shared by <@" + ref.SharedBy + ">"
-		} else if d := FirstNonEmpty(ref.Domain, domainOf(ref.URL)); d != "" {
+		} else if d := FirstNonEmpty(ref.Domain, domainOf(ref.URL)); d != "" && ref.Kind != pipeline.KindWorkspace {
 			line += " — " + Escape(Truncate(d, 60))
 		}
 		if k := ref.KindText(); k != "" {

@@ -82,6 +82,8 @@ func cmdRun(ctx context.Context, args []string, getenv func(string) string, stdi
 		Question: question, Mode: *mode, Depth: pipeline.Depth(*depth), RequestedBy: "terminal", ReviewSources: *reviewSources,
 		Origin: pipeline.Origin{Kind: "terminal", Queue: queue},
 		Limits: limitsFromFlags(maxCost, *maxIter), Domains: domains,
+		// The terminal's report is read by the person at it alone.
+		Audience: pipeline.PersonAudience("", "terminal"),
 	}
 	if *resume != "" && len(filePaths) > 0 {
 		return usageError(stderr, "run", "--file gives a new run its files; a resumed run keeps those it was given")

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/researchbot/researchbot/bot"
+	"github.com/researchbot/researchbot/bot/workspacesearch"
 	"github.com/researchbot/researchbot/config"
 	"github.com/researchbot/researchbot/internal/app"
 	"github.com/researchbot/researchbot/redisstore"
@@ -35,7 +36,10 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	defer stopTracing()
-	a, err := openChecked(ctx, cfg, dependencies{slackBot: true, slackApp: true, llm: true}, app.Options{DefaultQueue: slackQueue, Observer: metrics, Logger: log, Tracing: spans})
+	a, err := openChecked(ctx, cfg, dependencies{slackBot: true, slackApp: true, llm: true}, app.Options{
+		DefaultQueue: slackQueue, Observer: metrics, Logger: log, Tracing: spans,
+		Searchers: workspacesearch.Configured(cfg.WorkspaceSearch, cfg.SlackBotToken, cfg.SlackAPIURL, cfg.WorkspaceSearchChannels, spans.HTTPClient(nil, slackTimeout)),
+	})
 	if err != nil {
 		return err
 	}
@@ -84,8 +88,9 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		AppToken: cfg.SlackAppToken, BotToken: cfg.SlackBotToken, APIURL: cfg.SlackAPIURL, Sender: sender,
 		Engine: a.Engine, Memory: memory, Budget: redisstore.NewRateLimiter(a.Conn.Client, "slack"),
 		Metrics: metrics, Approvers: cfg.Approvers, Admins: cfg.Admins, ReviewSources: cfg.ReviewSources,
-		Limits:     bot.RateLimits{PerUser: bot.PerHour(cfg.UserRunsPerHour), PerWorkspace: bot.PerHour(cfg.TeamRunsPerHour)},
-		HealthAddr: cfg.HTTPAddr, Logger: log,
+		Limits:          bot.RateLimits{PerUser: bot.PerHour(cfg.UserRunsPerHour), PerWorkspace: bot.PerHour(cfg.TeamRunsPerHour)},
+		WorkspaceSearch: cfg.WorkspaceSearch,
+		HealthAddr:      cfg.HTTPAddr, Logger: log,
 		Streams: streams, Mentions: streams, Asker: a.Engine, Steerer: a.Engine, Files: a.Engine,
 		Checkpoints: a.Store, StreamList: streamSvc,
 		StartDefaults: redisstore.NewChannelDefaults(a.Conn.Client, "rb:"),

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/researchbot/researchbot/bot"
+	"github.com/researchbot/researchbot/bot/workspacesearch"
 	"github.com/researchbot/researchbot/config"
 	"github.com/researchbot/researchbot/internal/app"
 	"github.com/researchbot/researchbot/internal/obs"
@@ -54,7 +55,10 @@ func cmdWorker(ctx context.Context, args []string, getenv func(string) string, s
 		return err
 	}
 	defer stopTracing()
-	a, err := openChecked(ctx, cfg, dependencies{slackBot: cfg.SlackBotToken != "", llm: true}, app.Options{DefaultQueue: slackQueue, Observer: metrics, Logger: log, Tracing: spans})
+	a, err := openChecked(ctx, cfg, dependencies{slackBot: cfg.SlackBotToken != "", llm: true}, app.Options{
+		DefaultQueue: slackQueue, Observer: metrics, Logger: log, Tracing: spans,
+		Searchers: workspacesearch.Configured(cfg.WorkspaceSearch, cfg.SlackBotToken, cfg.SlackAPIURL, cfg.WorkspaceSearchChannels, spans.HTTPClient(nil, slackTimeout)),
+	})
 	if err != nil {
 		return err
 	}

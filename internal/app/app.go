@@ -58,6 +58,9 @@ type Options struct {
 	// Clock times the document collection's periodic check; nil means
 	// the real clock.
 	Clock quartz.Clock
+	// Searchers are asked beside the configured search backends, on every
+	// search (the Slack workspace, which only the bot can assemble).
+	Searchers []pipeline.Searcher
 }
 
 // App is an assembled researchbot.
@@ -177,7 +180,7 @@ func (a *App) build() error {
 		Queue:      a.Queue,
 		Locker:     a.Locker,
 		Model:      &model{client: client, modelOf: cfg.ModelFor, prices: prices, endpoint: endpointName(cfg.OpenAIBaseURL), calls: a.callObserver(), spans: a.opts.Tracing, now: a.opts.Now},
-		Searcher:   &searcher{multi: multi, now: a.opts.Now, backends: a.Backends, calls: a.callObserver(), spans: a.opts.Tracing},
+		Searcher:   joinSearchers(&searcher{multi: multi, now: a.opts.Now, backends: a.Backends, calls: a.callObserver(), spans: a.opts.Tracing}, a.opts.Searchers),
 		Fetcher:    newSourceFetcher(&fetcher{f: pageFetcher, now: a.opts.Now, calls: a.callObserver(), spans: a.opts.Tracing}, mcps, a.docs, a.opts.Now, a.callObserver()),
 		Presenters: presenters,
 		Defaults: pipeline.Limits{

@@ -306,6 +306,7 @@ func (s *Server) PostUserMessage(ctx context.Context, userID, channelID, threadT
 	}
 	if s.channels[channelID].im {
 		event["channel_type"] = "im"
+		s.withActionToken(event, userID)
 	}
 	if threadTS != "" {
 		event["thread_ts"] = threadTS

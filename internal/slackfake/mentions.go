@@ -26,6 +26,7 @@ func (s *Server) PostUserMention(ctx context.Context, userID, channelID, threadT
 	if threadTS != "" {
 		event["thread_ts"] = threadTS
 	}
+	s.withActionToken(event, userID)
 	payload := s.eventCallback(event)
 	s.mu.Unlock()
 	_, err := s.send(ctx, Envelope{Type: "events_api", Payload: payload}, nil)

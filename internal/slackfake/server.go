@@ -266,6 +266,7 @@ type Server struct {
 	ai          assistantState // the assistant panel (assistant.go)
 	downloads   fileDownloads  // url_private_download (files_share.go)
 	streams     streamState    // streamed messages (stream.go)
+	rts         searchState    // Real-time Search (search_context.go)
 }
 
 // New starts a fake Slack on 127.0.0.1 and closes it when the test ends.

@@ -64,6 +64,8 @@ func (s *Server) handlers() map[string]apiHandler {
 		"chat.startStream":  s.chatStartStream,
 		"chat.appendStream": s.chatAppendStream,
 		"chat.stopStream":   s.chatStopStream,
+		// search_context.go
+		"assistant.search.context": s.assistantSearchContext,
 	}
 }
 

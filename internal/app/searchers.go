@@ -1,0 +1,41 @@
+package app
+
+import (
+	"context"
+	"sync"
+
+	"github.com/researchbot/researchbot/pipeline"
+)
+
+// searchers asks several pipeline.Searchers at once (the configured
+// backends, and those the caller adds in Options.Searchers, such as the
+// Slack workspace) and joins their outcomes: hits, errors and notes. One
+// that fails or is slow never fails the others.
+type searchers []pipeline.Searcher
+
+func joinSearchers(first pipeline.Searcher, more []pipeline.Searcher) pipeline.Searcher {
+	if len(more) == 0 {
+		return first
+	}
+	return append(searchers{first}, more...)
+}
+
+func (ss searchers) Search(ctx context.Context, r pipeline.SearchRequest) pipeline.SearchOutcome {
+	outs := make([]pipeline.SearchOutcome, len(ss))
+	var wg sync.WaitGroup
+	for i, s := range ss {
+		wg.Add(1)
+		go func() { // owner: Search, which waits
+			defer wg.Done()
+			outs[i] = s.Search(ctx, r)
+		}()
+	}
+	wg.Wait()
+	var out pipeline.SearchOutcome
+	for _, o := range outs {
+		out.Hits = append(out.Hits, o.Hits...)
+		out.Errors = append(out.Errors, o.Errors...)
+		out.Notes = append(out.Notes, o.Notes...)
+	}
+	return out
+}
