@@ -20,8 +20,11 @@ type PlanPayload struct {
 	Sections     []string    `json:"sections"`
 	Methodology  string      `json:"methodology"`
 	Warnings     []string    `json:"warnings,omitempty"`
-	Estimate     Estimate    `json:"estimate"`
-	Round        int         `json:"round"` // 1 for the first plan
+	// Assumptions are what the plan assumes where the question is
+	// ambiguous (clarifying questions skipped or not asked).
+	Assumptions []string `json:"assumptions,omitempty"`
+	Estimate    Estimate `json:"estimate"`
+	Round       int      `json:"round"` // 1 for the first plan
 	// Domains are the run's domain rules as one line ("only example.org ·
 	// never spam.example"), "" for none.
 	Domains string `json:"domains,omitempty"`
@@ -164,6 +167,7 @@ func (r *Run) planPayload() PlanPayload {
 		p.Sections = r.Plan.Sections
 		p.Methodology = r.Plan.Methodology
 		p.Warnings = r.Plan.Warnings
+		p.Assumptions = r.Plan.Assumptions
 	}
 	for _, i := range r.pendingQueries() {
 		p.Queries = append(p.Queries, QueryView{Text: r.Queries[i].Text, Kind: r.Queries[i].Kind})

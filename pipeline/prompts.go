@@ -259,6 +259,11 @@ type plannerData struct {
 	Round        int
 	History      string
 	Feedback     []string
+	// MayAsk: the planner may give clarifying questions (the run can
+	// still ask them); Clarification is the questions asked and the
+	// person's answers, wrapped ("" for none).
+	MayAsk        bool
+	Clarification string
 }
 
 // PlannerPrompt renders the planner's prompt for r: the question, its
@@ -279,7 +284,9 @@ func PlannerPrompt(r *Run, now time.Time) (system, user string) {
 		Round:        r.Counters.PlanRounds + 1,
 		Feedback:     feedbackBlocks(unusedFeedback(r)),
 		Steering:     steeringBlocks(r),
+		MayAsk:       r.mayClarify(),
 	}
+	d.Clarification = clarificationBlock(r)
 	if strings.TrimSpace(r.Context) != "" {
 		d.Context = untrustedBlock("context", r.Context)
 	}

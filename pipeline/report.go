@@ -174,6 +174,7 @@ func provenance(r *Run) Provenance {
 	}
 	p.Unread = unread(r)
 	p.Steering = steeringProvenance(r)
+	p.Clarified = clarifyProvenance(r)
 	return p
 }
 
@@ -593,6 +594,12 @@ func writeProvenance(b *strings.Builder, rep *Report) {
 		b.WriteString("- Sources that could not be read, and why:\n")
 		for _, u := range p.Unread {
 			fmt.Fprintf(b, "  - %s\n", flatLine(u))
+		}
+	}
+	if len(p.Clarified) > 0 {
+		b.WriteString("- Before the plan:\n")
+		for _, c := range p.Clarified {
+			fmt.Fprintf(b, "  - %s\n", flatLine(c))
 		}
 	}
 	if len(p.Steering) > 0 {
