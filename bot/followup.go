@@ -117,6 +117,9 @@ func (a *App) converse(ctx context.Context, req *Request, m Mention) error {
 	if !found {
 		return tell(blockkit.RenderError("I don't know a research run in this thread, so I have no sources to answer from.", "Mention me in the thread of a research report, or start one with `/research &lt;question&gt;`."), "No research here")
 	}
+	if taken, err := a.answerClarify(ctx, req, m, runID); taken || err != nil {
+		return err
+	}
 	if taken, err := a.steer(ctx, req, m, runID); taken || err != nil {
 		return err
 	}

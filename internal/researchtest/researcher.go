@@ -37,6 +37,10 @@ type Researcher struct {
 	// Contradiction makes the analysis report that the first two pages
 	// disagree.
 	Contradiction bool
+	// ClarifyingQuestions are what every plan asks the person before
+	// researching, with Assumptions its plan makes (none: a clear question).
+	ClarifyingQuestions []pipeline.ClarifyingQuestion
+	Assumptions         []string
 	// IrrelevantOnRank lists 1-based ranker calls that judge every result
 	// irrelevant (relevance 0.1).
 	IrrelevantOnRank map[int]bool
@@ -167,6 +171,7 @@ func (r *Researcher) answer(c llmtest.Call, n int) llmtest.Reply {
 			Methodology: fmt.Sprintf("Compare field trials, price surveys and utility reports (plan %d).", n),
 			Warnings:    []string{},
 			Confidence:  0.8,
+			Assumptions: append([]string{}, r.Assumptions...), ClarifyingQuestions: append([]pipeline.ClarifyingQuestion{}, r.ClarifyingQuestions...),
 		})
 	case "source_relevance":
 		out := pipeline.RankOutput{Judgements: []pipeline.Judgement{}}
