@@ -31,6 +31,8 @@ type scripted struct {
 	prompts map[string][]string // schema name → the user prompts it was sent
 	// clarify are the clarifying questions every plan asks (none: a clear question).
 	clarify []pipeline.ClarifyingQuestion
+	// findings replace the analysis's one ungraded finding.
+	findings []pipeline.FindingOutput
 }
 
 func (m *scripted) Generate(_ context.Context, p pipeline.Prompt, out any) (pipeline.Usage, error) {
@@ -60,7 +62,11 @@ func (m *scripted) Generate(_ context.Context, p pipeline.Prompt, out any) (pipe
 	case "source_relevance":
 		v = pipeline.RankOutput{Judgements: []pipeline.Judgement{{SourceID: 1, Relevance: 0.9, Gist: "efficiency"}, {SourceID: 2, Relevance: 0.8, Gist: "cost"}}}
 	case "analysis":
-		v = pipeline.AnalysisOutput{Findings: []pipeline.FindingOutput{{Text: "They work", SourceIDs: []int{1}}}, Themes: []string{"efficiency"}, Confidence: 0.8, Sufficiency: "sufficient"}
+		a := pipeline.AnalysisOutput{Findings: []pipeline.FindingOutput{{Text: "They work", SourceIDs: []int{1}}}, Themes: []string{"efficiency"}, Confidence: 0.8, Sufficiency: "sufficient"}
+		if m.findings != nil {
+			a.Findings = m.findings
+		}
+		v = a
 	case "research_draft":
 		v = pipeline.DraftOutput{Title: "Heat pumps in the cold", Abstract: "They work.", Conclusion: "Yes.",
 			Sections: []pipeline.SectionOutput{{Title: "Efficiency", Content: "Heat pumps keep working in the cold."}}}

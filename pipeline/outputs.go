@@ -84,9 +84,9 @@ type SideOutput struct {
 
 // FindingOutput is one key finding with the ids of the sources supporting it.
 type FindingOutput struct {
-	Text       string `json:"text"`
-	SourceIDs  []int  `json:"source_ids"`
-	Confidence string `json:"confidence" jsonschema:"enum=high,enum=medium,enum=low"`
+	Text      string `json:"text"`
+	SourceIDs []int  `json:"source_ids"`
+	Evidence  string `json:"evidence" jsonschema:"enum=strong,enum=moderate,enum=weak,enum=gap" jsonschema_description:"strong: several independent sources agree, with primary data; moderate: two or three sources agree, mostly secondary; weak: one source or conflicting information; gap: no relevant evidence found"`
 }
 
 // DraftOutput is the writer's draft.

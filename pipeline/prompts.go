@@ -513,8 +513,8 @@ func analysisText(a *Analysis) string {
 		if len(f.Sources) > 0 {
 			fmt.Fprintf(&b, " (sources: %s)", joinInts(f.Sources))
 		}
-		if f.Confidence != "" {
-			fmt.Fprintf(&b, " [confidence: %s]", flatLine(f.Confidence))
+		if g := GradeOf(f); g != "" {
+			fmt.Fprintf(&b, " [evidence: %s]", g)
 		}
 		b.WriteString("\n")
 	}

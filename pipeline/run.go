@@ -471,9 +471,14 @@ type Coverage struct {
 
 // Finding is one key finding with the pages (source ids) that support it.
 type Finding struct {
-	Text       string `json:"text"`
-	Sources    []int  `json:"sources"`
-	Confidence string `json:"confidence"` // high, medium, low
+	Text    string `json:"text"`
+	Sources []int  `json:"sources"`
+	// Grade is the evidence behind the finding: strong, moderate, weak or
+	// gap (grading.go), the analyst's grade held to what it cites.
+	Grade string `json:"grade,omitempty"`
+	// Confidence is the high / medium / low of findings recorded before
+	// grades (GradeOf reads it).
+	Confidence string `json:"confidence,omitempty"`
 }
 
 // Draft is one version of the report written by the writer.
@@ -669,6 +674,9 @@ type Provenance struct {
 	// Clarified is the conversation before the plan: the clarifying
 	// questions, what became of them, and the assumptions the plan made.
 	Clarified []string `json:"clarified,omitempty"`
+	// Evidence counts the analysis's key findings by evidence grade ("2
+	// strong, 1 weak, 1 gap"); "" when none is graded.
+	Evidence string `json:"evidence,omitempty"`
 	// Unread names each selected source the run could not read and why
 	// ("https://… — unreadable: encrypted PDF"), at most maxUnreadListed.
 	Unread []string `json:"unread,omitempty"`

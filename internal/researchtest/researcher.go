@@ -203,7 +203,7 @@ func (r *Researcher) answer(c llmtest.Call, n int) llmtest.Reply {
 			if i == 4 {
 				break
 			}
-			out.Findings = append(out.Findings, pipeline.FindingOutput{Text: fmt.Sprintf("Finding supported by source %d.", id), SourceIDs: []int{id}, Confidence: "high"})
+			out.Findings = append(out.Findings, pipeline.FindingOutput{Text: fmt.Sprintf("Finding supported by source %d.", id), SourceIDs: []int{id}, Evidence: "weak"})
 		}
 		for q := 1; q <= 3; q++ {
 			out.SubQuestions = append(out.SubQuestions, pipeline.CoverageOutput{Number: q, Status: "answered", Summary: fmt.Sprintf("Sub-question %d is answered.", q), SourceIDs: []int{ids[(q-1)%len(ids)]}})
