@@ -1,6 +1,7 @@
 package pipeline_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -66,5 +67,25 @@ func TestEvidenceGradeRulesInThePrompts(t *testing.T) {
 	}
 	if system, _ := pipeline.ReviewerPrompt(r, pipeline.Draft{Version: 1}); !strings.Contains(system, "a weak finding stated as settled, or a gap filled in, is a major issue") {
 		t.Error("the reviewer does not check the grades")
+	}
+}
+
+// The draft review counts the findings' grades (Slack and the terminal
+// render DraftPayload.Evidence).
+func TestTheDraftReviewCountsTheGrades(t *testing.T) {
+	f, _ := newFlow(t, passes)
+	f.model.findings = []pipeline.FindingOutput{
+		{Text: "A.", SourceIDs: []int{1, 2}, Evidence: "moderate"},
+		{Text: "B.", SourceIDs: []int{}, Evidence: "gap"},
+	}
+	f.start(checkpoints.ModeGuided, pipeline.Limits{}, false)
+	f.approve(checkpoints.PlanReview)
+	inst := f.at(checkpoints.DraftReview)
+	var p pipeline.DraftPayload
+	if err := json.Unmarshal(inst.Payload, &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Evidence != "1 moderate, 1 gap" {
+		t.Fatalf("draft review evidence %q, want 1 moderate, 1 gap", p.Evidence)
 	}
 }

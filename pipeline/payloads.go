@@ -93,6 +93,9 @@ type DraftPayload struct {
 	Disagreements []DisagreementView `json:"disagreements,omitempty"`
 	// Diff is what this version changed from the previous one, and why.
 	Diff *DraftDiff `json:"diff,omitempty"`
+	// Evidence counts the analysis's key findings by evidence grade ("2
+	// moderate, 1 weak, 1 gap"), "" when none is graded.
+	Evidence string `json:"evidence,omitempty"`
 	// Coverage says which sub-questions the sources answered.
 	Coverage []Coverage `json:"coverage,omitempty"`
 }
@@ -292,6 +295,7 @@ func (r *Run) draftPayload() DraftPayload {
 	if r.Analysis != nil {
 		p.Coverage = r.Analysis.Coverage
 	}
+	p.Evidence = GradeCounts(r.Analysis)
 	return p
 }
 

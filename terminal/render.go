@@ -222,6 +222,9 @@ func renderDraft(b *strings.Builder, p pipeline.DraftPayload) {
 	if p.Diff != nil {
 		fmt.Fprintf(b, "Changes from draft %d: %s\n", p.Diff.From, p.Diff.Summary())
 	}
+	if p.Evidence != "" {
+		fmt.Fprintf(b, "Evidence behind the key findings: %s\n", p.Evidence)
+	}
 	if len(p.Disagreements) > 0 {
 		b.WriteString("Where sources disagree (edit to choose the reading the report should take):\n")
 		for _, d := range p.Disagreements {

@@ -326,6 +326,9 @@ func draftBody(p pipeline.DraftPayload) []slack.Block {
 	if line := pipeline.CoverageSummary(p.Coverage); line != "" {
 		blocks = append(blocks, ContextText(CutRunes(Escape(line), MaxContextText)))
 	}
+	if p.Evidence != "" {
+		blocks = append(blocks, ContextText("*Evidence behind the key findings:* "+EscapeTruncate(p.Evidence, 300)))
+	}
 	if p.Markdown != "" {
 		blocks = append(blocks, ContextText("The whole draft is attached to this thread as a Markdown file; the final report will be attached the same way."))
 	}
