@@ -243,8 +243,11 @@ func (r *Run) ClarifyOutcome() string {
 	switch {
 	case inst.State == checkpoints.StateSkipped:
 		a := inst.Audit[len(inst.Audit)-1]
-		if a.Actor == "engine" {
-			return fmt.Sprintf("%d clarifying question(s) asked before the plan; nobody answered within %s, so it planned on its assumptions", len(c.Questions), inst.Timeout)
+		switch {
+		case a.Actor == "engine" && strings.HasSuffix(a.Note, "timed out"):
+			return fmt.Sprintf("%d clarifying question(s) asked before the plan; nobody answered within %s, so it planned on its assumptions", len(c.Questions), waitWords(inst.Timeout))
+		case a.Actor == "engine":
+			return fmt.Sprintf("%d clarifying question(s) not asked: %s; it planned on its assumptions", len(c.Questions), strings.TrimPrefix(a.Note, "skipped: "))
 		}
 		return fmt.Sprintf("%d clarifying question(s) asked before the plan; skipped by %s, so it planned on its assumptions", len(c.Questions), a.Actor)
 	case inst.Decision != nil:
@@ -286,4 +289,15 @@ func upperFirst(s string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// waitWords says a wait in words: "1 hour", "3 hours", "45 minutes".
+func waitWords(d time.Duration) string {
+	switch {
+	case d == time.Hour:
+		return "1 hour"
+	case d > 0 && d%time.Hour == 0:
+		return fmt.Sprintf("%d hours", d/time.Hour)
+	}
+	return fmt.Sprintf("%d minutes", int(d.Round(time.Minute)/time.Minute))
 }

@@ -3,6 +3,7 @@ package pipeline_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -163,7 +164,7 @@ func TestClarifyingQuestionsTimedOutPlanOnTheStatedAssumptions(t *testing.T) {
 	}
 	planReviewNames(t, f, "plan 1 assumes air-source heat pumps")
 	r := f.run()
-	if got := r.ClarifyOutcome(); got != "2 clarifying question(s) asked before the plan; nobody answered within 1h0m0s, so it planned on its assumptions" {
+	if got := r.ClarifyOutcome(); got != "2 clarifying question(s) asked before the plan; nobody answered within 1 hour, so it planned on its assumptions" {
 		t.Errorf("outcome %q", got)
 	}
 	if n := len(f.model.sent("research_plan")); n != 1 {
@@ -172,7 +173,7 @@ func TestClarifyingQuestionsTimedOutPlanOnTheStatedAssumptions(t *testing.T) {
 	f.approve(checkpoints.PlanReview)
 	f.approve(checkpoints.DraftReview)
 	md := pipeline.RenderMarkdown(f.finished(pipeline.StatusCompleted).Report)
-	for _, want := range []string{"nobody answered within 1h0m0s", "Asked: Which country's climate?", "Assumed: plan 1 assumes air-source heat pumps"} {
+	for _, want := range []string{"nobody answered within 1 hour", "Asked: Which country's climate?", "Assumed: plan 1 assumes air-source heat pumps"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("the report lacks %q", want)
 		}
@@ -240,5 +241,26 @@ func TestAClearQuestionGoesStraightToThePlan(t *testing.T) {
 	f.at(checkpoints.PlanReview)
 	if r := f.run(); r.Clarification != nil || len(r.Checkpoints) != 1 {
 		t.Fatalf("a clear question was clarified: %+v", r.Clarification)
+	}
+}
+
+// Questions whose message cannot be shown are not asked: the run plans on
+// its assumptions, and the report says why they were not asked.
+func TestClarifyingQuestionsThatCannotBeShownAreNotAsked(t *testing.T) {
+	f := clarifyFlow(t)
+	f.pres.offerErr = errors.New("channel_not_found")
+	f.create(checkpoints.ModeGuided, pipeline.Limits{}, false)
+	ctx := context.Background()
+	for range 4 {
+		if r := f.run(); r.Current() != nil && r.Current().DefinitionID == checkpoints.PlanReview {
+			break
+		}
+		_ = f.eng.Advance(ctx, "r-1") // the offer fails; the optional checkpoint is given up
+	}
+	f.pres.offerErr = nil
+	f.advance()
+	planReviewNames(t, f, "plan 1 assumes air-source heat pumps")
+	if got := f.run().ClarifyOutcome(); !strings.Contains(got, "not asked: could not be shown: channel_not_found; it planned on its assumptions") {
+		t.Errorf("outcome %q", got)
 	}
 }

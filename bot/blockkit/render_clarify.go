@@ -98,8 +98,11 @@ func clarifyDecided(inst *checkpoints.Instance) []slack.Block {
 		return []slack.Block{Section(fmt.Sprintf("%s — :speech_balloon: answered by %s on %s; I plan with the answers", label, Who(inst.Decision.By), SlackDate(inst.Decision.At)))}
 	case inst.State == checkpoints.StateSkipped && len(inst.Audit) > 0:
 		a := inst.Audit[len(inst.Audit)-1]
-		if a.Actor == "engine" {
+		switch {
+		case a.Actor == "engine" && strings.HasSuffix(a.Note, "timed out"):
 			return []slack.Block{Section(fmt.Sprintf("%s — :hourglass: nobody answered in time; I plan on the assumptions", label))}
+		case a.Actor == "engine":
+			return nil // not shown, or passed over by the engine: the generic record says why
 		}
 		return []slack.Block{Section(fmt.Sprintf("%s — :fast_forward: skipped by %s on %s; I plan on the assumptions", label, Who(a.Actor), SlackDate(a.At)))}
 	}
