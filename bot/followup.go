@@ -125,6 +125,9 @@ func (a *App) converse(ctx context.Context, req *Request, m Mention) error {
 	if taken, err := a.shareFiles(ctx, m, runID); taken || err != nil {
 		return err
 	}
+	if taken, err := a.answerClarify(ctx, req, m, runID); taken || err != nil {
+		return err
+	}
 	if taken, err := a.steer(ctx, req, m, runID); taken || err != nil {
 		return err
 	}

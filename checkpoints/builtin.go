@@ -8,9 +8,18 @@ const (
 	SourceReview   = "source_review"   // after search: choose and exclude sources, or ask for another round
 	DraftReview    = "draft_review"    // before output: review the draft before it is published
 	CriticalIssues = "critical_issues" // after review: the reviewer found critical issues
+	Clarify        = "clarify"         // before the plan is shown: the planner's clarifying questions
 )
 
-// Builtins returns the four built-in definitions, enabled, with CreatedAt and
+// MaxClarifyingQuestions is how many clarifying questions the clarify
+// checkpoint asks at most, one answer field each.
+const MaxClarifyingQuestions = 3
+
+// ClarifyTimeout is how long the clarify checkpoint waits for answers
+// before it is skipped: the run plans on its stated assumptions.
+const ClarifyTimeout = time.Hour
+
+// Builtins returns the five built-in definitions, enabled, with CreatedAt and
 // UpdatedAt set to now. Each call returns fresh values the caller may change.
 //
 // The source_review fields relevant and exclude have RuntimeOptions: their
@@ -18,6 +27,13 @@ const (
 // So does draft_review's readings: one option per side of each place where
 // the sources disagree ("1a", "1b", …); a run without disagreements leaves
 // it and reading_note out.
+//
+// clarify is offered only when the planner found the question ambiguous:
+// its answer fields are labelled with the planner's questions when the
+// instance is made, and unused ones are left out. Its one decision is Edit
+// ("Answer"); being optional it may be skipped, and the run then plans on
+// its stated assumptions, which is also what its timeout does (an
+// optional checkpoint that times out is skipped).
 func Builtins(now time.Time) []Definition {
 	defs := []Definition{
 		{
@@ -93,9 +109,30 @@ func Builtins(now time.Time) []Definition {
 				{Key: KeyReadingNote, Type: FieldTextarea, Label: "Or say how the report should treat the disagreements"},
 			},
 		},
+		{
+			ID:          Clarify,
+			ControlType: Clarify,
+			Label:       "Clarifying questions",
+			Description: "Before the plan: the planner found the question ambiguous or under-specified and asks at most three questions. Answer them, or skip and the run plans on its stated assumptions.",
+			Position:    AfterPlanning,
+			SortOrder:   1,
+			Modes:       []string{ModeGuided, ModeFull},
+			Required:    false,
+			Timeout:     ClarifyTimeout,
+			MaxRetries:  1,
+			Actions:     []Action{Edit},
+			Fields: []Field{
+				{Key: KeyAnswer1, Type: FieldTextarea, Label: "Answer to question 1", MaxLength: 1000},
+				{Key: KeyAnswer2, Type: FieldTextarea, Label: "Answer to question 2", MaxLength: 1000},
+				{Key: KeyAnswer3, Type: FieldTextarea, Label: "Answer to question 3", MaxLength: 1000},
+				{Key: KeyReply, Type: FieldTextarea, Label: "Or answer in your own words", MaxLength: 1000},
+			},
+		},
 	}
 	for i := range defs {
-		defs[i].Actions = []Action{Approve, Edit, Reject}
+		if defs[i].Actions == nil {
+			defs[i].Actions = []Action{Approve, Edit, Reject}
+		}
 		defs[i].BreakerThreshold = 5
 		defs[i].BreakerWindow = time.Hour
 		defs[i].Enabled = true

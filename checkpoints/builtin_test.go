@@ -28,6 +28,8 @@ func TestBuiltins(t *testing.T) {
 			map[string]FieldType{"guidance": FieldTextarea}, nil},
 		DraftReview: {"Draft review", BeforeOutput, []string{ModeGuided, ModeFull}, true, 48 * time.Hour, 3,
 			map[string]FieldType{"title": FieldText, "changes": FieldTextarea, "readings": FieldCheckbox, "reading_note": FieldTextarea}, nil},
+		Clarify: {"Clarifying questions", AfterPlanning, []string{ModeGuided, ModeFull}, false, time.Hour, 1,
+			map[string]FieldType{"answer_1": FieldTextarea, "answer_2": FieldTextarea, "answer_3": FieldTextarea, "reply": FieldTextarea}, nil},
 	}
 	defs := Builtins(now)
 	if len(defs) != len(wants) {
@@ -45,7 +47,20 @@ func TestBuiltins(t *testing.T) {
 		if !d.Enabled || !d.CreatedAt.Equal(now) || !d.UpdatedAt.Equal(now) || d.Description == "" {
 			t.Errorf("%s: enabled %v created %v updated %v", d.ID, d.Enabled, d.CreatedAt, d.UpdatedAt)
 		}
-		for _, a := range []Action{Approve, Edit, Reject} {
+		actions := []Action{Approve, Edit, Reject}
+		if d.ID == Clarify {
+			// Answer (edit), or skip it (it is optional, and so is skipped
+			// when it times out); nothing to approve or reject.
+			actions = []Action{Edit}
+			if d.Allows(Approve) || d.Allows(Reject) || d.OnTimeout != TimeoutRemind || d.Required {
+				t.Errorf("clarify allows approve %v, reject %v, on timeout %q, required %v: want only edit, optional, skipped on timeout",
+					d.Allows(Approve), d.Allows(Reject), d.OnTimeout, d.Required)
+			}
+		}
+		if ps := DefinitionProblems(d); len(ps) > 0 {
+			t.Errorf("%s: %v", d.ID, ps)
+		}
+		for _, a := range actions {
 			if !d.Allows(a) {
 				t.Errorf("%s does not allow %s", d.ID, a)
 			}

@@ -33,8 +33,8 @@ func TestValidateDefinitionAcceptsValid(t *testing.T) {
 
 func TestValidateDefinitionAcceptsBuiltins(t *testing.T) {
 	defs := Builtins(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
-	if len(defs) != 4 {
-		t.Fatalf("got %d builtins, want 4", len(defs))
+	if len(defs) != 5 {
+		t.Fatalf("got %d builtins, want 5", len(defs))
 	}
 	for _, d := range defs {
 		if err := ValidateDefinition(d); err != nil {

@@ -25,10 +25,10 @@ func SortByPipeline(defs []Definition) {
 	})
 }
 
-// IsBuiltin reports whether id names one of the four built-in definitions,
+// IsBuiltin reports whether id names one of the five built-in definitions,
 // which may be edited but not deleted.
 func IsBuiltin(id string) bool {
-	return slices.Contains([]string{PlanReview, SourceReview, CriticalIssues, DraftReview}, id)
+	return slices.Contains([]string{PlanReview, SourceReview, CriticalIssues, DraftReview, Clarify}, id)
 }
 
 // ChangeProblems lists what an edit of old into next may not do: change the

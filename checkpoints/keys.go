@@ -21,4 +21,13 @@ const (
 	KeyChanges     = "changes"
 	KeyReadings    = "readings"
 	KeyReadingNote = "reading_note"
+	// Clarifying questions: one answer per question, and a reply in the
+	// person's own words (a thread mention lands there).
+	KeyAnswer1 = "answer_1"
+	KeyAnswer2 = "answer_2"
+	KeyAnswer3 = "answer_3"
+	KeyReply   = "reply"
 )
+
+// AnswerKeys are the clarify checkpoint's answer fields, in question order.
+var AnswerKeys = [MaxClarifyingQuestions]string{KeyAnswer1, KeyAnswer2, KeyAnswer3}

@@ -62,8 +62,9 @@ func TestResolveBuiltins(t *testing.T) {
 		mode string
 		want []string
 	}{
-		{AfterPlanning, ModeGuided, []string{PlanReview}},
-		{AfterPlanning, ModeFull, []string{PlanReview}},
+		// clarify comes first; the engine asks it only when the planner has questions.
+		{AfterPlanning, ModeGuided, []string{Clarify, PlanReview}},
+		{AfterPlanning, ModeFull, []string{Clarify, PlanReview}},
 		{AfterPlanning, ModeAuto, []string{}},
 		{AfterSearch, ModeGuided, []string{}},
 		{AfterSearch, ModeFull, []string{SourceReview}},

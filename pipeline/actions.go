@@ -115,6 +115,7 @@ const (
 	ChoiceReviseIssues  = "Revise with these issues"
 	ChoiceReviseMine    = "Revise with my instructions"
 	ChoiceStop          = "Stop and write what you have"
+	ChoiceAnswer        = "Answer"
 )
 
 // Choices names what each decision does at inst when its three decisions
@@ -125,6 +126,8 @@ const (
 // with these words.
 func Choices(inst *checkpoints.Instance) map[checkpoints.Action]string {
 	switch inst.ControlType {
+	case checkpoints.Clarify:
+		return map[checkpoints.Action]string{checkpoints.Edit: ChoiceAnswer}
 	case checkpoints.CriticalIssues:
 		return map[checkpoints.Action]string{checkpoints.Approve: ChoicePublish, checkpoints.Edit: ChoiceReviseIssues, checkpoints.Reject: ChoiceStop}
 	case checkpoints.DraftReview:

@@ -29,6 +29,10 @@ type scripted struct {
 	reviews []pipeline.CritiqueOutput
 	reviewN int
 	prompts map[string][]string // schema name → the user prompts it was sent
+	// clarify are the clarifying questions every plan asks (none: a clear question).
+	clarify []pipeline.ClarifyingQuestion
+	// findings replace the analysis's one ungraded finding.
+	findings []pipeline.FindingOutput
 }
 
 func (m *scripted) Generate(_ context.Context, p pipeline.Prompt, out any) (pipeline.Usage, error) {
@@ -41,7 +45,7 @@ func (m *scripted) Generate(_ context.Context, p pipeline.Prompt, out any) (pipe
 	var v any
 	switch p.Name {
 	case "research_plan":
-		v = pipeline.PlanOutput{
+		plan := pipeline.PlanOutput{
 			SubQuestions: []string{"How efficient are they?", "What do they cost?", "Where do they fail?"},
 			Queries: []pipeline.PlannedQuery{
 				{Text: "heat pump efficiency cold", Kind: "web", SubQuestion: 1}, {Text: "heat pump cost", Kind: "web", SubQuestion: 2},
@@ -49,11 +53,20 @@ func (m *scripted) Generate(_ context.Context, p pipeline.Prompt, out any) (pipe
 				{Text: "heat pump study", Kind: "academic", SubQuestion: 1},
 			},
 			Sections: []string{"Efficiency", "Cost", "Limits"}, Methodology: "web", Confidence: 0.8,
+			ClarifyingQuestions: m.clarify,
 		}
+		if len(m.clarify) > 0 {
+			plan.Assumptions = []string{fmt.Sprintf("plan %d assumes air-source heat pumps", len(m.prompts[p.Name]))}
+		}
+		v = plan
 	case "source_relevance":
 		v = pipeline.RankOutput{Judgements: []pipeline.Judgement{{SourceID: 1, Relevance: 0.9, Gist: "efficiency"}, {SourceID: 2, Relevance: 0.8, Gist: "cost"}}}
 	case "analysis":
-		v = pipeline.AnalysisOutput{Findings: []pipeline.FindingOutput{{Text: "They work", SourceIDs: []int{1}}}, Themes: []string{"efficiency"}, Confidence: 0.8, Sufficiency: "sufficient"}
+		a := pipeline.AnalysisOutput{Findings: []pipeline.FindingOutput{{Text: "They work", SourceIDs: []int{1}}}, Themes: []string{"efficiency"}, Confidence: 0.8, Sufficiency: "sufficient"}
+		if m.findings != nil {
+			a.Findings = m.findings
+		}
+		v = a
 	case "research_draft":
 		v = pipeline.DraftOutput{Title: "Heat pumps in the cold", Abstract: "They work.", Conclusion: "Yes.",
 			Sections: []pipeline.SectionOutput{{Title: "Efficiency", Content: "Heat pumps keep working in the cold."}}}

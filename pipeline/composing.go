@@ -118,6 +118,7 @@ func (e *Engine) stepAnalyze(ctx context.Context, r *Run) error {
 		Themes: cleanLines(out.Themes), Contradictions: newContradictions(out.Contradictions, fetched), Gaps: cleanLines(out.Gaps),
 		Confidence: clamp01(out.Confidence), Sufficiency: out.Sufficiency, Coverage: newCoverage(planSubQuestions(r), out.SubQuestions, fetched),
 	}
+	grades := make([]string, 0, len(out.Findings))
 	for _, f := range out.Findings {
 		var ids []int
 		for _, id := range f.SourceIDs {
@@ -125,8 +126,10 @@ func (e *Engine) stepAnalyze(ctx context.Context, r *Run) error {
 				ids = append(ids, id)
 			}
 		}
-		a.Findings = append(a.Findings, Finding{Text: strings.TrimSpace(f.Text), Sources: ids, Confidence: f.Confidence})
+		a.Findings = append(a.Findings, Finding{Text: strings.TrimSpace(f.Text), Sources: ids})
+		grades = append(grades, f.Evidence)
 	}
+	r.gradeFindings(a, grades, now)
 	r.Analysis = a
 	r.Step = StepWrite
 	gapsMatter := len(a.Gaps) > 2 || a.Sufficiency == "gaps_major"

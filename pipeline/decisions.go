@@ -30,6 +30,8 @@ func (e *Engine) applyDecision(ctx context.Context, r *Run, inst *checkpoints.In
 		r.decideCritical(d)
 	case checkpoints.DraftReview:
 		r.decideDraft(d)
+	case checkpoints.Clarify:
+		r.decideClarify(d)
 	default:
 		r.decideCustom(inst, d)
 	}

@@ -30,6 +30,7 @@ func (e *Engine) stepPlan(ctx context.Context, r *Run) error {
 	}
 	r.Counters.PlanRounds++
 	r.SearchRoundQueries(normalizePlan(r, out, now))
+	r.takeClarification(out, now)
 	for i := range r.Feedback {
 		r.Feedback[i].Used = true
 	}

@@ -14,6 +14,19 @@ type PlanOutput struct {
 	Methodology  string         `json:"methodology"`
 	Warnings     []string       `json:"warnings" jsonschema_description:"Ambiguities or scope concerns; empty if none"`
 	Confidence   float64        `json:"confidence" jsonschema:"minimum=0,maximum=1"`
+	// Assumptions and ClarifyingQuestions: where the question is ambiguous
+	// or under-specified, what the plan assumes, and what to ask the
+	// person before researching (asked at most once a run, never in auto
+	// mode or a stream's digest).
+	Assumptions         []string             `json:"assumptions" jsonschema_description:"What the plan assumes where the question is ambiguous or under-specified; empty if nothing"`
+	ClarifyingQuestions []ClarifyingQuestion `json:"clarifying_questions" jsonschema_description:"At most 3 questions to ask the person before researching, only when the answers would change the plan; empty otherwise"`
+}
+
+// ClarifyingQuestion is one question the planner would ask the person
+// before researching, and why the answer matters.
+type ClarifyingQuestion struct {
+	Question string `json:"question"`
+	Why      string `json:"why" jsonschema_description:"How the answer would change the research"`
 }
 
 // PlannedQuery is one search query of a plan.
@@ -71,9 +84,9 @@ type SideOutput struct {
 
 // FindingOutput is one key finding with the ids of the sources supporting it.
 type FindingOutput struct {
-	Text       string `json:"text"`
-	SourceIDs  []int  `json:"source_ids"`
-	Confidence string `json:"confidence" jsonschema:"enum=high,enum=medium,enum=low"`
+	Text      string `json:"text"`
+	SourceIDs []int  `json:"source_ids"`
+	Evidence  string `json:"evidence" jsonschema:"enum=strong,enum=moderate,enum=weak,enum=gap" jsonschema_description:"strong: several independent sources agree, with primary data; moderate: two or three sources agree, mostly secondary; weak: one source or conflicting information; gap: no relevant evidence found"`
 }
 
 // DraftOutput is the writer's draft.

@@ -35,6 +35,9 @@ func (e *Engine) pause(ctx context.Context, r *Run, pos checkpoints.Position) (b
 		e.withoutCheckpoints(r, pos, err)
 		return false, nil
 	}
+	if pos == checkpoints.AfterPlanning {
+		defs = r.clarifyFirst(defs)
+	}
 	if len(defs) == 0 {
 		return false, nil
 	}
@@ -116,6 +119,9 @@ func (r *Run) addReviewNote(msg string) {
 // position, the run's current checkpoint.
 func (e *Engine) ask(r *Run, def checkpoints.Definition) error {
 	payload, fill, values := r.checkpointContent(r.Pause.Position)
+	if def.ID == checkpoints.Clarify {
+		payload, fill, values = r.clarifyPayload(), r.clarifyFields, nil
+	}
 	raw, err := json.Marshal(payload)
 	if err != nil {
 		return fmt.Errorf("encode checkpoint payload: %w", err)
@@ -127,6 +133,9 @@ func (e *Engine) ask(r *Run, def checkpoints.Definition) error {
 	now := e.cfg.Now()
 	inst := checkpoints.NewInstance(def, newInstanceID(r.ID), r.ID, raw, fs, values, now)
 	r.Checkpoints = append(r.Checkpoints, inst)
+	if def.ID == checkpoints.Clarify && r.Clarification != nil {
+		r.Clarification.InstanceID = inst.ID
+	}
 	r.Waiting = inst.ID
 	r.Status = StatusWaiting
 	r.trace(now, r.Step, "checkpoint %s: waiting for a person", def.ID)

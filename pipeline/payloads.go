@@ -20,8 +20,11 @@ type PlanPayload struct {
 	Sections     []string    `json:"sections"`
 	Methodology  string      `json:"methodology"`
 	Warnings     []string    `json:"warnings,omitempty"`
-	Estimate     Estimate    `json:"estimate"`
-	Round        int         `json:"round"` // 1 for the first plan
+	// Assumptions are what the plan assumes where the question is
+	// ambiguous (clarifying questions skipped or not asked).
+	Assumptions []string `json:"assumptions,omitempty"`
+	Estimate    Estimate `json:"estimate"`
+	Round       int      `json:"round"` // 1 for the first plan
 	// Domains are the run's domain rules as one line ("only example.org ·
 	// never spam.example"), "" for none.
 	Domains string `json:"domains,omitempty"`
@@ -90,6 +93,9 @@ type DraftPayload struct {
 	Disagreements []DisagreementView `json:"disagreements,omitempty"`
 	// Diff is what this version changed from the previous one, and why.
 	Diff *DraftDiff `json:"diff,omitempty"`
+	// Evidence counts the analysis's key findings by evidence grade ("2
+	// moderate, 1 weak, 1 gap"), "" when none is graded.
+	Evidence string `json:"evidence,omitempty"`
 	// Coverage says which sub-questions the sources answered.
 	Coverage []Coverage `json:"coverage,omitempty"`
 }
@@ -164,6 +170,7 @@ func (r *Run) planPayload() PlanPayload {
 		p.Sections = r.Plan.Sections
 		p.Methodology = r.Plan.Methodology
 		p.Warnings = r.Plan.Warnings
+		p.Assumptions = r.Plan.Assumptions
 	}
 	for _, i := range r.pendingQueries() {
 		p.Queries = append(p.Queries, QueryView{Text: r.Queries[i].Text, Kind: r.Queries[i].Kind})
@@ -288,6 +295,7 @@ func (r *Run) draftPayload() DraftPayload {
 	if r.Analysis != nil {
 		p.Coverage = r.Analysis.Coverage
 	}
+	p.Evidence = GradeCounts(r.Analysis)
 	return p
 }
 

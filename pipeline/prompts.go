@@ -263,6 +263,11 @@ type plannerData struct {
 	Round        int
 	History      string
 	Feedback     []string
+	// MayAsk: the planner may give clarifying questions (the run can
+	// still ask them); Clarification is the questions asked and the
+	// person's answers, wrapped ("" for none).
+	MayAsk        bool
+	Clarification string
 }
 
 // PlannerPrompt renders the planner's prompt for r: the question, its
@@ -283,7 +288,9 @@ func PlannerPrompt(r *Run, now time.Time) (system, user string) {
 		Round:        r.Counters.PlanRounds + 1,
 		Feedback:     feedbackBlocks(unusedFeedback(r)),
 		Steering:     steeringBlocks(r),
+		MayAsk:       r.mayClarify(),
 	}
+	d.Clarification = clarificationBlock(r)
 	if strings.TrimSpace(r.Context) != "" {
 		d.Context = untrustedBlock("context", r.Context)
 	}
@@ -510,8 +517,8 @@ func analysisText(a *Analysis) string {
 		if len(f.Sources) > 0 {
 			fmt.Fprintf(&b, " (sources: %s)", joinInts(f.Sources))
 		}
-		if f.Confidence != "" {
-			fmt.Fprintf(&b, " [confidence: %s]", flatLine(f.Confidence))
+		if g := GradeOf(f); g != "" {
+			fmt.Fprintf(&b, " [evidence: %s]", g)
 		}
 		b.WriteString("\n")
 	}

@@ -176,6 +176,8 @@ func provenance(r *Run) Provenance {
 	p.Withheld = WithheldText(r.Withheld.Count)
 	p.SearchNotes = slices.Clone(r.SearchNotes)
 	p.Steering = steeringProvenance(r)
+	p.Clarified = clarifyProvenance(r)
+	p.Evidence = GradeCounts(r.Analysis)
 	return p
 }
 
@@ -391,8 +393,8 @@ func analysisDraft(r *Run) Draft {
 			if len(f.Sources) > 0 {
 				text += " [" + joinInts(f.Sources) + "]"
 			}
-			if f.Confidence != "" {
-				text += " (" + flatLine(f.Confidence) + " confidence)"
+			if g := GradeOf(f); g != "" {
+				text += " (" + g + " evidence)"
 			}
 			b.WriteString("- " + text + ".")
 			b.WriteString("\n")
@@ -589,6 +591,9 @@ func writeProvenance(b *strings.Builder, rep *Report) {
 		fmt.Fprintf(b, "- %s\n", flatLine(p.Files))
 	}
 	fmt.Fprintf(b, "- %d searches run; %d sources cited\n", p.QueriesExecuted, m.SourcesUsed)
+	if p.Evidence != "" {
+		fmt.Fprintf(b, "- Evidence behind the key findings (strong: independent sources agree · moderate: two or three sources · weak: one source or conflicting ones · gap: none found): %s\n", p.Evidence)
+	}
 	if t := p.Claims; t != nil {
 		fmt.Fprintf(b, "- %d cited claims checked against the text of their sources: %d verified by a quote found in the cited source (%.0f%% of its words or more; see the footnotes), %d unsupported\n",
 			t.Total, t.Verified, 100*QuoteMatchThreshold, t.Unsupported)
@@ -611,6 +616,12 @@ func writeProvenance(b *strings.Builder, rep *Report) {
 	}
 	for _, n := range p.SearchNotes {
 		fmt.Fprintf(b, "- %s\n", flatLine(n))
+	}
+	if len(p.Clarified) > 0 {
+		b.WriteString("- Before the plan:\n")
+		for _, c := range p.Clarified {
+			fmt.Fprintf(b, "  - %s\n", flatLine(c))
+		}
 	}
 	if len(p.Steering) > 0 {
 		b.WriteString("- Steering notes given while it ran (each applied from the next step):\n")

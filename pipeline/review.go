@@ -42,7 +42,8 @@ const (
 func ReviewCriteria() []Criterion {
 	return []Criterion{
 		{Name: "accuracy", Weight: 0.25, Description: "Factual correctness and citation accuracy", Checks: []string{
-			"Claims match cited sources", "No unsupported assertions", "Statistics are correctly reported", "No logical fallacies"}},
+			"Claims match cited sources", "No unsupported assertions", "Statistics are correctly reported", "No logical fallacies",
+			"Findings stated as firmly as their evidence grade in the analysis allows: weak ones as tentative, gaps as missing evidence (a weak finding stated as settled, or a gap filled in, is a major issue)"}},
 		{Name: "completeness", Weight: 0.20, Description: "Coverage of research questions", Checks: []string{
 			"All sub-questions addressed", "Expected sections present", "Adequate depth per section", "No major gaps"}},
 		{Name: "coherence", Weight: 0.20, Description: "Logical flow and structure", Checks: []string{

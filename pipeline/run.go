@@ -263,13 +263,16 @@ type Run struct {
 	Feedback  []Feedback `json:"feedback,omitempty"`
 	// Notes are the steering notes people gave while the run ran, oldest
 	// first (Engine.Steer); every later prompt carries them.
-	Notes    []SteeringNote `json:"notes,omitempty"`
-	Estimate *Estimate      `json:"estimate,omitempty"`
-	Report   *Report        `json:"report,omitempty"`
-	Spend    Spend          `json:"spend"`
-	Errors   []RunError     `json:"errors,omitempty"`
-	Bounds   []string       `json:"bounds,omitempty"` // every bound the run hit, stated in the report
-	Trace    []TraceEntry   `json:"trace,omitempty"`  // provenance: what happened, in order
+	Notes []SteeringNote `json:"notes,omitempty"`
+	// Clarification is the planner's clarifying questions, once they were
+	// asked (at most once a run), and the person's answers.
+	Clarification *Clarification `json:"clarification,omitempty"`
+	Estimate      *Estimate      `json:"estimate,omitempty"`
+	Report        *Report        `json:"report,omitempty"`
+	Spend         Spend          `json:"spend"`
+	Errors        []RunError     `json:"errors,omitempty"`
+	Bounds        []string       `json:"bounds,omitempty"` // every bound the run hit, stated in the report
+	Trace         []TraceEntry   `json:"trace,omitempty"`  // provenance: what happened, in order
 
 	Checkpoints []checkpoints.Instance `json:"checkpoints,omitempty"`
 	// Waiting is the id of the checkpoint instance the run waits on, or "".
@@ -342,13 +345,17 @@ type Counters struct {
 
 // Plan is the planner's research plan.
 type Plan struct {
-	SubQuestions []string  `json:"sub_questions"`
-	Sections     []string  `json:"sections"`
-	Methodology  string    `json:"methodology"`
-	Warnings     []string  `json:"warnings,omitempty"`
-	Confidence   float64   `json:"confidence"`
-	EditedBy     string    `json:"edited_by,omitempty"`
-	CreatedAt    time.Time `json:"created_at"`
+	SubQuestions []string `json:"sub_questions"`
+	Sections     []string `json:"sections"`
+	Methodology  string   `json:"methodology"`
+	Warnings     []string `json:"warnings,omitempty"`
+	// Assumptions are what the plan assumes where the question is
+	// ambiguous or under-specified (the clarifying questions not asked
+	// or not answered); the plan review and the report name them.
+	Assumptions []string  `json:"assumptions,omitempty"`
+	Confidence  float64   `json:"confidence"`
+	EditedBy    string    `json:"edited_by,omitempty"`
+	CreatedAt   time.Time `json:"created_at"`
 }
 
 // PlanAttempt is an earlier plan that was rejected or sent back for a new
@@ -497,9 +504,14 @@ type Coverage struct {
 
 // Finding is one key finding with the pages (source ids) that support it.
 type Finding struct {
-	Text       string `json:"text"`
-	Sources    []int  `json:"sources"`
-	Confidence string `json:"confidence"` // high, medium, low
+	Text    string `json:"text"`
+	Sources []int  `json:"sources"`
+	// Grade is the evidence behind the finding: strong, moderate, weak or
+	// gap (grading.go), the analyst's grade held to what it cites.
+	Grade string `json:"grade,omitempty"`
+	// Confidence is the high / medium / low of findings recorded before
+	// grades (GradeOf reads it).
+	Confidence string `json:"confidence,omitempty"`
 }
 
 // Draft is one version of the report written by the writer.
@@ -695,6 +707,12 @@ type Provenance struct {
 	Claims *ClaimTally `json:"claims,omitempty"`
 	// Steering lists the steering notes people gave while the run ran.
 	Steering []string `json:"steering,omitempty"`
+	// Clarified is the conversation before the plan: the clarifying
+	// questions, what became of them, and the assumptions the plan made.
+	Clarified []string `json:"clarified,omitempty"`
+	// Evidence counts the analysis's key findings by evidence grade ("2
+	// strong, 1 weak, 1 gap"); "" when none is graded.
+	Evidence string `json:"evidence,omitempty"`
 	// Unread names each selected source the run could not read and why
 	// ("https://… — unreadable: encrypted PDF"), at most maxUnreadListed.
 	Unread []string `json:"unread,omitempty"`

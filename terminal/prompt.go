@@ -135,14 +135,21 @@ func (p *Prompter) Ask(ctx context.Context, inst checkpoints.Instance, errs []ch
 		if err := ctx.Err(); err != nil {
 			return checkpoints.Decision{}, err
 		}
-		p.printf("%s? ", choices(allowed))
+		prompt := choices(allowed)
+		if inst.ControlType == checkpoints.Clarify {
+			prompt = clarifyChoices
+		}
+		p.printf("%s? ", prompt)
 		ans, err := p.line(ctx)
 		if err != nil {
 			return checkpoints.Decision{}, err
 		}
 		a, ok := parseAction(strings.TrimSpace(ans), allowed)
+		if !ok && inst.ControlType == checkpoints.Clarify {
+			a, ok = parseClarifyAction(ans)
+		}
 		if !ok {
-			p.printf("Please answer %s.\n", choices(allowed))
+			p.printf("Please answer %s.\n", prompt)
 			continue
 		}
 		if a == actionSkip {
@@ -196,7 +203,11 @@ func (p *Prompter) edit(ctx context.Context, inst checkpoints.Instance) (map[str
 		return p.editInEditor(inst, nil, nil)
 	}
 	vals := map[string]any{}
-	p.printf("Edit each field; press Enter to keep the current value.\n")
+	if inst.ControlType == checkpoints.Clarify {
+		p.printf("Answer each question; an empty answer keeps the plan's assumption.\n")
+	} else {
+		p.printf("Edit each field; press Enter to keep the current value.\n")
+	}
 	for _, f := range inst.Fields {
 		cur := inst.Values[f.Key]
 		p.printf("\n%s", f.Label)

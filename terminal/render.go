@@ -111,11 +111,18 @@ func RenderCheckpoint(inst checkpoints.Instance) string {
 		if json.Unmarshal(inst.Payload, &p) == nil {
 			renderCritical(&b, p)
 		}
+	case checkpoints.Clarify:
+		var p pipeline.ClarifyPayload
+		if json.Unmarshal(inst.Payload, &p) == nil {
+			renderClarify(&b, inst, p)
+		}
 	default:
 		renderPositionPayload(&b, inst.Payload)
 		renderFields(&b, inst)
 	}
 	switch {
+	case inst.ControlType == checkpoints.Clarify:
+		// renderClarify said what each answer does.
 	case inst.ControlType == checkpoints.CriticalIssues:
 		b.WriteString("[a]pprove: publish it as it is · [e]dit: revise with these issues (a note for the writer if you like) · [r]eject: stop and write what you have\n")
 	case pipeline.Choices(&inst) != nil:
@@ -156,6 +163,9 @@ func renderPlan(b *strings.Builder, p pipeline.PlanPayload) {
 	}
 	if f := pipeline.FilesAttached(p.Files); f != "" {
 		fmt.Fprintf(b, "Files: %s\n", f)
+	}
+	if len(p.Assumptions) > 0 {
+		fmt.Fprintf(b, "Assumes: %s\n", strings.Join(p.Assumptions, " · "))
 	}
 	for _, w := range p.Warnings {
 		fmt.Fprintf(b, "⚠ %s\n", w)
@@ -211,6 +221,9 @@ func renderDraft(b *strings.Builder, p pipeline.DraftPayload) {
 	}
 	if p.Diff != nil {
 		fmt.Fprintf(b, "Changes from draft %d: %s\n", p.Diff.From, p.Diff.Summary())
+	}
+	if p.Evidence != "" {
+		fmt.Fprintf(b, "Evidence behind the key findings: %s\n", p.Evidence)
 	}
 	if len(p.Disagreements) > 0 {
 		b.WriteString("Where sources disagree (edit to choose the reading the report should take):\n")

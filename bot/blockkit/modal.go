@@ -43,10 +43,15 @@ func EditModal(inst *checkpoints.Instance) slack.ModalViewRequest {
 			break
 		}
 	}
+	title, submit := "Edit: "+FirstNonEmpty(inst.Label, "checkpoint"), "Save"
+	if inst.ControlType == checkpoints.Clarify {
+		blocks[0] = ContextText(clarifyModalIntro)
+		title, submit = clarifyModalTitle, clarifyModalSubmit
+	}
 	return slack.ModalViewRequest{
 		Type:            slack.VTModal,
-		Title:           Plain("Edit: "+FirstNonEmpty(inst.Label, "checkpoint"), MaxModalTitle),
-		Submit:          Plain("Save", MaxModalTitle),
+		Title:           Plain(title, MaxModalTitle),
+		Submit:          Plain(submit, MaxModalTitle),
 		Close:           Plain("Cancel", MaxModalTitle),
 		Blocks:          slack.Blocks{BlockSet: blocks},
 		PrivateMetadata: inst.ID,

@@ -61,6 +61,9 @@ func RenderCheckpoint(inst *checkpoints.Instance, requestedBy string) []slack.Bl
 
 // checkpointTitle is the header of a checkpoint message.
 func checkpointTitle(inst *checkpoints.Instance) string {
+	if inst.ControlType == checkpoints.Clarify {
+		return clarifyTitle
+	}
 	label := inst.Label
 	if label == "" {
 		label = strings.ReplaceAll(inst.DefinitionID, "_", " ")
@@ -87,6 +90,8 @@ func checkpointTail(inst *checkpoints.Instance, requestedBy string) []slack.Bloc
 	switch {
 	case !inst.RemindersStoppedAt.IsZero():
 		note += " " + RemindersStoppedNote(inst)
+	case !inst.DeadlineAt.IsZero() && inst.ControlType == checkpoints.Clarify:
+		note += clarifyDeadlineNote(inst)
 	case !inst.DeadlineAt.IsZero() && inst.OnTimeout == checkpoints.TimeoutApprove:
 		note += " :hourglass: This checkpoint *approves itself " + SlackDate(inst.DeadlineAt) + "* if nobody decides."
 	case !inst.DeadlineAt.IsZero():
@@ -151,6 +156,10 @@ func checkpointBody(inst *checkpoints.Instance) []slack.Block {
 		if json.Unmarshal(inst.Payload, &p) == nil {
 			return criticalBody(p)
 		}
+	case checkpoints.Clarify:
+		if p, ok := clarifyPayloadOf(inst); ok {
+			return clarifyBody(p)
+		}
 	}
 	return valuesBody(inst)
 }
@@ -196,6 +205,9 @@ func planBody(p pipeline.PlanPayload) []slack.Block {
 	}
 	if f := pipeline.FilesAttached(p.Files); f != "" {
 		more = append(more, "*Files:* "+Escape(f))
+	}
+	if a := assumptionsLine(p.Assumptions); a != "" {
+		more = append(more, a)
 	}
 	if len(more) > 0 {
 		blocks = append(blocks, Section(CutRunes(strings.Join(more, "\n"), SectionBudget)))
@@ -313,6 +325,9 @@ func draftBody(p pipeline.DraftPayload) []slack.Block {
 	blocks = append(blocks, disagreementBlocks(p.Disagreements)...)
 	if line := pipeline.CoverageSummary(p.Coverage); line != "" {
 		blocks = append(blocks, ContextText(CutRunes(Escape(line), MaxContextText)))
+	}
+	if p.Evidence != "" {
+		blocks = append(blocks, ContextText("*Evidence behind the key findings:* "+EscapeTruncate(p.Evidence, 300)))
 	}
 	if p.Markdown != "" {
 		blocks = append(blocks, ContextText("The whole draft is attached to this thread as a Markdown file; the final report will be attached the same way."))
@@ -454,6 +469,9 @@ func valueText(v any) string {
 // closed) checkpoint: who decided what, when, and what changed. It has no
 // buttons.
 func RenderDecided(inst *checkpoints.Instance) []slack.Block {
+	if b := clarifyDecided(inst); b != nil {
+		return b
+	}
 	label := EscapeTruncate(OneLine(FirstNonEmpty(inst.Label, inst.DefinitionID)), 100)
 	var line string
 	d := inst.Decision

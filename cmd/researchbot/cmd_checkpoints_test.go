@@ -182,7 +182,7 @@ func TestCheckpointsCreateShowUpdateDelete(t *testing.T) {
 	if _, msg, code := c.run(strings.Replace(riskDoc, `"control_type"`, `"id": "other", "control_type"`, 1), "update", "risk_check", "-"); code != 1 || !strings.Contains(msg, `id: is "other", but this edits "risk_check"`) {
 		t.Fatalf("update with another id: exit %d %q", code, msg)
 	}
-	if _, msg, code := c.run(riskDoc, "update", "nope", "-"); code != 2 || !strings.Contains(msg, `no checkpoint "nope" (there are: critical_issues, draft_review, plan_review, risk_check, source_review)`) {
+	if _, msg, code := c.run(riskDoc, "update", "nope", "-"); code != 2 || !strings.Contains(msg, `no checkpoint "nope" (there are: clarify, critical_issues, draft_review, plan_review, risk_check, source_review)`) {
 		t.Fatalf("update of an unknown id: exit %d %q", code, msg)
 	}
 

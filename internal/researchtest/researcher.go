@@ -37,6 +37,10 @@ type Researcher struct {
 	// Contradiction makes the analysis report that the first two pages
 	// disagree.
 	Contradiction bool
+	// ClarifyingQuestions are what every plan asks the person before
+	// researching, with Assumptions its plan makes (none: a clear question).
+	ClarifyingQuestions []pipeline.ClarifyingQuestion
+	Assumptions         []string
 	// IrrelevantOnRank lists 1-based ranker calls that judge every result
 	// irrelevant (relevance 0.1).
 	IrrelevantOnRank map[int]bool
@@ -170,6 +174,7 @@ func (r *Researcher) answer(c llmtest.Call, n int) llmtest.Reply {
 			Methodology: fmt.Sprintf("Compare field trials, price surveys and utility reports (plan %d).", n),
 			Warnings:    []string{},
 			Confidence:  0.8,
+			Assumptions: append([]string{}, r.Assumptions...), ClarifyingQuestions: append([]pipeline.ClarifyingQuestion{}, r.ClarifyingQuestions...),
 		}
 		if r.Queries != nil {
 			plan.Queries = r.Queries
@@ -205,7 +210,7 @@ func (r *Researcher) answer(c llmtest.Call, n int) llmtest.Reply {
 			if i == 4 {
 				break
 			}
-			out.Findings = append(out.Findings, pipeline.FindingOutput{Text: fmt.Sprintf("Finding supported by source %d.", id), SourceIDs: []int{id}, Confidence: "high"})
+			out.Findings = append(out.Findings, pipeline.FindingOutput{Text: fmt.Sprintf("Finding supported by source %d.", id), SourceIDs: []int{id}, Evidence: "weak"})
 		}
 		for q := 1; q <= 3; q++ {
 			out.SubQuestions = append(out.SubQuestions, pipeline.CoverageOutput{Number: q, Status: "answered", Summary: fmt.Sprintf("Sub-question %d is answered.", q), SourceIDs: []int{ids[(q-1)%len(ids)]}})
