@@ -52,8 +52,8 @@ func TestGrade(t *testing.T) {
 			claims: 1, verified: 0, precise: 1, facts: 2, supported: []bool{false, false},
 		},
 		{
-			name: "a fact only in the reference list is not found",
-			rep:  &pipeline.Report{Sections: []pipeline.Section{{Content: "Nothing."}}, References: []pipeline.Reference{{N: 1, Title: "maximum is 100", URL: "docs://corpus/specs/spec.pdf"}}},
+			name:  "a fact only in the reference list is not found",
+			rep:   &pipeline.Report{Sections: []pipeline.Section{{Content: "Nothing."}}, References: []pipeline.Reference{{N: 1, Title: "maximum is 100", URL: "docs://corpus/specs/spec.pdf"}}},
 			facts: 0, missing: "the default is 50; the maximum is 100", supported: []bool{false, false},
 		},
 		{name: "no report", rep: nil, missing: "the default is 50; the maximum is 100", supported: []bool{false, false}},
