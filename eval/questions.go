@@ -107,9 +107,13 @@ func ParseQuestions(b []byte) (Set, error) {
 			if strings.TrimSpace(f.Name) == "" {
 				f.Name = f.Pattern
 			}
+			if f.Pattern == "" {
+				errs = append(errs, fmt.Errorf("%s: fact %q: no pattern", name, f.Name))
+				continue
+			}
 			re, err := regexp.Compile("(?i)" + f.Pattern)
-			if err != nil || f.Pattern == "" {
-				errs = append(errs, fmt.Errorf("%s: fact %q: the pattern is not a regular expression: %v", name, f.Name, err))
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: fact %q: the pattern is not a regular expression: %w", name, f.Name, err))
 				continue
 			}
 			f.re = re

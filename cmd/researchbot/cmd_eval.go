@@ -124,7 +124,14 @@ func cmdEval(ctx context.Context, args []string, getenv func(string) string, std
 		if err != nil {
 			s.Error = err.Error()
 		}
-		fmt.Fprintf(stderr, "      %s · %d claims · $%.4f\n", s.Status, s.Claims, s.CostUSD)
+		claims := "claims"
+		if s.Claims == 1 {
+			claims = "claim"
+		}
+		fmt.Fprintf(stderr, "      %s · %d cited %s · $%.4f\n", s.Status, s.Claims, claims, s.CostUSD)
+		if s.Error != "" {
+			fmt.Fprintf(stderr, "      %s\n", s.Error)
+		}
 		scores = append(scores, s)
 	}
 	result := eval.Summarize(modelsOf(cfg), *depth, scores)
