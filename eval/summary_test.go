@@ -3,6 +3,9 @@ package eval
 import (
 	"bytes"
 	"flag"
+	"os"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/researchbot/researchbot/internal/goldentest"
@@ -37,4 +40,22 @@ func TestWriteJSONGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	goldentest.Compare(t, "testdata/result.json.golden", b.Bytes(), *update)
+}
+
+// TestJSONFieldsAreDocumented: every field of eval --json is named in
+// docs/eval.md.
+func TestJSONFieldsAreDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../docs/eval.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := WriteJSON(&b, result()); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range regexp.MustCompile(`"(\w+)":`).FindAllStringSubmatch(b.String(), -1) {
+		if !strings.Contains(string(doc), "`"+m[1]+"`") {
+			t.Errorf("docs/eval.md does not document the field %s", m[1])
+		}
+	}
 }
