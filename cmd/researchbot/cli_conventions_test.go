@@ -294,8 +294,9 @@ func TestCompletion(t *testing.T) {
 		words []string
 		want  string
 	}{
-		{[]string{""}, "run\nruns\nstatus\nask\nserve\nworker\ncheckpoints\nenv\nsources\ndocs\nhealthcheck\ncompletion\nversion\nhelp\n--version\n--help\n"},
+		{[]string{""}, "run\nruns\nstatus\nask\nserve\nworker\ncheckpoints\nenv\nsources\ndocs\neval\nhealthcheck\ncompletion\nversion\nhelp\n--version\n--help\n"},
 		{[]string{"docs", "s"}, "status\nsearch\n"},
+		{[]string{"eval", "--"}, "--corpus\n--depth\n--json\n--questions\n--help\n"},
 		{[]string{"help", "docs", ""}, "index\nstatus\nsearch\n"},
 		{[]string{"ch"}, "checkpoints\n"},
 		{[]string{"checkpoints", "d"}, "delete\ndisable\n"},

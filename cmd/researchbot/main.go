@@ -91,6 +91,8 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 		return cmdSources(ctx, args[1:], getenv, stdout, stderr)
 	case "docs":
 		return cmdDocs(ctx, args[1:], getenv, stdout, stderr)
+	case "eval":
+		return cmdEval(ctx, args[1:], getenv, stdout, stderr)
 	case "healthcheck":
 		return cmdHealthcheck(ctx, args[1:], getenv, stdout, stderr)
 	case "completion":

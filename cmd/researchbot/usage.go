@@ -34,6 +34,7 @@ var commands = []command{
 	{"docs index", "", "read added and changed documents, drop removed ones", "Only files whose size or modification time changed are read again. Exit 1 when a\nfolder cannot be read (its documents are kept as they were)."},
 	{"docs status", "[--json]", "documents, skipped files and why, index age", "Read from what the last check left: it works while serve or worker holds the index."},
 	{"docs search", `[--limit N] [--json] "<query>"`, "search the collection as a run does", "Lists the documents found, best first, each with its best-matching page."},
+	{"eval", "[--json] [--questions FILE] [--corpus DIR] [--depth D]", "grade the configured model on built-in questions over a shipped collection", evalAbout},
 	{"healthcheck", "[--path P] [--timeout D]", "ask the local serve or worker's /healthz (exit 0 or 1)", healthcheckAbout},
 	{"completion", "bash|zsh|fish", "print the shell completion script", "bash: source <(researchbot completion bash); zsh: the same with zsh; fish: researchbot completion fish | source."},
 	{"version", "", "version, commit and Go version (also --version)", ""},

@@ -61,6 +61,10 @@ type Options struct {
 	// Searchers are asked beside the configured search backends, on every
 	// search (the Slack workspace, which only the bot can assemble).
 	Searchers []pipeline.Searcher
+	// OnlyDocuments makes the document collection (DOCS_DIR) the only
+	// search backend: no web search and no MCP server, whatever the
+	// configuration says (researchbot eval: every run on the same evidence).
+	OnlyDocuments bool
 }
 
 // App is an assembled researchbot.
@@ -143,10 +147,13 @@ func (a *App) build() error {
 		return fmt.Errorf("LLM client: %w", err)
 	}
 	a.llm = client
-	backends, mcps := searchBackends(cfg, a.opts.Tracing.HTTPClient(a.opts.HTTPClient, search.DefaultTimeout))
-	a.mcp = mcps
-	for _, b := range mcps {
-		backends = append(backends, b)
+	var backends []search.Backend
+	if !a.opts.OnlyDocuments {
+		web, mcps := searchBackends(cfg, a.opts.Tracing.HTTPClient(a.opts.HTTPClient, search.DefaultTimeout))
+		backends, a.mcp = web, mcps
+		for _, b := range mcps {
+			backends = append(backends, b)
+		}
 	}
 	if len(cfg.DocsDirs) > 0 {
 		a.docs = &docsSlot{}
@@ -181,7 +188,7 @@ func (a *App) build() error {
 		Locker:     a.Locker,
 		Model:      &model{client: client, modelOf: cfg.ModelFor, prices: prices, endpoint: endpointName(cfg.OpenAIBaseURL), calls: a.callObserver(), spans: a.opts.Tracing, now: a.opts.Now},
 		Searcher:   joinSearchers(&searcher{multi: multi, now: a.opts.Now, backends: a.Backends, calls: a.callObserver(), spans: a.opts.Tracing}, a.opts.Searchers),
-		Fetcher:    newSourceFetcher(&fetcher{f: pageFetcher, now: a.opts.Now, calls: a.callObserver(), spans: a.opts.Tracing}, mcps, a.docs, a.opts.Now, a.callObserver()),
+		Fetcher:    newSourceFetcher(&fetcher{f: pageFetcher, now: a.opts.Now, calls: a.callObserver(), spans: a.opts.Tracing}, a.mcp, a.docs, a.opts.Now, a.callObserver()),
 		Presenters: presenters,
 		Defaults: pipeline.Limits{
 			MaxIterations: cfg.MaxIterations, MaxGapRounds: cfg.MaxGapRounds, MaxCostUSD: cfg.MaxCostUSD,

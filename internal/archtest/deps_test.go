@@ -47,6 +47,7 @@ var inward = map[string]struct {
 	"internal/researchtest": {[]string{"pipeline", "checkpoints", "textmatch", "llm/llmtest"}, "test helper: a scripted research model for the domain"},
 	"internal/archtest":     {nil, "this test"},
 	"internal/faults":       {nil, "the fault suite: its code is tests only (build tag faults)"},
+	"eval":                  {[]string{"pipeline", "checkpoints", "textmatch"}, "the built-in evaluation: its collection and questions (embedded files) and the grading of a run's report, a pure function of the domain's types"},
 	"cmd/researchbot":       {[]string{"*"}, "main is the only place that wires everything"},
 }
 
