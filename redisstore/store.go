@@ -59,6 +59,8 @@ type Store struct {
 	texts *boundedMap[map[int]bool]
 	// seen is the highest version this process has seen of each run.
 	seen *boundedMap[int64]
+	// watchers are this process's Watches, told of its saves in memory.
+	watchers localWatchers
 }
 
 // NewStore returns a Store using rdb with the default retention; prefix
@@ -282,21 +284,25 @@ func (s *Store) decodeRun(id string, vals []any, floor int64) (*pipeline.Run, er
 // a command. Both fields live in the run's hash, written by this script
 // alone, so they always describe the indexes as they are.
 //
-// Last, it announces the run on its channel ({p}saved:{id}): the new
-// version, a space, and the data written, in the same round trip, so
-// whoever follows the run (Watch) has it when it changes, without polling
-// or reading it back; with nobody subscribed Redis sends nothing.
-// The announcement is a courtesy: if Redis refuses it (a user without
-// PUBLISH in its ACL), the save still holds and Watch's safety net reads it.
+// Last, when the run has watchers ("watchers", counted by Watch) other than
+// the saving process's own (ARGV 15: those it tells in memory), it
+// announces the run on its channel ({p}saved:{id}): the new version, a
+// space, and the data written, in the same round trip, so whoever follows
+// the run has it when it changes, without polling or reading it back. A
+// run nobody else follows is not announced: a PUBLISH per save was a
+// command per save. The announcement is a courtesy: if Redis refuses it (a
+// user without PUBLISH in its ACL), the save still holds and Watch's
+// safety net reads it.
 //
 // KEYS: run, pages, active, work, timers.
 // ARGV: 1 version, 2 fence (0: no lease), 3 nonce, 4 data, 5 status,
 // 6 updated ms, 7 done ("1": finished and shown), 8 id, 9 work ("1"/"0"),
 // 10 deadline ms ("0": none), 11 retention ms, 12 page retention ms,
-// 13 index refresh ms, 14 channel, 15… pairs of page source id and text.
+// 13 index refresh ms, 14 channel, 15 the saver's own watchers,
+// 16… pairs of page source id and text.
 // Returns 1 saved, 0 version conflict, -1 no such run, -2 fence moved.
 var saveScript = redis.NewScript(`
-local cur = redis.call('HMGET', KEYS[1], 'v', 'fence', 'nonce', 'ix', 'ixat')
+local cur = redis.call('HMGET', KEYS[1], 'v', 'fence', 'nonce', 'ix', 'ixat', 'watchers')
 local v = cur[1]
 if not v then return -1 end
 if tonumber(v) ~= tonumber(ARGV[1]) then
@@ -329,13 +335,15 @@ else
     redis.call('ZREM', KEYS[5], ARGV[8])
   end
 end
-if #ARGV >= 15 then
+if #ARGV >= 16 then
   local hs = {}
-  for i = 15, #ARGV do hs[#hs + 1] = ARGV[i] end
+  for i = 16, #ARGV do hs[#hs + 1] = ARGV[i] end
   redis.call('HSET', KEYS[2], unpack(hs))
 end
 if ARGV[7] == '1' then redis.call('PEXPIRE', KEYS[2], ARGV[12]) end
-redis.pcall('PUBLISH', ARGV[14], (tonumber(v) + 1) .. ' ' .. ARGV[4])
+if tonumber(cur[6] or '0') > tonumber(ARGV[15]) then
+  redis.pcall('PUBLISH', ARGV[14], (tonumber(v) + 1) .. ' ' .. ARGV[4])
+end
 return 1
 `)
 
@@ -365,7 +373,8 @@ func (s *Store) Save(ctx context.Context, r *pipeline.Run) error {
 	}
 	nonce := newNonce()
 	args := []any{r.Version, r.Fence, nonce, data, string(r.Status), r.UpdatedAt.UnixMilli(), done, r.ID, work, deadline,
-		s.opts.Retention.Milliseconds(), s.opts.PageRetention.Milliseconds(), s.opts.IndexRefresh.Milliseconds(), s.savedChannel(r.ID)}
+		s.opts.Retention.Milliseconds(), s.opts.PageRetention.Milliseconds(), s.opts.IndexRefresh.Milliseconds(), s.savedChannel(r.ID),
+		s.watchers.count(r.ID)}
 	for id, text := range texts {
 		args = append(args, id, text)
 	}
@@ -379,6 +388,7 @@ func (s *Store) Save(ctx context.Context, r *pipeline.Run) error {
 		r.Version++
 		r.SaveNonce = nonce
 		s.remember(r, stored, len(texts) > 0)
+		s.watchers.tell(r.ID, r.Version, data)
 		return nil
 	case 0:
 		return fmt.Errorf("save run %s at version %d: %w", r.ID, r.Version, pipeline.ErrConflict)
