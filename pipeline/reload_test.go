@@ -47,8 +47,8 @@ func (s *countingStore) ProbeForStep(ctx context.Context, id string) (pipeline.S
 func (s *countingStore) Save(ctx context.Context, r *pipeline.Run) error {
 	s.mu.Lock()
 	between := s.between
-	if r.Step == pipeline.StepSearch && r.Attempt.N == 0 {
-		s.between = nil // the plan step's end: once
+	if r.Step == pipeline.StepSearch {
+		s.between = nil // the plan step's end (the first save at search): once
 	} else {
 		between = nil
 	}
