@@ -281,8 +281,12 @@ func (s *Store) decodeRun(id string, vals []any, floor int64) (*pipeline.Run, er
 // run changes ("ix": done, work, deadline) or their scores are older than
 // the refresh interval ("ixat"), not on every save: a worker carrying a run
 // through its steps saves several times a second, and each index write was
-// a command. Both fields live in the run's hash, written by this script
-// alone, so they always describe the indexes as they are.
+// a command. Even then only the entries that need it are written: the
+// active entry and a work entry (scored by save time) are refreshed, an
+// entry that is absent and stays absent is not removed again, and the
+// timer entry (scored by its deadline) only changes with the deadline.
+// Both fields live in the run's hash, written by this script alone, so
+// they always describe the indexes as they are.
 //
 // Last, when the run has watchers ("watchers", counted by Watch) other than
 // the saving process's own (ARGV 15: those it tells in memory), it
@@ -324,15 +328,18 @@ else
   else
     redis.call('ZADD', KEYS[3], ARGV[6], ARGV[8])
   end
+  local was = cur[4] or ''
   if ARGV[9] == '1' then
     redis.call('ZADD', KEYS[4], ARGV[6], ARGV[8])
-  else
+  elseif string.sub(was, 2, 2) ~= '0' then
     redis.call('ZREM', KEYS[4], ARGV[8])
   end
-  if ARGV[10] ~= '0' then
-    redis.call('ZADD', KEYS[5], ARGV[10], ARGV[8])
-  else
-    redis.call('ZREM', KEYS[5], ARGV[8])
+  if string.sub(was, 4) ~= ARGV[10] then
+    if ARGV[10] ~= '0' then
+      redis.call('ZADD', KEYS[5], ARGV[10], ARGV[8])
+    else
+      redis.call('ZREM', KEYS[5], ARGV[8])
+    end
   end
 end
 if #ARGV >= 16 then

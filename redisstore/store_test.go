@@ -3,6 +3,8 @@ package redisstore
 import (
 	"context"
 	"errors"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -324,5 +326,77 @@ func TestPageTextsLostWithAWriteAreSentAgain(t *testing.T) {
 	}
 	if len(got.Pages) != 1 || got.Pages[0].Text != "the page's text" {
 		t.Fatalf("stored pages %+v, want the page with its text: the text was not sent again", got.Pages)
+	}
+}
+
+// TestSaveWritesOnlyTheIndexEntriesThatChange: a refresh of a running
+// run's scores rewrites its active and work entries but leaves its (absent)
+// timer entry alone; a waiting run's deadline is indexed once, and later
+// saves at the same deadline do not touch the timer or the (absent) work
+// entry; a new deadline replaces the old one, and the end removes it.
+func TestSaveWritesOnlyTheIndexEntriesThatChange(t *testing.T) {
+	_, rdb := redistest.Start(t)
+	s := NewStoreWithOptions(rdb, StoreOptions{IndexRefresh: time.Second})
+	ctx := context.Background()
+	r := newRun("r-1", "U1", t0)
+	if err := s.Create(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	writes := func(at time.Time) int {
+		t.Helper()
+		stats := func() int {
+			n := 0
+			info := rdb.Info(ctx, "commandstats").Val()
+			for _, line := range strings.Split(info, "\n") {
+				for _, name := range []string{"cmdstat_zadd:calls=", "cmdstat_zrem:calls="} {
+					if rest, ok := strings.CutPrefix(strings.TrimSpace(line), name); ok {
+						calls, _, _ := strings.Cut(rest, ",")
+						c, _ := strconv.Atoi(calls)
+						n += c
+					}
+				}
+			}
+			return n
+		}
+		before := stats()
+		r.UpdatedAt = at
+		if err := s.Save(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		return stats() - before
+	}
+	r.Status = pipeline.StatusRunning
+	if n := writes(t0.Add(100 * time.Millisecond)); n != 3 {
+		t.Errorf("the first save wrote %d index entries, want 3 (nothing is known of them)", n)
+	}
+	if n := writes(t0.Add(1200 * time.Millisecond)); n != 2 {
+		t.Errorf("a refresh of a running run wrote %d index entries, want 2 (active, work)", n)
+	}
+	inst := checkpoints.NewInstance(checkpoints.Builtins(t0)[0], "r-1.x", "r-1", nil, nil, nil, t0)
+	if err := inst.Offer(t0, "engine"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := inst.DeadlineAt
+	if deadline.IsZero() {
+		t.Fatal("the checkpoint has no deadline: the test proves nothing")
+	}
+	r.Checkpoints, r.Waiting, r.Status = []checkpoints.Instance{inst}, inst.ID, pipeline.StatusWaiting
+	if n := writes(t0.Add(1300 * time.Millisecond)); n != 3 {
+		t.Errorf("waiting at a checkpoint wrote %d index entries, want 3 (active, out of work, the timer)", n)
+	}
+	if got := rdb.ZScore(ctx, "rb:timers:runs", "r-1").Val(); got != float64(deadline.UnixMilli()) {
+		t.Errorf("timer score %v, want the deadline %v", got, deadline.UnixMilli())
+	}
+	if n := writes(t0.Add(2500 * time.Millisecond)); n != 1 {
+		t.Errorf("a refresh of a waiting run wrote %d index entries, want 1 (active)", n)
+	}
+	r.Status, r.Presented, r.Waiting = pipeline.StatusCompleted, true, ""
+	if n := writes(t0.Add(2600 * time.Millisecond)); n != 2 {
+		t.Errorf("the end wrote %d index entries, want 2 (out of active, out of timers)", n)
+	}
+	for _, key := range []string{"rb:work:runs", "rb:runs:active", "rb:timers:runs"} {
+		if n, err := rdb.ZCard(ctx, key).Result(); err != nil || n != 0 {
+			t.Errorf("%s has %d entries (%v) after the run finished, want none", key, n, err)
+		}
 	}
 }
