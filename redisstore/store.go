@@ -176,19 +176,19 @@ func (s *Store) LoadForStep(ctx context.Context, id string) (*pipeline.Run, stri
 // without reading the run: what a worker that saved the run itself reads
 // before its next step, to know whether its copy is still the stored one.
 // A missing run is pipeline.ErrNotFound.
+//
+// It is one command: the cancel request is read from the run's hash, where
+// RequestCancel writes it beside its own key. (A request made by a process
+// of an earlier version writes only the key: the worker sees it at its next
+// full read of the run, LoadForStep, at the latest when it releases the
+// lease.)
 func (s *Store) ProbeForStep(ctx context.Context, id string) (pipeline.StepProbe, error) {
-	var meta *redis.SliceCmd
-	var cancel *redis.StringCmd
 	floor := s.watermark(id)
-	if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		meta = p.HMGet(ctx, s.runKey(id), "v", "nonce")
-		cancel = p.Get(ctx, s.cancelKey(id))
-		return nil
-	}); err != nil && !errors.Is(err, redis.Nil) {
+	vals, err := s.rdb.HMGet(ctx, s.runKey(id), "v", "nonce", "cancel").Result()
+	if err != nil {
 		return pipeline.StepProbe{}, err
 	}
-	vals := meta.Val()
-	if len(vals) != 2 || vals[0] == nil {
+	if len(vals) != 3 || vals[0] == nil {
 		return pipeline.StepProbe{}, fmt.Errorf("run %s: %w", id, pipeline.ErrNotFound)
 	}
 	v, _ := vals[0].(string)
@@ -197,8 +197,9 @@ func (s *Store) ProbeForStep(ctx context.Context, id string) (pipeline.StepProbe
 		return pipeline.StepProbe{}, fmt.Errorf("run %s has a bad version %q", id, v)
 	}
 	nonce, _ := vals[1].(string)
+	by, _ := vals[2].(string)
 	s.observeVersion(id, n, floor)
-	return pipeline.StepProbe{Version: n, SaveNonce: nonce, CancelBy: cancel.Val()}, nil
+	return pipeline.StepProbe{Version: n, SaveNonce: nonce, CancelBy: by}, nil
 }
 
 // load reads the run with its page texts and, when asked, its cancel
@@ -502,12 +503,22 @@ func (s *Store) List(ctx context.Context, f pipeline.RunFilter) ([]*pipeline.Run
 	return runs, nil
 }
 
+// cancelScript records a cancel request: in its own key ({p}cancel:{id}),
+// which every version reads, and in the run's hash ("cancel"), which a
+// worker's probe between steps reads with the version in one command. A
+// run that does not exist gets no hash. KEYS: cancel, run. ARGV: by, ttl ms.
+var cancelScript = redis.NewScript(`
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('HSET', KEYS[2], 'cancel', ARGV[1]) end
+return 1
+`)
+
 // RequestCancel marks a run to stop at its next step boundary.
 func (s *Store) RequestCancel(ctx context.Context, runID, by string) error {
 	if by == "" {
 		by = "someone"
 	}
-	return s.rdb.Set(ctx, s.cancelKey(runID), by, 30*24*time.Hour).Err()
+	return cancelScript.Run(ctx, s.rdb, []string{s.cancelKey(runID), s.runKey(runID)}, by, (30 * 24 * time.Hour).Milliseconds()).Err()
 }
 
 // CancelRequested reports who asked to cancel the run, or "".

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/researchbot/researchbot/checkpoints"
 	"github.com/researchbot/researchbot/internal/redistest"
 	"github.com/researchbot/researchbot/pipeline"
@@ -398,5 +400,63 @@ func TestSaveWritesOnlyTheIndexEntriesThatChange(t *testing.T) {
 		if n, err := rdb.ZCard(ctx, key).Result(); err != nil || n != 0 {
 			t.Errorf("%s has %d entries (%v) after the run finished, want none", key, n, err)
 		}
+	}
+}
+
+// countCommands counts the commands a client sends.
+type countCommands struct{ n atomic.Int64 }
+
+func (c *countCommands) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (c *countCommands) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		c.n.Add(1)
+		return next(ctx, cmd)
+	}
+}
+
+func (c *countCommands) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		c.n.Add(int64(len(cmds)))
+		return next(ctx, cmds)
+	}
+}
+
+// TestAProbeIsOneCommandAndSeesEveryCancelRequest: the probe between steps
+// is one command, and it sees a cancel request made through the store; a
+// request made by an earlier version (its key alone) is seen by the next
+// full read. A cancel request for a run that does not exist creates no run.
+func TestAProbeIsOneCommandAndSeesEveryCancelRequest(t *testing.T) {
+	_, rdb := redistest.Start(t)
+	s := NewStore(rdb, "")
+	ctx := context.Background()
+	if err := s.Create(ctx, newRun("r-1", "U1", t0)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RequestCancel(ctx, "r-1", "U2"); err != nil {
+		t.Fatal(err)
+	}
+	c := &countCommands{}
+	rdb.AddHook(c)
+	if p, err := s.ProbeForStep(ctx, "r-1"); err != nil || p.CancelBy != "U2" {
+		t.Fatalf("probe after a cancel request = %+v %v, want cancelled by U2", p, err)
+	}
+	if n := c.n.Load(); n != 1 {
+		t.Errorf("the probe sent %d commands, want 1", n)
+	}
+	if err := s.Create(ctx, newRun("r-2", "U1", t0)); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.Set(ctx, "rb:cancel:r-2", "U3", time.Hour).Err(); err != nil { // an earlier version's request
+		t.Fatal(err)
+	}
+	if _, by, err := s.LoadForStep(ctx, "r-2"); err != nil || by != "U3" {
+		t.Fatalf("full read after an earlier version's cancel request: %q %v, want U3", by, err)
+	}
+	if err := s.RequestCancel(ctx, "r-none", "U2"); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := rdb.Exists(ctx, "rb:run:r-none").Result(); err != nil || n != 0 {
+		t.Errorf("a cancel request created the run's hash (%d, %v)", n, err)
 	}
 }
