@@ -115,7 +115,9 @@ func newNonce() string {
 	return hex.EncodeToString(b)
 }
 
-// createScript stores a new run and its indexes in one step.
+// createScript stores a new run and its indexes in one step, and notes
+// what the indexes say of it ("ix", "ixat": active, with work, no deadline;
+// see saveScript), so its first save rewrites none that stay the same.
 // KEYS: run, runs, active, work, user (or ""), queues.
 // ARGV: id, data, status, created ms, updated ms, nonce, queue.
 var createScript = redis.NewScript(`
@@ -123,7 +125,7 @@ if redis.call('EXISTS', KEYS[1]) == 1 then
   if redis.call('HGET', KEYS[1], 'nonce') == ARGV[6] then return 1 end
   return 0
 end
-redis.call('HSET', KEYS[1], 'v', 1, 'data', ARGV[2], 'status', ARGV[3], 'fence', 0, 'nonce', ARGV[6])
+redis.call('HSET', KEYS[1], 'v', 1, 'data', ARGV[2], 'status', ARGV[3], 'fence', 0, 'nonce', ARGV[6], 'ix', '01:0', 'ixat', ARGV[5])
 redis.call('ZADD', KEYS[2], ARGV[4], ARGV[1])
 redis.call('ZADD', KEYS[3], ARGV[5], ARGV[1])
 redis.call('ZADD', KEYS[4], ARGV[5], ARGV[1])
