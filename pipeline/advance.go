@@ -48,10 +48,13 @@ const maxWakeRounds = 8
 // step failed and when to try it again.
 func (e *Engine) Advance(ctx context.Context, runID string) error {
 	for range maxWakeRounds {
-		if err := e.advanceLeased(ctx, runID); err != nil {
+		last, err := e.advanceLeased(ctx, runID)
+		if err != nil {
 			return err
 		}
-		r, by, err := e.loadForStep(ctx, runID)
+		// The run as the worker last saw it stored, when it ended done: a
+		// probe tells whether anyone changed it since (then it is read).
+		r, by, err := e.reloadForStep(ctx, runID, last)
 		if err != nil {
 			return err
 		}
@@ -121,11 +124,13 @@ func (r *Run) dueAt(now time.Time) *checkpoints.Instance {
 }
 
 // advanceLeased takes the run's lease and advances the run until it waits
-// for a person or finishes; it releases the lease before it returns.
-func (e *Engine) advanceLeased(ctx context.Context, runID string) error {
+// for a person or finishes; it releases the lease before it returns. When
+// it ends with the run finished and shown, it returns the run as it read or
+// saved it (nil otherwise), for Advance's look after the release.
+func (e *Engine) advanceLeased(ctx context.Context, runID string) (*Run, error) {
 	ctx, lease, err := e.cfg.Locker.Lock(ctx, runID)
 	if err != nil {
-		return fmt.Errorf("lease run %s: %w", runID, err)
+		return nil, fmt.Errorf("lease run %s: %w", runID, err)
 	}
 	defer lease.Release()
 	leasedAt := e.cfg.Now()
@@ -133,38 +138,38 @@ func (e *Engine) advanceLeased(ctx context.Context, runID string) error {
 	for {
 		r, by, err := e.reloadForStep(ctx, runID, saved)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		saved = nil
 		r.Fence, r.LeasedAt = lease.Fence(), leasedAt
 		if r.Status.Final() {
 			if !r.Presented {
-				return e.finished(ctx, r)
+				return nil, e.finished(ctx, r)
 			}
-			return nil
+			return r, nil
 		}
 		if by != "" {
-			return e.finishCancelled(ctx, r, by)
+			return nil, e.finishCancelled(ctx, r, by)
 		}
 		if r.Offering != "" {
 			// A worker died between saving a checkpoint as offered and
 			// showing it: show it now.
 			if err := e.present(ctx, r); err != nil {
-				return err
+				return nil, err
 			}
 			continue
 		}
 		if inst := r.Current(); inst != nil {
 			more, err := e.advanceWaiting(ctx, r, inst)
 			if err != nil || !more {
-				return err
+				return nil, err
 			}
 			continue
 		}
 		if r.Pause != nil {
 			if asked, err := e.askNext(ctx, r); err != nil || asked {
 				if err != nil {
-					return err
+					return nil, err
 				}
 				continue
 			}
@@ -172,10 +177,10 @@ func (e *Engine) advanceLeased(ctx context.Context, runID string) error {
 		if ctx.Err() != nil {
 			// Hand the run back: everything done so far is saved (with
 			// the next step's attempt, when the last save counted it).
-			return e.handBackAttempt(ctx, r)
+			return nil, e.handBackAttempt(ctx, r)
 		}
 		if err := e.runStep(ctx, r); err != nil {
-			return err
+			return nil, err
 		}
 		saved = r
 	}
