@@ -182,6 +182,9 @@ func (e *Engine) advanceLeased(ctx context.Context, runID string) (*Run, error) 
 		if err := e.runStep(ctx, r); err != nil {
 			return nil, err
 		}
+		if r.Status.Final() && r.Presented {
+			return r, nil // finished and shown: Advance looks once more after the release
+		}
 		saved = r
 	}
 }

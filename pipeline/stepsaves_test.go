@@ -13,11 +13,19 @@ import (
 	"github.com/researchbot/researchbot/redisstore"
 )
 
-// savingStore is the real store, counting saves.
+// savingStore is the real store, counting saves and probes.
 type savingStore struct {
 	*redisstore.Store
-	mu    sync.Mutex
-	saves int
+	mu     sync.Mutex
+	saves  int
+	probes int
+}
+
+func (s *savingStore) ProbeForStep(ctx context.Context, id string) (pipeline.StepProbe, error) {
+	s.mu.Lock()
+	s.probes++
+	s.mu.Unlock()
+	return s.Store.ProbeForStep(ctx, id)
 }
 
 func (s *savingStore) Save(ctx context.Context, r *pipeline.Run) error {
@@ -61,7 +69,7 @@ func (a *attemptWatcher) Search(ctx context.Context, q pipeline.SearchRequest) p
 }
 
 // TestEachStepIsSavedOnceAndItsAttemptIsStoredBeforeItRuns: a worker that
-// carries a run through its steps saves once per step — the save that ends
+// carries a run through its steps saves (and probes) once per step — the save that ends
 // a step also counts the attempt at the next — and the attempt at a step is
 // in the store while the step runs, so a worker that dies in the middle of
 // it has used that attempt (the bound on attempts holds across crashes).
@@ -101,6 +109,11 @@ func TestEachStepIsSavedOnceAndItsAttemptIsStoredBeforeItRuns(t *testing.T) {
 	// the outcome was shown.
 	if want := steps.n + 2; ss.saves != want {
 		t.Errorf("%d saves for %d steps, want %d", ss.saves, steps.n, want)
+	}
+	// A probe between steps, and one after the lease is released (a run
+	// finished and shown is not probed again under the lease).
+	if want := steps.n; ss.probes != want {
+		t.Errorf("%d probes for %d steps, want %d", ss.probes, steps.n, want)
 	}
 	if len(searcher.seen) == 0 {
 		t.Fatal("nothing was searched")
