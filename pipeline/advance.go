@@ -48,10 +48,13 @@ const maxWakeRounds = 8
 // step failed and when to try it again.
 func (e *Engine) Advance(ctx context.Context, runID string) error {
 	for range maxWakeRounds {
-		if err := e.advanceLeased(ctx, runID); err != nil {
+		last, err := e.advanceLeased(ctx, runID)
+		if err != nil {
 			return err
 		}
-		r, by, err := e.loadForStep(ctx, runID)
+		// The run as the worker last saw it stored, when it ended done: a
+		// probe tells whether anyone changed it since (then it is read).
+		r, by, err := e.reloadForStep(ctx, runID, last)
 		if err != nil {
 			return err
 		}
@@ -121,11 +124,13 @@ func (r *Run) dueAt(now time.Time) *checkpoints.Instance {
 }
 
 // advanceLeased takes the run's lease and advances the run until it waits
-// for a person or finishes; it releases the lease before it returns.
-func (e *Engine) advanceLeased(ctx context.Context, runID string) error {
+// for a person or finishes; it releases the lease before it returns. When
+// it ends with the run finished and shown, it returns the run as it read or
+// saved it (nil otherwise), for Advance's look after the release.
+func (e *Engine) advanceLeased(ctx context.Context, runID string) (*Run, error) {
 	ctx, lease, err := e.cfg.Locker.Lock(ctx, runID)
 	if err != nil {
-		return fmt.Errorf("lease run %s: %w", runID, err)
+		return nil, fmt.Errorf("lease run %s: %w", runID, err)
 	}
 	defer lease.Release()
 	leasedAt := e.cfg.Now()
@@ -133,50 +138,69 @@ func (e *Engine) advanceLeased(ctx context.Context, runID string) error {
 	for {
 		r, by, err := e.reloadForStep(ctx, runID, saved)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		saved = nil
 		r.Fence, r.LeasedAt = lease.Fence(), leasedAt
 		if r.Status.Final() {
 			if !r.Presented {
-				return e.finished(ctx, r)
+				return nil, e.finished(ctx, r)
 			}
-			return nil
+			return r, nil
 		}
 		if by != "" {
-			return e.finishCancelled(ctx, r, by)
+			return nil, e.finishCancelled(ctx, r, by)
 		}
 		if r.Offering != "" {
 			// A worker died between saving a checkpoint as offered and
 			// showing it: show it now.
 			if err := e.present(ctx, r); err != nil {
-				return err
+				return nil, err
 			}
 			continue
 		}
 		if inst := r.Current(); inst != nil {
 			more, err := e.advanceWaiting(ctx, r, inst)
 			if err != nil || !more {
-				return err
+				return nil, err
 			}
 			continue
 		}
 		if r.Pause != nil {
 			if asked, err := e.askNext(ctx, r); err != nil || asked {
 				if err != nil {
-					return err
+					return nil, err
 				}
 				continue
 			}
 		}
 		if ctx.Err() != nil {
-			return context.Cause(ctx) // hand the run back: everything done so far is saved
+			// Hand the run back: everything done so far is saved (with
+			// the next step's attempt, when the last save counted it).
+			return nil, e.handBackAttempt(ctx, r)
 		}
 		if err := e.runStep(ctx, r); err != nil {
-			return err
+			return nil, err
+		}
+		if r.Status.Final() && r.Presented {
+			return r, nil // finished and shown: Advance looks once more after the release
 		}
 		saved = r
 	}
+}
+
+// handBackAttempt returns the cause of ctx's end for a worker that stops at
+// a step boundary. When its last save counted the attempt at the step it
+// will not run now (countNextAttempt) and it is shutting down, the attempt
+// is handed back as a step stopped by a shutdown is (stepFailed): it was
+// never made. A lost lease hands nothing back (the new holder's run is not
+// this worker's to change).
+func (e *Engine) handBackAttempt(ctx context.Context, r *Run) error {
+	cause := context.Cause(ctx)
+	if !r.attemptSaved || errors.Is(cause, context.DeadlineExceeded) {
+		return cause
+	}
+	return e.stepFailed(ctx, r.ID, r.Fence, 0, r.Spend, r.Attempt.ModelWait, cause)
 }
 
 // StepProbe is what a worker that saved a run reads before its next step
@@ -268,28 +292,36 @@ func (e *Engine) advanceWaiting(ctx context.Context, r *Run, inst *checkpoints.I
 }
 
 // runStep executes the run's next step and saves the result. The attempt is
-// counted (and saved) before the step runs; a step that fails is tried
-// again later (a *RetryError) until its attempts are used up, then the run ends with
-// the cause.
+// counted (and saved) before the step runs: by the save that ended the
+// step before, when this worker goes straight on (countNextAttempt), or
+// else by a save of its own. A step that fails is tried again later (a
+// *RetryError) until its attempts are used up, then the run ends with the
+// cause.
 func (e *Engine) runStep(ctx context.Context, r *Run) (err error) {
 	step := r.Step
 	st := e.steps.lookup(step)
-	if r.Attempt.Step != step {
-		r.Attempt = StepAttempt{Step: step}
-	}
-	if r.Attempt.N >= st.Retry {
-		// The last attempt never reported back (its worker died): stop here.
-		cause := r.Attempt.LastError
-		if cause == "" {
-			cause = "its worker stopped before it finished"
+	counted := r.attemptSaved && r.Attempt.Step == step && r.Attempt.N > 0
+	r.attemptSaved = false
+	if !counted {
+		if r.Attempt.Step != step {
+			r.Attempt = StepAttempt{Step: step}
 		}
-		return e.endAfterAttempts(ctx, r, cause)
+		if r.Attempt.N >= st.Retry {
+			// The last attempt never reported back (its worker died): stop here.
+			cause := r.Attempt.LastError
+			if cause == "" {
+				cause = "its worker stopped before it finished"
+			}
+			return e.endAfterAttempts(ctx, r, cause)
+		}
+		r.Attempt.N++
+		r.Status = StatusRunning
 	}
-	r.Attempt.N++
-	r.Status = StatusRunning
 	e.traceRun(ctx, r)
-	if err := e.save(ctx, r); err != nil {
-		return err
+	if !counted {
+		if err := e.save(ctx, r); err != nil {
+			return err
+		}
 	}
 	ctx, endSpan := e.traceStep(ctx, r)
 	defer func() { endSpan(err) }()
@@ -311,6 +343,7 @@ func (e *Engine) runStep(ctx context.Context, r *Run) (err error) {
 	}
 	r.Attempt = StepAttempt{}
 	r.Active += elapsed
+	e.countNextAttempt(r)
 	if err := e.save(ctx, r); err != nil {
 		return err
 	}
@@ -319,6 +352,26 @@ func (e *Engine) runStep(ctx context.Context, r *Run) (err error) {
 	}
 	e.presenter(r).Progress(ctx, r)
 	return nil
+}
+
+// countNextAttempt counts, in the save that ends a step, the first attempt
+// at the next one when the worker will go straight on to it (no checkpoint
+// to show or wait on, no question to ask, not finished): one save per step
+// instead of two, and the attempt is still saved before the step starts. A
+// worker that finds the run changed at the step boundary (another writer, a
+// cancel request, a shutdown) does not run that step on this count: it
+// reads the run again, or hands the attempt back (handBackAttempt).
+func (e *Engine) countNextAttempt(r *Run) {
+	if r.Status.Final() || r.Status == StatusWaiting || r.Status == StatusInterrupted ||
+		r.Offering != "" || r.Current() != nil || r.Pause != nil {
+		return
+	}
+	if e.steps.lookup(r.Step).Retry <= 0 {
+		return
+	}
+	r.Attempt = StepAttempt{Step: r.Step, N: 1}
+	r.Status = StatusRunning
+	r.attemptSaved = true
 }
 
 // stepFailed records a failed attempt. The run in memory holds the failed

@@ -205,6 +205,11 @@ type Run struct {
 	// another writer's save, the stored version can come back to the same
 	// number with other contents. It is never stored.
 	SaveNonce string `json:"-"`
+	// attemptSaved says this copy's last save already counted the attempt
+	// in Attempt at the step it names (the save that ended the step
+	// before): the worker that made it runs that step without another save.
+	// It is never stored; a copy read from the store does not have it.
+	attemptSaved bool
 
 	Question    string    `json:"question"`
 	Context     string    `json:"context,omitempty"`

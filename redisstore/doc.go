@@ -17,7 +17,9 @@
 //
 //	{p}run:{id}                  hash: v (version), data (run JSON without page texts), status,
 //	                             fence (lease epoch), nonce (id of the last write),
-//	                             ix, ixat (what the indexes say of the run, and when written)
+//	                             ix, ixat (what the indexes say of the run, and when written),
+//	                             cancel (who asked to cancel, as in {p}cancel:{id}),
+//	                             watchers (how many Watches follow the run: saves announce it while > 0)
 //	{p}run:{id}:pages            hash: source id → extracted page text
 //	{p}runs                      zset: run ids by creation time (ms)
 //	{p}runs:by:{user}            zset: a requester's run ids by creation time
@@ -31,8 +33,9 @@
 //	{p}cpfail:{def}              zset: failure times (ms) of a checkpoint definition
 //	{p}cpalert:{def}             string: the admins were alerted about this tripped breaker (TTL: its window; reset deletes it)
 //	{p}cancel:{id}               string: who asked to cancel the run
-//	{p}saved:{id}                pub/sub channel, not a key: each save of the run publishes
-//	                             "{version} {data}" there (Watch subscribes; nothing is stored)
+//	{p}saved:{id}                pub/sub channel, not a key: a save of the run that another process
+//	                             watches publishes "{version} {data}" there (Watch subscribes;
+//	                             nothing is stored)
 //	{p}stream:{id}               hash: v (version), data (stream JSON), name (its NameKey)
 //	{p}streams                   zset: stream ids by creation time (ms)
 //	{p}streamname:{namekey}      string: the id of the stream with that name

@@ -138,3 +138,34 @@ func TestAHolderThatCannotRefreshStopsBeforeItsLeaseCouldBeTaken(t *testing.T) {
 		t.Fatalf("cancelled after %v: the lease (%v) may already have been taken by another worker", took, ttl)
 	}
 }
+
+// TestATakenLeaseIsAnsweredByItsHolderOnly: the acquisition sent again by
+// its holder (a reply lost on the way) gets the same fence, another
+// worker gets none, and a run that does not exist is not found.
+func TestATakenLeaseIsAnsweredByItsHolderOnly(t *testing.T) {
+	_, rdb := redistest.Start(t)
+	ctx := context.Background()
+	if err := NewStore(rdb, "").Create(ctx, newRun("r-1", "U1", t0)); err != nil {
+		t.Fatal(err)
+	}
+	acquire := func(runID, token string) int64 {
+		t.Helper()
+		n, err := acquireScript.Run(ctx, rdb, []string{"rb:lock:run:" + runID, "rb:run:" + runID}, token, 15000).Int64()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if f := acquire("r-1", "a"); f != 1 {
+		t.Fatalf("first fence %d, want 1", f)
+	}
+	if f := acquire("r-1", "a"); f != 1 {
+		t.Errorf("the holder's retried acquisition got fence %d, want 1 again", f)
+	}
+	if f := acquire("r-1", "b"); f != 0 {
+		t.Errorf("another worker got fence %d while the lease is held, want 0", f)
+	}
+	if f := acquire("r-none", "a"); f != -1 {
+		t.Errorf("a missing run got %d, want -1", f)
+	}
+}

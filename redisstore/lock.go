@@ -79,16 +79,15 @@ func (l *Locker) held(ctx context.Context, ids []string) (map[string]bool, error
 // acquireScript takes the lease and increments the run's fence.
 // KEYS: lock, run. ARGV: token, ttl ms. Returns the new fence, 0 when the
 // lease is held by someone else, -1 when the run does not exist. A retried
-// call that already took the lease gets its fence again.
+// call that already took the lease gets its fence again. (SET NX takes a
+// free lease in one command; the holder is read only when it is taken.)
 var acquireScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[2]) == 0 then return -1 end
-local cur = redis.call('GET', KEYS[1])
-if cur then
-  if cur == ARGV[1] then return tonumber(redis.call('HGET', KEYS[2], 'fence')) end
-  return 0
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  return redis.call('HINCRBY', KEYS[2], 'fence', 1)
 end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-return redis.call('HINCRBY', KEYS[2], 'fence', 1)
+if redis.call('GET', KEYS[1]) == ARGV[1] then return tonumber(redis.call('HGET', KEYS[2], 'fence')) end
+return 0
 `)
 
 // refreshScript extends the lease if it is still the caller's. KEYS: lock.

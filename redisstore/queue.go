@@ -75,17 +75,23 @@ func advanceTaskID(runID string, version int64) string {
 }
 
 // Enqueue asks a worker on queue to advance the run, seen at version. When
-// this process serves the queue (RunLocally), its worker starts advancing
-// the run at once, under the run's lease; the queued task is the durable
-// fallback (it finds the lease busy, or the work done), so a wake-up never
-// waits for a worker's poll.
+// this process serves the queue (RunLocally) and its worker has a free
+// slot, the worker starts advancing the run at once, under the run's lease,
+// and nothing is queued: a wake-up never waits for a worker's poll, and the
+// queue's bookkeeping of a task beside the advance (some thirty commands a
+// run) is not paid. The durable fallback is the store's index of runs with
+// work, which the caller saved before waking the run: if this process dies
+// before or during the advance, a Rescuer serving the queue finds the run
+// once its lease has expired and queues it (within 1.5 leases of the death).
+// Otherwise the wake-up is queued as a task.
 func (q *Queue) Enqueue(ctx context.Context, queue, runID string, version int64) error {
+	if w := q.local.Load(); w != nil && w.kick(queue, runID) {
+		return nil
+	}
 	if err := q.enqueueAdvance(ctx, queue, runID, advanceTaskID(runID, version)); err != nil {
 		return err
 	}
-	if w := q.local.Load(); w != nil && !w.kick(queue, runID) {
-		w.serveQueued(queue)
-	}
+	q.serveQueued(queue)
 	return nil
 }
 

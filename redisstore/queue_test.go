@@ -199,3 +199,56 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		}
 	}
 }
+
+// TestALocalWakeUpQueuesNothingAndTheRescuerIsItsFallback: a wake-up the
+// local worker takes at once queues no task (no queue bookkeeping beside the
+// advance); if the process dies in the middle of that advance, the run is
+// still found — through the store's index of runs with work — by another
+// replica's rescue pass. A wake-up the worker has no slot for is queued.
+func TestALocalWakeUpQueuesNothingAndTheRescuerIsItsFallback(t *testing.T) {
+	_, rdb := redistest.Start(t)
+	s := NewStore(rdb, "")
+	ctx := context.Background()
+	r := newRun("r-1", "U1", t0)
+	r.Status = pipeline.StatusRunning
+	if err := s.Create(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	q := newQueue(t, rdb)
+	adv := &advancer{block: make(chan struct{})}
+	w := NewWorker(rdb, adv, WorkerOptions{Queues: map[string]int{"runs": 1}, Concurrency: 1, OnDemand: true, PollInterval: 20 * time.Millisecond})
+	q.RunLocally(w)
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	defer close(adv.block)
+
+	if err := q.Enqueue(ctx, "runs", "r-1", 1); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the local advance", func() bool { return adv.calls() == 1 })
+	if keys, err := rdb.Keys(ctx, "asynq:*").Result(); err != nil || len(keys) != 0 {
+		t.Fatalf("a wake-up taken at once left queue keys %v (%v), want none", keys, err)
+	}
+
+	// The advance never ends (its process is gone, and so is its lease):
+	// another replica's rescue pass queues the run from the work index.
+	rs := &Rescuer{Store: s, Locker: NewLocker(rdb, "", 15*time.Second), Queue: newQueue(t, rdb), Queues: []string{"runs"},
+		Now: func() time.Time { return t0.Add(time.Minute) }}
+	if n, err := rs.RescueOnce(ctx); n != 1 || err != nil {
+		t.Fatalf("rescued %d runs (%v), want the run whose local advance died", n, err)
+	}
+	pending, err := q.inspector.ListPendingTasks("runs")
+	if err != nil || len(pending) != 1 {
+		t.Fatalf("%d tasks pending after the rescue (%v), want 1", len(pending), err)
+	}
+
+	// No free slot: the wake-up is queued.
+	if err := q.Enqueue(ctx, "runs", "r-2", 1); err != nil {
+		t.Fatal(err)
+	}
+	if info, err := q.inspector.GetTaskInfo("runs", advanceTaskID("r-2", 1)); err != nil {
+		t.Fatalf("the wake-up with no free slot was not queued: %v %v", info, err)
+	}
+}

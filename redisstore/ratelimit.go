@@ -16,9 +16,13 @@ import (
 // live under rb:rate:<area>:<key> (see the package's key table).
 //
 // It implements the rate-budget ports of llm, search and bot.
+//
+// Calls for one budget that arrive while another is on its way to Redis
+// take their events together, in one call (rateBatches).
 type RateLimiter struct {
 	limiter *redis_rate.Limiter
 	area    string
+	batches rateBatches
 }
 
 // NewRateLimiter returns the rate budgets of area on rdb.
@@ -34,7 +38,44 @@ func (l *RateLimiter) Allow(ctx context.Context, key string, n int, per time.Dur
 	if n <= 0 || per <= 0 {
 		return 0, nil
 	}
-	res, err := l.limiter.Allow(ctx, l.area+":"+key, redis_rate.Limit{Rate: n, Burst: n, Period: per})
+	limit := redis_rate.Limit{Rate: n, Burst: n, Period: per}
+	budget := rateBudgetName(l.area, key, n, per)
+	b, lead, prev := l.batches.join(budget)
+	if lead {
+		if prev != nil {
+			<-prev // the call before this batch's: it ends with its own reply
+		}
+		events := l.batches.start(budget, b)
+		callCtx := ctx
+		if events > 1 {
+			// The others' events ride on this call: it must not end with
+			// this caller's context.
+			var cancel context.CancelFunc
+			callCtx, cancel = context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+		}
+		res, err := l.limiter.AllowN(callCtx, l.area+":"+key, limit, events)
+		b.allowed, b.err = err == nil && res.Allowed == events, err
+		l.batches.finish(budget, b)
+		if events == 1 && err == nil && res.Allowed == 0 {
+			return max(res.RetryAfter, time.Millisecond), nil
+		}
+	} else {
+		select {
+		case <-b.done:
+		case <-ctx.Done():
+			return 0, fmt.Errorf("rate limit %s:%s: %w", l.area, key, context.Cause(ctx))
+		}
+	}
+	switch {
+	case b.err != nil:
+		return 0, fmt.Errorf("rate limit %s:%s: %w", l.area, key, b.err)
+	case b.allowed:
+		return 0, nil
+	}
+	// The batch did not fit in what is left of the budget: each of its
+	// callers asks alone, so none is refused for the others' sake.
+	res, err := l.limiter.Allow(ctx, l.area+":"+key, limit)
 	if err != nil {
 		return 0, fmt.Errorf("rate limit %s:%s: %w", l.area, key, err)
 	}
@@ -42,6 +83,11 @@ func (l *RateLimiter) Allow(ctx context.Context, key string, n int, per time.Dur
 		return 0, nil
 	}
 	return max(res.RetryAfter, time.Millisecond), nil
+}
+
+// rateBudgetName names one budget (its key and its limit) in rateBatches.
+func rateBudgetName(area, key string, n int, per time.Duration) string {
+	return fmt.Sprintf("%s:%s\x00%d\x00%d", area, key, n, per)
 }
 
 // rateKeys gives redis_rate the client with its keys moved under the

@@ -59,6 +59,8 @@ type Store struct {
 	texts *boundedMap[map[int]bool]
 	// seen is the highest version this process has seen of each run.
 	seen *boundedMap[int64]
+	// watchers are this process's Watches, told of its saves in memory.
+	watchers localWatchers
 }
 
 // NewStore returns a Store using rdb with the default retention; prefix
@@ -113,7 +115,9 @@ func newNonce() string {
 	return hex.EncodeToString(b)
 }
 
-// createScript stores a new run and its indexes in one step.
+// createScript stores a new run and its indexes in one step, and notes
+// what the indexes say of it ("ix", "ixat": active, with work, no deadline;
+// see saveScript), so its first save rewrites none that stay the same.
 // KEYS: run, runs, active, work, user (or ""), queues.
 // ARGV: id, data, status, created ms, updated ms, nonce, queue.
 var createScript = redis.NewScript(`
@@ -121,7 +125,7 @@ if redis.call('EXISTS', KEYS[1]) == 1 then
   if redis.call('HGET', KEYS[1], 'nonce') == ARGV[6] then return 1 end
   return 0
 end
-redis.call('HSET', KEYS[1], 'v', 1, 'data', ARGV[2], 'status', ARGV[3], 'fence', 0, 'nonce', ARGV[6])
+redis.call('HSET', KEYS[1], 'v', 1, 'data', ARGV[2], 'status', ARGV[3], 'fence', 0, 'nonce', ARGV[6], 'ix', '01:0', 'ixat', ARGV[5])
 redis.call('ZADD', KEYS[2], ARGV[4], ARGV[1])
 redis.call('ZADD', KEYS[3], ARGV[5], ARGV[1])
 redis.call('ZADD', KEYS[4], ARGV[5], ARGV[1])
@@ -174,19 +178,19 @@ func (s *Store) LoadForStep(ctx context.Context, id string) (*pipeline.Run, stri
 // without reading the run: what a worker that saved the run itself reads
 // before its next step, to know whether its copy is still the stored one.
 // A missing run is pipeline.ErrNotFound.
+//
+// It is one command: the cancel request is read from the run's hash, where
+// RequestCancel writes it beside its own key. (A request made by a process
+// of an earlier version writes only the key: the worker sees it at its next
+// full read of the run, LoadForStep, at the latest when it releases the
+// lease.)
 func (s *Store) ProbeForStep(ctx context.Context, id string) (pipeline.StepProbe, error) {
-	var meta *redis.SliceCmd
-	var cancel *redis.StringCmd
 	floor := s.watermark(id)
-	if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		meta = p.HMGet(ctx, s.runKey(id), "v", "nonce")
-		cancel = p.Get(ctx, s.cancelKey(id))
-		return nil
-	}); err != nil && !errors.Is(err, redis.Nil) {
+	vals, err := s.rdb.HMGet(ctx, s.runKey(id), "v", "nonce", "cancel").Result()
+	if err != nil {
 		return pipeline.StepProbe{}, err
 	}
-	vals := meta.Val()
-	if len(vals) != 2 || vals[0] == nil {
+	if len(vals) != 3 || vals[0] == nil {
 		return pipeline.StepProbe{}, fmt.Errorf("run %s: %w", id, pipeline.ErrNotFound)
 	}
 	v, _ := vals[0].(string)
@@ -195,8 +199,9 @@ func (s *Store) ProbeForStep(ctx context.Context, id string) (pipeline.StepProbe
 		return pipeline.StepProbe{}, fmt.Errorf("run %s has a bad version %q", id, v)
 	}
 	nonce, _ := vals[1].(string)
+	by, _ := vals[2].(string)
 	s.observeVersion(id, n, floor)
-	return pipeline.StepProbe{Version: n, SaveNonce: nonce, CancelBy: cancel.Val()}, nil
+	return pipeline.StepProbe{Version: n, SaveNonce: nonce, CancelBy: by}, nil
 }
 
 // load reads the run with its page texts and, when asked, its cancel
@@ -279,24 +284,32 @@ func (s *Store) decodeRun(id string, vals []any, floor int64) (*pipeline.Run, er
 // run changes ("ix": done, work, deadline) or their scores are older than
 // the refresh interval ("ixat"), not on every save: a worker carrying a run
 // through its steps saves several times a second, and each index write was
-// a command. Both fields live in the run's hash, written by this script
-// alone, so they always describe the indexes as they are.
+// a command. Even then only the entries that need it are written: the
+// active entry and a work entry (scored by save time) are refreshed, an
+// entry that is absent and stays absent is not removed again, and the
+// timer entry (scored by its deadline) only changes with the deadline.
+// Both fields live in the run's hash, written by this script alone, so
+// they always describe the indexes as they are.
 //
-// Last, it announces the run on its channel ({p}saved:{id}): the new
-// version, a space, and the data written, in the same round trip, so
-// whoever follows the run (Watch) has it when it changes, without polling
-// or reading it back; with nobody subscribed Redis sends nothing.
-// The announcement is a courtesy: if Redis refuses it (a user without
-// PUBLISH in its ACL), the save still holds and Watch's safety net reads it.
+// Last, when the run has watchers ("watchers", counted by Watch) other than
+// the saving process's own (ARGV 15: those it tells in memory), it
+// announces the run on its channel ({p}saved:{id}): the new version, a
+// space, and the data written, in the same round trip, so whoever follows
+// the run has it when it changes, without polling or reading it back. A
+// run nobody else follows is not announced: a PUBLISH per save was a
+// command per save. The announcement is a courtesy: if Redis refuses it (a
+// user without PUBLISH in its ACL), the save still holds and Watch's
+// safety net reads it.
 //
 // KEYS: run, pages, active, work, timers.
 // ARGV: 1 version, 2 fence (0: no lease), 3 nonce, 4 data, 5 status,
 // 6 updated ms, 7 done ("1": finished and shown), 8 id, 9 work ("1"/"0"),
 // 10 deadline ms ("0": none), 11 retention ms, 12 page retention ms,
-// 13 index refresh ms, 14 channel, 15… pairs of page source id and text.
+// 13 index refresh ms, 14 channel, 15 the saver's own watchers,
+// 16… pairs of page source id and text.
 // Returns 1 saved, 0 version conflict, -1 no such run, -2 fence moved.
 var saveScript = redis.NewScript(`
-local cur = redis.call('HMGET', KEYS[1], 'v', 'fence', 'nonce', 'ix', 'ixat')
+local cur = redis.call('HMGET', KEYS[1], 'v', 'fence', 'nonce', 'ix', 'ixat', 'watchers')
 local v = cur[1]
 if not v then return -1 end
 if tonumber(v) ~= tonumber(ARGV[1]) then
@@ -318,24 +331,29 @@ else
   else
     redis.call('ZADD', KEYS[3], ARGV[6], ARGV[8])
   end
+  local was = cur[4] or ''
   if ARGV[9] == '1' then
     redis.call('ZADD', KEYS[4], ARGV[6], ARGV[8])
-  else
+  elseif string.sub(was, 2, 2) ~= '0' then
     redis.call('ZREM', KEYS[4], ARGV[8])
   end
-  if ARGV[10] ~= '0' then
-    redis.call('ZADD', KEYS[5], ARGV[10], ARGV[8])
-  else
-    redis.call('ZREM', KEYS[5], ARGV[8])
+  if string.sub(was, 4) ~= ARGV[10] then
+    if ARGV[10] ~= '0' then
+      redis.call('ZADD', KEYS[5], ARGV[10], ARGV[8])
+    else
+      redis.call('ZREM', KEYS[5], ARGV[8])
+    end
   end
 end
-if #ARGV >= 15 then
+if #ARGV >= 16 then
   local hs = {}
-  for i = 15, #ARGV do hs[#hs + 1] = ARGV[i] end
+  for i = 16, #ARGV do hs[#hs + 1] = ARGV[i] end
   redis.call('HSET', KEYS[2], unpack(hs))
 end
 if ARGV[7] == '1' then redis.call('PEXPIRE', KEYS[2], ARGV[12]) end
-redis.pcall('PUBLISH', ARGV[14], (tonumber(v) + 1) .. ' ' .. ARGV[4])
+if tonumber(cur[6] or '0') > tonumber(ARGV[15]) then
+  redis.pcall('PUBLISH', ARGV[14], (tonumber(v) + 1) .. ' ' .. ARGV[4])
+end
 return 1
 `)
 
@@ -365,7 +383,8 @@ func (s *Store) Save(ctx context.Context, r *pipeline.Run) error {
 	}
 	nonce := newNonce()
 	args := []any{r.Version, r.Fence, nonce, data, string(r.Status), r.UpdatedAt.UnixMilli(), done, r.ID, work, deadline,
-		s.opts.Retention.Milliseconds(), s.opts.PageRetention.Milliseconds(), s.opts.IndexRefresh.Milliseconds(), s.savedChannel(r.ID)}
+		s.opts.Retention.Milliseconds(), s.opts.PageRetention.Milliseconds(), s.opts.IndexRefresh.Milliseconds(), s.savedChannel(r.ID),
+		s.watchers.count(r.ID)}
 	for id, text := range texts {
 		args = append(args, id, text)
 	}
@@ -379,6 +398,7 @@ func (s *Store) Save(ctx context.Context, r *pipeline.Run) error {
 		r.Version++
 		r.SaveNonce = nonce
 		s.remember(r, stored, len(texts) > 0)
+		s.watchers.tell(r.ID, r.Version, data)
 		return nil
 	case 0:
 		return fmt.Errorf("save run %s at version %d: %w", r.ID, r.Version, pipeline.ErrConflict)
@@ -485,12 +505,22 @@ func (s *Store) List(ctx context.Context, f pipeline.RunFilter) ([]*pipeline.Run
 	return runs, nil
 }
 
+// cancelScript records a cancel request: in its own key ({p}cancel:{id}),
+// which every version reads, and in the run's hash ("cancel"), which a
+// worker's probe between steps reads with the version in one command. A
+// run that does not exist gets no hash. KEYS: cancel, run. ARGV: by, ttl ms.
+var cancelScript = redis.NewScript(`
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('HSET', KEYS[2], 'cancel', ARGV[1]) end
+return 1
+`)
+
 // RequestCancel marks a run to stop at its next step boundary.
 func (s *Store) RequestCancel(ctx context.Context, runID, by string) error {
 	if by == "" {
 		by = "someone"
 	}
-	return s.rdb.Set(ctx, s.cancelKey(runID), by, 30*24*time.Hour).Err()
+	return cancelScript.Run(ctx, s.rdb, []string{s.cancelKey(runID), s.runKey(runID)}, by, (30 * 24 * time.Hour).Milliseconds()).Err()
 }
 
 // CancelRequested reports who asked to cancel the run, or "".

@@ -3,10 +3,14 @@ package redisstore
 import (
 	"context"
 	"errors"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/researchbot/researchbot/checkpoints"
 	"github.com/researchbot/researchbot/internal/redistest"
@@ -206,8 +210,8 @@ func TestSaveRewritesIndexesOnlyWhenTheyWouldChange(t *testing.T) {
 		}
 	}
 	r.Status = pipeline.StatusRunning
-	save(t0.Add(100 * time.Millisecond)) // the first save writes the indexes
-	want := float64(t0.Add(100 * time.Millisecond).UnixMilli())
+	save(t0.Add(100 * time.Millisecond)) // Create wrote the same entries at t0: left alone
+	want := float64(t0.UnixMilli())
 	save(t0.Add(600 * time.Millisecond)) // same entries, fresh scores: left alone
 	for _, key := range []string{"rb:work:runs", "rb:runs:active"} {
 		if got := score(key); got != want {
@@ -324,5 +328,136 @@ func TestPageTextsLostWithAWriteAreSentAgain(t *testing.T) {
 	}
 	if len(got.Pages) != 1 || got.Pages[0].Text != "the page's text" {
 		t.Fatalf("stored pages %+v, want the page with its text: the text was not sent again", got.Pages)
+	}
+}
+
+// TestSaveWritesOnlyTheIndexEntriesThatChange: the first save of a run
+// whose entries are those Create wrote writes none; a refresh of a running
+// run's scores rewrites its active and work entries but leaves its (absent)
+// timer entry alone; a waiting run's deadline is indexed once, and later
+// saves at the same deadline do not touch the timer or the (absent) work
+// entry; a new deadline replaces the old one, and the end removes it.
+func TestSaveWritesOnlyTheIndexEntriesThatChange(t *testing.T) {
+	_, rdb := redistest.Start(t)
+	s := NewStoreWithOptions(rdb, StoreOptions{IndexRefresh: time.Second})
+	ctx := context.Background()
+	r := newRun("r-1", "U1", t0)
+	if err := s.Create(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	writes := func(at time.Time) int {
+		t.Helper()
+		stats := func() int {
+			n := 0
+			info := rdb.Info(ctx, "commandstats").Val()
+			for _, line := range strings.Split(info, "\n") {
+				for _, name := range []string{"cmdstat_zadd:calls=", "cmdstat_zrem:calls="} {
+					if rest, ok := strings.CutPrefix(strings.TrimSpace(line), name); ok {
+						calls, _, _ := strings.Cut(rest, ",")
+						c, _ := strconv.Atoi(calls)
+						n += c
+					}
+				}
+			}
+			return n
+		}
+		before := stats()
+		r.UpdatedAt = at
+		if err := s.Save(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		return stats() - before
+	}
+	r.Status = pipeline.StatusRunning
+	if n := writes(t0.Add(100 * time.Millisecond)); n != 0 {
+		t.Errorf("the first save wrote %d index entries, want none (Create wrote the same and noted them)", n)
+	}
+	if n := writes(t0.Add(1200 * time.Millisecond)); n != 2 {
+		t.Errorf("a refresh of a running run wrote %d index entries, want 2 (active, work)", n)
+	}
+	inst := checkpoints.NewInstance(checkpoints.Builtins(t0)[0], "r-1.x", "r-1", nil, nil, nil, t0)
+	if err := inst.Offer(t0, "engine"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := inst.DeadlineAt
+	if deadline.IsZero() {
+		t.Fatal("the checkpoint has no deadline: the test proves nothing")
+	}
+	r.Checkpoints, r.Waiting, r.Status = []checkpoints.Instance{inst}, inst.ID, pipeline.StatusWaiting
+	if n := writes(t0.Add(1300 * time.Millisecond)); n != 3 {
+		t.Errorf("waiting at a checkpoint wrote %d index entries, want 3 (active, out of work, the timer)", n)
+	}
+	if got := rdb.ZScore(ctx, "rb:timers:runs", "r-1").Val(); got != float64(deadline.UnixMilli()) {
+		t.Errorf("timer score %v, want the deadline %v", got, deadline.UnixMilli())
+	}
+	if n := writes(t0.Add(2500 * time.Millisecond)); n != 1 {
+		t.Errorf("a refresh of a waiting run wrote %d index entries, want 1 (active)", n)
+	}
+	r.Status, r.Presented, r.Waiting = pipeline.StatusCompleted, true, ""
+	if n := writes(t0.Add(2600 * time.Millisecond)); n != 2 {
+		t.Errorf("the end wrote %d index entries, want 2 (out of active, out of timers)", n)
+	}
+	for _, key := range []string{"rb:work:runs", "rb:runs:active", "rb:timers:runs"} {
+		if n, err := rdb.ZCard(ctx, key).Result(); err != nil || n != 0 {
+			t.Errorf("%s has %d entries (%v) after the run finished, want none", key, n, err)
+		}
+	}
+}
+
+// countCommands counts the commands a client sends.
+type countCommands struct{ n atomic.Int64 }
+
+func (c *countCommands) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (c *countCommands) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		c.n.Add(1)
+		return next(ctx, cmd)
+	}
+}
+
+func (c *countCommands) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		c.n.Add(int64(len(cmds)))
+		return next(ctx, cmds)
+	}
+}
+
+// TestAProbeIsOneCommandAndSeesEveryCancelRequest: the probe between steps
+// is one command, and it sees a cancel request made through the store; a
+// request made by an earlier version (its key alone) is seen by the next
+// full read. A cancel request for a run that does not exist creates no run.
+func TestAProbeIsOneCommandAndSeesEveryCancelRequest(t *testing.T) {
+	_, rdb := redistest.Start(t)
+	s := NewStore(rdb, "")
+	ctx := context.Background()
+	if err := s.Create(ctx, newRun("r-1", "U1", t0)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RequestCancel(ctx, "r-1", "U2"); err != nil {
+		t.Fatal(err)
+	}
+	c := &countCommands{}
+	rdb.AddHook(c)
+	if p, err := s.ProbeForStep(ctx, "r-1"); err != nil || p.CancelBy != "U2" {
+		t.Fatalf("probe after a cancel request = %+v %v, want cancelled by U2", p, err)
+	}
+	if n := c.n.Load(); n != 1 {
+		t.Errorf("the probe sent %d commands, want 1", n)
+	}
+	if err := s.Create(ctx, newRun("r-2", "U1", t0)); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.Set(ctx, "rb:cancel:r-2", "U3", time.Hour).Err(); err != nil { // an earlier version's request
+		t.Fatal(err)
+	}
+	if _, by, err := s.LoadForStep(ctx, "r-2"); err != nil || by != "U3" {
+		t.Fatalf("full read after an earlier version's cancel request: %q %v, want U3", by, err)
+	}
+	if err := s.RequestCancel(ctx, "r-none", "U2"); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := rdb.Exists(ctx, "rb:run:r-none").Result(); err != nil || n != 0 {
+		t.Errorf("a cancel request created the run's hash (%d, %v)", n, err)
 	}
 }

@@ -17,13 +17,17 @@ const DefaultWatchCheck = 5 * time.Second
 
 // Watch follows a run in the store, whichever process advances it: it
 // sends the run (without page texts) when it is first read and again each
-// time its stored version changes. Every save announces the new version
-// on the run's channel with the data written (saveScript), and Watch,
-// subscribed to it, sends what it is told without reading Redis. It reads
-// the run each time its subscription is (re)established — a Redis restart
-// or a dropped connection loses what was announced meanwhile — and checks
-// the version every interval (default DefaultWatchCheck) in case an
-// announcement was lost otherwise.
+// time its stored version changes. A save made by this process (this
+// Store) hands Watch the version and data it wrote at once, in memory; a
+// save made by another process announces them on the run's channel
+// (saveScript), and Watch, subscribed to it, sends what it is told without
+// reading Redis. A save announces the run only while some process other
+// than the saver's follows it: Watch counts itself in the run's hash
+// ("watchers") for as long as it runs, so a run nobody follows costs no
+// PUBLISH. Watch reads the run each time its subscription is
+// (re)established — a Redis restart or a dropped connection loses what was
+// announced meanwhile — and checks the version every interval (default
+// DefaultWatchCheck) in case an announcement was lost otherwise.
 // Read errors (Redis restarting) are skipped quietly; the channel closes
 // when ctx ends.
 func (s *Store) Watch(ctx context.Context, runID string, every time.Duration) <-chan *pipeline.Run {
@@ -33,6 +37,9 @@ func (s *Store) Watch(ctx context.Context, runID string, every time.Duration) <-
 	out := make(chan *pipeline.Run)
 	go func() { // owner: the caller's ctx
 		defer close(out)
+		// Saves of this process are handed over in memory from now on.
+		here := s.watchers.add(runID)
+		defer s.watchers.remove(runID, here)
 		sub := s.rdb.Subscribe(ctx, s.savedChannel(runID))
 		told := sub.ChannelWithSubscriptions()
 		defer func() {
@@ -43,6 +50,7 @@ func (s *Store) Watch(ctx context.Context, runID string, every time.Duration) <-
 		t := s.clock.NewTicker(every, "watch")
 		defer t.Stop()
 		w := watch{s: s, id: runID, last: -1}
+		defer w.uncount()
 		for {
 			var r *pipeline.Run
 			select {
@@ -50,9 +58,14 @@ func (s *Store) Watch(ctx context.Context, runID string, every time.Duration) <-
 				return
 			case <-t.C:
 				r = w.check(ctx)
+			case <-here.ready:
+				r = w.told(ctx, here.take())
 			case m := <-told:
 				switch m := m.(type) {
 				case *redis.Subscription: // (re)subscribed: what was announced before is unknown
+					if m.Kind == "subscribe" {
+						w.count(ctx)
+					}
 					r = w.check(ctx)
 				case *redis.Message:
 					r = w.told(ctx, m.Payload)
@@ -71,11 +84,46 @@ func (s *Store) Watch(ctx context.Context, runID string, every time.Duration) <-
 	return out
 }
 
-// watch is what one Watch knows of its run: the last version it sent.
+// watch is what one Watch knows of its run: the last version it sent, and
+// how often it counted itself among the run's watchers.
 type watch struct {
-	s    *Store
-	id   string
-	last int64
+	s       *Store
+	id      string
+	last    int64
+	counted int64
+}
+
+// watchersScript adds ARGV[1] to the run's count of watchers, if the run
+// exists (a watch of a missing run must not create its hash). KEYS: run.
+var watchersScript = redis.NewScript(`
+if redis.call('HEXISTS', KEYS[1], 'v') == 1 then
+  return redis.call('HINCRBY', KEYS[1], 'watchers', ARGV[1])
+end
+return 0
+`)
+
+// count adds this Watch to the run's watchers, so saves by other processes
+// announce the run. It is called on each (re)subscription: a count lost
+// with the Redis data is made again, and uncount takes back every one.
+// Before the subscription is first confirmed, and if Redis does not
+// answer, the count may be short: the read that follows, and the
+// safety-net check, catch what was not announced.
+func (w *watch) count(ctx context.Context) {
+	if err := watchersScript.Run(ctx, w.s.rdb, []string{w.s.runKey(w.id)}, 1).Err(); err == nil {
+		w.counted++
+	}
+}
+
+// uncount takes this Watch out of the run's watchers (its context has
+// ended, so on a short context of its own). A count left behind by a
+// process that died only makes saves announce the run needlessly.
+func (w *watch) uncount() {
+	if w.counted == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_ = watchersScript.Run(ctx, w.s.rdb, []string{w.s.runKey(w.id)}, -w.counted).Err()
 }
 
 // check reads the run if its stored version is not the last one sent.

@@ -2,6 +2,8 @@ package redisstore
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -260,5 +262,136 @@ func (c *countReads) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 			}
 		}
 		return next(ctx, cmds)
+	}
+}
+
+// publishes is how many PUBLISH commands the server has run (INFO
+// commandstats; those a script runs are counted too).
+func publishes(t *testing.T, rdb *redis.Client) int {
+	t.Helper()
+	info, err := rdb.Info(t.Context(), "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_publish:calls="); ok {
+			calls, _, _ := strings.Cut(rest, ",")
+			n, _ := strconv.Atoi(calls)
+			return n
+		}
+	}
+	return 0
+}
+
+// saveOnce loads the run through s and saves it with the given step.
+func saveOnce(t *testing.T, s *Store, step pipeline.Step) {
+	t.Helper()
+	r, err := s.Load(t.Context(), "r-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Step = step
+	if err := s.Save(t.Context(), r); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestASaveIsAnnouncedOnlyWhileAnotherProcessWatches: a save of a run
+// nobody follows publishes nothing; while another process watches it, each
+// save is announced (and reaches that Watch); once the Watch has ended,
+// saves are quiet again.
+func TestASaveIsAnnouncedOnlyWhileAnotherProcessWatches(t *testing.T) {
+	rdb, otherClient := watchBackends["redis-server"](t)
+	saver := NewStore(rdb, "")
+	if err := saver.Create(t.Context(), newRun("r-1", "U1", t0)); err != nil {
+		t.Fatal(err)
+	}
+	p0 := publishes(t, rdb)
+	saveOnce(t, saver, pipeline.StepSearch)
+	if n := publishes(t, rdb) - p0; n != 0 {
+		t.Fatalf("a save of a run nobody follows published %d times", n)
+	}
+
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	clock := quartz.NewMock(t)
+	trap := clock.Trap().NewTicker("watch")
+	runs := NewStoreWithOptions(otherClient, StoreOptions{Clock: clock}).Watch(ctx, "r-1", time.Hour)
+	trap.MustWait(ctx).MustRelease(ctx)
+	trap.Close()
+	if r := receive(t, runs); r.Version != 2 {
+		t.Fatalf("first sent version %d, want 2", r.Version)
+	}
+	p1 := publishes(t, rdb)
+	saveOnce(t, saver, pipeline.StepFetch)
+	if got := receive(t, runs); got.Version != 3 || got.Step != pipeline.StepFetch {
+		t.Fatalf("sent version %d at %s, want 3 at fetch", got.Version, got.Step)
+	}
+	if n := publishes(t, rdb) - p1; n != 1 {
+		t.Fatalf("a save of a run another process follows published %d times, want 1", n)
+	}
+
+	cancel()
+	for range runs { // closed once the Watch has taken itself out of the count
+	}
+	if n, err := rdb.HGet(t.Context(), "rb:run:r-1", "watchers").Int(); err != nil || n != 0 {
+		t.Fatalf("watchers after the Watch ended: %d (%v), want 0", n, err)
+	}
+	p2 := publishes(t, rdb)
+	saveOnce(t, saver, pipeline.StepAnalyze)
+	if n := publishes(t, rdb) - p2; n != 0 {
+		t.Fatalf("a save after the Watch ended published %d times", n)
+	}
+}
+
+// TestWatchOfTheSavingProcessIsToldInMemory: a Watch in the process that
+// saves the run (the same Store, as a terminal run) gets each save at
+// once, without a PUBLISH and without reading the run.
+func TestWatchOfTheSavingProcessIsToldInMemory(t *testing.T) {
+	for name, backend := range watchBackends {
+		t.Run(name, func(t *testing.T) {
+			rdb, _ := backend(t)
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			clock := quartz.NewMock(t)
+			s := NewStoreWithOptions(rdb, StoreOptions{Clock: clock})
+			if err := s.Create(ctx, newRun("r-1", "U1", t0)); err != nil {
+				t.Fatal(err)
+			}
+			trap := clock.Trap().NewTicker("watch")
+			runs := s.Watch(ctx, "r-1", time.Hour)
+			trap.MustWait(ctx).MustRelease(ctx)
+			trap.Close()
+			if r := receive(t, runs); r.Version != 1 {
+				t.Fatalf("first sent version %d", r.Version)
+			}
+			p0 := 0
+			if name == "redis-server" {
+				p0 = publishes(t, rdb)
+			}
+			r, err := s.Load(ctx, "r-1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			reads := &countReads{}
+			rdb.AddHook(reads)
+			for want := int64(2); want <= 4; want++ {
+				r.Step = pipeline.StepSearch
+				if err := s.Save(ctx, r); err != nil {
+					t.Fatal(err)
+				}
+				if got := receive(t, runs); got.Version != want || got.Step != pipeline.StepSearch {
+					t.Fatalf("sent version %d at %s, want %d at search", got.Version, got.Step, want)
+				}
+			}
+			if n := reads.n.Load(); n != 0 {
+				t.Errorf("Watch read the run %d times: the saves handed it over", n)
+			}
+			if name == "redis-server" {
+				if n := publishes(t, rdb) - p0; n != 0 {
+					t.Errorf("saves followed only by their own process published %d times", n)
+				}
+			}
+		})
 	}
 }

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"fmt"
 	"runtime"
 	"sort"
 	"strconv"
@@ -37,11 +36,6 @@ func redisInfo(b *testing.B, rdb *redis.Client, section string) map[string]float
 	return out
 }
 
-// redisCommands is how many commands the server has processed.
-func redisCommands(b *testing.B, rdb *redis.Client) float64 {
-	return redisInfo(b, rdb, "stats")["total_commands_processed"]
-}
-
 // redisCPU is the CPU time the server has used.
 func redisCPU(b *testing.B, rdb *redis.Client) time.Duration {
 	c := redisInfo(b, rdb, "cpu")
@@ -69,23 +63,63 @@ func commandCalls(b *testing.B, rdb *redis.Client) map[string]float64 {
 	return out
 }
 
-// logCommandStats logs, with -v, the commands per run by name between two
-// commandCalls samples (idle polling included), most first: where a run's
-// Redis traffic goes. Commands a Lua script runs count under their own names
-// as well as under evalsha.
-func logCommandStats(b *testing.B, before, after map[string]float64, n int) {
-	names := make([]string, 0, len(after))
+// commandsPerRun is the commands per run by name between two commandCalls
+// samples, less what the idle workers' polling sends by name in the same
+// time (idle: calls per second by name, measured before the batch).
+// Commands a Lua script runs count under their own names as well as under
+// evalsha (and in total_commands_processed alike).
+// The benchmark's own INFO and ZCARD (waitIdle) commands are left out.
+func commandsPerRun(before, after, idle map[string]float64, seconds float64, n int) map[string]float64 {
+	out := map[string]float64{}
 	for k := range after {
-		if after[k] > before[k] {
-			names = append(names, k)
+		if d := after[k] - before[k] - idle[k]*seconds; d > 0 && k != "info" && k != "zcard" {
+			out[k] = d / float64(n)
 		}
 	}
-	sort.Slice(names, func(i, j int) bool { return after[names[i]]-before[names[i]] > after[names[j]]-before[names[j]] })
+	return out
+}
+
+// logCommandStats logs commands per run by name, most first, and their sum:
+// where a run's Redis traffic goes. One line (a benchmark's log is cut
+// after ten lines without -v).
+func logCommandStats(b *testing.B, perRun map[string]float64, n int) {
+	names := make([]string, 0, len(perRun))
+	sum := 0.0
+	for k, v := range perRun {
+		names = append(names, k)
+		sum += v
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if perRun[names[i]] != perRun[names[j]] {
+			return perRun[names[i]] > perRun[names[j]]
+		}
+		return names[i] < names[j]
+	})
 	var sb strings.Builder
 	for _, k := range names {
-		fmt.Fprintf(&sb, " %s=%.1f", k, (after[k]-before[k])/float64(n))
+		if perRun[k] < 0.05 {
+			continue
+		}
+		sb.WriteString(" " + k + "=" + strconv.FormatFloat(perRun[k], 'f', 1, 64))
 	}
-	b.Logf("commands per run by name:%s", sb.String())
+	b.Logf("runs=%d redis commands per run by name (sum %.1f):%s", n, sum, sb.String())
+}
+
+// waitIdle waits until no run is in the active index: each finished run's
+// last save (the record that it was shown) is done.
+func waitIdle(b *testing.B, rdb *redis.Client) {
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		n, err := rdb.ZCard(context.Background(), "rb:runs:active").Result()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if n == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("%d runs still active 10 s after the batch", n)
+		}
+	}
 }
 
 func cpuTime() time.Duration {
@@ -107,17 +141,25 @@ func cpuTime() time.Duration {
 //     run's end, over the longest critical path;
 //   - cpu-ms/run: this process (engine, clients and the fakes) plus the
 //     redis-server (INFO cpu), per run;
-//   - redis-cmds/run: commands the server processed for the batch, less
-//     what the idle workers' polling sends in that time (measured before);
+//   - redis-cmds/run: commands the server processed for the batch (INFO
+//     commandstats, by name: a Lua script's commands count as well as the
+//     script), less what the idle workers' polling sends in that time
+//     (measured by name before) and the benchmark's own INFOs;
 //   - runs/s: runs finished per second of the batch, one Redis serving.
+//
+// It logs the Redis commands per run by name, on one line, most first: the
+// terms of redis-cmds/run.
 func BenchmarkConcurrentAutoRuns(b *testing.B) {
 	for _, n := range []int{1, 20, 100} {
 		b.Run("runs="+strconv.Itoa(n), func(b *testing.B) { benchAutoRuns(b, n) })
 	}
 }
 
-// idleWindow is how long the idle workers' Redis traffic is sampled.
-const idleWindow = time.Second
+// idleWindow is how long the idle workers' Redis traffic is sampled: their
+// pollers tick every 200 and 250 ms, so a second's sample could be a tick
+// off, which is some 15 commands a run over one run's batch; three seconds
+// keep that to about 5.
+const idleWindow = 3 * time.Second
 
 func benchAutoRuns(b *testing.B, n int) {
 	res := &researchtest.Researcher{Delay: benchLatency.LLM, TextTokens: true}
@@ -129,11 +171,15 @@ func benchAutoRuns(b *testing.B, n int) {
 	b.ResetTimer()
 	for range b.N {
 		// The idle workers poll the queue: that traffic is not the runs'.
-		idle0 := redisCommands(b, rdb)
+		idleStats0 := commandCalls(b, rdb)
 		time.Sleep(idleWindow) // a measurement window, not a synchronisation
-		idlePerSec := (redisCommands(b, rdb) - idle0 - 1) / idleWindow.Seconds()
+		idleStats1 := commandCalls(b, rdb)
+		idleByName := map[string]float64{}
+		for k, v := range idleStats1 {
+			idleByName[k] = (v - idleStats0[k]) / idleWindow.Seconds()
+		}
 
-		cmd0, cpu0, rcpu0 := redisCommands(b, rdb), cpuTime(), redisCPU(b, rdb)
+		cpu0, rcpu0 := cpuTime(), redisCPU(b, rdb)
 		stats0 := commandCalls(b, rdb)
 		start := time.Now()
 		for range n {
@@ -155,13 +201,18 @@ func benchAutoRuns(b *testing.B, n int) {
 		}
 		makespan := time.Since(start)
 		cpu := cpuTime() - cpu0 + redisCPU(b, rdb) - rcpu0
-		cmds := redisCommands(b, rdb) - cmd0 - idlePerSec*makespan.Seconds()
-		if testing.Verbose() {
-			logCommandStats(b, stats0, commandCalls(b, rdb), n)
+		// A run is done for the batch once shown; the save recording that
+		// follows. Count its commands too: wait until no run is active.
+		waitIdle(b, rdb)
+		perRun := commandsPerRun(stats0, commandCalls(b, rdb), idleByName, time.Since(start).Seconds(), n)
+		cmds := 0.0
+		for _, v := range perRun {
+			cmds += v
 		}
+		logCommandStats(b, perRun, n)
 		b.ReportMetric(float64(makespan)/float64(longest), "makespan/critical-path")
 		b.ReportMetric(float64(cpu)/float64(time.Millisecond)/float64(n), "cpu-ms/run")
-		b.ReportMetric(cmds/float64(n), "redis-cmds/run")
+		b.ReportMetric(cmds, "redis-cmds/run")
 		b.ReportMetric(float64(n)/makespan.Seconds(), "runs/s")
 		b.ReportMetric(float64(longest)/float64(time.Millisecond), "critical-path-ms")
 	}

@@ -1,0 +1,126 @@
+package pipeline_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/researchbot/researchbot/checkpoints"
+	"github.com/researchbot/researchbot/internal/redistest"
+	"github.com/researchbot/researchbot/internal/researchtest"
+	"github.com/researchbot/researchbot/pipeline"
+	"github.com/researchbot/researchbot/redisstore"
+)
+
+// savingStore is the real store, counting saves and probes.
+type savingStore struct {
+	*redisstore.Store
+	mu     sync.Mutex
+	saves  int
+	probes int
+}
+
+func (s *savingStore) ProbeForStep(ctx context.Context, id string) (pipeline.StepProbe, error) {
+	s.mu.Lock()
+	s.probes++
+	s.mu.Unlock()
+	return s.Store.ProbeForStep(ctx, id)
+}
+
+func (s *savingStore) Save(ctx context.Context, r *pipeline.Run) error {
+	s.mu.Lock()
+	s.saves++
+	s.mu.Unlock()
+	return s.Store.Save(ctx, r)
+}
+
+// stepsDone counts the steps the engine ran (Observer).
+type stepsDone struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (o *stepsDone) StepDone(pipeline.Step, time.Duration, error) {
+	o.mu.Lock()
+	o.n++
+	o.mu.Unlock()
+}
+func (o *stepsDone) LLMUsage(pipeline.Role, pipeline.Usage)                      {}
+func (o *stepsDone) RunFinished(pipeline.Status)                                 {}
+func (o *stepsDone) CheckpointDecided(string, checkpoints.Action, time.Duration) {}
+
+// attemptWatcher is a searcher that reads the stored run while the search
+// step runs: what a worker that takes over after a crash would find.
+type attemptWatcher struct {
+	web
+	store *redisstore.Store
+	mu    sync.Mutex
+	seen  []pipeline.StepAttempt
+}
+
+func (a *attemptWatcher) Search(ctx context.Context, q pipeline.SearchRequest) pipeline.SearchOutcome {
+	if r, err := a.store.Load(ctx, "r-1"); err == nil {
+		a.mu.Lock()
+		a.seen = append(a.seen, r.Attempt)
+		a.mu.Unlock()
+	}
+	return a.web.Search(ctx, q)
+}
+
+// TestEachStepIsSavedOnceAndItsAttemptIsStoredBeforeItRuns: a worker that
+// carries a run through its steps saves (and probes) once per step — the save that ends
+// a step also counts the attempt at the next — and the attempt at a step is
+// in the store while the step runs, so a worker that dies in the middle of
+// it has used that attempt (the bound on attempts holds across crashes).
+func TestEachStepIsSavedOnceAndItsAttemptIsStoredBeforeItRuns(t *testing.T) {
+	ctx := context.Background()
+	_, rdb := redistest.Start(t)
+	store := redisstore.NewStore(rdb, "")
+	ss := &savingStore{Store: store}
+	steps := &stepsDone{}
+	searcher := &attemptWatcher{store: store}
+	eng, err := pipeline.New(pipeline.Config{
+		Store: ss, Queue: &queue{}, Locker: redisstore.NewLocker(rdb, "", 5*time.Second),
+		Model: &scripted{reviews: []pipeline.CritiqueOutput{passes}}, Searcher: searcher, Fetcher: web{},
+		Presenters: map[string]pipeline.Presenter{"test": &presenter{}}, Now: researchtest.NewClock(t0).Now,
+		NewID: func() string { return "r-1" }, Observer: steps,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.SeedDefinitions(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eng.Start(ctx, pipeline.Request{
+		Question: "How well do heat pumps work in cold climates?", Mode: checkpoints.ModeAuto, RequestedBy: "U1",
+		Origin: pipeline.Origin{Kind: "test", Queue: "runs"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.Advance(ctx, "r-1"); err != nil {
+		t.Fatal(err)
+	}
+	r, err := store.Load(ctx, "r-1")
+	if err != nil || r.Status != pipeline.StatusCompleted {
+		t.Fatalf("the run is %v (%v), want completed", r, err)
+	}
+	// The first step's attempt, one save per step, and the record that
+	// the outcome was shown.
+	if want := steps.n + 2; ss.saves != want {
+		t.Errorf("%d saves for %d steps, want %d", ss.saves, steps.n, want)
+	}
+	// A probe between steps, and one after the lease is released (a run
+	// finished and shown is not probed again under the lease).
+	if want := steps.n; ss.probes != want {
+		t.Errorf("%d probes for %d steps, want %d", ss.probes, steps.n, want)
+	}
+	if len(searcher.seen) == 0 {
+		t.Fatal("nothing was searched")
+	}
+	for _, a := range searcher.seen {
+		if a.Step != pipeline.StepSearch || a.N != 1 {
+			t.Errorf("while the search step ran, the stored attempt was %+v, want search, 1", a)
+		}
+	}
+}
