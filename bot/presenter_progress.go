@@ -27,8 +27,7 @@ type progressState struct {
 	channel, thread string
 	pending         []slack.Block // latest rendering not yet sent
 	pendingText     string
-	pendingRun      *pipeline.Run // the run it renders (for the streamed plan)
-	pendingNote     string        // the passing note shown with it, if any
+	pendingStream   *streamUpdate // the same state as a streamed plan
 	lastSent        time.Time
 	notBefore       time.Time   // after a 429
 	stop            func() bool // stops the pending flush; nil when none
@@ -65,7 +64,7 @@ func (p *Presenter) progressWith(ctx context.Context, r *pipeline.Run, note stri
 		p.progress[r.ID] = st
 	}
 	st.touched = p.now()
-	st.pending, st.pendingText, st.pendingRun, st.pendingNote = blocks, text, r, note
+	st.pending, st.pendingText, st.pendingStream = blocks, text, newStreamUpdate(r, note)
 	due := p.dueLocked(st)
 	if st.sending || st.stop != nil {
 		p.mu.Unlock()
@@ -154,13 +153,13 @@ func (p *Presenter) flush(ctx context.Context, runID string) {
 		p.mu.Unlock()
 		return
 	}
-	blocks, text, run, note := st.pending, st.pendingText, st.pendingRun, st.pendingNote
-	st.pending, st.pendingRun, st.pendingNote, st.sending = nil, nil, "", true
+	blocks, text, update := st.pending, st.pendingText, st.pendingStream
+	st.pending, st.pendingStream, st.sending = nil, nil, true
 	p.mu.Unlock()
 
 	err := errNoStream
-	if run != nil {
-		err = p.streamProgress(ctx, run, note)
+	if update != nil {
+		err = p.streamProgress(ctx, update)
 	}
 	if errors.Is(err, errNoStream) {
 		err = p.sendProgress(ctx, runID, st.channel, st.thread, blocks, text)
@@ -174,7 +173,7 @@ func (p *Presenter) flush(ctx context.Context, runID string) {
 	if errors.As(err, &rl) {
 		st.notBefore = p.now().Add(max(rl.RetryAfter, time.Second))
 		if st.pending == nil {
-			st.pending, st.pendingText, st.pendingRun, st.pendingNote = blocks, text, run, note
+			st.pending, st.pendingText, st.pendingStream = blocks, text, update
 		}
 	} else if err != nil {
 		p.log.Warn("bot: progress update failed", "run_id", runID, "err", err)

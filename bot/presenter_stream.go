@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"hash/fnv"
+	"slices"
 	"sync"
 
 	"github.com/slack-go/slack"
@@ -150,10 +151,30 @@ func (p *Presenter) saveStream(ctx context.Context, runID string, ps planStream)
 	return p.mem.Remember(ctx, keyPlanStream+runID, string(b), msgKeyTTL)
 }
 
-// streamProgress shows r's progress in its streamed plan, with a passing
-// note (Notice) on the task in progress. It returns errNoStream when the
-// run's progress is the edited message instead.
-func (p *Presenter) streamProgress(ctx context.Context, r *pipeline.Run, note string) error {
+// streamUpdate is a run's progress as its streamed plan shows it, taken
+// while the caller owns the run: the update is sent later, from a timer,
+// while the engine goes on changing the run, so it keeps no pointer into it.
+type streamUpdate struct {
+	run   *pipeline.Run // ID, Origin, RequestedBy, Status and the checkpoints' states only
+	tasks []blockkit.StreamTask
+}
+
+// newStreamUpdate takes r's streamed plan, with a passing note (Notice) on
+// the task in progress.
+func newStreamUpdate(r *pipeline.Run, note string) *streamUpdate {
+	return &streamUpdate{
+		run: &pipeline.Run{
+			ID: r.ID, Origin: r.Origin, RequestedBy: r.RequestedBy, Status: r.Status,
+			Checkpoints: slices.Clone(r.Checkpoints),
+		},
+		tasks: blockkit.WithStreamNote(blockkit.StreamPlan(r), note),
+	}
+}
+
+// streamProgress shows a run's progress in its streamed plan. It returns
+// errNoStream when the run's progress is the edited message instead.
+func (p *Presenter) streamProgress(ctx context.Context, u *streamUpdate) error {
+	r, tasks := u.run, u.tasks
 	place, ok := p.streamTarget(ctx, r)
 	if !ok {
 		return errNoStream
@@ -173,7 +194,6 @@ func (p *Presenter) streamProgress(ctx context.Context, r *pipeline.Run, note st
 	case !ps.Open && !movedPast(r, ps.StoppedAt):
 		return nil // stopped at a checkpoint the run still waits on
 	}
-	tasks := blockkit.WithStreamNote(blockkit.StreamPlan(r), note)
 	if ps.Open {
 		chunks := blockkit.StreamChunks(tasks, ps.Sent)
 		if len(chunks) == 0 {
@@ -363,6 +383,6 @@ func (p *Presenter) dropPendingProgress(runID string) {
 	defer p.mu.Unlock()
 	if st := p.progress[runID]; st != nil {
 		p.stopFlushLocked(st)
-		st.pending, st.pendingRun = nil, nil
+		st.pending, st.pendingStream = nil, nil
 	}
 }
