@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/researchbot/researchbot/checkpoints"
 	"github.com/researchbot/researchbot/pipeline"
@@ -37,6 +38,9 @@ type Prompter struct {
 	By string
 	// Style wraps and colours the checkpoints shown (the zero Style: plain).
 	Style Style
+	// Now is the clock the time left to a checkpoint's deadline is counted
+	// by, beside the prompt (nil: the real clock).
+	Now func() time.Time
 
 	// lines carries what the reader goroutine read, so that a prompt
 	// waiting for a line gives up at once when its context ends (Ctrl-C, or
@@ -142,6 +146,9 @@ func (p *Prompter) Ask(ctx context.Context, inst checkpoints.Instance, errs []ch
 	for {
 		if err := ctx.Err(); err != nil {
 			return checkpoints.Decision{}, err
+		}
+		if c := p.countdown(inst); c != "" {
+			_, _ = io.WriteString(p.out, p.Style.Text(c)+"\n") // c is made of the deadline and numbers only
 		}
 		p.printf("%s? ", choices(allowed))
 		ans, err := p.line(ctx)

@@ -107,6 +107,9 @@ func TestTerminalProgressInPlaceAndCtrlCAtAPrompt(t *testing.T) {
 	if !strings.Contains(shown, "waiting for you: Research plan") {
 		t.Errorf("the stage while the plan waits does not say so:\n%q", shown)
 	}
+	if !regexp.MustCompile(`Time left: [0-9][^\r\n]* — a reminder is due at [0-9:\- ]+\r\n\[a\]pprove`).MatchString(shown) {
+		t.Errorf("the prompt does not show the time left to the deadline:\n%q", shown)
+	}
 	if regexp.MustCompile(`\n\[[█░]+\] `).MatchString(shown) {
 		t.Errorf("a progress line was printed as a line of its own:\n%q", shown)
 	}
