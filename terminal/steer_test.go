@@ -182,3 +182,20 @@ func TestSteerLineStopAsksBeforeCancelling(t *testing.T) {
 		t.Errorf("an empty line: err %v, output %q", err, out.String())
 	}
 }
+
+// TestProgressLineCountsSteeringNotes: the progress line says how many
+// steering notes the run has taken, and nothing when it has none.
+func TestProgressLineCountsSteeringNotes(t *testing.T) {
+	r := &pipeline.Run{Step: pipeline.StepSearch, Status: pipeline.StatusRunning}
+	if got := progressLine(r, 1); strings.Contains(got, "steering") {
+		t.Errorf("no notes, yet: %q", got)
+	}
+	r.Notes = []pipeline.SteeringNote{{Text: "focus on Europe"}}
+	if got := progressLine(r, 1); !strings.HasSuffix(got, " · 1 steering note") {
+		t.Errorf("one note: %q", got)
+	}
+	r.Notes = append(r.Notes, pipeline.SteeringNote{Text: "skip vendor blogs"})
+	if got := progressLine(r, 1); !strings.HasSuffix(got, " · 2 steering notes") {
+		t.Errorf("two notes: %q", got)
+	}
+}

@@ -270,6 +270,9 @@ func TestTerminalSteeringNoteWhileItRuns(t *testing.T) {
 	if len(draftPrompts) == 0 || !strings.Contains(draftPrompts[0], "<requester_note n=\"1\" given_during=\"analyze\">\nfocus on Europe\n</requester_note>") {
 		t.Errorf("the writer's prompt does not carry the note:\n%v", draftPrompts)
 	}
+	if !strings.Contains(c.screen(), "· 1 steering note") {
+		t.Errorf("the progress does not show the note:\n%q", c.screen())
+	}
 	if !strings.Contains(c.screen(), "Steering notes given while it ran") || !strings.Contains(c.screen(), "focus on Europe (by terminal during analyze") {
 		t.Errorf("the report does not list the note:\n%q", c.screen())
 	}
