@@ -30,7 +30,7 @@ func (p *Presenter) Offer(ctx context.Context, r *pipeline.Run, inst *checkpoint
 	p.panel.runStatus(ctx, r) // the run waits: no status in its assistant thread
 	p.endStream(ctx, r, blockkit.StreamCheckpointNote(r), false)
 	p.attachDraft(ctx, r, inst)
-	blocks := blockkit.RenderCheckpoint(inst, r.RequestedBy)
+	blocks := blockkit.RenderCheckpointAt(inst, r.RequestedBy, p.now())
 	text := fmt.Sprintf("%s: your decision is needed", blockkit.OneLine(blockkit.FirstNonEmpty(inst.Label, inst.DefinitionID)))
 	if inst.Attempt > 1 {
 		text = "Reminder — " + text

@@ -3,8 +3,6 @@ package bot
 import (
 	"context"
 	"errors"
-	"regexp"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -30,18 +28,9 @@ type Steerer interface {
 // Config.Steering is zero.
 var defaultSteeringLimit = Limit{Rate: 3, Period: time.Minute}
 
-// stopRequest matches a message that asks to stop the run rather than
-// steer it: "stop", "please cancel this run", "abort!" — a stop word with
-// at most a few filler words, so "stop including vendor blogs" stays a note.
-var stopRequest = regexp.MustCompile(`^(?:please\s+)?(?:stop|cancel|abort|halt|terminate|kill)(?:\s+(?:it|this|that|the|now|run|research|search|searching|everything|please|right|away))*$`)
-
-// isStopRequest reports whether text asks to stop the run.
-func isStopRequest(text string) bool {
-	t := strings.ToLower(strings.Join(strings.FieldsFunc(text, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '\'')
-	}), " "))
-	return stopRequest.MatchString(t)
-}
+// isStopRequest reports whether text asks to stop the run
+// (pipeline.IsStopRequest, shared with the terminal).
+func isStopRequest(text string) bool { return pipeline.IsStopRequest(text) }
 
 // steer takes m as a steering note when the thread's run has not finished;
 // it reports false for a finished run (m is then a follow-up question).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -141,4 +142,19 @@ func steeringProvenance(r *Run) []string {
 		out = append(out, fmt.Sprintf("%s (by %s during %s, %s)", clipText(flatLine(n.Text), MaxSteeringNoteRunes), n.By, n.Step, n.At.UTC().Format("2006-01-02 15:04 MST")))
 	}
 	return out
+}
+
+// stopRequest matches a message that asks to stop the run rather than
+// steer it: "stop", "please cancel this run", "abort!" — a stop word with
+// at most a few filler words, so "stop including vendor blogs" stays a note.
+var stopRequest = regexp.MustCompile(`^(?:please\s+)?(?:stop|cancel|abort|halt|terminate|kill)(?:\s+(?:it|this|that|the|now|run|research|search|searching|everything|please|right|away))*$`)
+
+// IsStopRequest reports whether a steering message asks to stop the run
+// (cancel it, with a confirmation) rather than steer it. Slack and the
+// terminal read steering messages alike.
+func IsStopRequest(text string) bool {
+	t := strings.ToLower(strings.Join(strings.FieldsFunc(text, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '\'')
+	}), " "))
+	return stopRequest.MatchString(t)
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/researchbot/researchbot/checkpoints"
 	"github.com/researchbot/researchbot/pipeline"
@@ -37,12 +38,16 @@ type Prompter struct {
 	By string
 	// Style wraps and colours the checkpoints shown (the zero Style: plain).
 	Style Style
+	// Now is the clock the time left to a checkpoint's deadline is counted
+	// by, beside the prompt (nil: the real clock).
+	Now func() time.Time
 
 	// lines carries what the reader goroutine read, so that a prompt
 	// waiting for a line gives up at once when its context ends (Ctrl-C, or
 	// the checkpoint answered elsewhere).
 	startReader sync.Once
 	lines       chan readLine
+	inputEnded  bool // lines answers the input's end forever
 	// lastEdit is the form last accepted from the editor: an edit the
 	// checkpoint refuses reopens it, not the stored values.
 	lastEdit map[string]any
@@ -65,10 +70,25 @@ func (p *Prompter) printf(format string, args ...any) {
 	_, _ = io.WriteString(p.out, Clean(fmt.Sprintf(format, args...)))
 }
 
-// line waits for the next line typed, or for ctx to end. The reading
-// itself happens in a goroutine that lives as long as the input: a read
-// from a terminal cannot be interrupted, but nobody has to wait for it.
+// line waits for the next line typed, or for ctx to end.
 func (p *Prompter) line(ctx context.Context) (string, error) {
+	lines := p.input()
+	select {
+	case <-ctx.Done():
+		return "", ctx.Err()
+	case l := <-lines:
+		if l.err != nil {
+			p.lines = closedInput(l.err)
+			p.inputEnded = true
+		}
+		return l.s, l.err
+	}
+}
+
+// input returns the channel of the lines typed. The reading itself happens
+// in a goroutine that lives as long as the input: a read from a terminal
+// cannot be interrupted, but nobody has to wait for it.
+func (p *Prompter) input() <-chan readLine {
 	p.startReader.Do(func() {
 		go func() { // owner: the input; ends at its end (EOF or an error)
 			for {
@@ -84,15 +104,7 @@ func (p *Prompter) line(ctx context.Context) (string, error) {
 			}
 		}()
 	})
-	select {
-	case <-ctx.Done():
-		return "", ctx.Err()
-	case l := <-p.lines:
-		if l.err != nil {
-			p.lines = closedInput(l.err)
-		}
-		return l.s, l.err
-	}
+	return p.lines
 }
 
 // closedInput is a channel that answers err forever: the input has ended.
@@ -134,6 +146,9 @@ func (p *Prompter) Ask(ctx context.Context, inst checkpoints.Instance, errs []ch
 	for {
 		if err := ctx.Err(); err != nil {
 			return checkpoints.Decision{}, err
+		}
+		if c := p.countdown(inst); c != "" {
+			_, _ = io.WriteString(p.out, p.Style.Text(c)+"\n") // c is made of the deadline and numbers only
 		}
 		prompt := choices(allowed)
 		if inst.ControlType == checkpoints.Clarify {

@@ -37,9 +37,16 @@ func progressLine(r *pipeline.Run, done int) string {
 			queries++
 		}
 	}
-	return Clean(fmt.Sprintf("[%s] %-8s queries %d · sources %d · pages %d · %s of work · %d tokens · $%.4f",
+	line := fmt.Sprintf("[%s] %-8s queries %d · sources %d · pages %d · %s of work · %d tokens · $%.4f",
 		bar, stageName(r), queries, len(r.Sources), len(r.Pages), r.Active.Round(time.Second),
-		r.Spend.PromptTokens+r.Spend.CompletionTokens, r.Spend.CostUSD))
+		r.Spend.PromptTokens+r.Spend.CompletionTokens, r.Spend.CostUSD)
+	switch n := len(r.Notes); {
+	case n == 1:
+		line += " · 1 steering note"
+	case n > 1:
+		line += fmt.Sprintf(" · %d steering notes", n)
+	}
+	return Clean(line)
 }
 
 // stageName is what the run is doing: its step, or the checkpoint it waits

@@ -1,9 +1,11 @@
 package blockkit
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -49,6 +51,8 @@ const (
 	slotMax         = "max"
 	slotDefault     = "default"
 	slotPlaceholder = "placeholder"
+	// slotPosition moves a field: the place it takes among the fields.
+	slotPosition = "position"
 )
 
 // slotBlock is the block id of one part of field slot slot of the builder.
@@ -131,7 +135,7 @@ func DefinitionModal(d checkpoints.Definition, create bool) slack.ModalViewReque
 		if i < len(d.Fields) {
 			f = d.Fields[i]
 		}
-		blocks = append(blocks, fieldSlot(i, f)...)
+		blocks = append(blocks, fieldSlot(i, f, slots)...)
 	}
 	md, _ := json.Marshal(DefinitionMeta{ID: map[bool]string{true: "", false: d.ID}[create], Slots: slots})
 	return slack.ModalViewRequest{
@@ -211,9 +215,11 @@ func parseReminders(s string) (p *checkpoints.ReminderPolicy, ok bool) {
 	return &pol, true
 }
 
-// fieldSlot renders one field of the builder; an empty field is a slot for
-// a new one. Every input is optional: a slot left empty adds no field.
-func fieldSlot(i int, f checkpoints.Field) []slack.Block {
+// fieldSlot renders one field of the builder, slot i of slots; an empty
+// field is a slot for a new one. Every input is optional: a slot left empty
+// adds no field. Its position (1…slots, its own by default) moves it among
+// the fields when the form is saved.
+func fieldSlot(i int, f checkpoints.Field, slots int) []slack.Block {
 	var types []*slack.OptionBlockObject
 	for _, s := range checkpoints.FieldTypeSpecs() {
 		types = append(types, option(string(s.Type), string(s.Type)+" — "+CutRunes(s.Summary, 60)))
@@ -234,6 +240,15 @@ func fieldSlot(i int, f checkpoints.Field) []slack.Block {
 	}
 	rin := slack.NewInputBlock(slotBlock(i, slotRequired), Plain(fmt.Sprintf("Field %d: required", n), 2000), nil, box)
 	rin.Optional = true
+	var places []*slack.OptionBlockObject
+	for p := range slots {
+		places = append(places, option(strconv.Itoa(p+1), strconv.Itoa(p+1)))
+	}
+	place := slack.NewOptionsSelectBlockElement(slack.OptTypeStatic, Plain("Position", 150), StartInput, places...)
+	place.InitialOption = places[i]
+	pin := slack.NewInputBlock(slotBlock(i, slotPosition), Plain(fmt.Sprintf("Field %d: position", n), 2000),
+		Plain("To move this field, pick the place it should take; the other fields keep their order around it.", 2000), place)
+	pin.Optional = true
 	var opts []string
 	for _, o := range f.Options {
 		if o.Label != "" && o.Label != o.Value {
@@ -251,6 +266,7 @@ func fieldSlot(i int, f checkpoints.Field) []slack.Block {
 		textInput(slotBlock(i, slotMax), fmt.Sprintf("Field %d: max", n), "", boundText(f.Max), false, true),
 		textInput(slotBlock(i, slotDefault), fmt.Sprintf("Field %d: default", n), "Lists: comma-separated values; checkbox without options: true or false.", defaultText(f.Default), false, true),
 		textInput(slotBlock(i, slotPlaceholder), fmt.Sprintf("Field %d: placeholder", n), "", f.Placeholder, false, true),
+		pin,
 	}
 }
 
@@ -339,18 +355,53 @@ func ParseDefinitionForm(meta DefinitionMeta, base checkpoints.Definition, state
 	}
 
 	d.Fields = nil
-	var slots []int
-	for i := range min(meta.Slots, maxFieldSlots) {
+	var placed []placedField
+	n := min(meta.Slots, maxFieldSlots)
+	for i := range n {
 		f, ok := parseSlot(i, base, text, get, errs)
-		if ok {
-			d.Fields = append(d.Fields, f)
-			slots = append(slots, i)
+		if !ok {
+			continue
 		}
+		pos := i + 1
+		if v := get(slotBlock(i, slotPosition)).SelectedOption.Value; v != "" {
+			p, err := strconv.Atoi(v)
+			if err != nil || p < 1 || p > n {
+				errs[slotBlock(i, slotPosition)] = fmt.Sprintf("Pick a position from 1 to %d.", n)
+			} else {
+				pos = p
+			}
+		}
+		placed = append(placed, placedField{field: f, slot: i, pos: pos})
+	}
+	var slots []int
+	for _, p := range orderFields(placed) {
+		d.Fields = append(d.Fields, p.field)
+		slots = append(slots, p.slot)
 	}
 	if len(d.Actions) == 0 && len(d.Fields) == 0 {
 		d.Actions = []checkpoints.Action{checkpoints.Approve, checkpoints.Reject}
 	}
 	return d, slots, errs
+}
+
+// placedField is a field of the form, its slot and the position picked for it.
+type placedField struct {
+	field checkpoints.Field
+	slot  int
+	pos   int // 1-based; slot+1 unless the field is moved
+}
+
+// orderFields puts the fields in the order their positions say. A field
+// moved up goes before one that stays at that place, a field moved down
+// after it, so moving one field shifts the others around it; fields that
+// tie otherwise keep the order of their slots.
+func orderFields(placed []placedField) []placedField {
+	moved := func(p placedField) int { return cmp.Compare(p.pos, p.slot+1) } // -1 up, 0 stays, 1 down
+	out := slices.Clone(placed)
+	slices.SortStableFunc(out, func(a, b placedField) int {
+		return cmp.Or(cmp.Compare(a.pos, b.pos), cmp.Compare(moved(a), moved(b)))
+	})
+	return out
 }
 
 // parseSlot reads one field slot; ok is false for an empty slot.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/slack-go/slack"
 
@@ -43,14 +44,23 @@ func ActionOf(actionID string) (checkpoints.Action, bool) {
 // read from inst.Payload by ControlType, and a button for each of
 // inst.Actions. Attempt > 1 renders the reminder variant. requestedBy is the
 // run's requester (a Slack user id), named as the person who may decide.
+// The time left to its deadline is counted from its offer
+// (RenderCheckpointAt counts it from another moment).
 func RenderCheckpoint(inst *checkpoints.Instance, requestedBy string) []slack.Block {
+	return RenderCheckpointAt(inst, requestedBy, inst.OfferedAt)
+}
+
+// RenderCheckpointAt is RenderCheckpoint rendered at now: the time left to
+// the checkpoint's deadline ("in 3 h 20 min") is counted from now, beside
+// the deadline itself in the reader's time zone.
+func RenderCheckpointAt(inst *checkpoints.Instance, requestedBy string, now time.Time) []slack.Block {
 	var blocks []slack.Block
 	blocks = append(blocks, header(checkpointTitle(inst)))
 	if inst.Attempt > 1 {
 		blocks = append(blocks, ContextText(fmt.Sprintf(":alarm_clock: *Reminder* — this is still waiting for a decision (offer %d). Nothing has been rejected; the run continues once someone decides.", inst.Attempt)))
 	}
 	body := checkpointBody(inst)
-	tail := checkpointTail(inst, requestedBy)
+	tail := checkpointTail(inst, requestedBy, now)
 	room := MaxBlocks - len(blocks) - len(tail)
 	if len(body) > room {
 		body = append(body[:room-1], ContextText("_…more than fits in one message; the full text is in the Edit form._"))
@@ -78,7 +88,7 @@ func checkpointTitle(inst *checkpoints.Instance) string {
 }
 
 // checkpointTail is the buttons and the line saying who may decide.
-func checkpointTail(inst *checkpoints.Instance, requestedBy string) []slack.Block {
+func checkpointTail(inst *checkpoints.Instance, requestedBy string, now time.Time) []slack.Block {
 	var tail []slack.Block
 	if b := checkpointButtons(inst, "cp_actions"); b != nil {
 		tail = append(tail, b)
@@ -91,13 +101,30 @@ func checkpointTail(inst *checkpoints.Instance, requestedBy string) []slack.Bloc
 	case !inst.RemindersStoppedAt.IsZero():
 		note += " " + RemindersStoppedNote(inst)
 	case !inst.DeadlineAt.IsZero() && inst.ControlType == checkpoints.Clarify:
-		note += clarifyDeadlineNote(inst)
-	case !inst.DeadlineAt.IsZero() && inst.OnTimeout == checkpoints.TimeoutApprove:
-		note += " :hourglass: This checkpoint *approves itself " + SlackDate(inst.DeadlineAt) + "* if nobody decides."
+		note += clarifyDeadlineNote(inst, now)
 	case !inst.DeadlineAt.IsZero():
-		note += " Reminder due " + SlackDate(inst.DeadlineAt) + "."
+		note += " " + DeadlineNote(inst, now)
 	}
 	return append(tail, ContextText(note))
+}
+
+// DeadlineNote says when inst's deadline comes and what happens then, with
+// the time left as of now: "Reminder due in 3 h 20 min (<date>)." or
+// ":hourglass: This checkpoint *approves itself in 3 h 20 min* (<date>) if
+// nobody decides."; a deadline already passed says so. The time left is
+// true when the message is rendered; each reminder renders it again.
+func DeadlineNote(inst *checkpoints.Instance, now time.Time) string {
+	left, ok := checkpoints.TimeLeft(inst.DeadlineAt, now)
+	at := SlackDate(inst.DeadlineAt)
+	switch {
+	case inst.OnTimeout == checkpoints.TimeoutApprove && ok:
+		return ":hourglass: This checkpoint *approves itself in " + left + "* (" + at + ") if nobody decides."
+	case inst.OnTimeout == checkpoints.TimeoutApprove:
+		return ":hourglass: Its deadline (" + at + ") has passed: this checkpoint *approves itself* any moment now if nobody decides."
+	case ok:
+		return "Reminder due in " + left + " (" + at + ")."
+	}
+	return "Reminder was due " + at + "."
 }
 
 // checkpointButtons are a checkpoint's decision buttons, and Skip when it is

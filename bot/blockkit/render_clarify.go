@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/slack-go/slack"
 
@@ -44,7 +45,10 @@ func clarifyBody(p pipeline.ClarifyPayload) []slack.Block {
 }
 
 // clarifyDeadlineNote says what happens when nobody answers in time.
-func clarifyDeadlineNote(inst *checkpoints.Instance) string {
+func clarifyDeadlineNote(inst *checkpoints.Instance, now time.Time) string {
+	if left, ok := checkpoints.TimeLeft(inst.DeadlineAt, now); ok {
+		return " :hourglass: If nobody answers in " + left + " (" + SlackDate(inst.DeadlineAt) + "), I plan on the assumptions above."
+	}
 	return " :hourglass: If nobody answers by " + SlackDate(inst.DeadlineAt) + ", I plan on the assumptions above."
 }
 

@@ -71,7 +71,7 @@ type HomeDefinition struct {
 // RenderHome renders the App Home tab.
 func RenderHome(v HomeView) slack.HomeTabViewRequest {
 	blocks := []slack.Block{header("researchbot")}
-	blocks = append(blocks, homePending(v.Pending)...)
+	blocks = append(blocks, homePending(v.Pending, v.Now)...)
 	blocks = append(blocks, slack.NewDividerBlock())
 	blocks = append(blocks, homeRuns(v.Runs, v.Now)...)
 	blocks = append(blocks, slack.NewDividerBlock())
@@ -86,7 +86,7 @@ func RenderHome(v HomeView) slack.HomeTabViewRequest {
 
 // homePending lists the checkpoints waiting for the person, each with the
 // buttons of its thread message.
-func homePending(pending []HomePending) []slack.Block {
+func homePending(pending []HomePending, now time.Time) []slack.Block {
 	if len(pending) == 0 {
 		return []slack.Block{Section("*Waiting for your decision*\nNothing is waiting for you.")}
 	}
@@ -108,7 +108,7 @@ func homePending(pending []HomePending) []slack.Block {
 		case !p.Inst.RemindersStoppedAt.IsZero():
 			text += fmt.Sprintf("\n:no_bell: Reminders stopped after %d; still waiting.", p.Inst.Reminded)
 		case !p.Inst.DeadlineAt.IsZero() && (p.Inst.Open() || p.Inst.State == checkpoints.StateTimedOut):
-			text += "\nReminder due " + SlackDate(p.Inst.DeadlineAt)
+			text += "\n" + DeadlineNote(p.Inst, now)
 		}
 		if p.Run.Stranded == p.Inst.ID {
 			text += fmt.Sprintf("\n:warning: It could not be shown after %d attempts; the run waits. Retry shows it again; only an admin can continue without it.", p.Inst.Attempt)

@@ -41,7 +41,7 @@ func TestClarifyingQuestionsAnsweredAtTheTerminal(t *testing.T) {
 	fctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	pr := terminal.NewPrompter(strings.NewReader("a\nGround-source, in Finland\n.\na\na\n"), &errb)
-	if err := follow(fctx, here.Engine, here.Store.Watch(fctx, r.ID, 0), terminal.NewFollower(&errb, nil), pr, r.ID, true, "", terminal.Style{}, &out, &errb); err != nil {
+	if err := follow(fctx, here.Engine, here.Store.Watch(fctx, r.ID, 0), terminal.NewFollower(&errb, nil), pr, nil, r.ID, true, "", terminal.Style{}, &out, &errb); err != nil {
 		t.Fatalf("follow: %v\n%s", err, errb.String())
 	}
 	shown := errb.String()

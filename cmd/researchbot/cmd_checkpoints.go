@@ -24,6 +24,7 @@ const checkpointsUsage = `Usage:
   researchbot checkpoints enable ID            offer this checkpoint again
   researchbot checkpoints disable ID           stop offering it (runs go on without it)
   researchbot checkpoints timeout ID DURATION  e.g. 48h; 0 for no timeout
+  researchbot checkpoints order ID KEY...      put the fields in this order (every key once; or one comma list)
   researchbot checkpoints reset ID             close a tripped circuit breaker (forget its failures)
   ` + checkpointsSkipUsage
 
@@ -46,10 +47,10 @@ type checkpointsCmd struct {
 }
 
 // checkpointsSubcommands are the words `researchbot checkpoints` takes.
-var checkpointsSubcommands = []string{"fields", "show", "validate", "create", "update", "delete", "enable", "disable", "timeout", "reset", "skip", "help"}
+var checkpointsSubcommands = []string{"fields", "show", "validate", "create", "update", "delete", "enable", "disable", "timeout", "order", "reset", "skip", "help"}
 
 // writeCommands change definitions; they refuse to run on the in-process Redis.
-var writeCommands = map[string]bool{"create": true, "update": true, "delete": true, "enable": true, "disable": true, "timeout": true, "reset": true}
+var writeCommands = map[string]bool{"create": true, "update": true, "delete": true, "enable": true, "disable": true, "timeout": true, "order": true, "reset": true}
 
 // cmdCheckpoints lets an operator see and change checkpoint definitions,
 // which are data in Redis shared by every replica.
@@ -84,7 +85,7 @@ func cmdCheckpoints(ctx context.Context, args []string, getenv func(string) stri
 		}
 		fmt.Fprintf(stdout, "%s: valid (%s)\n", d.ID, describeDefinition(d))
 		return nil
-	case "", "--json", "show", "create", "update", "delete", "enable", "disable", "timeout", "reset":
+	case "", "--json", "show", "create", "update", "delete", "enable", "disable", "timeout", "order", "reset":
 	default:
 		if strings.HasPrefix(sub, "-") {
 			return &exitError{code: 2, msg: fmt.Sprintf("researchbot checkpoints: unknown flag %s (the list takes --json)\nRun 'researchbot help checkpoints' for usage.", sub)}
@@ -142,6 +143,8 @@ func (c *checkpointsCmd) run(ctx context.Context, args []string) error {
 		return writeJSON(c.stdout, checkpoints.DocumentOf(def))
 	case args[0] == "reset" && len(args) == 2:
 		return c.reset(ctx, def)
+	case args[0] == "order" && len(args) >= 3:
+		return c.order(ctx, def, args[2:])
 	case args[0] == "delete" && len(args) == 2:
 		if checkpoints.IsBuiltin(def.ID) {
 			return &exitError{code: 1, msg: fmt.Sprintf("researchbot: %s is built in and cannot be deleted; 'researchbot checkpoints disable %s' stops offering it", def.ID, def.ID)}

@@ -124,6 +124,44 @@ func (c *checkpointsCmd) update(ctx context.Context, id, name string) error {
 	return nil
 }
 
+// order puts def's fields in the order args names their keys (separate
+// words, or comma lists); every key once, or nothing is written.
+func (c *checkpointsCmd) order(ctx context.Context, def checkpoints.Definition, args []string) error {
+	var keys []string
+	for _, a := range args {
+		for k := range strings.SplitSeq(a, ",") {
+			if k = strings.TrimSpace(k); k != "" {
+				keys = append(keys, k)
+			}
+		}
+	}
+	fields, ps := checkpoints.ReorderFields(def.Fields, keys)
+	if len(ps) > 0 {
+		var b strings.Builder
+		fmt.Fprintf(&b, "researchbot: %s: the order was not changed:", def.ID)
+		for _, p := range ps {
+			b.WriteString("\n  " + p.Message)
+		}
+		fmt.Fprintf(&b, "\nIts fields now: %s", strings.Join(fieldKeys(def.Fields), ", "))
+		return &exitError{code: 1, msg: b.String()}
+	}
+	def.Fields, def.UpdatedAt = fields, c.now
+	if err := c.store.PutDefinition(ctx, def); err != nil {
+		return fmt.Errorf("researchbot: %w", err)
+	}
+	fmt.Fprintf(c.stdout, "%s: fields in order %s (applies to checkpoints offered from now on)\n", def.ID, strings.Join(fieldKeys(fields), ", "))
+	return nil
+}
+
+// fieldKeys are the keys of fields, in order.
+func fieldKeys(fields []checkpoints.Field) []string {
+	keys := make([]string, 0, len(fields))
+	for _, f := range fields {
+		keys = append(keys, f.Key)
+	}
+	return keys
+}
+
 // reset closes a definition's breaker.
 func (c *checkpointsCmd) reset(ctx context.Context, d checkpoints.Definition) error {
 	fails, err := c.store.CheckpointFailures(ctx, d.ID, c.now, d.BreakerWindow)

@@ -181,8 +181,15 @@ func cmdRun(ctx context.Context, args []string, getenv func(string) string, stdi
 	prompter.Style = style
 	follower := terminal.NewFollower(stderr, nil)
 	follower.Style = style
+	// A person at a terminal may steer the run while it works; piped input
+	// is only ever the answers to checkpoints.
+	var steer terminal.Steerer
+	if terminal.IsTerminal(stdin) {
+		steer = a.Engine
+		fmt.Fprintln(stderr, terminal.SteeringHint)
+	}
 	watchCtx, stopWatching := context.WithCancel(ctx)
-	err = follow(ctx, a.Engine, a.Store.Watch(watchCtx, r.ID, 0), follower, prompter, r.ID, !a.Conn.Embedded, *outFile, reportStyle, stdout, stderr)
+	err = follow(ctx, a.Engine, a.Store.Watch(watchCtx, r.ID, 0), follower, prompter, steer, r.ID, !a.Conn.Embedded, *outFile, reportStyle, stdout, stderr)
 	stopWatching()
 	if ctx.Err() != nil || err != nil {
 		// The person stopped (or the run could not be followed): hand the
@@ -223,7 +230,8 @@ func randomSuffix() string { return strings.TrimPrefix(pipeline.NewRunID(), "r-"
 
 // follow shows the run as the store sees it, whichever process advances
 // it, and answers its checkpoints, until it finishes or the person stops.
-func follow(ctx context.Context, eng *pipeline.Engine, runs <-chan *pipeline.Run, f *terminal.Follower, pr *terminal.Prompter, runID string, durable bool, outFile string, report terminal.Style, stdout, stderr io.Writer) error {
+// With steer set, a line typed while no checkpoint is asked steers the run.
+func follow(ctx context.Context, eng *pipeline.Engine, runs <-chan *pipeline.Run, f *terminal.Follower, pr *terminal.Prompter, steer terminal.Steerer, runID string, durable bool, outFile string, report terminal.Style, stdout, stderr io.Writer) error {
 	resumeHint := func(what string) string {
 		if !durable {
 			return fmt.Sprintf("\n%s. The run's state was in the in-process Redis and is gone; set REDIS_URL to make runs resumable.", what)
@@ -235,6 +243,13 @@ func follow(ctx context.Context, eng *pipeline.Engine, runs <-chan *pipeline.Run
 	for {
 		r := next
 		next = nil
+		if r == nil && steer != nil {
+			got, ok, err := pr.AwaitWorking(ctx, runs, steer, runID)
+			if err != nil || !ok {
+				return interrupted()
+			}
+			r = got
+		}
 		if r == nil {
 			select {
 			case <-ctx.Done():

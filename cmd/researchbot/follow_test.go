@@ -66,7 +66,7 @@ func TestTheTerminalFollowsItsRunWhicheverProcessAdvancesIt(t *testing.T) {
 	fctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	pr := terminal.NewPrompter(strings.NewReader("a\na\n"), &errb)
-	if err := follow(fctx, here.Engine, here.Store.Watch(fctx, r.ID, 0), terminal.NewFollower(&errb, nil), pr, r.ID, true, "", terminal.Style{}, &out, &errb); err != nil {
+	if err := follow(fctx, here.Engine, here.Store.Watch(fctx, r.ID, 0), terminal.NewFollower(&errb, nil), pr, nil, r.ID, true, "", terminal.Style{}, &out, &errb); err != nil {
 		t.Fatalf("follow: %v\n%s", err, errb.String())
 	}
 	for _, want := range []string{"━━ Research plan", "✓ Research plan: approve", "━━ Draft review", "completed after"} {

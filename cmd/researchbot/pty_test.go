@@ -16,6 +16,7 @@ import (
 	"github.com/creack/pty"
 
 	"github.com/researchbot/researchbot/internal/researchtest"
+	"github.com/researchbot/researchbot/llm/llmtest"
 )
 
 // ptyChild is a researchbot process whose terminal is a pseudo-terminal.
@@ -105,6 +106,9 @@ func TestTerminalProgressInPlaceAndCtrlCAtAPrompt(t *testing.T) {
 	}
 	if !strings.Contains(shown, "waiting for you: Research plan") {
 		t.Errorf("the stage while the plan waits does not say so:\n%q", shown)
+	}
+	if !regexp.MustCompile(`Time left: [0-9][^\r\n]* — a reminder is due at [0-9:\- ]+\r\n\[a\]pprove`).MatchString(shown) {
+		t.Errorf("the prompt does not show the time left to the deadline:\n%q", shown)
 	}
 	if regexp.MustCompile(`\n\[[█░]+\] `).MatchString(shown) {
 		t.Errorf("a progress line was printed as a line of its own:\n%q", shown)
@@ -226,5 +230,81 @@ EOF
 	again, err := os.ReadFile(filepath.Join(dir, "round2"))
 	if err != nil || !strings.Contains(string(again), "NOT ACCEPTED") || !strings.Contains(string(again), "blog") {
 		t.Errorf("the reopened form does not say why (%v):\n%s", err, again)
+	}
+}
+
+// TestTerminalSteeringNoteWhileItRuns: in a terminal, a line typed while
+// the run analyses is a steering note, acknowledged at once; the writer's
+// prompt carries it and the report lists it. "stop" asks before it
+// cancels, and yes cancels the run.
+func TestTerminalSteeringNoteWhileItRuns(t *testing.T) {
+	analysing, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	var mu sync.Mutex
+	var draftPrompts []string
+	res := &researchtest.Researcher{Seen: func(c llmtest.Call) {
+		switch c.SchemaName {
+		case "analysis":
+			once.Do(func() { close(analysing) })
+			<-release
+		case "research_draft":
+			mu.Lock()
+			draftPrompts = append(draftPrompts, c.System+"\n"+c.User)
+			mu.Unlock()
+		}
+	}}
+	w := newWorld(t, res)
+	c := w.startInPTY(t, []string{"RESEARCHBOT_NO_EDITOR=1"}, "run", "--mode", "auto", "How well do heat pumps work in cold climates?")
+	c.waitFor(t, regexp.MustCompile(`type a note and press Enter to steer it`))
+	<-analysing
+	if _, err := c.tty.Write([]byte("focus on Europe\r")); err != nil {
+		t.Fatal(err)
+	}
+	c.waitFor(t, regexp.MustCompile(`noted: focus on Europe — applies from the next step \(note 1 of at most 10\)`))
+	close(release)
+	if code := c.exit(t, 60*time.Second); code != 0 {
+		t.Fatalf("exit %d, want 0:\n%q", code, c.screen())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(draftPrompts) == 0 || !strings.Contains(draftPrompts[0], "<requester_note n=\"1\" given_during=\"analyze\">\nfocus on Europe\n</requester_note>") {
+		t.Errorf("the writer's prompt does not carry the note:\n%v", draftPrompts)
+	}
+	if !strings.Contains(c.screen(), "· 1 steering note") {
+		t.Errorf("the progress does not show the note:\n%q", c.screen())
+	}
+	if !strings.Contains(c.screen(), "Steering notes given while it ran") || !strings.Contains(c.screen(), "focus on Europe (by terminal during analyze") {
+		t.Errorf("the report does not list the note:\n%q", c.screen())
+	}
+}
+
+// TestTerminalStopWhileItRunsCancelsAfterConfirming: "stop" typed while
+// the run works asks first; yes cancels the run, which ends saying so.
+func TestTerminalStopWhileItRunsCancelsAfterConfirming(t *testing.T) {
+	analysing, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	res := &researchtest.Researcher{Seen: func(c llmtest.Call) {
+		if c.SchemaName == "analysis" {
+			once.Do(func() { close(analysing) })
+			<-release
+		}
+	}}
+	w := newWorld(t, res)
+	c := w.startInPTY(t, []string{"RESEARCHBOT_NO_EDITOR=1"}, "run", "--mode", "auto", "How well do heat pumps work in cold climates?")
+	<-analysing
+	if _, err := c.tty.Write([]byte("stop\r")); err != nil {
+		t.Fatal(err)
+	}
+	c.waitFor(t, regexp.MustCompile(`Cancel run r-[a-z0-9]+\? .*\[y\]es / \[n\]o\? $`))
+	if _, err := c.tty.Write([]byte("y\r")); err != nil {
+		t.Fatal(err)
+	}
+	c.waitFor(t, regexp.MustCompile(`cancelling: the run stops at its next step`))
+	close(release)
+	if code := c.exit(t, 60*time.Second); code != 1 {
+		t.Fatalf("exit %d, want 1:\n%q", code, c.screen())
+	}
+	if !regexp.MustCompile(`run r-[a-z0-9]+ was cancelled by terminal`).MatchString(c.screen()) {
+		t.Errorf("the end does not say the run was cancelled:\n%q", c.screen())
 	}
 }

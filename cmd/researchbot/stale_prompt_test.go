@@ -61,7 +61,7 @@ func TestAPromptAnsweredElsewhereIsWithdrawn(t *testing.T) {
 	pr := terminal.NewPrompter(typed, errb)
 	done := make(chan error, 1)
 	go func() {
-		done <- follow(fctx, here.Engine, here.Store.Watch(fctx, r.ID, 0), terminal.NewFollower(errb, nil), pr, r.ID, true, "", terminal.Style{}, &out, errb)
+		done <- follow(fctx, here.Engine, here.Store.Watch(fctx, r.ID, 0), terminal.NewFollower(errb, nil), pr, nil, r.ID, true, "", terminal.Style{}, &out, errb)
 	}()
 	var plan string
 	for deadline := time.Now().Add(30 * time.Second); plan == ""; time.Sleep(20 * time.Millisecond) {
