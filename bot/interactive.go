@@ -301,6 +301,8 @@ func (a *App) check(ctx context.Context, instID, user string) (*pipeline.Run, *c
 		}
 	}
 	switch {
+	case inst == nil && !r.Status.Final() && r.Current() != nil && a.allowed(r, user):
+		return r, nil, a.lostCheckpoint(ctx, r, instID)
 	case inst == nil:
 		return r, nil, blockkit.RenderError("I can't find this checkpoint in run "+blockkit.RunRef(r.ID)+" any more.", "Nothing was changed.")
 	case !a.allowed(r, user):
@@ -359,6 +361,8 @@ func (a *App) decide(ctx context.Context, req *Request, r *pipeline.Run, instID 
 				}
 			}
 		}
+	case errors.Is(err, pipeline.ErrCheckpointLost):
+		blocks = lostCheckpointAnswer(r)
 	case errors.Is(err, pipeline.ErrNotCurrent):
 		blocks = superseded(r)
 	case errors.Is(err, pipeline.ErrNotFound):
