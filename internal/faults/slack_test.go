@@ -26,12 +26,13 @@ type slackWorld struct {
 	fake   *slackfake.Server
 	px     *proxy
 	worker *app.App
+	rp     *redisProc // the one Redis server
 }
 
 func newSlackWorld(t *testing.T, env map[string]string) *slackWorld {
 	t.Helper()
 	rp := startRedis(t)
-	w := &slackWorld{world: newWorld(t, "redis://"+rp.Addr()+"/0", &researchtest.Researcher{}, env), px: newProxy(t, rp.Addr()), fake: slackfake.New(t)}
+	w := &slackWorld{world: newWorld(t, "redis://"+rp.Addr()+"/0", &researchtest.Researcher{}, env), px: newProxy(t, rp.Addr()), fake: slackfake.New(t), rp: rp}
 	w.fake.AddChannel(channel, "research", true)
 	w.fake.AddUser(user, "ada", "UTC")
 	ctx, cancel := context.WithCancel(context.Background())
