@@ -98,76 +98,98 @@ func (w *slackWorld) click(m slackfake.Message, wait time.Duration) string {
 	return strings.Join(out, " | ")
 }
 
-// TestRestoreFromAnOlderAOFOffersTheLostCheckpointAgain: a person approves
-// the plan; Redis is then restored from a copy of its append-only files
-// taken before the approval (an operator's restore, or a disk rolled back).
-// The run is back at the plan review: the plan message in the thread shows
-// its buttons again with a plain warning that the earlier decision was lost;
-// a click on the draft review of the lost future is answered truthfully
-// (lost, where to decide, nothing changed); approving the plan again is
-// applied once and the run goes on.
-func TestRestoreFromAnOlderAOFOffersTheLostCheckpointAgain(t *testing.T) {
-	w := newSlackWorld(t, nil)
-	plan := w.planCheckpoint()
+// approvePlan starts a guided run, lets before act while it waits at the
+// plan review (a backup, a replica in sync), approves the plan and waits
+// for the draft review. It returns the plan and draft messages.
+func (w *slackWorld) approvePlan(before func()) (plan, draft slackfake.Message) {
+	w.t.Helper()
+	plan = w.planCheckpoint()
+	planID := instanceOf(w.t, plan)
+	runID, _, _ := strings.Cut(planID, ".")
+	eventually(w.t, waitLimit, "the plan review shown", func() bool {
+		r, err := w.worker.Engine.Load(context.Background(), runID)
+		return err == nil && r.Offering == ""
+	})
+	before()
+	if told := w.click(plan, 0); told != "" {
+		w.t.Fatalf("approving the plan was answered %q", told)
+	}
+	eventually(w.t, waitLimit, "the plan decision", func() bool { return w.decided(planID) })
+	draft = w.nextCheckpoint("the draft review", plan.TS)
+	if strings.Contains(string(w.message(plan.TS).Blocks), `"`+blockkit.ActionApprove+`"`) {
+		w.t.Fatal("the approved plan still shows its buttons")
+	}
+	return plan, draft
+}
+
+// lostPlanIsAskedAgain checks what people see once Redis has lost the plan
+// approval (since back, when Redis answered again): the run is back at the
+// plan review; its message in the thread shows its buttons again with a
+// plain warning, within bound; a click on the draft review of the lost
+// future is answered truthfully and changes nothing; approving the plan
+// again is applied once and the run goes on. It returns how long the plan
+// review took to be offered again.
+func (w *slackWorld) lostPlanIsAskedAgain(plan, draft slackfake.Message, back time.Time, bound time.Duration) time.Duration {
+	t := w.t
+	t.Helper()
 	planID := instanceOf(t, plan)
 	runID, _, _ := strings.Cut(planID, ".")
-	backup := w.rp.backupAOF()
-
-	if told := w.click(plan, 0); told != "" {
-		t.Fatalf("approving the plan was answered %q", told)
-	}
-	eventually(t, waitLimit, "the plan decision", func() bool { return w.decided(planID) })
-	draft := w.nextCheckpoint("the draft review", plan.TS)
-	if strings.Contains(string(w.message(plan.TS).Blocks), `"`+blockkit.ActionApprove+`"`) {
-		t.Fatal("the approved plan still shows its buttons before the restore")
-	}
-
-	w.rp.restoreAOF(backup)
-	restored := time.Now()
 	// Read through a process that saw none of it, so that this read does
 	// not itself find the loss: the bot's replicas must.
-	r, err := w.replica(w.redis, false).Engine.Load(context.Background(), runID)
+	fresh := w.replica(w.px.URL(), false)
+	r, err := fresh.Engine.Load(context.Background(), runID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r.Waiting != planID || r.Instance(planID).Decision != nil {
-		t.Fatalf("after the restore the run waits at %q (plan decision %+v): the restore did not roll the approval back", r.Waiting, r.Instance(planID).Decision)
+		t.Fatalf("after the loss the run waits at %q (plan decision %+v): the approval was not lost", r.Waiting, r.Instance(planID).Decision)
 	}
 
-	// The plan review is offered again, in its thread, saying why.
 	eventually(t, waitLimit, "the plan review offered again", func() bool {
 		b := string(w.message(plan.TS).Blocks)
 		return strings.Contains(b, "was lost when the bot's storage was restored") && strings.Contains(b, `"`+blockkit.ActionApprove+`"`)
 	})
-	reoffered := time.Since(restored)
-	// The worker reads the versions of the runs it saw every half lease
-	// (RUN_LEASE is 2 s here).
-	if bound := 2 * time.Second; reoffered > bound {
+	reoffered := time.Since(back)
+	if reoffered > bound {
 		t.Errorf("the plan review was offered again %s after Redis was back, want within %s", reoffered, bound)
 	}
 
-	// A button of the lost future is answered truthfully and changes nothing.
 	told := w.click(draft, 10*time.Second)
-	if !strings.Contains(told, "lost when the bot's storage was restored") || !strings.Contains(told, "Nothing was changed") {
+	if !strings.Contains(told, "lost when the bot's storage was restored") || !strings.Contains(told, "is waiting at *Research plan* again") || !strings.Contains(told, "Nothing was changed") {
 		t.Fatalf("a click on the lost draft review was told %q", told)
 	}
-	if r, err := w.worker.Engine.Load(context.Background(), runID); err != nil || r.Waiting != planID {
+	if r, err := fresh.Engine.Load(context.Background(), runID); err != nil || r.Waiting != planID {
 		t.Fatalf("after the stale click the run waits at %q (%v), want the plan review", r.Waiting, err)
 	}
 
-	// Deciding again is applied once, and the run goes on.
 	if told := w.click(w.message(plan.TS), 0); told != "" {
 		t.Fatalf("approving the plan again was answered %q", told)
 	}
-	eventually(t, waitLimit, "the plan decision after the restore", func() bool { return w.decided(planID) })
-	w.nextCheckpoint("the draft review after the restore", plan.TS, draft.TS)
-	r, err = w.worker.Engine.Load(context.Background(), runID)
+	eventually(t, waitLimit, "the plan decision after the loss", func() bool { return w.decided(planID) })
+	w.nextCheckpoint("the draft review after the loss", plan.TS, draft.TS)
+	r, err = fresh.Engine.Load(context.Background(), runID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n := countDecisions(r, checkpoints.PlanReview); n != 1 {
 		t.Errorf("the plan review was decided %d times in the stored run, want once", n)
 	}
-	figure(t, "Redis restored from an AOF older than a plan approval (RUN_LEASE=2s): the plan review offered again %s after Redis was back (bound 2 s); a click on the lost draft review was answered that it was lost, nothing changed",
-		reoffered.Round(10*time.Millisecond))
+	return reoffered
+}
+
+// TestRestoreFromAnOlderAOFOffersTheLostCheckpointAgain: a person approves
+// the plan; Redis is then restored from a copy of its append-only files
+// taken before the approval (an operator's restore, or a disk rolled back).
+// The plan review is offered again in the thread, saying the decision was
+// lost; the lost draft review's button says so; the plan is decided once.
+func TestRestoreFromAnOlderAOFOffersTheLostCheckpointAgain(t *testing.T) {
+	w := newSlackWorld(t, nil)
+	var backup string
+	plan, draft := w.approvePlan(func() { backup = w.rp.backupAOF() })
+	w.rp.restoreAOF(backup)
+	// The worker reads the versions of the runs it saw every half lease
+	// (RUN_LEASE is 2 s here).
+	took := w.lostPlanIsAskedAgain(plan, draft, time.Now(), 2*time.Second)
+	figure(t, "Redis restored from an AOF older than a plan approval (RUN_LEASE=2s): the plan review offered again %s after Redis was back (bound 2 s); the lost draft review's click told it was lost, nothing changed; the plan decided once",
+		took.Round(10*time.Millisecond))
 }
