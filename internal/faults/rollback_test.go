@@ -4,14 +4,18 @@ package faults
 
 import (
 	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	toxiproxy "github.com/Shopify/toxiproxy/v2"
+
 	"github.com/researchbot/researchbot/bot/blockkit"
 	"github.com/researchbot/researchbot/checkpoints"
+	"github.com/researchbot/researchbot/internal/redistest"
 	"github.com/researchbot/researchbot/internal/slackfake"
 )
 
@@ -192,4 +196,56 @@ func TestRestoreFromAnOlderAOFOffersTheLostCheckpointAgain(t *testing.T) {
 	took := w.lostPlanIsAskedAgain(plan, draft, time.Now(), 2*time.Second)
 	figure(t, "Redis restored from an AOF older than a plan approval (RUN_LEASE=2s): the plan review offered again %s after Redis was back (bound 2 s); the lost draft review's click told it was lost, nothing changed; the plan decided once",
 		took.Round(10*time.Millisecond))
+}
+
+// TestFailoverToALaggingReplicaOffersTheLostCheckpointAgain: a replica is
+// in sync while the run waits at the plan review, then stops receiving
+// (its link to the master is cut); the person approves the plan, and the
+// master dies. The replica is promoted and the bot and the worker are
+// moved to it (as Sentinel or a DNS switch would), without the approval.
+// WAIT, asked after the approval, says no replica acknowledged it: the
+// operator's way to know (and, with min-replicas-to-write, to refuse the
+// write). The plan review is offered again, the lost draft review's button
+// says so, and the plan is decided once.
+func TestFailoverToALaggingReplicaOffersTheLostCheckpointAgain(t *testing.T) {
+	ctx := context.Background()
+	w := newSlackWorldBehind(t, nil, true)
+	_, master := redistest.Connect(t, "redis://"+w.rp.Addr()+"/0")
+	replicaSrv, replica := redistest.Start(t)
+	link := newProxy(t, w.rp.Addr()) // the replica's link to the master
+	host, port, err := net.SplitHostPort(link.p.Listen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := replica.SlaveOf(ctx, host, port).Err(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, waitLimit, "the replica in sync", func() bool {
+		info, err := replica.Info(ctx, "replication").Result()
+		return err == nil && strings.Contains(info, "master_link_status:up")
+	})
+
+	plan, draft := w.approvePlan(func() {
+		n, err := master.Do(ctx, "WAIT", 1, 5000).Int64()
+		if err != nil || n != 1 {
+			t.Fatalf("WAIT before the cut: %d replicas (%v), want 1", n, err)
+		}
+		link.down() // the replica stops receiving: it lags from here on
+	})
+	acked, err := master.Do(ctx, "WAIT", 1, 200).Int64()
+	if err != nil || acked != 0 {
+		t.Fatalf("WAIT after the approval: %d replicas (%v), want 0: the replica was not lagging", acked, err)
+	}
+
+	// The master dies; the replica is promoted and everyone moves to it.
+	w.rp.kill()
+	if err := replica.SlaveOf(ctx, "NO", "ONE").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.px.p.Update(&toxiproxy.Proxy{Listen: w.px.p.Listen, Upstream: replicaSrv.Addr, Enabled: true}); err != nil {
+		t.Fatal(err)
+	}
+	took := w.lostPlanIsAskedAgain(plan, draft, time.Now(), 2*time.Second)
+	figure(t, "failover to a replica that missed a plan approval (RUN_LEASE=2s): WAIT 1 after the approval said %d replicas had it; the plan review offered again %s after the switch (bound 2 s); the lost draft review's click told it was lost; the plan decided once",
+		acked, took.Round(10*time.Millisecond))
 }
