@@ -29,8 +29,9 @@ func approveInstance(t *testing.T, m slackfake.Message) string {
 // approved and the draft review is shown; then Redis loses the run's
 // writes since the plan review was shown (its hash is put back as it was).
 // A click on the draft review — a checkpoint of the lost future — is told
-// that it was lost and where the run waits, and the plan review's message in
-// the thread shows its buttons again, saying the decision was lost.
+// that it was lost and where the run waits, its message loses its buttons
+// and says so, and the plan review's message in the thread shows its
+// buttons again, saying the decision was lost.
 func TestE2EAClickOnALostCheckpointIsToldSoAndTheRunAsksAgain(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a research run to its draft review")
@@ -94,6 +95,16 @@ func TestE2EAClickOnALostCheckpointIsToldSoAndTheRunAsksAgain(t *testing.T) {
 	}
 	if !strings.Contains(told, "This checkpoint was lost when the bot's storage was restored") || !strings.Contains(told, "waiting at *Research plan* again") || !strings.Contains(told, "Nothing was changed") {
 		t.Fatalf("the click on the lost draft review was told %q", told)
+	}
+	if !bot.WaitUntil(fake, 10*time.Second, func() bool {
+		for _, m := range fake.Messages(channel) {
+			if m.TS == draft.TS {
+				return strings.Contains(displayed(m), "nothing was decided here") && !strings.Contains(string(m.Blocks), `"`+blockkit.ActionApprove+`"`)
+			}
+		}
+		return false
+	}) {
+		t.Fatalf("the lost draft review's message still offers its buttons:\n%s", dumpAll(fake, channel))
 	}
 	if !bot.WaitUntil(fake, 30*time.Second, func() bool {
 		for _, m := range fake.Messages(channel) {

@@ -18,6 +18,7 @@ func TestGoldenLostCheckpoint(t *testing.T) {
 	waiting.Checkpoints = []checkpoints.Instance{*planInstance()}
 	golden(t, "checkpoint_plan_lost", msg(blockkit.RenderLostCheckpoint(planInstance(), "U123")))
 	golden(t, "lost_checkpoint_click", msg(blockkit.RenderLostCheckpointClick(waiting)))
+	golden(t, "lost_checkpoint_retired", msg(blockkit.RenderLostCheckpointRetired(waiting)))
 
 	for name, inst := range map[string]*checkpoints.Instance{"plan": planInstance(), "sources": sourcesInstance(), "draft": draftInstance(), "all": allTypesInstance()} {
 		blocks := blockkit.RenderLostCheckpoint(inst, "U123")

@@ -38,3 +38,14 @@ func RenderLostCheckpointClick(r *pipeline.Run) []slack.Block {
 	return RenderError("This checkpoint was lost when the bot's storage was restored: run "+RunRef(r.ID)+" is waiting at "+where+" again. Decide there (the message in the thread says so).",
 		"Nothing was changed by this click.")
 }
+
+// RenderLostCheckpointRetired replaces the message of a checkpoint the run
+// lost (clicked after the store went back in time): one line saying so and
+// where the run waits again, with no buttons.
+func RenderLostCheckpointRetired(r *pipeline.Run) []slack.Block {
+	where := "an earlier checkpoint"
+	if inst := r.Current(); inst != nil {
+		where = "*" + EscapeTruncate(OneLine(FirstNonEmpty(inst.Label, inst.DefinitionID)), 100) + "*"
+	}
+	return []slack.Block{ContextText(":warning: This checkpoint was lost when the bot's storage was restored; nothing was decided here. Run " + RunRef(r.ID) + " is waiting at " + where + " again: decide there.")}
+}
