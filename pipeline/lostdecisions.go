@@ -39,9 +39,12 @@ func (r *Run) LostAt(inst *checkpoints.Instance) bool {
 // click on a checkpoint the run no longer has). If the run waits at a
 // checkpoint, that checkpoint is marked as offered again after a loss and
 // handed to a worker to show (the same path as a checkpoint whose showing
-// a crash interrupted), so people are asked to decide again. It is
-// idempotent: a checkpoint already marked is not marked again. A run that
-// does not wait for people needs nothing: its lost steps are done again.
+// a crash interrupted), so people are asked to decide again. The same
+// report twice (same evidence), or one while the re-offer is on its way,
+// changes nothing; a later loss (the run went back again, after the
+// checkpoint offered again was decided) is marked and offered again. A run
+// that does not wait for people needs nothing: its lost steps are done
+// again.
 //
 // Nothing is applied twice: a decision is still recorded by
 // compare-and-set on the run's version, and the decision that was lost is
@@ -53,8 +56,11 @@ func (e *Engine) OfferLostAgain(ctx context.Context, runID, evidence string) (*R
 			return nil, err
 		}
 		inst := r.Current()
-		if inst == nil || r.Status.Final() || r.LostAt(inst) {
+		if inst == nil || r.Status.Final() {
 			return r, nil
+		}
+		if r.LostAt(inst) && (r.LostDecision.Evidence == evidence || r.Offering == inst.ID) {
+			return r, nil // this loss is marked already, or the re-offer is on its way
 		}
 		switch inst.State {
 		case checkpoints.StateOffered, checkpoints.StateActive, checkpoints.StateTimedOut:

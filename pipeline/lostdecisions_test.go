@@ -111,3 +111,32 @@ func traceTexts(r *pipeline.Run) []string {
 	}
 	return out
 }
+
+// TestADecisionLostTwiceIsAskedTwice: the plan review offered again after a
+// loss is decided, and Redis loses that decision too (it goes back to the
+// version that marked the loss): the plan review is offered again once more.
+func TestADecisionLostTwiceIsAskedTwice(t *testing.T) {
+	ctx := context.Background()
+	f, _ := newFlow(t, passes)
+	f.start(checkpoints.ModeGuided, pipeline.Limits{}, false)
+	plan := f.at(checkpoints.PlanReview)
+	before := f.dump()
+	f.approve(checkpoints.PlanReview)
+	f.rollBack(before)
+	if _, err := f.eng.OfferLostAgain(ctx, "r-1", "stored version 3, version 9 seen before"); err != nil {
+		t.Fatal(err)
+	}
+	f.advance()
+	marked := f.dump()
+	f.approve(checkpoints.PlanReview)
+	f.at(checkpoints.DraftReview)
+	f.rollBack(marked)
+	shown := f.offers()
+	if _, err := f.eng.OfferLostAgain(ctx, "r-1", "stored version 5, version 12 seen before"); err != nil {
+		t.Fatal(err)
+	}
+	r := f.advance()
+	if got := f.offers() - shown; got != 1 || r.Waiting != plan.ID || !r.LostAt(r.Current()) {
+		t.Fatalf("after the second loss the plan review was shown %d times (waiting %q, mark %+v), want once more", got, r.Waiting, r.LostDecision)
+	}
+}
