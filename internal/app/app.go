@@ -81,6 +81,8 @@ type App struct {
 	mcp []*mcpsearch.Backend
 	// lost carries runs found rolled back to watchLostWrites.
 	lost chan lostRun
+	// lostWatched is set while watchLostWrites runs (a worker is started).
+	lostWatched atomic.Bool
 	// docs holds the document collection (DOCS_DIR) once StartWorker
 	// opened it; nil without DOCS_DIR.
 	docs *docsSlot

@@ -20,6 +20,9 @@ type lostRun struct {
 // noteLostWrites is the Store's OnLostWrites: it hands the run to
 // offerLostAgain without blocking the read that found the loss.
 func (a *App) noteLostWrites(id string, stored, seen int64) {
+	if !a.lostWatched.Load() {
+		return // no worker here: the workers' sweeps and the clicks find it
+	}
 	select {
 	case a.lost <- lostRun{id: id, stored: stored, saw: seen}:
 	default:
@@ -35,6 +38,8 @@ func (a *App) noteLostWrites(id string, stored, seen int64) {
 // runs that wait for people (which nobody reads) is found within an
 // interval of Redis answering again.
 func (a *App) watchLostWrites(ctx context.Context, interval time.Duration) {
+	a.lostWatched.Store(true)
+	defer a.lostWatched.Store(false)
 	if interval <= 0 {
 		interval = 5 * time.Second
 	}
