@@ -19,6 +19,9 @@ type CheckpointActions interface {
 	Skip(ctx context.Context, instanceID, by string) (*pipeline.Run, error)
 	Retry(ctx context.Context, instanceID, by string) (*pipeline.Run, error)
 	ContinueWithout(ctx context.Context, instanceID, admin string) (*pipeline.Run, error)
+	// OfferLostAgain offers the run's current checkpoint again after its
+	// stored state was found to have gone back (pipeline.Engine.OfferLostAgain).
+	OfferLostAgain(ctx context.Context, runID, evidence string) (*pipeline.Run, error)
 }
 
 // Stranded posts RenderStranded where the checkpoint would have been shown

@@ -240,6 +240,10 @@ func (e *fakeEngine) Retry(context.Context, string, string) (*pipeline.Run, erro
 	return nil, pipeline.ErrNotCurrent
 }
 
+func (e *fakeEngine) OfferLostAgain(_ context.Context, runID, _ string) (*pipeline.Run, error) {
+	return e.Load(context.Background(), runID)
+}
+
 func (e *fakeEngine) ContinueWithout(context.Context, string, string) (*pipeline.Run, error) {
 	return nil, pipeline.ErrNotStranded
 }

@@ -112,6 +112,9 @@ func (a *App) onCheckpointAction(ctx context.Context, req *Request) error {
 	r, inst, problem := a.check(ctx, instID, user)
 	if problem != nil {
 		log.Info("bot: click refused")
+		if inst == nil {
+			a.retireLostMessage(ctx, req, r, instID)
+		}
 		return tell(problem, "Nothing was changed")
 	}
 	log = log.With("run_id", r.ID)
@@ -301,6 +304,9 @@ func (a *App) check(ctx context.Context, instID, user string) (*pipeline.Run, *c
 		}
 	}
 	switch {
+	case inst == nil && !r.Status.Final() && r.Current() != nil && a.allowed(r, user):
+		fresh, blocks := a.lostCheckpoint(ctx, r, instID)
+		return fresh, nil, blocks
 	case inst == nil:
 		return r, nil, blockkit.RenderError("I can't find this checkpoint in run "+blockkit.RunRef(r.ID)+" any more.", "Nothing was changed.")
 	case !a.allowed(r, user):
@@ -359,6 +365,8 @@ func (a *App) decide(ctx context.Context, req *Request, r *pipeline.Run, instID 
 				}
 			}
 		}
+	case errors.Is(err, pipeline.ErrCheckpointLost):
+		blocks = lostCheckpointAnswer(r)
 	case errors.Is(err, pipeline.ErrNotCurrent):
 		blocks = superseded(r)
 	case errors.Is(err, pipeline.ErrNotFound):

@@ -35,6 +35,10 @@ func (p *Presenter) Offer(ctx context.Context, r *pipeline.Run, inst *checkpoint
 	if inst.Attempt > 1 {
 		text = "Reminder — " + text
 	}
+	if r.LostAt(inst) {
+		blocks = blockkit.RenderLostCheckpoint(inst, r.RequestedBy)
+		text = "An earlier decision was lost — " + text
+	}
 	text = blockkit.EscapeTruncate(text, 300)
 	// Look before posting: a checkpoint shown again after a takeover (or a
 	// retry) updates the message of its attempt instead of posting another.

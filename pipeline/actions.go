@@ -42,21 +42,32 @@ func (e *Engine) Retry(ctx context.Context, instanceID, by string) (*Run, error)
 
 // ContinueWithout is an admin's "continue without it": the run's current
 // checkpoint, a required one that could not be shown after its retries, or
-// one nobody decided through all its reminders, is passed over, and the
+// one nobody decided through all its reminders, or one offered again
+// because its earlier decision was lost with the store's writes
+// (OfferLostAgain), is passed over, and the
 // report says so among its caveats. Callers check that admin is an admin.
 func (e *Engine) ContinueWithout(ctx context.Context, instanceID, admin string) (*Run, error) {
 	return e.changeCurrent(ctx, instanceID, func(r *Run, inst *checkpoints.Instance) error {
 		stopped := inst.State == checkpoints.StateTimedOut && !inst.RemindersStoppedAt.IsZero()
-		if r.Stranded != inst.ID && !stopped {
+		if r.Stranded != inst.ID && !stopped && !r.LostAt(inst) {
 			return ErrNotStranded
 		}
 		reason := "it could not be shown: " + inst.LastError
 		note := fmt.Sprintf("The required %s checkpoint could not be shown (%s); %s, an admin, continued without it.", inst.Label, flatLine(inst.LastError), admin)
-		if r.Stranded != inst.ID {
+		switch {
+		case r.Stranded == inst.ID:
+		case r.LostAt(inst) && !stopped:
+			reason = "its earlier decision was lost when the bot's storage was restored"
+			note = fmt.Sprintf("The decision on the required %s checkpoint was lost when the bot's storage was restored; %s, an admin, continued without it.", inst.Label, admin)
+		default:
 			reason = fmt.Sprintf("nobody decided it through all its reminders (%d)", inst.Reminded)
 			note = fmt.Sprintf("Nobody decided the required %s checkpoint through all its reminders (%d); %s, an admin, continued without it.", inst.Label, inst.Reminded, admin)
 		}
-		if err := inst.Waive(e.cfg.Now(), admin, reason); err != nil {
+		waive := inst.Waive
+		if r.LostAt(inst) && r.Stranded != inst.ID && !stopped {
+			waive = inst.WaiveLost
+		}
+		if err := waive(e.cfg.Now(), admin, reason); err != nil {
 			return err
 		}
 		r.Stranded = ""

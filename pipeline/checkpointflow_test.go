@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/researchbot/researchbot/checkpoints"
 	"github.com/researchbot/researchbot/internal/redistest"
 	"github.com/researchbot/researchbot/internal/researchtest"
@@ -129,6 +131,7 @@ type flow struct {
 	eng   *pipeline.Engine
 	pres  *presenter
 	clock *researchtest.Clock
+	rdb   *redis.Client // the flow's redis-server
 }
 
 // definitionsStore lets a test make reading the definitions fail.
@@ -147,7 +150,7 @@ func (s *definitionsStore) Definitions(ctx context.Context) ([]checkpoints.Defin
 func newFlow(t *testing.T, reviews ...pipeline.CritiqueOutput) (*flow, *definitionsStore) {
 	t.Helper()
 	_, rdb := redistest.Start(t)
-	f := &flow{t: t, store: redisstore.NewStore(rdb, ""), model: &scripted{reviews: reviews}, pres: &presenter{}, clock: researchtest.NewClock(t0)}
+	f := &flow{t: t, store: redisstore.NewStore(rdb, ""), model: &scripted{reviews: reviews}, pres: &presenter{}, clock: researchtest.NewClock(t0), rdb: rdb}
 	ds := &definitionsStore{Store: f.store}
 	eng, err := pipeline.New(pipeline.Config{
 		Store: ds, Queue: &queue{}, Locker: redisstore.NewLocker(rdb, "", 5*time.Second),

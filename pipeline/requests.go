@@ -54,7 +54,7 @@ func (e *Engine) Decide(ctx context.Context, instanceID string, d checkpoints.De
 		}
 		inst := r.Instance(instanceID)
 		if inst == nil {
-			return r, ErrNotCurrent
+			return e.lostCheckpoint(ctx, r, instanceID)
 		}
 		if inst.Decision != nil && sameDecision(*inst.Decision, d) {
 			// This very decision is stored: an earlier save committed though

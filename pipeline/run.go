@@ -298,6 +298,10 @@ type Run struct {
 	// shows the checkpoint and cleared after, so a worker that dies in
 	// between is replaced by one that shows it (again).
 	Offering string `json:"offering,omitempty"`
+	// LostDecision is set when the run's stored state was found to have
+	// gone back (Redis lost acknowledged writes) while it waits at a
+	// checkpoint: that checkpoint is offered again, saying so.
+	LostDecision *LostDecision `json:"lost_decision,omitempty"`
 
 	// FallbackReason is why the run is heading to (or ended in) the fallback.
 	FallbackReason string `json:"fallback_reason,omitempty"`

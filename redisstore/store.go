@@ -44,6 +44,11 @@ type StoreOptions struct {
 	// Logger receives the loud report of a run whose stored version went
 	// backwards (Redis lost writes).
 	Logger *slog.Logger
+	// OnLostWrites, when set, is told of each run whose stored version was
+	// found lower than one this process saw (after the loud log line), so
+	// the engine can offer its checkpoint again. It must not block: it is
+	// called on the read that found the loss.
+	OnLostWrites func(runID string, stored, seen int64)
 	// Clock drives Watch's safety-net check (default the real clock).
 	Clock quartz.Clock
 }

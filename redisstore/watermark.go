@@ -1,9 +1,13 @@
 package redisstore
 
 import (
+	"context"
 	"errors"
 	"net"
+	"strconv"
 	"sync"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // boundedMap is a small concurrent map that forgets everything when it
@@ -67,6 +71,9 @@ func (s *Store) observeVersion(id string, v, floor int64) {
 		s.log.Error("redisstore: a run's stored state went back in time; Redis lost acknowledged writes (an append-only file rolled back, or a failover to a replica that was behind). The steps after this version will be done again.",
 			"run", id, "stored_version", v, "version_seen_before", floor)
 		s.seen.put(id, v)
+		if s.opts.OnLostWrites != nil {
+			s.opts.OnLostWrites(id, v, floor)
+		}
 		return
 	}
 	s.seen.raise(id, v, func(a, b int64) bool { return a > b })
@@ -76,4 +83,54 @@ func (s *Store) observeVersion(id string, v, floor int64) {
 func isDialError(err error) bool {
 	var op *net.OpError
 	return errors.As(err, &op) && op.Op == "dial"
+}
+
+// keys returns the keys m holds now.
+func (m *boundedMap[V]) keys() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]string, 0, len(m.items))
+	for k := range m.items {
+		out = append(out, k)
+	}
+	return out
+}
+
+// CheckLostWrites reads the stored version of every run this process has
+// seen (one pipelined round trip) and reports each that went back in time
+// (observeVersion: the loud log line and OnLostWrites). Called now and then
+// by a process, it finds a rollback of runs nobody reads, such as runs
+// waiting for a person, after Redis restarts from an older append-only file
+// or fails over to a replica that was behind. A run that is gone is
+// forgotten.
+func (s *Store) CheckLostWrites(ctx context.Context) error {
+	ids := s.seen.keys()
+	if len(ids) == 0 {
+		return nil
+	}
+	floors := make([]int64, len(ids))
+	cmds := make([]*redis.StringCmd, len(ids))
+	for i, id := range ids {
+		floors[i] = s.watermark(id)
+	}
+	if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, id := range ids {
+			cmds[i] = p.HGet(ctx, s.runKey(id), "v")
+		}
+		return nil
+	}); err != nil && !errors.Is(err, redis.Nil) {
+		return err
+	}
+	for i, id := range ids {
+		v, err := cmds[i].Result()
+		if errors.Is(err, redis.Nil) {
+			continue // deleted (pruned) or lost with its creation: nobody waits on it here
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			continue
+		}
+		s.observeVersion(id, n, floors[i])
+	}
+	return nil
 }

@@ -86,6 +86,10 @@ type App struct {
 	rescuer atomic.Pointer[redisstore.Rescuer]
 	// mcp are the MCP servers' backends (their sessions end with Close).
 	mcp []*mcpsearch.Backend
+	// lost carries runs found rolled back to watchLostWrites.
+	lost chan lostRun
+	// lostWatched is set while watchLostWrites runs (a worker is started).
+	lostWatched atomic.Bool
 	// docs holds the document collection (DOCS_DIR) once StartWorker
 	// opened it; nil without DOCS_DIR.
 	docs *docsSlot
@@ -172,8 +176,10 @@ func (a *App) build() error {
 		CacheTTL: cfg.FetchCacheTTL, Now: a.opts.Now,
 	}, redisstore.NewPageCache(a.Conn.Client))
 
+	a.lost = make(chan lostRun, lostWritesQueue)
 	a.Store = redisstore.NewStoreWithOptions(a.Conn.Client, redisstore.StoreOptions{
 		Prefix: "rb:", Retention: cfg.Retention, PageRetention: cfg.PageRetention, Logger: a.log,
+		OnLostWrites: a.noteLostWrites,
 		// Index scores stay well within the rescuer's half-lease window.
 		IndexRefresh: min(redisstore.DefaultIndexRefresh, cfg.LeaseTTL/4),
 	})
@@ -256,9 +262,14 @@ func (a *App) StartWorker(queues map[string]int) (stop func(), err error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
+	lostDone := make(chan struct{})
 	go func() { // owner: this worker; stopped by stop()
 		defer close(done)
 		rescuer.Run(ctx)
+	}()
+	go func() { // owner: this worker; stopped by stop()
+		defer close(lostDone)
+		a.watchLostWrites(ctx, a.Config.LeaseTTL/2)
 	}()
 	var once sync.Once
 	return func() {
@@ -266,6 +277,7 @@ func (a *App) StartWorker(queues map[string]int) (stop func(), err error) {
 			stopDocs()
 			cancel()
 			<-done
+			<-lostDone
 			w.Stop()
 		})
 	}, nil

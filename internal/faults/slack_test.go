@@ -26,18 +26,30 @@ type slackWorld struct {
 	fake   *slackfake.Server
 	px     *proxy
 	worker *app.App
+	rp     *redisProc // the one Redis server
 }
 
 func newSlackWorld(t *testing.T, env map[string]string) *slackWorld {
 	t.Helper()
+	return newSlackWorldBehind(t, env, false)
+}
+
+// newSlackWorldBehind is newSlackWorld; with workerBehindProxy the worker
+// too reaches Redis through px (so a test can move both to another server).
+func newSlackWorldBehind(t *testing.T, env map[string]string, workerBehindProxy bool) *slackWorld {
+	t.Helper()
 	rp := startRedis(t)
-	w := &slackWorld{world: newWorld(t, "redis://"+rp.Addr()+"/0", &researchtest.Researcher{}, env), px: newProxy(t, rp.Addr()), fake: slackfake.New(t)}
+	w := &slackWorld{world: newWorld(t, "redis://"+rp.Addr()+"/0", &researchtest.Researcher{}, env), px: newProxy(t, rp.Addr()), fake: slackfake.New(t), rp: rp}
 	w.fake.AddChannel(channel, "research", true)
 	w.fake.AddUser(user, "ada", "UTC")
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	metrics := bot.NewMetrics()
-	worker := w.slackReplica(ctx, w.redis, metrics)
+	workerURL := w.redis
+	if workerBehindProxy {
+		workerURL = w.px.URL()
+	}
+	worker := w.slackReplica(ctx, workerURL, metrics)
 	if err := worker.Engine.SeedDefinitions(ctx); err != nil {
 		t.Fatal(err)
 	}
