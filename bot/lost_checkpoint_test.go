@@ -16,12 +16,12 @@ func TestGoldenLostCheckpoint(t *testing.T) {
 	waiting := sampleRun()
 	waiting.Status, waiting.Waiting = pipeline.StatusWaiting, "run-42.cp-1"
 	waiting.Checkpoints = []checkpoints.Instance{*planInstance()}
-	golden(t, "checkpoint_plan_lost", msg(blockkit.RenderLostCheckpoint(planInstance(), "U123")))
+	golden(t, "checkpoint_plan_lost", msg(blockkit.RenderLostCheckpoint(planInstance(), "U123", planInstance().OfferedAt)))
 	golden(t, "lost_checkpoint_click", msg(blockkit.RenderLostCheckpointClick(waiting)))
 	golden(t, "lost_checkpoint_retired", msg(blockkit.RenderLostCheckpointRetired(waiting)))
 
 	for name, inst := range map[string]*checkpoints.Instance{"plan": planInstance(), "sources": sourcesInstance(), "draft": draftInstance(), "all": allTypesInstance()} {
-		blocks := blockkit.RenderLostCheckpoint(inst, "U123")
+		blocks := blockkit.RenderLostCheckpoint(inst, "U123", inst.OfferedAt)
 		out := string(rawJSON(blocks))
 		if len(blocks) > blockkit.MaxBlocks {
 			t.Errorf("%s: %d blocks, Slack takes %d", name, len(blocks), blockkit.MaxBlocks)

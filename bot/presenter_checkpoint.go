@@ -36,7 +36,7 @@ func (p *Presenter) Offer(ctx context.Context, r *pipeline.Run, inst *checkpoint
 		text = "Reminder — " + text
 	}
 	if r.LostAt(inst) {
-		blocks = blockkit.RenderLostCheckpoint(inst, r.RequestedBy)
+		blocks = blockkit.RenderLostCheckpoint(inst, r.RequestedBy, p.now())
 		text = "An earlier decision was lost — " + text
 	}
 	text = blockkit.EscapeTruncate(text, 300)

@@ -2,6 +2,7 @@ package blockkit
 
 import (
 	"slices"
+	"time"
 
 	"github.com/slack-go/slack"
 
@@ -13,15 +14,15 @@ import (
 // stored state went back in time (pipeline.Run.LostDecision).
 const LostDecisionNotice = ":warning: An earlier decision on this checkpoint was lost when the bot's storage was restored; please decide again."
 
-// RenderLostCheckpoint is RenderCheckpoint for a checkpoint offered again
+// RenderLostCheckpoint is RenderCheckpointAt for a checkpoint offered again
 // after its decision was lost: the same message, its buttons live again,
 // with LostDecisionNotice under the header (within Slack's block limit).
-func RenderLostCheckpoint(inst *checkpoints.Instance, requestedBy string) []slack.Block {
-	blocks := RenderCheckpoint(inst, requestedBy)
+func RenderLostCheckpoint(inst *checkpoints.Instance, requestedBy string, now time.Time) []slack.Block {
+	blocks := RenderCheckpointAt(inst, requestedBy, now)
 	blocks = slices.Insert(blocks, 1, slack.Block(ContextText(LostDecisionNotice)))
 	if len(blocks) > MaxBlocks {
 		// Give up the last block of the body, not the buttons.
-		cut := len(blocks) - len(checkpointTail(inst, requestedBy)) - 1
+		cut := len(blocks) - len(checkpointTail(inst, requestedBy, now)) - 1
 		blocks = slices.Delete(blocks, cut, cut+1)
 	}
 	return blocks
