@@ -8,7 +8,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log"
 	"log/slog"
@@ -422,12 +421,6 @@ func (w *world) start(a *replica, mode, question string) *pipeline.Run {
 		w.t.Fatal(err)
 	}
 	return r
-}
-
-// figure prints a row's figure where `make faults` shows it.
-func figure(t testing.TB, format string, args ...any) {
-	t.Helper()
-	t.Logf("FIGURE %s: %s", t.Name(), fmt.Sprintf(format, args...))
 }
 
 // eventually polls cond (for state owned by other processes: Redis, the
