@@ -23,6 +23,9 @@ type settings struct {
 	llmRetries int           // LLM_MAX_RETRIES
 	stepWait   time.Duration // LLM_STEP_WAIT
 	claimTTL   time.Duration // a scheduled fire's claim (scheduler.ServiceConfig.ClaimTTL)
+	// downAfter and failoverTimeout are the sentinels' settings
+	// (down-after-milliseconds, failover-timeout) of a Sentinel REDIS_URL.
+	downAfter, failoverTimeout time.Duration
 }
 
 // defaults are the settings of a deployment that sets nothing.
@@ -33,7 +36,9 @@ var defaults = func() settings {
 	if err != nil {
 		panic(fmt.Sprintf("the default configuration does not load: %v", err))
 	}
-	return settingsOf(cfg)
+	s := settingsOf(cfg)
+	s.downAfter, s.failoverTimeout = 30*time.Second, 3*time.Minute // Redis Sentinel's own defaults
+	return s
 }()
 
 // settingsOf picks the settings bounds are derived from out of cfg.
@@ -134,8 +139,17 @@ var (
 func within[T int | time.Duration](t testing.TB, what string, got T, b bound[T], s settings) {
 	t.Helper()
 	limit, dflt := b.at(s), b.at(defaults)
-	line := fmt.Sprintf("FIGURE %s: %s %s (bound %s = %s with %s; %s with the defaults)",
-		t.Name(), what, show(got), b.rule, show(limit), s, show(dflt))
+	line := fmt.Sprintf("FIGURE %s: %s %s (bound %s", t.Name(), what, show(got), b.rule)
+	if b.rule != show(limit) {
+		line += " = " + show(limit)
+	}
+	if used := s.named(b.rule); used != "" {
+		line += " with " + used
+	}
+	if dflt != limit {
+		line += "; " + show(dflt) + " with the defaults"
+	}
+	line += ")"
 	t.Log(line)
 	if got > limit {
 		t.Errorf("over its bound: %s", line)
@@ -151,6 +165,8 @@ func show[T int | time.Duration](v T) string {
 			return fmt.Sprintf("%d ms", x.Milliseconds())
 		case x >= 2*time.Minute:
 			return x.Round(time.Second).String()
+		case x%time.Second == 0:
+			return fmt.Sprintf("%d s", x/time.Second)
 		default:
 			return fmt.Sprintf("%.2f s", x.Seconds())
 		}
@@ -159,9 +175,26 @@ func show[T int | time.Duration](v T) string {
 	}
 }
 
-// String names the settings a bound was computed with.
+// String names every setting bounds are derived from.
 func (s settings) String() string {
-	return fmt.Sprintf("RUN_LEASE=%s LLM_TIMEOUT=%s LLM_MAX_RETRIES=%d", s.lease, s.llmTimeout, s.llmRetries)
+	return s.named("RUN_LEASE LLM_TIMEOUT LLM_MAX_RETRIES LLM_STEP_WAIT ClaimTTL")
+}
+
+// named names the settings rule mentions, with their values in s:
+// "RUN_LEASE=2s LLM_TIMEOUT=1s". The Redis timeouts follow from RUN_LEASE.
+func (s settings) named(rule string) string {
+	var out []string
+	for _, x := range []struct {
+		name  string
+		value any
+	}{{"RUN_LEASE", s.lease}, {"LLM_TIMEOUT", s.llmTimeout}, {"LLM_MAX_RETRIES", s.llmRetries},
+		{"LLM_STEP_WAIT", s.stepWait}, {"ClaimTTL", s.claimTTL},
+		{"down-after-milliseconds", s.downAfter}, {"failover-timeout", s.failoverTimeout}} {
+		if strings.Contains(rule, x.name) || x.name == "RUN_LEASE" && strings.Contains(rule, "Redis") {
+			out = append(out, fmt.Sprintf("%s=%v", x.name, x.value))
+		}
+	}
+	return strings.Join(out, " ")
 }
 
 // failures is a testing.TB that records what would fail the test.
@@ -181,8 +214,7 @@ func TestAFigureOverItsBoundFails(t *testing.T) {
 	s.lease = 2 * time.Second
 	over := &failures{TB: t}
 	within(over, "taken over after", 4100*time.Millisecond, takeover, s)
-	if len(over.errs) != 1 || !strings.Contains(over.errs[0], "4.10 s (bound 2×RUN_LEASE = 4.00 s with RUN_LEASE=2s") ||
-		!strings.Contains(over.errs[0], "; 30.00 s with the defaults)") {
+	if len(over.errs) != 1 || !strings.Contains(over.errs[0], "4.10 s (bound 2×RUN_LEASE = 4 s with RUN_LEASE=2s; 30 s with the defaults)") {
 		t.Errorf("4.1 s against 2×2 s: %q", over.errs)
 	}
 	under := &failures{TB: t}
