@@ -23,6 +23,10 @@ type settings struct {
 	llmRetries int           // LLM_MAX_RETRIES
 	stepWait   time.Duration // LLM_STEP_WAIT
 	claimTTL   time.Duration // a scheduled fire's claim (scheduler.ServiceConfig.ClaimTTL)
+	// stepRetries is the waits between a step's attempts, added up: the
+	// queue's retry delays (pipeline.StepRetryDelay, 2 s then 4 s; the
+	// suite's replicas wait 100 ms).
+	stepRetries time.Duration
 	// downAfter and failoverTimeout are the sentinels' settings
 	// (down-after-milliseconds, failover-timeout) of a Sentinel REDIS_URL.
 	downAfter, failoverTimeout time.Duration
@@ -44,11 +48,16 @@ var defaults = func() settings {
 // settingsOf picks the settings bounds are derived from out of cfg.
 func settingsOf(cfg config.Config) settings {
 	return settings{lease: cfg.LeaseTTL, llmTimeout: cfg.LLMTimeout, llmRetries: cfg.LLMMaxRetries,
-		stepWait: cfg.LLMStepWait, claimTTL: scheduler.DefaultClaimTTL}
+		stepWait: cfg.LLMStepWait, claimTTL: scheduler.DefaultClaimTTL,
+		stepRetries: pipeline.StepRetryDelay(1) + pipeline.StepRetryDelay(2)}
 }
 
 // settings are the settings of the world's replicas.
-func (w *world) settings() settings { return settingsOf(w.config(w.redis)) }
+func (w *world) settings() settings {
+	s := settingsOf(w.config(w.redis))
+	s.stepRetries = (pipeline.MaxStepAttempts - 1) * suiteRetryDelay
+	return s
+}
 
 // The pieces bounds are built from. They are upper bounds derived from the
 // mechanism, with room for a loaded 2-core machine running -race; never a
@@ -58,6 +67,9 @@ const (
 	// (search, read, analyse, draft with the fake model and web), which
 	// takes well under a second on an idle machine.
 	stepsWork = 5 * time.Second
+	// suiteRetryDelay is the wait before a step's next attempt in the
+	// suite's replicas (app.Options.RetryDelay).
+	suiteRetryDelay = 100 * time.Millisecond
 	// llmBackoff bounds one wait of the model client between retries: 1 s
 	// initial interval with ±50 % jitter (llm's exponential back-off).
 	llmBackoff = 1500 * time.Millisecond
@@ -188,7 +200,7 @@ func (s settings) named(rule string) string {
 		name  string
 		value any
 	}{{"RUN_LEASE", s.lease}, {"LLM_TIMEOUT", s.llmTimeout}, {"LLM_MAX_RETRIES", s.llmRetries},
-		{"LLM_STEP_WAIT", s.stepWait}, {"ClaimTTL", s.claimTTL},
+		{"LLM_STEP_WAIT", s.stepWait}, {"ClaimTTL", s.claimTTL}, {"step retry delays", s.stepRetries},
 		{"down-after-milliseconds", s.downAfter}, {"failover-timeout", s.failoverTimeout}} {
 		if strings.Contains(rule, x.name) || x.name == "RUN_LEASE" && strings.Contains(rule, "Redis") {
 			out = append(out, fmt.Sprintf("%s=%v", x.name, x.value))

@@ -389,7 +389,7 @@ func (w *world) replica(redisURL string, work bool) *replica {
 	hc := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	a, err := app.New(context.Background(), w.config(redisURL), app.Options{
 		Presenters: map[string]pipeline.Presenter{"test": w.rec}, DefaultQueue: "test", HTTPClient: hc,
-		RetryDelay: func(int, error) time.Duration { return 100 * time.Millisecond }, ShutdownTimeout: time.Second,
+		RetryDelay: func(int, error) time.Duration { return suiteRetryDelay }, ShutdownTimeout: time.Second,
 		Logger: w.logger(),
 	})
 	if err != nil {

@@ -42,8 +42,8 @@ func TestModel503Burst(t *testing.T) {
 	_, _, started, _ := w.model.stats("research_plan")
 	s := w.settings()
 	within(t, "3×503 then success: the run completed in", took, bound[time.Duration]{
-		"5 s of steps + 2 failed step attempts × 1.5 s client back-off",
-		func(settings) time.Duration { return stepsWork + 2*llmBackoff },
+		"5 s of steps + 3 failed calls × 3.4 s client back-off + step retry delays",
+		func(x settings) time.Duration { return stepsWork + 3*llmBackoff3 + x.stepRetries },
 	}, s)
 	within(t, "plan calls", len(started), stepCalls, s)
 }
@@ -120,7 +120,8 @@ func TestModelCutOffAtTheTokenLimit(t *testing.T) {
 		}
 		s := w.settings()
 		t.Logf("every answer cut off: run %s: %s", r.Status, r.Failure)
-		within(t, "the run failed after", took, allSteps, s)
+		within(t, "the run failed after", took, bound[time.Duration]{"5 s of steps + step retry delays",
+			func(x settings) time.Duration { return stepsWork + x.stepRetries }}, s)
 		within(t, "plan calls (a repair per step attempt)", len(started), bound[int]{"3 step attempts × 2",
 			func(settings) int { return pipeline.MaxStepAttempts * 2 }}, s)
 	})
@@ -134,9 +135,13 @@ var allSteps = bound[time.Duration]{"5 s of steps", func(settings) time.Duration
 // back-off between them, and the step's wait for the model is cut at
 // LLM_STEP_WAIT; then the steps' own work.
 var hungModel = bound[time.Duration]{
-	"min(3 × (1 + LLM_MAX_RETRIES) × (LLM_TIMEOUT + 1.5 s), LLM_STEP_WAIT + 1.5 s) + 5 s of steps",
+	"min(3 × (1 + LLM_MAX_RETRIES) × (LLM_TIMEOUT + 3.4 s), LLM_STEP_WAIT + 3.4 s) + step retry delays + 5 s of steps",
 	func(x settings) time.Duration {
 		calls := time.Duration(pipeline.MaxStepAttempts * (1 + x.llmRetries))
-		return min(calls*(x.llmTimeout+llmBackoff), x.stepWait+llmBackoff) + stepsWork
+		return min(calls*(x.llmTimeout+llmBackoff3), x.stepWait+llmBackoff3) + x.stepRetries + stepsWork
 	},
 }
+
+// llmBackoff3 bounds the third of the model client's waits between
+// retries (1 s, ×1.5 each time, ±50 % jitter): 2.25 s × 1.5.
+const llmBackoff3 = 3375 * time.Millisecond
