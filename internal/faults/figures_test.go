@@ -202,7 +202,7 @@ func (s settings) named(rule string) string {
 	}{{"RUN_LEASE", s.lease}, {"LLM_TIMEOUT", s.llmTimeout}, {"LLM_MAX_RETRIES", s.llmRetries},
 		{"LLM_STEP_WAIT", s.stepWait}, {"ClaimTTL", s.claimTTL}, {"step retry delays", s.stepRetries},
 		{"down-after-milliseconds", s.downAfter}, {"failover-timeout", s.failoverTimeout}} {
-		if strings.Contains(rule, x.name) || x.name == "RUN_LEASE" && strings.Contains(rule, "Redis") {
+		if strings.Contains(rule, x.name) || x.name == "RUN_LEASE" && strings.Contains(rule, "Redis read") || x.name == "RUN_LEASE" && strings.Contains(rule, "Redis dial") {
 			out = append(out, fmt.Sprintf("%s=%v", x.name, x.value))
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"sync"
@@ -344,6 +345,21 @@ func TestSoak(t *testing.T) {
 	if len(unexplained) > 0 {
 		t.Errorf("runs failed unexplained, e.g. %v", unexplained[:min(5, len(unexplained))])
 	}
+	if g1 > g0+10 {
+		t.Logf("the goroutines left, by stack (most first):\n%s", goroutineCounts(12))
+	}
+}
+
+// goroutineCounts is the n most common goroutine stacks with their counts
+// (runtime/pprof's goroutine profile, debug=1), to tell a leak's source.
+func goroutineCounts(n int) string {
+	var b strings.Builder
+	_ = pprof.Lookup("goroutine").WriteTo(&b, 1)
+	groups := strings.Split(b.String(), "\n\n")
+	if len(groups) > n+1 {
+		groups = groups[:n+1] // the profile lists the largest groups first
+	}
+	return strings.Join(groups, "\n\n")
 }
 
 // explainedBySoakFaults reports whether a run's failure is one the soak's
