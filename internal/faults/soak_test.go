@@ -33,7 +33,16 @@ import (
 // run, at most one plan, analysis or draft call in flight), every decision
 // was recorded and applied exactly once, and goroutines, heap and file
 // descriptors are back where they started.
+//
+// Then TestSoak/worker_processes does the same with real processes (see
+// soakWorkerProcesses).
 func TestSoak(t *testing.T) {
+	t.Run("replicas", soakReplicas)
+	t.Run("worker processes", soakWorkerProcesses)
+}
+
+// soakReplicas is the soak of worker replicas in this process.
+func soakReplicas(t *testing.T) {
 	const runs, instances = 200, 3
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 8))
 	var rngMu sync.Mutex
