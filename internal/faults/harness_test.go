@@ -8,7 +8,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log"
 	"log/slog"
@@ -390,7 +389,7 @@ func (w *world) replica(redisURL string, work bool) *replica {
 	hc := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	a, err := app.New(context.Background(), w.config(redisURL), app.Options{
 		Presenters: map[string]pipeline.Presenter{"test": w.rec}, DefaultQueue: "test", HTTPClient: hc,
-		RetryDelay: func(int, error) time.Duration { return 100 * time.Millisecond }, ShutdownTimeout: time.Second,
+		RetryDelay: func(int, error) time.Duration { return suiteRetryDelay }, ShutdownTimeout: time.Second,
 		Logger: w.logger(),
 	})
 	if err != nil {
@@ -422,12 +421,6 @@ func (w *world) start(a *replica, mode, question string) *pipeline.Run {
 		w.t.Fatal(err)
 	}
 	return r
-}
-
-// figure prints a row's figure where `make faults` shows it.
-func figure(t testing.TB, format string, args ...any) {
-	t.Helper()
-	t.Logf("FIGURE %s: %s", t.Name(), fmt.Sprintf(format, args...))
 }
 
 // eventually polls cond (for state owned by other processes: Redis, the

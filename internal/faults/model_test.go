@@ -40,7 +40,12 @@ func TestModel503Burst(t *testing.T) {
 		t.Fatalf("run %s: %s", r.Status, r.Failure)
 	}
 	_, _, started, _ := w.model.stats("research_plan")
-	figure(t, "3×503 then success: run completed in %s, %d plan calls", took.Round(10*time.Millisecond), len(started))
+	s := w.settings()
+	within(t, "3×503 then success: the run completed in", took, bound[time.Duration]{
+		"5 s of steps + 3 failed calls × 3.4 s client back-off + step retry delays",
+		func(x settings) time.Duration { return stepsWork + 3*llmBackoff3 + x.stepRetries },
+	}, s)
+	within(t, "plan calls", len(started), stepCalls, s)
 }
 
 // TestModelHangs: the model's first analysis never answers; LLM_TIMEOUT
@@ -56,10 +61,13 @@ func TestModelHangs(t *testing.T) {
 		t.Fatalf("run %s: %s", r.Status, r.Failure)
 	}
 	_, peak, started, _ := w.model.stats("analysis")
-	figure(t, "a hung call (LLM_TIMEOUT 2s): run completed in %s, %d analysis calls, at most %d at once", took.Round(10*time.Millisecond), len(started), peak)
-	if peak > 1 {
-		t.Errorf("%d analysis calls in flight at once: the hung one was not abandoned", peak)
-	}
+	s := w.settings()
+	within(t, "a hung call: the run completed in", took, bound[time.Duration]{
+		"LLM_TIMEOUT + 1.5 s client back-off + 5 s of steps",
+		func(x settings) time.Duration { return x.llmTimeout + llmBackoff + stepsWork },
+	}, s)
+	t.Logf("%d analysis calls", len(started))
+	within(t, "analysis calls in flight at once (the hung one abandoned)", peak, oneCallInFlight, s)
 }
 
 // TestModelHangsForever: every call hangs; the run fails within its bound
@@ -70,16 +78,13 @@ func TestModelHangsForever(t *testing.T) {
 		return &llmtest.Reply{Delay: time.Hour}
 	})
 	_, _, started, _ := w.model.stats("research_plan")
-	figure(t, "the model hangs on every call (LLM_TIMEOUT 1s): run %s after %s, %d calls: %s", r.Status, took.Round(10*time.Millisecond), len(started), r.Failure)
 	if r.Status != pipeline.StatusFailed || !strings.Contains(r.Failure, "the plan step failed 3 times") {
 		t.Fatalf("run %s: %q", r.Status, r.Failure)
 	}
-	if bound := pipeline.MaxStepAttempts * 2; len(started) > bound {
-		t.Errorf("%d calls, bound %d", len(started), bound)
-	}
-	if took > time.Minute {
-		t.Errorf("took %s to give up", took)
-	}
+	s := w.settings()
+	t.Logf("the model hangs on every call: run %s: %s", r.Status, r.Failure)
+	within(t, "the run failed after", took, hungModel, s)
+	within(t, "plan calls", len(started), stepCalls, s)
 }
 
 // TestModelCutOffAtTheTokenLimit: an answer cut off (finish_reason
@@ -98,7 +103,9 @@ func TestModelCutOffAtTheTokenLimit(t *testing.T) {
 			t.Fatalf("run %s: %s", r.Status, r.Failure)
 		}
 		_, _, started, _ := w.model.stats("research_plan")
-		figure(t, "one answer cut off: repaired, run completed in %s with %d plan calls", took.Round(10*time.Millisecond), len(started))
+		s := w.settings()
+		within(t, "one answer cut off: repaired, the run completed in", took, allSteps, s)
+		within(t, "plan calls (the repair one more)", len(started), bound[int]{"2", func(settings) int { return 2 }}, s)
 	})
 	t.Run("always", func(t *testing.T) {
 		w, r, took := modelRun(t, nil, func(schema string, _ int) *llmtest.Reply {
@@ -108,9 +115,33 @@ func TestModelCutOffAtTheTokenLimit(t *testing.T) {
 			return nil
 		})
 		_, _, started, _ := w.model.stats("research_plan")
-		figure(t, "every answer cut off: run %s after %s, %d plan calls: %s", r.Status, took.Round(10*time.Millisecond), len(started), r.Failure)
 		if r.Status != pipeline.StatusFailed || !strings.Contains(r.Failure, "its answer was cut off at the token limit") {
 			t.Fatalf("run %s: %q", r.Status, r.Failure)
 		}
+		s := w.settings()
+		t.Logf("every answer cut off: run %s: %s", r.Status, r.Failure)
+		within(t, "the run failed after", took, bound[time.Duration]{"5 s of steps + step retry delays",
+			func(x settings) time.Duration { return stepsWork + x.stepRetries }}, s)
+		within(t, "plan calls (a repair per step attempt)", len(started), bound[int]{"3 step attempts × 2",
+			func(settings) int { return pipeline.MaxStepAttempts * 2 }}, s)
 	})
 }
+
+// allSteps bounds a run whose model answers at once: its steps.
+var allSteps = bound[time.Duration]{"5 s of steps", func(settings) time.Duration { return stepsWork }}
+
+// hungModel bounds a run whose model never answers: every step attempt
+// makes 1 + LLM_MAX_RETRIES calls that each time out, with a client
+// back-off between them, and the step's wait for the model is cut at
+// LLM_STEP_WAIT; then the steps' own work.
+var hungModel = bound[time.Duration]{
+	"min(3 × (1 + LLM_MAX_RETRIES) × (LLM_TIMEOUT + 3.4 s), LLM_STEP_WAIT + 3.4 s) + step retry delays + 5 s of steps",
+	func(x settings) time.Duration {
+		calls := time.Duration(pipeline.MaxStepAttempts * (1 + x.llmRetries))
+		return min(calls*(x.llmTimeout+llmBackoff3), x.stepWait+llmBackoff3) + x.stepRetries + stepsWork
+	},
+}
+
+// llmBackoff3 bounds the third of the model client's waits between
+// retries (1 s, ×1.5 each time, ±50 % jitter): 2.25 s × 1.5.
+const llmBackoff3 = 3375 * time.Millisecond

@@ -99,8 +99,8 @@ func TestSimultaneousDecisionsAcrossReplicas(t *testing.T) {
 				}
 				w.rec.finish(t)
 			}
-			figure(t, "%d races: exactly one decision recorded each time (replica A won %d, B %d); both answered within %s",
-				rounds, wins[0], wins[1], slowest.Round(time.Millisecond))
+			t.Logf("%d races: exactly one decision recorded each time (replica A won %d, B %d)", rounds, wins[0], wins[1])
+			within(t, "both replicas answered within", slowest, raceAnswered, w.settings())
 		})
 	}
 }
@@ -141,13 +141,13 @@ func TestCrashAfterTheDecisionIsSaved(t *testing.T) {
 		t.Fatalf("next checkpoint %s", draft.DefinitionID)
 	}
 	_, peak, _, _ := w.model.stats("analysis")
-	lease := w.config(w.redis).LeaseTTL
-	figure(t, "worker cut off right after the decision was saved: the next step started on another worker %s later (RUN_LEASE %s); at most %d call in flight",
-		took.Round(10*time.Millisecond), lease, peak)
-	if took > 2*lease {
-		t.Errorf("next step after %s, want within 2×RUN_LEASE", took)
-	}
-	if peak > 1 {
-		t.Errorf("%d analysis calls at once", peak)
-	}
+	s := w.settings()
+	within(t, "worker cut off right after the decision was saved: the next step started on another worker after", took, takeover, s)
+	within(t, "analysis calls in flight at once", peak, oneCallInFlight, s)
 }
+
+// raceAnswered bounds a decision racing another on a Redis that answers:
+// each conflict costs a read and a save, a few milliseconds each, 100 ms
+// allowed for a loaded machine.
+var raceAnswered = bound[time.Duration]{"8 conflict retries × 2 commands × 100 ms + 0.4 s",
+	func(settings) time.Duration { return 8*2*100*time.Millisecond + 400*time.Millisecond }}

@@ -193,9 +193,8 @@ func TestRestoreFromAnOlderAOFOffersTheLostCheckpointAgain(t *testing.T) {
 	w.rp.restoreAOF(backup)
 	// The worker reads the versions of the runs it saw every half lease
 	// (RUN_LEASE is 2 s here); its clients reconnect within a lease.
-	took := w.lostPlanIsAskedAgain(plan, draft, time.Now(), 4*time.Second)
-	figure(t, "Redis restored from an AOF older than a plan approval (RUN_LEASE=2s): the plan review offered again %s after Redis was back (bound 2×RUN_LEASE = 4 s); the lost draft review's click told it was lost, nothing changed; the plan decided once",
-		took.Round(10*time.Millisecond))
+	took := w.lostPlanIsAskedAgain(plan, draft, time.Now(), takeover.at(w.settings()))
+	within(t, "Redis restored from an AOF older than a plan approval (the lost draft review's click told it was lost, nothing changed; the plan decided once): the plan review offered again after Redis was back", took, takeover, w.settings())
 }
 
 // TestFailoverToALaggingReplicaOffersTheLostCheckpointAgain: a replica is
@@ -245,7 +244,7 @@ func TestFailoverToALaggingReplicaOffersTheLostCheckpointAgain(t *testing.T) {
 	if err := w.px.p.Update(&toxiproxy.Proxy{Listen: w.px.p.Listen, Upstream: replicaSrv.Addr, Enabled: true}); err != nil {
 		t.Fatal(err)
 	}
-	took := w.lostPlanIsAskedAgain(plan, draft, time.Now(), 4*time.Second)
-	figure(t, "failover to a replica that missed a plan approval (RUN_LEASE=2s): WAIT 1 after the approval said %d replicas had it; the plan review offered again %s after the switch (bound 2×RUN_LEASE = 4 s); the lost draft review's click told it was lost; the plan decided once",
-		acked, took.Round(10*time.Millisecond))
+	took := w.lostPlanIsAskedAgain(plan, draft, time.Now(), takeover.at(w.settings()))
+	t.Logf("WAIT 1 after the approval said %d replicas had it", acked)
+	within(t, "failover to a replica that missed a plan approval (the lost draft review's click told it was lost; the plan decided once): the plan review offered again after the switch", took, takeover, w.settings())
 }

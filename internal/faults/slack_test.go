@@ -196,10 +196,11 @@ func judge(t *testing.T, told string, recorded bool) {
 // within 3 s, the decision is recorded, nobody is told otherwise, and the
 // run goes on.
 func TestRedisLatencyDuringClicks(t *testing.T) {
+	const latency2s = 2 * time.Second
 	w := newSlackWorld(t, map[string]string{"RUN_LEASE": "15s"})
 	m := w.planCheckpoint()
 	inst := instanceOf(t, m)
-	w.px.add("slow", "latency", "downstream", map[string]any{"latency": 2000})
+	w.px.add("slow", "latency", "downstream", map[string]any{"latency": latency2s.Milliseconds()})
 	start := time.Now()
 	latency, _ := w.clickAndJudge(m, inst, 0)
 	eventually(t, waitLimit, "the decision", func() bool { return w.decided(inst) })
@@ -207,11 +208,12 @@ func TestRedisLatencyDuringClicks(t *testing.T) {
 	w.px.remove("slow")
 	told := w.told(0)
 	judge(t, told, true)
-	figure(t, "2 s of Redis latency: ack after %s, decision recorded after %s, told %q",
-		latency.Round(time.Millisecond), recordedAfter.Round(10*time.Millisecond), told)
-	if latency >= 3*time.Second {
-		t.Errorf("ack after %s", latency)
-	}
+	s := w.settings()
+	t.Logf("2 s of Redis latency: told %q", told)
+	within(t, "acked after", latency, ackedInTime, s)
+	within(t, "the decision was recorded after", recordedAfter, bound[time.Duration]{
+		"12 round trips × 2 s latency", func(settings) time.Duration { return 12 * latency2s },
+	}, s)
 }
 
 // TestRedisOutageDuringClicks: Redis is out of reach of the replica the
@@ -231,9 +233,6 @@ func TestRedisOutageDuringClicks(t *testing.T) {
 	w.px.up()
 	recorded := w.decided(inst)
 	judge(t, told, recorded)
-	if latency >= 3*time.Second {
-		t.Errorf("ack after %s", latency)
-	}
 	var again time.Duration
 	if !recorded {
 		back := time.Now()
@@ -243,8 +242,11 @@ func TestRedisOutageDuringClicks(t *testing.T) {
 		again = time.Since(back)
 		judge(t, told2, true)
 	}
-	figure(t, "Redis out of reach for %s: ack after %s, told %q after %s (recorded: %v); a click after the outage recorded in %s",
-		outage, latency.Round(time.Millisecond), told, answered.Round(10*time.Millisecond), recorded, again.Round(10*time.Millisecond))
+	s := w.settings()
+	t.Logf("Redis out of reach for %s: told %q (recorded: %v)", outage, told, recorded)
+	within(t, "acked after", latency, ackedInTime, s)
+	within(t, "the clicker was told after", answered, refusedOutcome, s)
+	within(t, "a click after the outage was recorded in", again, clickRecorded, s)
 	runID, _, _ := strings.Cut(inst, ".")
 	eventually(t, waitLimit, "the next checkpoint", func() bool {
 		r, err := w.worker.Engine.Load(context.Background(), runID)

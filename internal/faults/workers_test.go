@@ -53,24 +53,17 @@ func TestLeaseLostMidStep(t *testing.T) {
 	})
 	done := w.rec.finish(t)
 	_, peak, _, _ := w.model.stats("analysis")
-	lease := w.config(w.redis).LeaseTTL
-	figure(t, "RUN_LEASE %s: the cut-off worker dropped its model call %s after losing Redis; the other took the run over after %s; at most %d analysis call in flight",
-		lease, stopped.Round(10*time.Millisecond), taken.Round(10*time.Millisecond), peak)
 	if done.ID != r.ID || done.Status != pipeline.StatusCompleted {
 		t.Fatalf("run %s ended %s: %s", done.ID, done.Status, done.Failure)
 	}
-	if peak > 1 {
-		t.Errorf("%d analysis calls in flight at once", peak)
+	s := w.settings()
+	if stopped == 0 {
+		t.Errorf("the cut-off worker's call did not end")
 	}
-	if stopped == 0 || stopped > lease {
-		t.Errorf("the cut-off worker's call ended %s after the cut, want within RUN_LEASE %s", stopped, lease)
-	}
-	if taken > 2*lease {
-		t.Errorf("takeover after %s, want at most 2×RUN_LEASE (%s)", taken, 2*lease)
-	}
-	if n := res.Count("research_plan"); n != 1 {
-		t.Errorf("planned %d times, want once", n)
-	}
+	within(t, "the cut-off worker dropped its model call after losing Redis in", stopped, holderStops, s)
+	within(t, "the other took the run over after", taken, takeover, s)
+	within(t, "analysis calls in flight at once", peak, oneCallInFlight, s)
+	within(t, "plans made", res.Count("research_plan"), nothingTwice, s)
 	select {
 	case again := <-w.rec.done:
 		t.Errorf("run %s shown finished twice", again.ID)

@@ -29,7 +29,13 @@ type Server struct {
 	Addr string
 	// URL is a redis:// URL for the server, as REDIS_URL would hold it.
 	URL string
+	// kill stops the process at once (SIGKILL).
+	kill func()
 }
+
+// Kill stops the server with SIGKILL at once, as a crash would, and
+// returns once the process is gone.
+func (s *Server) Kill() { s.kill() }
 
 // startAttempts bounds how often Start tries another port when the one it
 // picked was taken between picking and binding.
@@ -74,7 +80,7 @@ func startProcess(t testing.TB, bin, ready string, args func(port int) []string)
 		port := freePort(t)
 		kill, err := launchWith(t, bin, port, args(port), ready)
 		if err == nil {
-			s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port))}
+			s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), kill: kill}
 			s.URL = "redis://" + s.Addr + "/0"
 			return s, kill
 		}

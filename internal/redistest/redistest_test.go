@@ -36,3 +36,18 @@ func TestLaunchReportsATakenPort(t *testing.T) {
 		t.Fatalf("launch on a taken port = %v, want errBusy", err)
 	}
 }
+
+// TestKillStopsTheServerAtOnce: after Kill nothing listens on the
+// server's address any more.
+func TestKillStopsTheServerAtOnce(t *testing.T) {
+	s, c := Start(t)
+	s.Kill()
+	if conn, err := net.Dial("tcp", s.Addr); err == nil {
+		conn.Close()
+		t.Fatalf("%s still accepts connections after Kill", s.Addr)
+	}
+	if err := c.Ping(t.Context()).Err(); err == nil {
+		t.Fatal("the killed server answered PING")
+	}
+	s.Kill() // a second Kill, and the test's cleanup, are harmless
+}

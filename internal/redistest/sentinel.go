@@ -35,6 +35,14 @@ type Sentinel struct {
 	client *redis.SentinelClient
 }
 
+// The sentinels' settings: a master that has not answered for DownAfter is
+// down (with a quorum of two), and a failover attempt is given up after
+// FailoverTimeout.
+const (
+	DownAfter       = time.Second
+	FailoverTimeout = 10 * time.Second
+)
+
 // sentinelReady is what a sentinel logs once it has found the master's
 // replica (it can then promote it).
 const sentinelReady = "+slave slave"
@@ -60,8 +68,9 @@ func StartSentinel(t testing.TB) *Sentinel {
 		conf := filepath.Join(t.TempDir(), fmt.Sprintf("sentinel-%d.conf", i))
 		// A sentinel rewrites its configuration file: it must be its own.
 		body := fmt.Sprintf("sentinel monitor %s %s %s 2\n"+
-			"sentinel down-after-milliseconds %s 1000\n"+
-			"sentinel failover-timeout %s 10000\n", MasterName, mhost, mport, MasterName, MasterName)
+			"sentinel down-after-milliseconds %s %d\n"+
+			"sentinel failover-timeout %s %d\n", MasterName, mhost, mport,
+			MasterName, DownAfter.Milliseconds(), MasterName, FailoverTimeout.Milliseconds())
 		if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
 			t.Fatalf("redistest: %v", err)
 		}
