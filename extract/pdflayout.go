@@ -157,12 +157,17 @@ func (nopEncoding) Decode(raw string) string { return raw }
 
 // layoutWriter collects a page's glyphs into text.
 type layoutWriter struct {
-	b       strings.Builder
+	b       []byte
 	started bool
 	// the end of the previous glyph in device space, its baseline's
 	// direction and its font size
 	endX, endY, dirX, dirY, size float64
 }
+
+// ligatures spells out the Latin ligature characters (U+FB00–FB06) that
+// ToUnicode maps give for TeX's ﬁ, ﬂ, ﬀ, ﬃ and ﬄ glyphs, as pdftotext
+// does: "ﬁle" is searched, quoted and counted as "file".
+var ligatures = strings.NewReplacer("\uFB00", "ff", "\uFB01", "fi", "\uFB02", "fl", "\uFB03", "ffi", "\uFB04", "ffl", "\uFB05", "st", "\uFB06", "st")
 
 // glyph writes s, drawn with its origin at (x, y), after a space or a
 // newline if its position calls for one; (ex, ey) is where it ends.
@@ -177,28 +182,49 @@ func (w *layoutWriter) glyph(s string, x, y, ex, ey, dirX, dirY, size float64) {
 		ref := math.Max(w.size, size)
 		switch {
 		case math.Abs(across) > lineShift*ref || along < -2*ref:
-			w.sep('\n')
+			if !w.joinHyphenated(s) {
+				w.sep('\n')
+			}
 		case along > wordGap*ref:
 			w.sep(' ')
 		}
 	}
-	w.b.WriteString(s)
+	w.b = append(w.b, ligatures.Replace(s)...)
 	w.started = true
 	w.endX, w.endY, w.dirX, w.dirY, w.size = ex, ey, dirX, dirY, size
+}
+
+// joinHyphenated removes the hyphen that ends the line when the word goes
+// on at the start of the next line (next begins with a lower-case letter
+// and the hyphen follows a letter), as pdftotext does, and reports whether
+// it did: the word is then read, searched and quoted whole.
+func (w *layoutWriter) joinHyphenated(next string) bool {
+	r, _ := utf8.DecodeRuneInString(next)
+	if !unicode.IsLower(r) {
+		return false
+	}
+	hyphen, n := utf8.DecodeLastRune(w.b)
+	if hyphen != '-' && hyphen != '\u00AD' && hyphen != '\u2010' {
+		return false
+	}
+	if before, _ := utf8.DecodeLastRune(w.b[:len(w.b)-n]); !unicode.IsLetter(before) {
+		return false
+	}
+	w.b = w.b[:len(w.b)-n]
+	return true
 }
 
 // sep writes a space or newline unless the text already ends in white
 // space (a producer that draws space glyphs also positions them).
 func (w *layoutWriter) sep(r rune) {
-	s := w.b.String()
-	last, _ := utf8.DecodeLastRuneInString(s)
+	last, _ := utf8.DecodeLastRune(w.b)
 	if !unicode.IsSpace(last) {
-		w.b.WriteRune(r)
+		w.b = utf8.AppendRune(w.b, r)
 		return
 	}
 	if r == '\n' && last != '\n' {
 		// a space glyph ended the line: the line break still counts
-		w.b.WriteRune('\n')
+		w.b = append(w.b, '\n')
 	}
 }
 
@@ -350,5 +376,5 @@ func layoutText(p pdf.Page) string {
 			}
 		}
 	})
-	return w.b.String()
+	return string(w.b)
 }
