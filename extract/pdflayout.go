@@ -189,7 +189,7 @@ func (w *layoutWriter) glyph(s string, x, y, ex, ey, dirX, dirY, size float64) {
 			w.sep(' ')
 		}
 	}
-	w.b = append(w.b, ligatures.Replace(s)...)
+	w.b = append(w.b, s...)
 	w.started = true
 	w.endX, w.endY, w.dirX, w.dirY, w.size = ex, ey, dirX, dirY, size
 }
@@ -376,5 +376,5 @@ func layoutText(p pdf.Page) string {
 			}
 		}
 	})
-	return string(w.b)
+	return ligatures.Replace(string(w.b))
 }
