@@ -22,10 +22,11 @@ import (
 // poppler's pdftotext decides word boundaries.
 
 // wordGap is the share of the font size above which the gap between two
-// glyphs on a line is a word break. Kerns are below a tenth of an em, and
-// the narrowest word space TeX sets (its interword space shrunk to the
-// limit) is above a fifth; pdftotext uses 0.1.
-const wordGap = 0.15
+// glyphs on a line is a word break: poppler's pdftotext uses the same
+// (minWordBreakSpace). TeX's kerns stay below it and its narrowest word
+// space (a thin space, a sixth of an em) above it; on the measured corpus
+// 0.1 reads better than 0.15 (docs/performance.md#pdf-extraction).
+const wordGap = 0.1
 
 // lineShift is the share of the font size by which the next glyph must
 // leave the previous glyph's baseline to start a new line (superscripts
