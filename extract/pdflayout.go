@@ -97,7 +97,7 @@ func newLayoutFont(f pdf.Font) *layoutFont {
 		for i := 0; i+1 < w.Len() && len(lf.cidWidths)+len(lf.cidRanges) < maxWidthEntries; {
 			c := int(w.Index(i).Int64())
 			if next := w.Index(i + 1); next.Kind() == pdf.Array {
-				for j := 0; j < next.Len() && j < maxWidthEntries; j++ {
+				for j := 0; j < next.Len() && len(lf.cidWidths) < maxWidthEntries; j++ {
 					lf.cidWidths[c+j] = next.Index(j).Float64()
 				}
 				i += 2
@@ -150,6 +150,15 @@ func (f *layoutFont) width(code int) float64 {
 	}
 	return f.defWidth
 }
+
+// unknownFont stands for a font the page does not define (or text shown
+// before any Tf): bytes as they are, half an em wide.
+var unknownFont = &layoutFont{enc: nopEncoding{}, defWidth: 500, scale: 1.0 / 1000}
+
+// maxStateDepth bounds the q (save state) nesting kept: a stream of a
+// million q operators must not cost a million saved states. Acrobat's own
+// limit is 28; deeper saves are dropped and their Q restores an outer one.
+const maxStateDepth = 256
 
 // nopEncoding passes bytes through, for a font the page does not define.
 type nopEncoding struct{}
@@ -246,8 +255,7 @@ func layoutText(p pdf.Page) string {
 	show := func(raw string) {
 		f := g.font
 		if f == nil {
-			f = &layoutFont{enc: nopEncoding{}, defWidth: 500, scale: 1.0 / 1000}
-			g.font = f
+			f = unknownFont
 		}
 		step := 1
 		if f.twoByte {
@@ -304,7 +312,9 @@ func layoutText(p pdf.Page) string {
 		}
 		switch op {
 		case "q":
-			stack = append(stack, g)
+			if len(stack) < maxStateDepth {
+				stack = append(stack, g)
+			}
 		case "Q":
 			if n := len(stack); n > 0 {
 				g, stack = stack[n-1], stack[:n-1]
@@ -322,8 +332,15 @@ func layoutText(p pdf.Page) string {
 			name := args[0].Name()
 			f, ok := fonts[name]
 			if !ok {
-				f = newLayoutFont(p.Font(name))
-				fonts[name] = f
+				font := p.Font(name)
+				if font.V.IsNull() {
+					// not one of the page's fonts: not cached, so a
+					// stream naming a million fonts costs no memory
+					f = unknownFont
+				} else {
+					f = newLayoutFont(font)
+					fonts[name] = f
+				}
 			}
 			g.font, g.size = f, args[1].Float64()
 		case "Tc":

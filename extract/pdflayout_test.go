@@ -2,7 +2,9 @@ package extract
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -82,5 +84,41 @@ func TestPDFWordsSeparated(t *testing.T) {
 	tp, nc, nr := overlap(d.Text, string(ref))
 	if got := f1(tp, nc, nr); got < 0.95 {
 		t.Errorf("word F1 against pdftotext = %.3f, want ≥ 0.95 (%d of %d words, reference %d)", got, tp, nc, nr)
+	}
+}
+
+// TestPDFLayoutStateBounded checks that what the positioning keeps per
+// page does not grow with the operators a hostile stream repeats: a
+// million-deep q nesting and a new font name per Tf cost what the same
+// number of no-op operators cost.
+func TestPDFLayoutStateBounded(t *testing.T) {
+	const n = 100_000
+	var baseline, deep, names strings.Builder
+	for i := range n {
+		baseline.WriteString("n\n")
+		deep.WriteString("q\n")
+		fmt.Fprintf(&names, "/G%d 10 Tf\n", i)
+	}
+	var sameFont strings.Builder
+	for range n {
+		sameFont.WriteString("/F1 10 Tf\n")
+	}
+	allocated := func(ops string) uint64 {
+		body := buildPDF(pdfSpec{font: monoFont, pages: []string{"BT /F1 10 Tf 72 700 Td (deep) Tj ET\n" + ops}})
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		d, err := PDF(context.Background(), body, Limits{})
+		runtime.ReadMemStats(&after)
+		if err != nil || d.Text != "deep" {
+			t.Fatalf("text %q, %v", d.Text, err)
+		}
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	const slack = 4 << 20
+	if b, q := allocated(baseline.String()), allocated(deep.String()); q > b+slack {
+		t.Errorf("%d nested q allocated %d MB, %d no-ops %d MB", n, q>>20, n, b>>20)
+	}
+	if b, f := allocated("BT "+sameFont.String()+"ET\n"), allocated("BT "+names.String()+"ET\n"); f > b+slack {
+		t.Errorf("%d unknown font names allocated %d MB, the same font %d MB", n, f>>20, b>>20)
 	}
 }
