@@ -140,7 +140,7 @@ func pageText(p pdf.Page, lim Limits) (text string, err error) {
 			return "", newError(ReasonTooLarge, "a page expands to more than %d MiB (decompression bomb?)", lim.MaxPageBytes>>20)
 		}
 	}
-	return p.GetPlainText(nil)
+	return layoutText(p), nil
 }
 
 // streamSize returns the decompressed size of a stream or an array of

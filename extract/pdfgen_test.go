@@ -20,6 +20,9 @@ type pdfSpec struct {
 	sharedN    int
 	flate      bool   // compress content streams with FlateDecode
 	javaScript string // an OpenAction running this JavaScript
+	// font, when set, is the font dictionary of /F1 in place of
+	// Helvetica (which lists no widths).
+	font string
 }
 
 // textOps returns a content stream showing each line in Helvetica.
@@ -85,7 +88,11 @@ func buildPDF(s pdfSpec) []byte {
 		fmt.Fprintf(&kids, "%d 0 R ", pageObj[i])
 	}
 	obj(fmt.Sprintf("<< /Type /Pages /Kids [%s] /Count %d >>", kids.String(), npages))
-	obj("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
+	font := "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>"
+	if s.font != "" {
+		font = s.font
+	}
+	obj(font)
 	obj(fmt.Sprintf("<< /Title (%s) /Producer (researchbot tests) >>", s.title))
 	js := strings.NewReplacer(`\`, `\\`, "(", `\(`, ")", `\)`).Replace(s.javaScript)
 	obj(fmt.Sprintf("<< /Type /Action /S /JavaScript /JS (%s) >>", js))
