@@ -15,8 +15,8 @@ import (
 	"github.com/researchbot/researchbot/internal/redistest"
 	"github.com/researchbot/researchbot/internal/researchtest"
 	"github.com/researchbot/researchbot/internal/slackfake"
-	"github.com/researchbot/researchbot/pipeline"
 	"github.com/researchbot/researchbot/llm/llmtest"
+	"github.com/researchbot/researchbot/pipeline"
 	"github.com/researchbot/researchbot/redisstore"
 	"github.com/researchbot/researchbot/scheduler"
 )
