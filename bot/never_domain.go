@@ -102,7 +102,7 @@ func (a *App) saveNeverDomain(ctx context.Context, r *pipeline.Run, domain, user
 			return "I couldn't save it to the stream's never list (" + blockkit.EscapeTruncate(err.Error(), 200) + "); only this run skips it."
 		}
 		q := blockkit.EscapeTruncate(blockkit.OneLine(name), 80)
-		return fmt.Sprintf("Saved to the never list of stream *%s*: its later digests skip %s. To undo, `/research stream edit %s` and change the never list (`/research stream show %s` shows it).", q, blockkit.Escape(domain), q, q)
+		return fmt.Sprintf("Saved to the never list of stream *%s*: its later digests skip %s. `/research stream show %s` shows its lists; to undo, set them again with `/research stream domains %s --never-domain …` (or `--clear`).", q, blockkit.Escape(domain), q, q)
 	}
 	channel := r.Origin.Channel
 	if a.cfg.StartDefaults == nil || channel == "" {
