@@ -16,13 +16,13 @@ const streamDomainsUsage = "Write `/research stream domains NAME --only-domain e
 // [--never-domain D] | --clear": the stream's domain rules, which every
 // digest applies, replaced by the owner or an admin.
 func (s *Streams) setDomains(ctx context.Context, cmd StreamCommand, args string) error {
-	name, rules, clear, problem := parseStreamDomains(args)
+	name, rules, clearAll, problem := parseStreamDomains(args)
 	switch {
 	case problem != "":
 		return tell(blockkit.RenderError(problem, streamDomainsUsage), "Nothing was changed")
 	case name == "":
 		return tell(blockkit.RenderError("Which stream?", streamDomainsUsage), "Which stream?")
-	case rules.Empty() && !clear:
+	case rules.Empty() && !clearAll:
 		return tell(blockkit.RenderError("Which sites?", streamDomainsUsage+" `/research stream show NAME` shows the lists."), "Which sites?")
 	}
 	st, err := s.asOwnerOrAdmin(ctx, cmd.UserID, func(admin bool) (*scheduler.Stream, error) {
@@ -48,14 +48,14 @@ func (s *Streams) setDomains(ctx context.Context, cmd StreamCommand, args string
 
 // parseStreamDomains splits "NAME --only-domain a,b --never-domain c" (or
 // "NAME --clear").
-func parseStreamDomains(args string) (name string, rules pipeline.DomainRules, clear bool, problem string) {
+func parseStreamDomains(args string) (name string, rules pipeline.DomainRules, clearAll bool, problem string) {
 	words := strings.Fields(args)
 	var nameWords []string
 	for i := 0; i < len(words); i++ {
 		w := strings.ToLower(words[i])
 		switch w {
 		case "--clear":
-			clear = true
+			clearAll = true
 			continue
 		case "--only-domain", "--never-domain":
 			if i+1 >= len(words) {
@@ -72,13 +72,13 @@ func parseStreamDomains(args string) (name string, rules pipeline.DomainRules, c
 		if strings.HasPrefix(w, "--") {
 			return "", rules, false, "I don't know the option `" + blockkit.EscapeTruncate(w, 40) + "`."
 		}
-		if !rules.Empty() || clear {
+		if !rules.Empty() || clearAll {
 			return "", rules, false, "Put the stream's name before the options."
 		}
 		nameWords = append(nameWords, words[i])
 	}
-	if clear && !rules.Empty() {
+	if clearAll && !rules.Empty() {
 		return "", rules, false, "`--clear` drops both lists; give it alone."
 	}
-	return strings.Join(nameWords, " "), rules, clear, ""
+	return strings.Join(nameWords, " "), rules, clearAll, ""
 }
