@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/researchbot/researchbot/checkpoints"
 )
@@ -42,6 +43,7 @@ func (e *Engine) NeverDomain(ctx context.Context, instanceID, by, domain string)
 			return fmt.Errorf("encode checkpoint payload: %w", err)
 		}
 		inst.Payload = raw
+		r.dropExcludedOptions(inst)
 		r.trace(e.cfg.Now(), r.Step, "%s chose never to use %s at source review (unread sources excluded: %d)", flatLine(by), d, excluded)
 		return nil
 	})
@@ -70,4 +72,27 @@ func (r *Run) neverDomain(d, by string) int {
 	}
 	r.selectSources()
 	return n
+}
+
+// dropExcludedOptions takes the sources excluded since inst was offered out
+// of its Edit form: the options filled from the run's sources
+// (RuntimeOptions) and the pre-filled relevant ones, so the form offers
+// only what the review lists.
+func (r *Run) dropExcludedOptions(inst *checkpoints.Instance) {
+	listed := map[string]bool{}
+	for _, v := range r.sourcesPayload().Sources {
+		listed[strconv.Itoa(v.ID)] = true
+	}
+	for i := range inst.Fields {
+		if f := &inst.Fields[i]; f.RuntimeOptions && f.Type == checkpoints.FieldMultiSelect {
+			f.Options = slices.DeleteFunc(slices.Clone(f.Options), func(o checkpoints.Option) bool { return !listed[o.Value] })
+		}
+	}
+	if _, ok := inst.Values[checkpoints.KeyRelevant]; ok {
+		if v := r.sourceValues(); v != nil {
+			inst.Values[checkpoints.KeyRelevant] = v[checkpoints.KeyRelevant]
+		} else {
+			delete(inst.Values, checkpoints.KeyRelevant)
+		}
+	}
 }

@@ -92,6 +92,14 @@ func TestNeverDomainAtSourceReview(t *testing.T) {
 	if len(p.Sources) == 0 || slices.ContainsFunc(p.Sources, func(s pipeline.SourceView) bool { return s.Domain == "other.net" }) {
 		t.Errorf("the open source review still lists other.net: %+v", p.Sources)
 	}
+	for _, f := range r.Current().Fields {
+		if f.RuntimeOptions && slices.ContainsFunc(f.Options, func(o checkpoints.Option) bool { return strings.Contains(o.Label, "other.net") }) {
+			t.Errorf("the Edit form's %s still offers other.net: %+v", f.Key, f.Options)
+		}
+		if f.Key == checkpoints.KeyExclude && len(f.Options) != len(p.Sources) {
+			t.Errorf("the Edit form offers %d sources, the review lists %d", len(f.Options), len(p.Sources))
+		}
+	}
 	r = approve(r, checkpoints.SourceReview)
 	r = approve(r, checkpoints.DraftReview)
 	if r.Status != pipeline.StatusCompleted || r.Report == nil {
