@@ -127,6 +127,9 @@ type Config struct {
 	// StartDefaults remembers each channel's start-form settings; nil
 	// offers the built-in defaults and remembers nothing.
 	StartDefaults ChannelDefaults
+	// StreamDomains saves "never use this site" at a digest's source review
+	// to its stream's never list; nil says streams' lists are not enabled.
+	StreamDomains StreamDomainSaver
 	// Checkpoints lets admins manage checkpoint definitions from the App
 	// Home; nil shows no admin section.
 	Checkpoints CheckpointAdmin

@@ -2,6 +2,7 @@ package bot
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -183,6 +184,7 @@ var streamVerbs = map[string]bool{
 //	stream | streams | stream help|new|create|list
 //	stream show|edit|pause|resume|run|delete|remove [NAME]
 //	stream policy [NAME auto|hold_draft]
+//	stream domains [NAME --only-domain D --never-domain D | NAME --clear]
 //
 // where RUN is one word. A bare verb that needs a name is a command (its
 // handler asks which stream); anything else is not a subcommand.
@@ -209,6 +211,16 @@ func subcommand(text string, toks []string) (Command, bool) {
 		if verb == "policy" {
 			last := strings.ToLower(toks[len(toks)-1])
 			if len(toks) == 2 || (len(toks) >= 4 && (last == "auto" || last == "hold_draft")) {
+				return Command{Kind: CmdStream, Args: args}, true
+			}
+			return Command{}, false
+		}
+		if verb == "domains" {
+			// Only with its options: "stream domains of …" may be a question.
+			if len(toks) == 2 || slices.ContainsFunc(toks[2:], func(t string) bool {
+				t = strings.ToLower(t)
+				return t == "--only-domain" || t == "--never-domain" || t == "--clear"
+			}) {
 				return Command{Kind: CmdStream, Args: args}, true
 			}
 			return Command{}, false

@@ -9,6 +9,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/researchbot/researchbot/bot/blockkit"
+	"github.com/researchbot/researchbot/pipeline"
 	"github.com/researchbot/researchbot/scheduler"
 )
 
@@ -44,6 +45,7 @@ func TestGoldenStreamMessages(t *testing.T) {
 	review := sampleSpec().ReviewLines()
 	paused := sampleStream()
 	paused.Paused, paused.NextFire, paused.Digests = true, time.Time{}, nil
+	paused.Domains = pipeline.DomainRules{Only: []string{"example.org"}, Never: []string{"spam.example"}}
 	cases := map[string][]slack.Block{
 		"root": blockkit.RenderStreamRoot("U123"),
 		"turn_question": blockkit.RenderStreamTurn(scheduler.Turn{Step: scheduler.StepExploration,

@@ -243,6 +243,7 @@ func (a *App) registerRoutes() {
 	r.Command(CmdCancel, a.askCancel)
 	r.Command(CmdStream, a.stream)
 	a.registerStart(r)
+	a.registerNeverDomain(r)
 	a.registerFeedback(r)
 	a.registerHome(r)
 	a.registerFollowUps(r)
@@ -322,7 +323,7 @@ func (a *App) startResearch(ctx context.Context, req *Request) error {
 		Origin:      pipeline.Origin{Kind: OriginKind, TeamID: cmd.TeamID, Channel: cmd.ChannelID, ThreadTS: thread},
 		Limits:      pipeline.Limits{MaxCostUSD: c.BudgetUSD},
 		FollowUpOf:  c.FollowUpOf,
-		Domains:     c.Domains,
+		Domains:     a.withChannelNever(ctx, cmd.ChannelID, c.Domains),
 		Files:       files,
 		Audience:    audienceOf(cmd.ChannelID, cmd.UserID),
 		PersonToken: a.personToken(req),

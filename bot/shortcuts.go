@@ -120,7 +120,8 @@ func (a *App) onStartSubmission(ctx context.Context, req *Request) error {
 		Command: &slack.SlashCommand{TeamID: req.TeamID, ChannelID: f.Channel, UserID: req.UserID},
 		Parsed:  c, Log: req.Log.With("channel", f.Channel), send: a.send,
 	}
-	a.serve(ctx, a.startResearch, start)
+	// Remembered before the run starts: the run applies the channel's never
+	// list (withChannelNever), which is now what the form said.
 	if a.cfg.StartDefaults != nil {
 		fields := map[string]string{"mode": c.Mode, "depth": string(c.Depth), "budget_usd": strconv.FormatFloat(c.BudgetUSD, 'f', -1, 64),
 			"only_domains": strings.Join(c.Domains.Only, ","), "never_domains": strings.Join(c.Domains.Never, ",")}
@@ -128,5 +129,6 @@ func (a *App) onStartSubmission(ctx context.Context, req *Request) error {
 			start.Log.Warn("bot: remembering the channel's defaults failed", "err", err)
 		}
 	}
+	a.serve(ctx, a.startResearch, start)
 	return nil
 }

@@ -31,6 +31,7 @@ type StreamService interface {
 	SetPolicy(ctx context.Context, name, actor string, isAdmin bool, p scheduler.Policy) (*scheduler.Stream, error)
 	RunNow(ctx context.Context, name, actor string, isAdmin bool, opt scheduler.RunOptions) (*pipeline.Run, error)
 	Edit(ctx context.Context, id, actor string, isAdmin bool, spec scheduler.Spec) (*scheduler.Stream, error)
+	SetDomains(ctx context.Context, name, actor string, isAdmin bool, rules pipeline.DomainRules) (*scheduler.Stream, error)
 }
 
 // ConversationStore keeps one stream creation conversation per Slack thread
@@ -168,6 +169,8 @@ func (s *Streams) HandleStream(ctx context.Context, cmd StreamCommand) error {
 			return tell(s.changeProblem(ctx, err, name, "change"), "Nothing was changed")
 		}
 		s.respond(ctx, cmd, blockkit.RenderStreamChanged(st, "Policy set to `"+string(p)+"` for"), "Done")
+	case "domains":
+		return s.setDomains(ctx, cmd, name)
 	case "edit":
 		s.startEdit(ctx, cmd.ChannelID, cmd.UserID, name, func(blocks []slack.Block, text string) { s.respond(ctx, cmd, blocks, text) })
 	case "run":
@@ -190,7 +193,7 @@ func (s *Streams) HandleStream(ctx context.Context, cmd StreamCommand) error {
 // needsName reports whether a stream command takes a stream name.
 func needsName(verb string) bool {
 	switch verb {
-	case "show", "edit", "pause", "resume", "run", "delete", "remove", "policy":
+	case "show", "edit", "pause", "resume", "run", "delete", "remove", "policy", "domains":
 		return true
 	}
 	return false

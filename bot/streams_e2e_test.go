@@ -16,6 +16,7 @@ import (
 	"github.com/researchbot/researchbot/internal/researchtest"
 	"github.com/researchbot/researchbot/internal/slackfake"
 	"github.com/researchbot/researchbot/llm/llmtest"
+	"github.com/researchbot/researchbot/pipeline"
 	"github.com/researchbot/researchbot/redisstore"
 	"github.com/researchbot/researchbot/scheduler"
 )
@@ -69,6 +70,7 @@ type streamsE2E struct {
 	t         *testing.T
 	fake      *slackfake.Server
 	svc       *scheduler.Service
+	engine    *pipeline.Engine
 	clock     *researchtest.Clock
 	convCalls func() []llmtest.Call
 	metrics   *bot.Metrics
@@ -134,7 +136,7 @@ func newStreamsE2E(t *testing.T) *streamsE2E {
 	t.Cleanup(stopWorker)
 	runBot(t, ctx, cancel, fake, bot.Config{AppToken: fake.AppToken(), BotToken: fake.BotToken(), APIURL: fake.APIURL(), Engine: a.Engine,
 		Memory: redisstore.NewSlackMemory(rdb), Budget: redisstore.NewRateLimiter(rdb, "slack"), Metrics: metrics, Streams: streams, Mentions: streams, Asker: a.Engine, Steerer: a.Engine})
-	return &streamsE2E{t: t, fake: fake, svc: svc, clock: clock, ctx: ctx, channel: streamChannel, metrics: metrics, convs: redisstore.NewConversations(rdb, "rb:", 0),
+	return &streamsE2E{t: t, fake: fake, svc: svc, engine: a.Engine, clock: clock, ctx: ctx, channel: streamChannel, metrics: metrics, convs: redisstore.NewConversations(rdb, "rb:", 0),
 		convCalls: func() []llmtest.Call { return conversationCalls(model) }}
 }
 

@@ -52,6 +52,8 @@ func DigestRequest(s Stream, fireAt time.Time) pipeline.Request {
 			Simhashes: slices.Clone(s.Known.Simhashes),
 		},
 		Context: digestContext(s.Spec, since),
+		// The stream's domain rules hold for every digest.
+		Domains: pipeline.DomainRules{Only: slices.Clone(s.Domains.Only), Never: slices.Clone(s.Domains.Never)},
 		// A digest is read by the stream's channel.
 		Audience: pipeline.ChannelAudience(s.Spec.Channel),
 	}

@@ -124,6 +124,10 @@ type Stream struct {
 	Known pipeline.Known `json:"known,omitzero"`
 	// Running is the run id of the digest in flight, or "".
 	Running string `json:"running,omitempty"`
+	// Domains are the stream's domain rules, applied to each digest run
+	// (SetDomains, NeverDomain). They are not part of Spec, so an edit
+	// conversation never overwrites a site added meanwhile.
+	Domains pipeline.DomainRules `json:"domains,omitzero"`
 }
 
 // Name is the stream's name.
@@ -136,6 +140,7 @@ func (s *Stream) Clone() *Stream {
 	c.Digests = slices.Clone(s.Digests)
 	c.Known.URLs = slices.Clone(s.Known.URLs)
 	c.Known.Simhashes = slices.Clone(s.Known.Simhashes)
+	c.Domains = pipeline.DomainRules{Only: slices.Clone(s.Domains.Only), Never: slices.Clone(s.Domains.Never)}
 	return &c
 }
 

@@ -41,6 +41,9 @@ type Prompter struct {
 	// Now is the clock the time left to a checkpoint's deadline is counted
 	// by, beside the prompt (nil: the real clock).
 	Now func() time.Time
+	// NeverDomain, when set, lets "never N" at a source review take the
+	// site of source N out of the run (pipeline.Engine.NeverDomain).
+	NeverDomain NeverDomainFunc
 
 	// lines carries what the reader goroutine read, so that a prompt
 	// waiting for a line gives up at once when its context ends (Ctrl-C, or
@@ -154,10 +157,17 @@ func (p *Prompter) Ask(ctx context.Context, inst checkpoints.Instance, errs []ch
 		if inst.ControlType == checkpoints.Clarify {
 			prompt = clarifyChoices
 		}
+		if p.offersNever(inst) {
+			prompt += " / never N"
+		}
 		p.printf("%s? ", prompt)
 		ans, err := p.line(ctx)
 		if err != nil {
 			return checkpoints.Decision{}, err
+		}
+		if arg, ok := neverCommand(ans); ok && p.offersNever(inst) {
+			p.never(ctx, &inst, arg)
+			continue
 		}
 		a, ok := parseAction(strings.TrimSpace(ans), allowed)
 		if !ok && inst.ControlType == checkpoints.Clarify {

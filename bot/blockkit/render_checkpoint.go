@@ -60,7 +60,7 @@ func RenderCheckpointAt(inst *checkpoints.Instance, requestedBy string, now time
 		blocks = append(blocks, ContextText(fmt.Sprintf(":alarm_clock: *Reminder* — this is still waiting for a decision (offer %d). Nothing has been rejected; the run continues once someone decides.", inst.Attempt)))
 	}
 	body := checkpointBody(inst)
-	tail := checkpointTail(inst, requestedBy, now)
+	tail := append(neverDomainBlocks(inst), checkpointTail(inst, requestedBy, now)...)
 	room := MaxBlocks - len(blocks) - len(tail)
 	if len(body) > room {
 		body = append(body[:room-1], ContextText("_…more than fits in one message; the full text is in the Edit form._"))

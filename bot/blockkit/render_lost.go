@@ -22,7 +22,7 @@ func RenderLostCheckpoint(inst *checkpoints.Instance, requestedBy string, now ti
 	blocks = slices.Insert(blocks, 1, slack.Block(ContextText(LostDecisionNotice)))
 	if len(blocks) > MaxBlocks {
 		// Give up the last block of the body, not the buttons.
-		cut := len(blocks) - len(checkpointTail(inst, requestedBy, now)) - 1
+		cut := len(blocks) - len(neverDomainBlocks(inst)) - len(checkpointTail(inst, requestedBy, now)) - 1
 		blocks = slices.Delete(blocks, cut, cut+1)
 	}
 	return blocks

@@ -223,6 +223,7 @@ func RenderStreamHelp() []slack.Block {
 			"• `/research stream pause NAME` / `resume NAME` — stop and restart its digests\n" +
 			"• `/research stream run NAME` — a digest now, in its channel\n" +
 			"• `/research stream policy NAME auto|hold_draft` — post digests straight away, or hold each draft for your approval\n" +
+			"• `/research stream domains NAME --only-domain example.org --never-domain spam.example` (or `--clear`) — where its digests may read\n" +
 			"• `/research stream delete NAME` — remove it (asks to confirm)"),
 		ContextText("Only a stream's owner or a workspace admin can change it."),
 	}
@@ -268,7 +269,11 @@ func RenderStreamShow(st *scheduler.Stream) []slack.Block {
 	if st.Policy == scheduler.PolicyHoldDraft {
 		policy = "each draft is held for the owner's approval (hold_draft)"
 	}
-	blocks = append(blocks, Section(fmt.Sprintf("*Status:* %s\n*Policy:* %s\n*Owner:* %s · created %s", state, policy, Who(st.Owner), SlackDate(st.CreatedAt))))
+	sites := "any (`/research stream domains " + EscapeTruncate(OneLine(st.Spec.Name), 80) + " --only-domain … --never-domain …` limits them)"
+	if !st.Domains.Empty() {
+		sites = EscapeTruncate(OneLine(st.Domains.String()), 1200)
+	}
+	blocks = append(blocks, Section(fmt.Sprintf("*Status:* %s\n*Policy:* %s\n*Sources:* %s\n*Owner:* %s · created %s", state, policy, sites, Who(st.Owner), SlackDate(st.CreatedAt))))
 	if st.Running != "" {
 		blocks = append(blocks, ContextText(":gear: A digest is running now."))
 	}

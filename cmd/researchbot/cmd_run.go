@@ -179,6 +179,7 @@ func cmdRun(ctx context.Context, args []string, getenv func(string) string, stdi
 	prompter := terminal.NewPrompter(stdin, stderr)
 	prompter.Editor = terminal.EditorFrom(getenv)
 	prompter.Style = style
+	prompter.NeverDomain = a.Engine.NeverDomain
 	follower := terminal.NewFollower(stderr, nil)
 	follower.Style = style
 	// A person at a terminal may steer the run while it works; piped input

@@ -92,7 +92,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		WorkspaceSearch: cfg.WorkspaceSearch,
 		HealthAddr:      cfg.HTTPAddr, Logger: log,
 		Streams: streams, Mentions: streams, Asker: a.Engine, Steerer: a.Engine, Files: a.Engine,
-		Checkpoints: a.Store, StreamList: streamSvc,
+		Checkpoints: a.Store, StreamList: streamSvc, StreamDomains: streamSvc,
 		StartDefaults: redisstore.NewChannelDefaults(a.Conn.Client, "rb:"),
 	})
 	if err != nil {
