@@ -237,3 +237,30 @@ func TestE2EShareFormRefusal(t *testing.T) {
 		t.Errorf("%d messages posted in the channel, want none", len(msgs))
 	}
 }
+
+// TestE2EShareOfferOnlyInAssistantThread: a report in a channel thread
+// (already read by the channel) carries no share offer.
+func TestE2EShareOfferOnlyInAssistantThread(t *testing.T) {
+	h := newHarness(t, nil)
+	plan := h.startRun("How do RAG systems handle stale sources?")
+	h.click(requester, plan, blockkit.ActionApprove)
+	var draft slackfake.Message
+	h.waitFor("the draft", func() bool {
+		var ok bool
+		draft, ok = h.withAction(blockkit.ActionApprove, "Draft review")
+		return ok
+	})
+	h.click(requester, draft, blockkit.ActionApprove)
+	h.waitFor("the report and its file", func() bool {
+		return h.threadHas("RAG and stale sources") && len(h.fake.Files()) == 1 && h.fake.Files()[0].Completed
+	})
+	h.waitFor("the run shown to its end", func() bool {
+		f, _ := h.cfg.Memory.RecallFields(h.ctx, keyFinal+"run-1")
+		return f[finalDone] == "1"
+	})
+	for _, m := range h.fake.Messages(chanIn) {
+		if strings.Contains(raw(m), blockkit.ActionShareOther) {
+			t.Errorf("a share offer in a channel thread: %s", raw(m))
+		}
+	}
+}
