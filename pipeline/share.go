@@ -2,8 +2,9 @@ package pipeline
 
 // ShareableTo reports whether what r wrote (its report) may be shown to
 // audience a as well as to its own: every source the run used — each page it
-// read (a fetched page, a shared file, a workspace message) and each source
-// its report cites — is one everyone in a could already read
+// read (a fetched page, a shared file, a workspace message), each source its
+// report cites, and each one a person marked relevant (the report lists it
+// under "also relevant") — is one everyone in a could already read
 // (Audience.Permits). withheld counts the used sources a could not read; it
 // is 0 when ok. A run that used nothing is shareable; the zero Audience
 // admits public sources only (fail closed), like a run's own.
@@ -15,7 +16,7 @@ package pipeline
 func (r *Run) ShareableTo(a Audience) (ok bool, withheld int) {
 	used := map[int]bool{}
 	for _, s := range r.Sources {
-		if s.Fetched {
+		if s.Fetched || (s.Relevant && !s.Excluded) {
 			used[s.ID] = true
 		}
 	}

@@ -30,6 +30,8 @@ func TestShareableTo(t *testing.T) {
 		{name: "that channel's message elsewhere", sources: []Source{channelMsg}, to: ChannelAudience(other), withheld: 1},
 		{name: "a private hit never used", sources: []Source{web, unread}, to: ChannelAudience(channel), ok: true},
 		{name: "a private source cited", sources: []Source{web, cited}, refs: []Reference{{N: 1, SourceID: 6}}, to: ChannelAudience(channel), withheld: 1},
+		{name: "a private source marked relevant", sources: []Source{web, {ID: 7, Relevant: true, Visibility: privateMsg.Visibility}}, to: ChannelAudience(channel), withheld: 1},
+		{name: "a private source marked relevant, then excluded", sources: []Source{web, {ID: 7, Relevant: true, Excluded: true, Visibility: privateMsg.Visibility}}, to: ChannelAudience(channel), ok: true},
 		{name: "a private source read (page)", sources: []Source{web, unread}, pages: []Page{{SourceID: 5}}, to: ChannelAudience(channel), withheld: 1},
 		{name: "a page of a file not in the list", pages: []Page{{SourceID: 9, File: "x.pdf", SharedIn: dm, SharedBy: person}}, to: ChannelAudience(channel), withheld: 1},
 		{name: "the person alone", sources: []Source{privateMsg, dmFile}, to: PersonAudience(dm, person), ok: true},
