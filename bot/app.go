@@ -38,6 +38,10 @@ type StreamCommand struct {
 	TeamID, ChannelID, UserID string
 	Args                      string // everything after "stream"
 	TriggerID, ResponseURL    string
+	// InChannel and InThread, when set, hold a new stream's creation
+	// conversation in that existing thread (an assistant panel thread)
+	// instead of a new thread in ChannelID, which still gets the digests.
+	InChannel, InThread string
 }
 
 // StreamHandler handles research stream commands and answers them itself

@@ -231,13 +231,17 @@ func (a *App) onAssistantMessage(ctx context.Context, req *Request, m Mention) (
 	if _, found, err := a.cfg.Memory.Recall(ctx, keyThread+m.Channel+":"+m.Thread); err != nil || found {
 		return false, err
 	}
+	if a.cfg.Mentions != nil { // a stream conversation started from the panel
+		if taken, err := a.cfg.Mentions.HandleMention(ctx, m); taken || err != nil {
+			return true, err
+		}
+	}
 	switch blockkit.AssistantPromptOf(m.Text) {
 	case blockkit.PromptResearch:
 		_, err := a.send.Post(ctx, m.Channel, m.Thread, blockkit.RenderAssistantHowTo(), "Type your question")
 		return true, err
 	case blockkit.PromptStream:
-		_, err := a.send.Post(ctx, m.Channel, m.Thread, blockkit.RenderAssistantStreamHowTo(), "Research streams")
-		return true, err
+		return true, a.startStreamInPanel(ctx, req, m)
 	case blockkit.PromptPending:
 		v, err := a.homeView(ctx, m.User, req.Log)
 		if err != nil {
@@ -271,6 +275,19 @@ func (a *App) onAssistantMessage(ctx context.Context, req *Request, m Mention) (
 		a.panel.status(ctx, req.TeamID, m.Channel, m.Thread, "", nil) // not started: startResearch said why
 	}
 	return true, nil
+}
+
+// startStreamInPanel answers the "Start a research stream" prompt: with
+// streams enabled and a channel viewed beside the panel, the stream's
+// guided conversation starts in the assistant thread, for digests in that
+// channel; otherwise it explains /research stream new.
+func (a *App) startStreamInPanel(ctx context.Context, req *Request, m Mention) error {
+	t, _ := a.panel.thread(ctx, m.Channel, m.Thread)
+	if a.cfg.Streams == nil || t.Context == "" || t.Context == m.Channel {
+		_, err := a.send.Post(ctx, m.Channel, m.Thread, blockkit.RenderAssistantStreamHowTo(), "Research streams")
+		return err
+	}
+	return a.cfg.Streams.HandleStream(ctx, StreamCommand{TeamID: req.TeamID, ChannelID: t.Context, UserID: m.User, Args: "new", InChannel: m.Channel, InThread: m.Thread})
 }
 
 // assistantThreadOf returns the thread of an assistant panel event, or nil.

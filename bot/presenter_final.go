@@ -19,6 +19,7 @@ const (
 	finalSummary = "summary" // ts of the summary message
 	finalFile    = "file"    // "uploaded", or "failed" when retrying cannot help
 	finalNotice  = "notice"  // "1" once the upload-failure notice was posted
+	finalShare   = "share"   // "1" once the share offer was posted (share.go)
 	finalDone    = "done"    // "1" once everything was shown
 )
 
@@ -102,6 +103,11 @@ func (p *Presenter) Finished(ctx context.Context, r *pipeline.Run) error {
 			return fmt.Errorf("recording the upload of run %s: %w", r.ID, err)
 		}
 	}
+	if done[finalShare] == "" && p.offerShare(ctx, r) {
+		if err := mark(finalShare, "1"); err != nil {
+			log.Warn("bot: recording the share offer failed", "err", err)
+		}
+	}
 	p.closeOpenCheckpoints(ctx, r)
 	// Only a /research run's thread starts with its root message; a digest's
 	// thread (a stream's creation thread, for a dry run) does not.
@@ -166,4 +172,25 @@ func fileSafe(s string) string {
 		}
 		return -1
 	}, s)
+}
+
+// offerShare posts, under a report finished in an assistant thread, the
+// offer to share it to a channel (share.go), naming the channel the person
+// views beside the panel. It reports whether it posted it.
+func (p *Presenter) offerShare(ctx context.Context, r *pipeline.Run) bool {
+	if r.Status != pipeline.StatusCompleted || r.Report == nil || r.Origin.Kind != OriginKind || r.Origin.ThreadTS == "" {
+		return false
+	}
+	t, ok := p.panel.thread(ctx, r.Origin.Channel, r.Origin.ThreadTS)
+	if !ok {
+		return false
+	}
+	if err := retry429(ctx, p.clock, func() error {
+		_, _, err := p.api.PostMessageContext(ctx, r.Origin.Channel, quiet(blockkit.RenderShareOffer(r.ID, t.Context), blockkit.ShareOfferText), slack.MsgOptionTS(r.Origin.ThreadTS))
+		return err
+	}); err != nil {
+		p.log.Warn("bot: offering to share the report failed", "run_id", r.ID, "err", err)
+		return false
+	}
+	return true
 }

@@ -248,6 +248,7 @@ func (a *App) registerRoutes() {
 	a.registerHome(r)
 	a.registerFollowUps(r)
 	a.registerAssistant(r)
+	a.registerShare(r)
 	r.Action(blockkit.ActionCancelConfirm, a.confirmCancel)
 	r.Action(blockkit.ActionCancelAbort, func(ctx context.Context, req *Request) error {
 		req.ReplaceOriginal = true

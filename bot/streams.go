@@ -276,6 +276,9 @@ func (s *Streams) changeProblem(ctx context.Context, err error, name, verb strin
 func (s *Streams) startConversation(ctx context.Context, cmd StreamCommand) error {
 	tz := s.userTZ(ctx, cmd.UserID)
 	conv, turn := scheduler.BeginConversation(cmd.UserID, cmd.ChannelID, tz, s.now())
+	if cmd.InThread != "" {
+		return s.converseIn(ctx, cmd.InChannel, cmd.InThread, conv, turn)
+	}
 	root, err := s.send.Post(ctx, cmd.ChannelID, "", blockkit.RenderStreamRoot(cmd.UserID), "New research stream")
 	if err != nil {
 		if notInChannel[slackErrorCode(err)] {
@@ -291,6 +294,19 @@ func (s *Streams) startConversation(ctx context.Context, cmd StreamCommand) erro
 	}
 	s.postTurn(ctx, cmd.ChannelID, root, conv, 0, turn)
 	s.log.Info("bot: stream conversation started", "user", cmd.UserID, "channel", cmd.ChannelID, "thread", root)
+	return nil
+}
+
+// converseIn holds a creation conversation in an existing thread (an
+// assistant panel thread): the first turn is posted there, and the
+// conversation is stored under it.
+func (s *Streams) converseIn(ctx context.Context, channel, thread string, conv scheduler.Conversation, turn scheduler.Turn) error {
+	if _, err := s.convs.Create(ctx, channel, thread, conv); err != nil {
+		s.log.Error("bot: storing a stream conversation failed", "err", err)
+		return tell(blockkit.RenderError("I couldn't start the conversation: my storage is not answering.", "Please try again in a few minutes."), "Storage unavailable")
+	}
+	s.postTurn(ctx, channel, thread, conv, 0, turn)
+	s.log.Info("bot: stream conversation started", "user", conv.Spec.Owner, "channel", conv.Spec.Channel, "thread", thread)
 	return nil
 }
 

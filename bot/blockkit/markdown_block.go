@@ -73,6 +73,34 @@ func MarkdownBlock(md string, links SourceLinks, limit, mrkdwnLimit int) slack.B
 	return Section(Markdown(md, links, mrkdwnLimit))
 }
 
+// MarkdownBudget shares Slack's MaxMarkdownBlockText among the markdown
+// blocks of one message: each block takes what it uses from what is left,
+// and a text that does not fit in what is left is a mrkdwn section instead.
+type MarkdownBudget struct{ left int }
+
+// NewMarkdownBudget is the budget of one message.
+func NewMarkdownBudget() *MarkdownBudget { return &MarkdownBudget{left: MaxMarkdownBlockText} }
+
+// Block renders untrusted Markdown md, under a bold title when title (our
+// own words, trusted) is not "", as a markdown block when it fits in what is
+// left of the budget (and takes it), else as a mrkdwn section cut to
+// mrkdwnLimit (MarkdownBlock's fallback).
+func (b *MarkdownBudget) Block(title, md string, links SourceLinks, mrkdwnLimit int) slack.Block {
+	head := ""
+	if title != "" {
+		head = "**" + title + "**\n\n"
+	}
+	if text, ok := MarkdownBlockText(md, links, b.left-utf8.RuneCountInString(head)); ok {
+		text = head + text
+		b.left -= utf8.RuneCountInString(text)
+		return slack.NewMarkdownBlock("", text)
+	}
+	if title != "" {
+		return Section("*" + title + "*\n" + Markdown(md, links, mrkdwnLimit))
+	}
+	return Section(Markdown(md, links, mrkdwnLimit))
+}
+
 // mdBlockConverter walks a goldmark AST and writes standard Markdown.
 type mdBlockConverter struct {
 	src   []byte

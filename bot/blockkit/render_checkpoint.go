@@ -319,8 +319,9 @@ func sourcesBody(p pipeline.SourcesPayload) []slack.Block {
 func draftBody(p pipeline.DraftPayload) []slack.Block {
 	blocks := []slack.Block{Section(fmt.Sprintf("*%s*\n_Draft %d_ · %s words · %s sources",
 		EscapeTruncate(OneLine(FirstNonEmpty(p.Title, "Untitled draft")), 300), p.Version, Count(p.WordCount), Count(p.Sources)))}
+	md := NewMarkdownBudget() // the draft's summary first, then the reviewer's
 	if a := strings.TrimSpace(p.Abstract); a != "" {
-		blocks = append(blocks, Section("*Summary*\n"+Markdown(a, nil, 2000)))
+		blocks = append(blocks, md.Block("Summary", a, nil, 2000))
 	}
 	if len(p.Sections) > 0 {
 		s := make([]string, 0, len(p.Sections))
@@ -341,10 +342,10 @@ func draftBody(p pipeline.DraftPayload) []slack.Block {
 		verdict += " · recommends _" + Escape(Truncate(p.Recommendation, 30)) + "_"
 	}
 	verdict += fmt.Sprintf(" · %d major, %d minor issues", p.Major, p.Minor)
-	if s := strings.TrimSpace(p.Summary); s != "" {
-		verdict += "\n" + Markdown(s, nil, 1500)
-	}
 	blocks = append(blocks, Section(verdict))
+	if s := strings.TrimSpace(p.Summary); s != "" {
+		blocks = append(blocks, md.Block("", s, nil, 1500))
+	}
 	blocks = append(blocks, evidenceBlocks(p.Claims)...)
 	if p.Diff != nil {
 		blocks = append(blocks, Section(fmt.Sprintf("*Changes from draft %d:* %s", p.Diff.From, EscapeTruncate(p.Diff.Summary(), 1500))))

@@ -200,8 +200,9 @@ func RenderReport(rep *pipeline.Report, bounds []string) []slack.Block {
 		blocks = append(blocks, Section("Nothing new since the previous report."))
 	}
 	links := reportLinks(rep)
+	md := NewMarkdownBudget() // the summary first, then the conclusion
 	if a := strings.TrimSpace(rep.Abstract); a != "" {
-		blocks = append(blocks, MarkdownBlock(a, links, MaxMarkdownBlockText, 2800))
+		blocks = append(blocks, md.Block("", a, links, 2800))
 	}
 	var highlights []string
 	for _, sec := range rep.Sections {
@@ -217,7 +218,7 @@ func RenderReport(rep *pipeline.Report, bounds []string) []slack.Block {
 		})...)
 	}
 	if c := strings.TrimSpace(rep.Conclusion); c != "" {
-		blocks = append(blocks, Section("*Conclusion*\n"+Markdown(c, links, 1500)))
+		blocks = append(blocks, md.Block("Conclusion", c, links, 1500))
 	}
 	var caveats []string
 	if rep.Reason != "" {
