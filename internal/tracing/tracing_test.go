@@ -279,7 +279,7 @@ func TestADecisionBelongsToItsRunsTrace(t *testing.T) {
 	}
 	attrs := map[attribute.Key]string{}
 	for _, a := range got[0].Attributes {
-		attrs[a.Key] = a.Value.Emit()
+		attrs[a.Key] = a.Value.String()
 	}
 	if attrs[keyRunID] != "run-1" || attrs[keyDefID] != "plan_review" || attrs[keyAction] != "approve" {
 		t.Errorf("attributes %v", attrs)
