@@ -217,7 +217,7 @@ func TestJSONListings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, v := range []any{runJSON{}, verdictJSON{}, definitionJSON{}} {
+	for _, v := range []any{runJSON{}, verdictJSON{}, definitionJSON{}, sourceJSON{}} {
 		rt := reflect.TypeOf(v)
 		for i := range rt.NumField() {
 			name, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")

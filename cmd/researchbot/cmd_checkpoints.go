@@ -205,6 +205,62 @@ type definitionJSON struct {
 	BreakerFailures  int      `json:"breaker_failures"`
 	BreakerThreshold int      `json:"breaker_threshold"`
 	BreakerTripped   bool     `json:"breaker_tripped"`
+	// Reminders is its reminder policy, the default when it states none;
+	// it applies to a required checkpoint with a timeout.
+	Reminders remindersJSON `json:"reminders"`
+}
+
+// remindersJSON is a reminder policy in `checkpoints --json`, with the keys
+// of a definition document's "reminders" (`checkpoints show`).
+type remindersJSON struct {
+	Count              int    `json:"count"`
+	BackoffFactor      int    `json:"backoff_factor"`
+	MaxIntervalSeconds int64  `json:"max_interval_seconds"` // 0: no cap
+	Escalate           string `json:"escalate"`             // admins, requester or none
+}
+
+// remindersOf is d's reminder policy as `checkpoints --json` writes it, and
+// why it never applies to d, if it does not.
+func remindersOf(d checkpoints.Definition) (remindersJSON, string) {
+	p := d.ReminderPolicy()
+	j := remindersJSON{Count: p.Count, BackoffFactor: p.Factor, MaxIntervalSeconds: int64(p.MaxInterval / time.Second), Escalate: string(p.Escalate)}
+	switch {
+	case d.Timeout <= 0:
+		return j, "none (no timeout)"
+	case !d.Required:
+		return j, "none (optional: skipped at its deadline)"
+	case d.OnTimeout == checkpoints.TimeoutApprove:
+		return j, "none (approves itself at its deadline)"
+	}
+	return j, ""
+}
+
+// remindersText is a policy in a table cell: "3, ×2, max 24h, then admins".
+func remindersText(r remindersJSON) string {
+	gap := "no max"
+	if r.MaxIntervalSeconds > 0 {
+		gap = "max " + shortDuration(time.Duration(r.MaxIntervalSeconds)*time.Second)
+	}
+	then := map[string]string{string(checkpoints.EscalateAdmins): "then admins", string(checkpoints.EscalateRequester): "then the requester", string(checkpoints.EscalateNone): "then stop"}[r.Escalate]
+	if then == "" {
+		then = "then " + r.Escalate
+	}
+	if r.Count == 0 {
+		return "none, " + then
+	}
+	return fmt.Sprintf("%d, ×%d, %s, %s", r.Count, r.BackoffFactor, gap, then)
+}
+
+// shortDuration is d without its zero minutes and seconds: 24h, 1h30m.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 // list prints every definition in the order a run meets them: a table, or
@@ -216,20 +272,25 @@ func (c *checkpointsCmd) list(ctx context.Context, asJSON bool) error {
 	}
 	checkpoints.SortByPipeline(defs)
 	rows := make([]definitionJSON, 0, len(defs))
+	// notes say why a row's reminder policy never applies ("" when it
+	// does); the table shows the note instead of the policy.
+	notes := make([]string, 0, len(defs))
 	for _, d := range defs {
 		fails, _ := c.store.CheckpointFailures(ctx, d.ID, c.now, d.BreakerWindow)
+		reminders, note := remindersOf(d)
 		rows = append(rows, definitionJSON{
 			ID: d.ID, Label: d.Label, Enabled: d.Enabled, Required: d.Required, Modes: d.Modes,
 			TimeoutSeconds: d.Timeout.Seconds(), BreakerFailures: len(fails), BreakerThreshold: d.BreakerThreshold,
-			BreakerTripped: checkpoints.BreakerTripped(d, fails, c.now),
+			BreakerTripped: checkpoints.BreakerTripped(d, fails, c.now), Reminders: reminders,
 		})
+		notes = append(notes, note)
 	}
 	if asJSON {
 		return writeJSONLines(c.stdout, rows)
 	}
 	tw := newTable(c.stdout)
-	fmt.Fprint(tw, "ID\tENABLED\tREQUIRED\tMODES\tTIMEOUT\tBREAKER\tLABEL\n")
-	for _, r := range rows {
+	fmt.Fprint(tw, "ID\tENABLED\tREQUIRED\tMODES\tTIMEOUT\tBREAKER\tREMINDERS\tLABEL\n")
+	for i, r := range rows {
 		breaker := fmt.Sprintf("%d/%d", r.BreakerFailures, r.BreakerThreshold)
 		if r.BreakerTripped {
 			breaker = "TRIPPED"
@@ -238,7 +299,11 @@ func (c *checkpointsCmd) list(ctx context.Context, asJSON bool) error {
 		if r.TimeoutSeconds > 0 {
 			timeout = time.Duration(r.TimeoutSeconds * float64(time.Second)).String()
 		}
-		fmt.Fprintf(tw, "%s\t%v\t%v\t%s\t%s\t%s\t%s\n", r.ID, r.Enabled, r.Required, strings.Join(r.Modes, ","), timeout, breaker, r.Label)
+		reminders := notes[i]
+		if reminders == "" {
+			reminders = remindersText(r.Reminders)
+		}
+		fmt.Fprintf(tw, "%s\t%v\t%v\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Enabled, r.Required, strings.Join(r.Modes, ","), timeout, breaker, reminders, r.Label)
 	}
 	return tw.Flush()
 }

@@ -342,3 +342,54 @@ func TestCheckpointsCreateRefusesUnboundedDefinitions(t *testing.T) {
 		t.Errorf("definitions changed:\n%s", after)
 	}
 }
+
+// TestCheckpointsListShowsReminderPolicies: the list's REMINDERS column and
+// its --json give each definition's reminder policy (the default when it
+// states none); a definition the policy never applies to (optional, or
+// with no timeout) says why in the table.
+func TestCheckpointsListShowsReminderPolicies(t *testing.T) {
+	c := newCPCLI(t)
+	chased := strings.NewReplacer(`"control_type": "risk_check"`, `"control_type": "sign_off"`, `"required": false`, `"required": true`,
+		`"timeout_seconds": 7200,`, `"timeout_seconds": 3600, "reminders": {"count": 5, "backoff_factor": 3, "max_interval_seconds": 7200, "escalate": "requester"},`).Replace(riskDoc)
+	c.mustRun(chased, "create", "-")
+	c.mustRun(riskDoc, "create", "-")
+	c.mustRun("", "timeout", "plan_review", "0")
+
+	table := c.mustRun("")
+	rowOf := func(id string) string {
+		for l := range strings.Lines(table) {
+			if strings.HasPrefix(l, id+" ") {
+				return l
+			}
+		}
+		t.Fatalf("no row %s:\n%s", id, table)
+		return ""
+	}
+	header := strings.SplitN(table, "\n", 2)[0]
+	col := strings.Index(header, "REMINDERS")
+	for id, want := range map[string]string{
+		"sign_off":     "5, ×3, max 2h, then the requester",
+		"draft_review": "3, ×2, max 24h, then admins",
+		"risk_check":   "none (optional: skipped at its deadline)",
+		"plan_review":  "none (no timeout)",
+	} {
+		// The cells before REMINDERS are ASCII: byte and column offsets agree.
+		if row := rowOf(id); col < 0 || len(row) <= col || !strings.HasPrefix(row[col:], want+"  ") {
+			t.Errorf("%s: REMINDERS column (at %d) is not %q:\n%s", id, col, want, table)
+		}
+	}
+
+	byID := map[string]definitionJSON{}
+	for _, d := range decodeLines[definitionJSON](t, c.mustRun("", "--json")) {
+		byID[d.ID] = d
+	}
+	for id, want := range map[string]remindersJSON{
+		"sign_off":     {Count: 5, BackoffFactor: 3, MaxIntervalSeconds: 7200, Escalate: "requester"},
+		"draft_review": {Count: 3, BackoffFactor: 2, MaxIntervalSeconds: 86400, Escalate: "admins"},
+		"risk_check":   {Count: 3, BackoffFactor: 2, MaxIntervalSeconds: 86400, Escalate: "admins"},
+	} {
+		if got := byID[id].Reminders; got != want {
+			t.Errorf("--json %s: reminders %+v, want %+v", id, got, want)
+		}
+	}
+}

@@ -86,7 +86,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 
 	slackApp, err := bot.New(bot.Config{
 		AppToken: cfg.SlackAppToken, BotToken: cfg.SlackBotToken, APIURL: cfg.SlackAPIURL, Sender: sender,
-		Engine: a.Engine, Memory: memory, Budget: redisstore.NewRateLimiter(a.Conn.Client, "slack"),
+		Engine: withTracedDecisions(a.Engine, spans), Memory: memory, Budget: redisstore.NewRateLimiter(a.Conn.Client, "slack"),
 		Metrics: metrics, Approvers: cfg.Approvers, Admins: cfg.Admins, ReviewSources: cfg.ReviewSources,
 		Limits:          bot.RateLimits{PerUser: bot.PerHour(cfg.UserRunsPerHour), PerWorkspace: bot.PerHour(cfg.TeamRunsPerHour)},
 		WorkspaceSearch: cfg.WorkspaceSearch,

@@ -10,7 +10,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
@@ -242,5 +245,46 @@ func TestConfigureReadsExactlyTheVariables(t *testing.T) {
 		if !listed[n] {
 			t.Errorf("Configure reads %s, which Variables does not list", n)
 		}
+	}
+}
+
+// TestADecisionBelongsToItsRunsTrace: a decision handled outside any span
+// (the bot, in serve) is a span of the run's trace, a remote child of the
+// run's first span recorded by another process, with its status; a run
+// without a trace context, or with one that does not parse, records none.
+func TestADecisionBelongsToItsRunsTrace(t *testing.T) {
+	worker, workerSpans := recorded(t)
+	serve, serveSpans := recorded(t)
+	tc := worker.Runs().StartRun(context.Background(), "run-1")
+	start := time.Now().Add(-time.Second)
+	serve.Decision(context.Background(), tc, "run-1", "plan_review", "approve", start, nil)
+	serve.Decision(context.Background(), tc, "run-1", "plan_review", "reject", start, errors.New("already decided"))
+	serve.Decision(context.Background(), "", "run-2", "plan_review", "approve", start, nil)
+	serve.Decision(context.Background(), "garbage", "run-3", "plan_review", "approve", start, nil)
+	var nilTracing *Tracing
+	nilTracing.Decision(context.Background(), tc, "run-1", "plan_review", "approve", start, nil)
+
+	root := workerSpans.GetSpans()[0]
+	got := serveSpans.GetSpans()
+	if len(got) != 2 {
+		t.Fatalf("%d decision spans, want 2 (none for a run without a trace context)", len(got))
+	}
+	for i, d := range got {
+		if d.SpanContext.TraceID() != root.SpanContext.TraceID() || d.Parent.SpanID() != root.SpanContext.SpanID() || !d.Parent.IsRemote() {
+			t.Errorf("decision %d (trace %s, parent %s) is not a child of the run's span %s", i, d.SpanContext.TraceID(), d.Parent.SpanID(), root.SpanContext.SpanID())
+		}
+		if d.Name != "decision plan_review" || !d.StartTime.Equal(start) {
+			t.Errorf("decision %d: name %q, start %s, want %s", i, d.Name, d.StartTime, start)
+		}
+	}
+	attrs := map[attribute.Key]string{}
+	for _, a := range got[0].Attributes {
+		attrs[a.Key] = a.Value.String()
+	}
+	if attrs[keyRunID] != "run-1" || attrs[keyDefID] != "plan_review" || attrs[keyAction] != "approve" {
+		t.Errorf("attributes %v", attrs)
+	}
+	if got[0].Status.Code != codes.Unset || got[1].Status.Code != codes.Error || got[1].Status.Description != "already decided" {
+		t.Errorf("statuses %+v, %+v", got[0].Status, got[1].Status)
 	}
 }
