@@ -103,3 +103,12 @@ func reviewAgain(c Conversation, f Field) (Conversation, Turn, error) {
 	}
 	return c, c.record(t), nil
 }
+
+// FieldChoices returns the values f accepts when it is a choice field
+// (type, frequency, weekday), for the inline edit's hint; nil otherwise.
+func FieldChoices(f Field) []string {
+	if d, ok := lookupField(f); ok && d.kind == kindChoice {
+		return slices.Clone(d.choices)
+	}
+	return nil
+}
