@@ -323,7 +323,10 @@ type clicked struct {
 
 // Register routes the clicks on stream messages (action ids starting with
 // StreamActionPrefix) to s.
-func (s *Streams) Register(r *Routes) { r.ActionPrefix(blockkit.StreamActionPrefix, s.onAction) }
+func (s *Streams) Register(r *Routes) {
+	r.ActionPrefix(blockkit.StreamActionPrefix, s.onAction)
+	r.View(blockkit.CallbackStreamField, s.onFieldForm)
+}
 
 // onAction handles a click on a stream message; a click that cannot be
 // taken is answered (App.answer) in the clicked message's thread.
@@ -345,6 +348,9 @@ func (s *Streams) onAction(ctx context.Context, req *Request) error {
 	case blockkit.ActionStreamEdit:
 		s.editClicked(ctx, cb, channel, act)
 		return nil
+	}
+	if strings.HasPrefix(act.ActionID, blockkit.ActionStreamFieldEdit) {
+		return s.openFieldEdit(ctx, req)
 	}
 	turnNo, value := blockkit.ParseTurnValue(act.Value)
 	var a scheduler.Action

@@ -796,14 +796,22 @@ type reformulatorData struct {
 	SubQuestions string
 	Searches     []string
 	IDs          string
+	// Kinds are the search types the backends serve, e.g. "web, academic".
+	Kinds string
+	// OneKind is set when only one type is served: a retry rewords only.
+	OneKind bool
 }
 
 // ReformulatorPrompt renders the prompt that rewrites searches whose results
 // were all irrelevant: the question, the sub-questions, and per search its
 // id, type, wording, sub-question and the results it got with their
-// relevance. Reply with ReformulationOutput.
-func ReformulatorPrompt(r *Run, qs []Query) (system, user string) {
-	d := reformulatorData{Question: untrustedBlock("question", r.Question), Steering: steeringBlocks(r)}
+// relevance, and the search types the backends serve (kinds; nil: all of
+// QueryKinds). Reply with ReformulationOutput.
+func ReformulatorPrompt(r *Run, qs []Query, kinds []string) (system, user string) {
+	if len(kinds) == 0 {
+		kinds = QueryKinds
+	}
+	d := reformulatorData{Question: untrustedBlock("question", r.Question), Steering: steeringBlocks(r), Kinds: strings.Join(kinds, ", "), OneKind: len(kinds) == 1}
 	subs := planSubQuestions(r)
 	if len(subs) > 0 {
 		d.SubQuestions = untrustedBlock("sub_questions", numberedLines(subs))

@@ -196,7 +196,7 @@ func TestPromptGolden(t *testing.T) {
 			poor := fixtureRun()
 			poor.Queries[1].Hits = []int{2}
 			poor.Sources[1].Relevance = 0.1
-			s, u := ReformulatorPrompt(poor, poor.Queries[:2])
+			s, u := ReformulatorPrompt(poor, poor.Queries[:2], nil)
 			return pair{s, u}
 		},
 	}

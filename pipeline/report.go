@@ -175,6 +175,7 @@ func provenance(r *Run) Provenance {
 	p.Unread = unread(r)
 	p.Withheld = WithheldText(r.Withheld.Count)
 	p.SearchNotes = slices.Clone(r.SearchNotes)
+	p.Retried = retriedSearches(r)
 	p.Steering = steeringProvenance(r)
 	p.Clarified = clarifyProvenance(r)
 	p.Evidence = GradeCounts(r.Analysis)
@@ -616,6 +617,12 @@ func writeProvenance(b *strings.Builder, rep *Report) {
 	}
 	for _, n := range p.SearchNotes {
 		fmt.Fprintf(b, "- %s\n", flatLine(n))
+	}
+	if len(p.Retried) > 0 {
+		b.WriteString("- Searches that found nothing relevant, retried once with another search type or wording:\n")
+		for _, n := range p.Retried {
+			fmt.Fprintf(b, "  - %s\n", flatLine(n))
+		}
 	}
 	if len(p.Clarified) > 0 {
 		b.WriteString("- Before the plan:\n")

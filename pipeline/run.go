@@ -730,4 +730,7 @@ type Provenance struct {
 	Withheld string `json:"withheld,omitempty"`
 	// SearchNotes say what searches left out on purpose (Run.SearchNotes).
 	SearchNotes []string `json:"search_notes,omitempty"`
+	// Retried lists the searches retried after poor results, each with its
+	// retry's type and wording and what it found (retriedSearches).
+	Retried []string `json:"retried,omitempty"`
 }

@@ -10,9 +10,10 @@ import (
 )
 
 // Search rules beyond one round: failed searches stop the searching (seed
-// 002), a search whose results were all irrelevant is rewritten once (seed
-// 001: the searcher reformulates poor queries), and searches are accounted
-// per sub-question.
+// 002), a search whose results were all irrelevant is retried once with
+// another search type and wording (seed 001: the searcher reformulates poor
+// queries and tries a different search type; retrykinds.go), and searches
+// are accounted per sub-question.
 
 const (
 	// defaultMaxSearchErrors is how many searches may fail before the run
@@ -152,10 +153,13 @@ func (r *Run) poorQueries() []int {
 	return out
 }
 
-// reformulate rewrites, once, the searches whose results were all
-// irrelevant, with one model call for all of them, and queues the rewrites.
-// It reports whether new searches were queued. Rewriting is an aid: a
-// failed call is recorded and the run goes on with what it found.
+// reformulate retries, once, the searches whose results were all
+// irrelevant (or that found nothing), with one model call for all of them,
+// and queues the retries. Each retry has another kind than its search had
+// when the backends serve another (retryKind): the model's wording and kind,
+// or, when the model gives none for a search, the same wording in the kind
+// the rule chooses. It reports whether new searches were queued. Retrying is
+// an aid: a failed call is recorded and the run goes on with what it found.
 func (e *Engine) reformulate(ctx context.Context, r *Run) (bool, error) {
 	if r.restrictedToNew() || r.searchStopped() || e.overBudget(r) {
 		return false, nil
@@ -170,7 +174,8 @@ func (e *Engine) reformulate(ctx context.Context, r *Run) (bool, error) {
 		r.Queries[i].Reformulated = true
 		qs[n] = r.Queries[i]
 	}
-	system, user := ReformulatorPrompt(r, qs)
+	served := e.servedKinds()
+	system, user := ReformulatorPrompt(r, qs, served)
 	var out ReformulationOutput
 	if err := e.generate(ctx, r, RolePlanner, "query_reformulation", system, user, &out); err != nil {
 		if ctx.Err() != nil {
@@ -180,19 +185,35 @@ func (e *Engine) reformulate(ctx context.Context, r *Run) (bool, error) {
 		return false, nil
 	}
 	added := 0
+	queue := func(old *Query, text, kind string) {
+		q := Query{
+			ID: fmt.Sprintf("q%d", len(r.Queries)+1), Text: text, Kind: kind,
+			SubQuestion: old.SubQuestion, Round: old.Round, Status: queryPending, ReformulationOf: old.ID,
+		}
+		r.trace(now, StepRank, "search %s %q (%s) found nothing relevant; reformulated as %s search %q (%s)", old.ID, old.Text, normalizeKind(old.Kind), q.Kind, q.Text, q.ID)
+		r.Queries = append(r.Queries, q)
+		added++
+	}
 	for _, rq := range out.Queries {
 		text := strings.TrimSpace(rq.Text)
 		old := r.queryByID(strings.TrimSpace(rq.QueryID))
-		if old == nil || !old.Reformulated || text == "" || strings.EqualFold(text, old.Text) || r.reformulatedAlready(old.ID) {
+		if old == nil || !old.Reformulated || text == "" || r.reformulatedAlready(old.ID) {
 			continue
 		}
-		q := Query{
-			ID: fmt.Sprintf("q%d", len(r.Queries)+1), Text: text, Kind: normalizeKind(rq.Kind),
-			SubQuestion: old.SubQuestion, Round: old.Round, Status: queryPending, ReformulationOf: old.ID,
+		kind := retryKind(old.Kind, rq.Kind, served)
+		if strings.EqualFold(text, old.Text) && kind == normalizeKind(old.Kind) {
+			continue // the same search again
 		}
-		r.trace(now, StepRank, "search %s %q found nothing relevant; reformulated as %q (%s)", old.ID, old.Text, q.Text, q.ID)
-		r.Queries = append(r.Queries, q)
-		added++
+		queue(old, text, kind)
+	}
+	for _, i := range poor {
+		old := &r.Queries[i]
+		if r.reformulatedAlready(old.ID) {
+			continue
+		}
+		if kind := retryKind(old.Kind, "", served); kind != normalizeKind(old.Kind) {
+			queue(old, old.Text, kind) // the model gave no retry: the rule's
+		}
 	}
 	return added > 0, nil
 }

@@ -28,7 +28,7 @@ func TestSteeringPromptSection(t *testing.T) {
 	renders := map[string]func() (string, string){
 		"planner":      func() (string, string) { return PlannerPrompt(r, fixtureNow()) },
 		"ranker":       func() (string, string) { return RankerPrompt(r.Question, r.Plan.SubQuestions, r.Notes, r.Sources) },
-		"reformulator": func() (string, string) { return ReformulatorPrompt(r, r.Queries[:1]) },
+		"reformulator": func() (string, string) { return ReformulatorPrompt(r, r.Queries[:1], nil) },
 		"analyst":      func() (string, string) { return AnalystPrompt(r, r.Pages) },
 		"writer":       func() (string, string) { return WriterPrompt(r, r.Pages) },
 		"reviewer":     func() (string, string) { return ReviewerPrompt(r, fixtureDraft()) },

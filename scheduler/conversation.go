@@ -99,6 +99,9 @@ const (
 	ActionTextInput ActionKind = "text_input"
 	// ActionSkipStep: the user clicked Skip on an optional field.
 	ActionSkipStep ActionKind = "skip_step"
+	// ActionFieldEdit: at the review, the user edited one field inline
+	// (Action.Field, the new value in Action.Text; see review_edit.go).
+	ActionFieldEdit ActionKind = "field_edit"
 )
 
 // Action is what the user did. The field a selection is for is not carried by the
@@ -114,7 +117,8 @@ type Action struct {
 	Turn   int        `json:"turn,omitempty"`
 	Value  string     `json:"value,omitempty"`  // option_selected
 	Values []string   `json:"values,omitempty"` // options_selected
-	Text   string     `json:"text,omitempty"`   // text_input
+	Text   string     `json:"text,omitempty"`   // text_input, field_edit
+	Field  Field      `json:"field,omitempty"`  // field_edit
 }
 
 // Review button labels, offered as the suggestions of the review turn.
@@ -510,6 +514,9 @@ func applyAction(c Conversation, a Action) (Conversation, effect, error) {
 		eff.set = current
 		eff.completed = true
 		return c, eff, nil
+
+	case ActionFieldEdit:
+		return c.applyFieldEdit(a)
 	}
 	return c, eff, &ActionError{Err: ErrUnknownAction, Message: "Sorry, I don't know that kind of action."}
 }
@@ -719,6 +726,9 @@ func cleanChoices(d fieldDef, in []string) []string {
 
 // decide handles the review buttons.
 func decide(c Conversation, decision string) (Conversation, Turn, error) {
+	if f, ok := strings.CutPrefix(decision, editedPrefix); ok {
+		return reviewAgain(c, Field(f))
+	}
 	if decision == ReviewChange {
 		c.Step = StepExploration
 		t := Turn{Step: StepExploration, Message: "What would you like to change? Tell me in your own words, " +

@@ -75,6 +75,19 @@ func (m *Multi) Active() []string {
 	return names
 }
 
+// Kinds returns the kinds its backends serve, each once, in backend order.
+func (m *Multi) Kinds() []Kind {
+	var out []Kind
+	for _, b := range m.backends {
+		for _, k := range b.Kinds() {
+			if !hasKind(out, k) {
+				out = append(out, k)
+			}
+		}
+	}
+	return out
+}
+
 // route returns the backends serving k; when none does, the web backends, so
 // that a query is never silently sent nowhere.
 func (m *Multi) route(k Kind) []Backend {

@@ -73,6 +73,14 @@ func names(bs []Backend) []string {
 	return out
 }
 
+// TestMultiKindsAreItsBackendsKinds: each kind once, in backend order.
+func TestMultiKindsAreItsBackendsKinds(t *testing.T) {
+	m := NewMulti([]Backend{&stub{name: "news", kinds: []Kind{KindNews, KindWeb}}, &stub{name: "web", kinds: []Kind{KindWeb}}, &stub{name: "acad", kinds: []Kind{KindAcademic}}}, Options{})
+	if got := m.Kinds(); !slices.Equal(got, []Kind{KindNews, KindWeb, KindAcademic}) {
+		t.Errorf("kinds %v, want news, web, academic", got)
+	}
+}
+
 func TestRoutingByKind(t *testing.T) {
 	web := &stub{name: "web", kinds: []Kind{KindWeb}}
 	news := &stub{name: "news", kinds: []Kind{KindNews, KindWeb}}

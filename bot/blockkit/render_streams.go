@@ -32,6 +32,10 @@ const (
 	ActionStreamDeleteConfirm = "st_delete_confirm"
 	ActionStreamDeleteAbort   = "st_delete_abort"
 	ActionStreamEdit          = "st_edit" // on stream show: reopens the review with the current values
+	// ActionStreamFieldEdit, followed by the field, is the Edit button
+	// beside a field of the review; its value is the turn's number, "|",
+	// the field.
+	ActionStreamFieldEdit = "st_field_"
 )
 
 // turnValue is the value of a button of turn t: its number, "|", v. A turn
@@ -94,7 +98,7 @@ func RenderStreamRoot(owner string) []slack.Block {
 func RenderStreamTurn(t scheduler.Turn, owner string) []slack.Block {
 	blocks := []slack.Block{Section(EscapeTruncate(t.Message, SectionBudget))}
 	if t.Step == scheduler.StepReview && len(t.Review) > 0 {
-		blocks = append(blocks, reviewBlocks(t.Review)...)
+		blocks = append(blocks, reviewEditBlocks(t)...)
 	}
 	var buttons []slack.BlockElement
 	switch {
@@ -132,7 +136,7 @@ func RenderStreamTurn(t scheduler.Turn, owner string) []slack.Block {
 	}
 	hint := "Only " + Who(owner) + " can answer. To type your own answer, or to change anything said so far, mention @researchbot in this thread (\"@researchbot change the purpose to …\")."
 	if t.Step == scheduler.StepReview {
-		hint = "Only " + Who(owner) + " can confirm. *Change* (or mentioning @researchbot in this thread with what to change) lets you edit anything first."
+		hint = "Only " + Who(owner) + " can confirm. *Edit* beside a field changes just that one; *Change* (or mentioning @researchbot in this thread with what to change) lets you talk anything over first."
 	}
 	return append(blocks, ContextText(hint))
 }
@@ -150,6 +154,28 @@ func reviewBlocks(lines []scheduler.ReviewLine) []slack.Block {
 	return packLines("", out, 4, func(left int) string { return fmt.Sprintf("_…and %d more._", left) })
 }
 
+// reviewEditBlocks renders the configuration of a review turn, one section
+// per field with an Edit button beside it (seed 003: inline edit); the
+// schedule, which no field holds alone, has none.
+func reviewEditBlocks(t scheduler.Turn) []slack.Block {
+	out := make([]slack.Block, 0, len(t.Review))
+	for _, l := range t.Review {
+		v := EscapeTruncate(OneLine(l.Value), 600)
+		if l.Field == scheduler.FieldChannel && isChannelID(l.Value) {
+			v = ChannelRef(l.Value)
+		}
+		var edit *slack.Accessory
+		if l.Field != "" {
+			edit = slack.NewAccessory(&slack.ButtonBlockElement{Type: slack.METButton, ActionID: ActionStreamFieldEdit + string(l.Field),
+				Value: turnValue(t, string(l.Field)), Text: Plain("Edit", MaxButtonText)})
+		}
+		sec := Section(fmt.Sprintf("*%s:* %s", Escape(l.Label), v))
+		sec.Accessory = edit
+		out = append(out, sec)
+	}
+	return out
+}
+
 // StreamTurnText is the notification text of a turn.
 func StreamTurnText(t scheduler.Turn) string {
 	return EscapeTruncate(OneLine(t.Message), 300)
@@ -162,6 +188,11 @@ func RenderStreamAnswered(blocks []slack.Block, fallback, user, what string) []s
 	for _, b := range blocks {
 		if b.BlockType() == slack.MBTAction || b.BlockType() == slack.MBTContext {
 			continue
+		}
+		if sec, ok := b.(*slack.SectionBlock); ok && sec.Accessory != nil {
+			bare := *sec // a review line: its Edit button goes
+			bare.Accessory = nil
+			b = &bare
 		}
 		out = append(out, b)
 	}

@@ -131,6 +131,16 @@ type searcher struct {
 	spans    *tracing.Tracing // nil: none
 }
 
+// Kinds returns the query kinds the configured backends serve
+// (pipeline.KindsServer).
+func (s *searcher) Kinds() []string {
+	var out []string
+	for _, k := range s.multi.Kinds() {
+		out = append(out, string(k))
+	}
+	return out
+}
+
 func (s *searcher) Search(ctx context.Context, r pipeline.SearchRequest) pipeline.SearchOutcome {
 	start := s.now()
 	spanCtx, endSpan := s.spans.Search(ctx, r)

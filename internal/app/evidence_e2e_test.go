@@ -193,6 +193,9 @@ func TestIrrelevantResultsAreReformulatedOnce(t *testing.T) {
 			if q.Status != "completed" || !strings.HasSuffix(q.Text, "field measurements") {
 				t.Errorf("rewrite %+v was not searched", q)
 			}
+			if old := queryOf(r, q.ReformulationOf); old.Kind == q.Kind {
+				t.Errorf("rewrite %+v kept the type of %+v (seed 001: try a different search type)", q, old)
+			}
 		}
 	}
 	if rewrites != 5 || h.web.Searches() != 10 {
@@ -208,6 +211,16 @@ func TestIrrelevantResultsAreReformulatedOnce(t *testing.T) {
 	if !containsAny(r.Report.Provenance.Trace, "reformulated as") {
 		t.Error("the report's provenance lacks the reformulation")
 	}
+}
+
+// queryOf returns the run's query with this id.
+func queryOf(r *pipeline.Run, id string) pipeline.Query {
+	for _, q := range r.Queries {
+		if q.ID == id {
+			return q
+		}
+	}
+	return pipeline.Query{}
 }
 
 // Searches and the analysis are accounted per sub-question, and the report

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"slices"
 	"sync"
 
 	"github.com/researchbot/researchbot/pipeline"
@@ -18,6 +19,22 @@ func joinSearchers(first pipeline.Searcher, more []pipeline.Searcher) pipeline.S
 		return first
 	}
 	return append(searchers{first}, more...)
+}
+
+// Kinds returns the kinds served by those searchers that say
+// (pipeline.KindsServer), each once; nil when none says.
+func (ss searchers) Kinds() []string {
+	var out []string
+	for _, s := range ss {
+		if ks, ok := s.(pipeline.KindsServer); ok {
+			for _, k := range ks.Kinds() {
+				if !slices.Contains(out, k) {
+					out = append(out, k)
+				}
+			}
+		}
+	}
+	return out
 }
 
 func (ss searchers) Search(ctx context.Context, r pipeline.SearchRequest) pipeline.SearchOutcome {

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/researchbot/researchbot/pipeline"
@@ -25,5 +26,27 @@ func TestJoinSearchers(t *testing.T) {
 	out := joinSearchers(web, []pipeline.Searcher{workspace, failing}).Search(context.Background(), pipeline.SearchRequest{Text: "q"})
 	if len(out.Hits) != 1 || len(out.Errors) != 2 || len(out.Notes) != 1 {
 		t.Errorf("joined outcome %+v, want the web's hit, both errors and the note", out)
+	}
+}
+
+// kindsSearcher is a searcher that says which kinds it serves.
+type kindsSearcher []string
+
+func (k kindsSearcher) Kinds() []string { return k }
+func (kindsSearcher) Search(context.Context, pipeline.SearchRequest) pipeline.SearchOutcome {
+	return pipeline.SearchOutcome{}
+}
+
+// TestJoinedSearchersServeTheUnionOfTheirKinds: the kinds a poor search may
+// be retried with are those some searcher serves; one that does not say adds
+// none.
+func TestJoinedSearchersServeTheUnionOfTheirKinds(t *testing.T) {
+	joined := joinSearchers(kindsSearcher{"web", "news"}, []pipeline.Searcher{stubSearcher{}, kindsSearcher{"academic", "web"}})
+	ks, ok := joined.(pipeline.KindsServer)
+	if !ok {
+		t.Fatalf("%T does not say which kinds it serves", joined)
+	}
+	if got := strings.Join(ks.Kinds(), ","); got != "web,news,academic" {
+		t.Errorf("kinds %s, want web,news,academic", got)
 	}
 }
