@@ -491,6 +491,11 @@ func TestE2EEditViaModalWithValidationError(t *testing.T) {
 		b := raw(h.message(plan.TS))
 		return strings.Contains(b, "edited") && strings.Contains(b, "standard → comprehensive")
 	})
+	// The form's opening is recorded after the views.open call, which may
+	// come after the decision; wait for it, then check it came once.
+	h.waitFor("the checkpoint marked opened", func() bool { h.engine.mu.Lock(); defer h.engine.mu.Unlock(); return len(h.engine.opened) >= 1 })
+	h.engine.mu.Lock()
+	defer h.engine.mu.Unlock()
 	if len(h.engine.opened) != 1 {
 		t.Errorf("Opened calls = %v", h.engine.opened)
 	}
