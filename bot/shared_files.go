@@ -102,8 +102,17 @@ func (d *fileDownloader) trusted(u *url.URL) bool {
 }
 
 // download fetches rawURL (a file's url_private_download) and returns its
-// bytes and Content-Type, at most maxBytes of them.
+// bytes and Content-Type, at most maxBytes of them. An HTML answer is
+// Slack's sign-in page, refused.
 func (d *fileDownloader) download(ctx context.Context, rawURL string) ([]byte, string, error) {
+	return d.downloadFile(ctx, rawURL, false)
+}
+
+// downloadFile is download for a file that may itself be HTML (isHTML):
+// then an HTML answer is the file, unless Slack redirected the download
+// to its sign-in page (an address with a "redir" parameter, as Slack
+// answers a download it does not authorise: slackapi/node-slack-sdk#1750).
+func (d *fileDownloader) downloadFile(ctx context.Context, rawURL string, isHTML bool) ([]byte, string, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || !d.trusted(u) {
 		return nil, "", errNotSlackHost
@@ -125,7 +134,7 @@ func (d *fileDownloader) download(ctx context.Context, rawURL string) ([]byte, s
 		return nil, "", fmt.Errorf("the download failed: HTTP %d", resp.StatusCode)
 	}
 	ctype := resp.Header.Get("Content-Type")
-	if mt, _, _ := mime.ParseMediaType(ctype); mt == "text/html" {
+	if mt, _, _ := mime.ParseMediaType(ctype); mt == "text/html" && (!isHTML || signInPage(resp.Request.URL)) {
 		// Slack answers a download it does not authorise with its sign-in page.
 		return nil, "", errRefused
 	}
@@ -140,6 +149,13 @@ func (d *fileDownloader) download(ctx context.Context, rawURL string) ([]byte, s
 		return nil, "", tooLarge(d.maxBytes)
 	}
 	return body, ctype, nil
+}
+
+// signInPage reports whether a download ended at Slack's sign-in page
+// rather than the file: an address carrying the download in its "redir"
+// parameter (https://<workspace>.slack.com/?redir=%2Ffiles-pri%2F…).
+func signInPage(final *url.URL) bool {
+	return final != nil && final.Query().Has("redir")
 }
 
 // redactURL drops the address from a client error (it names the file).
@@ -232,10 +248,11 @@ func (a *App) readSharedFile(ctx context.Context, d *fileDownloader, s sharedFil
 		return pipeline.File{}, tooLarge(d.maxBytes)
 	}
 	mt := fileMediaType(f)
-	if _, ok := extract.KindOf(nil, mt); !ok && f.Filetype != "pdf" {
+	kind, ok := extract.KindOf(nil, mt)
+	if !ok && f.Filetype != "pdf" {
 		return pipeline.File{}, unsupported()
 	}
-	body, ctype, err := d.download(ctx, f.URLPrivateDownload)
+	body, ctype, err := d.downloadFile(ctx, f.URLPrivateDownload, kind == extract.KindHTML)
 	if err != nil {
 		return pipeline.File{}, err
 	}

@@ -250,7 +250,7 @@ func TestE2EAFileAttachedInTheStartFormIsRead(t *testing.T) {
 		t.Fatal("no start form")
 	}
 	v := fake.Views()[0]
-	if !strings.Contains(string(v.JSON), `"type":"file_input"`) || !strings.Contains(string(v.JSON), `"filetypes":["pdf","docx","md","markdown","csv","txt"]`) {
+	if !strings.Contains(string(v.JSON), `"type":"file_input"`) || !strings.Contains(string(v.JSON), `"filetypes":["pdf","docx","md","markdown","csv","txt","html","htm","xhtml"]`) {
 		t.Errorf("the start form has no file_input for the kinds read:\n%s", v.JSON)
 	}
 	pdf := fake.UploadUserFile(user, "trial.pdf", "application/pdf", "pdf", modulePDF(t, 1))

@@ -238,3 +238,44 @@ func TestSharedFilesLeaveTimeToStartTheRun(t *testing.T) {
 		t.Errorf("%d downloads with no time left", n)
 	}
 }
+
+// TestASharedHTMLFileIsReadAsItsMainText: a saved web page shared in Slack
+// is read like --file reads it (its main text, not its markup), even when
+// Slack serves it as text/html; a download that ends at Slack's sign-in
+// page (a redirect to an address with "redir") is still refused.
+func TestASharedHTMLFileIsReadAsItsMainText(t *testing.T) {
+	const page = `<!DOCTYPE html><html><head><title>Heat pumps in the cold</title><script>track()</script></head><body>
+<nav><a href="/">Home</a></nav><article><h1>Heat pumps in the cold</h1>
+<p>Field trials in Norway found that air-source heat pumps kept homes warm at minus twenty degrees, with a seasonal efficiency above two and a half.</p>
+</article><footer>Subscribe to our newsletter.</footer></body></html>`
+	mux := http.NewServeMux()
+	mux.HandleFunc("/f/story.html", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = w.Write([]byte(page))
+	})
+	mux.HandleFunc("/f/locked.html", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/?redir="+url.QueryEscape(r.URL.Path), http.StatusFound)
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = w.Write([]byte("<!DOCTYPE html><html><body><p>Sign in to your workspace to see this file and every other message of the team.</p></body></html>"))
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	a := &App{}
+	d := newFileDownloader("xoxb-test", srv.URL, nil)
+	story := slack.File{ID: "F1", Name: "story.html", Mimetype: "text/html", Filetype: "html", Size: len(page), URLPrivateDownload: srv.URL + "/f/story.html"}
+	f, err := a.readSharedFile(context.Background(), d, sharedFile{file: story, by: "U1", in: "C1"})
+	if err != nil || f.Name != "story.html" || f.Kind != string(extract.KindHTML) || !strings.Contains(f.Text, "minus twenty degrees") ||
+		strings.ContainsAny(f.Text, "<>") || strings.Contains(f.Text, "track()") || strings.Contains(f.Text, "Subscribe") {
+		t.Errorf("an HTML file: %+v, %v", f, err)
+	}
+	locked := slack.File{ID: "F2", Name: "locked.html", Mimetype: "text/html", Filetype: "html", Size: 10, URLPrivateDownload: srv.URL + "/f/locked.html"}
+	if _, err := a.readSharedFile(context.Background(), d, sharedFile{file: locked}); !errors.Is(err, errRefused) {
+		t.Errorf("an HTML file that ends at the sign-in page: %v, want errRefused", err)
+	}
+	notes := slack.File{ID: "F3", Name: "notes.txt", Mimetype: "text/plain", Filetype: "text", Size: 10, URLPrivateDownload: srv.URL + "/f/story.html"}
+	if _, err := a.readSharedFile(context.Background(), d, sharedFile{file: notes}); !errors.Is(err, errRefused) {
+		t.Errorf("a text file answered with HTML: %v, want errRefused (the sign-in page)", err)
+	}
+}

@@ -61,7 +61,7 @@ func Variables() []Variable {
 		one("FETCH_MAX_BYTES", "5242880", "largest page body, counted after decompression"),
 		one("FETCH_CACHE_TTL", "24h", "how long a fetched page is reused"),
 		one("MCP_SERVERS", "", "MCP servers searched beside the web: a JSON array, inline or in the file named (see “MCP servers as sources”). Each server's header values and stdio environment come from the variables the file names, never from the file; a stdio server gets `PATH`, `HOME` and those variables only"),
-		one("DOCS_DIR", "", "folders of a document collection searched beside the web, separated by `:` (like `PATH`); its files (PDF, Word, Markdown, CSV, text) are indexed for full-text search and cited as `path/in/folder.pdf, p. 3`. Every person the bot serves can get its text in a report (see “Document collection”)"),
+		one("DOCS_DIR", "", "folders of a document collection searched beside the web, separated by `:` (like `PATH`); its files (PDF, Word, Markdown, CSV, HTML, text) are indexed for full-text search and cited as `path/in/folder.pdf, p. 3`. Every person the bot serves can get its text in a report (see “Document collection”)"),
 		described([]string{"DOCS_INDEX_DIR"}, "`researchbot/docs-index` in the user cache directory", "where the collection's full-text index is kept; one process at a time uses it"),
 		one("DOCS_CHECK_INTERVAL", "10m", "how often `serve`, `worker` and `run` look for added, changed and removed documents (`1m`–`24h`); `researchbot docs index` does it at once"),
 		one("RUN_MAX_COST_USD", "2", "spend limit of one run (0 = none)"),

@@ -1,7 +1,9 @@
 // Package extract turns the bytes of a document into readable text, page by
 // page where the format has pages. It is the one entry point for every kind
-// of document the program reads besides web pages: PDFs fetched from the web
-// today, files people share and a document collection later.
+// of document the program reads: web pages and PDFs fetched from the web
+// (package fetch), files given to a run or shared in Slack, and the
+// document collection. HTML is read the same way wherever it comes from:
+// its main text as Markdown, with its title, author, date and canonical URL.
 //
 // Every input is untrusted data: it is parsed, never interpreted (a PDF's
 // JavaScript, forms and links are ignored). Each document is read within
@@ -16,6 +18,7 @@ import (
 	"fmt"
 	"mime"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 )
@@ -30,20 +33,23 @@ const (
 	KindMarkdown Kind = "markdown"
 	KindCSV      Kind = "csv"
 	KindDOCX     Kind = "docx"
+	KindHTML     Kind = "html"
 )
 
 // mediaKinds maps the media types Extract accepts to their kind.
 var mediaKinds = map[string]Kind{
-	"application/pdf": KindPDF,
-	"text/plain":      KindText,
-	"text/markdown":   KindMarkdown,
-	"text/x-markdown": KindMarkdown,
-	"text/csv":        KindCSV,
+	"application/pdf":       KindPDF,
+	"text/plain":            KindText,
+	"text/markdown":         KindMarkdown,
+	"text/x-markdown":       KindMarkdown,
+	"text/csv":              KindCSV,
+	"text/html":             KindHTML,
+	"application/xhtml+xml": KindHTML,
 	"application/vnd.openxmlformats-officedocument.wordprocessingml.document": KindDOCX,
 }
 
 // Accepted lists the media types Extract reads, for messages to people.
-const Accepted = "PDF (application/pdf), Word (.docx), plain text (text/plain), Markdown (text/markdown), CSV (text/csv)"
+const Accepted = "PDF (application/pdf), Word (.docx), plain text (text/plain), Markdown (text/markdown), CSV (text/csv), HTML (text/html)"
 
 // Limits bounds the reading of one document. Zero fields take the defaults.
 type Limits struct {
@@ -86,6 +92,12 @@ func (l Limits) withDefaults() Limits {
 type Document struct {
 	Kind  Kind
 	Title string
+	// Author, Published and CanonicalURL are what an HTML document says of
+	// itself (zero when it says nothing, and for other kinds). CanonicalURL
+	// is an absolute http(s) URL or "".
+	Author       string
+	Published    time.Time
+	CanonicalURL string
 	// Text is the readable text, at most Limits.MaxRunes runes.
 	Text string
 	// PageStarts holds, for a paged document, the byte offset in Text at
@@ -145,8 +157,11 @@ type Error struct {
 // (scanned images?)", "damaged PDF: …", and so on.
 func (e *Error) Error() string {
 	name := "PDF"
-	if e.kind == KindDOCX {
+	switch e.kind {
+	case KindDOCX:
 		name = "DOCX"
+	case KindHTML:
+		name = "HTML"
 	}
 	var s string
 	switch {
@@ -223,13 +238,18 @@ func Extract(ctx context.Context, body []byte, mediaType string, lim Limits) (Do
 		return PDF(ctx, body, lim)
 	case KindDOCX:
 		return docxText(body, lim)
+	case KindHTML:
+		if looksBinary(body) && !hasUTF16BOM(body) {
+			return Document{}, newError(ReasonUnsupported, "binary data labelled as %s", k)
+		}
+		return HTML(ctx, body, mediaType, nil, lim)
 	}
 	return plain(body, k, lim)
 }
 
 // plain reads UTF-8 text, Markdown or CSV as it is.
 func plain(body []byte, k Kind, lim Limits) (Document, error) {
-	if !utf8.Valid(body) && strings.ContainsRune(string(body[:min(len(body), 4096)]), 0) {
+	if looksBinary(body) {
 		return Document{}, newError(ReasonUnsupported, "binary data labelled as %s", k)
 	}
 	text := CleanText(string(body))
@@ -239,6 +259,12 @@ func plain(body []byte, k Kind, lim Limits) (Document, error) {
 	d := Document{Kind: k}
 	d.Text, d.Truncated = TruncateRunes(text, lim.MaxRunes)
 	return d, nil
+}
+
+// looksBinary reports whether body, labelled as text, is binary data: not
+// UTF-8 and with a NUL byte in its first 4 KiB.
+func looksBinary(body []byte) bool {
+	return !utf8.Valid(body) && strings.ContainsRune(string(body[:min(len(body), 4096)]), 0)
 }
 
 func orNone(s string) string {

@@ -16,6 +16,9 @@ var nameTypes = map[string]string{
 	".csv":      "text/csv",
 	".txt":      "text/plain",
 	".text":     "text/plain",
+	".html":     "text/html",
+	".htm":      "text/html",
+	".xhtml":    "application/xhtml+xml",
 }
 
 // TypeByName returns the media type of a file named name, by its suffix:

@@ -14,8 +14,10 @@
 // accepts only text/html, application/xhtml+xml, text/plain and PDF, obeys
 // robots.txt for its User-Agent, runs at
 // most PerHostConcurrency fetches per host at once, and caches successful
-// pages for CacheTTL. Main text and metadata are extracted with
-// go-trafilatura and rendered as Markdown with html-to-markdown. A PDF,
+// pages for CacheTTL. An HTML page is read by package extract
+// (extract.HTML: main text and metadata by go-trafilatura, rendered as
+// Markdown), the same code that reads HTML files given to a run, shared in
+// Slack or kept in the document collection. A PDF,
 // known by its Content-Type or by its body starting with "%PDF-" (never by
 // a ".pdf" suffix), is read page by page by package extract within the
 // same byte limit, MaxPDFPages pages and the fetch's deadline; one that

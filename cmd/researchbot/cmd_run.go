@@ -59,7 +59,7 @@ func cmdRun(ctx context.Context, args []string, getenv func(string) string, stdi
 	fs.Func("only-domain", "read sources only from this domain and its subdomains (repeatable, or a comma list)", appendDomains(&domains.Only))
 	fs.Func("never-domain", "never read sources from this domain or its subdomains (repeatable, or a comma list)", appendDomains(&domains.Never))
 	var filePaths []string
-	fs.Func("file", "a document to read first and cite by name: PDF, Word (.docx), Markdown, CSV or plain text (repeatable)", func(v string) error {
+	fs.Func("file", "a document to read first and cite by name: PDF, Word (.docx), Markdown, CSV, HTML or plain text (repeatable)", func(v string) error {
 		if strings.TrimSpace(v) == "" {
 			return errors.New("want the path of a file")
 		}

@@ -103,3 +103,41 @@ func runExit(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	err := run(context.Background(), args, func(string) string { return "" }, strings.NewReader(""), &out, &errb)
 	return exitCode(err, &errb), out.String(), errb.String()
 }
+
+// storyHTML is a saved web page: a menu, an article and a footer.
+const storyHTML = `<!DOCTYPE html><html><head><meta charset="utf-8"><title>Heat pumps in the cold</title>
+<script>track()</script></head><body><nav><a href="/">Home</a> <a href="/shop">Shop</a></nav>
+<article><h1>Heat pumps in the cold</h1>
+<p>Field trials in Norway found that air-source heat pumps kept homes warm at minus twenty degrees, with a seasonal efficiency above two and a half.</p>
+<p>Installers say defrost cycles cost energy in the coldest weeks, and that sizing the unit for the design temperature matters most.</p>
+</article><footer>All rights reserved. Subscribe to our newsletter.</footer></body></html>`
+
+// TestRunWithHTMLFile: `run --file story.html` reads a saved web page as
+// the run's first source (its main text, not its markup), cited by name.
+func TestRunWithHTMLFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "story.html")
+	if err := os.WriteFile(path, []byte(storyHTML), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := extractFile(context.Background(), path, []byte(storyHTML))
+	if err != nil {
+		t.Fatalf("extractFile: %v", err)
+	}
+	if f.Name != "story.html" || f.Kind != "html" || !strings.Contains(f.Text, "defrost cycles cost energy") ||
+		strings.ContainsAny(f.Text, "<>") || strings.Contains(f.Text, "track()") || strings.Contains(f.Text, "Subscribe") {
+		t.Errorf("file read as %+v", f)
+	}
+	w := newWorld(t, &researchtest.Researcher{})
+	var out, errb bytes.Buffer
+	err = run(context.Background(), []string{"run", "--mode", "auto", "--file", path, "How well do heat pumps work in cold climates?"},
+		w.env(nil), strings.NewReader(""), &out, &errb)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	if want := "[1] story.html — file given to this run"; !strings.Contains(out.String(), want) {
+		t.Errorf("the report does not say %q:\n%s", want, out.String())
+	}
+	if !strings.Contains(errb.String(), "files attached, read first: story.html") {
+		t.Errorf("the terminal does not say the file is attached:\n%s", errb.String())
+	}
+}

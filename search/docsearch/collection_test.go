@@ -309,3 +309,34 @@ func TestAFolderThatCannotBeListedKeepsItsDocuments(t *testing.T) {
 		t.Errorf("kept documents not searched: %+v", hits)
 	}
 }
+
+// TestIndexesSavedWebPagesAsTheirMainText: an .html (or .htm) file of the
+// collection is read by extract like any document: its main text is
+// indexed and read, its menus, scripts and markup are not.
+func TestIndexesSavedWebPagesAsTheirMainText(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "Handbook")
+	page := `<!DOCTYPE html><html><head><title>Cyclone season</title><script>trackVisitor()</script></head><body>
+<nav><a href="/">Home</a> <a href="/careers">Careers</a></nav>
+<article><h1>Cyclone season</h1>
+<p>Cyclones over the Bay of Bengal peak in October and November, when sea surface temperatures stay above twenty-eight degrees.</p>
+<p>The coastal districts of Odisha evacuate villages two days before landfall, guided by the storm surge forecasts.</p>
+</article><footer>Copyright notice. Subscribe to the newsletter.</footer></body></html>`
+	writeFile(t, filepath.Join(dir, "pages", "cyclones.html"), page)
+	writeFile(t, filepath.Join(dir, "pages", "old.HTM"), strings.ReplaceAll(page, "Cyclone", "Typhoon"))
+	c := open(t, dir)
+	if rep := update(t, c); rep.Added != 2 || rep.Skipped != 0 {
+		t.Fatalf("report = %+v", rep)
+	}
+	hits, err := c.Search(context.Background(), "Odisha storm surge evacuate", 3)
+	if err != nil || len(hits) != 2 || hits[0].Kind != string(extract.KindHTML) {
+		t.Fatalf("hits = %+v, %v", hits, err)
+	}
+	if hits, _ := c.Search(context.Background(), "trackVisitor careers newsletter", 3); len(hits) != 0 {
+		t.Errorf("boilerplate was indexed: %+v", hits)
+	}
+	d, err := c.Read(context.Background(), URL("handbook", "pages/cyclones.html", 0))
+	if err != nil || d.Kind != string(extract.KindHTML) || !strings.Contains(d.Text, "Bay of Bengal peak in October") ||
+		strings.ContainsAny(d.Text, "<>") || strings.Contains(d.Text, "Subscribe") {
+		t.Errorf("read: %+v, %v", d, err)
+	}
+}
