@@ -80,7 +80,7 @@ func TestWriteCorpusWritesTheDocumentsOnly(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, SourcesFile)); err == nil {
 		t.Error("SOURCES.md was written into the collection")
 	}
-	for _, p := range []string{"manuals/libpng-manual.pdf", "notes/go-godebug.md", "notes/s2-compression.md"} {
+	for _, p := range []string{"manuals/fontconfig-user.pdf", "notes/go-godebug.md", "notes/s2-compression.md"} {
 		if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(p))); err != nil {
 			t.Errorf("%s: %v", p, err)
 		}

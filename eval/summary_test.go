@@ -17,8 +17,8 @@ var update = flag.Bool("update", false, "rewrite testdata golden files")
 // citing a wrong document and missing a fact, one whose run failed.
 func result() Result {
 	return Summarize("gpt-4o-mini, writer=gpt-4o", "quick", []Score{
-		{ID: "png-signature", Question: "Q1?", RunID: "r-1", Status: "completed", Claims: 2, Verified: 2, Precise: 2,
-			Facts: []FactResult{{Name: "png_sig_cmp", Found: true, Supported: true}}, Cited: []string{"manuals/libpng-manual.pdf"}, CostUSD: 0.0123, Seconds: 41},
+		{ID: "fontconfig-debug", Question: "Q1?", RunID: "r-1", Status: "completed", Claims: 2, Verified: 2, Precise: 2,
+			Facts: []FactResult{{Name: "FC_DEBUG", Found: true, Supported: true}}, Cited: []string{"manuals/fontconfig-user.pdf"}, CostUSD: 0.0123, Seconds: 41},
 		{ID: "s2-snappy", Question: "Q2?", RunID: "r-2", Status: "partial", Claims: 4, Verified: 3, Precise: 1,
 			Facts: []FactResult{{Name: "S2 extends Snappy", Found: true}, {Name: "Snappy cannot decompress S2"}}, Cited: []string{"notes/go-godebug.md", "notes/s2-compression.md"}, CostUSD: 0.02, Seconds: 60},
 		{ID: "godebug-defaults", Question: "Q3?", RunID: "r-3", Status: "failed", Error: "no report: the model endpoint refused",

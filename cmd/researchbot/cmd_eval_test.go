@@ -23,23 +23,25 @@ import (
 // scripted writer answers from the right document, one it answers citing
 // the wrong document and leaving a fact out.
 const evalQuestions = `{"questions": [
-  {"id": "png-signature", "question": "With libpng, how can a program check whether a PNG file is one?",
-   "documents": ["manuals/libpng-manual.pdf"],
-   "facts": [{"name": "the function png_sig_cmp", "pattern": "png_sig_cmp"}, {"name": "0 when the bytes match", "pattern": "return 0"}]},
+  {"id": "fontconfig-debug", "question": "How does a user make fontconfig print debugging messages?",
+   "documents": ["manuals/fontconfig-user.pdf"],
+   "facts": [{"name": "the FC_DEBUG environment variable", "pattern": "FC_DEBUG"}, {"name": "it outputs debugging messages", "pattern": "debugging messages"}]},
   {"id": "s2-snappy", "question": "How does S2 compression relate to Snappy?",
    "documents": ["notes/s2-compression.md"],
    "facts": [{"name": "S2 extends Snappy", "pattern": "extension of Snappy"}, {"name": "Snappy cannot decompress S2", "pattern": "cannot be decompressed by Snappy"}]}
 ]}`
 
-// pngQuote is what the manual's page says, as the writer quotes it.
-const pngQuote = "png_sig_cmp(), and it will return 0 (false) if the bytes match the corresponding bytes of the PNG signature"
+// fontconfigQuote is what the fontconfig manual's page 13 (a pdfTeX PDF)
+// says, as the writer quotes it: its words come out of the PDF with their
+// spaces.
+const fontconfigQuote = "FC_DEBUG is used to output the detailed debugging messages. see Debugging Applications section for more details."
 
 var evalPageRe = regexp.MustCompile(`(?s)<untrusted_data kind="web_page" source_id="(\d+)">\nTitle: [^\n]*\nURL: ([^\n]*)\n(.*?)\n</untrusted_data>`)
 
 // evalWriter is the scripted model of the eval test: the fake researcher
 // for every call but the draft, which it writes itself from the pages in
-// the prompt — for the libpng question a sentence stating both facts with
-// a quote from the manual's page; for the S2 question a sentence stating
+// the prompt — for the fontconfig question a sentence stating both facts
+// with a quote from the manual's page; for the S2 question a sentence stating
 // one fact, citing the GODEBUG notes with a quote they hold.
 func evalWriter(t *testing.T, res *researchtest.Researcher) func(llmtest.Call) llmtest.Reply {
 	return func(c llmtest.Call) llmtest.Reply {
@@ -52,9 +54,9 @@ func evalWriter(t *testing.T, res *researchtest.Researcher) func(llmtest.Call) l
 			text := strings.Join(strings.Fields(m[3]), " ")
 			n, _ := strconv.Atoi(m[1])
 			switch {
-			case strings.Contains(c.User, "With libpng, how") && strings.Contains(m[2], "libpng-manual.pdf") && strings.Contains(text, pngQuote):
-				id, quote = n, pngQuote
-				sentence = fmt.Sprintf("The function png_sig_cmp will return 0 when the first bytes match the PNG signature [%d].", n)
+			case strings.Contains(c.User, "make fontconfig print debugging") && strings.Contains(m[2], "fontconfig-user.pdf") && strings.Contains(text, fontconfigQuote):
+				id, quote = n, fontconfigQuote
+				sentence = fmt.Sprintf("Setting the FC_DEBUG environment variable makes fontconfig output detailed debugging messages [%d].", n)
 			case strings.Contains(c.User, "How does S2 compression") && strings.Contains(m[2], "go-godebug.md") && id == 0:
 				words := strings.Fields(text)
 				id, quote = n, strings.Join(words[:12], " ")
@@ -82,7 +84,7 @@ func evalWriter(t *testing.T, res *researchtest.Researcher) func(llmtest.Call) l
 // left out is reported missing.
 func TestEvalGradesScriptedReports(t *testing.T) {
 	res := &researchtest.Researcher{Queries: []pipeline.PlannedQuery{
-		{Text: "png_sig_cmp PNG signature bytes", Kind: "web", SubQuestion: 1},
+		{Text: "FC_DEBUG environment variable debugging messages", Kind: "web", SubQuestion: 1},
 		{Text: "S2 Snappy compression", Kind: "web", SubQuestion: 1},
 		{Text: "GODEBUG go.mod default", Kind: "academic", SubQuestion: 2},
 	}}
@@ -104,9 +106,9 @@ func TestEvalGradesScriptedReports(t *testing.T) {
 	if len(got.Questions) != 2 {
 		t.Fatalf("%d questions graded:\n%s", len(got.Questions), out.String())
 	}
-	png, s2 := got.Questions[0], got.Questions[1]
-	if png.Status != "completed" || png.Claims != 1 || png.Verified != 1 || png.Precise != 1 || png.FactsFound() != 2 {
-		t.Errorf("the right answer is not graded 1.0 on every measure: %+v\n%s", png, errb.String())
+	fc, s2 := got.Questions[0], got.Questions[1]
+	if fc.Status != "completed" || fc.Claims != 1 || fc.Verified != 1 || fc.Precise != 1 || fc.FactsFound() != 2 {
+		t.Errorf("the right answer is not graded 1.0 on every measure: %+v\n%s", fc, errb.String())
 	}
 	if s2.Status != "completed" || s2.Claims != 1 || s2.Verified != 1 || s2.Precise != 0 || s2.FactsFound() != 1 {
 		t.Errorf("the answer citing the wrong document: %+v", s2)
@@ -137,7 +139,7 @@ func TestEvalGradesScriptedReports(t *testing.T) {
 	t.Logf("researchbot eval printed:\n%s\n%s", errb.String(), out.String())
 	table := regexp.MustCompile(` +`).ReplaceAllString(out.String(), " ")
 	for _, want := range []string{
-		"png-signature completed 1 1/1 (100%) 1/1 (100%) 2/2 (100%)",
+		"fontconfig-debug completed 1 1/1 (100%) 1/1 (100%) 2/2 (100%)",
 		"s2-snappy completed 1 1/1 (100%) 0/1 (0%) 1/2 (50%)",
 		"all 2/2 reports 2 2/2 (100%) 1/2 (50%) 3/4 (75%)",
 		"s2-snappy: missing Snappy cannot decompress S2\n",
@@ -184,7 +186,7 @@ func TestEvalUsageErrors(t *testing.T) {
 // words verbatim, so every quote is verified.
 func TestEvalRunsTheBuiltinQuestions(t *testing.T) {
 	res := &researchtest.Researcher{Queries: []pipeline.PlannedQuery{
-		{Text: "libpng PNG signature error handling", Kind: "web", SubQuestion: 1},
+		{Text: "FC_DEBUG include conf.d sorted order", Kind: "web", SubQuestion: 1},
 		{Text: "S2 Snappy GODEBUG", Kind: "web", SubQuestion: 2},
 	}}
 	w := newWorld(t, res)
