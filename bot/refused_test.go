@@ -23,6 +23,9 @@ import (
 // non-zero with it) instead of reconnecting for ever.
 func TestE2ERevokedAppTokenStopsTheBot(t *testing.T) {
 	h := newHarness(t, nil)
+	// The first connection is made and logged before Slack revokes the
+	// token (dropping it earlier raced the log the harness checks for).
+	h.waitFor("the first connection", func() bool { return strings.Contains(h.logs.String(), "connected to Slack") })
 	h.fake.FailWith("apps.connections.open", 1, "token_revoked")
 	h.fake.DropConnection()
 	h.waitFor("the refusal logged", func() bool { return strings.Contains(h.logs.String(), "Slack refused a token") })
