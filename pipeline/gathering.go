@@ -186,6 +186,9 @@ func (e *Engine) stepSearch(ctx context.Context, r *Run) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if err := searchesInterrupted(r, pending, outcomes); err != nil {
+		return err // nothing recorded: the next attempt makes every search again
+	}
 	known := map[string]bool{}
 	for _, u := range r.Known.URLs {
 		known[u] = true

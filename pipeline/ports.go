@@ -121,6 +121,13 @@ type SearchOutcome struct {
 	// search skipped: no permission token from the person who asked"); the
 	// report states each once.
 	Notes []string
+	// Interrupted is set when backends could not be asked for a reason of
+	// our own, not of the sources: the shared rate limiter's store failed
+	// (a worker cut off from Redis) or the search was cancelled. The search
+	// step then fails and is tried again (within its attempts) instead of
+	// recording the search as failed: such failures never count toward
+	// Limits.MaxSearchErrors. Errors still lists them.
+	Interrupted error
 }
 
 // Searcher searches every configured backend for one query.

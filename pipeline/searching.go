@@ -71,6 +71,29 @@ func (r *Run) skipPendingQueries(now time.Time) {
 	}
 }
 
+// searchesInterrupted is the search step's failure when any of its
+// searches (outcomes, of the queries at pending) was interrupted by our own
+// infrastructure (SearchOutcome.Interrupted), nil otherwise. Recording such
+// a search would count our failure against the sources (a failed search,
+// toward MaxSearchErrors) or lose the results the interrupted backends would
+// have given; the step fails instead, and its retry searches again.
+func searchesInterrupted(r *Run, pending []int, outcomes []SearchOutcome) error {
+	n, first := 0, -1
+	for k, out := range outcomes {
+		if out.Interrupted != nil {
+			n++
+			if first < 0 {
+				first = k
+			}
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	return fmt.Errorf("%d of %d searches could not be made (search %q: %w)",
+		n, len(outcomes), r.Queries[pending[first]].Text, outcomes[first].Interrupted)
+}
+
 // subQuestionTally renders, for the searches at idx, how many ran and how
 // many results they returned per sub-question, e.g. "1: 2 searches, 9
 // results; 2: …".

@@ -2,6 +2,7 @@ package search
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -66,5 +67,19 @@ func TestRedisLimiterRedisDown(t *testing.T) {
 	}
 	if wait, err := l.Allow(bg, "unlimited"); err != nil || wait != 0 {
 		t.Errorf("unlimited backend: %v, %v", wait, err)
+	}
+}
+
+// TestAMultiWhoseLimiterLostRedisSaysTheLimiterFailed: with the rate
+// budgets' Redis gone, the backend is not called and its error is
+// ErrLimiterFailed (ours, not the backend's), naming Redis's error.
+func TestAMultiWhoseLimiterLostRedisSaysTheLimiterFailed(t *testing.T) {
+	_, rdb := redistest.Start(t)
+	b := &stub{name: "arxiv", kinds: []Kind{KindWeb}, results: []Result{{URL: "https://b.example/"}}}
+	m := NewMulti([]Backend{b}, Options{Limiter: NewSharedLimiter(redisstore.NewRateLimiter(rdb, "search"), map[string]int{"arxiv": 20})})
+	_ = rdb.Close()
+	out := m.Search(bg, Query{Text: "q"})
+	if b.calls.Load() != 0 || len(out.Errors) != 1 || !errors.Is(&out.Errors[0], ErrLimiterFailed) || !strings.Contains(out.Errors[0].Error(), "redis: client is closed") {
+		t.Fatalf("calls %d, outcome %+v: want no call and ErrLimiterFailed with Redis's error", b.calls.Load(), out)
 	}
 }

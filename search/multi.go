@@ -29,7 +29,8 @@ type Options struct {
 	Timeout time.Duration
 	// Limiter, when set, is asked before each backend call. A refusal
 	// becomes a rate-limited BackendError; a limiter failure becomes a
-	// BackendError too (the backend is not called).
+	// BackendError too (the backend is not called), whose cause is
+	// ErrLimiterFailed.
 	Limiter Limiter
 	// MaxWait is how long a search may wait for the limiter to allow a call
 	// (within Timeout) instead of failing at once; 0 means do not wait.
@@ -230,7 +231,7 @@ func (m *Multi) waitLimiter(ctx context.Context, name string) *BackendError {
 	for {
 		wait, err := m.opts.Limiter.Allow(ctx, name)
 		if err != nil {
-			return &BackendError{Backend: name, Err: fmt.Errorf("rate limiter: %w", err)}
+			return &BackendError{Backend: name, Err: fmt.Errorf("%w: %w", ErrLimiterFailed, err)}
 		}
 		if wait <= 0 {
 			return nil

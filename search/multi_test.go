@@ -309,6 +309,9 @@ func TestLimiterRefusalAndFailure(t *testing.T) {
 	if b.calls.Load() != 0 || len(out.Errors) != 1 || !out.Errors[0].RateLimited || out.Errors[0].RetryAfter != 5*time.Second {
 		t.Errorf("refused call: calls %d outcome %+v", b.calls.Load(), out)
 	}
+	if errors.Is(&out.Errors[0], ErrLimiterFailed) {
+		t.Errorf("a refusal is reported as the limiter failing: %v", &out.Errors[0])
+	}
 	if !slices.Equal(l.asked, []string{"b"}) {
 		t.Errorf("limiter asked for %v", l.asked)
 	}
@@ -317,6 +320,9 @@ func TestLimiterRefusalAndFailure(t *testing.T) {
 	out = NewMulti([]Backend{b}, Options{Limiter: l}).Search(bg, Query{Text: "q"})
 	if b.calls.Load() != 0 || len(out.Errors) != 1 || out.Errors[0].RateLimited {
 		t.Errorf("limiter failure: calls %d outcome %+v", b.calls.Load(), out)
+	}
+	if !errors.Is(&out.Errors[0], ErrLimiterFailed) || !strings.Contains(out.Errors[0].Error(), "connection refused") {
+		t.Errorf("limiter failure %v: not ErrLimiterFailed with its cause", &out.Errors[0])
 	}
 
 	// With MaxWait, a short wait is taken instead of failing: the call is

@@ -137,6 +137,12 @@ func (e *BackendError) Error() string {
 	return msg
 }
 
+// ErrLimiterFailed is the cause (errors.Is) of a BackendError whose backend
+// was never called because the shared rate limiter itself failed, e.g. it
+// could not reach its store: a failure of our own infrastructure, not of
+// the backend.
+var ErrLimiterFailed = errors.New("the shared rate limiter failed")
+
 // Unwrap returns the cause.
 func (e *BackendError) Unwrap() error { return e.Err }
 

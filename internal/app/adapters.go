@@ -160,7 +160,24 @@ func (s *searcher) Search(ctx context.Context, r pipeline.SearchRequest) pipelin
 	for _, e := range out.Errors {
 		res.Errors = append(res.Errors, e.Error())
 	}
+	res.Interrupted = interrupted(ctx, out.Errors)
 	return res
+}
+
+// interrupted is the first of errs that is ours and not the backend's — the
+// shared rate limiter failed (search.ErrLimiterFailed) — or, when ctx ended
+// (the step was cancelled or lost its lease), its cause; nil when every
+// error is the backends' own (pipeline.SearchOutcome.Interrupted).
+func interrupted(ctx context.Context, errs []search.BackendError) error {
+	if ctx.Err() != nil && len(errs) > 0 {
+		return fmt.Errorf("the search was cancelled: %w", context.Cause(ctx))
+	}
+	for i := range errs {
+		if errors.Is(&errs[i], search.ErrLimiterFailed) {
+			return &errs[i]
+		}
+	}
+	return nil
 }
 
 // documentKey identifies a document across backends: DOI, arXiv id, or the

@@ -10,7 +10,8 @@ import (
 
 // searchers asks several pipeline.Searchers at once (the configured
 // backends, and those the caller adds in Options.Searchers, such as the
-// Slack workspace) and joins their outcomes: hits, errors and notes. One
+// Slack workspace) and joins their outcomes: hits, errors, notes and the
+// first interruption (pipeline.SearchOutcome.Interrupted). One
 // that fails or is slow never fails the others.
 type searchers []pipeline.Searcher
 
@@ -53,6 +54,9 @@ func (ss searchers) Search(ctx context.Context, r pipeline.SearchRequest) pipeli
 		out.Hits = append(out.Hits, o.Hits...)
 		out.Errors = append(out.Errors, o.Errors...)
 		out.Notes = append(out.Notes, o.Notes...)
+		if out.Interrupted == nil {
+			out.Interrupted = o.Interrupted
+		}
 	}
 	return out
 }

@@ -1,0 +1,82 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/researchbot/researchbot/pipeline"
+	"github.com/researchbot/researchbot/search"
+)
+
+// countingBackend answers every search with one result, or with err (or
+// its context's end).
+type countingBackend struct {
+	calls atomic.Int64
+	err   error
+}
+
+func (*countingBackend) Name() string         { return "searxng" }
+func (*countingBackend) Kinds() []search.Kind { return []search.Kind{search.KindWeb} }
+func (b *countingBackend) Search(ctx context.Context, _ search.Query) ([]search.Result, error) {
+	b.calls.Add(1)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if b.err != nil {
+		return nil, b.err
+	}
+	return []search.Result{{URL: "https://example.org/a", Title: "A"}}, nil
+}
+
+// redisDown is a rate budget whose store cannot be reached, as
+// redisstore.RateLimiter answers on a worker cut off from Redis.
+type redisDown struct{}
+
+func (redisDown) Allow(context.Context, string, int, time.Duration) (time.Duration, error) {
+	return 0, errors.New("rate limit search:searxng: dial tcp 127.0.0.1:6379: connect: connection refused")
+}
+
+func adapterOver(b search.Backend, budget search.RateBudget) *searcher {
+	opts := search.Options{}
+	if budget != nil {
+		opts.Limiter = search.NewSharedLimiter(budget, map[string]int{"searxng": 600})
+	}
+	return &searcher{multi: search.NewMulti([]search.Backend{b}, opts), now: time.Now, backends: []string{b.Name()}, calls: ignoreCalls{}}
+}
+
+// TestASearchOurLimiterCouldNotAllowIsInterrupted: when the shared rate
+// limiter cannot reach Redis the backend is never asked, and the outcome
+// says the search was interrupted by our own infrastructure (so the
+// pipeline retries the step instead of counting a failed search); a
+// backend's own failure is not an interruption.
+func TestASearchOurLimiterCouldNotAllowIsInterrupted(t *testing.T) {
+	ctx := context.Background()
+	req := pipeline.SearchRequest{Text: "heat pumps in the cold", Kind: "web"}
+
+	b := &countingBackend{}
+	out := adapterOver(b, redisDown{}).Search(ctx, req)
+	if out.Interrupted == nil || !errors.Is(out.Interrupted, search.ErrLimiterFailed) || b.calls.Load() != 0 || len(out.Errors) != 1 {
+		t.Fatalf("limiter down: interrupted %v, %d backend calls, errors %q; want ErrLimiterFailed, no call, the error listed", out.Interrupted, b.calls.Load(), out.Errors)
+	}
+
+	outage := &countingBackend{err: &search.StatusError{StatusCode: 503}}
+	out = adapterOver(outage, nil).Search(ctx, req)
+	if out.Interrupted != nil || len(out.Errors) != 1 {
+		t.Fatalf("backend outage: interrupted %v, errors %q; want a backend error that is not an interruption", out.Interrupted, out.Errors)
+	}
+
+	cancelled, cancel := context.WithCancelCause(ctx)
+	cancel(errors.New("lease lost"))
+	out = adapterOver(&countingBackend{}, nil).Search(cancelled, req)
+	if out.Interrupted == nil || out.Interrupted.Error() != "the search was cancelled: lease lost" {
+		t.Fatalf("cancelled search: interrupted %v, want the cancellation's cause", out.Interrupted)
+	}
+
+	joined := joinSearchers(stubSearcher{Hits: []pipeline.Hit{{URL: "https://example.org/b"}}}, []pipeline.Searcher{adapterOver(&countingBackend{}, redisDown{})}).Search(ctx, req)
+	if !errors.Is(joined.Interrupted, search.ErrLimiterFailed) {
+		t.Fatalf("joined searchers lost the interruption: %v", joined.Interrupted)
+	}
+}
