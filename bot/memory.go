@@ -11,7 +11,7 @@ import (
 // taken, which threads are assistant panel threads (assistant.go). The keys
 // are named here (keyCheckpointMsg, keyProgressMsg, keyFinal, keySeen) and
 // beside their features (keyThread, keyAssistant, keyAssistantOff,
-// keyPlanStream, keyPlanStreamOff); the
+// keyPlanStream, keyPlanStreamOff, keyEscalated); the
 // store says where they live.
 type Memory interface {
 	DeliveryMemory

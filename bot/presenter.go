@@ -85,6 +85,7 @@ type Presenter struct {
 	// streamChannels and streamMu: the streamed plan (presenter_stream.go).
 	streamChannels bool
 	streamMu       streamLocks
+	streamCount    progressStreamMetrics
 
 	ctx    context.Context // for deferred progress flushes; ended by Close
 	cancel context.CancelFunc
@@ -123,6 +124,7 @@ func NewPresenter(cfg PresenterConfig) (*Presenter, error) {
 		progress: map[string]*progressState{},
 
 		streamChannels: cfg.StreamInChannels,
+		streamCount:    newProgressStreamMetrics(cfg.Metrics),
 		maxRuns:        progressMaxRuns,
 	}
 	if p.log == nil {

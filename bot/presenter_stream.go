@@ -194,6 +194,7 @@ func (p *Presenter) streamProgress(ctx context.Context, u *streamUpdate) error {
 	case !ps.Open && !movedPast(r, ps.StoppedAt):
 		return nil // stopped at a checkpoint the run still waits on
 	}
+	replacing := false
 	if ps.Open {
 		chunks := blockkit.StreamChunks(tasks, ps.Sent)
 		if len(chunks) == 0 {
@@ -207,17 +208,18 @@ func (p *Presenter) streamProgress(ctx context.Context, u *streamUpdate) error {
 		case streamGoneErrors[code]:
 			p.log.Info("bot: a streamed plan takes no more appends; replacing it", "run_id", r.ID, "ts", ps.TS, "error", code)
 			p.stopQuietly(ctx, ps)
-			ps.Open = false
+			ps.Open, replacing = false, true
 		default:
 			return p.streamFailed(ctx, r, &ps, place, err)
 		}
 	}
-	return p.startStream(ctx, r, &ps, place, tasks, "")
+	return p.startStream(ctx, r, &ps, place, tasks, "", replacing)
 }
 
 // startStream starts a new stream showing tasks (the whole plan) and, with
-// end set, stops it at once with end as its last text.
-func (p *Presenter) startStream(ctx context.Context, r *pipeline.Run, ps *planStream, place streamPlace, tasks []blockkit.StreamTask, end string) error {
+// end set, stops it at once with end as its last text; replacing says it
+// takes the place of one Slack takes no more appends on (counted apart).
+func (p *Presenter) startStream(ctx context.Context, r *pipeline.Run, ps *planStream, place streamPlace, tasks []blockkit.StreamTask, end string, replacing bool) error {
 	chunks := []slack.StreamChunk{slack.NewPlanUpdateChunk(blockkit.StreamPlanTitle)}
 	first := blockkit.StreamChunks(tasks, nil)
 	chunks = append(chunks, first...)
@@ -231,6 +233,11 @@ func (p *Presenter) startStream(ctx context.Context, r *pipeline.Run, ps *planSt
 	}
 	ps.Channel, ps.TS, ps.Open, ps.Sent, ps.StoppedAt = blockkit.FirstNonEmpty(channel, place.channel), ts, true, map[string]string{}, ""
 	ps.Streams++
+	if replacing {
+		p.streamCount.count(streamReplaced)
+	} else {
+		p.streamCount.count(streamStarted)
+	}
 	markSent(ps, tasks, first)
 	if err := p.saveStream(ctx, r.ID, *ps); err != nil {
 		return err
@@ -253,11 +260,13 @@ func (p *Presenter) streamFailed(ctx context.Context, r *pipeline.Run, ps *planS
 	code := se.Err
 	if streamFeatureErrors[code] && place.team != "" {
 		p.log.Info("bot: this workspace has no streamed messages; using the progress message", "team_id", place.team, "error", code)
+		p.streamCount.count(streamFallbackFeature)
 		if err := p.mem.Remember(ctx, keyPlanStreamOff+place.team, code, planStreamOffTTL); err != nil {
 			p.log.Warn("bot: remembering a workspace without streaming failed", "err", err)
 		}
 	} else {
 		p.log.Warn("bot: streaming the plan was refused; this run shows the progress message", "run_id", r.ID, "error", code)
+		p.streamCount.count(streamFallbackRefused)
 	}
 	if ps.Open {
 		p.stopQuietly(ctx, *ps)
@@ -304,7 +313,7 @@ func (p *Presenter) stopStream(ctx context.Context, r *pipeline.Run, ps *planStr
 		// Slack ended it first: show the final state in a new one.
 		ps.Open = false
 		p.log.Info("bot: a streamed plan ended before its stop; replacing it", "run_id", r.ID, "ts", ps.TS)
-		return p.startStream(ctx, r, ps, place, tasks, end)
+		return p.startStream(ctx, r, ps, place, tasks, end, true)
 	} else if err != nil {
 		return p.streamFailed(ctx, r, ps, place, err)
 	}
@@ -341,7 +350,7 @@ func (p *Presenter) endStream(ctx context.Context, r *pipeline.Run, end string, 
 	if ps.Open {
 		err = p.stopStream(ctx, r, &ps, place, tasks, end)
 	} else {
-		err = p.startStream(ctx, r, &ps, place, tasks, end)
+		err = p.startStream(ctx, r, &ps, place, tasks, end, false)
 	}
 	if errors.Is(err, errNoStream) {
 		return false

@@ -16,11 +16,17 @@ import (
 // fake Slack, paced by clock.
 func newStreamingPresenter(t *testing.T, interval time.Duration, clock *manualClock) (*Presenter, *slackfake.Server, *pipeline.Run) {
 	t.Helper()
+	return newStreamingPresenterCounted(t, interval, clock, NewMetrics())
+}
+
+// newStreamingPresenterCounted is newStreamingPresenter counting in m.
+func newStreamingPresenterCounted(t *testing.T, interval time.Duration, clock *manualClock, m *Metrics) (*Presenter, *slackfake.Server, *pipeline.Run) {
+	t.Helper()
 	fake := slackfake.New(t)
 	fake.AddChannel(chanIn, "research", true)
 	_, rdb := redistest.Start(t)
 	p, err := NewPresenter(PresenterConfig{BotToken: fake.BotToken(), APIURL: fake.APIURL(), Memory: redisstore.NewSlackMemory(rdb),
-		MinInterval: interval, Now: clock.Now, AfterFunc: clock.AfterFunc, StreamInChannels: true})
+		MinInterval: interval, Now: clock.Now, AfterFunc: clock.AfterFunc, StreamInChannels: true, Metrics: m})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +79,8 @@ func TestStreamedPlanAppendsArePaced(t *testing.T) {
 // streaming off for the workspace.
 func TestStreamedPlanTransientAndRefusedStarts(t *testing.T) {
 	clock := newManualClock(t0)
-	p, fake, r := newStreamingPresenter(t, time.Millisecond, clock)
+	m := NewMetrics()
+	p, fake, r := newStreamingPresenterCounted(t, time.Millisecond, clock, m)
 	ctx := context.Background()
 	fake.FailWith("chat.startStream", 1, "internal_error")
 	p.Progress(ctx, r)
@@ -112,6 +119,8 @@ func TestStreamedPlanTransientAndRefusedStarts(t *testing.T) {
 	if n := len(fake.Streams()); n != 2 {
 		t.Errorf("%d streams: a run-level refusal turned streaming off for the workspace", n)
 	}
+	// The transient error is no outcome: its run started at the next update.
+	wantProgressStreams(t, m, 2, 0, 1, 0)
 }
 
 // TestStreamedPlanShowsANotice: a passing note shows on the task in

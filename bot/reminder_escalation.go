@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/slack-go/slack"
 
@@ -13,10 +14,27 @@ import (
 	"github.com/researchbot/researchbot/pipeline"
 )
 
+// Escalation DMs are made reliable without being posted twice: each is
+// retried in place while Slack's failure is transient (a rate limit, a 5xx,
+// a network failure, internal_error, fatal_error, service_unavailable,
+// request_timeout), backing off on the Presenter's clock, and each one sent
+// is remembered (keyEscalated, per checkpoint and recipient), so a second
+// call — another replica, a retry — sends only the ones still missing.
+const (
+	// keyEscalated + run id + ":" + checkpoint instance id + ":" + user id
+	// → "1" once that user's escalation DM was posted.
+	keyEscalated = "escalated:"
+	// escalationAttempts bounds the posts of one escalation DM; the waits
+	// between them double from escalationBackoff (1+2+4+8 s in all).
+	escalationAttempts = 5
+	escalationBackoff  = time.Second
+)
+
 // RemindersStopped is called once when a checkpoint's reminders are used up
 // (pipeline.Presenter): its message in the thread is updated in
 // place to say that reminders have stopped and how to decide or skip it,
-// and whom its policy names get one direct message each.
+// and whom its policy names get one direct message each, retried while
+// Slack's failure is transient and never posted twice to one person.
 func (p *Presenter) RemindersStopped(ctx context.Context, r *pipeline.Run, inst *checkpoints.Instance) error {
 	var errs []error
 	if err := p.Offer(ctx, r, inst); err != nil { // same attempt: an update, not a new post
@@ -26,17 +44,52 @@ func (p *Presenter) RemindersStopped(ctx context.Context, r *pipeline.Run, inst 
 	blocks := RenderReminderEscalation(r, inst)
 	text := blockkit.EscapeTruncate(blockkit.OneLine(blockkit.FirstNonEmpty(inst.Label, inst.DefinitionID))+": still waiting for a decision; reminders have stopped", 300)
 	for _, user := range to {
-		err := retry429(ctx, p.clock, func() error {
-			_, _, err := p.api.PostMessageContext(ctx, user, quiet(blocks, text))
-			return err
-		})
-		if err != nil {
+		if err := p.escalateTo(ctx, r, inst, user, blocks, text); err != nil {
 			errs = append(errs, fmt.Errorf("escalate to %s: %w", user, err))
 		}
 	}
 	p.log.Warn("bot: a checkpoint's reminders are used up; escalated", "run_id", r.ID, "checkpoint_id", inst.ID,
 		"reminders", inst.Reminded, "escalate", inst.ReminderPolicy().Escalate, "recipients", len(to))
 	return errors.Join(errs...)
+}
+
+// escalateTo posts the escalation DM to user unless it was posted already,
+// retrying a transient failure escalationAttempts times in all.
+func (p *Presenter) escalateTo(ctx context.Context, r *pipeline.Run, inst *checkpoints.Instance, user string, blocks []slack.Block, text string) error {
+	key := keyEscalated + r.ID + ":" + inst.ID + ":" + user
+	if _, sent, err := p.mem.Recall(ctx, key); err != nil {
+		// Better a DM twice than none: post it.
+		p.log.Warn("bot: reading which escalation DMs were sent failed; posting", "run_id", r.ID, "checkpoint_id", inst.ID, "err", err)
+	} else if sent {
+		return nil
+	}
+	wait := escalationBackoff
+	for attempt := 1; ; attempt++ {
+		err := retry429(ctx, p.clock, func() error {
+			_, _, err := p.api.PostMessageContext(ctx, user, quiet(blocks, text))
+			return err
+		})
+		if err == nil {
+			break
+		}
+		if !transient(err) || attempt >= escalationAttempts || ctx.Err() != nil {
+			return err
+		}
+		p.log.Info("bot: an escalation DM failed; trying again", "run_id", r.ID, "checkpoint_id", inst.ID,
+			"attempt", attempt, "in", wait, "error", slackErrorCode(err))
+		t := p.clock.NewTimer(wait, "bot", "escalation")
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		}
+		wait *= 2
+	}
+	if err := p.mem.Remember(ctx, key, "1", msgKeyTTL); err != nil {
+		p.log.Warn("bot: remembering a sent escalation DM failed", "run_id", r.ID, "checkpoint_id", inst.ID, "err", err)
+	}
+	return nil
 }
 
 // escalationRecipients are the Slack users an escalation goes to: the

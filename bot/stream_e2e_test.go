@@ -43,6 +43,39 @@ func progressMessages(fake *slackfake.Server, channel, thread string) int {
 	return n
 }
 
+// progressStreams reads researchbot_progress_streams_total{outcome} from
+// m's registry, as /metrics shows it (0 when absent).
+func progressStreams(t *testing.T, m *Metrics, outcome string) float64 {
+	t.Helper()
+	mfs, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "researchbot_progress_streams_total" {
+			continue
+		}
+		for _, metric := range mf.GetMetric() {
+			for _, l := range metric.GetLabel() {
+				if l.GetName() == "outcome" && l.GetValue() == outcome {
+					return metric.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
+}
+
+// wantProgressStreams checks every outcome of researchbot_progress_streams_total.
+func wantProgressStreams(t *testing.T, m *Metrics, started, feature, refused, replaced float64) {
+	t.Helper()
+	for outcome, want := range map[string]float64{"started": started, "fallback_feature": feature, "fallback_refused": refused, "replaced": replaced} {
+		if got := progressStreams(t, m, outcome); got != want {
+			t.Errorf("researchbot_progress_streams_total{outcome=%q} = %v, want %v", outcome, got, want)
+		}
+	}
+}
+
 // askInPanel opens the assistant panel for the requester and asks question
 // there; it returns the DM and the thread, once the plan waits.
 func askInPanel(h *harness, question string) (string, string) {
@@ -132,6 +165,7 @@ func TestE2EStreamedPlanInAssistantThread(t *testing.T) {
 	if n := progressMessages(h.fake, dm, thread); n != 0 {
 		t.Errorf("%d progress messages beside the streamed plan", n)
 	}
+	wantProgressStreams(t, h.cfg.Metrics, 3, 0, 0, 0)
 	for _, c := range h.fake.Calls("") {
 		if strings.HasSuffix(c.Method, "Stream") && c.Error != "" {
 			t.Errorf("%s failed: %s", c.Method, c.Error)
@@ -174,6 +208,7 @@ func TestE2EStreamedPlanFallback(t *testing.T) {
 	if n := progressMessages(h.fake, dm2, thread2); n != 1 {
 		t.Errorf("%d progress messages, want the one edited", n)
 	}
+	wantProgressStreams(t, h.cfg.Metrics, 0, 1, 0, 0) // one feature error, not one per run
 }
 
 // crashRun is a run working in the assistant thread at step.
@@ -205,7 +240,7 @@ func TestE2EStreamedPlanResumesAfterACrash(t *testing.T) {
 				t.Fatal(err)
 			}
 			h.waitFor("the greeting", func() bool { _, ok := inThread(h.fake, dm, thread, "I research questions"); return ok })
-			first, err := NewPresenter(PresenterConfig{BotToken: h.fake.BotToken(), APIURL: h.fake.APIURL(), Memory: redisstore.NewSlackMemory(h.rdb), MinInterval: time.Millisecond})
+			first, err := NewPresenter(PresenterConfig{BotToken: h.fake.BotToken(), APIURL: h.fake.APIURL(), Memory: redisstore.NewSlackMemory(h.rdb), MinInterval: time.Millisecond, Metrics: h.cfg.Metrics})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -217,7 +252,7 @@ func TestE2EStreamedPlanResumesAfterACrash(t *testing.T) {
 				h.fake.ExpireStream(dm, ts)
 			}
 
-			second, err := NewPresenter(PresenterConfig{BotToken: h.fake.BotToken(), APIURL: h.fake.APIURL(), Memory: redisstore.NewSlackMemory(h.rdb), MinInterval: time.Millisecond})
+			second, err := NewPresenter(PresenterConfig{BotToken: h.fake.BotToken(), APIURL: h.fake.APIURL(), Memory: redisstore.NewSlackMemory(h.rdb), MinInterval: time.Millisecond, Metrics: h.cfg.Metrics})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -258,6 +293,8 @@ func TestE2EStreamedPlanResumesAfterACrash(t *testing.T) {
 			if n := len(h.fake.Calls("chat.startStream")); n != want {
 				t.Errorf("%d startStream calls, want %d", n, want)
 			}
+			wantProgressStreams(t, h.cfg.Metrics, 1, 0, 0, float64(want-1)) // the first stream, and its replacement
+
 		})
 	}
 }
