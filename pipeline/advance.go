@@ -456,11 +456,9 @@ func roundWait(d time.Duration) time.Duration {
 	return d.Round(100 * time.Millisecond)
 }
 
-// notice shows a passing note about the run, if its presenter can.
+// notice shows a passing note about the run through its presenter.
 func (e *Engine) notice(ctx context.Context, r *Run, format string, args ...any) {
-	if n, ok := e.presenter(r).(Notifier); ok {
-		n.Notice(ctx, r, fmt.Sprintf(format, args...))
-	}
+	e.presenter(r).Notice(ctx, r, fmt.Sprintf(format, args...))
 }
 
 // modelRetryNotice is the Prompt.OnRetry of the run's LLM calls: a retry

@@ -398,3 +398,4 @@ func (nopPresenter) Finished(context.Context, *Run) error                       
 func (nopPresenter) RemindersStopped(context.Context, *Run, *checkpoints.Instance) error {
 	return nil
 }
+func (nopPresenter) Notice(context.Context, *Run, string) {}

@@ -286,6 +286,10 @@ type Presenter interface {
 	// and tells whom the policy's Escalate names. It is called once per
 	// instance, after the state is saved; an error is logged.
 	RemindersStopped(ctx context.Context, r *Run, inst *checkpoints.Instance) error
+	// Notice shows a passing note about a run, such as "the model is not
+	// answering (retry 2 of 4 in 8s)": waiting shows as progress, not as
+	// silence or log lines. A presenter with nowhere to show it does nothing.
+	Notice(ctx context.Context, r *Run, text string)
 }
 
 // StrandedShower is optionally implemented by a Presenter to say that a
@@ -303,13 +307,6 @@ type StrandedShower interface {
 // for every failure that finds the breaker open; alerting once is its job.
 type BreakerAlerter interface {
 	BreakerTripped(ctx context.Context, d checkpoints.Definition, failures int) error
-}
-
-// Notifier is optionally implemented by a Presenter to show a passing note
-// about a run, such as "the model is not answering (retry 2 of 4 in 8s)": waiting
-// shows as progress, not as silence or log lines.
-type Notifier interface {
-	Notice(ctx context.Context, r *Run, text string)
 }
 
 // AutoDecider is implemented by a Presenter that decides checkpoints itself

@@ -219,6 +219,10 @@ func (p *DigestPresenter) RemindersStopped(ctx context.Context, r *pipeline.Run,
 	return p.inner.RemindersStopped(ctx, r, inst)
 }
 
+// Notice does nothing: a digest runs unattended, and its passing notes
+// (a model call being retried) are not shown to the stream's channel.
+func (p *DigestPresenter) Notice(context.Context, *pipeline.Run, string) {}
+
 // Progress shows progress through the inner presenter.
 func (p *DigestPresenter) Progress(ctx context.Context, r *pipeline.Run) {
 	if p.inner != nil {

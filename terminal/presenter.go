@@ -23,17 +23,14 @@ import (
 // Presenter implements pipeline.Presenter for runs started in a terminal,
 // for the engine of the terminal's own process. What the run does is shown
 // by the Follower from the store; the Presenter only shows the passing
-// notes the store does not keep (pipeline.Notifier): a model call being
+// notes the store does not keep (Notice): a model call being
 // retried, a step tried again.
 type Presenter struct {
 	mu  sync.Mutex
 	out io.Writer
 }
 
-var (
-	_ pipeline.Presenter = (*Presenter)(nil)
-	_ pipeline.Notifier  = (*Presenter)(nil)
-)
+var _ pipeline.Presenter = (*Presenter)(nil)
 
 // New returns a Presenter writing notes to out.
 func New(out io.Writer) *Presenter { return &Presenter{out: out} }

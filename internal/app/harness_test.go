@@ -53,7 +53,7 @@ func (r *recorder) Progress(context.Context, *pipeline.Run) {
 	r.mu.Unlock()
 }
 
-// Notice records a passing note (pipeline.Notifier).
+// Notice records a passing note (pipeline.Presenter).
 func (r *recorder) Notice(_ context.Context, _ *pipeline.Run, text string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
