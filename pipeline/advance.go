@@ -692,8 +692,7 @@ func (e *Engine) recordCheckpointFailure(ctx context.Context, runID, defID strin
 // giveUpCheckpoint handles a checkpoint that failed more often than its
 // retries allow: an optional one is skipped; a required one waits, stranded,
 // for a person's Retry or an admin's "continue without it" (Slack, or
-// researchbot checkpoints skip), and the presenter is told if it can show
-// that.
+// researchbot checkpoints skip), and the presenter is told.
 func (e *Engine) giveUpCheckpoint(ctx context.Context, r *Run, inst *checkpoints.Instance) (bool, error) {
 	now := e.cfg.Now()
 	if !inst.Required {
@@ -710,10 +709,8 @@ func (e *Engine) giveUpCheckpoint(ctx context.Context, r *Run, inst *checkpoints
 	if err := e.save(ctx, r); err != nil {
 		return false, err
 	}
-	if s, ok := e.presenter(r).(StrandedShower); ok {
-		if err := s.Stranded(ctx, r, inst); err != nil {
-			e.log.Warn("tell that a checkpoint could not be shown", "run", r.ID, "checkpoint", inst.ID, "err", err)
-		}
+	if err := e.presenter(r).Stranded(ctx, r, inst); err != nil {
+		e.log.Warn("tell that a checkpoint could not be shown", "run", r.ID, "checkpoint", inst.ID, "err", err)
 	}
 	return false, nil
 }

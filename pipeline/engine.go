@@ -399,3 +399,6 @@ func (nopPresenter) RemindersStopped(context.Context, *Run, *checkpoints.Instanc
 	return nil
 }
 func (nopPresenter) Notice(context.Context, *Run, string) {}
+func (nopPresenter) Stranded(context.Context, *Run, *checkpoints.Instance) error {
+	return nil
+}

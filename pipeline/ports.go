@@ -290,14 +290,10 @@ type Presenter interface {
 	// answering (retry 2 of 4 in 8s)": waiting shows as progress, not as
 	// silence or log lines. A presenter with nowhere to show it does nothing.
 	Notice(ctx context.Context, r *Run, text string)
-}
-
-// StrandedShower is optionally implemented by a Presenter to say that a
-// required checkpoint could not be shown.
-type StrandedShower interface {
 	// Stranded says that the required checkpoint inst could not be shown
 	// after its retries, and offers Retry and (to admins) "continue
-	// without it".
+	// without it". It is called after the state is saved; an error is
+	// logged.
 	Stranded(ctx context.Context, r *Run, inst *checkpoints.Instance) error
 }
 

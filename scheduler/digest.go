@@ -223,6 +223,12 @@ func (p *DigestPresenter) RemindersStopped(ctx context.Context, r *pipeline.Run,
 // (a model call being retried) are not shown to the stream's channel.
 func (p *DigestPresenter) Notice(context.Context, *pipeline.Run, string) {}
 
+// Stranded does nothing: a held digest whose checkpoint could not be shown
+// waits, stranded, for `researchbot checkpoints skip`; nothing is posted.
+func (p *DigestPresenter) Stranded(context.Context, *pipeline.Run, *checkpoints.Instance) error {
+	return nil
+}
+
 // Progress shows progress through the inner presenter.
 func (p *DigestPresenter) Progress(ctx context.Context, r *pipeline.Run) {
 	if p.inner != nil {

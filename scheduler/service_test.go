@@ -116,6 +116,9 @@ func (p *innerRecorder) Decided(context.Context, *pipeline.Run, *checkpoints.Ins
 }
 func (p *innerRecorder) Progress(context.Context, *pipeline.Run)       {}
 func (p *innerRecorder) Notice(context.Context, *pipeline.Run, string) {}
+func (p *innerRecorder) Stranded(context.Context, *pipeline.Run, *checkpoints.Instance) error {
+	return nil
+}
 func (p *innerRecorder) RemindersStopped(context.Context, *pipeline.Run, *checkpoints.Instance) error {
 	return nil
 }

@@ -56,6 +56,12 @@ func (p *Presenter) Notice(_ context.Context, _ *pipeline.Run, text string) {
 	fmt.Fprintln(p.out, "  … "+Clean(text))
 }
 
+// Stranded does nothing: Offer never fails, so a terminal run's checkpoint
+// is never stranded.
+func (p *Presenter) Stranded(context.Context, *pipeline.Run, *checkpoints.Instance) error {
+	return nil
+}
+
 // RemindersStopped says that a checkpoint's reminders are used up
 // (pipeline.Presenter): a terminal run has nobody else to tell, so
 // it says the run still waits and how to decide or skip it.

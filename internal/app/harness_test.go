@@ -60,6 +60,10 @@ func (r *recorder) Notice(_ context.Context, _ *pipeline.Run, text string) {
 	r.notices = append(r.notices, text)
 }
 
+func (r *recorder) Stranded(context.Context, *pipeline.Run, *checkpoints.Instance) error {
+	return nil
+}
+
 func (r *recorder) Finished(_ context.Context, run *pipeline.Run) error {
 	r.done <- run
 	return nil
