@@ -652,8 +652,8 @@ func (e *Engine) offerFailed(ctx context.Context, r *Run, instID string, cause e
 	if err != nil {
 		e.log.Warn("record a checkpoint that could not be shown", "run", r.ID, "err", err)
 	}
-	if a, ok := e.presenter(r).(BreakerAlerter); ok && trip != nil {
-		if err := a.BreakerTripped(ctx, trip.def, trip.failures); err != nil {
+	if trip != nil {
+		if err := e.presenter(r).BreakerTripped(ctx, trip.def, trip.failures); err != nil {
 			e.log.Warn("alert about a tripped breaker", "run", r.ID, "definition", trip.def.ID, "err", err)
 		}
 	}

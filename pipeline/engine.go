@@ -402,3 +402,4 @@ func (nopPresenter) Notice(context.Context, *Run, string) {}
 func (nopPresenter) Stranded(context.Context, *Run, *checkpoints.Instance) error {
 	return nil
 }
+func (nopPresenter) BreakerTripped(context.Context, checkpoints.Definition, int) error { return nil }

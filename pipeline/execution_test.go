@@ -108,6 +108,7 @@ func (p *presenter) Notice(context.Context, *pipeline.Run, string) {}
 func (p *presenter) Stranded(context.Context, *pipeline.Run, *checkpoints.Instance) error {
 	return nil
 }
+func (p *presenter) BreakerTripped(context.Context, checkpoints.Definition, int) error { return nil }
 
 func (p *presenter) Finished(_ context.Context, r *pipeline.Run) error {
 	p.mu.Lock()

@@ -295,13 +295,11 @@ type Presenter interface {
 	// without it". It is called after the state is saved; an error is
 	// logged.
 	Stranded(ctx context.Context, r *Run, inst *checkpoints.Instance) error
-}
-
-// BreakerAlerter is optionally implemented by a Presenter to alert the
-// people who manage checkpoints that a failure tripped a definition's
-// circuit breaker: runs go on without it until it is reset. It is called
-// for every failure that finds the breaker open; alerting once is its job.
-type BreakerAlerter interface {
+	// BreakerTripped alerts the people who manage checkpoints that a
+	// failure to show one of this presenter's checkpoints tripped the
+	// definition's circuit breaker: runs go on without it until it is
+	// reset. It is called for every failure that finds the breaker open;
+	// alerting once is its job. An error is logged.
 	BreakerTripped(ctx context.Context, d checkpoints.Definition, failures int) error
 }
 

@@ -229,6 +229,12 @@ func (p *DigestPresenter) Stranded(context.Context, *pipeline.Run, *checkpoints.
 	return nil
 }
 
+// BreakerTripped does nothing: the digests do not alert the admins about a
+// tripped breaker (Slack runs do; the App Home shows it).
+func (p *DigestPresenter) BreakerTripped(context.Context, checkpoints.Definition, int) error {
+	return nil
+}
+
 // Progress shows progress through the inner presenter.
 func (p *DigestPresenter) Progress(ctx context.Context, r *pipeline.Run) {
 	if p.inner != nil {

@@ -43,6 +43,7 @@ func (p *flakyInner) Notice(context.Context, *pipeline.Run, string) {}
 func (p *flakyInner) Stranded(context.Context, *pipeline.Run, *checkpoints.Instance) error {
 	return nil
 }
+func (p *flakyInner) BreakerTripped(context.Context, checkpoints.Definition, int) error { return nil }
 
 func (p *flakyInner) RemindersStopped(context.Context, *pipeline.Run, *checkpoints.Instance) error {
 	return nil

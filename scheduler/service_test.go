@@ -119,6 +119,9 @@ func (p *innerRecorder) Notice(context.Context, *pipeline.Run, string) {}
 func (p *innerRecorder) Stranded(context.Context, *pipeline.Run, *checkpoints.Instance) error {
 	return nil
 }
+func (p *innerRecorder) BreakerTripped(context.Context, checkpoints.Definition, int) error {
+	return nil
+}
 func (p *innerRecorder) RemindersStopped(context.Context, *pipeline.Run, *checkpoints.Instance) error {
 	return nil
 }

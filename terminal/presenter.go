@@ -62,6 +62,12 @@ func (p *Presenter) Stranded(context.Context, *pipeline.Run, *checkpoints.Instan
 	return nil
 }
 
+// BreakerTripped does nothing: Offer never fails, so a terminal run never
+// trips a breaker.
+func (p *Presenter) BreakerTripped(context.Context, checkpoints.Definition, int) error {
+	return nil
+}
+
 // RemindersStopped says that a checkpoint's reminders are used up
 // (pipeline.Presenter): a terminal run has nobody else to tell, so
 // it says the run still waits and how to decide or skip it.

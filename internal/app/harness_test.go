@@ -64,6 +64,8 @@ func (r *recorder) Stranded(context.Context, *pipeline.Run, *checkpoints.Instanc
 	return nil
 }
 
+func (r *recorder) BreakerTripped(context.Context, checkpoints.Definition, int) error { return nil }
+
 func (r *recorder) Finished(_ context.Context, run *pipeline.Run) error {
 	r.done <- run
 	return nil

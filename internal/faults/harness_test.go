@@ -286,6 +286,7 @@ func (r *recorder) Notice(context.Context, *pipeline.Run, string)               
 func (r *recorder) Stranded(context.Context, *pipeline.Run, *checkpoints.Instance) error {
 	return nil
 }
+func (r *recorder) BreakerTripped(context.Context, checkpoints.Definition, int) error { return nil }
 func (r *recorder) RemindersStopped(context.Context, *pipeline.Run, *checkpoints.Instance) error {
 	return nil
 }
