@@ -38,8 +38,11 @@ type Options struct {
 	DefaultQueue string
 	// Observer receives metrics events; nil means none.
 	Observer pipeline.Observer
-	Logger   *slog.Logger
-	Now      func() time.Time
+	// Calls is told about every call to the model, the search backends
+	// and the web, for metrics; nil means none.
+	Calls  CallObserver
+	Logger *slog.Logger
+	Now    func() time.Time
 	// HTTPClient is used for the LLM and search APIs (not for page fetching).
 	HTTPClient *http.Client
 	// ShutdownTimeout is how long stopping a worker waits for steps in flight
