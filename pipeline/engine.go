@@ -46,6 +46,9 @@ type Config struct {
 	Searcher   Searcher
 	Fetcher    Fetcher
 	Presenters map[string]Presenter
+	// Prices gives a plan's estimate the model's prices; nil counts its
+	// cost as 0 (unknown).
+	Prices Pricer
 	// Defaults fills the zero fields of a request's Limits.
 	Defaults Limits
 	// Writing fills the zero fields of a request's Writing.

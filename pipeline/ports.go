@@ -66,7 +66,7 @@ var ErrContextLength = errors.New("input too long for the model's context window
 // model. The run ends at once, with what it has.
 var ErrModelUnusable = errors.New("the model cannot answer")
 
-// Pricer is optionally implemented by a Model to estimate costs before a run.
+// Pricer knows the model's prices, to estimate a plan's cost (Config.Prices).
 type Pricer interface {
 	// Price returns USD per million input and output tokens for a role.
 	Price(role Role) (inPerMTok, outPerMTok float64)

@@ -191,11 +191,13 @@ func (a *App) build() error {
 	presenters := map[string]pipeline.Presenter{}
 	maps.Copy(presenters, a.opts.Presenters)
 	a.presenters = presenters
+	llmModel := &model{client: client, modelOf: cfg.ModelFor, prices: prices, endpoint: endpointName(cfg.OpenAIBaseURL), calls: a.callObserver(), spans: a.opts.Tracing, now: a.opts.Now}
 	eng, err := pipeline.New(pipeline.Config{
 		Store:      a.Store,
 		Queue:      a.Queue,
 		Locker:     a.Locker,
-		Model:      &model{client: client, modelOf: cfg.ModelFor, prices: prices, endpoint: endpointName(cfg.OpenAIBaseURL), calls: a.callObserver(), spans: a.opts.Tracing, now: a.opts.Now},
+		Model:      llmModel,
+		Prices:     llmModel,
 		Searcher:   joinSearchers(&searcher{multi: multi, now: a.opts.Now, backends: a.Backends, calls: a.callObserver(), spans: a.opts.Tracing}, a.opts.Searchers),
 		Fetcher:    newSourceFetcher(&fetcher{f: pageFetcher, now: a.opts.Now, calls: a.callObserver(), spans: a.opts.Tracing}, a.mcp, a.docs, a.opts.Now, a.callObserver()),
 		Presenters: presenters,
