@@ -557,7 +557,7 @@ func (e *Engine) finished(ctx context.Context, r *Run) error {
 // finds it open and a worker that dies before showing it is replaced.
 func (e *Engine) offer(ctx context.Context, r *Run, inst *checkpoints.Instance) (bool, error) {
 	now := e.cfg.Now()
-	if auto, ok := e.presenter(r).(AutoDecider); ok {
+	if auto, ok := e.cfg.AutoDeciders[r.Origin.Kind]; ok {
 		if d, ok := auto.AutoDecide(r, inst); ok {
 			if err := inst.Offer(now, "engine"); err != nil {
 				return false, err

@@ -46,6 +46,10 @@ type Config struct {
 	Searcher   Searcher
 	Fetcher    Fetcher
 	Presenters map[string]Presenter
+	// AutoDeciders by Origin.Kind decide the checkpoints of those runs at
+	// once (unattended runs, such as a stream's digests) when they can;
+	// every other checkpoint is shown and waits for a person.
+	AutoDeciders map[string]AutoDecider
 	// Prices gives a plan's estimate the model's prices; nil counts its
 	// cost as 0 (unknown).
 	Prices Pricer

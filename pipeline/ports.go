@@ -303,8 +303,8 @@ type Presenter interface {
 	BreakerTripped(ctx context.Context, d checkpoints.Definition, failures int) error
 }
 
-// AutoDecider is implemented by a Presenter that decides checkpoints itself
-// (unattended runs). The Engine applies its decision at once, without waiting.
+// AutoDecider decides the checkpoints of unattended runs (Config.AutoDeciders).
+// The Engine applies its decision at once, without waiting or showing them.
 type AutoDecider interface {
 	AutoDecide(r *Run, inst *checkpoints.Instance) (checkpoints.Decision, bool)
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/researchbot/researchbot/llm"
 	"github.com/researchbot/researchbot/pipeline"
 	"github.com/researchbot/researchbot/redisstore"
+	"github.com/researchbot/researchbot/scheduler"
 	"github.com/researchbot/researchbot/search"
 	"github.com/researchbot/researchbot/search/mcpsearch"
 )
@@ -201,6 +202,9 @@ func (a *App) build() error {
 		Searcher:   joinSearchers(&searcher{multi: multi, now: a.opts.Now, backends: a.Backends, calls: a.callObserver(), spans: a.opts.Tracing}, a.opts.Searchers),
 		Fetcher:    newSourceFetcher(&fetcher{f: pageFetcher, now: a.opts.Now, calls: a.callObserver(), spans: a.opts.Tracing}, a.mcp, a.docs, a.opts.Now, a.callObserver()),
 		Presenters: presenters,
+		AutoDeciders: map[string]pipeline.AutoDecider{
+			scheduler.OriginKind: scheduler.DigestCheckpoints{Now: a.opts.Now},
+		},
 		Defaults: pipeline.Limits{
 			MaxIterations: cfg.MaxIterations, MaxGapRounds: cfg.MaxGapRounds, MaxCostUSD: cfg.MaxCostUSD,
 			MaxWall: cfg.MaxWall, MaxSources: cfg.MaxSources, MaxSourceTokens: cfg.MaxSourceTokens,
