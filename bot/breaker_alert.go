@@ -30,7 +30,7 @@ func RenderBreakerAlert(d checkpoints.Definition, failures int) []slack.Block {
 }
 
 // BreakerTripped sends each admin (SLACK_ADMINS) one direct message per
-// trip (pipeline.BreakerAlerter): the claim in Alerts lasts the breaker's
+// trip (pipeline.Presenter): the claim in Alerts lasts the breaker's
 // window, or until it is reset.
 func (p *Presenter) BreakerTripped(ctx context.Context, d checkpoints.Definition, failures int) error {
 	if p.alerts == nil || len(p.admins) == 0 {

@@ -25,7 +25,7 @@ type CheckpointActions interface {
 }
 
 // Stranded posts RenderStranded where the checkpoint would have been shown
-// (checkpointPlace).
+// (checkpointPlace) (pipeline.Presenter).
 func (p *Presenter) Stranded(ctx context.Context, r *pipeline.Run, inst *checkpoints.Instance) error {
 	channel, thread := checkpointPlace(r)
 	if channel == "" {

@@ -99,10 +99,7 @@ type Presenter struct {
 	wg        sync.WaitGroup
 }
 
-var (
-	_ pipeline.Presenter = (*Presenter)(nil)
-	_ pipeline.Notifier  = (*Presenter)(nil)
-)
+var _ pipeline.Presenter = (*Presenter)(nil)
 
 // NewPresenter makes a Presenter. Close it to stop pending progress flushes.
 func NewPresenter(cfg PresenterConfig) (*Presenter, error) {

@@ -456,11 +456,9 @@ func roundWait(d time.Duration) time.Duration {
 	return d.Round(100 * time.Millisecond)
 }
 
-// notice shows a passing note about the run, if its presenter can.
+// notice shows a passing note about the run through its presenter.
 func (e *Engine) notice(ctx context.Context, r *Run, format string, args ...any) {
-	if n, ok := e.presenter(r).(Notifier); ok {
-		n.Notice(ctx, r, fmt.Sprintf(format, args...))
-	}
+	e.presenter(r).Notice(ctx, r, fmt.Sprintf(format, args...))
 }
 
 // modelRetryNotice is the Prompt.OnRetry of the run's LLM calls: a retry
@@ -559,7 +557,7 @@ func (e *Engine) finished(ctx context.Context, r *Run) error {
 // finds it open and a worker that dies before showing it is replaced.
 func (e *Engine) offer(ctx context.Context, r *Run, inst *checkpoints.Instance) (bool, error) {
 	now := e.cfg.Now()
-	if auto, ok := e.presenter(r).(AutoDecider); ok {
+	if auto, ok := e.cfg.AutoDeciders[r.Origin.Kind]; ok {
 		if d, ok := auto.AutoDecide(r, inst); ok {
 			if err := inst.Offer(now, "engine"); err != nil {
 				return false, err
@@ -654,8 +652,8 @@ func (e *Engine) offerFailed(ctx context.Context, r *Run, instID string, cause e
 	if err != nil {
 		e.log.Warn("record a checkpoint that could not be shown", "run", r.ID, "err", err)
 	}
-	if a, ok := e.presenter(r).(BreakerAlerter); ok && trip != nil {
-		if err := a.BreakerTripped(ctx, trip.def, trip.failures); err != nil {
+	if trip != nil {
+		if err := e.presenter(r).BreakerTripped(ctx, trip.def, trip.failures); err != nil {
 			e.log.Warn("alert about a tripped breaker", "run", r.ID, "definition", trip.def.ID, "err", err)
 		}
 	}
@@ -694,8 +692,7 @@ func (e *Engine) recordCheckpointFailure(ctx context.Context, runID, defID strin
 // giveUpCheckpoint handles a checkpoint that failed more often than its
 // retries allow: an optional one is skipped; a required one waits, stranded,
 // for a person's Retry or an admin's "continue without it" (Slack, or
-// researchbot checkpoints skip), and the presenter is told if it can show
-// that.
+// researchbot checkpoints skip), and the presenter is told.
 func (e *Engine) giveUpCheckpoint(ctx context.Context, r *Run, inst *checkpoints.Instance) (bool, error) {
 	now := e.cfg.Now()
 	if !inst.Required {
@@ -712,10 +709,8 @@ func (e *Engine) giveUpCheckpoint(ctx context.Context, r *Run, inst *checkpoints
 	if err := e.save(ctx, r); err != nil {
 		return false, err
 	}
-	if s, ok := e.presenter(r).(StrandedShower); ok {
-		if err := s.Stranded(ctx, r, inst); err != nil {
-			e.log.Warn("tell that a checkpoint could not be shown", "run", r.ID, "checkpoint", inst.ID, "err", err)
-		}
+	if err := e.presenter(r).Stranded(ctx, r, inst); err != nil {
+		e.log.Warn("tell that a checkpoint could not be shown", "run", r.ID, "checkpoint", inst.ID, "err", err)
 	}
 	return false, nil
 }

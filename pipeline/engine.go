@@ -46,6 +46,13 @@ type Config struct {
 	Searcher   Searcher
 	Fetcher    Fetcher
 	Presenters map[string]Presenter
+	// AutoDeciders by Origin.Kind decide the checkpoints of those runs at
+	// once (unattended runs, such as a stream's digests) when they can;
+	// every other checkpoint is shown and waits for a person.
+	AutoDeciders map[string]AutoDecider
+	// Prices gives a plan's estimate the model's prices; nil counts its
+	// cost as 0 (unknown).
+	Prices Pricer
 	// Defaults fills the zero fields of a request's Limits.
 	Defaults Limits
 	// Writing fills the zero fields of a request's Writing.
@@ -398,3 +405,8 @@ func (nopPresenter) Finished(context.Context, *Run) error                       
 func (nopPresenter) RemindersStopped(context.Context, *Run, *checkpoints.Instance) error {
 	return nil
 }
+func (nopPresenter) Notice(context.Context, *Run, string) {}
+func (nopPresenter) Stranded(context.Context, *Run, *checkpoints.Instance) error {
+	return nil
+}
+func (nopPresenter) BreakerTripped(context.Context, checkpoints.Definition, int) error { return nil }

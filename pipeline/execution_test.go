@@ -103,7 +103,12 @@ func (p *presenter) Decided(context.Context, *pipeline.Run, *checkpoints.Instanc
 	return nil
 }
 
-func (p *presenter) Progress(context.Context, *pipeline.Run) {}
+func (p *presenter) Progress(context.Context, *pipeline.Run)       {}
+func (p *presenter) Notice(context.Context, *pipeline.Run, string) {}
+func (p *presenter) Stranded(context.Context, *pipeline.Run, *checkpoints.Instance) error {
+	return nil
+}
+func (p *presenter) BreakerTripped(context.Context, checkpoints.Definition, int) error { return nil }
 
 func (p *presenter) Finished(_ context.Context, r *pipeline.Run) error {
 	p.mu.Lock()

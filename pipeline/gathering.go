@@ -45,8 +45,8 @@ func ptr[T any](v T) *T { return &v }
 
 func (e *Engine) estimate(r *Run) Estimate {
 	var in, out float64
-	if p, ok := e.cfg.Model.(Pricer); ok {
-		in, out = p.Price(RoleWriter)
+	if e.cfg.Prices != nil {
+		in, out = e.cfg.Prices.Price(RoleWriter)
 	}
 	return EstimatePlan(r, in, out)
 }

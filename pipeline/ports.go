@@ -66,7 +66,7 @@ var ErrContextLength = errors.New("input too long for the model's context window
 // model. The run ends at once, with what it has.
 var ErrModelUnusable = errors.New("the model cannot answer")
 
-// Pricer is optionally implemented by a Model to estimate costs before a run.
+// Pricer knows the model's prices, to estimate a plan's cost (Config.Prices).
 type Pricer interface {
 	// Price returns USD per million input and output tokens for a role.
 	Price(role Role) (inPerMTok, outPerMTok float64)
@@ -293,34 +293,25 @@ type Presenter interface {
 	// and tells whom the policy's Escalate names. It is called once per
 	// instance, after the state is saved; an error is logged.
 	RemindersStopped(ctx context.Context, r *Run, inst *checkpoints.Instance) error
-}
-
-// StrandedShower is optionally implemented by a Presenter to say that a
-// required checkpoint could not be shown.
-type StrandedShower interface {
+	// Notice shows a passing note about a run, such as "the model is not
+	// answering (retry 2 of 4 in 8s)": waiting shows as progress, not as
+	// silence or log lines. A presenter with nowhere to show it does nothing.
+	Notice(ctx context.Context, r *Run, text string)
 	// Stranded says that the required checkpoint inst could not be shown
 	// after its retries, and offers Retry and (to admins) "continue
-	// without it".
+	// without it". It is called after the state is saved; an error is
+	// logged.
 	Stranded(ctx context.Context, r *Run, inst *checkpoints.Instance) error
-}
-
-// BreakerAlerter is optionally implemented by a Presenter to alert the
-// people who manage checkpoints that a failure tripped a definition's
-// circuit breaker: runs go on without it until it is reset. It is called
-// for every failure that finds the breaker open; alerting once is its job.
-type BreakerAlerter interface {
+	// BreakerTripped alerts the people who manage checkpoints that a
+	// failure to show one of this presenter's checkpoints tripped the
+	// definition's circuit breaker: runs go on without it until it is
+	// reset. It is called for every failure that finds the breaker open;
+	// alerting once is its job. An error is logged.
 	BreakerTripped(ctx context.Context, d checkpoints.Definition, failures int) error
 }
 
-// Notifier is optionally implemented by a Presenter to show a passing note
-// about a run, such as "the model is not answering (retry 2 of 4 in 8s)": waiting
-// shows as progress, not as silence or log lines.
-type Notifier interface {
-	Notice(ctx context.Context, r *Run, text string)
-}
-
-// AutoDecider is implemented by a Presenter that decides checkpoints itself
-// (unattended runs). The Engine applies its decision at once, without waiting.
+// AutoDecider decides the checkpoints of unattended runs (Config.AutoDeciders).
+// The Engine applies its decision at once, without waiting or showing them.
 type AutoDecider interface {
 	AutoDecide(r *Run, inst *checkpoints.Instance) (checkpoints.Decision, bool)
 }

@@ -147,8 +147,8 @@ type DigestPresenterConfig struct {
 
 // DigestPresenter is the pipeline.Presenter of digest runs (Origin.Kind "stream").
 // It records each digest's outcome in its stream and delegates showing the run to
-// an inner presenter. It also implements pipeline.AutoDecider: the checkpoints of
-// unattended digests are approved per the stream's policy.
+// an inner presenter. The checkpoints of unattended digests are decided by
+// [DigestCheckpoints], not shown.
 type DigestPresenter struct {
 	store Store
 	inner pipeline.Presenter
@@ -156,10 +156,7 @@ type DigestPresenter struct {
 	log   *slog.Logger
 }
 
-var (
-	_ pipeline.Presenter   = (*DigestPresenter)(nil)
-	_ pipeline.AutoDecider = (*DigestPresenter)(nil)
-)
+var _ pipeline.Presenter = (*DigestPresenter)(nil)
 
 // NewDigestPresenter returns a DigestPresenter.
 func NewDigestPresenter(cfg DigestPresenterConfig) *DigestPresenter {
@@ -171,24 +168,6 @@ func NewDigestPresenter(cfg DigestPresenterConfig) *DigestPresenter {
 		p.log = slog.New(slog.DiscardHandler)
 	}
 	return p
-}
-
-// AutoDecide approves every checkpoint of an auto-mode run, and every checkpoint
-// but draft_review of a guided one (policy hold_draft): the draft then waits for
-// the owner, who is the run's requester. At the critical issues it chooses
-// to revise (Edit), never to publish a draft with critical issues unseen.
-func (p *DigestPresenter) AutoDecide(r *pipeline.Run, inst *checkpoints.Instance) (checkpoints.Decision, bool) {
-	if r.Mode != checkpoints.ModeAuto && inst.DefinitionID == checkpoints.DraftReview {
-		return checkpoints.Decision{}, false
-	}
-	action := checkpoints.Approve
-	if inst.DefinitionID == checkpoints.CriticalIssues {
-		action = checkpoints.Edit // "revise with these issues": the writer fixes them, as the reviewer asks
-	}
-	if !slices.Contains(inst.Actions, action) && len(inst.Actions) > 0 {
-		return checkpoints.Decision{}, false
-	}
-	return checkpoints.Decision{Action: action, By: "auto", Note: "decided automatically by the stream's checkpoint policy", At: p.now()}, true
 }
 
 // Offer shows a held checkpoint (the draft of a hold_draft digest, or its
@@ -217,6 +196,22 @@ func (p *DigestPresenter) RemindersStopped(ctx context.Context, r *pipeline.Run,
 		return nil
 	}
 	return p.inner.RemindersStopped(ctx, r, inst)
+}
+
+// Notice does nothing: a digest runs unattended, and its passing notes
+// (a model call being retried) are not shown to the stream's channel.
+func (p *DigestPresenter) Notice(context.Context, *pipeline.Run, string) {}
+
+// Stranded does nothing: a held digest whose checkpoint could not be shown
+// waits, stranded, for `researchbot checkpoints skip`; nothing is posted.
+func (p *DigestPresenter) Stranded(context.Context, *pipeline.Run, *checkpoints.Instance) error {
+	return nil
+}
+
+// BreakerTripped does nothing: the digests do not alert the admins about a
+// tripped breaker (Slack runs do; the App Home shows it).
+func (p *DigestPresenter) BreakerTripped(context.Context, checkpoints.Definition, int) error {
+	return nil
 }
 
 // Progress shows progress through the inner presenter.

@@ -38,7 +38,12 @@ func (p *flakyInner) Decided(_ context.Context, r *pipeline.Run, _ *checkpoints.
 	return nil
 }
 
-func (p *flakyInner) Progress(context.Context, *pipeline.Run) {}
+func (p *flakyInner) Progress(context.Context, *pipeline.Run)       {}
+func (p *flakyInner) Notice(context.Context, *pipeline.Run, string) {}
+func (p *flakyInner) Stranded(context.Context, *pipeline.Run, *checkpoints.Instance) error {
+	return nil
+}
+func (p *flakyInner) BreakerTripped(context.Context, checkpoints.Definition, int) error { return nil }
 
 func (p *flakyInner) RemindersStopped(context.Context, *pipeline.Run, *checkpoints.Instance) error {
 	return nil

@@ -80,8 +80,8 @@ func digestRequestChecked(t *testing.T, st scheduler.Stream, fire time.Time) pip
 	return req
 }
 
-func TestDigestPresenterAutoDecide(t *testing.T) {
-	p := scheduler.NewDigestPresenter(scheduler.DigestPresenterConfig{})
+func TestDigestCheckpointsAutoDecide(t *testing.T) {
+	p := scheduler.DigestCheckpoints{}
 	all := []checkpoints.Action{checkpoints.Approve, checkpoints.Edit, checkpoints.Reject}
 	for _, c := range []struct {
 		mode, def string

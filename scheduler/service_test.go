@@ -114,7 +114,14 @@ func (p *innerRecorder) Offer(_ context.Context, _ *pipeline.Run, inst *checkpoi
 func (p *innerRecorder) Decided(context.Context, *pipeline.Run, *checkpoints.Instance) error {
 	return nil
 }
-func (p *innerRecorder) Progress(context.Context, *pipeline.Run) {}
+func (p *innerRecorder) Progress(context.Context, *pipeline.Run)       {}
+func (p *innerRecorder) Notice(context.Context, *pipeline.Run, string) {}
+func (p *innerRecorder) Stranded(context.Context, *pipeline.Run, *checkpoints.Instance) error {
+	return nil
+}
+func (p *innerRecorder) BreakerTripped(context.Context, checkpoints.Definition, int) error {
+	return nil
+}
 func (p *innerRecorder) RemindersStopped(context.Context, *pipeline.Run, *checkpoints.Instance) error {
 	return nil
 }

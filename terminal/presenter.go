@@ -23,17 +23,14 @@ import (
 // Presenter implements pipeline.Presenter for runs started in a terminal,
 // for the engine of the terminal's own process. What the run does is shown
 // by the Follower from the store; the Presenter only shows the passing
-// notes the store does not keep (pipeline.Notifier): a model call being
+// notes the store does not keep (Notice): a model call being
 // retried, a step tried again.
 type Presenter struct {
 	mu  sync.Mutex
 	out io.Writer
 }
 
-var (
-	_ pipeline.Presenter = (*Presenter)(nil)
-	_ pipeline.Notifier  = (*Presenter)(nil)
-)
+var _ pipeline.Presenter = (*Presenter)(nil)
 
 // New returns a Presenter writing notes to out.
 func New(out io.Writer) *Presenter { return &Presenter{out: out} }
@@ -57,6 +54,18 @@ func (p *Presenter) Notice(_ context.Context, _ *pipeline.Run, text string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	fmt.Fprintln(p.out, "  … "+Clean(text))
+}
+
+// Stranded does nothing: Offer never fails, so a terminal run's checkpoint
+// is never stranded.
+func (p *Presenter) Stranded(context.Context, *pipeline.Run, *checkpoints.Instance) error {
+	return nil
+}
+
+// BreakerTripped does nothing: Offer never fails, so a terminal run never
+// trips a breaker.
+func (p *Presenter) BreakerTripped(context.Context, checkpoints.Definition, int) error {
+	return nil
 }
 
 // RemindersStopped says that a checkpoint's reminders are used up

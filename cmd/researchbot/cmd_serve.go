@@ -37,7 +37,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	defer stopTracing()
 	a, err := openChecked(ctx, cfg, dependencies{slackBot: true, slackApp: true, llm: true}, app.Options{
-		DefaultQueue: slackQueue, Observer: metrics, Logger: log, Tracing: spans,
+		DefaultQueue: slackQueue, Observer: metrics, Calls: metrics, Logger: log, Tracing: spans,
 		Searchers: workspacesearch.Configured(cfg.WorkspaceSearch, cfg.SlackBotToken, cfg.SlackAPIURL, cfg.WorkspaceSearchChannels, spans.HTTPClient(nil, slackTimeout)),
 	})
 	if err != nil {

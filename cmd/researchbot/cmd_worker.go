@@ -56,7 +56,7 @@ func cmdWorker(ctx context.Context, args []string, getenv func(string) string, s
 	}
 	defer stopTracing()
 	a, err := openChecked(ctx, cfg, dependencies{slackBot: cfg.SlackBotToken != "", llm: true}, app.Options{
-		DefaultQueue: slackQueue, Observer: metrics, Logger: log, Tracing: spans,
+		DefaultQueue: slackQueue, Observer: metrics, Calls: metrics, Logger: log, Tracing: spans,
 		Searchers: workspacesearch.Configured(cfg.WorkspaceSearch, cfg.SlackBotToken, cfg.SlackAPIURL, cfg.WorkspaceSearchChannels, spans.HTTPClient(nil, slackTimeout)),
 	})
 	if err != nil {

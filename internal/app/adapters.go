@@ -116,7 +116,7 @@ func endpointName(base string) string {
 	return u.String()
 }
 
-// Price implements pipeline.Pricer for estimates.
+// Price implements pipeline.Pricer for estimates (pipeline.Config.Prices).
 func (m *model) Price(role pipeline.Role) (float64, float64) {
 	p := m.prices[m.modelOf(string(role))]
 	return p.InputPerMTok, p.OutputPerMTok

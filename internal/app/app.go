@@ -26,6 +26,7 @@ import (
 	"github.com/researchbot/researchbot/llm"
 	"github.com/researchbot/researchbot/pipeline"
 	"github.com/researchbot/researchbot/redisstore"
+	"github.com/researchbot/researchbot/scheduler"
 	"github.com/researchbot/researchbot/search"
 	"github.com/researchbot/researchbot/search/mcpsearch"
 )
@@ -38,8 +39,11 @@ type Options struct {
 	DefaultQueue string
 	// Observer receives metrics events; nil means none.
 	Observer pipeline.Observer
-	Logger   *slog.Logger
-	Now      func() time.Time
+	// Calls is told about every call to the model, the search backends
+	// and the web, for metrics; nil means none.
+	Calls  CallObserver
+	Logger *slog.Logger
+	Now    func() time.Time
 	// HTTPClient is used for the LLM and search APIs (not for page fetching).
 	HTTPClient *http.Client
 	// ShutdownTimeout is how long stopping a worker waits for steps in flight
@@ -188,14 +192,19 @@ func (a *App) build() error {
 	presenters := map[string]pipeline.Presenter{}
 	maps.Copy(presenters, a.opts.Presenters)
 	a.presenters = presenters
+	llmModel := &model{client: client, modelOf: cfg.ModelFor, prices: prices, endpoint: endpointName(cfg.OpenAIBaseURL), calls: a.callObserver(), spans: a.opts.Tracing, now: a.opts.Now}
 	eng, err := pipeline.New(pipeline.Config{
 		Store:      a.Store,
 		Queue:      a.Queue,
 		Locker:     a.Locker,
-		Model:      &model{client: client, modelOf: cfg.ModelFor, prices: prices, endpoint: endpointName(cfg.OpenAIBaseURL), calls: a.callObserver(), spans: a.opts.Tracing, now: a.opts.Now},
+		Model:      llmModel,
+		Prices:     llmModel,
 		Searcher:   joinSearchers(&searcher{multi: multi, now: a.opts.Now, backends: a.Backends, calls: a.callObserver(), spans: a.opts.Tracing}, a.opts.Searchers),
 		Fetcher:    newSourceFetcher(&fetcher{f: pageFetcher, now: a.opts.Now, calls: a.callObserver(), spans: a.opts.Tracing}, a.mcp, a.docs, a.opts.Now, a.callObserver()),
 		Presenters: presenters,
+		AutoDeciders: map[string]pipeline.AutoDecider{
+			scheduler.OriginKind: scheduler.DigestCheckpoints{Now: a.opts.Now},
+		},
 		Defaults: pipeline.Limits{
 			MaxIterations: cfg.MaxIterations, MaxGapRounds: cfg.MaxGapRounds, MaxCostUSD: cfg.MaxCostUSD,
 			MaxWall: cfg.MaxWall, MaxSources: cfg.MaxSources, MaxSourceTokens: cfg.MaxSourceTokens,

@@ -12,7 +12,7 @@ import (
 )
 
 // CallObserver is told about every call to the model, the search backends
-// and the web, for metrics. An Options.Observer that implements it is told.
+// and the web, for metrics (Options.Calls).
 type CallObserver interface {
 	// LLMCall: the role, how the call ended (ok, error, unusable,
 	// context_length, cancelled) and how long it took, retries included.
@@ -25,10 +25,10 @@ type CallObserver interface {
 	Fetch(outcome string, textBytes int, d time.Duration)
 }
 
-// callObserver is the Observer's CallObserver, or one that ignores calls.
+// callObserver is Options.Calls, or one that ignores calls.
 func (a *App) callObserver() CallObserver {
-	if c, ok := a.opts.Observer.(CallObserver); ok {
-		return c
+	if a.opts.Calls != nil {
+		return a.opts.Calls
 	}
 	return ignoreCalls{}
 }

@@ -53,12 +53,18 @@ func (r *recorder) Progress(context.Context, *pipeline.Run) {
 	r.mu.Unlock()
 }
 
-// Notice records a passing note (pipeline.Notifier).
+// Notice records a passing note (pipeline.Presenter).
 func (r *recorder) Notice(_ context.Context, _ *pipeline.Run, text string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.notices = append(r.notices, text)
 }
+
+func (r *recorder) Stranded(context.Context, *pipeline.Run, *checkpoints.Instance) error {
+	return nil
+}
+
+func (r *recorder) BreakerTripped(context.Context, checkpoints.Definition, int) error { return nil }
 
 func (r *recorder) Finished(_ context.Context, run *pipeline.Run) error {
 	r.done <- run

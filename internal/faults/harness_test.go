@@ -282,6 +282,11 @@ func (r *recorder) Offer(_ context.Context, _ *pipeline.Run, inst *checkpoints.I
 
 func (r *recorder) Decided(context.Context, *pipeline.Run, *checkpoints.Instance) error { return nil }
 func (r *recorder) Progress(context.Context, *pipeline.Run)                             {}
+func (r *recorder) Notice(context.Context, *pipeline.Run, string)                       {}
+func (r *recorder) Stranded(context.Context, *pipeline.Run, *checkpoints.Instance) error {
+	return nil
+}
+func (r *recorder) BreakerTripped(context.Context, checkpoints.Definition, int) error { return nil }
 func (r *recorder) RemindersStopped(context.Context, *pipeline.Run, *checkpoints.Instance) error {
 	return nil
 }
