@@ -21,7 +21,7 @@ func mustURL(t testing.TB, s string) *url.URL {
 }
 
 func TestExtractArticleFixture(t *testing.T) {
-	body, err := os.ReadFile("testdata/article.html")
+	body, err := os.ReadFile("../extract/testdata/article.html")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestExtractArticleFixture(t *testing.T) {
 }
 
 func TestExtractTruncatesToMaxRunes(t *testing.T) {
-	body, err := os.ReadFile("testdata/article.html")
+	body, err := os.ReadFile("../extract/testdata/article.html")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,10 +97,11 @@ func TestExtractEmpty(t *testing.T) {
 }
 
 // largePage is a 5 MiB text-heavy page (the default MaxBytes) built from
-// the article fixture's story body repeated.
+// the article fixture's story body repeated (the fixture is extract's: the
+// HTML reading is extract's, fetch only calls it).
 func largePage(tb testing.TB) []byte {
 	tb.Helper()
-	b, err := os.ReadFile("testdata/article.html")
+	b, err := os.ReadFile("../extract/testdata/article.html")
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -143,7 +144,7 @@ func BenchmarkExtractLargePage(b *testing.B) {
 }
 
 func FuzzExtract(f *testing.F) {
-	if b, err := os.ReadFile("testdata/article.html"); err == nil {
+	if b, err := os.ReadFile("../extract/testdata/article.html"); err == nil {
 		f.Add(b)
 	}
 	for _, s := range []string{

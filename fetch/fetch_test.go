@@ -99,7 +99,7 @@ func writeN(w http.ResponseWriter, r *http.Request, n int64) {
 }
 
 func TestFetchArticle(t *testing.T) {
-	article, err := os.ReadFile("testdata/article.html")
+	article, err := os.ReadFile("../extract/testdata/article.html")
 	if err != nil {
 		t.Fatal(err)
 	}
