@@ -124,7 +124,7 @@ func TestDockerignore(t *testing.T) {
 		}
 		return ex
 	}
-	for _, secret := range []string{".env", ".env.production", "deploy/prod.env", ".git/config", "bin/researchbot", "researchbot", "fetch/testdata/article.html"} {
+	for _, secret := range []string{".env", ".env.production", "deploy/prod.env", ".git/config", "bin/researchbot", "researchbot", "extract/testdata/article.html"} {
 		if !excluded(secret) {
 			t.Errorf(".dockerignore lets %s into the build context", secret)
 		}
