@@ -142,6 +142,17 @@ func largePage(tb testing.TB) []byte {
 	return []byte(sb.String())
 }
 
+// BenchmarkHTMLLargePage prints how long a 5 MiB text-heavy page takes to
+// extract (fetch reads every page through Extract).
+func BenchmarkHTMLLargePage(b *testing.B) {
+	page := largePage(b)
+	for b.Loop() {
+		if _, err := Extract(context.Background(), page, "text/html", Limits{MaxBytes: int64(len(page))}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // A 5 MiB text-heavy page is extracted from a tree cut to the extraction
 // budgets, so its cost is bounded by the budgets, not by the page.
 func TestHTMLLargePageIsBounded(t *testing.T) {

@@ -96,53 +96,6 @@ func TestExtractEmpty(t *testing.T) {
 	}
 }
 
-// largePage is a 5 MiB text-heavy page (the default MaxBytes) built from
-// the article fixture's story body repeated (the fixture is extract's: the
-// HTML reading is extract's, fetch only calls it).
-func largePage(tb testing.TB) []byte {
-	tb.Helper()
-	b, err := os.ReadFile("../extract/testdata/article.html")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	s := string(b)
-	i := strings.Index(s, `<div class="story-body">`)
-	j := strings.Index(s, "</div>\n    </article>")
-	var sb strings.Builder
-	sb.WriteString(s[:i])
-	for sb.Len() < DefaultMaxBytes {
-		sb.WriteString(s[i:j] + "</div>")
-	}
-	sb.WriteString(s[j:])
-	return []byte(sb.String())
-}
-
-// A 5 MiB text-heavy page is extracted within the text cap (its tree is cut
-// to the extraction budgets first: extract's TestHTMLLargePageIsBounded;
-// the time it takes is measured by BenchmarkExtractLargePage).
-func TestExtractLargePageIsBounded(t *testing.T) {
-	page := largePage(t)
-	ex, err := extract(page, "text/html", "text/html", mustURL(t, "https://x.test/"), DefaultMaxTextRunes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !ex.Truncated || utf8.RuneCountInString(ex.Text) > DefaultMaxTextRunes || ex.Title == "" {
-		t.Errorf("Truncated=%v runes=%d Title=%q", ex.Truncated, utf8.RuneCountInString(ex.Text), ex.Title)
-	}
-}
-
-// BenchmarkExtractLargePage prints how long a 5 MiB page takes to extract.
-func BenchmarkExtractLargePage(b *testing.B) {
-	page := largePage(b)
-	u := mustURL(b, "https://x.test/")
-	b.ResetTimer()
-	for b.Loop() {
-		if _, err := extract(page, "text/html", "text/html", u, DefaultMaxTextRunes); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
 func FuzzExtract(f *testing.F) {
 	if b, err := os.ReadFile("../extract/testdata/article.html"); err == nil {
 		f.Add(b)
