@@ -113,10 +113,13 @@ func TestASaveThatCommitsButWhoseReplyIsLost(t *testing.T) {
 	plan := w.rec.next(t)
 	var armed atomic.Bool
 	armed.Store(true)
-	bot.Conn.Client.AddHook(stallReplyOf{"evalsha", &armed, px})
+	stallReplyOf{"evalsha", &armed, px}.install(bot.Conn.Client)
 	start := time.Now()
 	_, err := bot.Engine.Decide(context.Background(), plan.ID, checkpoints.Decision{Action: checkpoints.Approve, By: "U1"})
 	told := time.Since(start)
+	if armed.Load() {
+		t.Fatal("the decision's save was never written: the test stalled nothing")
+	}
 	px.remove("stall")
 	switch {
 	case err == nil:
