@@ -227,9 +227,9 @@ type request struct {
 type soakProcess struct {
 	*workerProcess
 	role, name string
-	conn       int       // its Socket Mode connection (serve), numbered as the fake counts
-	killedAt   time.Time // when it was killed (zero while it lives)
-	mu         *sync.Mutex
+	conn       int         // its Socket Mode connection (serve), numbered as the fake counts
+	killedAt   time.Time   // when it was killed (zero while it lives)
+	mu         *sync.Mutex // guards killedAt: the fleet's (serveSoak.mu)
 }
 
 // start starts `researchbot <role>` (serve or worker) with the world's
