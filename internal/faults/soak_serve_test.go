@@ -779,7 +779,7 @@ func soakServeKilledMidPost(t *testing.T) {
 			seen := readChannel(fake, soak)
 			set := w.settings()
 			for _, r := range soak.runs {
-				t.Logf("serve killed while Slack took its %s post; the run %v shown %s after the kill", tc.name, r.Status, shown.Round(10*time.Millisecond))
+				t.Logf("serve killed while Slack took its post (%s); the run, %v, was shown %s after the kill", tc.name, r.Status, shown.Round(10*time.Millisecond))
 			}
 			within(t, "requests acked that never became a run", len(soak.lostAfterAck), none, set)
 			within(t, "threads that show their outcome twice", seen.outcomeTwice, none, set)
