@@ -11,5 +11,7 @@
 //
 // Run it with `make faults` (CI does, after `make test`); `make soak` runs
 // the long soak (TestSoak, tags "faults soak": worker replicas in this
-// process, then real worker processes killed with SIGKILL). The package has no non-test code.
+// process, then real worker processes killed with SIGKILL, then real serve
+// and worker processes killed with SIGKILL behind the fake Slack). The
+// package has no non-test code.
 package faults

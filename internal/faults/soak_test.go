@@ -35,10 +35,14 @@ import (
 // descriptors are back where they started.
 //
 // Then TestSoak/worker_processes does the same with real processes (see
-// soakWorkerProcesses).
+// soakWorkerProcesses), and TestSoak/serve with real `serve` and `worker`
+// processes behind the fake Slack, counting what the channel shows (see
+// soakServe).
 func TestSoak(t *testing.T) {
 	t.Run("replicas", soakReplicas)
 	t.Run("worker processes", soakWorkerProcesses)
+	t.Run("serve", soakServe)
+	t.Run("serve killed mid-post", soakServeKilledMidPost)
 }
 
 // soakReplicas is the soak of worker replicas in this process.

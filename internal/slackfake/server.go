@@ -155,6 +155,10 @@ type Ack struct {
 	Payload json.RawMessage
 	// Latency is the time from sending the envelope to receiving the ack.
 	Latency time.Duration
+	// Conn is the connection the envelope was sent on and acked over,
+	// numbered from 1 in the order connections opened (as Connections
+	// counts them).
+	Conn int
 }
 
 // ViewSubmissionAck is the decoded payload of a view_submission ack.
@@ -255,6 +259,8 @@ type Server struct {
 	tickets     map[string]bool
 	conns       []*wsConn
 	active      *wsConn
+	spread      bool // deal envelopes across connections (WithSpread)
+	turn        int  // the connection the next envelope goes to, when spread
 	connCount   int
 	connChanged chan struct{}
 	changed     chan struct{} // closed and replaced on every recorded change

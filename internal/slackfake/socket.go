@@ -17,6 +17,7 @@ import (
 type wsConn struct {
 	id      int
 	conn    *websocket.Conn
+	ready   bool // its hello was sent (under Server.mu)
 	writeMu sync.Mutex
 	done    chan struct{} // closed when the connection's read loop ends
 
@@ -109,6 +110,7 @@ func (s *Server) handleLink(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
+	c.ready = true
 	s.active = c
 	s.notifyConnChange()
 	s.mu.Unlock()
@@ -157,7 +159,7 @@ func (s *Server) dropConn(c *wsConn) {
 		}
 	}
 	if s.active == c {
-		s.active = nil
+		s.active = s.anotherLocked()
 	}
 	s.notifyConnChange()
 }
@@ -178,7 +180,7 @@ func (s *Server) readLoop(c *wsConn) {
 			continue
 		}
 		s.mu.Lock()
-		ack := Ack{EnvelopeID: a.EnvelopeID, Payload: a.Payload}
+		ack := Ack{EnvelopeID: a.EnvelopeID, Payload: a.Payload, Conn: c.id}
 		p, ok := s.pending[a.EnvelopeID]
 		if ok {
 			delete(s.pending, a.EnvelopeID)
@@ -224,7 +226,10 @@ func (s *Server) WaitConnections(ctx context.Context, n int) error {
 func (s *Server) Disconnect(reason string) {
 	s.mu.Lock()
 	c := s.active
-	s.active = nil
+	if c != nil {
+		c.ready = false // asked to leave: no more envelopes on it
+	}
+	s.active = s.anotherLocked()
 	s.notifyConnChange()
 	s.mu.Unlock()
 	if c == nil {
@@ -289,7 +294,7 @@ func (s *Server) send(ctx context.Context, e Envelope, extra func(Ack)) (Ack, er
 		return Ack{}, fmt.Errorf("slackfake: waiting for a socket mode connection: %w", err)
 	}
 	s.mu.Lock()
-	c := s.active
+	c := s.pickLocked()
 	if c == nil {
 		s.mu.Unlock()
 		return s.send(ctx, e, extra)
