@@ -70,7 +70,7 @@ type Config struct {
 	Engine Engine
 	// Memory is what the bot remembers for every replica (and is checked
 	// by /readyz).
-	Memory Memory
+	Memory SlackMemory
 	// Budget keeps the per-user and per-workspace rate limits.
 	Budget RateBudget
 	// Deliveries remembers the deliveries handled by every replica, so a

@@ -191,7 +191,7 @@ func (p *Presenter) flush(ctx context.Context, runID string) {
 
 // sendProgress posts or edits the progress message.
 func (p *Presenter) sendProgress(ctx context.Context, runID, channel, thread string, blocks []slack.Block, text string) error {
-	ts, _, err := p.mem.Recall(ctx, keyProgressMsg+runID)
+	ts, _, err := p.mem.ProgressMessage(ctx, runID)
 	if err != nil {
 		return err
 	}
@@ -205,7 +205,7 @@ func (p *Presenter) sendProgress(ctx context.Context, runID, channel, thread str
 	if err != nil {
 		return err
 	}
-	return p.mem.Remember(ctx, keyProgressMsg+runID, ts, msgKeyTTL)
+	return p.mem.RememberProgressMessage(ctx, runID, ts, msgKeyTTL)
 }
 
 // withValues is ctx (its deadline and cancellation) with the values of
