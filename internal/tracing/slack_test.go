@@ -53,8 +53,8 @@ func TestEverySlackCallIsASpanNamedByItsMethod(t *testing.T) {
 		byName[s.Name] = i
 		for _, kv := range s.Attributes {
 			for _, secret := range []string{"secret", "private", "s3cr3t"} {
-				if strings.Contains(kv.Value.Emit(), secret) {
-					t.Errorf("span %s: attribute %s = %q", s.Name, kv.Key, kv.Value.Emit())
+				if strings.Contains(kv.Value.String(), secret) {
+					t.Errorf("span %s: attribute %s = %q", s.Name, kv.Key, kv.Value.String())
 				}
 			}
 		}
@@ -76,14 +76,14 @@ func TestEverySlackCallIsASpanNamedByItsMethod(t *testing.T) {
 	}
 	attrs := map[string]string{}
 	for _, kv := range got[byName["slack chat.postMessage"]].Attributes {
-		attrs[string(kv.Key)] = kv.Value.Emit()
+		attrs[string(kv.Key)] = kv.Value.String()
 	}
 	if attrs["researchbot.slack.method"] != "chat.postMessage" || attrs["url.path"] != "/api/chat.postMessage" || attrs["http.response.status_code"] != "200" {
 		t.Errorf("chat.postMessage attributes %v", attrs)
 	}
 	for _, kv := range got[byName["slack response_url"]].Attributes {
 		if kv.Key == keyURLPath {
-			t.Errorf("a response_url's path is recorded: %s", kv.Value.Emit())
+			t.Errorf("a response_url's path is recorded: %s", kv.Value.String())
 		}
 	}
 	if s := got[byName["slack chat.update"]].Status; s.Code != codes.Error {
