@@ -70,7 +70,7 @@ type Config struct {
 	Engine Engine
 	// Memory is what the bot remembers for every replica (and is checked
 	// by /readyz).
-	Memory Memory
+	Memory SlackMemory
 	// Budget keeps the per-user and per-workspace rate limits.
 	Budget RateBudget
 	// Deliveries remembers the deliveries handled by every replica, so a
@@ -134,6 +134,10 @@ type Config struct {
 	// StreamDomains saves "never use this site" at a digest's source review
 	// to its stream's never list; nil says streams' lists are not enabled.
 	StreamDomains StreamDomainSaver
+	// Decisions records each person's decision in its run's trace (the
+	// assembly passes internal/tracing's when tracing is on); nil records
+	// none.
+	Decisions DecisionTracer
 	// Checkpoints lets admins manage checkpoint definitions from the App
 	// Home; nil shows no admin section.
 	Checkpoints CheckpointAdmin

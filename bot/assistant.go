@@ -33,10 +33,9 @@ import (
 // calls with an error: the bot then remembers, per workspace, not to make
 // them for a while, and the person sees today's messages and no error.
 
-// Keys of what the assistant panel remembers (Memory).
+// What the assistant panel remembers (SlackMemory.AssistantThread,
+// SlackMemory.AssistantOff) is kept for these.
 const (
-	keyAssistant    = "assistant:"     // + channel:thread ts → assistantThread JSON
-	keyAssistantOff = "assistant:off:" // + team id → the workspace has no AI-app feature
 	// assistantOffTTL is how long a workspace answered with a feature error
 	// is not asked again (a workspace may get the feature later).
 	assistantOffTTL = 24 * time.Hour
@@ -64,7 +63,7 @@ type assistantThread struct {
 // answered with a feature error.
 type assistantPanel struct {
 	api   *slack.Client
-	mem   Memory
+	mem   SlackMemory
 	log   *slog.Logger
 	clock quartz.Clock
 
@@ -74,7 +73,7 @@ type assistantPanel struct {
 	shown map[string]string
 }
 
-func newAssistantPanel(api *slack.Client, mem Memory, log *slog.Logger, clock quartz.Clock) *assistantPanel {
+func newAssistantPanel(api *slack.Client, mem SlackMemory, log *slog.Logger, clock quartz.Clock) *assistantPanel {
 	return &assistantPanel{api: api, mem: mem, log: log, clock: clock, shown: map[string]string{}}
 }
 
@@ -84,7 +83,7 @@ func (p *assistantPanel) thread(ctx context.Context, channel, ts string) (assist
 	if channel == "" || ts == "" {
 		return t, false
 	}
-	v, found, err := p.mem.Recall(ctx, keyAssistant+channel+":"+ts)
+	v, found, err := p.mem.AssistantThread(ctx, channel, ts)
 	if err != nil {
 		p.log.Warn("bot: recalling an assistant thread failed", "channel", channel, "err", err)
 		return t, false
@@ -101,7 +100,7 @@ func (p *assistantPanel) remember(ctx context.Context, channel, ts string, t ass
 	if err != nil {
 		return err
 	}
-	return p.mem.Remember(ctx, keyAssistant+channel+":"+ts, string(b), msgKeyTTL)
+	return p.mem.RememberAssistantThread(ctx, channel, ts, string(b), msgKeyTTL)
 }
 
 // call makes one assistant.threads call for team unless the workspace is
@@ -109,7 +108,7 @@ func (p *assistantPanel) remember(ctx context.Context, channel, ts string, t ass
 // other failure logged. Nothing is shown to anyone either way.
 func (p *assistantPanel) call(ctx context.Context, team, method string, fn func() error) bool {
 	if team != "" {
-		if _, off, err := p.mem.Recall(ctx, keyAssistantOff+team); err == nil && off {
+		if _, off, err := p.mem.AssistantOff(ctx, team); err == nil && off {
 			return false
 		}
 	}
@@ -121,7 +120,7 @@ func (p *assistantPanel) call(ctx context.Context, team, method string, fn func(
 	var se slack.SlackErrorResponse
 	if errors.As(err, &se) && assistantFeatureErrors[code] && team != "" {
 		p.log.Info("bot: this workspace has no assistant panel; using plain messages", "team_id", team, "method", method, "error", code)
-		if err := p.mem.Remember(ctx, keyAssistantOff+team, code, assistantOffTTL); err != nil {
+		if err := p.mem.RememberAssistantOff(ctx, team, code, assistantOffTTL); err != nil {
 			p.log.Warn("bot: remembering a workspace without the assistant panel failed", "err", err)
 		}
 		return false
@@ -228,7 +227,7 @@ func (a *App) onAssistantMessage(ctx context.Context, req *Request, m Mention) (
 	if _, ok := a.panel.thread(ctx, m.Channel, m.Thread); !ok {
 		return false, nil
 	}
-	if _, found, err := a.cfg.Memory.Recall(ctx, keyThread+m.Channel+":"+m.Thread); err != nil || found {
+	if _, found, err := a.cfg.Memory.RunOfThread(ctx, m.Channel, m.Thread); err != nil || found {
 		return false, err
 	}
 	if a.cfg.Mentions != nil { // a stream conversation started from the panel
@@ -271,7 +270,7 @@ func (a *App) onAssistantMessage(ctx context.Context, req *Request, m Mention) (
 		Parsed:  c, Log: req.Log, send: a.send, ActionToken: req.ActionToken,
 	}
 	a.serve(ctx, a.startResearch, start)
-	if _, found, err := a.cfg.Memory.Recall(ctx, keyThread+m.Channel+":"+m.Thread); err == nil && !found {
+	if _, found, err := a.cfg.Memory.RunOfThread(ctx, m.Channel, m.Thread); err == nil && !found {
 		a.panel.status(ctx, req.TeamID, m.Channel, m.Thread, "", nil) // not started: startResearch said why
 	}
 	return true, nil

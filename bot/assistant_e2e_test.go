@@ -217,7 +217,7 @@ func TestE2EAssistantPanelWithoutTheFeature(t *testing.T) {
 	}
 	h.waitFor("the greeting, and the refusal remembered", func() bool {
 		_, ok := inThread(h.fake, dm, thread, "I research questions")
-		_, off, _ := h.cfg.Memory.Recall(h.ctx, keyAssistantOff+slackfake.TeamID)
+		_, off, _ := h.cfg.Memory.AssistantOff(h.ctx, slackfake.TeamID)
 		return ok && off
 	})
 	if err := h.fake.PostUserMessage(h.ctx, requester, dm, thread, "How do RAG systems handle stale sources?"); err != nil {

@@ -27,12 +27,12 @@ func TestAssistantPanelRemembersOnlyFeatureErrors(t *testing.T) {
 
 	// Not an assistant thread of the channel: logged, not remembered.
 	p.title(ctx, slackfake.TeamID, dm, "1.000001", "t")
-	if _, off, _ := mem.Recall(ctx, keyAssistantOff+slackfake.TeamID); off {
+	if _, off, _ := mem.AssistantOff(ctx, slackfake.TeamID); off {
 		t.Fatal("invalid_thread_ts switched the panel off")
 	}
 	fake.FailWith("assistant.threads.setTitle", 1, "internal_error")
 	p.title(ctx, slackfake.TeamID, dm, "1.000001", "t")
-	if _, off, _ := mem.Recall(ctx, keyAssistantOff+slackfake.TeamID); off {
+	if _, off, _ := mem.AssistantOff(ctx, slackfake.TeamID); off {
 		t.Fatal("internal_error switched the panel off")
 	}
 	before := len(fake.Calls("assistant.threads.setTitle"))
@@ -40,7 +40,7 @@ func TestAssistantPanelRemembersOnlyFeatureErrors(t *testing.T) {
 		fake.DisableAssistant(code)
 		other := "T0OTHER" + code
 		p.status(ctx, other, dm, "1.000001", "is researching…", nil)
-		if v, off, _ := mem.Recall(ctx, keyAssistantOff+other); !off || v != code {
+		if v, off, _ := mem.AssistantOff(ctx, other); !off || v != code {
 			t.Errorf("%s: remembered %q, %v", code, v, off)
 		}
 		n := len(fake.Calls("assistant.threads.setStatus"))

@@ -44,7 +44,8 @@ func (a *App) answerClarify(ctx context.Context, req *Request, m Mention, runID 
 		return true, tell(blockkit.RenderError("Mention me with your answers after the mention, in one message.", "Or click *Answer* on the questions above; *Skip* plans on the stated assumptions."), "Answer the questions")
 	}
 	d := checkpoints.Decision{Action: checkpoints.Edit, Values: pipeline.ClarifyReply(inst, text), By: m.User, At: a.now()}
-	if err := a.decide(ctx, req, r, inst.ID, d); err != nil {
+	ctx, err = a.decide(ctx, req, r, inst.ID, d)
+	if err != nil {
 		return true, err
 	}
 	_, err = a.send.Post(ctx, m.Channel, m.Thread, blockkit.RenderClarifyAnswered(m.User), blockkit.ClarifyAnsweredText)

@@ -13,9 +13,9 @@ import (
 // every replica sharing it, so that a delivery Slack sends again is acted on
 // once.
 type DeliveryMemory interface {
-	// FirstTime records key for ttl and reports whether it was not recorded
-	// already.
-	FirstTime(ctx context.Context, key string, ttl time.Duration) (bool, error)
+	// FirstDelivery records the delivery id of kind for ttl and reports
+	// whether it was not recorded already.
+	FirstDelivery(ctx context.Context, kind, id string, ttl time.Duration) (bool, error)
 }
 
 // deliveryTTL is how long a delivery is remembered. Slack retries an event
@@ -73,7 +73,7 @@ func (a *App) firstDelivery(ctx context.Context, d delivery) bool {
 	}
 	cctx, cancel := context.WithTimeout(ctx, deliveryCheckTimeout)
 	defer cancel()
-	first, err := a.deliveries.FirstTime(cctx, keySeen+d.kind+":"+d.id, deliveryTTL)
+	first, err := a.deliveries.FirstDelivery(cctx, d.kind, d.id, deliveryTTL)
 	switch {
 	case err != nil:
 		a.log.Warn("bot: could not check for a repeated delivery; handling it", "kind", d.kind, "delivery", d.id, "err", err)

@@ -7,7 +7,7 @@
 // thread messages to the research engine through the small Engine interface
 // declared here, checks who may decide a checkpoint, and rate-limits new runs
 // per user and per workspace. What it keeps for every replica (the rate
-// budgets and the Slack message memory) it reaches through the small ports
+// budgets and the Slack memory, SlackMemory) it reaches through the small ports
 // of memory.go, which redisstore implements.
 //
 // Before it routes anything it checks the request: it must come from the

@@ -17,10 +17,8 @@ import (
 // attached to the run's thread as a Markdown file, so the reviewer reads
 // what they approve; each revision replaces the file of the previous one.
 
-// keyDraftFile + run id → fields: the draft version attached and its file id.
-const keyDraftFile = "draftfile:"
-
-// Fields of keyDraftFile.
+// Fields of what SlackMemory.DraftFile remembers of a run: the draft
+// version attached and its file id.
 const (
 	draftFileVersion = "version"
 	draftFileID      = "file"
@@ -46,8 +44,7 @@ func (p *Presenter) attachDraft(ctx context.Context, r *pipeline.Run, inst *chec
 	}
 	log := p.log.With("run_id", r.ID)
 	d := r.Drafts[len(r.Drafts)-1]
-	key := keyDraftFile + r.ID
-	had, err := p.mem.RecallFields(ctx, key)
+	had, err := p.mem.DraftFile(ctx, r.ID)
 	if err != nil {
 		log.Warn("bot: reading which draft is attached failed", "err", err)
 		return
@@ -74,10 +71,10 @@ func (p *Presenter) attachDraft(ctx context.Context, r *pipeline.Run, inst *chec
 		log.Warn("bot: attaching the draft failed", "version", d.Version, "err", err)
 		return
 	}
-	if err := p.mem.RememberField(ctx, key, draftFileVersion, strconv.Itoa(d.Version), msgKeyTTL); err != nil {
+	if err := p.mem.RememberDraftFile(ctx, r.ID, draftFileVersion, strconv.Itoa(d.Version), msgKeyTTL); err != nil {
 		log.Warn("bot: remembering the attached draft failed", "err", err)
 	}
-	if err := p.mem.RememberField(ctx, key, draftFileID, file.ID, msgKeyTTL); err != nil {
+	if err := p.mem.RememberDraftFile(ctx, r.ID, draftFileID, file.ID, msgKeyTTL); err != nil {
 		log.Warn("bot: remembering the attached draft failed", "err", err)
 	}
 	if old := had[draftFileID]; old != "" && old != file.ID {

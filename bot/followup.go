@@ -21,9 +21,6 @@ import (
 // sources (pipeline.Engine.Ask); in a stream creation thread it is the
 // answer to the conversation's question.
 
-// keyThread + channel + ":" + thread ts → the id of the run whose thread it is.
-const keyThread = "thread:"
-
 // FollowUpAsker is what follow-up questions need of the engine
 // (*pipeline.Engine).
 type FollowUpAsker interface {
@@ -62,7 +59,7 @@ func (a *App) registerFollowUps(r *Routes) {
 
 // rememberThread records that thread is run runID's, for follow-ups.
 func (a *App) rememberThread(ctx context.Context, channel, thread, runID string) {
-	if err := a.cfg.Memory.Remember(ctx, keyThread+channel+":"+thread, runID, msgKeyTTL); err != nil {
+	if err := a.cfg.Memory.RememberRunOfThread(ctx, channel, thread, runID, msgKeyTTL); err != nil {
 		a.log.Warn("bot: remembering a run's thread failed; follow-ups there will not be answered", "run_id", runID, "err", err)
 	}
 }
@@ -115,7 +112,7 @@ func (a *App) converse(ctx context.Context, req *Request, m Mention) error {
 			return err
 		}
 	}
-	runID, found, err := a.cfg.Memory.Recall(ctx, keyThread+m.Channel+":"+m.Thread)
+	runID, found, err := a.cfg.Memory.RunOfThread(ctx, m.Channel, m.Thread)
 	if err != nil {
 		return err
 	}

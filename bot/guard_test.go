@@ -314,7 +314,7 @@ func TestHostileQuestions(t *testing.T) {
 // stuckMemory is a DeliveryMemory whose store does not answer.
 type stuckMemory struct{}
 
-func (stuckMemory) FirstTime(ctx context.Context, _ string, _ time.Duration) (bool, error) {
+func (stuckMemory) FirstDelivery(ctx context.Context, _, _ string, _ time.Duration) (bool, error) {
 	<-ctx.Done()
 	return false, ctx.Err()
 }

@@ -36,9 +36,9 @@ type StreamLister interface {
 
 // Bounds of the runs the App Home reads.
 const (
-	// keyHomeSeen + user id marks people whose App Home was published, so a
-	// decision made in a form refreshes it.
-	keyHomeSeen = "home:"
+	// homeSeenTTL is how long people whose App Home was published are
+	// remembered (SlackMemory.HomePublished), so a decision made in a form
+	// refreshes it.
 	homeSeenTTL = 30 * 24 * time.Hour
 
 	homeMyRuns  = 20  // the person's own runs
@@ -92,7 +92,7 @@ func (a *App) publishHome(ctx context.Context, user string, log *slog.Logger) er
 	if err != nil {
 		return fmt.Errorf("publish the App Home: %w", err)
 	}
-	if err := a.cfg.Memory.Remember(ctx, keyHomeSeen+user, "1", homeSeenTTL); err != nil {
+	if err := a.cfg.Memory.RememberHomePublished(ctx, user, homeSeenTTL); err != nil {
 		log.Warn("bot: could not remember an App Home", "err", err)
 	}
 	return nil
@@ -102,7 +102,7 @@ func (a *App) publishHome(ctx context.Context, user string, log *slog.Logger) er
 // form, if they have one: the form may have been opened from it, and a tab
 // open underneath is not told.
 func (a *App) refreshOpenHome(ctx context.Context, user string, log *slog.Logger) {
-	if _, seen, err := a.cfg.Memory.Recall(ctx, keyHomeSeen+user); err != nil || !seen {
+	if seen, err := a.cfg.Memory.HomePublished(ctx, user); err != nil || !seen {
 		return
 	}
 	if err := a.publishHome(ctx, user, log); err != nil {

@@ -134,7 +134,8 @@ func (a *App) onCheckpointAction(ctx context.Context, req *Request) error {
 			}
 		}
 	case checkpoints.Approve:
-		return a.decide(ctx, req, r, instID, checkpoints.Decision{Action: checkpoints.Approve, By: user, At: a.now()})
+		_, err := a.decide(ctx, req, r, instID, checkpoints.Decision{Action: checkpoints.Approve, By: user, At: a.now()})
+		return err
 	}
 	return nil
 }
@@ -337,13 +338,17 @@ func superseded(r *pipeline.Run) []slack.Block {
 // decide records a decision and tells the user what became of it, truly:
 // recorded (the collapsed checkpoint message says so), unknown (the store
 // stopped answering after the decision was sent: say exactly that), or not
-// recorded (and why).
-func (a *App) decide(ctx context.Context, req *Request, r *pipeline.Run, instID string, d checkpoints.Decision) error {
+// recorded (and why). The decision is a span of its run's trace when
+// tracing is on (traceDecision): the context returned carries it, for the
+// Slack calls the caller makes for the decision.
+func (a *App) decide(ctx context.Context, req *Request, r *pipeline.Run, instID string, d checkpoints.Decision) (context.Context, error) {
 	log := a.log.With("run_id", r.ID, "checkpoint_id", instID, "user", d.By, "decision", d.Action)
+	ctx, traced := a.traceDecision(ctx, req, r, instID, d)
 	_, err := a.engine.Decide(ctx, instID, d)
+	traced(err)
 	if err == nil {
 		log.Info("bot: decision recorded")
-		return nil
+		return ctx, nil
 	}
 	var ve *checkpoints.ValidationError
 	var blocks []slack.Block
@@ -384,7 +389,7 @@ func (a *App) decide(ctx context.Context, req *Request, r *pipeline.Run, instID 
 		blocks = blockkit.RenderError("I couldn't record your decision because of an internal error.", "Please click again in a minute; nothing was changed.")
 	}
 	log.Info(outcome, "reason", err)
-	return tell(blocks, text)
+	return ctx, tell(blocks, text)
 }
 
 // onSubmission handles a submitted Edit or Reject form: it validates before
@@ -435,7 +440,8 @@ func (a *App) onSubmission(ctx context.Context, req *Request) error {
 		return nil
 	}
 	req.Ack(nil)
-	if err := a.decide(ctx, req, r, instID, d); err != nil {
+	ctx, err := a.decide(ctx, req, r, instID, d)
+	if err != nil {
 		return err
 	}
 	a.refreshOpenHome(ctx, user, req.Log)

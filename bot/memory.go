@@ -5,24 +5,63 @@ import (
 	"time"
 )
 
-// Memory is what the Slack adapter remembers for every replica
-// (redisstore.SlackMemory): where a checkpoint's and a run's progress
-// message are, how far a run's final post got, and which deliveries were
-// taken, which threads are assistant panel threads (assistant.go). The keys
-// are named here (keyCheckpointMsg, keyProgressMsg, keyFinal, keySeen) and
-// beside their features (keyThread, keyAssistant, keyAssistantOff,
-// keyPlanStream, keyPlanStreamOff, keyEscalated); the
-// store says where they live.
-type Memory interface {
+// SlackMemory is what the Slack adapter remembers for every replica, each
+// thing by its name: where its messages are (a checkpoint's, a run's
+// progress, a shared report), how far a final post and a draft's file got,
+// which threads belong to a run or to the assistant panel, which
+// workspaces lack a feature, who was reminded or had their App Home
+// published, and which deliveries were taken. The values are the bot's
+// (a message's ts, JSON of its own types); where they live is the store's
+// business: redisstore.SlackMemory keeps them under the keys of its key
+// table.
+type SlackMemory interface {
 	DeliveryMemory
-	// Recall returns the value remembered under key, found=false when none.
-	Recall(ctx context.Context, key string) (value string, found bool, err error)
-	// Remember stores value under key for ttl.
-	Remember(ctx context.Context, key, value string, ttl time.Duration) error
-	// RecallFields returns the fields remembered under key (empty when none).
-	RecallFields(ctx context.Context, key string) (map[string]string, error)
-	// RememberField sets one field under key and renews its ttl, at once.
-	RememberField(ctx context.Context, key, field, value string, ttl time.Duration) error
+	// CheckpointMessage returns where the message of the checkpoint
+	// instance instID is (checkpointMsg JSON), found=false when unknown.
+	CheckpointMessage(ctx context.Context, instID string) (msg string, found bool, err error)
+	RememberCheckpointMessage(ctx context.Context, instID, msg string, ttl time.Duration) error
+	// ProgressMessage returns the ts of a run's progress message.
+	ProgressMessage(ctx context.Context, runID string) (ts string, found bool, err error)
+	RememberProgressMessage(ctx context.Context, runID, ts string, ttl time.Duration) error
+	// FinalPost returns the fields of what a run's final post has shown
+	// (empty when nothing); RememberFinalPost sets one and renews the ttl.
+	FinalPost(ctx context.Context, runID string) (map[string]string, error)
+	RememberFinalPost(ctx context.Context, runID, field, value string, ttl time.Duration) error
+	// DraftFile returns the fields of the draft file attached to a run's
+	// draft review (the version and the file id; empty when none).
+	DraftFile(ctx context.Context, runID string) (map[string]string, error)
+	RememberDraftFile(ctx context.Context, runID, field, value string, ttl time.Duration) error
+	// RunOfThread returns the id of the run whose thread channel/thread is.
+	RunOfThread(ctx context.Context, channel, thread string) (runID string, found bool, err error)
+	RememberRunOfThread(ctx context.Context, channel, thread, runID string, ttl time.Duration) error
+	// AssistantThread returns the assistant panel thread channel/thread
+	// (assistantThread JSON).
+	AssistantThread(ctx context.Context, channel, thread string) (value string, found bool, err error)
+	RememberAssistantThread(ctx context.Context, channel, thread, value string, ttl time.Duration) error
+	// AssistantOff returns the feature error a team's workspace answered
+	// the assistant calls with.
+	AssistantOff(ctx context.Context, team string) (code string, off bool, err error)
+	RememberAssistantOff(ctx context.Context, team, code string, ttl time.Duration) error
+	// PlanStream returns a run's streamed plan (planStream JSON).
+	PlanStream(ctx context.Context, runID string) (stream string, found bool, err error)
+	RememberPlanStream(ctx context.Context, runID, stream string, ttl time.Duration) error
+	// PlanStreamOff returns the feature error a team's workspace answered
+	// chat.startStream with.
+	PlanStreamOff(ctx context.Context, team string) (code string, off bool, err error)
+	RememberPlanStreamOff(ctx context.Context, team, code string, ttl time.Duration) error
+	// Escalated reports whether user was told that a run's checkpoint
+	// instance instID waits on them.
+	Escalated(ctx context.Context, runID, instID, user string) (bool, error)
+	RememberEscalated(ctx context.Context, runID, instID, user string, ttl time.Duration) error
+	// HomePublished reports whether user's App Home was published.
+	HomePublished(ctx context.Context, user string) (bool, error)
+	RememberHomePublished(ctx context.Context, user string, ttl time.Duration) error
+	// SharedSummary returns the ts of a run's report shared to channel.
+	SharedSummary(ctx context.Context, runID, channel string) (ts string, found bool, err error)
+	RememberSharedSummary(ctx context.Context, runID, channel, ts string, ttl time.Duration) error
+	// StartShare records, for ttl, that a run's report is being shared to
+	// channel and reports whether it was not being shared already.
+	StartShare(ctx context.Context, runID, channel string, ttl time.Duration) (first bool, err error)
 	// Ping reports whether the memory answers (/readyz).
 	Ping(ctx context.Context) error
 }

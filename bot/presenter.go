@@ -17,15 +17,9 @@ import (
 // OriginKind is the pipeline.Origin.Kind of runs started in Slack.
 const OriginKind = "slack"
 
-// Keys of what the Slack adapter remembers (Memory; redisstore's key table
-// says where they live).
-const (
-	keyCheckpointMsg = "cp:"       // + instance id → checkpointMsg JSON
-	keyProgressMsg   = "progress:" // + run id → ts of the progress message
-	keyFinal         = "final:"    // + run id → fields of what Finished has shown
-	keySeen          = "seen:"     // + kind:id → a delivery taken
-	msgKeyTTL        = 60 * 24 * time.Hour
-)
+// msgKeyTTL is how long the Slack adapter remembers where a run's messages
+// are (SlackMemory).
+const msgKeyTTL = 60 * 24 * time.Hour
 
 // PresenterConfig configures a Presenter.
 type PresenterConfig struct {
@@ -37,7 +31,7 @@ type PresenterConfig struct {
 	APIURL string
 	// Memory remembers which message shows which checkpoint and progress, so
 	// any replica can update them.
-	Memory Memory
+	Memory SlackMemory
 	// Metrics counts Web API calls; nil means none.
 	Metrics *Metrics
 	// MinInterval paces progress edits per run; zero means 3s.
@@ -72,7 +66,7 @@ type PresenterConfig struct {
 // paced; the final summary with the full Markdown report attached.
 type Presenter struct {
 	api      *slack.Client
-	mem      Memory
+	mem      SlackMemory
 	log      *slog.Logger
 	now      func() time.Time
 	after    func(d time.Duration, f func()) (stop func() bool)

@@ -159,7 +159,7 @@ func (p *Presenter) closeOpenCheckpoints(ctx context.Context, r *pipeline.Run) {
 // remember stores where a checkpoint's message is.
 func (p *Presenter) remember(ctx context.Context, instID string, m checkpointMsg) error {
 	b, _ := json.Marshal(m)
-	return p.mem.Remember(ctx, keyCheckpointMsg+instID, string(b), msgKeyTTL)
+	return p.mem.RememberCheckpointMessage(ctx, instID, string(b), msgKeyTTL)
 }
 
 // lookup finds where a checkpoint's message is; nil when unknown.
@@ -169,8 +169,8 @@ func (p *Presenter) lookup(ctx context.Context, instID string) (*checkpointMsg, 
 
 // lookupCheckpointMsg finds where a checkpoint's message was posted (any
 // replica may ask); nil when unknown.
-func lookupCheckpointMsg(ctx context.Context, mem Memory, instID string) (*checkpointMsg, error) {
-	b, found, err := mem.Recall(ctx, keyCheckpointMsg+instID)
+func lookupCheckpointMsg(ctx context.Context, mem SlackMemory, instID string) (*checkpointMsg, error) {
+	b, found, err := mem.CheckpointMessage(ctx, instID)
 	if err != nil || !found {
 		return nil, err
 	}

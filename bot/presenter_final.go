@@ -40,8 +40,7 @@ func (p *Presenter) Finished(ctx context.Context, r *pipeline.Run) error {
 		delete(p.progress, r.ID)
 	}
 	p.mu.Unlock()
-	key := keyFinal + r.ID
-	done, err := p.mem.RecallFields(ctx, key)
+	done, err := p.mem.FinalPost(ctx, r.ID)
 	if err != nil {
 		// Without the record, posting could repeat what an earlier call posted.
 		return fmt.Errorf("reading what was shown of run %s: %w", r.ID, err)
@@ -50,7 +49,7 @@ func (p *Presenter) Finished(ctx context.Context, r *pipeline.Run) error {
 		return nil
 	}
 	mark := func(field, value string) error {
-		return p.mem.RememberField(ctx, key, field, value, msgKeyTTL)
+		return p.mem.RememberFinalPost(ctx, r.ID, field, value, msgKeyTTL)
 	}
 	// A run without a thread (a stream digest posted to its channel) is a new
 	// message in the channel, with the file in that message's thread.

@@ -33,6 +33,11 @@ type progressState struct {
 	stop            func() bool // stops the pending flush; nil when none
 	sending         bool
 	touched         time.Time // last Progress call
+	// within is the context of the last Progress call, without its
+	// deadline: a flush held back and sent later is made within its
+	// values (the run's trace, so the edit is a span of the step that
+	// asked for it).
+	within context.Context
 }
 
 // Progress edits the run's one progress message. Updates are coalesced: at
@@ -63,7 +68,7 @@ func (p *Presenter) progressWith(ctx context.Context, r *pipeline.Run, note stri
 		st = &progressState{channel: r.Origin.Channel, thread: r.Origin.ThreadTS}
 		p.progress[r.ID] = st
 	}
-	st.touched = p.now()
+	st.touched, st.within = p.now(), context.WithoutCancel(ctx)
 	st.pending, st.pendingText, st.pendingStream = blocks, text, newStreamUpdate(r, note)
 	due := p.dueLocked(st)
 	if st.sending || st.stop != nil {
@@ -138,10 +143,11 @@ func (p *Presenter) scheduleLocked(runID string, st *progressState, wait time.Du
 		defer p.wg.Done()
 		p.mu.Lock()
 		st.stop = nil
+		within := st.within
 		p.mu.Unlock()
 		ctx, cancel := context.WithTimeout(p.ctx, 30*time.Second)
 		defer cancel()
-		p.flush(ctx, runID)
+		p.flush(withValues(ctx, within), runID)
 	})
 }
 
@@ -185,7 +191,7 @@ func (p *Presenter) flush(ctx context.Context, runID string) {
 
 // sendProgress posts or edits the progress message.
 func (p *Presenter) sendProgress(ctx context.Context, runID, channel, thread string, blocks []slack.Block, text string) error {
-	ts, _, err := p.mem.Recall(ctx, keyProgressMsg+runID)
+	ts, _, err := p.mem.ProgressMessage(ctx, runID)
 	if err != nil {
 		return err
 	}
@@ -199,5 +205,30 @@ func (p *Presenter) sendProgress(ctx context.Context, runID, channel, thread str
 	if err != nil {
 		return err
 	}
-	return p.mem.Remember(ctx, keyProgressMsg+runID, ts, msgKeyTTL)
+	return p.mem.RememberProgressMessage(ctx, runID, ts, msgKeyTTL)
+}
+
+// withValues is ctx (its deadline and cancellation) with the values of
+// values too (ctx's win; nil: ctx itself).
+func withValues(ctx, values context.Context) context.Context {
+	if values == nil {
+		return ctx
+	}
+	return valuesOf{Context: ctx, values: values}
+}
+
+// valuesOf is a context whose values are another's.
+type valuesOf struct {
+	context.Context
+	values context.Context
+}
+
+// Value returns the value of key in the context, else in the other one.
+// (The context's come first: the context package finds a parent's
+// cancellation through them.)
+func (c valuesOf) Value(key any) any {
+	if v := c.Context.Value(key); v != nil {
+		return v
+	}
+	return c.values.Value(key)
 }

@@ -30,21 +30,20 @@ import (
 // (PresenterConfig.MinInterval per run), and carry only the tasks that
 // changed.
 //
-// What was streamed is remembered in Memory (keyPlanStream), so another
+// What was streamed is remembered (SlackMemory.PlanStream), so another
 // replica, or this process after a restart, appends to the same stream; a
 // stream Slack no longer takes appends on (it expired, or was stopped) is
 // stopped if it can be and replaced by a new one showing the whole plan.
 //
 // A workspace whose plan has no streaming answers with a feature error:
-// it is remembered (keyPlanStreamOff, for planStreamOffTTL) and the edited
+// it is remembered (SlackMemory.PlanStreamOff, for planStreamOffTTL) and the edited
 // progress message is used, without trying to stream every time. Another
 // refusal of a start (a channel where streaming is not allowed) makes that
 // run use the message.
 
-// Keys of what the streamed plan remembers (Memory).
+// What the streamed plan remembers (SlackMemory.PlanStream,
+// SlackMemory.PlanStreamOff) is kept for these.
 const (
-	keyPlanStream    = "planstream:"     // + run id → planStream JSON
-	keyPlanStreamOff = "planstream:off:" // + team id → the feature error
 	// planStreamOffTTL is how long a workspace answered with a feature error
 	// is not asked again.
 	planStreamOffTTL = assistantOffTTL
@@ -123,7 +122,7 @@ func (p *Presenter) streamTarget(ctx context.Context, r *pipeline.Run) (streamPl
 		return streamPlace{}, false
 	}
 	if place.team != "" {
-		if _, off, err := p.mem.Recall(ctx, keyPlanStreamOff+place.team); err != nil || off {
+		if _, off, err := p.mem.PlanStreamOff(ctx, place.team); err != nil || off {
 			return streamPlace{}, false
 		}
 	}
@@ -133,7 +132,7 @@ func (p *Presenter) streamTarget(ctx context.Context, r *pipeline.Run) (streamPl
 // loadStream reads what is remembered of r's streamed plan.
 func (p *Presenter) loadStream(ctx context.Context, runID string) (planStream, error) {
 	var ps planStream
-	v, found, err := p.mem.Recall(ctx, keyPlanStream+runID)
+	v, found, err := p.mem.PlanStream(ctx, runID)
 	if err != nil || !found {
 		return ps, err
 	}
@@ -148,7 +147,7 @@ func (p *Presenter) saveStream(ctx context.Context, runID string, ps planStream)
 	if err != nil {
 		return err
 	}
-	return p.mem.Remember(ctx, keyPlanStream+runID, string(b), msgKeyTTL)
+	return p.mem.RememberPlanStream(ctx, runID, string(b), msgKeyTTL)
 }
 
 // streamUpdate is a run's progress as its streamed plan shows it, taken
@@ -261,7 +260,7 @@ func (p *Presenter) streamFailed(ctx context.Context, r *pipeline.Run, ps *planS
 	if streamFeatureErrors[code] && place.team != "" {
 		p.log.Info("bot: this workspace has no streamed messages; using the progress message", "team_id", place.team, "error", code)
 		p.streamCount.count(streamFallbackFeature)
-		if err := p.mem.Remember(ctx, keyPlanStreamOff+place.team, code, planStreamOffTTL); err != nil {
+		if err := p.mem.RememberPlanStreamOff(ctx, place.team, code, planStreamOffTTL); err != nil {
 			p.log.Warn("bot: remembering a workspace without streaming failed", "err", err)
 		}
 	} else {

@@ -125,7 +125,7 @@ func engineConfig(t *testing.T, redisURL, modelURL, webURL string) config.Config
 // startEngine starts the real engine with the bot's presenter (on the fake
 // Slack, remembering in mem) and the built-in checkpoint definitions; runs
 // go to queue. Both stop when the test ends.
-func startEngine(t *testing.T, ctx context.Context, cfg config.Config, fake *slackfake.Server, mem bot.Memory, metrics *bot.Metrics, queue string) (*app.App, *bot.Presenter) {
+func startEngine(t *testing.T, ctx context.Context, cfg config.Config, fake *slackfake.Server, mem bot.SlackMemory, metrics *bot.Metrics, queue string) (*app.App, *bot.Presenter) {
 	t.Helper()
 	pres, err := bot.NewPresenter(bot.PresenterConfig{BotToken: fake.BotToken(), APIURL: fake.APIURL(), Memory: mem, Metrics: metrics, MinInterval: 200 * time.Millisecond})
 	if err != nil {

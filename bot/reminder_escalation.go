@@ -18,12 +18,9 @@ import (
 // retried in place while Slack's failure is transient (a rate limit, a 5xx,
 // a network failure, internal_error, fatal_error, service_unavailable,
 // request_timeout), backing off on the Presenter's clock, and each one sent
-// is remembered (keyEscalated, per checkpoint and recipient), so a second
+// is remembered (SlackMemory.Escalated, per checkpoint and recipient), so a second
 // call — another replica, a retry — sends only the ones still missing.
 const (
-	// keyEscalated + run id + ":" + checkpoint instance id + ":" + user id
-	// → "1" once that user's escalation DM was posted.
-	keyEscalated = "escalated:"
 	// escalationAttempts bounds the posts of one escalation DM; the waits
 	// between them double from escalationBackoff (1+2+4+8 s in all).
 	escalationAttempts = 5
@@ -56,8 +53,7 @@ func (p *Presenter) RemindersStopped(ctx context.Context, r *pipeline.Run, inst 
 // escalateTo posts the escalation DM to user unless it was posted already,
 // retrying a transient failure escalationAttempts times in all.
 func (p *Presenter) escalateTo(ctx context.Context, r *pipeline.Run, inst *checkpoints.Instance, user string, blocks []slack.Block, text string) error {
-	key := keyEscalated + r.ID + ":" + inst.ID + ":" + user
-	if _, sent, err := p.mem.Recall(ctx, key); err != nil {
+	if sent, err := p.mem.Escalated(ctx, r.ID, inst.ID, user); err != nil {
 		// Better a DM twice than none: post it.
 		p.log.Warn("bot: reading which escalation DMs were sent failed; posting", "run_id", r.ID, "checkpoint_id", inst.ID, "err", err)
 	} else if sent {
@@ -86,7 +82,7 @@ func (p *Presenter) escalateTo(ctx context.Context, r *pipeline.Run, inst *check
 		}
 		wait *= 2
 	}
-	if err := p.mem.Remember(ctx, key, "1", msgKeyTTL); err != nil {
+	if err := p.mem.RememberEscalated(ctx, r.ID, inst.ID, user, msgKeyTTL); err != nil {
 		p.log.Warn("bot: remembering a sent escalation DM failed", "run_id", r.ID, "checkpoint_id", inst.ID, "err", err)
 	}
 	return nil

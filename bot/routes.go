@@ -54,6 +54,10 @@ type Request struct {
 	Log *slog.Logger
 
 	send *Sender
+	// span is the trace span a handler joined the request to (a person's
+	// decision, see App.traceDecision); nil when none. App.serve answers
+	// within it and then ends it.
+	span *requestSpan
 	// ack answers a form submission (field errors, a replaced view); it
 	// reports false when the ack was sent already. nil for other requests.
 	ack func(payload any) bool
@@ -139,9 +143,17 @@ func (a *App) answer(ctx context.Context, req *Request, err error) {
 	req.Reply(ctx, blocks, text)
 }
 
-// serve runs h for req and answers its error.
+// serve runs h for req and answers its error, within the span h joined
+// the request to, if any (the answer is one of its Slack calls), which it
+// then ends.
 func (a *App) serve(ctx context.Context, h Handler, req *Request) {
-	a.answer(ctx, req, h(ctx, req))
+	err := h(ctx, req)
+	if s := req.span; s != nil {
+		a.answer(s.ctx, req, err)
+		s.end(s.err)
+		return
+	}
+	a.answer(ctx, req, err)
 }
 
 // Routes maps what a person did to its Handler: slash subcommands, action ids

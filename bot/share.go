@@ -25,12 +25,6 @@ import (
 // how many sources the channel could not read — never which — and to ask
 // in that channel instead.
 
-// Keys of what sharing remembers (Memory).
-const (
-	keyShared  = "share:done:" // + run id:channel → ts of the shared summary
-	keySharing = "share:lock:" // + run id:channel → a share is being posted
-)
-
 // shareLockTTL bounds how long a share in progress keeps a second click on
 // the same report and channel from posting it again.
 const shareLockTTL = deliveryTTL / 60
@@ -119,13 +113,12 @@ func (a *App) shareReport(ctx context.Context, req *Request, runID, channel stri
 		req.Log.Info("bot: a share refused: the channel could not read every source", "run_id", r.ID, "channel", channel, "withheld", withheld)
 		return tell(blockkit.RenderError(blockkit.ShareRefusal(channel, withheld), "Nothing was shared."), "Not shared")
 	}
-	key := r.ID + ":" + channel
-	if _, done, err := a.cfg.Memory.Recall(ctx, keyShared+key); err != nil {
+	if _, done, err := a.cfg.Memory.SharedSummary(ctx, r.ID, channel); err != nil {
 		return fmt.Errorf("recalling the shares of run %s: %w", r.ID, err)
 	} else if done {
 		return tell(blockkit.RenderError("This report is already shared to "+blockkit.ChannelRef(channel)+".", "Nothing was posted again."), "Already shared")
 	}
-	if first, err := a.cfg.Memory.FirstTime(ctx, keySharing+key, shareLockTTL); err != nil {
+	if first, err := a.cfg.Memory.StartShare(ctx, r.ID, channel, shareLockTTL); err != nil {
 		return fmt.Errorf("recording a share of run %s: %w", r.ID, err)
 	} else if !first {
 		return tell(blockkit.RenderError("I'm sharing this report to "+blockkit.ChannelRef(channel)+" already.", "Nothing was posted again."), "Already sharing")
@@ -143,7 +136,7 @@ func (a *App) shareReport(ctx context.Context, req *Request, runID, channel stri
 			return fmt.Errorf("posting the shared report of run %s: %w", r.ID, err)
 		}
 	}
-	if err := a.cfg.Memory.Remember(ctx, keyShared+key, ts, msgKeyTTL); err != nil {
+	if err := a.cfg.Memory.RememberSharedSummary(ctx, r.ID, channel, ts, msgKeyTTL); err != nil {
 		req.Log.Warn("bot: remembering a share failed", "run_id", r.ID, "err", err)
 	}
 	if md := r.Report.Markdown; strings.TrimSpace(md) != "" {

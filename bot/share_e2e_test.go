@@ -255,7 +255,7 @@ func TestE2EShareOfferOnlyInAssistantThread(t *testing.T) {
 		return h.threadHas("RAG and stale sources") && len(h.fake.Files()) == 1 && h.fake.Files()[0].Completed
 	})
 	h.waitFor("the run shown to its end", func() bool {
-		f, _ := h.cfg.Memory.RecallFields(h.ctx, keyFinal+"run-1")
+		f, _ := h.cfg.Memory.FinalPost(h.ctx, "run-1")
 		return f[finalDone] == "1"
 	})
 	for _, m := range h.fake.Messages(chanIn) {

@@ -184,7 +184,7 @@ func TestE2EStreamedPlanFallback(t *testing.T) {
 	if n := len(h.fake.Calls("chat.startStream")); n != 1 {
 		t.Fatalf("%d startStream calls, want the one refused", n)
 	}
-	if _, off, _ := h.cfg.Memory.Recall(h.ctx, keyPlanStreamOff+slackfake.TeamID); !off {
+	if _, off, _ := h.cfg.Memory.PlanStreamOff(h.ctx, slackfake.TeamID); !off {
 		t.Error("the workspace without streaming is not remembered")
 	}
 	dm2, thread2 := askInPanel(h, "Is solar cheaper than wind in 2026?")

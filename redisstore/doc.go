@@ -46,11 +46,16 @@
 //	                             slack:user:{team}:{user}, slack:team:{team}
 //	rb:fetch:page:v1:{hash}      string, with a TTL: a fetched page (PageCache)
 //	rb:fetch:robots:v1:{hash}    string, with a TTL: an origin's robots.txt (PageCache)
-//	rb:slack:cp:{instance}       string: where a checkpoint's message is, JSON (SlackMemory)
+//	rb:slack:cp:{instance}       string: where a checkpoint's message is, JSON (SlackMemory, the keys of bot.SlackMemory)
 //	rb:slack:progress:{run}      string: the ts of a run's progress message
 //	rb:slack:final:{run}         hash: how far a run's final post got (summary ts, file, notice, done)
+//	rb:slack:draftfile:{run}     hash: the draft attached to a run's draft review (version, file id)
 //	rb:slack:seen:{kind}:{id}    string, with a TTL: a Slack delivery taken by some replica
+//	rb:slack:thread:{channel}:{ts}     string: the id of the run whose thread it is (follow-ups)
 //	rb:slack:home:{user}         string, with a TTL: the user's App Home was published (refresh it after a decision)
+//	rb:slack:escalated:{run}:{instance}:{user}  string: that user was sent the checkpoint's escalation DM
+//	rb:slack:share:done:{run}:{channel}  string: the ts of a run's report shared to the channel
+//	rb:slack:share:lock:{run}:{channel}  string, with a TTL: a share of the report to the channel is being posted
 //	rb:slack:assistant:{channel}:{ts}  string, with a TTL: an assistant panel thread, JSON (its user, the channel viewed beside it)
 //	rb:slack:assistant:off:{team}      string, with a TTL: the workspace answered the assistant calls with a feature error (the error)
 //	rb:slack:planstream:{run}          string, with a TTL: a run's streamed plan, JSON (the stream's ts, open or not, what each task shows, the checkpoint it stopped for)

@@ -38,7 +38,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	defer stopTracing()
 	a, err := openChecked(ctx, cfg, dependencies{slackBot: true, slackApp: true, llm: true}, app.Options{
 		DefaultQueue: slackQueue, Observer: metrics, Calls: metrics, Logger: log, Tracing: spans,
-		Searchers: workspacesearch.Configured(cfg.WorkspaceSearch, cfg.SlackBotToken, cfg.SlackAPIURL, cfg.WorkspaceSearchChannels, spans.HTTPClient(nil, slackTimeout)),
+		Searchers: workspacesearch.Configured(cfg.WorkspaceSearch, cfg.SlackBotToken, cfg.SlackAPIURL, cfg.WorkspaceSearchChannels, spans.SlackHTTPClient(nil, slackTimeout)),
 	})
 	if err != nil {
 		return err
@@ -53,7 +53,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	// One Web API client for everything this process says in Slack.
 	sender := bot.NewSender(bot.SenderConfig{
 		BotToken: cfg.SlackBotToken, AppToken: cfg.SlackAppToken, APIURL: cfg.SlackAPIURL, Metrics: metrics, Logger: log,
-		HTTPClient: spans.HTTPClient(nil, slackTimeout),
+		HTTPClient: spans.SlackHTTPClient(nil, slackTimeout),
 	})
 	memory := redisstore.NewSlackMemory(a.Conn.Client)
 	presenter, err := bot.NewPresenter(bot.PresenterConfig{Sender: sender, Memory: memory, Admins: cfg.Admins, Alerts: a.Store, Logger: log,
@@ -86,11 +86,11 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 
 	slackApp, err := bot.New(bot.Config{
 		AppToken: cfg.SlackAppToken, BotToken: cfg.SlackBotToken, APIURL: cfg.SlackAPIURL, Sender: sender,
-		Engine: withTracedDecisions(a.Engine, spans), Memory: memory, Budget: redisstore.NewRateLimiter(a.Conn.Client, "slack"),
+		Engine: a.Engine, Decisions: decisionTracer(spans), Memory: memory, Budget: redisstore.NewRateLimiter(a.Conn.Client, "slack"),
 		Metrics: metrics, Approvers: cfg.Approvers, Admins: cfg.Admins, ReviewSources: cfg.ReviewSources,
 		Limits:          bot.RateLimits{PerUser: bot.PerHour(cfg.UserRunsPerHour), PerWorkspace: bot.PerHour(cfg.TeamRunsPerHour)},
 		WorkspaceSearch: cfg.WorkspaceSearch,
-		HealthAddr:      cfg.HTTPAddr, Logger: log,
+		HealthAddr:      cfg.HTTPAddr, Logger: log, HTTPClient: spans.SlackHTTPClient(nil, slackTimeout),
 		Streams: streams, Mentions: streams, Asker: a.Engine, Steerer: a.Engine, Files: a.Engine,
 		Checkpoints: a.Store, StreamList: streamSvc, StreamDomains: streamSvc,
 		StartDefaults: redisstore.NewChannelDefaults(a.Conn.Client, "rb:"),

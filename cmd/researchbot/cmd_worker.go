@@ -57,7 +57,7 @@ func cmdWorker(ctx context.Context, args []string, getenv func(string) string, s
 	defer stopTracing()
 	a, err := openChecked(ctx, cfg, dependencies{slackBot: cfg.SlackBotToken != "", llm: true}, app.Options{
 		DefaultQueue: slackQueue, Observer: metrics, Calls: metrics, Logger: log, Tracing: spans,
-		Searchers: workspacesearch.Configured(cfg.WorkspaceSearch, cfg.SlackBotToken, cfg.SlackAPIURL, cfg.WorkspaceSearchChannels, spans.HTTPClient(nil, slackTimeout)),
+		Searchers: workspacesearch.Configured(cfg.WorkspaceSearch, cfg.SlackBotToken, cfg.SlackAPIURL, cfg.WorkspaceSearchChannels, spans.SlackHTTPClient(nil, slackTimeout)),
 	})
 	if err != nil {
 		return err
@@ -73,7 +73,7 @@ func cmdWorker(ctx context.Context, args []string, getenv func(string) string, s
 		presenter, err := bot.NewPresenter(bot.PresenterConfig{
 			BotToken: cfg.SlackBotToken, APIURL: cfg.SlackAPIURL, Memory: redisstore.NewSlackMemory(a.Conn.Client),
 			Metrics: bot.NewSlackMetrics(metrics), Admins: cfg.Admins, Alerts: a.Store, Logger: log,
-			HTTPClient:       spans.HTTPClient(nil, slackTimeout),
+			HTTPClient:       spans.SlackHTTPClient(nil, slackTimeout),
 			StreamInChannels: cfg.StreamInChannels, MinInterval: cfg.ProgressInterval,
 		})
 		if err != nil {

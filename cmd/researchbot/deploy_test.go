@@ -56,8 +56,9 @@ func checkHealthcheckCommand(t *testing.T, where string, argv []string) {
 	}
 }
 
-// pinned matches an image reference with a full version tag (or a digest).
-var pinned = regexp.MustCompile(`^[\w./-]+(:v?\d+\.\d+\.\d+[\w.-]*|@sha256:[0-9a-f]{64})$`)
+// pinned matches an image reference with a full version tag, a digest, or
+// both (name:tag@sha256:…).
+var pinned = regexp.MustCompile(`^[\w./-]+(:v?\d+\.\d+\.\d+[\w.-]*|:v?\d+\.\d+\.\d+[\w.-]*@sha256:[0-9a-f]{64}|@sha256:[0-9a-f]{64})$`)
 
 func TestDockerfile(t *testing.T) {
 	df := string(readRepoFile(t, "Dockerfile"))
@@ -322,31 +323,101 @@ func TestKubernetesExample(t *testing.T) {
 }
 
 // TestKubernetesImagesArePinnedByDigest: every image of the Kubernetes
-// example is named by digest, or, where the digest cannot be known when
-// the example is written, carries the PIN BY DIGEST marker that
-// docs/deploying.md explains. Nothing invents a digest.
+// example is pinned by digest or carries the placeholder docs/deploying.md
+// documents (see pinProblem); nothing invents a digest.
 func TestKubernetesImagesArePinnedByDigest(t *testing.T) {
 	names, err := filepath.Glob(filepath.Join(repoRoot, "deploy", "kubernetes", "*.yaml"))
 	if err != nil || len(names) == 0 {
 		t.Fatalf("no manifests in deploy/kubernetes: %v", err)
 	}
-	digest := regexp.MustCompile(`^[\w./:-]+@sha256:[0-9a-f]{64}$`)
 	images := 0
 	for _, name := range names {
 		for i, line := range strings.Split(string(readRepoFile(t, filepath.Join("deploy", "kubernetes", filepath.Base(name)))), "\n") {
-			ref, ok := strings.CutPrefix(strings.TrimSpace(line), "image:")
+			rest, ok := strings.CutPrefix(strings.TrimSpace(line), "image:")
 			if !ok {
 				continue
 			}
 			images++
-			ref, comment, _ := strings.Cut(ref, "#")
-			if ref = strings.TrimSpace(ref); !digest.MatchString(ref) && !strings.Contains(comment, "PIN BY DIGEST") {
-				t.Errorf("%s:%d: image %s is not pinned by digest (name@sha256:…) nor marked PIN BY DIGEST", filepath.Base(name), i+1, ref)
+			if problem := pinProblem(rest); problem != "" {
+				t.Errorf("%s:%d: %s", filepath.Base(name), i+1, problem)
 			}
 		}
 	}
 	if images < 3 {
 		t.Errorf("found %d images, want researchbot, worker and redis", images)
+	}
+	docs := string(readRepoFile(t, filepath.Join("docs", "deploying.md")))
+	for _, want := range []string{"image: redis:7.4.11 # " + pinMarker + " crane digest redis:7.4.11", "crane digest", "docker buildx imagetools inspect", "image: redis:7.4.11@sha256:"} {
+		if !strings.Contains(docs, want) {
+			t.Errorf("docs/deploying.md does not show %q: the placeholder and how to replace it", want)
+		}
+	}
+}
+
+// pinMarker begins the placeholder of an image not pinned yet; the command
+// that prints its digest follows it.
+const pinMarker = "PIN BY DIGEST:"
+
+var (
+	// byDigest is a pinned image: a full version tag, then a digest.
+	byDigest = regexp.MustCompile(`^[a-z0-9][\w./-]*:v?\d+\.\d+\.\d+[\w.-]*@sha256:([0-9a-f]{64})$`)
+	// byTag is an image waiting for its digest: a full version tag.
+	byTag = regexp.MustCompile(`^[a-z0-9][\w./-]*:v?\d+\.\d+\.\d+[\w.-]*$`)
+)
+
+// pinProblem says what is wrong with the value of a manifest's image: line
+// (the reference and any comment), or "" when it is one of the two forms
+// docs/deploying.md allows: "name:tag@sha256:<64 hex>", or the placeholder
+// "name:tag # PIN BY DIGEST: crane digest name:tag" (the command that
+// prints that very image's digest).
+func pinProblem(value string) string {
+	ref, comment, commented := strings.Cut(value, "#")
+	ref, comment = strings.TrimSpace(ref), strings.TrimSpace(comment)
+	if m := byDigest.FindStringSubmatch(ref); m != nil {
+		if strings.Count(m[1], m[1][:1]) == len(m[1]) {
+			return "image " + ref + " has a made-up digest"
+		}
+		if strings.Contains(comment, "PIN BY DIGEST") {
+			return "image " + ref + " is pinned but still carries the placeholder: drop the comment"
+		}
+		return ""
+	}
+	if strings.Contains(ref, "@") {
+		return "image " + ref + " has a malformed digest (want @sha256: and 64 lowercase hex digits, after a full version tag)"
+	}
+	if !commented || !strings.HasPrefix(comment, pinMarker) {
+		return "image " + ref + " is neither pinned by digest (name:tag@sha256:…) nor marked with the placeholder # " + pinMarker + " crane digest " + ref
+	}
+	if !byTag.MatchString(ref) {
+		return "image " + ref + " waits for its digest without a full version tag"
+	}
+	if cmd := strings.TrimSpace(strings.TrimPrefix(comment, pinMarker)); cmd != "crane digest "+ref {
+		return "image " + ref + ": the placeholder's command is " + strconv.Quote(cmd) + ", want " + strconv.Quote("crane digest "+ref)
+	}
+	return ""
+}
+
+// TestPinProblem: the check accepts the two documented forms and refuses
+// the ways an unpinned image could slip in.
+func TestPinProblem(t *testing.T) {
+	digest := "3f1b2c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f809"
+	for value, ok := range map[string]bool{
+		" redis:7.4.11@sha256:" + digest:                            true,
+		" registry.example.com/researchbot:v0.1.0@sha256:" + digest: true,
+		" redis:7.4.11 # PIN BY DIGEST: crane digest redis:7.4.11":  true,
+		" redis:7.4.11":                false, // a bare tag
+		" redis:7.4.11 # pinned later": false, // another comment
+		" redis:latest # PIN BY DIGEST: crane digest redis:latest":            false, // no version
+		" redis:7.4.11 # PIN BY DIGEST: crane digest redis:7.2.0":             false, // another image
+		" redis:7.4.11@sha256:" + digest[:63]:                                 false, // 63 digits
+		" redis:7.4.11@sha256:" + strings.ToUpper(digest):                     false,
+		" redis:7.4.11@sha256:" + strings.Repeat("0", 64):                     false, // invented
+		" redis@sha256:" + digest:                                             false, // no tag to read
+		" redis:7.4.11@sha256:" + digest + " # PIN BY DIGEST: crane digest x": false, // stale placeholder
+	} {
+		if got := pinProblem(value); (got == "") != ok {
+			t.Errorf("pinProblem(%q) = %q, want ok=%v", value, got, ok)
+		}
 	}
 }
 

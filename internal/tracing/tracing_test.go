@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -250,31 +249,43 @@ func TestConfigureReadsExactlyTheVariables(t *testing.T) {
 
 // TestADecisionBelongsToItsRunsTrace: a decision handled outside any span
 // (the bot, in serve) is a span of the run's trace, a remote child of the
-// run's first span recorded by another process, with its status; a run
-// without a trace context, or with one that does not parse, records none.
+// run's first span recorded by another process, with its status; the
+// context it returns carries it; a run without a trace context, or with one
+// that does not parse, records none and keeps the context it was given.
 func TestADecisionBelongsToItsRunsTrace(t *testing.T) {
 	worker, workerSpans := recorded(t)
 	serve, serveSpans := recorded(t)
 	tc := worker.Runs().StartRun(context.Background(), "run-1")
-	start := time.Now().Add(-time.Second)
-	serve.Decision(context.Background(), tc, "run-1", "plan_review", "approve", start, nil)
-	serve.Decision(context.Background(), tc, "run-1", "plan_review", "reject", start, errors.New("already decided"))
-	serve.Decision(context.Background(), "", "run-2", "plan_review", "approve", start, nil)
-	serve.Decision(context.Background(), "garbage", "run-3", "plan_review", "approve", start, nil)
+	ctx, end := serve.StartDecision(context.Background(), tc, "run-1", "plan_review", "approve")
+	inDecision := trace.SpanContextFromContext(ctx)
+	end(nil)
+	_, end = serve.StartDecision(context.Background(), tc, "run-1", "plan_review", "reject")
+	end(errors.New("already decided"))
+	for _, c := range []string{"", "garbage"} {
+		ctx, end := serve.StartDecision(context.Background(), c, "run-2", "plan_review", "approve")
+		if trace.SpanContextFromContext(ctx).IsValid() {
+			t.Errorf("trace context %q: the context carries a span", c)
+		}
+		end(nil)
+	}
 	var nilTracing *Tracing
-	nilTracing.Decision(context.Background(), tc, "run-1", "plan_review", "approve", start, nil)
+	_, end = nilTracing.StartDecision(context.Background(), tc, "run-1", "plan_review", "approve")
+	end(nil)
 
 	root := workerSpans.GetSpans()[0]
 	got := serveSpans.GetSpans()
 	if len(got) != 2 {
 		t.Fatalf("%d decision spans, want 2 (none for a run without a trace context)", len(got))
 	}
+	if !inDecision.Equal(got[0].SpanContext) {
+		t.Errorf("the context returned carries %v, not the decision's span %v", inDecision, got[0].SpanContext)
+	}
 	for i, d := range got {
 		if d.SpanContext.TraceID() != root.SpanContext.TraceID() || d.Parent.SpanID() != root.SpanContext.SpanID() || !d.Parent.IsRemote() {
 			t.Errorf("decision %d (trace %s, parent %s) is not a child of the run's span %s", i, d.SpanContext.TraceID(), d.Parent.SpanID(), root.SpanContext.SpanID())
 		}
-		if d.Name != "decision plan_review" || !d.StartTime.Equal(start) {
-			t.Errorf("decision %d: name %q, start %s, want %s", i, d.Name, d.StartTime, start)
+		if d.Name != "decision plan_review" {
+			t.Errorf("decision %d: name %q", i, d.Name)
 		}
 	}
 	attrs := map[attribute.Key]string{}
