@@ -128,6 +128,11 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	return a, nil
 }
 
+// Clock is the process's one clock (Options.Clock): the commands hand it to
+// what they build beside the App (the Slack side, the stream scheduler,
+// the terminal).
+func (a *App) Clock() quartz.Clock { return a.opts.Clock }
+
 func (a *App) build() error {
 	cfg := a.Config
 	prices := llm.DefaultPrices()
