@@ -186,7 +186,7 @@ func (a *App) build() error {
 	a.lost = make(chan lostRun, lostWritesQueue)
 	a.Store = redisstore.NewStoreWithOptions(a.Conn.Client, redisstore.StoreOptions{
 		Prefix: "rb:", Retention: cfg.Retention, PageRetention: cfg.PageRetention, Logger: a.log,
-		OnLostWrites: a.noteLostWrites,
+		OnLostWrites: a.noteLostWrites, Clock: a.opts.Clock,
 		// Index scores stay well within the rescuer's half-lease window.
 		IndexRefresh: min(redisstore.DefaultIndexRefresh, cfg.LeaseTTL/4),
 	})
@@ -264,7 +264,7 @@ func (a *App) StartWorker(queues map[string]int) (stop func(), err error) {
 	rescuer := &redisstore.Rescuer{
 		Store: a.Store, Locker: a.Locker, Queue: a.Queue, Queues: slices.Sorted(maps.Keys(queues)),
 		Abandoned:   func(q string) bool { return strings.HasPrefix(q, TerminalQueuePrefix) },
-		Interrupter: a.Engine, Now: func() time.Time { return a.opts.Clock.Now() }, Logger: a.log,
+		Interrupter: a.Engine, Clock: a.opts.Clock, Logger: a.log,
 	}
 	a.rescuer.Store(rescuer)
 	stopDocs, err := a.watchDocs()

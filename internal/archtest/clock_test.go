@@ -50,14 +50,11 @@ var realClock = map[string]string{
 	// Spans are stamped by OpenTelemetry on the wall clock; a decision's
 	// span starts on the same clock as the library ends it.
 	"cmd/researchbot/traced_decisions.go": "a decision's span starts on the tracing library's wall clock, which ends it",
-	// redisstore already takes StoreOptions.Clock for the store; these
-	// remain on the real clock until the Redis adapter's rework (issue 19)
-	// moves them onto it too.
-	"redisstore/lock.go":        "a lease's validity is measured from before its command was sent, on the monotonic clock",
-	"redisstore/queue.go":       "the queue worker's shutdown bound (asynq's own timers run on the real clock)",
-	"redisstore/rescue.go":      "the rescuer's pass interval and its default Now (Rescuer.Now)",
-	"redisstore/definitions.go": "the breaker alert's stamp",
-	"redisstore/quietlog.go":    "the rate of repeated warnings in the logs",
+	// The Redis adapter's own timing, beside libraries that keep theirs on
+	// the real clock.
+	"redisstore/lock.go":     "a lease's validity is measured from before its command was sent, against Redis's own expiry of the key: both real time",
+	"redisstore/queue.go":    "the queue worker's shutdown bound, beside asynq's own shutdown timers on the real clock",
+	"redisstore/quietlog.go": "the rate of repeated warnings of go-redis's and asynq's loggers: log timing, like the log's timestamps",
 }
 
 // clockCall is a use of one of package time's clock functions.
