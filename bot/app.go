@@ -149,10 +149,9 @@ type Config struct {
 	// Logger receives the bot's logs; values longer than a few hundred bytes
 	// (which Slack payloads can carry) are logged as a prefix and a length.
 	Logger *slog.Logger
-	Now    func() time.Time
-	// Clock runs the bot's timers (the ack guard, the form-check budget,
-	// the reconnect backoff, Slack's Retry-After waits); nil means the real
-	// clock. Tests pass a quartz mock and advance it instead of waiting.
+	// Clock is the bot's one clock: it dates what the bot records and runs
+	// its timers (the ack guard, the form-check budget, the reconnect
+	// backoff, Slack's Retry-After waits); nil means the real clock. Tests pass a quartz mock and advance it instead of waiting.
 	Clock quartz.Clock
 	// PingInterval is how long Socket Mode may go without a ping before
 	// reconnecting; zero means slack-go's default (30s).
@@ -172,7 +171,6 @@ type App struct {
 	limiter   *limiter
 	metrics   *Metrics
 	log       *slog.Logger
-	now       func() time.Time
 	clock     quartz.Clock
 	approvers map[string]map[string]bool
 	pool      *pool
@@ -214,6 +212,9 @@ func (a *App) overflow(fn func(ctx context.Context)) {
 	})
 }
 
+// now reads the bot's clock.
+func (a *App) now() time.Time { return a.clock.Now() }
+
 // New checks cfg and builds an App; Run starts it.
 func New(cfg Config) (*App, error) {
 	var problems []string
@@ -235,7 +236,7 @@ func New(cfg Config) (*App, error) {
 	if len(problems) > 0 {
 		return nil, errors.New("bot: " + strings.Join(problems, "; "))
 	}
-	a := &App{cfg: cfg, engine: cfg.Engine, metrics: cfg.Metrics, log: cfg.Logger, now: cfg.Now}
+	a := &App{cfg: cfg, engine: cfg.Engine, metrics: cfg.Metrics, log: cfg.Logger}
 	if a.metrics == nil {
 		a.metrics = NewMetrics()
 	}
@@ -251,9 +252,6 @@ func New(cfg Config) (*App, error) {
 	a.clock = cfg.Clock
 	if a.clock == nil {
 		a.clock = quartz.NewReal()
-	}
-	if a.now == nil {
-		a.now = func() time.Time { return a.clock.Now() }
 	}
 	a.refused = make(chan error, 1)
 	a.approvers = map[string]map[string]bool{}

@@ -1,85 +1,56 @@
 package bot
 
 import (
-	"slices"
-	"sync"
+	"context"
+	"testing"
 	"time"
+
+	"github.com/coder/quartz"
 )
 
-// manualClock is a clock whose time moves only when a test says so. Its
-// timers (AfterFunc, for PresenterConfig) fire during Advance, in the
-// order they are due and in the test's goroutine: when Advance returns,
-// every flush that was due has been made.
+// manualClock is a quartz mock whose time moves only when a test says so.
+// Its timers (the presenter's progress flushes) fire during Advance, at
+// their own times, and Advance returns once their callbacks have: when it
+// returns, every flush that was due has been made.
 type manualClock struct {
-	mu     sync.Mutex
-	now    time.Time
-	seq    int
-	timers []*manualTimer
+	*quartz.Mock
+	t *testing.T
 }
 
-type manualTimer struct {
-	at  time.Time
-	seq int
-	f   func()
+func newManualClock(t *testing.T, at time.Time) *manualClock {
+	c := &manualClock{Mock: quartz.NewMock(t), t: t}
+	c.Set(at)
+	return c
 }
 
-func newManualClock(t time.Time) *manualClock { return &manualClock{now: t} }
-
-// Now returns the clock's time.
-func (c *manualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-// AfterFunc calls f when the clock has been advanced by d; stop cancels it
-// and reports whether it was still pending.
-func (c *manualClock) AfterFunc(d time.Duration, f func()) (stop func() bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.seq++
-	t := &manualTimer{at: c.now.Add(d), seq: c.seq, f: f}
-	c.timers = append(c.timers, t)
-	return func() bool {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		n := len(c.timers)
-		c.timers = slices.DeleteFunc(c.timers, func(x *manualTimer) bool { return x == t })
-		return len(c.timers) < n
-	}
-}
-
-// Pending is how many timers wait to fire.
-func (c *manualClock) Pending() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.timers)
+// Pending reports whether a timer waits to fire.
+func (c *manualClock) Pending() bool {
+	_, ok := c.Peek()
+	return ok
 }
 
 // Advance moves the clock forward by d, firing the timers due on the way
 // (those their callbacks set too) at their own times.
 func (c *manualClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	end := c.now.Add(d)
-	for {
-		i := -1
-		for j, t := range c.timers {
-			if !t.at.After(end) && (i < 0 || t.at.Before(c.timers[i].at) || (t.at.Equal(c.timers[i].at) && t.seq < c.timers[i].seq)) {
-				i = j
-			}
-		}
-		if i < 0 {
-			break
-		}
-		t := c.timers[i]
-		c.timers = slices.Delete(c.timers, i, i+1)
-		if t.at.After(c.now) {
-			c.now = t.at
-		}
-		c.mu.Unlock()
-		t.f()
-		c.mu.Lock()
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	advanceTo(ctx, c.Mock, c.Now().Add(d))
+	// Timers due at the end fire too.
+	for next, ok := c.Peek(); ok && next == 0; next, ok = c.Peek() {
+		c.Mock.Advance(0).MustWait(ctx)
 	}
-	c.now = end
-	c.mu.Unlock()
+}
+
+// realProgress is clock with the presenter's progress paced, and its time
+// read, on the real clock, as when PresenterConfig had Now and AfterFunc
+// beside Clock: the other timers (Retry-After waits) stay on clock.
+type realProgress struct{ quartz.Clock }
+
+// Now reads the real clock.
+func (realProgress) Now(tags ...string) time.Time { return quartz.NewReal().Now(tags...) }
+
+// AfterFunc runs f after d of real time.
+func (realProgress) AfterFunc(d time.Duration, f func(), tags ...string) *quartz.Timer {
+	return quartz.NewReal().AfterFunc(d, f, tags...)
 }

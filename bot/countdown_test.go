@@ -16,7 +16,7 @@ func TestOfferCountsDownFromTheMomentItPosts(t *testing.T) {
 	if inst.DeadlineAt.Sub(inst.OfferedAt) < time.Hour {
 		t.Fatalf("the fixture's timeout is %v; this test wants more than an hour", inst.DeadlineAt.Sub(inst.OfferedAt))
 	}
-	clock := newManualClock(inst.DeadlineAt.Add(-30 * time.Minute))
+	clock := newManualClock(t, inst.DeadlineAt.Add(-30*time.Minute))
 	p, fake := newClockedPresenter(t, time.Second, clock)
 	r := progressRun(fake, t)
 	if err := p.Offer(context.Background(), r, inst); err != nil {

@@ -90,9 +90,7 @@ func newHarnessClocked(t *testing.T, rdb *redis.Client, clock quartz.Clock, twea
 	metrics := NewMetrics()
 	presCfg := PresenterConfig{BotToken: fake.BotToken(), APIURL: fake.APIURL(), Memory: redisstore.NewSlackMemory(rdb), Metrics: metrics, MinInterval: 100 * time.Millisecond, Logger: log}
 	if clock != nil {
-		presCfg.Clock = clock
-		presCfg.Now = time.Now
-		presCfg.AfterFunc = func(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
+		presCfg.Clock = realProgress{clock}
 	}
 	pres, err := NewPresenter(presCfg)
 	if err != nil {

@@ -39,13 +39,9 @@ type PresenterConfig struct {
 	// HTTPClient makes the Web API calls; nil means a default client.
 	HTTPClient *http.Client
 	Logger     *slog.Logger
-	// Now and AfterFunc are the clock progress is paced by; nil means the
-	// real one. AfterFunc calls f after d unless stop is called first
-	// (stop reports whether it prevented the call, as time.Timer.Stop).
-	Now       func() time.Time
-	AfterFunc func(d time.Duration, f func()) (stop func() bool)
-	// Clock waits out Slack's Retry-After, and is the default of Now and
-	// AfterFunc; nil means the real clock.
+	// Clock paces progress (its flushes are timers tagged "bot",
+	// "progress"), dates what is posted and waits out Slack's Retry-After;
+	// nil means the real clock.
 	Clock quartz.Clock
 	// Admins (SLACK_ADMINS) are sent a direct message when a checkpoint's
 	// circuit breaker trips; Alerts makes it one message per trip across
@@ -68,8 +64,6 @@ type Presenter struct {
 	api      *slack.Client
 	mem      SlackMemory
 	log      *slog.Logger
-	now      func() time.Time
-	after    func(d time.Duration, f func()) (stop func() bool)
 	clock    quartz.Clock
 	interval time.Duration
 	admins   []string
@@ -95,6 +89,16 @@ type Presenter struct {
 
 var _ pipeline.Presenter = (*Presenter)(nil)
 
+// now reads the Presenter's clock.
+func (p *Presenter) now() time.Time { return p.clock.Now() }
+
+// after calls f after d on the Presenter's clock unless stop is called
+// first (stop reports whether it prevented the call, as time.Timer.Stop).
+func (p *Presenter) after(d time.Duration, f func()) (stop func() bool) {
+	t := p.clock.AfterFunc(d, f, "bot", "progress")
+	return func() bool { return t.Stop() }
+}
+
 // NewPresenter makes a Presenter. Close it to stop pending progress flushes.
 func NewPresenter(cfg PresenterConfig) (*Presenter, error) {
 	if cfg.BotToken == "" && cfg.Sender == nil {
@@ -107,8 +111,6 @@ func NewPresenter(cfg PresenterConfig) (*Presenter, error) {
 		api:      senderOr(cfg.Sender, SenderConfig{BotToken: cfg.BotToken, APIURL: cfg.APIURL, HTTPClient: cfg.HTTPClient, Metrics: cfg.Metrics, Logger: cfg.Logger, Clock: cfg.Clock}).API(),
 		mem:      cfg.Memory,
 		log:      cfg.Logger,
-		now:      cfg.Now,
-		after:    cfg.AfterFunc,
 		interval: cfg.MinInterval,
 		admins:   cfg.Admins,
 		alerts:   cfg.Alerts,
@@ -124,15 +126,6 @@ func NewPresenter(cfg PresenterConfig) (*Presenter, error) {
 	p.clock = cfg.Clock
 	if p.clock == nil {
 		p.clock = quartz.NewReal()
-	}
-	if p.now == nil {
-		p.now = func() time.Time { return p.clock.Now() }
-	}
-	if p.after == nil {
-		p.after = func(d time.Duration, f func()) func() bool {
-			t := p.clock.AfterFunc(d, f, "bot", "progress")
-			return func() bool { return t.Stop() }
-		}
 	}
 	if p.interval <= 0 {
 		p.interval = 3 * time.Second

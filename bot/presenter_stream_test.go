@@ -26,7 +26,7 @@ func newStreamingPresenterCounted(t *testing.T, interval time.Duration, clock *m
 	fake.AddChannel(chanIn, "research", true)
 	_, rdb := redistest.Start(t)
 	p, err := NewPresenter(PresenterConfig{BotToken: fake.BotToken(), APIURL: fake.APIURL(), Memory: redisstore.NewSlackMemory(rdb),
-		MinInterval: interval, Now: clock.Now, AfterFunc: clock.AfterFunc, StreamInChannels: true, Metrics: m})
+		MinInterval: interval, Clock: clock, StreamInChannels: true, Metrics: m})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func newStreamingPresenterCounted(t *testing.T, interval time.Duration, clock *m
 // start the stream once and, at the interval, make one append carrying the
 // latest state; nothing more is sent while nothing changes.
 func TestStreamedPlanAppendsArePaced(t *testing.T) {
-	clock := newManualClock(t0)
+	clock := newManualClock(t, t0)
 	p, fake, r := newStreamingPresenter(t, 300*time.Millisecond, clock)
 	ctx := context.Background()
 	for i := range 30 {
@@ -65,8 +65,8 @@ func TestStreamedPlanAppendsArePaced(t *testing.T) {
 		t.Errorf("an unchanged task was sent again: %s", c.Params["chunks"])
 	}
 	clock.Advance(time.Hour)
-	if n := len(fake.Calls("chat.appendStream")); n != 1 || clock.Pending() != 0 {
-		t.Errorf("%d appends and %d flushes pending with nothing new", n, clock.Pending())
+	if n := len(fake.Calls("chat.appendStream")); n != 1 || clock.Pending() {
+		t.Errorf("%d appends, flushes pending: %v, with nothing new", n, clock.Pending())
 	}
 	if n := len(fake.Calls("chat.postMessage")); n != 1 { // the root only
 		t.Errorf("%d messages posted beside the stream", n)
@@ -78,7 +78,7 @@ func TestStreamedPlanAppendsArePaced(t *testing.T) {
 // feature error makes that run show the progress message, without turning
 // streaming off for the workspace.
 func TestStreamedPlanTransientAndRefusedStarts(t *testing.T) {
-	clock := newManualClock(t0)
+	clock := newManualClock(t, t0)
 	m := NewMetrics()
 	p, fake, r := newStreamingPresenterCounted(t, time.Millisecond, clock, m)
 	ctx := context.Background()
@@ -126,7 +126,7 @@ func TestStreamedPlanTransientAndRefusedStarts(t *testing.T) {
 // TestStreamedPlanShowsANotice: a passing note shows on the task in
 // progress, and the next update without it clears it.
 func TestStreamedPlanShowsANotice(t *testing.T) {
-	clock := newManualClock(t0)
+	clock := newManualClock(t, t0)
 	p, fake, r := newStreamingPresenter(t, time.Millisecond, clock)
 	ctx := context.Background()
 	p.Progress(ctx, r)

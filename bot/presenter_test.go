@@ -32,7 +32,7 @@ func newClockedPresenter(t *testing.T, interval time.Duration, clock *manualCloc
 	_, rdb := redistest.Start(t)
 	cfg := PresenterConfig{BotToken: fake.BotToken(), APIURL: fake.APIURL(), Memory: redisstore.NewSlackMemory(rdb), MinInterval: interval, Metrics: NewMetrics()}
 	if clock != nil {
-		cfg.Now, cfg.AfterFunc = clock.Now, clock.AfterFunc
+		cfg.Clock = clock
 	}
 	p, err := NewPresenter(cfg)
 	if err != nil {
@@ -55,7 +55,7 @@ func progressRun(fake *slackfake.Server, t *testing.T) *pipeline.Run {
 // TestProgressIsOneMessageCoalescedAndPaced: thirty updates within one
 // interval make one post and, at the interval, one edit carrying the latest.
 func TestProgressIsOneMessageCoalescedAndPaced(t *testing.T) {
-	clock := newManualClock(t0)
+	clock := newManualClock(t, t0)
 	p, fake := newClockedPresenter(t, 300*time.Millisecond, clock)
 	r := progressRun(fake, t)
 	ctx := context.Background()
@@ -82,15 +82,15 @@ func TestProgressIsOneMessageCoalescedAndPaced(t *testing.T) {
 		t.Fatalf("the edit does not carry the latest progress; thread: %+v", msgs)
 	}
 	clock.Advance(time.Hour)
-	if n := len(fake.Calls("chat.update")); n != 1 || clock.Pending() != 0 {
-		t.Errorf("%d edits and %d flushes pending with nothing new, want 1 and 0", n, clock.Pending())
+	if n := len(fake.Calls("chat.update")); n != 1 || clock.Pending() {
+		t.Errorf("%d edits, flushes pending: %v, with nothing new; want 1 and none", n, clock.Pending())
 	}
 }
 
 // TestProgressHonoursRetryAfter: an edit refused with 429 is sent again
 // when Retry-After has passed, never before, with the latest progress.
 func TestProgressHonoursRetryAfter(t *testing.T) {
-	clock := newManualClock(t0)
+	clock := newManualClock(t, t0)
 	p, fake := newClockedPresenter(t, 50*time.Millisecond, clock)
 	r := progressRun(fake, t)
 	ctx := context.Background()
@@ -316,7 +316,7 @@ func TestProgressStatesOfQuietRunsAreDropped(t *testing.T) {
 	fake.AddChannel(chanIn, "research", true)
 	_, rdb := redistest.Start(t)
 	clock := researchtest.NewClock(t0)
-	p, err := NewPresenter(PresenterConfig{BotToken: fake.BotToken(), APIURL: fake.APIURL(), Memory: redisstore.NewSlackMemory(rdb), MinInterval: time.Second, Now: clock.Now})
+	p, err := NewPresenter(PresenterConfig{BotToken: fake.BotToken(), APIURL: fake.APIURL(), Memory: redisstore.NewSlackMemory(rdb), MinInterval: time.Second, Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -376,7 +376,7 @@ func TestProgressStatesOfQuietRunsAreDropped(t *testing.T) {
 // as a line under the run's progress message (not a new message), until
 // the next progress update replaces it.
 func TestANoticeShowsUnderTheProgressMessage(t *testing.T) {
-	clock := newManualClock(t0)
+	clock := newManualClock(t, t0)
 	p, fake := newClockedPresenter(t, time.Millisecond, clock)
 	r := progressRun(fake, t)
 	ctx := context.Background()

@@ -9,8 +9,8 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-	"time"
 
+	"github.com/coder/quartz"
 	"github.com/slack-go/slack"
 
 	"github.com/researchbot/researchbot/bot/blockkit"
@@ -60,7 +60,9 @@ type StreamsConfig struct {
 	Metrics    *Metrics
 	HTTPClient *http.Client
 	Logger     *slog.Logger
-	Now        func() time.Time
+	// Clock dates the streams' conversations and lists, and waits out
+	// Slack's Retry-After; nil means the real clock.
+	Clock quartz.Clock
 }
 
 // Streams is the Slack side of research streams: "/research stream …", the
@@ -74,7 +76,7 @@ type Streams struct {
 	convs ConversationStore
 	model scheduler.TurnProposer
 	log   *slog.Logger
-	now   func() time.Time
+	clock quartz.Clock
 }
 
 var (
@@ -100,16 +102,16 @@ func NewStreams(cfg StreamsConfig) (*Streams, error) {
 		return nil, errors.New("bot: streams need " + strings.Join(missing, ", "))
 	}
 	s := &Streams{
-		svc: cfg.Service, convs: cfg.Conversations, model: cfg.Model, log: cfg.Logger, now: cfg.Now,
+		svc: cfg.Service, convs: cfg.Conversations, model: cfg.Model, log: cfg.Logger, clock: cfg.Clock,
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	s.log = slog.New(capLogs(s.log.Handler())) // stream clicks and replies carry what people typed
-	s.send = senderOr(cfg.Sender, SenderConfig{BotToken: cfg.BotToken, APIURL: cfg.APIURL, Metrics: cfg.Metrics, HTTPClient: cfg.HTTPClient, Logger: cfg.Logger})
-	if s.now == nil {
-		s.now = time.Now
+	if s.clock == nil {
+		s.clock = quartz.NewReal()
 	}
+	s.send = senderOr(cfg.Sender, SenderConfig{BotToken: cfg.BotToken, APIURL: cfg.APIURL, Metrics: cfg.Metrics, HTTPClient: cfg.HTTPClient, Logger: cfg.Logger, Clock: s.clock})
 	return s, nil
 }
 
@@ -135,7 +137,7 @@ func (s *Streams) HandleStream(ctx context.Context, cmd StreamCommand) error {
 		if err != nil {
 			return err
 		}
-		s.respond(ctx, cmd, blockkit.RenderStreamList(all, s.now()), "Research streams")
+		s.respond(ctx, cmd, blockkit.RenderStreamList(all, s.clock.Now()), "Research streams")
 	case "show":
 		st, err := s.svc.Show(ctx, name)
 		if err != nil {
@@ -275,7 +277,7 @@ func (s *Streams) changeProblem(ctx context.Context, err error, name, verb strin
 // first turn in its thread, and the conversation stored under the thread.
 func (s *Streams) startConversation(ctx context.Context, cmd StreamCommand) error {
 	tz := s.userTZ(ctx, cmd.UserID)
-	conv, turn := scheduler.BeginConversation(cmd.UserID, cmd.ChannelID, tz, s.now())
+	conv, turn := scheduler.BeginConversation(cmd.UserID, cmd.ChannelID, tz, s.clock.Now())
 	if cmd.InThread != "" {
 		return s.converseIn(ctx, cmd.InChannel, cmd.InThread, conv, turn)
 	}

@@ -118,13 +118,13 @@ func newStreamsE2E(t *testing.T) *streamsE2E {
 	store := redisstore.NewStreams(rdb, "rb:")
 	a.AddPresenter(scheduler.OriginKind, scheduler.NewDigestPresenter(scheduler.DigestPresenterConfig{Store: store, Inner: pres}))
 	clock := researchtest.NewClock(time.Now())
-	svc, err := scheduler.NewService(scheduler.ServiceConfig{Store: store, Runner: a.Engine, Queue: "runs", Now: clock.Now})
+	svc, err := scheduler.NewService(scheduler.ServiceConfig{Store: store, Runner: a.Engine, Queue: "runs", Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
 	streams, err := bot.NewStreams(bot.StreamsConfig{
 		BotToken: fake.BotToken(), APIURL: fake.APIURL(), Service: svc,
-		Conversations: redisstore.NewConversations(rdb, "rb:", 0), Model: a.StreamModel(), Metrics: metrics, Now: clock.Now,
+		Conversations: redisstore.NewConversations(rdb, "rb:", 0), Model: a.StreamModel(), Metrics: metrics, Clock: clock,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -44,6 +44,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/coder/quartz"
 	"golang.org/x/sync/singleflight"
 
 	doctext "github.com/researchbot/researchbot/extract"
@@ -81,8 +82,8 @@ type Config struct {
 	// after the guard has accepted that address; default a net.Dialer whose
 	// Control is the guard. A test seam to observe and redirect dials.
 	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
-	// Now is the clock; default time.Now.
-	Now func() time.Time
+	// Clock stamps the pages fetched; nil means the real clock.
+	Clock quartz.Clock
 }
 
 // Default values for Config. The bounds on a body and its text are
@@ -124,8 +125,8 @@ func (c Config) withDefaults() Config {
 	if c.CacheTTL <= 0 {
 		c.CacheTTL = DefaultCacheTTL
 	}
-	if c.Now == nil {
-		c.Now = time.Now
+	if c.Clock == nil {
+		c.Clock = quartz.NewReal()
 	}
 	return c
 }
@@ -387,7 +388,7 @@ func (f *Fetcher) get(ctx context.Context, rawURL string, u *url.URL) (Page, err
 		Truncated:    ex.Truncated,
 		ContentType:  mediaType,
 		StatusCode:   resp.StatusCode,
-		FetchedAt:    f.cfg.Now(),
+		FetchedAt:    f.cfg.Clock.Now(),
 	}
 	if p.CanonicalURL == "" {
 		p.CanonicalURL = p.FinalURL

@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/quartz"
+
 	"github.com/researchbot/researchbot/internal/redistest"
 	"github.com/researchbot/researchbot/redisstore"
 )
@@ -115,7 +117,9 @@ func TestFetchArticle(t *testing.T) {
 	})
 	srv := startServer(t, mux)
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	f := newTestFetcher(t, Config{Now: func() time.Time { return now }}, nil)
+	clock := quartz.NewMock(t)
+	clock.Set(now)
+	f := newTestFetcher(t, Config{Clock: clock}, nil)
 
 	p, err := f.Fetch(context.Background(), srv.URL+"/old#frag")
 	if err != nil {

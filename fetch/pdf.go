@@ -33,7 +33,7 @@ func (f *Fetcher) pdfPage(ctx context.Context, rawURL string, resp *http.Respons
 		PageCount:    doc.PageCount,
 		Note:         doc.Note,
 		StatusCode:   resp.StatusCode,
-		FetchedAt:    f.cfg.Now(),
+		FetchedAt:    f.cfg.Clock.Now(),
 	}, nil
 }
 

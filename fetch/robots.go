@@ -91,7 +91,7 @@ func (f *Fetcher) checkRobots(ctx context.Context, rawURL string, u *url.URL) er
 func (f *Fetcher) robotsFor(ctx context.Context, rawURL string, u *url.URL) (*robotstxt.RobotsData, error) {
 	origin := u.Scheme + "://" + u.Host
 	for attempt := 0; ; attempt++ {
-		if data, ok := f.robots.get(origin, f.cfg.Now()); ok {
+		if data, ok := f.robots.get(origin, f.cfg.Clock.Now()); ok {
 			return data, nil
 		}
 		ch := f.robotsFlight.DoChan(origin, func() (any, error) {
@@ -118,7 +118,7 @@ func (f *Fetcher) robotsFor(ctx context.Context, rawURL string, u *url.URL) (*ro
 // loadOrDownloadRobots reads origin's robots.txt from the shared cache, or
 // downloads (and caches) it, parses it and keeps it in memory.
 func (f *Fetcher) loadOrDownloadRobots(ctx context.Context, rawURL string, u *url.URL, origin string) (*robotstxt.RobotsData, error) {
-	now := f.cfg.Now()
+	now := f.cfg.Clock.Now()
 	key := "robots:v1:" + hashKey(origin)
 	status, body, err := f.loadRobots(ctx, key)
 	if err != nil {

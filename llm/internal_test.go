@@ -101,7 +101,7 @@ func TestAzureBaseURLs(t *testing.T) {
 }
 
 // TestImports keeps the dependency direction: llm depends on no other
-// researchbot package but the Retry-After reader, and llmtest (imported by other packages' tests) only on
+// researchbot package but the Retry-After reader and the clock's wait, and llmtest (imported by other packages' tests) only on
 // the standard library.
 func TestImports(t *testing.T) {
 	check := func(dir string, allowed func(path string) bool) {
@@ -126,7 +126,7 @@ func TestImports(t *testing.T) {
 		}
 	}
 	check(".", func(p string) bool {
-		return !strings.HasPrefix(p, "github.com/researchbot/") || p == "github.com/researchbot/researchbot/internal/retryafter"
+		return !strings.HasPrefix(p, "github.com/researchbot/") || p == "github.com/researchbot/researchbot/internal/retryafter" || p == "github.com/researchbot/researchbot/internal/clockwait"
 	})
 	check("llmtest", func(p string) bool { return !strings.Contains(strings.Split(p, "/")[0], ".") })
 }

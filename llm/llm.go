@@ -28,7 +28,10 @@ import (
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
+	"github.com/coder/quartz"
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/researchbot/researchbot/internal/clockwait"
 )
 
 // DefaultBaseURL is used when Config.BaseURL is empty.
@@ -90,11 +93,10 @@ type Config struct {
 	HTTPClient *http.Client
 	// Logger receives retry and failure notes. Default discards.
 	Logger *slog.Logger
-	// Sleep waits between retries; tests inject a fake. Default sleeps for d
-	// or until ctx ends.
-	Sleep func(ctx context.Context, d time.Duration) error
-	// Now is the clock used to interpret Retry-After dates. Default time.Now.
-	Now func() time.Time
+	// Clock times the waits between retries (its timers are tagged "llm",
+	// "retry") and reads Retry-After dates; nil means the real clock.
+	// Tests pass a quartz mock and advance it instead of waiting.
+	Clock quartz.Clock
 }
 
 // String describes the configuration without its API key, so that printing
@@ -165,8 +167,7 @@ type Client struct {
 	prices     map[string]Price
 	limiter    Limiter
 	log        *slog.Logger
-	sleep      func(ctx context.Context, d time.Duration) error
-	now        func() time.Time
+	clock      quartz.Clock
 	schemas    sync.Map // reflect.Type -> *compiledSchema
 }
 
@@ -209,8 +210,7 @@ func New(cfg Config) (*Client, error) {
 		prices:     cfg.Prices,
 		limiter:    cfg.Limiter,
 		log:        cfg.Logger,
-		sleep:      cfg.Sleep,
-		now:        cfg.Now,
+		clock:      cfg.Clock,
 	}
 	if c.timeout <= 0 {
 		c.timeout = 120 * time.Second
@@ -227,11 +227,8 @@ func New(cfg Config) (*Client, error) {
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
-	if c.sleep == nil {
-		c.sleep = sleepCtx
-	}
-	if c.now == nil {
-		c.now = time.Now
+	if c.clock == nil {
+		c.clock = quartz.NewReal()
 	}
 	return c, nil
 }
@@ -409,14 +406,14 @@ func (c *Client) complete(ctx context.Context, req Request, name string, sch *co
 			return "", "", cerr
 		}
 		d := b.NextBackOff()
-		if ra, ok := meta.retryAfter(c.now()); ok {
+		if ra, ok := meta.retryAfter(c.clock.Now()); ok {
 			d = ra
 		}
 		c.log.DebugContext(ctx, "llm: retrying", "model", req.Model, "attempt", attempt+1, "wait", d, "err", cerr)
 		if req.OnRetry != nil {
 			req.OnRetry(Retry{N: attempt + 1, Max: c.maxRetries, Wait: d, Cause: cerr})
 		}
-		if err := c.sleep(ctx, d); err != nil {
+		if err := clockwait.Sleep(ctx, c.clock, d, "llm", "retry"); err != nil {
 			return "", "", fmt.Errorf("llm: gave up waiting to retry (%w): %w", cerr, err)
 		}
 	}
@@ -570,16 +567,4 @@ func sanitizeName(s string) string {
 		name = name[:64]
 	}
 	return name
-}
-
-// sleepCtx waits for d or until ctx ends.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

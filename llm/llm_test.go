@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/quartz"
+
 	"github.com/researchbot/researchbot/llm"
 	"github.com/researchbot/researchbot/llm/llmtest"
 )
@@ -45,17 +47,44 @@ func validAnalysis() analysis {
 	}
 }
 
-// sleeper records the waits the client asks for without waiting.
+// sleeper is the client's clock: a quartz mock whose retry waits it
+// records and ends at once, advancing the clock by each one.
 type sleeper struct {
+	*quartz.Mock
 	mu     sync.Mutex
 	delays []time.Duration
 }
 
-func (s *sleeper) Sleep(ctx context.Context, d time.Duration) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.delays = append(s.delays, d)
-	return ctx.Err()
+// newSleeper returns a sleeper serving the retry timers until the test ends.
+func newSleeper(t *testing.T) *sleeper {
+	s := &sleeper{Mock: quartz.NewMock(t)}
+	trap := s.Trap().NewTimer("llm", "retry")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		trap.Close()
+	})
+	go func() {
+		defer close(done)
+		for {
+			call, err := trap.Wait(ctx)
+			if err != nil {
+				return
+			}
+			s.mu.Lock()
+			s.delays = append(s.delays, call.Duration)
+			s.mu.Unlock()
+			if call.Release(ctx) != nil {
+				return
+			}
+			if s.Advance(call.Duration).Wait(ctx) != nil {
+				return
+			}
+		}
+	}()
+	return s
 }
 
 func (s *sleeper) Delays() []time.Duration {
@@ -68,8 +97,8 @@ const testKey = "sk-test-SuperSecretKey1234567890"
 
 func newClient(t *testing.T, srv *llmtest.Server, mod func(*llm.Config)) (*llm.Client, *sleeper) {
 	t.Helper()
-	sl := &sleeper{}
-	cfg := llm.Config{BaseURL: srv.URL(), APIKey: testKey, Sleep: sl.Sleep, Timeout: 5 * time.Second}
+	sl := newSleeper(t)
+	cfg := llm.Config{BaseURL: srv.URL(), APIKey: testKey, Clock: sl, Timeout: 5 * time.Second}
 	if mod != nil {
 		mod(&cfg)
 	}
@@ -305,7 +334,8 @@ func TestRetryAfterHTTPDateHonoured(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	date := now.Add(30 * time.Second).Format(http.TimeFormat)
 	srv := llmtest.NewServer(t, llmtest.Sequence(llmtest.RateLimited(date), llmtest.JSON(validAnalysis())))
-	c, sl := newClient(t, srv, func(cfg *llm.Config) { cfg.Now = func() time.Time { return now } })
+	c, sl := newClient(t, srv, nil)
+	sl.Set(now)
 	var got analysis
 	if _, err := c.Generate(context.Background(), request(), &got); err != nil {
 		t.Fatalf("Generate: %v", err)
@@ -622,8 +652,8 @@ func TestKeyNeverInErrors(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	_ = ln.Close()
-	sl := &sleeper{}
-	c, err := llm.New(llm.Config{BaseURL: "http://" + addr + "/v1", APIKey: testKey, Sleep: sl.Sleep, MaxRetries: 1})
+	sl := newSleeper(t)
+	c, err := llm.New(llm.Config{BaseURL: "http://" + addr + "/v1", APIKey: testKey, Clock: sl, MaxRetries: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,10 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/coder/quartz"
+
+	"github.com/researchbot/researchbot/internal/clockwait"
 )
 
 // RateBudget is a rate budget shared by every replica
@@ -20,14 +24,15 @@ type SharedLimiter struct {
 	budget    RateBudget
 	key       string
 	perMinute int
-	sleep     func(ctx context.Context, d time.Duration) error
+	// clock times the waits for the budget (timers tagged "llm", "limiter").
+	clock quartz.Clock
 }
 
 // NewSharedLimiter returns a limiter allowing perMinute requests per minute
 // for key (one key per provider, e.g. "openai" or a base URL's host) in
-// budget. perMinute <= 0 disables pacing.
-func NewSharedLimiter(budget RateBudget, key string, perMinute int) *SharedLimiter {
-	return &SharedLimiter{budget: budget, key: key, perMinute: perMinute, sleep: sleepCtx}
+// budget, waiting on clock when it is spent. perMinute <= 0 disables pacing.
+func NewSharedLimiter(budget RateBudget, key string, perMinute int, clock quartz.Clock) *SharedLimiter {
+	return &SharedLimiter{budget: budget, key: key, perMinute: perMinute, clock: clock}
 }
 
 // Wait blocks until a request may be made or ctx ends. A failure of the
@@ -48,7 +53,7 @@ func (l *SharedLimiter) Wait(ctx context.Context) error {
 		if d <= 0 {
 			return nil
 		}
-		if err := l.sleep(ctx, d); err != nil {
+		if err := clockwait.Sleep(ctx, l.clock, d, "llm", "limiter"); err != nil {
 			return err
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/quartz"
+
 	"github.com/researchbot/researchbot/internal/redistest"
 	"github.com/researchbot/researchbot/llm"
 	"github.com/researchbot/researchbot/redisstore"
@@ -14,7 +16,7 @@ import (
 func TestSharedLimiterPaces(t *testing.T) {
 	_, rdb := redistest.Start(t)
 	const perMinute = 60 // a burst of 60, then one per second
-	lim := llm.NewSharedLimiter(redisstore.NewRateLimiter(rdb, "llm"), "pace", perMinute)
+	lim := llm.NewSharedLimiter(redisstore.NewRateLimiter(rdb, "llm"), "pace", perMinute, quartz.NewReal())
 	ctx := context.Background()
 	start := time.Now()
 	for i := range perMinute {
@@ -35,9 +37,9 @@ func TestSharedLimiterPaces(t *testing.T) {
 
 func TestSharedLimiterSharedAcrossReplicas(t *testing.T) {
 	_, rdb := redistest.Start(t)
-	a := llm.NewSharedLimiter(redisstore.NewRateLimiter(rdb, "llm"), "openai", 2)
-	b := llm.NewSharedLimiter(redisstore.NewRateLimiter(rdb, "llm"), "openai", 2) // another replica, same provider
-	other := llm.NewSharedLimiter(redisstore.NewRateLimiter(rdb, "llm"), "ollama", 2)
+	a := llm.NewSharedLimiter(redisstore.NewRateLimiter(rdb, "llm"), "openai", 2, quartz.NewReal())
+	b := llm.NewSharedLimiter(redisstore.NewRateLimiter(rdb, "llm"), "openai", 2, quartz.NewReal()) // another replica, same provider
+	other := llm.NewSharedLimiter(redisstore.NewRateLimiter(rdb, "llm"), "ollama", 2, quartz.NewReal())
 	ctx := context.Background()
 	for i := range 2 {
 		if err := a.Wait(ctx); err != nil {
@@ -56,7 +58,7 @@ func TestSharedLimiterSharedAcrossReplicas(t *testing.T) {
 
 func TestSharedLimiterDisabled(t *testing.T) {
 	_, rdb := redistest.Start(t)
-	lim := llm.NewSharedLimiter(redisstore.NewRateLimiter(rdb, "llm"), "off", 0)
+	lim := llm.NewSharedLimiter(redisstore.NewRateLimiter(rdb, "llm"), "off", 0, quartz.NewReal())
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	for i := range 1000 {
@@ -71,7 +73,7 @@ func TestSharedLimiterDisabled(t *testing.T) {
 
 func TestSharedLimiterWithClient(t *testing.T) {
 	_, rdb := redistest.Start(t)
-	lim := llm.NewSharedLimiter(redisstore.NewRateLimiter(rdb, "llm"), "client", 1)
+	lim := llm.NewSharedLimiter(redisstore.NewRateLimiter(rdb, "llm"), "client", 1, quartz.NewReal())
 	var l llm.Limiter = lim // implements Limiter
 	if err := l.Wait(context.Background()); err != nil {
 		t.Fatal(err)

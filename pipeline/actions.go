@@ -19,7 +19,7 @@ var ErrNotStranded = errors.New("this checkpoint can still be shown: it can be a
 // checkpoint at its position or its next step.
 func (e *Engine) Skip(ctx context.Context, instanceID, by string) (*Run, error) {
 	return e.changeCurrent(ctx, instanceID, func(r *Run, inst *checkpoints.Instance) error {
-		if err := inst.Skip(e.cfg.Now(), by, "skipped by "+by); err != nil {
+		if err := inst.Skip(e.cfg.Clock.Now(), by, "skipped by "+by); err != nil {
 			return err
 		}
 		r.Stranded = ""
@@ -35,7 +35,7 @@ func (e *Engine) Retry(ctx context.Context, instanceID, by string) (*Run, error)
 			return err
 		}
 		r.Stranded = ""
-		r.trace(e.cfg.Now(), r.Step, "checkpoint %s: %s asked to show it again", inst.DefinitionID, by)
+		r.trace(e.cfg.Clock.Now(), r.Step, "checkpoint %s: %s asked to show it again", inst.DefinitionID, by)
 		return nil
 	})
 }
@@ -67,7 +67,7 @@ func (e *Engine) ContinueWithout(ctx context.Context, instanceID, admin string) 
 		if r.LostAt(inst) && r.Stranded != inst.ID && !stopped {
 			waive = inst.WaiveLost
 		}
-		if err := waive(e.cfg.Now(), admin, reason); err != nil {
+		if err := waive(e.cfg.Clock.Now(), admin, reason); err != nil {
 			return err
 		}
 		r.Stranded = ""

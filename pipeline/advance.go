@@ -70,7 +70,7 @@ func (e *Engine) Advance(ctx context.Context, runID string) error {
 // worker, it is asked to stop (cancelBy), or its checkpoint's deadline has
 // passed.
 func (e *Engine) hasWork(r *Run, cancelBy string) bool {
-	return r.NeedsWorker() || r.dueAt(e.cfg.Now()) != nil || !r.Status.Final() && cancelBy != ""
+	return r.NeedsWorker() || r.dueAt(e.cfg.Clock.Now()) != nil || !r.Status.Final() && cancelBy != ""
 }
 
 // NeedsWorker reports whether a worker has something to do for the run: a
@@ -133,7 +133,7 @@ func (e *Engine) advanceLeased(ctx context.Context, runID string) (*Run, error) 
 		return nil, fmt.Errorf("lease run %s: %w", runID, err)
 	}
 	defer lease.Release()
-	leasedAt := e.cfg.Now()
+	leasedAt := e.cfg.Clock.Now()
 	var saved *Run // the run as this worker saved it after its last step
 	for {
 		r, by, err := e.reloadForStep(ctx, runID, saved)
@@ -259,7 +259,7 @@ func (e *Engine) advanceWaiting(ctx context.Context, r *Run, inst *checkpoints.I
 	case checkpoints.StateSkipped:
 		// Skipped by a person or an admin (or by the engine before a crash): go on.
 		r.leaveCheckpoint()
-		r.trace(e.cfg.Now(), r.Step, "checkpoint %s skipped", inst.DefinitionID)
+		r.trace(e.cfg.Clock.Now(), r.Step, "checkpoint %s skipped", inst.DefinitionID)
 		if err := e.save(ctx, r); err != nil {
 			return false, err
 		}
@@ -272,14 +272,14 @@ func (e *Engine) advanceWaiting(ctx context.Context, r *Run, inst *checkpoints.I
 		r.leaveCheckpoint()
 		return true, e.save(ctx, r)
 	case checkpoints.StateOffered, checkpoints.StateActive:
-		if r.dueAt(e.cfg.Now()) != nil {
+		if r.dueAt(e.cfg.Clock.Now()) != nil {
 			return e.timeOut(ctx, r, inst)
 		}
 		return false, nil
 	case checkpoints.StateTimedOut:
 		// Its re-offers are used up: a person's turn, reminded while its
 		// reminder policy allows, then escalated once.
-		if r.dueAt(e.cfg.Now()) != nil {
+		if r.dueAt(e.cfg.Clock.Now()) != nil {
 			if !inst.RemindersLeft() {
 				return e.stopReminders(ctx, r, inst)
 			}
@@ -326,9 +326,9 @@ func (e *Engine) runStep(ctx context.Context, r *Run) (err error) {
 	ctx, endSpan := e.traceStep(ctx, r)
 	defer func() { endSpan(err) }()
 	e.log.Debug("step start", "run", r.ID, "step", step, "attempt", r.Attempt.N)
-	start := e.cfg.Now()
+	start := e.cfg.Clock.Now()
 	err = e.execStep(ctx, r, st)
-	elapsed := e.cfg.Now().Sub(start)
+	elapsed := e.cfg.Clock.Now().Sub(start)
 	e.log.Debug("step end", "run", r.ID, "step", step, "attempt", r.Attempt.N, "duration", elapsed, "ok", err == nil)
 	if e.cfg.Observer != nil {
 		e.cfg.Observer.StepDone(step, elapsed, err)
@@ -406,7 +406,7 @@ func (e *Engine) stepFailed(ctx context.Context, runID string, fence int64, elap
 	if err != nil {
 		return err
 	}
-	now := e.cfg.Now()
+	now := e.cfg.Clock.Now()
 	msg := Describe(cause)
 	r.Attempt.LastError = msg
 	r.Active += elapsed
@@ -477,7 +477,7 @@ func (e *Engine) save(ctx context.Context, r *Run) error {
 		r.PersonToken = "" // the person's permission lasts as long as their run
 	}
 	for range MaxSteeringNotes + 1 {
-		r.UpdatedAt = e.cfg.Now()
+		r.UpdatedAt = e.cfg.Clock.Now()
 		err := e.cfg.Store.Save(ctx, r)
 		if !errors.Is(err, ErrConflict) || !e.rebaseNotes(ctx, r) {
 			return err
@@ -527,7 +527,7 @@ func (e *Engine) finished(ctx context.Context, r *Run) error {
 			return context.Cause(ctx)
 		}
 		r.PresentAttempts++
-		r.recordError(e.cfg.Now(), r.Step, "present", "the outcome could not be shown: "+err.Error())
+		r.recordError(e.cfg.Clock.Now(), r.Step, "present", "the outcome could not be shown: "+err.Error())
 		if r.PresentAttempts < maxPresentAttempts {
 			e.log.Warn("presenting the finished run failed; it will be tried again", "run", r.ID, "attempt", r.PresentAttempts, "err", err)
 			if serr := e.save(ctx, r); serr != nil && !errors.Is(serr, ErrConflict) {
@@ -556,7 +556,7 @@ func (e *Engine) finished(ctx context.Context, r *Run) error {
 // offered, before the presenter shows it, so a click that arrives at once
 // finds it open and a worker that dies before showing it is replaced.
 func (e *Engine) offer(ctx context.Context, r *Run, inst *checkpoints.Instance) (bool, error) {
-	now := e.cfg.Now()
+	now := e.cfg.Clock.Now()
 	if auto, ok := e.cfg.AutoDeciders[r.Origin.Kind]; ok {
 		if d, ok := auto.AutoDecide(r, inst); ok {
 			if err := inst.Offer(now, "engine"); err != nil {
@@ -630,7 +630,7 @@ func (e *Engine) present(ctx context.Context, r *Run) error {
 // and its definition's circuit breaker. The returned error makes the worker
 // try again later.
 func (e *Engine) offerFailed(ctx context.Context, r *Run, instID string, cause error) error {
-	now := e.cfg.Now()
+	now := e.cfg.Clock.Now()
 	recorded := false
 	var trip *breakerTrip
 	err := e.update(ctx, r, func(r *Run) bool {
@@ -694,7 +694,7 @@ func (e *Engine) recordCheckpointFailure(ctx context.Context, runID, defID strin
 // for a person's Retry or an admin's "continue without it" (Slack, or
 // researchbot checkpoints skip), and the presenter is told.
 func (e *Engine) giveUpCheckpoint(ctx context.Context, r *Run, inst *checkpoints.Instance) (bool, error) {
-	now := e.cfg.Now()
+	now := e.cfg.Clock.Now()
 	if !inst.Required {
 		if err := inst.Skip(now, "engine", "could not be shown: "+inst.LastError); err != nil {
 			return false, err
@@ -726,7 +726,7 @@ func (e *Engine) giveUpCheckpoint(ctx context.Context, r *Run, inst *checkpoints
 // timeout (checkpoints.TimeoutApprove) approves itself instead, unless a
 // required field is empty.
 func (e *Engine) timeOut(ctx context.Context, r *Run, inst *checkpoints.Instance) (bool, error) {
-	now := e.cfg.Now()
+	now := e.cfg.Clock.Now()
 	if inst.OnTimeout == checkpoints.TimeoutApprove {
 		// Its definition says it approves itself at its deadline (and the
 		// person was told so): a decision, recorded and collapsed like any.
@@ -772,7 +772,7 @@ func (e *Engine) timeOut(ctx context.Context, r *Run, inst *checkpoints.Instance
 // the policy names. The state is saved first, so the escalation is made at
 // most once.
 func (e *Engine) stopReminders(ctx context.Context, r *Run, inst *checkpoints.Instance) (bool, error) {
-	now := e.cfg.Now()
+	now := e.cfg.Clock.Now()
 	if err := inst.StopReminders(now); err != nil {
 		return false, err
 	}
@@ -790,7 +790,7 @@ func (e *Engine) stopReminders(ctx context.Context, r *Run, inst *checkpoints.In
 // remind shows a timed-out checkpoint again as a reminder and sets its next
 // deadline one backed-off interval on.
 func (e *Engine) remind(ctx context.Context, r *Run, inst *checkpoints.Instance) (bool, error) {
-	now := e.cfg.Now()
+	now := e.cfg.Clock.Now()
 	if err := inst.Remind(now); err != nil {
 		return false, err
 	}
@@ -807,7 +807,7 @@ func (e *Engine) remind(ctx context.Context, r *Run, inst *checkpoints.Instance)
 // open. A timer that goes off early (the queue keeps whole seconds, clocks
 // differ) sets itself again for the deadline.
 func (e *Engine) CheckTimeout(ctx context.Context, runID, instanceID string, deadline time.Time) error {
-	if e.cfg.Now().Before(deadline) {
+	if e.cfg.Clock.Now().Before(deadline) {
 		r, err := e.cfg.Store.Load(ctx, runID)
 		if err != nil {
 			return err
@@ -821,7 +821,7 @@ func (e *Engine) CheckTimeout(ctx context.Context, runID, instanceID string, dea
 }
 
 func (e *Engine) finishCancelled(ctx context.Context, r *Run, by string) error {
-	now := e.cfg.Now()
+	now := e.cfg.Clock.Now()
 	r.Status = StatusCancelled
 	r.Step = StepDone
 	r.FinishedAt = now
@@ -840,7 +840,7 @@ func (e *Engine) finishCancelled(ctx context.Context, r *Run, by string) error {
 // endEarly ends a run that cannot go on: with content, through the fallback
 // (a partial report stating why); without, as failed with the reason.
 func (e *Engine) endEarly(r *Run, msg string) {
-	now := e.cfg.Now()
+	now := e.cfg.Clock.Now()
 	r.recordError(now, r.Step, "internal", msg)
 	if len(r.Drafts) > 0 || r.Analysis != nil || len(r.Pages) > 0 {
 		r.FallbackReason = msg

@@ -179,7 +179,7 @@ func (e *Engine) Ask(ctx context.Context, runID, question, by string) (*Run, Fol
 		}
 		f = CheckAnswer(out, pages)
 	}
-	f.Question, f.By, f.At, f.CostUSD = question, by, e.cfg.Now(), u.CostUSD
+	f.Question, f.By, f.At, f.CostUSD = question, by, e.cfg.Clock.Now(), u.CostUSD
 	err = e.update(ctx, r, func(r *Run) bool {
 		f.ID = r.ID + ".f" + strconv.Itoa(len(r.FollowUps)+1)
 		r.FollowUps = append(r.FollowUps, f)
@@ -306,7 +306,7 @@ func (e *Engine) claimFollowUp(ctx context.Context, req *Request, childID string
 			return false
 		}
 		g.Child = childID
-		p.trace(e.cfg.Now(), p.Step, "follow-up %s is researched by run %s", g.ID, childID)
+		p.trace(e.cfg.Clock.Now(), p.Step, "follow-up %s is researched by run %s", g.ID, childID)
 		return true
 	})
 	if err != nil {

@@ -51,7 +51,7 @@ func finishedRun(t *testing.T) (*pipeline.Engine, *asker, *redisstore.Store) {
 	var idMu sync.Mutex
 	eng, err := pipeline.New(pipeline.Config{
 		Store: store, Queue: &queue{}, Locker: redisstore.NewLocker(rdb, "", 5*time.Second),
-		Model: m, Searcher: web{}, Fetcher: web{}, Now: researchtest.NewClock(t0).Now,
+		Model: m, Searcher: web{}, Fetcher: web{}, Clock: researchtest.NewClock(t0),
 		NewID: func() string {
 			idMu.Lock()
 			defer idMu.Unlock()

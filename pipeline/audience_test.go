@@ -164,7 +164,7 @@ func TestBoundaryHoldsInRuns(t *testing.T) {
 			eng, err := pipeline.New(pipeline.Config{
 				Store: store, Queue: &queue{}, Locker: redisstore.NewLocker(rdb, "", 5*time.Second),
 				Model: m, Searcher: boundaryWeb{}, Fetcher: boundaryWeb{},
-				Presenters: map[string]pipeline.Presenter{"test": &presenter{}}, Now: researchtest.NewClock(t0).Now,
+				Presenters: map[string]pipeline.Presenter{"test": &presenter{}}, Clock: researchtest.NewClock(t0),
 				NewID: func() string { return "r-1" },
 			})
 			if err != nil {

@@ -155,7 +155,7 @@ func newFlow(t *testing.T, reviews ...pipeline.CritiqueOutput) (*flow, *definiti
 	eng, err := pipeline.New(pipeline.Config{
 		Store: ds, Queue: &queue{}, Locker: redisstore.NewLocker(rdb, "", 5*time.Second),
 		Model: f.model, Searcher: web{}, Fetcher: web{},
-		Presenters: map[string]pipeline.Presenter{"test": f.pres}, Now: f.clock.Now,
+		Presenters: map[string]pipeline.Presenter{"test": f.pres}, Clock: f.clock,
 		NewID: func() string { return "r-1" },
 	})
 	if err != nil {
@@ -370,7 +370,7 @@ func strand(t *testing.T) (*flow, *failing) {
 	eng, err := pipeline.New(pipeline.Config{
 		Store: f.store, Queue: &queue{}, Locker: redisstore.NewLocker(rdb, "", 5*time.Second),
 		Model: f.model, Searcher: web{}, Fetcher: web{},
-		Presenters: map[string]pipeline.Presenter{"test": p}, Now: researchtest.NewClock(t0).Now,
+		Presenters: map[string]pipeline.Presenter{"test": p}, Clock: researchtest.NewClock(t0),
 		NewID: func() string { return "r-1" },
 	})
 	if err != nil {

@@ -79,7 +79,7 @@ func (r *Run) shrink(now time.Time, step Step) bool {
 }
 
 func (e *Engine) stepAnalyze(ctx context.Context, r *Run) error {
-	now := e.cfg.Now()
+	now := e.cfg.Clock.Now()
 	if len(r.Pages) == 0 {
 		if r.restrictedToNew() {
 			r.Step = StepOutput
@@ -168,7 +168,7 @@ func (e *Engine) stepAnalyze(ctx context.Context, r *Run) error {
 // ---- write ----
 
 func (e *Engine) stepWrite(ctx context.Context, r *Run) error {
-	now := e.cfg.Now()
+	now := e.cfg.Clock.Now()
 	if e.overBudget(r) && len(r.Drafts) > 0 {
 		r.toFallback("the budget ran out while revising")
 		return nil
@@ -224,7 +224,7 @@ func (e *Engine) stepWrite(ctx context.Context, r *Run) error {
 // ---- review ----
 
 func (e *Engine) stepReview(ctx context.Context, r *Run) error {
-	now := e.cfg.Now()
+	now := e.cfg.Clock.Now()
 	d := r.Drafts[len(r.Drafts)-1]
 	var out CritiqueOutput
 	system, user := ReviewerPrompt(r, d)
@@ -324,7 +324,7 @@ func (r *Run) routeAfterReview(c Critique, canIterate bool) {
 // ---- output and fallback ----
 
 func (e *Engine) stepOutput(_ context.Context, r *Run) error {
-	now := e.cfg.Now()
+	now := e.cfg.Clock.Now()
 	if len(r.Drafts) == 0 {
 		if r.restrictedToNew() {
 			r.Report = NothingNewReport(r, now)
@@ -346,7 +346,7 @@ func (e *Engine) stepOutput(_ context.Context, r *Run) error {
 }
 
 func (e *Engine) stepFallback(_ context.Context, r *Run) error {
-	now := e.cfg.Now()
+	now := e.cfg.Clock.Now()
 	reason := r.FallbackReason
 	if reason == "" {
 		reason = "the run could not complete normally"

@@ -16,7 +16,7 @@ import (
 // the note into feedback for another iteration, bounded by MaxIterations.
 // Then it collapses the checkpoint, saves, and tells the presenter.
 func (e *Engine) applyDecision(ctx context.Context, r *Run, inst *checkpoints.Instance) error {
-	now := e.cfg.Now()
+	now := e.cfg.Clock.Now()
 	d := inst.Decision
 	if d == nil {
 		return fmt.Errorf("checkpoint %s is submitted without a decision", inst.ID)

@@ -12,6 +12,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/coder/quartz"
+
 	"github.com/researchbot/researchbot/checkpoints"
 )
 
@@ -74,11 +76,11 @@ type Config struct {
 	Observer Observer
 	// Tracer records each run as one trace; nil means none.
 	Tracer Tracer
-	Now    func() time.Time
-	// Sleep waits between attempts (a wake-up the queue refused, a decision
-	// whose save has an unknown outcome) or until ctx ends; nil waits on the
-	// real clock. Tests inject one that returns at once.
-	Sleep  func(ctx context.Context, d time.Duration) error
+	// Clock is the engine's one time source: the times a run records, its
+	// timeouts and due times, and the waits between attempts (a wake-up the
+	// queue refused, a decision whose save has an unknown outcome; timers
+	// tagged "pipeline", "retry"); nil means the real clock.
+	Clock  quartz.Clock
 	Logger *slog.Logger
 	// NewID makes run ids; nil means a random id.
 	NewID func() string
@@ -124,11 +126,8 @@ func New(cfg Config) (*Engine, error) {
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("pipeline: engine needs %s", strings.Join(missing, ", "))
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.Sleep == nil {
-		cfg.Sleep = waitCtx
+	if cfg.Clock == nil {
+		cfg.Clock = quartz.NewReal()
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -278,7 +277,7 @@ func (e *Engine) create(ctx context.Context, req Request, id string) (*Run, erro
 	if mode == "" {
 		mode = checkpoints.ModeGuided
 	}
-	now := e.cfg.Now()
+	now := e.cfg.Clock.Now()
 	r := &Run{
 		ID:            id,
 		Parent:        FollowUpRun(req.FollowUpOf),
@@ -331,7 +330,7 @@ func (e *Engine) SeedDefinitions(ctx context.Context) error {
 	for _, d := range have {
 		known[d.ID] = true
 	}
-	for _, d := range checkpoints.Builtins(e.cfg.Now()) {
+	for _, d := range checkpoints.Builtins(e.cfg.Clock.Now()) {
 		if known[d.ID] {
 			continue
 		}

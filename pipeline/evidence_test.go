@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/coder/quartz"
 )
 
 func TestSentenceSpansKeepAbbreviationsAndTrailingMarkers(t *testing.T) {
@@ -161,7 +163,9 @@ func (pdfFetcher) Fetch(_ context.Context, u string) (Document, error) {
 }
 
 func TestFetchKeepsPDFPages(t *testing.T) {
-	e := &Engine{cfg: Config{Fetcher: pdfFetcher{}, Now: func() time.Time { return time.Unix(0, 0) }}}
+	clock := quartz.NewMock(t)
+	clock.Set(time.Unix(0, 0))
+	e := &Engine{cfg: Config{Fetcher: pdfFetcher{}, Clock: clock}}
 	r := &Run{Sources: []Source{{ID: 1, URL: "https://agency.example.org/report", Selected: true}}}
 	if err := e.stepFetch(context.Background(), r); err != nil {
 		t.Fatal(err)

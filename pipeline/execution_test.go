@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/quartz"
 	"go.uber.org/goleak"
 
 	"github.com/researchbot/researchbot/checkpoints"
@@ -160,14 +161,22 @@ type env struct {
 	sleeps []time.Duration // the engine's waits between attempts, in order
 }
 
-// sleep is the engine's Sleep: it records the wait and moves the clock
-// instead of waiting.
-func (e *env) sleep(ctx context.Context, d time.Duration) error {
-	e.mu.Lock()
-	e.sleeps = append(e.sleeps, d)
-	e.mu.Unlock()
-	e.clock.Advance(d)
-	return ctx.Err()
+// steppingClock is the engine's clock: it reads env's clock, and a timer
+// (a wait between attempts) is recorded, moves env's clock by its duration
+// and fires at once, instead of waiting.
+type steppingClock struct {
+	*researchtest.Clock
+	e *env
+}
+
+// NewTimer records d, advances the clock by d and returns a timer that has
+// fired.
+func (c steppingClock) NewTimer(d time.Duration, tags ...string) *quartz.Timer {
+	c.e.mu.Lock()
+	c.e.sleeps = append(c.e.sleeps, d)
+	c.e.mu.Unlock()
+	c.Advance(d)
+	return c.Clock.NewTimer(0, tags...)
 }
 
 func (e *env) slept() []time.Duration {
@@ -197,8 +206,8 @@ func newEnvWith(t *testing.T, wrap func(pipeline.Store) pipeline.Store, tune fun
 	cfg := pipeline.Config{
 		Store: e.store, Queue: e.queue, Locker: redisstore.NewLocker(rdb, "", 5*time.Second),
 		Model: e.model, Searcher: nothing{}, Fetcher: nothing{},
-		Presenters: map[string]pipeline.Presenter{"test": e.pres}, Now: e.clock.Now,
-		Sleep: e.sleep, NewID: func() string { return "r-1" },
+		Presenters: map[string]pipeline.Presenter{"test": e.pres}, Clock: steppingClock{e.clock, e},
+		NewID: func() string { return "r-1" },
 	}
 	if tune != nil {
 		tune(&cfg)

@@ -104,7 +104,7 @@ func (e *Engine) AttachFiles(ctx context.Context, runID string, files []File) (*
 			refused = ErrTooManyFiles
 			return false
 		}
-		now := e.cfg.Now()
+		now := e.cfg.Clock.Now()
 		for _, f := range files {
 			r.Files = append(r.Files, f)
 			r.trace(now, r.Step, "file %s shared by %s", clipText(flatLine(f.Name), 120), flatLine(f.SharedBy))

@@ -27,7 +27,7 @@ func TestAFileSharedBeforeThePlanIsApprovedIsReadAndCitedWithItsSharer(t *testin
 	eng, err := pipeline.New(pipeline.Config{
 		Store: store, Queue: &queue{}, Locker: redisstore.NewLocker(rdb, "", 5*time.Second),
 		Model: fileModel{&scripted{reviews: []pipeline.CritiqueOutput{passes}}}, Searcher: web{}, Fetcher: web{},
-		Presenters: map[string]pipeline.Presenter{"test": &presenter{}}, Now: researchtest.NewClock(t0).Now,
+		Presenters: map[string]pipeline.Presenter{"test": &presenter{}}, Clock: researchtest.NewClock(t0),
 		NewID: func() string { return "r-1" },
 	})
 	if err != nil {

@@ -63,7 +63,7 @@ func TestFilesAreReadFirstAndCitedByName(t *testing.T) {
 	eng, err := pipeline.New(pipeline.Config{
 		Store: store, Queue: &queue{}, Locker: redisstore.NewLocker(rdb, "", 5*time.Second),
 		Model: fileModel{&scripted{reviews: []pipeline.CritiqueOutput{passes}}}, Searcher: w, Fetcher: w,
-		Presenters: map[string]pipeline.Presenter{"test": pres}, Now: researchtest.NewClock(t0).Now,
+		Presenters: map[string]pipeline.Presenter{"test": pres}, Clock: researchtest.NewClock(t0),
 		NewID: func() string { return "r-1" },
 	})
 	if err != nil {

@@ -17,7 +17,7 @@ import (
 // ---- plan ----
 
 func (e *Engine) stepPlan(ctx context.Context, r *Run) error {
-	now := e.cfg.Now()
+	now := e.cfg.Clock.Now()
 	if e.overBudget(r) {
 		r.toFallback("the budget ran out before a plan was made")
 		return nil
@@ -154,7 +154,7 @@ func cleanLines(in []string) []string {
 // ---- search ----
 
 func (e *Engine) stepSearch(ctx context.Context, r *Run) error {
-	now := e.cfg.Now()
+	now := e.cfg.Clock.Now()
 	if e.overBudget(r) && len(r.Sources) > 0 {
 		// No new searches; read what was found and write with it.
 		r.Step = StepRank
@@ -275,7 +275,7 @@ func (e *Engine) stepSearch(ctx context.Context, r *Run) error {
 // ---- rank ----
 
 func (e *Engine) stepRank(ctx context.Context, r *Run) error {
-	now := e.cfg.Now()
+	now := e.cfg.Clock.Now()
 	var todo []int
 	for i, s := range r.Sources {
 		if !s.Ranked && !s.Excluded {
@@ -395,7 +395,7 @@ func (r *Run) countSelected() int {
 // stepFetch reads the selected sources. It costs no LLM spend, so it runs
 // even when the cost budget is spent: the writer needs something to cite.
 func (e *Engine) stepFetch(ctx context.Context, r *Run) error {
-	now := e.cfg.Now()
+	now := e.cfg.Clock.Now()
 	var todo []int
 	for i, s := range r.Sources {
 		if s.Selected && !s.Fetched && s.FetchErr == "" && !s.Excluded {

@@ -70,7 +70,7 @@ func (e *Engine) OfferLostAgain(ctx context.Context, runID, evidence string) (*R
 		default:
 			return r, nil // decided: the decision stored is applied once
 		}
-		now := e.cfg.Now()
+		now := e.cfg.Clock.Now()
 		r.LostDecision = &LostDecision{Checkpoint: inst.ID, At: now, Evidence: evidence}
 		r.trace(now, r.Step, "checkpoint %s offered again: the stored run went back in time (%s), so a later decision was lost", inst.DefinitionID, evidence)
 		err = e.save(ctx, r)

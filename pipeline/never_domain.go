@@ -44,7 +44,7 @@ func (e *Engine) NeverDomain(ctx context.Context, instanceID, by, domain string)
 		}
 		inst.Payload = raw
 		r.dropExcludedOptions(inst)
-		r.trace(e.cfg.Now(), r.Step, "%s chose never to use %s at source review (unread sources excluded: %d)", flatLine(by), d, excluded)
+		r.trace(e.cfg.Clock.Now(), r.Step, "%s chose never to use %s at source review (unread sources excluded: %d)", flatLine(by), d, excluded)
 		return nil
 	})
 	return r, d, err

@@ -56,7 +56,7 @@ func (e *Engine) applicable(ctx context.Context, r *Run, pos checkpoints.Positio
 	if err != nil {
 		return nil, fmt.Errorf("load checkpoint definitions: %w", err)
 	}
-	now := e.cfg.Now()
+	now := e.cfg.Clock.Now()
 	tripped := func(id string) bool {
 		for _, d := range defs {
 			if d.ID != id {
@@ -101,7 +101,7 @@ func withSourceReview(all, out []checkpoints.Definition) []checkpoints.Definitio
 // withoutCheckpoints records that the checkpoints at pos could not be
 // resolved and the run went on without them.
 func (e *Engine) withoutCheckpoints(r *Run, pos checkpoints.Position, cause error) {
-	now := e.cfg.Now()
+	now := e.cfg.Clock.Now()
 	e.log.Warn("resolving checkpoints failed; going on without them", "run", r.ID, "position", pos, "err", cause)
 	r.recordError(now, r.Step, "checkpoint", fmt.Sprintf("the checkpoints at %s could not be loaded: %v", pos, cause))
 	r.addReviewNote(fmt.Sprintf("The checkpoints at %s could not be loaded, so nobody was asked there; the run went on without them.", pos))
@@ -130,7 +130,7 @@ func (e *Engine) ask(r *Run, def checkpoints.Definition) error {
 	if fill != nil {
 		fs = fill(fs)
 	}
-	now := e.cfg.Now()
+	now := e.cfg.Clock.Now()
 	inst := checkpoints.NewInstance(def, newInstanceID(r.ID), r.ID, raw, fs, values, now)
 	r.Checkpoints = append(r.Checkpoints, inst)
 	if def.ID == checkpoints.Clarify && r.Clarification != nil {
@@ -172,7 +172,7 @@ func (e *Engine) askNext(ctx context.Context, r *Run) (bool, error) {
 	r.Pause = nil
 	if r.Step != p.Then {
 		if len(p.Queue) > 0 {
-			r.trace(e.cfg.Now(), r.Step, "not asked, as the run went to %s: %s", r.Step, strings.Join(p.Queue, ", "))
+			r.trace(e.cfg.Clock.Now(), r.Step, "not asked, as the run went to %s: %s", r.Step, strings.Join(p.Queue, ", "))
 		}
 		return false, nil
 	}
@@ -186,7 +186,7 @@ func (e *Engine) askNext(ctx context.Context, r *Run) (bool, error) {
 		}
 		i := slices.IndexFunc(defs, func(d checkpoints.Definition) bool { return d.ID == id })
 		if i < 0 {
-			r.trace(e.cfg.Now(), r.Step, "checkpoint %s no longer applies; not asked", id)
+			r.trace(e.cfg.Clock.Now(), r.Step, "checkpoint %s no longer applies; not asked", id)
 			continue
 		}
 		r.Pause = &Pause{Position: p.Position, Then: p.Then, Queue: p.Queue}

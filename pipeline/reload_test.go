@@ -221,7 +221,7 @@ func TestAWorkerReadsTheRunAgainWhenAnyoneElseSavedItBetweenItsSteps(t *testing.
 			eng, err := pipeline.New(pipeline.Config{
 				Store: cs, Queue: &queue{}, Locker: redisstore.NewLocker(rdb, "", 5*time.Second),
 				Model: m, Searcher: s, Fetcher: web{},
-				Presenters: map[string]pipeline.Presenter{"test": &presenter{}}, Now: researchtest.NewClock(t0).Now,
+				Presenters: map[string]pipeline.Presenter{"test": &presenter{}}, Clock: researchtest.NewClock(t0),
 				NewID: func() string { return "r-1" },
 			})
 			if err != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/researchbot/researchbot/checkpoints"
+	"github.com/researchbot/researchbot/internal/clockwait"
 )
 
 // ErrDecisionUnknown is returned by Decide when the store stopped answering
@@ -38,7 +39,7 @@ func (e *Engine) Decide(ctx context.Context, instanceID string, d checkpoints.De
 		return nil, ErrNotCurrent
 	}
 	if d.At.IsZero() {
-		d.At = e.cfg.Now()
+		d.At = e.cfg.Clock.Now()
 	}
 	sent := false // a save whose outcome is unknown was sent
 	unknown := func(err error) error {
@@ -91,7 +92,7 @@ func (e *Engine) Decide(ctx context.Context, instanceID string, d checkpoints.De
 			continue
 		case errors.Is(err, ErrUnknownOutcome):
 			sent = true
-			if werr := e.cfg.Sleep(ctx, 200*time.Millisecond); werr != nil {
+			if werr := clockwait.Sleep(ctx, e.cfg.Clock, 200*time.Millisecond, "pipeline", "retry"); werr != nil {
 				return nil, unknown(err)
 			}
 			continue
@@ -131,23 +132,11 @@ func (e *Engine) wake(ctx context.Context, r *Run) {
 		if err = e.cfg.Queue.Enqueue(ctx, r.Origin.Queue, r.ID, r.Version); err == nil {
 			return
 		}
-		if i == wakeAttempts-1 || e.cfg.Sleep(ctx, time.Duration(100<<i)*time.Millisecond) != nil {
+		if i == wakeAttempts-1 || clockwait.Sleep(ctx, e.cfg.Clock, time.Duration(100<<i)*time.Millisecond, "pipeline", "retry") != nil {
 			break
 		}
 	}
 	e.log.Warn("could not queue the run; a rescue pass will pick it up", "run", r.ID, "err", err)
-}
-
-// waitCtx waits for d or until ctx ends.
-func waitCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // Opened marks the current checkpoint active (a person opened its form).
@@ -165,7 +154,7 @@ func (e *Engine) Opened(ctx context.Context, instanceID, actor string) error {
 		if inst.State != checkpoints.StateOffered {
 			return nil
 		}
-		if err := inst.Activate(e.cfg.Now(), actor); err != nil {
+		if err := inst.Activate(e.cfg.Clock.Now(), actor); err != nil {
 			return err
 		}
 		if err := e.save(ctx, r); errors.Is(err, ErrConflict) {
@@ -213,7 +202,7 @@ func (e *Engine) Resume(ctx context.Context, runID string) (*Run, error) {
 		if r.Waiting != "" {
 			r.Status = StatusWaiting // its checkpoint still waits for the person
 		}
-		r.trace(e.cfg.Now(), r.Step, "resumed")
+		r.trace(e.cfg.Clock.Now(), r.Step, "resumed")
 		return true
 	}); err != nil {
 		return r, err
@@ -236,7 +225,7 @@ func (e *Engine) Interrupt(ctx context.Context, runID string) error {
 				return false
 			}
 			r.Status = StatusInterrupted
-			r.trace(e.cfg.Now(), r.Step, "interrupted: its process stopped")
+			r.trace(e.cfg.Clock.Now(), r.Step, "interrupted: its process stopped")
 			return true
 		})
 	})

@@ -191,7 +191,7 @@ func (e *Engine) reformulate(ctx context.Context, r *Run) (bool, error) {
 	if len(poor) == 0 {
 		return false, nil
 	}
-	now := e.cfg.Now()
+	now := e.cfg.Clock.Now()
 	qs := make([]Query, len(poor))
 	for n, i := range poor {
 		r.Queries[i].Reformulated = true

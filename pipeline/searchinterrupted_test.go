@@ -55,7 +55,7 @@ func newSearchEngine(t *testing.T, searcher pipeline.Searcher) (*pipeline.Engine
 	eng, err := pipeline.New(pipeline.Config{
 		Store: store, Queue: &queue{}, Locker: redisstore.NewLocker(rdb, "", 5*time.Second),
 		Model: &scripted{reviews: []pipeline.CritiqueOutput{passes}}, Searcher: searcher, Fetcher: web{},
-		Presenters: map[string]pipeline.Presenter{"test": &presenter{}}, Now: researchtest.NewClock(t0).Now,
+		Presenters: map[string]pipeline.Presenter{"test": &presenter{}}, Clock: researchtest.NewClock(t0),
 		NewID: func() string { return "r-1" },
 	})
 	if err != nil {

@@ -79,7 +79,7 @@ func (e *Engine) Steer(ctx context.Context, runID, by, text string) (*Run, Steer
 			refused = ErrTooManyNotes
 			return false
 		}
-		now := e.cfg.Now()
+		now := e.cfg.Clock.Now()
 		note = SteeringNote{Text: text, By: by, At: now, Step: r.Step}
 		r.Notes = append(r.Notes, note)
 		r.trace(now, r.Step, "steering note from %s: %s", by, clipText(flatLine(text), 120))

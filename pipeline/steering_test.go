@@ -38,7 +38,7 @@ func steeringEngine(t *testing.T, m *scripted, w pipeline.Searcher) (*pipeline.E
 	eng, err := pipeline.New(pipeline.Config{
 		Store: store, Queue: &queue{}, Locker: redisstore.NewLocker(rdb, "", 5*time.Second),
 		Model: m, Searcher: w, Fetcher: web{},
-		Presenters: map[string]pipeline.Presenter{"test": &presenter{}}, Now: researchtest.NewClock(t0).Now,
+		Presenters: map[string]pipeline.Presenter{"test": &presenter{}}, Clock: researchtest.NewClock(t0),
 		NewID: func() string { return "r-1" },
 	})
 	if err != nil {

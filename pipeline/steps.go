@@ -36,7 +36,7 @@ const (
 // (Config.ModelWait): the call is cut when the step has none left, and then
 // the step fails for good.
 func (e *Engine) generate(ctx context.Context, r *Run, role Role, name, system, user string, out any) error {
-	start := e.cfg.Now()
+	start := e.cfg.Clock.Now()
 	limit := e.cfg.ModelWait
 	if limit > 0 {
 		left := limit - r.Attempt.ModelWait
@@ -49,13 +49,13 @@ func (e *Engine) generate(ctx context.Context, r *Run, role Role, name, system, 
 	}
 	u, err := e.cfg.Model.Generate(ctx, Prompt{Role: role, Name: name, System: system, User: user, OnRetry: e.modelRetryNotice(ctx, r)}, out)
 	if err != nil && limit > 0 {
-		r.Attempt.ModelWait += e.cfg.Now().Sub(start)
+		r.Attempt.ModelWait += e.cfg.Clock.Now().Sub(start)
 		if errors.Is(context.Cause(ctx), errModelWaitUsed) || r.Attempt.ModelWait >= limit {
 			err = &modelSilentError{limit: limit}
 		}
 	}
 	// A summary for operators (LOG_LEVEL=debug); never the prompt or the answer.
-	e.log.Debug("llm call", "run", r.ID, "role", role, "schema", name, "model", u.Model, "duration", e.cfg.Now().Sub(start),
+	e.log.Debug("llm call", "run", r.ID, "role", role, "schema", name, "model", u.Model, "duration", e.cfg.Clock.Now().Sub(start),
 		"prompt_tokens", u.PromptTokens, "completion_tokens", u.CompletionTokens, "calls", u.Calls, "cost_usd", u.CostUSD, "ok", err == nil)
 	r.Spend.add(u)
 	if u.UnknownPrice {

@@ -83,7 +83,7 @@ func TestEachStepIsSavedOnceAndItsAttemptIsStoredBeforeItRuns(t *testing.T) {
 	eng, err := pipeline.New(pipeline.Config{
 		Store: ss, Queue: &queue{}, Locker: redisstore.NewLocker(rdb, "", 5*time.Second),
 		Model: &scripted{reviews: []pipeline.CritiqueOutput{passes}}, Searcher: searcher, Fetcher: web{},
-		Presenters: map[string]pipeline.Presenter{"test": &presenter{}}, Now: researchtest.NewClock(t0).Now,
+		Presenters: map[string]pipeline.Presenter{"test": &presenter{}}, Clock: researchtest.NewClock(t0),
 		NewID: func() string { return "r-1" }, Observer: steps,
 	})
 	if err != nil {

@@ -118,7 +118,7 @@ func (s *Store) ResetBreaker(ctx context.Context, defID string) error {
 // the definition's tripped breaker since it was last reset (or since ttl
 // passed): the one replica that sends the alert.
 func (s *Store) ClaimBreakerAlert(ctx context.Context, defID string, ttl time.Duration) (bool, error) {
-	return s.rdb.SetNX(ctx, s.alertKey(defID), time.Now().UTC().Format(time.RFC3339), ttl).Result()
+	return s.rdb.SetNX(ctx, s.alertKey(defID), s.clock.Now().UTC().Format(time.RFC3339), ttl).Result()
 }
 
 // encodeDefinition validates d and returns it as stored.

@@ -235,7 +235,7 @@ func TestALocalWakeUpQueuesNothingAndTheRescuerIsItsFallback(t *testing.T) {
 	// The advance never ends (its process is gone, and so is its lease):
 	// another replica's rescue pass queues the run from the work index.
 	rs := &Rescuer{Store: s, Locker: NewLocker(rdb, "", 15*time.Second), Queue: newQueue(t, rdb), Queues: []string{"runs"},
-		Now: func() time.Time { return t0.Add(time.Minute) }}
+		Clock: readClock(func() time.Time { return t0.Add(time.Minute) })}
 	if n, err := rs.RescueOnce(ctx); n != 1 || err != nil {
 		t.Fatalf("rescued %d runs (%v), want the run whose local advance died", n, err)
 	}

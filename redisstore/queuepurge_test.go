@@ -120,7 +120,7 @@ func TestAbandonedTerminalQueuesLeaveNoKeys(t *testing.T) {
 
 	l := NewLocker(rdb, "", 15*time.Second)
 	now := t0.Add(61 * time.Second) // four leases without a worker
-	rs := &Rescuer{Store: s, Locker: l, Queue: q, Queues: []string{"runs"}, Now: func() time.Time { return now },
+	rs := &Rescuer{Store: s, Locker: l, Queue: q, Queues: []string{"runs"}, Clock: readClock(func() time.Time { return now }),
 		Abandoned: func(q string) bool { return strings.HasPrefix(q, "terminal-") }, Interrupter: storeInterrupter{s}}
 	for range 2 { // the first pass marks the runs interrupted, the next deletes their queues
 		if _, err := rs.RescueOnce(ctx); err != nil {

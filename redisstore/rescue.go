@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/coder/quartz"
 )
 
 // timerSlack is how long after a checkpoint's deadline a rescue pass treats
@@ -45,14 +47,16 @@ type Rescuer struct {
 	// Interrupter, so it is listed as such.
 	Abandoned   func(queue string) bool
 	Interrupter Interrupter
-	Now         func() time.Time
-	Logger      *slog.Logger
+	// Clock dates the passes and times Run's interval (a ticker tagged
+	// "redisstore", "rescue"); nil means the real clock.
+	Clock  quartz.Clock
+	Logger *slog.Logger
 }
 
 // RescueOnce looks for runs to rescue and queues them; it returns how many.
 func (r *Rescuer) RescueOnce(ctx context.Context) (int, error) {
 	ttl := r.Locker.TTL()
-	now := r.now()
+	now := r.clock().Now()
 	n := 0
 	for _, q := range r.Queues {
 		ids, err := r.Store.WorkRuns(ctx, q, now.Add(-ttl/2), 100)
@@ -82,11 +86,12 @@ func (r *Rescuer) RescueOnce(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-func (r *Rescuer) now() time.Time {
-	if r.Now == nil {
-		return time.Now()
+// clock is the Rescuer's Clock, the real clock when nil.
+func (r *Rescuer) clock() quartz.Clock {
+	if r.Clock == nil {
+		return quartz.NewReal()
 	}
-	return r.Now()
+	return r.Clock
 }
 
 func (r *Rescuer) rescue(ctx context.Context, queue string, ids []string, now time.Time) (int, error) {
@@ -185,7 +190,7 @@ func (r *Rescuer) forgetIfDone(ctx context.Context, q string, now time.Time) err
 // queues has gone without a worker: the time since its last save, for the
 // oldest run nobody holds (0 when every such run is held).
 func (r *Rescuer) OldestUnleased(ctx context.Context) (time.Duration, error) {
-	now := r.now()
+	now := r.clock().Now()
 	var oldest time.Duration
 	for _, q := range r.Queues {
 		zs, err := r.Store.OldestWork(ctx, q, 50)
@@ -213,7 +218,7 @@ func (r *Rescuer) OldestUnleased(ctx context.Context) (time.Duration, error) {
 
 // Run rescues runs every half lease until ctx ends.
 func (r *Rescuer) Run(ctx context.Context) {
-	t := time.NewTicker(r.Locker.TTL() / 2)
+	t := r.clock().NewTicker(r.Locker.TTL()/2, "redisstore", "rescue")
 	defer t.Stop()
 	for {
 		if _, err := r.RescueOnce(ctx); err != nil && ctx.Err() == nil && r.Logger != nil {

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/quartz"
+
 	"github.com/researchbot/researchbot/checkpoints"
 	"github.com/researchbot/researchbot/internal/redistest"
 	"github.com/researchbot/researchbot/pipeline"
@@ -58,7 +60,7 @@ func TestRescueFindsItsQueuesRunsPastAbandonedTerminalRuns(t *testing.T) {
 	q := newQueue(t, rdb)
 	gone := &interrupter{}
 	now := t0.Add(20 * time.Second) // past the grace of half a lease
-	rs := &Rescuer{Store: s, Locker: l, Queue: q, Queues: []string{"runs"}, Now: func() time.Time { return now },
+	rs := &Rescuer{Store: s, Locker: l, Queue: q, Queues: []string{"runs"}, Clock: readClock(func() time.Time { return now }),
 		Abandoned: func(q string) bool { return len(q) > 9 && q[:9] == "terminal-" }, Interrupter: gone}
 	n, err := rs.RescueOnce(ctx)
 	if err != nil || n != 1 {
@@ -109,7 +111,7 @@ func TestRescueFindsALostTimer(t *testing.T) {
 	q := newQueue(t, rdb)
 	l := NewLocker(rdb, "", 15*time.Second)
 	now := t0.Add(30 * time.Second)
-	rs := &Rescuer{Store: s, Locker: l, Queue: q, Queues: []string{"runs"}, Now: func() time.Time { return now }}
+	rs := &Rescuer{Store: s, Locker: l, Queue: q, Queues: []string{"runs"}, Clock: readClock(func() time.Time { return now })}
 	if n, _ := rs.RescueOnce(ctx); n != 0 {
 		t.Fatalf("a waiting run before its deadline was rescued")
 	}
@@ -140,9 +142,22 @@ func TestRescueOfARunWhoseTaskIsStuckActive(t *testing.T) {
 	}
 	waitFor(t, "the task to be taken", func() bool { return adv.calls() == 1 })
 	l := NewLocker(rdb, "", 15*time.Second)
-	rs := &Rescuer{Store: s, Locker: l, Queue: q, Queues: []string{"runs"}, Now: func() time.Time { return t0.Add(time.Minute) }}
+	rs := &Rescuer{Store: s, Locker: l, Queue: q, Queues: []string{"runs"}, Clock: readClock(func() time.Time { return t0.Add(time.Minute) })}
 	if n, err := rs.RescueOnce(ctx); n != 1 || err != nil {
 		t.Fatalf("rescued %d (%v)", n, err)
 	}
 	waitFor(t, "the rescue task to be taken", func() bool { return adv.calls() == 2 })
 }
+
+// funcClock is the real clock read through now: a test sets the time a
+// pass sees.
+type funcClock struct {
+	quartz.Clock
+	now func() time.Time
+}
+
+// readClock returns a clock that reads now.
+func readClock(now func() time.Time) funcClock { return funcClock{quartz.NewReal(), now} }
+
+// Now returns now().
+func (c funcClock) Now(...string) time.Time { return c.now() }

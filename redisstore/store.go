@@ -49,7 +49,8 @@ type StoreOptions struct {
 	// the engine can offer its checkpoint again. It must not block: it is
 	// called on the read that found the loss.
 	OnLostWrites func(runID string, stored, seen int64)
-	// Clock drives Watch's safety-net check (default the real clock).
+	// Clock drives Watch's safety-net check and stamps breaker alerts
+	// (default the real clock).
 	Clock quartz.Clock
 }
 

@@ -10,6 +10,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/coder/quartz"
+
 	"github.com/researchbot/researchbot/checkpoints"
 	"github.com/researchbot/researchbot/dedup"
 	"github.com/researchbot/researchbot/pipeline"
@@ -140,8 +142,9 @@ type DigestPresenterConfig struct {
 	// stream's channel, and held drafts to the owner's direct messages). It must
 	// be idempotent. Without it nothing can be shown: Offer, Decided and
 	// Finished fail with ErrNoPresenter, and no digest is recorded.
-	Inner  pipeline.Presenter
-	Now    func() time.Time
+	Inner pipeline.Presenter
+	// Clock stamps the digests' outcomes; nil means the real clock.
+	Clock  quartz.Clock
 	Logger *slog.Logger
 }
 
@@ -152,7 +155,7 @@ type DigestPresenterConfig struct {
 type DigestPresenter struct {
 	store Store
 	inner pipeline.Presenter
-	now   func() time.Time
+	clock quartz.Clock
 	log   *slog.Logger
 }
 
@@ -160,9 +163,9 @@ var _ pipeline.Presenter = (*DigestPresenter)(nil)
 
 // NewDigestPresenter returns a DigestPresenter.
 func NewDigestPresenter(cfg DigestPresenterConfig) *DigestPresenter {
-	p := &DigestPresenter{store: cfg.Store, inner: cfg.Inner, now: cfg.Now, log: cfg.Logger}
-	if p.now == nil {
-		p.now = time.Now
+	p := &DigestPresenter{store: cfg.Store, inner: cfg.Inner, clock: cfg.Clock, log: cfg.Logger}
+	if p.clock == nil {
+		p.clock = quartz.NewReal()
 	}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
@@ -243,7 +246,7 @@ func (p *DigestPresenter) Finished(ctx context.Context, r *pipeline.Run) error {
 	if r.Origin.StreamID == "" {
 		return nil
 	}
-	if err := recordOutcome(ctx, p.store, r, p.now(), ""); err != nil {
+	if err := recordOutcome(ctx, p.store, r, p.clock.Now(), ""); err != nil {
 		if errors.Is(err, ErrStreamNotFound) {
 			p.log.Info("digest finished for a deleted stream", "stream", r.Origin.StreamID, "run", r.ID)
 			return nil

@@ -2,7 +2,8 @@ package scheduler
 
 import (
 	"slices"
-	"time"
+
+	"github.com/coder/quartz"
 
 	"github.com/researchbot/researchbot/checkpoints"
 	"github.com/researchbot/researchbot/pipeline"
@@ -12,8 +13,8 @@ import (
 // "stream") per the stream's policy: the pipeline.AutoDecider the assembly
 // registers for them in pipeline.Config.AutoDeciders.
 type DigestCheckpoints struct {
-	// Now stamps the decisions; nil means the real clock.
-	Now func() time.Time
+	// Clock stamps the decisions; nil means the real clock.
+	Clock quartz.Clock
 }
 
 var _ pipeline.AutoDecider = DigestCheckpoints{}
@@ -33,9 +34,9 @@ func (c DigestCheckpoints) AutoDecide(r *pipeline.Run, inst *checkpoints.Instanc
 	if !slices.Contains(inst.Actions, action) && len(inst.Actions) > 0 {
 		return checkpoints.Decision{}, false
 	}
-	now := time.Now
-	if c.Now != nil {
-		now = c.Now
+	clock := c.Clock
+	if clock == nil {
+		clock = quartz.NewReal()
 	}
-	return checkpoints.Decision{Action: action, By: "auto", Note: "decided automatically by the stream's checkpoint policy", At: now()}, true
+	return checkpoints.Decision{Action: action, By: "auto", Note: "decided automatically by the stream's checkpoint policy", At: clock.Now()}, true
 }

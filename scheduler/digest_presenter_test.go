@@ -84,7 +84,7 @@ func TestDigestPresenterPostsBeforeRecording(t *testing.T) {
 	f.create("Posted")
 	f.tickAt(at(0, "09:00"))
 	inner := &flakyInner{fail: 1}
-	pres := scheduler.NewDigestPresenter(scheduler.DigestPresenterConfig{Store: f.store, Inner: inner, Now: f.clock.Now})
+	pres := scheduler.NewDigestPresenter(scheduler.DigestPresenterConfig{Store: f.store, Inner: inner, Clock: f.clock})
 	r := f.finishedRun("r-1", "https://news.example/a")
 	ctx := context.Background()
 
@@ -124,7 +124,7 @@ func TestDigestPresenterWithoutSlackSaysSo(t *testing.T) {
 	f := newFixture(t, nil)
 	f.create("Unposted")
 	f.tickAt(at(0, "09:00"))
-	pres := scheduler.NewDigestPresenter(scheduler.DigestPresenterConfig{Store: f.store, Now: f.clock.Now})
+	pres := scheduler.NewDigestPresenter(scheduler.DigestPresenterConfig{Store: f.store, Clock: f.clock})
 	err := pres.Finished(context.Background(), f.finishedRun("r-1", "https://news.example/a"))
 	if !errors.Is(err, scheduler.ErrNoPresenter) || !strings.Contains(err.Error(), "SLACK_BOT_TOKEN") {
 		t.Fatalf("Finished without a presenter: %v", err)

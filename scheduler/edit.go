@@ -48,7 +48,7 @@ func (s *Service) Edit(ctx context.Context, id, actor string, isAdmin bool, spec
 		if err := next.Validate(); err != nil {
 			return false, err
 		}
-		now := s.cfg.Now()
+		now := s.cfg.Clock.Now()
 		if next.Schedule() != st.Spec.Schedule() && now.After(st.LastFire) {
 			// Fires of the new schedule before now are not owed: the
 			// next digest is its first time after the edit.

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/coder/quartz"
+
 	"github.com/researchbot/researchbot/pipeline"
 )
 
@@ -33,7 +35,11 @@ const (
 type ServiceConfig struct {
 	Store  Store
 	Runner Runner
-	Now    func() time.Time
+	// Clock is the service's one time source: the times streams and digests
+	// record, schedules' due times, and Run's passes (a ticker tagged
+	// "scheduler", "tick"); nil means the real clock. Tests pass a quartz
+	// mock and advance it to drive Run.
+	Clock  quartz.Clock
 	Logger *slog.Logger
 	// Queue is the work queue of digest runs ("" = the engine's default queue).
 	Queue string
@@ -44,9 +50,6 @@ type ServiceConfig struct {
 	MaxDigestDuration time.Duration
 	// Tick is the interval of Run's scheduling passes. Default DefaultTickInterval.
 	Tick time.Duration
-	// Ticks, when set, replaces Run's ticker: a pass follows each value
-	// received (a test drives Run with it, without waiting on the clock).
-	Ticks <-chan time.Time
 	// ClaimTTL is how long a fire's exactly-once claim lasts. It only needs to cover
 	// the moment between the claim and the stream's LastFire being saved; a replica
 	// that dies in between leaves the fire to be claimed again after ClaimTTL.
@@ -79,8 +82,8 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("scheduler: service needs %s", strings.Join(missing, ", "))
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
+	if cfg.Clock == nil {
+		cfg.Clock = quartz.NewReal()
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -114,7 +117,7 @@ func (s *Service) Create(ctx context.Context, spec Spec, owner string) (*Stream,
 	if owner == "" {
 		owner = strings.TrimSpace(spec.Owner)
 	}
-	now := s.cfg.Now()
+	now := s.cfg.Clock.Now()
 	spec = spec.clone()
 	spec.Owner = owner
 	if spec.CreatedAt.IsZero() {
@@ -155,7 +158,7 @@ func (s *Service) Show(ctx context.Context, name string) (*Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	st.NextFire = s.nextFire(st, s.cfg.Now())
+	st.NextFire = s.nextFire(st, s.cfg.Clock.Now())
 	return st, nil
 }
 
@@ -186,7 +189,7 @@ func (s *Service) change(ctx context.Context, name, actor string, isAdmin bool, 
 	}
 	var out *Stream
 	err = updateStream(ctx, s.cfg.Store, st.ID, func(st *Stream) (bool, error) {
-		f(st, s.cfg.Now())
+		f(st, s.cfg.Clock.Now())
 		out = st
 		return true, nil
 	})
@@ -283,7 +286,7 @@ func (s *Service) RunNow(ctx context.Context, name, actor string, isAdmin bool, 
 	if !st.CanChange(actor, isAdmin) {
 		return nil, fmt.Errorf("%w (stream %q belongs to %s)", ErrNotAllowed, st.Spec.Name, st.Owner)
 	}
-	now := s.cfg.Now()
+	now := s.cfg.Clock.Now()
 	if st.Running != "" {
 		if st, err = s.checkRunning(ctx, st, now); err != nil {
 			return nil, err
@@ -309,25 +312,19 @@ func (s *Service) RunNow(ctx context.Context, name, actor string, isAdmin bool, 
 	return s.startDigest(ctx, snap, now, opt)
 }
 
-// Run ticks every interval until ctx ends, then returns nil. The caller owns the
-// goroutine it runs in.
+// Run makes a pass at once and then every interval of the clock until ctx
+// ends, then returns nil. The caller owns the goroutine it runs in.
 func (s *Service) Run(ctx context.Context) error {
-	ticks := s.cfg.Ticks
-	if ticks == nil {
-		t := time.NewTicker(s.cfg.Tick)
-		defer t.Stop()
-		ticks = t.C
-	}
-	for {
+	pass := func() error {
 		if err := s.Tick(ctx); err != nil && ctx.Err() == nil {
 			s.log.Warn("stream scheduling pass", "err", err)
 		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-ticks:
-		}
+		return nil
 	}
+	_ = pass()
+	// A pass never stops the ticker: it ends with ctx.
+	_ = s.cfg.Clock.TickerFunc(ctx, s.cfg.Tick, pass, "scheduler", "tick").Wait()
+	return nil
 }
 
 // Tick is one scheduling pass over every stream at the injected clock's now:
@@ -347,7 +344,7 @@ func (s *Service) Tick(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("list streams: %w", err)
 	}
-	now := s.cfg.Now()
+	now := s.cfg.Clock.Now()
 	var errs []error
 	for _, st := range all {
 		if err := ctx.Err(); err != nil {
@@ -453,7 +450,7 @@ func (s *Service) startDigest(ctx context.Context, snap *Stream, fireAt time.Tim
 				return false, nil
 			}
 			rec.Status = DigestFailed
-			rec.FinishedAt = s.cfg.Now()
+			rec.FinishedAt = s.cfg.Clock.Now()
 			rec.Note = clipNote("the digest could not be started: " + startErr.Error())
 			if st.Running == runningStarting {
 				st.Running = ""
@@ -574,7 +571,7 @@ func (s *Service) sweep(ctx context.Context, id, running, why string) (*Stream, 
 		}
 		if rec != nil {
 			rec.Status = DigestSwept
-			rec.FinishedAt = s.cfg.Now()
+			rec.FinishedAt = s.cfg.Clock.Now()
 			rec.Note = clipNote(fmt.Sprintf("swept: no result within %s of work (%s)", s.cfg.MaxDigestDuration, why))
 		}
 		return true, nil

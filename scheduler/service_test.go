@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/quartz"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/researchbot/researchbot/checkpoints"
@@ -185,7 +186,7 @@ func newFixture(t *testing.T, mutate func(*scheduler.ServiceConfig)) *fixture {
 	_, rdb := redistest.Start(t)
 	f := &fixture{t: t, store: redisstore.NewStreams(rdb, ""), runner: newFakeRunner(), clock: researchtest.NewClock(at(0, "08:00")), logs: &syncBuffer{}, inner: &innerRecorder{}}
 	cfg := scheduler.ServiceConfig{
-		Store: f.store, Runner: f.runner, Now: f.clock.Now, Queue: "digests",
+		Store: f.store, Runner: f.runner, Clock: f.clock, Queue: "digests",
 		Logger:            slog.New(slog.NewTextHandler(f.logs, nil)),
 		MaxDigestDuration: time.Hour,
 	}
@@ -197,7 +198,7 @@ func newFixture(t *testing.T, mutate func(*scheduler.ServiceConfig)) *fixture {
 		t.Fatal(err)
 	}
 	f.svc = svc
-	f.pres = scheduler.NewDigestPresenter(scheduler.DigestPresenterConfig{Store: f.store, Inner: f.inner, Now: f.clock.Now})
+	f.pres = scheduler.NewDigestPresenter(scheduler.DigestPresenterConfig{Store: f.store, Inner: f.inner, Clock: f.clock})
 	return f
 }
 
@@ -538,7 +539,7 @@ func replicas(t *testing.T, addr string, runner *fakeRunner, clock *researchtest
 	var services []*scheduler.Service
 	for range 2 {
 		svc, err := scheduler.NewService(scheduler.ServiceConfig{
-			Store: redisstore.NewStreams(redisClient(t, addr), ""), Runner: runner, Now: clock.Now, ClaimTTL: time.Minute,
+			Store: redisstore.NewStreams(redisClient(t, addr), ""), Runner: runner, Clock: clock, ClaimTTL: time.Minute,
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -620,24 +621,25 @@ func redisClient(t *testing.T, addr string) *redis.Client {
 }
 
 func TestRunTicksUntilCancelled(t *testing.T) {
-	ticks := make(chan time.Time)
-	f := newFixture(t, func(c *scheduler.ServiceConfig) { c.Ticks = ticks })
+	clock := quartz.NewMock(t)
+	clock.Set(at(0, "08:00"))
+	trap := clock.Trap().TickerFunc("scheduler", "tick")
+	defer trap.Close()
+	f := newFixture(t, func(c *scheduler.ServiceConfig) { c.Clock, c.Tick = clock, 24*time.Hour })
 	f.create("Looping")
-	f.clock.Set(at(0, "09:00"))
+	clock.Set(at(0, "09:00"))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- f.svc.Run(ctx) }()
-	// Run takes a tick only between passes: once a tick is taken, the pass
-	// before it has finished.
-	tick := func() { ticks <- time.Time{} }
-	tick()
+	// Run starts its ticker after the first pass: once the ticker is
+	// asked for, that pass has finished.
+	trap.MustWait(ctx).MustRelease(ctx)
 	if n := len(f.runner.starts()); n != 1 {
 		t.Fatalf("%d digests after the first pass, want the due one", n)
 	}
 	f.runner.setStatus("r-1", pipeline.StatusCompleted)
-	f.clock.Set(at(1, "09:00"))
-	tick() // a pass at the next day's time
-	tick()
+	// A pass at the next day's time; the advance returns once it has run.
+	clock.Advance(24 * time.Hour).MustWait(ctx)
 	if n := len(f.runner.starts()); n != 2 {
 		t.Fatalf("%d digests after the next day's pass, want 2", n)
 	}

@@ -81,7 +81,7 @@ func (a *Arxiv) Search(ctx context.Context, q Query) ([]Result, error) {
 	sq := strings.Join(terms, " AND ")
 	sortBy := "relevance"
 	if !q.Since.IsZero() {
-		to := a.hs.Now().UTC().Add(24 * time.Hour)
+		to := a.hs.Clock.Now().UTC().Add(24 * time.Hour)
 		sq = fmt.Sprintf("(%s) AND submittedDate:[%s TO %s]", sq, q.Since.UTC().Format("200601021504"), to.Format("200601021504"))
 		sortBy = "submittedDate"
 	}

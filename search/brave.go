@@ -64,7 +64,7 @@ func (b *Brave) Search(ctx context.Context, q Query) ([]Result, error) {
 	v.Set("q", q.Text)
 	v.Set("count", strconv.Itoa(min(q.limit(), maxCount)))
 	if !q.Since.IsZero() {
-		to := b.hs.Now().UTC().Add(24 * time.Hour)
+		to := b.hs.Clock.Now().UTC().Add(24 * time.Hour)
 		v.Set("freshness", q.Since.UTC().Format("2006-01-02")+"to"+to.Format("2006-01-02"))
 	}
 	req, err := http.NewRequest(http.MethodGet, endpoint(b.base, path)+"?"+v.Encode(), nil)

@@ -3,6 +3,8 @@ package search
 import (
 	"net/http"
 	"strings"
+
+	"github.com/coder/quartz"
 )
 
 // Config selects and configures backends. Every base URL is configurable so
@@ -24,6 +26,9 @@ type Config struct {
 	HTTPClient *http.Client
 	// UserAgent overrides DefaultUserAgent (a "mailto:" with Contact is added).
 	UserAgent string
+	// Clock is the backends' clock (HTTPSettings.Clock); nil means the real
+	// clock.
+	Clock quartz.Clock
 }
 
 // BackendsFromConfig returns the configured backends, in the order SearXNG,
@@ -42,7 +47,7 @@ func BackendsFromConfig(cfg Config) []Backend {
 			ua += " (mailto:" + c + ")"
 		}
 	}
-	hs := HTTPSettings{Client: cfg.HTTPClient, UserAgent: ua}
+	hs := HTTPSettings{Client: cfg.HTTPClient, UserAgent: ua, Clock: cfg.Clock}
 	var out []Backend
 	if cfg.SearXNGURL != "" {
 		out = append(out, NewSearXNG(cfg.SearXNGURL, hs))

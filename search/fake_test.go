@@ -13,14 +13,22 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/coder/quartz"
 )
 
 // testNow is the fixed clock of the tests.
 var testNow = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 
 func testSettings() HTTPSettings {
-	return HTTPSettings{UserAgent: "researchbot-test/1 (mailto:ops@example.com)", Now: func() time.Time { return testNow }}
+	return HTTPSettings{UserAgent: "researchbot-test/1 (mailto:ops@example.com)", Clock: fixedClock{quartz.NewReal()}}
 }
+
+// fixedClock reads testNow; its timers run in real time.
+type fixedClock struct{ quartz.Clock }
+
+// Now returns testNow.
+func (fixedClock) Now(...string) time.Time { return testNow }
 
 // recorded is one request the fake service received.
 type recorded struct {

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/coder/quartz"
+
 	"github.com/researchbot/researchbot/internal/retryafter"
 )
 
@@ -29,9 +31,9 @@ type HTTPSettings struct {
 	Client *http.Client
 	// UserAgent is sent with every request; empty means DefaultUserAgent.
 	UserAgent string
-	// Now is the clock, used to turn Query.Since into relative ranges and to
-	// read HTTP-date Retry-After values; nil means time.Now.
-	Now func() time.Time
+	// Clock is used to turn Query.Since into relative ranges and to read
+	// HTTP-date Retry-After values; nil means the real clock.
+	Clock quartz.Clock
 }
 
 // DefaultTimeout bounds each request of a backend whose HTTPSettings name
@@ -45,8 +47,8 @@ func (s HTTPSettings) withDefaults() HTTPSettings {
 	if s.UserAgent == "" {
 		s.UserAgent = DefaultUserAgent
 	}
-	if s.Now == nil {
-		s.Now = time.Now
+	if s.Clock == nil {
+		s.Clock = quartz.NewReal()
 	}
 	return s
 }
@@ -89,7 +91,7 @@ func (s HTTPSettings) do(ctx context.Context, backend string, req *http.Request,
 	if msg != nil {
 		se.Message = shorten(msg(body), 200)
 	}
-	retry, hasRetry := retryAfter(resp.Header, s.Now())
+	retry, hasRetry := retryAfter(resp.Header, s.Clock.Now())
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable && hasRetry {
 		return nil, &BackendError{Backend: backend, Err: se, RateLimited: true, RetryAfter: retry}
 	}

@@ -35,9 +35,9 @@ type Options struct {
 	// MaxWait is how long a search may wait for the limiter to allow a call
 	// (within Timeout) instead of failing at once; 0 means do not wait.
 	MaxWait time.Duration
-	// Now is the clock; nil means Clock's.
-	Now func() time.Time
-	// Clock runs the wait for the limiter; nil means the real clock.
+	// Clock times the cooldowns the services ask for and runs the wait for
+	// the limiter (timers tagged "search", "limiter"); nil means the real
+	// clock.
 	Clock quartz.Clock
 }
 
@@ -59,10 +59,6 @@ func NewMulti(backends []Backend, opts Options) *Multi {
 	}
 	if opts.Clock == nil {
 		opts.Clock = quartz.NewReal()
-	}
-	if opts.Now == nil {
-		clock := opts.Clock
-		opts.Now = func() time.Time { return clock.Now() }
 	}
 	return &Multi{backends: append([]Backend(nil), backends...), opts: opts, cooldown: map[string]time.Time{}}
 }
@@ -202,7 +198,7 @@ func (m *Multi) searchOne(ctx context.Context, b Backend, q Query) (res []Result
 	}
 	if be.RateLimited && be.RetryAfter > 0 {
 		m.mu.Lock()
-		m.cooldown[name] = m.opts.Now().Add(be.RetryAfter)
+		m.cooldown[name] = m.opts.Clock.Now().Add(be.RetryAfter)
 		m.mu.Unlock()
 	}
 	return nil, be
@@ -217,7 +213,7 @@ func (m *Multi) coolingDown(name string) (time.Duration, bool) {
 	if !ok {
 		return 0, false
 	}
-	left := until.Sub(m.opts.Now())
+	left := until.Sub(m.opts.Clock.Now())
 	if left <= 0 {
 		delete(m.cooldown, name)
 		return 0, false
@@ -227,7 +223,7 @@ func (m *Multi) coolingDown(name string) (time.Duration, bool) {
 
 // waitLimiter asks the limiter, waiting up to MaxWait for a slot.
 func (m *Multi) waitLimiter(ctx context.Context, name string) *BackendError {
-	deadline := m.opts.Now().Add(m.opts.MaxWait)
+	deadline := m.opts.Clock.Now().Add(m.opts.MaxWait)
 	for {
 		wait, err := m.opts.Limiter.Allow(ctx, name)
 		if err != nil {
@@ -236,7 +232,7 @@ func (m *Multi) waitLimiter(ctx context.Context, name string) *BackendError {
 		if wait <= 0 {
 			return nil
 		}
-		if m.opts.Now().Add(wait).After(deadline) {
+		if m.opts.Clock.Now().Add(wait).After(deadline) {
 			return &BackendError{Backend: name, Err: errors.New("shared rate limit reached"), RateLimited: true, RetryAfter: wait}
 		}
 		t := m.opts.Clock.NewTimer(wait, "search", "limiter")

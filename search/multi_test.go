@@ -260,9 +260,10 @@ func TestConcurrencyBound(t *testing.T) {
 }
 
 func TestCooldownAfterRetryAfter(t *testing.T) {
-	now := testNow
+	clock := quartz.NewMock(t)
+	clock.Set(testNow)
 	b := &stub{name: "b", kinds: []Kind{KindWeb}, err: &BackendError{Backend: "b", Err: &StatusError{StatusCode: 429}, RateLimited: true, RetryAfter: time.Minute}}
-	m := NewMulti([]Backend{b}, Options{Now: func() time.Time { return now }})
+	m := NewMulti([]Backend{b}, Options{Clock: clock})
 	m.Search(bg, Query{Text: "q"})
 	out := m.Search(bg, Query{Text: "q"})
 	if b.calls.Load() != 1 {
@@ -271,7 +272,7 @@ func TestCooldownAfterRetryAfter(t *testing.T) {
 	if len(out.Errors) != 1 || !out.Errors[0].RateLimited || out.Errors[0].RetryAfter != time.Minute {
 		t.Errorf("cooldown error = %+v", out.Errors)
 	}
-	now = now.Add(61 * time.Second)
+	clock.Advance(61 * time.Second)
 	m.Search(bg, Query{Text: "q"})
 	if b.calls.Load() != 2 {
 		t.Errorf("backend not called again after Retry-After (calls %d)", b.calls.Load())

@@ -59,7 +59,7 @@ func (s *SearXNG) Search(ctx context.Context, q Query) ([]Result, error) {
 	default:
 		v.Set("categories", "general")
 	}
-	if tr := searxngTimeRange(q.Since, s.hs.Now()); tr != "" {
+	if tr := searxngTimeRange(q.Since, s.hs.Clock.Now()); tr != "" {
 		v.Set("time_range", tr)
 	}
 	req, err := http.NewRequest(http.MethodGet, endpoint(s.base, "/search")+"?"+v.Encode(), nil)

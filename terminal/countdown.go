@@ -3,6 +3,8 @@ package terminal
 import (
 	"time"
 
+	"github.com/coder/quartz"
+
 	"github.com/researchbot/researchbot/checkpoints"
 )
 
@@ -14,11 +16,11 @@ func (p *Prompter) countdown(inst checkpoints.Instance) string {
 	if inst.DeadlineAt.IsZero() {
 		return ""
 	}
-	now := time.Now()
-	if p.Now != nil {
-		now = p.Now()
+	clock := p.Clock
+	if clock == nil {
+		clock = quartz.NewReal()
 	}
-	return CountdownText(inst, now)
+	return CountdownText(inst, clock.Now())
 }
 
 // CountdownText says how long until inst's deadline as of now, and what

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/quartz"
+
 	"github.com/researchbot/researchbot/checkpoints"
 )
 
@@ -15,14 +17,11 @@ import (
 func TestPromptShowsTimeLeftToTheDeadline(t *testing.T) {
 	inst := instance(t, checkpoints.PlanReview, map[string]any{}, nil)
 	inst.DeadlineAt = now.Add(3*time.Hour + 20*time.Minute)
-	clock := now
+	clock := quartz.NewMock(t)
+	clock.Set(now)
 	var out strings.Builder
 	p := NewPrompter(strings.NewReader("maybe\napprove\n"), &out)
-	p.Now = func() time.Time {
-		t := clock
-		clock = clock.Add(3*time.Hour + 19*time.Minute + 30*time.Second)
-		return t
-	}
+	p.Clock = steppingClock{clock, 3*time.Hour + 19*time.Minute + 30*time.Second}
 	if _, err := p.Ask(context.Background(), inst, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -57,4 +56,17 @@ func TestCountdownTextAtTheEdges(t *testing.T) {
 	if got := (&Prompter{}).countdown(checkpoints.Instance{}); got != "" {
 		t.Errorf("no deadline, yet the prompt says %q", got)
 	}
+}
+
+// steppingClock is a mock clock that moves on by step each time it is read.
+type steppingClock struct {
+	*quartz.Mock
+	step time.Duration
+}
+
+// Now returns the clock's time, then advances it by step.
+func (c steppingClock) Now(tags ...string) time.Time {
+	t := c.Mock.Now(tags...)
+	c.Advance(c.step)
+	return t
 }

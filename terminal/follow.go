@@ -5,6 +5,8 @@ import (
 	"io"
 	"time"
 
+	"github.com/coder/quartz"
+
 	"github.com/researchbot/researchbot/checkpoints"
 	"github.com/researchbot/researchbot/pipeline"
 )
@@ -18,7 +20,7 @@ type Follower struct {
 	Style Style
 
 	out      io.Writer
-	now      func() time.Time
+	clock    quartz.Clock
 	interval time.Duration
 
 	lastLine time.Time
@@ -34,16 +36,17 @@ type Follower struct {
 type progressWriter interface{ Progress(line string) }
 
 // NewFollower returns a Follower writing to out. When out is a Screen on a
-// terminal, progress is one line redrawn at every change.
-func NewFollower(out io.Writer, now func() time.Time) *Follower {
-	if now == nil {
-		now = time.Now
+// terminal, progress is one line redrawn at every change. clock paces the
+// progress lines; nil means the real clock.
+func NewFollower(out io.Writer, clock quartz.Clock) *Follower {
+	if clock == nil {
+		clock = quartz.NewReal()
 	}
 	interval := 2 * time.Second
 	if s, ok := out.(*Screen); ok && s.TTY() {
 		interval = 0
 	}
-	return &Follower{out: out, now: now, interval: interval, asked: map[string]int{}, open: map[string]bool{}, closed: map[string]bool{}}
+	return &Follower{out: out, clock: clock, interval: interval, asked: map[string]int{}, open: map[string]bool{}, closed: map[string]bool{}}
 }
 
 // Observe shows what changed in r and returns the checkpoint the person
@@ -64,7 +67,7 @@ func (f *Follower) Observe(r *pipeline.Run) *checkpoints.Instance {
 			fmt.Fprintln(f.out, f.Style.Text(DecisionLine(inst)))
 		}
 	}
-	now := f.now()
+	now := f.clock.Now()
 	if !r.Status.Final() && (r.Step != f.step || r.Status != f.status || now.Sub(f.lastLine) >= f.interval) {
 		f.reached = max(f.reached, stageIndex(r))
 		line := f.Style.Progress(progressLine(r, f.reached))

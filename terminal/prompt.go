@@ -10,7 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
+
+	"github.com/coder/quartz"
 
 	"github.com/researchbot/researchbot/checkpoints"
 	"github.com/researchbot/researchbot/pipeline"
@@ -38,9 +39,9 @@ type Prompter struct {
 	By string
 	// Style wraps and colours the checkpoints shown (the zero Style: plain).
 	Style Style
-	// Now is the clock the time left to a checkpoint's deadline is counted
-	// by, beside the prompt (nil: the real clock).
-	Now func() time.Time
+	// Clock is the clock the time left to a checkpoint's deadline is
+	// counted by, beside the prompt (nil: the real clock).
+	Clock quartz.Clock
 	// NeverDomain, when set, lets "never N" at a source review take the
 	// site of source N out of the run (pipeline.Engine.NeverDomain).
 	NeverDomain NeverDomainFunc

@@ -5,8 +5,9 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 	"unicode"
+
+	"github.com/coder/quartz"
 
 	"github.com/researchbot/researchbot/checkpoints"
 	"github.com/researchbot/researchbot/pipeline"
@@ -96,7 +97,9 @@ func TestTerminalOutputIsClean(t *testing.T) {
 	// A decision's note (typed in Slack, perhaps), as the terminal follows
 	// the run, and a passing note carrying an error's text.
 	out.Reset()
-	f := NewFollower(&out, func() time.Time { return now })
+	clock := quartz.NewMock(t)
+	clock.Set(now)
+	f := NewFollower(&out, clock)
 	decided := instance(t, checkpoints.PlanReview, plan, nil)
 	r := &pipeline.Run{ID: "r-1", Status: pipeline.StatusWaiting, Checkpoints: []checkpoints.Instance{decided}, Waiting: decided.ID}
 	f.Observe(r)

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/quartz"
+
 	"github.com/researchbot/researchbot/checkpoints"
 	"github.com/researchbot/researchbot/internal/goldentest"
 	"github.com/researchbot/researchbot/pipeline"
@@ -171,14 +173,15 @@ func TestPromptEditInEditor(t *testing.T) {
 
 func TestFollowerShowsWhatTheStoreSaysAndAsksOncePerOffer(t *testing.T) {
 	var out bytes.Buffer
-	clock := now
-	f := NewFollower(&out, func() time.Time { return clock })
+	clock := quartz.NewMock(t)
+	clock.Set(now)
+	f := NewFollower(&out, clock)
 	r := &pipeline.Run{ID: "r-1", Status: pipeline.StatusRunning, Step: pipeline.StepSearch, CreatedAt: now}
 	if f.Observe(r) != nil {
 		t.Fatal("asked with no checkpoint")
 	}
 	f.Observe(r) // same stage, too soon: coalesced
-	clock = clock.Add(3 * time.Second)
+	clock.Advance(3 * time.Second)
 	f.Observe(r)
 	r.Step = pipeline.StepFetch
 	f.Observe(r) // new stage: shown at once

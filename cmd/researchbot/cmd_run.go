@@ -180,7 +180,8 @@ func cmdRun(ctx context.Context, args []string, getenv func(string) string, stdi
 	prompter.Editor = terminal.EditorFrom(getenv)
 	prompter.Style = style
 	prompter.NeverDomain = a.Engine.NeverDomain
-	follower := terminal.NewFollower(stderr, nil)
+	prompter.Clock = a.Clock()
+	follower := terminal.NewFollower(stderr, a.Clock())
 	follower.Style = style
 	// A person at a terminal may steer the run while it works; piped input
 	// is only ever the answers to checkpoints.

@@ -54,10 +54,12 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	sender := bot.NewSender(bot.SenderConfig{
 		BotToken: cfg.SlackBotToken, AppToken: cfg.SlackAppToken, APIURL: cfg.SlackAPIURL, Metrics: metrics, Logger: log,
 		HTTPClient: spans.SlackHTTPClient(nil, slackTimeout),
+		Clock:      a.Clock(),
 	})
 	memory := redisstore.NewSlackMemory(a.Conn.Client)
 	presenter, err := bot.NewPresenter(bot.PresenterConfig{Sender: sender, Memory: memory, Admins: cfg.Admins, Alerts: a.Store, Logger: log,
-		StreamInChannels: cfg.StreamInChannels, MinInterval: cfg.ProgressInterval})
+		StreamInChannels: cfg.StreamInChannels, MinInterval: cfg.ProgressInterval,
+		Clock: a.Clock()})
 	if err != nil {
 		return err
 	}
@@ -70,8 +72,10 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	streamStore := redisstore.NewStreams(a.Conn.Client, "rb:")
 	a.AddPresenter(scheduler.OriginKind, scheduler.NewDigestPresenter(scheduler.DigestPresenterConfig{
 		Store: streamStore, Inner: presenter, Logger: log,
+		Clock: a.Clock(),
 	}))
-	streamSvc, err := scheduler.NewService(scheduler.ServiceConfig{Store: streamStore, Runner: a.Engine, Queue: slackQueue, Logger: log})
+	streamSvc, err := scheduler.NewService(scheduler.ServiceConfig{Store: streamStore, Runner: a.Engine, Queue: slackQueue, Logger: log,
+		Clock: a.Clock()})
 	if err != nil {
 		return err
 	}
@@ -79,6 +83,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		Sender: sender, Service: streamSvc,
 		Conversations: redisstore.NewConversations(a.Conn.Client, "rb:", 0),
 		Model:         a.StreamModel(), Logger: log,
+		Clock: a.Clock(),
 	})
 	if err != nil {
 		return err
@@ -94,6 +99,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		Streams: streams, Mentions: streams, Asker: a.Engine, Steerer: a.Engine, Files: a.Engine,
 		Checkpoints: a.Store, StreamList: streamSvc, StreamDomains: streamSvc,
 		StartDefaults: redisstore.NewChannelDefaults(a.Conn.Client, "rb:"),
+		Clock:         a.Clock(),
 	})
 	if err != nil {
 		return err

@@ -68,13 +68,14 @@ func cmdWorker(ctx context.Context, args []string, getenv func(string) string, s
 	}
 	// Digests of research streams run on the same queues: record them, and
 	// post them when Slack is configured.
-	digests := scheduler.DigestPresenterConfig{Store: redisstore.NewStreams(a.Conn.Client, "rb:"), Logger: log}
+	digests := scheduler.DigestPresenterConfig{Store: redisstore.NewStreams(a.Conn.Client, "rb:"), Logger: log, Clock: a.Clock()}
 	if cfg.SlackBotToken != "" {
 		presenter, err := bot.NewPresenter(bot.PresenterConfig{
 			BotToken: cfg.SlackBotToken, APIURL: cfg.SlackAPIURL, Memory: redisstore.NewSlackMemory(a.Conn.Client),
 			Metrics: bot.NewSlackMetrics(metrics), Admins: cfg.Admins, Alerts: a.Store, Logger: log,
 			HTTPClient:       spans.SlackHTTPClient(nil, slackTimeout),
 			StreamInChannels: cfg.StreamInChannels, MinInterval: cfg.ProgressInterval,
+			Clock: a.Clock(),
 		})
 		if err != nil {
 			return err

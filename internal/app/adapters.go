@@ -8,7 +8,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"time"
+
+	"github.com/coder/quartz"
 
 	"github.com/researchbot/researchbot/dedup"
 	"github.com/researchbot/researchbot/fetch"
@@ -27,7 +28,7 @@ type model struct {
 	endpoint string
 	calls    CallObserver
 	spans    *tracing.Tracing // nil: none
-	now      func() time.Time
+	clock    quartz.Clock
 }
 
 func (m *model) Generate(ctx context.Context, p pipeline.Prompt, out any) (pipeline.Usage, error) {
@@ -42,10 +43,10 @@ func (m *model) Generate(ctx context.Context, p pipeline.Prompt, out any) (pipel
 			p.OnRetry(pipeline.ModelRetry{Retry: r.N, Of: r.Max, Wait: r.Wait, Cause: r.Cause})
 		}
 	}
-	start := m.now()
+	start := m.clock.Now()
 	spanCtx, endSpan := m.spans.ModelCall(ctx, p, req.Model)
 	u, err := m.client.Generate(spanCtx, req, out)
-	defer func() { m.calls.LLMCall(string(p.Role), llmOutcome(ctx, err), m.now().Sub(start)) }()
+	defer func() { m.calls.LLMCall(string(p.Role), llmOutcome(ctx, err), m.clock.Now().Sub(start)) }()
 	pu := pipeline.Usage{Model: u.Model, PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, CostUSD: u.CostUSD, Calls: u.Calls, UnknownPrice: u.UnknownPrice}
 	endSpan(pu, err)
 	var refusal *llm.RefusalError
@@ -125,7 +126,7 @@ func (m *model) Price(role pipeline.Role) (float64, float64) {
 // searcher adapts search.Multi to pipeline.Searcher.
 type searcher struct {
 	multi    *search.Multi
-	now      func() time.Time
+	clock    quartz.Clock
 	backends []string
 	calls    CallObserver
 	spans    *tracing.Tracing // nil: none
@@ -142,14 +143,14 @@ func (s *searcher) Kinds() []string {
 }
 
 func (s *searcher) Search(ctx context.Context, r pipeline.SearchRequest) pipeline.SearchOutcome {
-	start := s.now()
+	start := s.clock.Now()
 	spanCtx, endSpan := s.spans.Search(ctx, r)
 	out := s.multi.Search(spanCtx, search.Query{Text: r.Text, Kind: search.Kind(r.Kind), Since: r.Since, Limit: r.Limit})
 	outcomes := searchOutcomes(s.backends, out)
 	endSpan(len(out.Results), outcomes)
-	s.calls.Search(outcomes, s.now().Sub(start))
+	s.calls.Search(outcomes, s.clock.Now().Sub(start))
 	res := pipeline.SearchOutcome{}
-	now := s.now()
+	now := s.clock.Now()
 	for _, h := range out.Results {
 		res.Hits = append(res.Hits, pipeline.Hit{
 			Key: documentKey(h), URL: h.URL, Title: h.Title, Snippet: h.Snippet, Backend: h.Backend,
@@ -204,13 +205,13 @@ func documentKey(h search.Result) string {
 // fetcher adapts fetch.Fetcher to pipeline.Fetcher.
 type fetcher struct {
 	f     *fetch.Fetcher
-	now   func() time.Time
+	clock quartz.Clock
 	calls CallObserver
 	spans *tracing.Tracing // nil: none
 }
 
 func (f *fetcher) Fetch(ctx context.Context, url string) (pipeline.Document, error) {
-	start := f.now()
+	start := f.clock.Now()
 	if rules, ok := pipeline.DomainRulesFrom(ctx); ok {
 		ctx = fetch.WithHostCheck(ctx, rules.Refusal)
 	}
@@ -218,7 +219,7 @@ func (f *fetcher) Fetch(ctx context.Context, url string) (pipeline.Document, err
 	p, err := f.f.Fetch(spanCtx, url)
 	outcome := fetchOutcome(p, err)
 	endSpan(outcome, len(p.Text), err)
-	f.calls.Fetch(outcome, len(p.Text), f.now().Sub(start))
+	f.calls.Fetch(outcome, len(p.Text), f.clock.Now().Sub(start))
 	if err != nil {
 		return pipeline.Document{}, err
 	}

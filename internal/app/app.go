@@ -43,7 +43,6 @@ type Options struct {
 	// and the web, for metrics; nil means none.
 	Calls  CallObserver
 	Logger *slog.Logger
-	Now    func() time.Time
 	// HTTPClient is used for the LLM and search APIs (not for page fetching).
 	HTTPClient *http.Client
 	// ShutdownTimeout is how long stopping a worker waits for steps in flight
@@ -59,8 +58,10 @@ type Options struct {
 	Tracing *tracing.Tracing
 	// RetryDelay overrides the queue's retry backoff (tests).
 	RetryDelay func(n int, err error) time.Duration
-	// Clock times the document collection's periodic check; nil means
-	// the real clock.
+	// Clock is the process's one clock, handed to every package that reads
+	// the time or waits (the engine, the adapters, the scheduler's digests,
+	// the rescue, the document collection's periodic check); nil means the
+	// real clock. Tests pass a quartz mock or a settable clock.
 	Clock quartz.Clock
 	// Searchers are asked beside the configured search backends, on every
 	// search (the Slack workspace, which only the bot can assemble).
@@ -104,9 +105,6 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
 	if opts.Clock == nil {
 		opts.Clock = quartz.NewReal()
 	}
@@ -130,6 +128,11 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	return a, nil
 }
 
+// Clock is the process's one clock (Options.Clock): the commands hand it to
+// what they build beside the App (the Slack side, the stream scheduler,
+// the terminal).
+func (a *App) Clock() quartz.Clock { return a.opts.Clock }
+
 func (a *App) build() error {
 	cfg := a.Config
 	prices := llm.DefaultPrices()
@@ -138,7 +141,7 @@ func (a *App) build() error {
 	}
 	var limiter llm.Limiter
 	if cfg.LLMPerMinute > 0 {
-		limiter = llm.NewSharedLimiter(redisstore.NewRateLimiter(a.Conn.Client, "llm"), "openai", cfg.LLMPerMinute)
+		limiter = llm.NewSharedLimiter(redisstore.NewRateLimiter(a.Conn.Client, "llm"), "openai", cfg.LLMPerMinute, a.opts.Clock)
 	}
 	// LLM_MAX_RETRIES counts retries, 0 meaning none; llm.Config's zero
 	// means its default and a negative number none.
@@ -157,7 +160,7 @@ func (a *App) build() error {
 	a.llm = client
 	var backends []search.Backend
 	if !a.opts.OnlyDocuments {
-		web, mcps := searchBackends(cfg, a.opts.Tracing.HTTPClient(a.opts.HTTPClient, search.DefaultTimeout))
+		web, mcps := searchBackends(cfg, a.opts.Tracing.HTTPClient(a.opts.HTTPClient, search.DefaultTimeout), a.opts.Clock)
 		backends, a.mcp = web, mcps
 		for _, b := range mcps {
 			backends = append(backends, b)
@@ -173,17 +176,17 @@ func (a *App) build() error {
 	// Public APIs' published rate rules, shared across replicas.
 	perMinute := map[string]int{"arxiv": 20, "wikipedia": 200, "openalex": 600, "crossref": 300, "brave": 60, "tavily": 60, "searxng": 600}
 	multi := search.NewMulti(backends, search.Options{
-		Limiter: search.NewSharedLimiter(redisstore.NewRateLimiter(a.Conn.Client, "search"), perMinute), MaxWait: 5 * time.Second, Now: a.opts.Now,
+		Limiter: search.NewSharedLimiter(redisstore.NewRateLimiter(a.Conn.Client, "search"), perMinute), MaxWait: 5 * time.Second, Clock: a.opts.Clock,
 	})
 	pageFetcher := fetch.New(fetch.Config{
 		AllowPrivate: cfg.AllowPrivate, Timeout: cfg.FetchTimeout, MaxBytes: cfg.FetchMaxBytes,
-		CacheTTL: cfg.FetchCacheTTL, Now: a.opts.Now,
+		CacheTTL: cfg.FetchCacheTTL, Clock: a.opts.Clock,
 	}, redisstore.NewPageCache(a.Conn.Client))
 
 	a.lost = make(chan lostRun, lostWritesQueue)
 	a.Store = redisstore.NewStoreWithOptions(a.Conn.Client, redisstore.StoreOptions{
 		Prefix: "rb:", Retention: cfg.Retention, PageRetention: cfg.PageRetention, Logger: a.log,
-		OnLostWrites: a.noteLostWrites,
+		OnLostWrites: a.noteLostWrites, Clock: a.opts.Clock,
 		// Index scores stay well within the rescuer's half-lease window.
 		IndexRefresh: min(redisstore.DefaultIndexRefresh, cfg.LeaseTTL/4),
 	})
@@ -192,18 +195,18 @@ func (a *App) build() error {
 	presenters := map[string]pipeline.Presenter{}
 	maps.Copy(presenters, a.opts.Presenters)
 	a.presenters = presenters
-	llmModel := &model{client: client, modelOf: cfg.ModelFor, prices: prices, endpoint: endpointName(cfg.OpenAIBaseURL), calls: a.callObserver(), spans: a.opts.Tracing, now: a.opts.Now}
+	llmModel := &model{client: client, modelOf: cfg.ModelFor, prices: prices, endpoint: endpointName(cfg.OpenAIBaseURL), calls: a.callObserver(), spans: a.opts.Tracing, clock: a.opts.Clock}
 	eng, err := pipeline.New(pipeline.Config{
 		Store:      a.Store,
 		Queue:      a.Queue,
 		Locker:     a.Locker,
 		Model:      llmModel,
 		Prices:     llmModel,
-		Searcher:   joinSearchers(&searcher{multi: multi, now: a.opts.Now, backends: a.Backends, calls: a.callObserver(), spans: a.opts.Tracing}, a.opts.Searchers),
-		Fetcher:    newSourceFetcher(&fetcher{f: pageFetcher, now: a.opts.Now, calls: a.callObserver(), spans: a.opts.Tracing}, a.mcp, a.docs, a.opts.Now, a.callObserver()),
+		Searcher:   joinSearchers(&searcher{multi: multi, clock: a.opts.Clock, backends: a.Backends, calls: a.callObserver(), spans: a.opts.Tracing}, a.opts.Searchers),
+		Fetcher:    newSourceFetcher(&fetcher{f: pageFetcher, clock: a.opts.Clock, calls: a.callObserver(), spans: a.opts.Tracing}, a.mcp, a.docs, a.opts.Clock, a.callObserver()),
 		Presenters: presenters,
 		AutoDeciders: map[string]pipeline.AutoDecider{
-			scheduler.OriginKind: scheduler.DigestCheckpoints{Now: a.opts.Now},
+			scheduler.OriginKind: scheduler.DigestCheckpoints{Clock: a.opts.Clock},
 		},
 		Defaults: pipeline.Limits{
 			MaxIterations: cfg.MaxIterations, MaxGapRounds: cfg.MaxGapRounds, MaxCostUSD: cfg.MaxCostUSD,
@@ -215,7 +218,7 @@ func (a *App) build() error {
 		DefaultQueue: a.opts.DefaultQueue,
 		Observer:     a.opts.Observer,
 		Tracer:       a.opts.Tracing.Runs(),
-		Now:          a.opts.Now,
+		Clock:        a.opts.Clock,
 		Logger:       a.log,
 	})
 	if err != nil {
@@ -261,7 +264,7 @@ func (a *App) StartWorker(queues map[string]int) (stop func(), err error) {
 	rescuer := &redisstore.Rescuer{
 		Store: a.Store, Locker: a.Locker, Queue: a.Queue, Queues: slices.Sorted(maps.Keys(queues)),
 		Abandoned:   func(q string) bool { return strings.HasPrefix(q, TerminalQueuePrefix) },
-		Interrupter: a.Engine, Now: a.opts.Now, Logger: a.log,
+		Interrupter: a.Engine, Clock: a.opts.Clock, Logger: a.log,
 	}
 	a.rescuer.Store(rescuer)
 	stopDocs, err := a.watchDocs()

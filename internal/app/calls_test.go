@@ -44,7 +44,7 @@ func TestOptionsCallsIsToldAboutEveryKindOfCall(t *testing.T) {
 	calls := &callCounter{}
 	h := &harness{t: t, web: web, llm: model, res: res, rec: newRecorder(), clock: &researchtest.Clock{}}
 	h.app = startApp(t, testConfig(t, srv.URL, model.URL(), web.URL(), map[string]string{"LLM_PRICES": "gpt-4o-mini=0.15/0.6"}), Options{
-		Presenters: map[string]pipeline.Presenter{"test": h.rec}, DefaultQueue: "test", Now: h.clock.Now, Calls: calls,
+		Presenters: map[string]pipeline.Presenter{"test": h.rec}, DefaultQueue: "test", Clock: h.clock, Calls: calls,
 	})
 	h.start(checkpoints.ModeAuto, pipeline.Limits{})
 	if r := h.finish(); r.Status != pipeline.StatusCompleted {

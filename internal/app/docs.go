@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/coder/quartz"
+
 	"github.com/researchbot/researchbot/config"
 	"github.com/researchbot/researchbot/dedup"
 	"github.com/researchbot/researchbot/pipeline"
@@ -46,9 +48,9 @@ func (b docsBackend) Search(ctx context.Context, q search.Query) ([]search.Resul
 // openDocs opens the document collection of DOCS_DIR. A collection whose
 // index another process holds (a `run` in a terminal beside `serve` on
 // one machine) is left out of this process, with a warning: its runs
-// search the web without it.
-func openDocs(cfg config.Config, log *slog.Logger) (*docsearch.Collection, error) {
-	c, err := docsearch.Open(docsearch.Config{Dirs: cfg.DocsDirs, IndexDir: cfg.DocsIndexDir, Logger: log})
+// search the web without it. clock is the collection's (docsearch.Config).
+func openDocs(cfg config.Config, log *slog.Logger, clock quartz.Clock) (*docsearch.Collection, error) {
+	c, err := docsearch.Open(docsearch.Config{Dirs: cfg.DocsDirs, IndexDir: cfg.DocsIndexDir, Logger: log, Clock: clock})
 	if errors.Is(err, docsearch.ErrInUse) {
 		log.Warn("document collection not searched by this process: another process keeps its index", "dir", cfg.DocsIndexDir)
 		return nil, nil
@@ -67,13 +69,13 @@ func (f *sourceFetcher) readDocument(ctx context.Context, u string) (pipeline.Do
 	if c == nil {
 		return pipeline.Document{}, errDocsNotOpen
 	}
-	start := f.now()
+	start := f.clock.Now()
 	d, err := c.Read(ctx, u)
 	outcome := "ok"
 	if err != nil {
 		outcome = "error"
 	}
-	f.calls.Fetch(outcome, len(d.Text), f.now().Sub(start))
+	f.calls.Fetch(outcome, len(d.Text), f.clock.Now().Sub(start))
 	if err != nil {
 		return pipeline.Document{}, err
 	}
@@ -101,7 +103,7 @@ func (a *App) watchDocs() (stop func(), err error) {
 	}
 	c := a.docs.c.Load()
 	if c == nil {
-		if c, err = openDocs(a.Config, a.log); err != nil || c == nil {
+		if c, err = openDocs(a.Config, a.log, a.opts.Clock); err != nil || c == nil {
 			return func() {}, err
 		}
 		a.docs.c.Store(c)

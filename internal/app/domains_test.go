@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/quartz"
+
 	"github.com/researchbot/researchbot/fetch"
 	"github.com/researchbot/researchbot/pipeline"
 )
@@ -41,7 +43,7 @@ func TestTheFetchAdapterAppliesTheRunsDomainRulesToRedirects(t *testing.T) {
 
 	ff := fetch.New(fetch.Config{AllowPrivate: true, Timeout: 5 * time.Second}, nil)
 	defer ff.Close()
-	f := &fetcher{f: ff, now: time.Now, calls: ignoreCalls{}}
+	f := &fetcher{f: ff, clock: quartz.NewReal(), calls: ignoreCalls{}}
 	rules := pipeline.DomainRules{Never: []string{"localhost"}}
 	_, err := f.Fetch(pipeline.WithDomainRules(context.Background(), rules), start.URL+"/moved")
 	if !errors.Is(err, &fetch.Error{Reason: fetch.ReasonExcludedHost}) || !strings.Contains(err.Error(), "excluded by the run's domain rules (never localhost)") {

@@ -99,7 +99,7 @@ func newHarnessAt(t testing.TB, redisURL string, res *researchtest.Researcher, e
 	h.app = startApp(t, testConfig(t, redisURL, model.URL(), web.URL(), env), Options{
 		Presenters:   map[string]pipeline.Presenter{"test": h.rec},
 		DefaultQueue: "test",
-		Now:          h.clock.Now,
+		Clock:        h.clock,
 	})
 	return h
 }

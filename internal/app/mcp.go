@@ -4,7 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"time"
+
+	"github.com/coder/quartz"
 
 	"github.com/researchbot/researchbot/config"
 	"github.com/researchbot/researchbot/dedup"
@@ -15,13 +16,14 @@ import (
 )
 
 // searchBackends returns the configured web backends and a backend per
-// configured MCP server (which the caller must Close).
-func searchBackends(cfg config.Config, httpClient *http.Client) (web []search.Backend, mcp []*mcpsearch.Backend) {
+// configured MCP server (which the caller must Close); the web backends
+// read the time on clock.
+func searchBackends(cfg config.Config, httpClient *http.Client, clock quartz.Clock) (web []search.Backend, mcp []*mcpsearch.Backend) {
 	web = search.BackendsFromConfig(search.Config{
 		SearXNGURL: cfg.SearXNGURL, BraveAPIKey: cfg.BraveAPIKey, BraveURL: cfg.BraveURL,
 		TavilyAPIKey: cfg.TavilyAPIKey, TavilyURL: cfg.TavilyURL, ArxivURL: cfg.ArxivURL,
 		WikipediaURL: cfg.WikipediaURL, OpenAlexURL: cfg.OpenAlexURL, CrossrefURL: cfg.CrossrefURL, Contact: cfg.Contact,
-		HTTPClient: httpClient,
+		HTTPClient: httpClient, Clock: clock,
 	})
 	for _, s := range cfg.MCPServers {
 		kinds := make([]search.Kind, len(s.Kinds))
@@ -46,12 +48,12 @@ type sourceFetcher struct {
 	web   pipeline.Fetcher
 	mcp   map[string]*mcpsearch.Backend
 	docs  *docsSlot // nil without DOCS_DIR
-	now   func() time.Time
+	clock quartz.Clock
 	calls CallObserver
 }
 
-func newSourceFetcher(web pipeline.Fetcher, mcp []*mcpsearch.Backend, docs *docsSlot, now func() time.Time, calls CallObserver) pipeline.Fetcher {
-	f := &sourceFetcher{web: web, mcp: map[string]*mcpsearch.Backend{}, docs: docs, now: now, calls: calls}
+func newSourceFetcher(web pipeline.Fetcher, mcp []*mcpsearch.Backend, docs *docsSlot, clock quartz.Clock, calls CallObserver) pipeline.Fetcher {
+	f := &sourceFetcher{web: web, mcp: map[string]*mcpsearch.Backend{}, docs: docs, clock: clock, calls: calls}
 	for _, b := range mcp {
 		f.mcp[b.Server().Name] = b
 	}
@@ -70,13 +72,13 @@ func (f *sourceFetcher) Fetch(ctx context.Context, u string) (pipeline.Document,
 	if b == nil {
 		return pipeline.Document{}, fmt.Errorf("MCP server %s is no longer configured", name)
 	}
-	start := f.now()
+	start := f.clock.Now()
 	d, err := b.Read(ctx, id)
 	outcome := "ok"
 	if err != nil {
 		outcome = "error"
 	}
-	f.calls.Fetch(outcome, len(d.Text), f.now().Sub(start))
+	f.calls.Fetch(outcome, len(d.Text), f.clock.Now().Sub(start))
 	if err != nil {
 		return pipeline.Document{}, err
 	}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/quartz"
+
 	"github.com/researchbot/researchbot/pipeline"
 	"github.com/researchbot/researchbot/search"
 )
@@ -44,7 +46,7 @@ func adapterOver(b search.Backend, budget search.RateBudget) *searcher {
 	if budget != nil {
 		opts.Limiter = search.NewSharedLimiter(budget, map[string]int{"searxng": 600})
 	}
-	return &searcher{multi: search.NewMulti([]search.Backend{b}, opts), now: time.Now, backends: []string{b.Name()}, calls: ignoreCalls{}}
+	return &searcher{multi: search.NewMulti([]search.Backend{b}, opts), clock: quartz.NewReal(), backends: []string{b.Name()}, calls: ignoreCalls{}}
 }
 
 // TestASearchOurLimiterCouldNotAllowIsInterrupted: when the shared rate

@@ -28,8 +28,8 @@ func TestNewWritesTheBuiltinDefinitions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(defs) != len(checkpoints.Builtins(a.opts.Now())) {
-		t.Fatalf("after the first start: %d definitions, want the %d built-ins", len(defs), len(checkpoints.Builtins(a.opts.Now())))
+	if len(defs) != len(checkpoints.Builtins(a.opts.Clock.Now())) {
+		t.Fatalf("after the first start: %d definitions, want the %d built-ins", len(defs), len(checkpoints.Builtins(a.opts.Clock.Now())))
 	}
 	d, err := a.Store.Definition(ctx, checkpoints.PlanReview)
 	if err != nil {

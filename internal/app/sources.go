@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/coder/quartz"
+
 	"github.com/researchbot/researchbot/config"
 	"github.com/researchbot/researchbot/search"
 )
@@ -36,7 +38,8 @@ const testQuery = "research"
 // an MCP server is connected, lists its tools and has the configured ones,
 // read-only. The checks come back in the order searches use the backends.
 func CheckSources(ctx context.Context, cfg config.Config, httpClient *http.Client, timeout time.Duration) []SourceCheck {
-	web, mcps := searchBackends(cfg, httpClient)
+	clock := quartz.NewReal() // a one-shot check, before any App exists
+	web, mcps := searchBackends(cfg, httpClient, clock)
 	checks := make([]SourceCheck, len(web)+len(mcps))
 	var wg sync.WaitGroup
 	check := func(i int, f func(context.Context) (string, error)) {
@@ -71,7 +74,7 @@ func CheckSources(ctx context.Context, cfg config.Config, httpClient *http.Clien
 		_ = b.Close() // a stdio server's exit status is its own
 	}
 	if len(cfg.DocsDirs) > 0 {
-		checks = append(checks, checkDocs(cfg, time.Now()))
+		checks = append(checks, checkDocs(cfg, clock.Now()))
 	}
 	return checks
 }

@@ -47,7 +47,7 @@ func newStreamHarness(t *testing.T, pages []researchtest.Page) *streamHarness {
 	h.app = a
 	var err error
 	h.svc, err = scheduler.NewService(scheduler.ServiceConfig{
-		Store: h.streams, Runner: a.Engine, Now: h.clock.Now, Queue: "digests",
+		Store: h.streams, Runner: a.Engine, Clock: h.clock, Queue: "digests",
 	})
 	if err != nil {
 		t.Fatal(err)

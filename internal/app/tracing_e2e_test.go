@@ -40,7 +40,7 @@ func tracedHarness(t *testing.T, redisURL string, tr *tracing.Tracing) (h *harne
 	env := map[string]string{"LLM_PRICES": "gpt-4o-mini=0.15/0.6"}
 	h = &harness{t: t, web: web, llm: model, res: res, rec: newRecorder(), clock: &researchtest.Clock{}}
 	a, err := New(context.Background(), testConfig(t, redisURL, model.URL(), web.URL(), env), Options{
-		Presenters: map[string]pipeline.Presenter{"test": h.rec}, DefaultQueue: "test", Now: h.clock.Now,
+		Presenters: map[string]pipeline.Presenter{"test": h.rec}, DefaultQueue: "test", Clock: h.clock,
 		RetryDelay: func(int, error) time.Duration { return 50 * time.Millisecond }, Tracing: tr,
 	})
 	if err != nil {

@@ -5,7 +5,9 @@
 // module must have a row, so a new package cannot slip by unchecked.
 // Where imports cannot tell (slack-go's Block Kit types and its Web API
 // client are one package), the rendering leaf's source is read for the
-// names a Web API call would begin with.
+// names a Web API call would begin with, and all product code for calls
+// of package time's clock (one clock: the quartz.Clock the assembly hands
+// out, outside a reasoned allow-list).
 //
 // It also keeps .ci/tools true: every program a Go file runs by name
 // (exec.Command, exec.LookPath, a script's #! line) must be listed there,

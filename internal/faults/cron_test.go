@@ -83,7 +83,7 @@ func TestCronTickDuringAReplicasDeath(t *testing.T) {
 	clock := researchtest.NewClock(time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC))
 	storeA := &diesAfterClaim{Streams: redisstore.NewStreams(ca, "")}
 	svc := func(store scheduler.Store) *scheduler.Service {
-		s, err := scheduler.NewService(scheduler.ServiceConfig{Store: store, Runner: runner, Now: clock.Now, ClaimTTL: claimTTL})
+		s, err := scheduler.NewService(scheduler.ServiceConfig{Store: store, Runner: runner, Clock: clock, ClaimTTL: claimTTL})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
 	"github.com/blevesearch/bleve/v2/mapping"
+	"github.com/coder/quartz"
 
 	"github.com/researchbot/researchbot/extract"
 )
@@ -48,8 +49,9 @@ type Config struct {
 	Dirs []string
 	// IndexDir is the folder of the index (created when missing).
 	IndexDir string
-	// Now is the clock of Status's times; nil means time.Now.
-	Now    func() time.Time
+	// Clock is the clock of Status's times and of the updates' durations;
+	// nil means the real clock.
+	Clock  quartz.Clock
 	Logger *slog.Logger
 }
 
@@ -67,7 +69,7 @@ type Root struct {
 type Collection struct {
 	roots  []Root
 	dir    string
-	now    func() time.Time
+	clock  quartz.Clock
 	log    *slog.Logger
 	index  bleve.Index
 	update sync.Mutex // one Update at a time
@@ -85,13 +87,13 @@ func Open(cfg Config) (*Collection, error) {
 	if len(cfg.Dirs) == 0 {
 		return nil, errors.New("docsearch: no folders")
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
+	if cfg.Clock == nil {
+		cfg.Clock = quartz.NewReal()
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	c := &Collection{roots: Roots(cfg.Dirs), dir: cfg.IndexDir, now: cfg.Now, log: cfg.Logger}
+	c := &Collection{roots: Roots(cfg.Dirs), dir: cfg.IndexDir, clock: cfg.Clock, log: cfg.Logger}
 	if err := os.MkdirAll(filepath.Dir(cfg.IndexDir), 0o755); err != nil {
 		return nil, fmt.Errorf("document index: %w", err)
 	}

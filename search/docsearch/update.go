@@ -38,7 +38,7 @@ type Report struct {
 func (c *Collection) Update(ctx context.Context) (Report, error) {
 	c.update.Lock()
 	defer c.update.Unlock()
-	start := c.now()
+	start := c.clock.Now()
 	old := c.manifest()
 	files, unlisted := c.walk(ctx) // unlisted: roots whose listing failed, whose files are kept
 	rep := Report{}
@@ -55,7 +55,7 @@ func (c *Collection) Update(ctx context.Context) (Report, error) {
 	pending, pendingBytes, changed := 0, 0, false
 	flush := func(final bool) error {
 		if final {
-			next.Checked = c.now()
+			next.Checked = c.clock.Now()
 			if changed {
 				next.Changed = next.Checked
 			}
@@ -99,7 +99,7 @@ func (c *Collection) Update(ctx context.Context) (Report, error) {
 			continue
 		}
 		if err := ctx.Err(); err != nil {
-			rep.Took = c.now().Sub(start)
+			rep.Took = c.clock.Now().Sub(start)
 			return rep, errorsJoin(err, flush(false))
 		}
 		e, parts := c.read(ctx, f)
@@ -133,7 +133,7 @@ func (c *Collection) Update(ctx context.Context) (Report, error) {
 			}
 		}
 	}
-	rep.Took = c.now().Sub(start)
+	rep.Took = c.clock.Now().Sub(start)
 	if err := flush(true); err != nil {
 		return rep, err
 	}
