@@ -33,7 +33,8 @@ func approveInstance(t *testing.T, m slackfake.Message) string {
 // buttons and says so. The plan review is posted again at the bottom of
 // the thread, with its buttons, saying the decision was lost (who made it,
 // when); its earlier message, which showed the approval, says the decision
-// was lost and links to the new one. The click delivered again posts
+// was lost and links to the new one; the App Home warns beside it. The
+// click delivered again posts
 // nothing more, and approving the plan again is applied once.
 func TestE2EAClickOnALostCheckpointIsToldSoAndTheRunAsksAgain(t *testing.T) {
 	if testing.Short() {
@@ -155,6 +156,20 @@ func TestE2EAClickOnALostCheckpointIsToldSoAndTheRunAsksAgain(t *testing.T) {
 		return false
 	}) {
 		t.Fatalf("the plan review's earlier message does not say its decision was lost and where to decide (%s):\n%s", link, dumpAll(fake, channel))
+	}
+
+	// The requester's App Home shows the warning beside the plan review,
+	// linking to the message that asks again.
+	if err := fake.OpenHome(wctx, user); err != nil {
+		t.Fatal(err)
+	}
+	if !bot.WaitUntil(fake, 10*time.Second, func() bool {
+		v, ok := fake.Home(user)
+		d := bot.DisplayedText(v.JSON)
+		return ok && strings.Contains(d, "*Research plan* <"+link+"|in its thread>") && strings.Contains(d, "An earlier decision on it was lost when the bot's storage was restored")
+	}) {
+		v, _ := fake.Home(user)
+		t.Fatalf("the App Home does not warn beside the plan review asked again:\n%s", bot.DisplayedText(v.JSON))
 	}
 
 	// The click delivered again (Slack saw no ack) posts nothing more.
