@@ -34,8 +34,8 @@ func approveInstance(t *testing.T, m slackfake.Message) string {
 // the thread, with its buttons, saying the decision was lost (who made it,
 // when); its earlier message, which showed the approval, says the decision
 // was lost and links to the new one; the App Home warns beside it. The
-// click delivered again posts
-// nothing more, and approving the plan again is applied once.
+// click delivered again posts nothing more, and approving the plan again
+// is applied once.
 func TestE2EAClickOnALostCheckpointIsToldSoAndTheRunAsksAgain(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a research run to its draft review")
