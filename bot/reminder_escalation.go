@@ -19,8 +19,7 @@ import (
 // a network failure, internal_error, fatal_error, service_unavailable,
 // request_timeout), backing off on the Presenter's clock, and each one sent
 // is remembered (keyEscalated, per checkpoint and recipient), so a second
-// call — another replica, the engine trying a failed escalation again
-// later (pipeline.EscalationAttempts) — sends only the ones still missing.
+// call — another replica, a retry — sends only the ones still missing.
 const (
 	// keyEscalated + run id + ":" + checkpoint instance id + ":" + user id
 	// → "1" once that user's escalation DM was posted.
