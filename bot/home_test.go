@@ -117,3 +117,33 @@ func TestHomeBlocksStayWithinSlackLimits(t *testing.T) {
 func TestGoldenBreakerAlert(t *testing.T) {
 	golden(t, "msg_breaker_alert", msg(RenderBreakerAlert(builtin(checkpoints.PlanReview), 5)))
 }
+
+// TestHomeWarnsBesideACheckpointWhoseDecisionWasLost: a run asks again for
+// a decision the store lost; the App Home says so in that checkpoint's
+// entry (with its buttons), and not beside the other pending ones.
+func TestHomeWarnsBesideACheckpointWhoseDecisionWasLost(t *testing.T) {
+	v := homeSample()
+	lost := *v.Pending[0].Run
+	lost.LostDecision = &pipeline.LostDecision{Checkpoint: v.Pending[0].Inst.ID, At: t0.Add(5 * time.Minute), Evidence: "a version lower than one seen"}
+	v.Pending[0].Run = &lost
+	golden(t, "home_lost", blockkit.RenderHome(v))
+	var sections []string
+	for _, b := range blockkit.RenderHome(v).Blocks.BlockSet {
+		if s, ok := b.(*slack.SectionBlock); ok && s.Text != nil {
+			sections = append(sections, s.Text.Text)
+		}
+	}
+	warned := 0
+	for _, s := range sections {
+		if !strings.Contains(s, "An earlier decision on it was lost when the bot's storage was restored") {
+			continue
+		}
+		warned++
+		if !strings.Contains(s, "*Research plan*") || !strings.Contains(s, "in its thread") {
+			t.Errorf("the warning is not beside the plan review's entry: %q", s)
+		}
+	}
+	if warned != 1 {
+		t.Fatalf("%d warnings of a lost decision, want 1:\n%s", warned, strings.Join(sections, "\n---\n"))
+	}
+}

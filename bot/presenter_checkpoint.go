@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
+	"time"
 
 	"github.com/slack-go/slack"
 
@@ -20,11 +22,37 @@ type checkpointMsg struct {
 	// Closed is set once the message no longer shows buttons (decided, or
 	// closed when the run ended).
 	Closed bool `json:"closed,omitempty"`
+	// Lost marks a message posted to ask again for a decision the store
+	// lost (pipeline.Run.LostAt): while it is open, showing the same
+	// checkpoint again updates it rather than posting another.
+	Lost bool `json:"lost,omitempty"`
+	// Decision is the decision the message shows once collapsed, so that a
+	// message asking again after the store lost it can say who decided
+	// what, when (if this memory outlived the loss).
+	Decision *msgDecision `json:"decision,omitempty"`
+	// LostDecision, on a message marked Lost, is the decision whose loss
+	// it asks again for, when it was known.
+	LostDecision *msgDecision `json:"lost_decision,omitempty"`
+}
+
+// msgDecision is the decision a collapsed checkpoint message shows.
+type msgDecision struct {
+	By     string             `json:"by"`
+	Action checkpoints.Action `json:"action"`
+	At     time.Time          `json:"at"`
 }
 
 // Offer posts the checkpoint message in the run's thread. A reminder
 // (Attempt > 1) is posted as a new message and the earlier offer is reduced
 // to a pointer to it. Offering the same attempt twice updates the message.
+//
+// A checkpoint offered again because a later decision was lost with the
+// store's writes (pipeline.Run.LostAt) is posted as a new message at the
+// bottom of the thread, saying so, and its earlier message (which shows
+// the lost decision) is edited to say that decision was lost and to point
+// to the new one. It is posted once: showing it again while that new
+// message is open (a worker's retry, a second report of the same loss)
+// updates it.
 func (p *Presenter) Offer(ctx context.Context, r *pipeline.Run, inst *checkpoints.Instance) error {
 	log := p.log.With("run_id", r.ID, "checkpoint_id", inst.ID, "definition", inst.DefinitionID, "attempt", inst.Attempt)
 	p.panel.runStatus(ctx, r) // the run waits: no status in its assistant thread
@@ -35,25 +63,30 @@ func (p *Presenter) Offer(ctx context.Context, r *pipeline.Run, inst *checkpoint
 	if inst.Attempt > 1 {
 		text = "Reminder — " + text
 	}
-	if r.LostAt(inst) {
-		blocks = blockkit.RenderLostCheckpoint(inst, r.RequestedBy, p.now())
-		text = "An earlier decision was lost — " + text
-	}
-	text = blockkit.EscapeTruncate(text, 300)
 	// Look before posting: a checkpoint shown again after a takeover (or a
 	// retry) updates the message of its attempt instead of posting another.
 	prev, err := p.lookup(ctx, inst.ID)
 	if err != nil {
 		return fmt.Errorf("looking up the message of checkpoint %s: %w", inst.ID, err)
 	}
-	if prev != nil && prev.Attempt == inst.Attempt {
+	lost := r.LostAt(inst)
+	var facts blockkit.LostDecision
+	if lost {
+		facts = lostFacts(r, prev)
+		blocks = blockkit.RenderLostCheckpoint(inst, r.RequestedBy, p.now(), facts)
+		text = "An earlier decision was lost — " + text
+	}
+	text = blockkit.EscapeTruncate(text, 300)
+	// asking is an open message that already asks again after the loss.
+	asking := prev != nil && prev.Lost && !prev.Closed
+	if prev != nil && prev.Attempt == inst.Attempt && (!lost || asking) {
 		err := retry429(ctx, p.clock, func() error {
 			_, _, _, err := p.api.UpdateMessageContext(ctx, prev.Channel, prev.TS, quiet(blocks, text))
 			return err
 		})
 		if err == nil {
 			if prev.Closed {
-				prev.Closed = false
+				prev.Closed, prev.Decision = false, nil
 				if err := p.remember(ctx, inst.ID, *prev); err != nil {
 					log.Warn("bot: remembering a checkpoint message failed", "err", err)
 				}
@@ -78,10 +111,13 @@ func (p *Presenter) Offer(ctx context.Context, r *pipeline.Run, inst *checkpoint
 	if channel == "" {
 		channel = place
 	}
-	if err := p.remember(ctx, inst.ID, checkpointMsg{Channel: channel, TS: ts, Attempt: inst.Attempt}); err != nil {
+	if err := p.remember(ctx, inst.ID, checkpointMsg{Channel: channel, TS: ts, Attempt: inst.Attempt, Lost: lost, LostDecision: lostDecisionOf(lost, prev)}); err != nil {
 		log.Warn("bot: remembering a checkpoint message failed", "err", err)
 	}
-	if prev != nil && prev.Attempt != inst.Attempt {
+	switch {
+	case lost && prev != nil && !asking:
+		p.retireLostDecision(ctx, log, inst, prev, facts, channel, ts)
+	case prev != nil && prev.Attempt != inst.Attempt:
 		if err := retry429(ctx, p.clock, func() error {
 			_, _, _, err := p.api.UpdateMessageContext(ctx, prev.Channel, prev.TS, quiet(blockkit.RenderSuperseded(inst), text))
 			return err
@@ -89,8 +125,66 @@ func (p *Presenter) Offer(ctx context.Context, r *pipeline.Run, inst *checkpoint
 			log.Warn("bot: reducing an earlier offer failed", "err", err)
 		}
 	}
-	log.Info("bot: checkpoint offered", "ts", ts)
+	log.Info("bot: checkpoint offered", "ts", ts, "lost_decision", lost)
 	return nil
+}
+
+// lostFacts is what is known of the decision on inst that the store lost:
+// when the loss was found, and the decision its earlier message showed if
+// the message memory still has it.
+func lostFacts(r *pipeline.Run, prev *checkpointMsg) blockkit.LostDecision {
+	var facts blockkit.LostDecision
+	if r.LostDecision != nil {
+		facts.FoundAt = r.LostDecision.At
+	}
+	if d := lostOf(prev); d != nil {
+		facts.By, facts.Action, facts.At = d.By, d.Action, d.At
+	}
+	return facts
+}
+
+// lostOf is the decision that was lost when the checkpoint whose message
+// is prev is asked again: the one an open message asking again already
+// names, or the one prev shows; nil when unknown.
+func lostOf(prev *checkpointMsg) *msgDecision {
+	switch {
+	case prev == nil:
+		return nil
+	case prev.Lost && !prev.Closed:
+		return prev.LostDecision
+	}
+	return prev.Decision
+}
+
+// lostDecisionOf is what a new message of a checkpoint remembers of the
+// lost decision it asks again for (nil unless lost).
+func lostDecisionOf(lost bool, prev *checkpointMsg) *msgDecision {
+	if !lost {
+		return nil
+	}
+	return lostOf(prev)
+}
+
+// retireLostDecision edits the earlier message of checkpoint inst (prev),
+// which shows a decision the store lost, to say so and to point to the new
+// message (channel, ts) that asks again (best effort: the new message is
+// posted).
+func (p *Presenter) retireLostDecision(ctx context.Context, log *slog.Logger, inst *checkpoints.Instance, prev *checkpointMsg, facts blockkit.LostDecision, channel, ts string) {
+	link := ""
+	if err := retry429(ctx, p.clock, func() error {
+		var err error
+		link, err = p.api.GetPermalinkContext(ctx, &slack.PermalinkParameters{Channel: channel, Ts: ts})
+		return err
+	}); err != nil {
+		log.Warn("bot: no permalink for a checkpoint asked again; its earlier message points to the thread's newest", "err", err)
+	}
+	text := blockkit.EscapeTruncate(blockkit.OneLine(blockkit.FirstNonEmpty(inst.Label, inst.DefinitionID))+": the decision made here was lost; asked again below", 300)
+	if err := retry429(ctx, p.clock, func() error {
+		_, _, _, err := p.api.UpdateMessageContext(ctx, prev.Channel, prev.TS, quiet(blockkit.RenderLostDecisionRetired(inst, facts, link), text))
+		return err
+	}); err != nil {
+		log.Warn("bot: marking the lost decision's message failed", "ts", prev.TS, "err", err)
+	}
 }
 
 // Decided collapses the checkpoint message to a one-line record without
@@ -106,6 +200,9 @@ func (p *Presenter) Decided(ctx context.Context, r *pipeline.Run, inst *checkpoi
 		})
 		if err == nil {
 			msg.Closed = true
+			if d := inst.Decision; d != nil {
+				msg.Decision = &msgDecision{By: d.By, Action: d.Action, At: d.At}
+			}
 			if err := p.remember(ctx, inst.ID, *msg); err != nil {
 				p.log.Warn("bot: remembering a collapsed checkpoint message failed", "checkpoint_id", inst.ID, "err", err)
 			}

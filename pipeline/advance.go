@@ -110,6 +110,9 @@ func (r *Run) Deadline() time.Time {
 		return time.Time{}
 	}
 	if inst := r.Current(); inst != nil && (inst.Open() || inst.State == checkpoints.StateTimedOut) {
+		if er := r.escalationRetryOf(inst); er != nil {
+			return er.At // a failed escalation tried again
+		}
 		return inst.DeadlineAt
 	}
 	return time.Time{}
@@ -280,6 +283,9 @@ func (e *Engine) advanceWaiting(ctx context.Context, r *Run, inst *checkpoints.I
 		// Its re-offers are used up: a person's turn, reminded while its
 		// reminder policy allows, then escalated once.
 		if r.dueAt(e.cfg.Clock.Now()) != nil {
+			if er := r.escalationRetryOf(inst); er != nil {
+				return false, e.escalate(ctx, r, inst, er.Attempt+1)
+			}
 			if !inst.RemindersLeft() {
 				return e.stopReminders(ctx, r, inst)
 			}
@@ -770,7 +776,7 @@ func (e *Engine) timeOut(ctx context.Context, r *Run, inst *checkpoints.Instance
 // allows no more: it keeps waiting, without a deadline, and the presenter
 // (Presenter.RemindersStopped) says so in the checkpoint's message and tells whom
 // the policy names. The state is saved first, so the escalation is made at
-// most once.
+// most once; one that fails is tried again later (escalate).
 func (e *Engine) stopReminders(ctx context.Context, r *Run, inst *checkpoints.Instance) (bool, error) {
 	now := e.cfg.Clock.Now()
 	if err := inst.StopReminders(now); err != nil {
@@ -781,10 +787,7 @@ func (e *Engine) stopReminders(ctx context.Context, r *Run, inst *checkpoints.In
 	if err := e.save(ctx, r); err != nil {
 		return false, err
 	}
-	if err := e.presenter(r).RemindersStopped(ctx, r, inst); err != nil {
-		e.log.Warn("escalate a checkpoint whose reminders stopped", "run", r.ID, "checkpoint", inst.ID, "err", err)
-	}
-	return false, nil
+	return false, e.escalate(ctx, r, inst, 1)
 }
 
 // remind shows a timed-out checkpoint again as a reminder and sets its next

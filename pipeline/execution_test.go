@@ -73,11 +73,18 @@ type presenter struct {
 	gate     chan struct{}
 	offerErr error
 	stopped  []string // instances whose reminders stopped (escalated)
+	// stopFails is how many escalations (RemindersStopped) fail before one
+	// succeeds; each call is counted in stopCalls.
+	stopFails, stopCalls int
 }
 
 func (p *presenter) RemindersStopped(_ context.Context, _ *pipeline.Run, inst *checkpoints.Instance) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.stopCalls++
+	if p.stopCalls <= p.stopFails {
+		return errors.New("slack: service_unavailable")
+	}
 	p.stopped = append(p.stopped, inst.ID)
 	return nil
 }

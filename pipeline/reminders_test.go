@@ -165,3 +165,96 @@ func TestAnAdminCanGoOnWithoutACheckpointWhoseRemindersStopped(t *testing.T) {
 		t.Fatalf("the caveats %q do not say who went on without it and why", r.ReviewNotes)
 	}
 }
+
+// TestAFailedEscalationIsTriedAgainLater: the escalation of a checkpoint
+// whose reminders are used up fails (Slack unavailable longer than the
+// presenter's own retries); it is tried again on the run's durable timer,
+// backing off (1, 4, 16 min, then hourly), never early, until it is made —
+// or, failing every time, given up after EscalationAttempts, saying so in
+// the trace. Then nothing more happens for ten days, and the run waits.
+func TestAFailedEscalationIsTriedAgainLater(t *testing.T) {
+	h, m := time.Hour, time.Minute
+	for _, tc := range []struct {
+		name  string
+		fails int
+		want  []time.Duration // offsets from the offer of each escalation tried
+		made  bool
+	}{
+		{name: "made on the fourth try", fails: 3, want: []time.Duration{h, h + m, h + 5*m, h + 21*m}, made: true},
+		{name: "failing every time: given up", fails: 100,
+			want: []time.Duration{h, h + m, h + 5*m, h + 21*m, 2*h + 21*m, 3*h + 21*m, 4*h + 21*m, 5*h + 21*m}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			f, _ := newFlow(t, passes)
+			f.pres.stopFails = tc.fails
+			c := custom("budget_check", checkpoints.AfterPlanning, 20, true)
+			c.Timeout, c.MaxRetries = h, 1
+			c.Reminders = &checkpoints.ReminderPolicy{Count: 0, Factor: 1, Escalate: checkpoints.EscalateAdmins}
+			f.define(c)
+			f.start(checkpoints.ModeGuided, pipeline.Limits{MaxIterations: 1}, false)
+			f.approve(checkpoints.PlanReview)
+			inst := f.at("budget_check")
+			offered := f.clock.Now()
+			calls := func() int {
+				f.pres.mu.Lock()
+				defer f.pres.mu.Unlock()
+				return f.pres.stopCalls
+			}
+			var got []time.Duration
+			for range 20 {
+				d := f.run().Deadline()
+				if d.IsZero() {
+					break
+				}
+				before := calls()
+				f.clock.Advance(d.Sub(f.clock.Now()) - time.Second)
+				if err := f.eng.CheckTimeout(ctx, "r-1", inst.ID, d); err != nil {
+					t.Fatal(err)
+				}
+				if calls() != before {
+					t.Fatalf("escalated a second before %v", d.Sub(offered))
+				}
+				f.clock.Advance(time.Second)
+				if err := f.eng.CheckTimeout(ctx, "r-1", inst.ID, d); err != nil {
+					t.Fatal(err)
+				}
+				if calls() != before+1 {
+					t.Fatalf("at %v: %d escalations, want 1", f.clock.Now().Sub(offered), calls()-before)
+				}
+				got = append(got, f.clock.Now().Sub(offered))
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Fatalf("escalations tried at %v, want %v", got, tc.want)
+			}
+			if len(tc.want) > pipeline.EscalationAttempts {
+				t.Fatalf("tried %d times, the bound is %d", len(tc.want), pipeline.EscalationAttempts)
+			}
+			f.pres.mu.Lock()
+			made := len(f.pres.stopped) == 1
+			f.pres.mu.Unlock()
+			if made != tc.made {
+				t.Fatalf("escalation made: %v, want %v", made, tc.made)
+			}
+			final := calls()
+			for range 10 {
+				f.clock.Advance(24 * h)
+				if err := f.eng.CheckTimeout(ctx, "r-1", inst.ID, f.clock.Now()); err != nil {
+					t.Fatal(err)
+				}
+				f.advance()
+			}
+			r := f.run()
+			if calls() != final || r.EscalationRetry != nil || !r.Deadline().IsZero() || r.Status != pipeline.StatusWaiting {
+				t.Fatalf("after ten days: %d more escalations, retry %+v, deadline %v, status %s", calls()-final, r.EscalationRetry, r.Deadline(), r.Status)
+			}
+			trace := ""
+			for _, e := range r.Trace {
+				trace += e.Message + "\n"
+			}
+			if want := map[bool]string{true: "escalated on attempt 4", false: "escalation failed 8 times"}[tc.made]; !strings.Contains(trace, want) {
+				t.Fatalf("the trace does not say %q:\n%s", want, trace)
+			}
+		})
+	}
+}

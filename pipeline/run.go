@@ -302,6 +302,9 @@ type Run struct {
 	// gone back (Redis lost acknowledged writes) while it waits at a
 	// checkpoint: that checkpoint is offered again, saying so.
 	LostDecision *LostDecision `json:"lost_decision,omitempty"`
+	// EscalationRetry is set while the escalation of the checkpoint the run
+	// waits at (its reminders used up) failed and waits to be tried again.
+	EscalationRetry *EscalationRetry `json:"escalation_retry,omitempty"`
 
 	// FallbackReason is why the run is heading to (or ended in) the fallback.
 	FallbackReason string `json:"fallback_reason,omitempty"`

@@ -219,6 +219,65 @@ func TestFollowerShowsWhatTheStoreSaysAndAsksOncePerOffer(t *testing.T) {
 	}
 }
 
+// TestFollowerWarnsWhenALostDecisionIsAskedAgain: the plan was answered;
+// then the store went back in time and the run asks for the plan again
+// (pipeline.Run.LostDecision). The terminal prints one warning line and
+// asks again; the same loss marked again while it is asked changes
+// nothing; once decided again, a later loss is warned of and asked again.
+func TestFollowerWarnsWhenALostDecisionIsAskedAgain(t *testing.T) {
+	var out bytes.Buffer
+	clock := quartz.NewMock(t)
+	clock.Set(now)
+	f := NewFollower(&out, clock)
+	inst := instance(t, checkpoints.PlanReview, pipeline.PlanPayload{}, map[string]any{"sub_questions": "a", "queries": "web: x"})
+	r := &pipeline.Run{ID: "r-1", Status: pipeline.StatusWaiting, Step: pipeline.StepPlan, CreatedAt: now,
+		Checkpoints: []checkpoints.Instance{inst}, Waiting: inst.ID}
+	if got := f.Observe(r); got == nil || got.ID != inst.ID {
+		t.Fatalf("not asked about the plan: %v", got)
+	}
+	decided := *r
+	decided.Checkpoints = []checkpoints.Instance{inst}
+	if err := decided.Checkpoints[0].Decide(checkpoints.Decision{Action: checkpoints.Approve, By: "terminal", At: now}); err != nil {
+		t.Fatal(err)
+	}
+	decided.Waiting, decided.Status, decided.Step = "", pipeline.StatusRunning, pipeline.StepSearch
+	f.Observe(&decided)
+
+	// The store went back: the plan is open again; before the loss is
+	// marked nothing is asked, after it the warning comes once.
+	back := *r
+	if f.Observe(&back) != nil {
+		t.Fatal("asked again before the loss was marked")
+	}
+	out.Reset()
+	back.LostDecision = &pipeline.LostDecision{Checkpoint: inst.ID, At: now.Add(time.Minute), Evidence: "a version lower than one seen"}
+	if got := f.Observe(&back); got == nil || got.ID != inst.ID {
+		t.Fatalf("the plan whose decision was lost was not asked again: %v\n%s", got, out.String())
+	}
+	if n := strings.Count(out.String(), "⚠ An earlier decision on \"Research plan\" was lost when the run's storage was restored (found at "); n != 1 {
+		t.Fatalf("%d warnings, want 1:\n%s", n, out.String())
+	}
+	remarked := back
+	remarked.LostDecision = &pipeline.LostDecision{Checkpoint: inst.ID, At: now.Add(2 * time.Minute), Evidence: "an action on checkpoint r-1.gone"}
+	if f.Observe(&back) != nil || f.Observe(&remarked) != nil {
+		t.Fatal("asked twice about one loss")
+	}
+	if n := strings.Count(out.String(), "⚠ "); n != 1 {
+		t.Fatalf("%d warnings after the same loss was marked again, want 1:\n%s", n, out.String())
+	}
+
+	// Decided again: one decision line; a second loss warns and asks again.
+	decidedAgain := decided
+	decidedAgain.LostDecision = remarked.LostDecision
+	f.Observe(&decidedAgain)
+	if n := strings.Count(out.String(), "✓ "); n != 1 {
+		t.Fatalf("%d decision lines after deciding again, want 1:\n%s", n, out.String())
+	}
+	if got := f.Observe(&remarked); got == nil || strings.Count(out.String(), "⚠ ") != 2 {
+		t.Fatalf("a second loss was not warned of and asked again (%v):\n%s", got, out.String())
+	}
+}
+
 func TestPresenterShowsNotices(t *testing.T) {
 	var out bytes.Buffer
 	p := New(&out)

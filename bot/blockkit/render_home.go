@@ -110,6 +110,9 @@ func homePending(pending []HomePending, now time.Time) []slack.Block {
 		case !p.Inst.DeadlineAt.IsZero() && (p.Inst.Open() || p.Inst.State == checkpoints.StateTimedOut):
 			text += "\n" + DeadlineNote(p.Inst, now)
 		}
+		if p.Run.LostAt(p.Inst) {
+			text += "\n" + HomeLostNote(p.Run)
+		}
 		if p.Run.Stranded == p.Inst.ID {
 			text += fmt.Sprintf("\n:warning: It could not be shown after %d attempts; the run waits. Retry shows it again; only an admin can continue without it.", p.Inst.Attempt)
 			blocks = append(blocks, Section(text), strandedButtons(p.Inst, fmt.Sprintf("home_cp_%d", i)))

@@ -278,7 +278,13 @@ func follow(ctx context.Context, eng *pipeline.Engine, runs <-chan *pipeline.Run
 			}
 			if newer != nil {
 				// Answered elsewhere, or timed out and gone on: no stale prompt.
-				if cur := newer.Current(); cur == nil || cur.ID != inst.ID || cur.Attempt == inst.Attempt { // not a reminder of it
+				switch cur := newer.Current(); {
+				case newer.Instance(inst.ID) == nil:
+					// The store went back to before this checkpoint (ids are
+					// never removed from a run): the Follower warns when an
+					// earlier decision is asked again.
+					fmt.Fprintf(stderr, "\n(%s was lost with the run's storage, which went back in time; going back)\n", terminal.Clean(inst.Label))
+				case cur == nil || cur.ID != inst.ID || cur.Attempt == inst.Attempt: // not a reminder of it
 					fmt.Fprintf(stderr, "\n(%s was settled without you; going on)\n", terminal.Clean(inst.Label))
 				}
 				next = newer
@@ -302,6 +308,8 @@ func follow(ctx context.Context, eng *pipeline.Engine, runs <-chan *pipeline.Run
 			case errors.As(err, &verr):
 				fieldErrs = verr.Fields
 				continue
+			case errors.Is(err, pipeline.ErrCheckpointLost):
+				fmt.Fprintln(stderr, "that checkpoint was lost when the run's storage was restored, so your answer was not recorded; the run asks again for an earlier decision")
 			case errors.Is(err, checkpoints.ErrAlreadyDecided), errors.Is(err, pipeline.ErrNotCurrent):
 				fmt.Fprintln(stderr, "that checkpoint was already answered; going on")
 			case errors.Is(err, pipeline.ErrDecisionUnknown):

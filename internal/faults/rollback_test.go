@@ -128,8 +128,9 @@ func (w *slackWorld) approvePlan(before func()) (plan, draft slackfake.Message) 
 
 // lostPlanIsAskedAgain checks what people see once Redis has lost the plan
 // approval (since back, when Redis answered again): the run is back at the
-// plan review; its message in the thread shows its buttons again with a
-// plain warning, within bound; a click on the draft review of the lost
+// plan review; it is posted again at the bottom of the thread with its
+// buttons and a plain warning, within bound, and its earlier message says
+// the decision shown there was lost; a click on the draft review of the lost
 // future is answered truthfully and changes nothing; approving the plan
 // again is applied once and the run goes on. It returns how long the plan
 // review took to be offered again.
@@ -149,14 +150,21 @@ func (w *slackWorld) lostPlanIsAskedAgain(plan, draft slackfake.Message, back ti
 		t.Fatalf("after the loss the run waits at %q (plan decision %+v): the approval was not lost", r.Waiting, r.Instance(planID).Decision)
 	}
 
-	eventually(t, waitLimit, "the plan review offered again", func() bool {
-		b := string(w.message(plan.TS).Blocks)
-		return strings.Contains(b, "was lost when the bot's storage was restored") && strings.Contains(b, `"`+blockkit.ActionApprove+`"`)
-	})
+	again := w.nextCheckpoint("the plan review offered again", plan.TS, draft.TS)
 	reoffered := time.Since(back)
 	if reoffered > bound {
 		t.Errorf("the plan review was offered again %s after Redis was back, want within %s", reoffered, bound)
 	}
+	// It is a new message at the bottom of the thread, saying the decision
+	// was lost; the earlier message, which showed the approval, says so and
+	// points to it.
+	if b := string(again.Blocks); instanceOf(t, again) != planID || !strings.Contains(b, "was lost when the bot's storage was restored") || again.TS < draft.TS || again.ThreadTS != plan.ThreadTS {
+		t.Fatalf("the checkpoint offered again (%s in thread %s, after the draft review %s) is not the plan review saying its decision was lost:\n%s", again.TS, again.ThreadTS, draft.TS, b)
+	}
+	eventually(t, waitLimit, "the plan review's earlier message saying its decision was lost", func() bool {
+		b := string(w.message(plan.TS).Blocks)
+		return strings.Contains(b, "the decision made here was lost") && strings.Contains(b, "new message below") && !strings.Contains(b, `"`+blockkit.ActionApprove+`"`)
+	})
 
 	told := w.click(draft, 10*time.Second)
 	if !strings.Contains(told, "lost when the bot's storage was restored") || !strings.Contains(told, "is waiting at *Research plan* again") || !strings.Contains(told, "Nothing was changed") {
@@ -166,11 +174,22 @@ func (w *slackWorld) lostPlanIsAskedAgain(plan, draft slackfake.Message, back ti
 		t.Fatalf("after the stale click the run waits at %q (%v), want the plan review", r.Waiting, err)
 	}
 
-	if told := w.click(w.message(plan.TS), 0); told != "" {
+	if told := w.click(w.message(again.TS), 0); told != "" {
 		t.Fatalf("approving the plan again was answered %q", told)
 	}
 	eventually(t, waitLimit, "the plan decision after the loss", func() bool { return w.decided(planID) })
-	w.nextCheckpoint("the draft review after the loss", plan.TS, draft.TS)
+	w.nextCheckpoint("the draft review after the loss", plan.TS, draft.TS, again.TS)
+	// Posted once: the stale click (another report of the same loss)
+	// updated the message asking again rather than posting another.
+	posted := 0
+	for _, c := range w.fake.Calls("chat.postMessage") {
+		if strings.Contains(c.Params["text"], "An earlier decision was lost") {
+			posted++
+		}
+	}
+	if posted != 1 {
+		t.Errorf("the plan review was posted again %d times, want once", posted)
+	}
 	r, err = fresh.Engine.Load(context.Background(), runID)
 	if err != nil {
 		t.Fatal(err)
