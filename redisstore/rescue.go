@@ -45,16 +45,26 @@ type Rescuer struct {
 	// Interrupter, so it is listed as such.
 	Abandoned   func(queue string) bool
 	Interrupter Interrupter
-	Now         func() time.Time
-	Logger      *slog.Logger
+	// NewQueues says Queues were made for this process just now (a
+	// terminal run's private queue): Run's first pass does not look in
+	// them, since nothing there can be half a lease old yet (its
+	// look at abandoned queues is made as usual).
+	NewQueues bool
+	Now       func() time.Time
+	Logger    *slog.Logger
 }
 
 // RescueOnce looks for runs to rescue and queues them; it returns how many.
 func (r *Rescuer) RescueOnce(ctx context.Context) (int, error) {
+	return r.pass(ctx, r.Queues)
+}
+
+// pass is RescueOnce over queues (of r.Queues).
+func (r *Rescuer) pass(ctx context.Context, queues []string) (int, error) {
 	ttl := r.Locker.TTL()
 	now := r.now()
 	n := 0
-	for _, q := range r.Queues {
+	for _, q := range queues {
 		ids, err := r.Store.WorkRuns(ctx, q, now.Add(-ttl/2), 100)
 		if err != nil {
 			return n, err
@@ -215,8 +225,14 @@ func (r *Rescuer) OldestUnleased(ctx context.Context) (time.Duration, error) {
 func (r *Rescuer) Run(ctx context.Context) {
 	t := time.NewTicker(r.Locker.TTL() / 2)
 	defer t.Stop()
+	queues := r.Queues
+	if r.NewQueues {
+		queues = nil
+	}
 	for {
-		if _, err := r.RescueOnce(ctx); err != nil && ctx.Err() == nil && r.Logger != nil {
+		_, err := r.pass(ctx, queues)
+		queues = r.Queues
+		if err != nil && ctx.Err() == nil && r.Logger != nil {
 			r.Logger.Info("rescue pass failed", "err", err)
 		}
 		select {
