@@ -468,15 +468,20 @@ func (s *Store) Save(ctx context.Context, r *pipeline.Run) error {
 // remember notes what this process knows of a run it saved: its version
 // (to notice lost writes) and, while a worker is advancing it, which page
 // texts are stored (so the next save sends only new ones). A run that waits
-// for a person or has finished is not being advanced: nothing about it is
-// kept but its version, and not even that once it is finished and shown.
+// for a person, was interrupted, or has finished and been shown is not
+// being advanced: nothing about it is kept but its version, and not even
+// that once it is finished and shown.
 func (s *Store) remember(r *pipeline.Run, stored map[int]bool, sentTexts bool) {
 	if r.Status.Final() && r.Presented {
 		s.seen.del(r.ID)
 	} else {
 		s.seen.put(r.ID, r.Version)
 	}
-	if r.Status.Final() || r.Status == pipeline.StatusWaiting || r.Status == pipeline.StatusInterrupted {
+	// A finished run whose outcome was not shown yet is still the worker's:
+	// it shows it and saves that it did, and that save sends no page text
+	// again (one HSET a run).
+	shown := r.Status.Final() && r.Presented
+	if shown || r.Status == pipeline.StatusWaiting || r.Status == pipeline.StatusInterrupted {
 		s.texts.del(r.ID)
 		return
 	}

@@ -514,3 +514,54 @@ func TestTheFirstStepReadOfARunThisProcessCreatedIsOneCommand(t *testing.T) {
 		t.Errorf("a run saved by another process since its creation read as %+v (%v), want its version 2", r3, err)
 	}
 }
+
+// hsetCalls is how many HSETs the server ran (scripts' included).
+func hsetCalls(t *testing.T, rdb *redis.Client) int {
+	t.Helper()
+	info, err := rdb.Info(t.Context(), "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_hset:calls="); ok {
+			n, _ := strconv.Atoi(strings.SplitN(rest, ",", 2)[0])
+			return n
+		}
+	}
+	return 0
+}
+
+// TestTheSaveThatRecordsARunWasShownSendsNoPageTextAgain: the worker that
+// finished a run still knows which page texts are stored when it saves
+// that the outcome was shown, so that save writes the run alone; the texts
+// stay stored.
+func TestTheSaveThatRecordsARunWasShownSendsNoPageTextAgain(t *testing.T) {
+	_, rdb := redistest.Start(t)
+	s := NewStore(rdb, "")
+	ctx := context.Background()
+	r := newRun("r-1", "U1", t0)
+	r.Status, r.Step = pipeline.StatusRunning, pipeline.StepAnalyze
+	if err := s.Create(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	r.Pages = []pipeline.Page{{SourceID: 1, URL: "https://a.example/", Text: "the page's text"}}
+	if err := s.Save(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	r.Status = pipeline.StatusCompleted
+	if err := s.Save(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	before := hsetCalls(t, rdb)
+	r.Presented = true
+	if err := s.Save(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if n := hsetCalls(t, rdb) - before; n != 1 {
+		t.Errorf("the save that records the run was shown ran %d HSETs, want 1 (the run's; no page text again)", n)
+	}
+	got, err := NewStore(rdb, "").Load(ctx, "r-1")
+	if err != nil || len(got.Pages) != 1 || got.Pages[0].Text != "the page's text" || !got.Presented {
+		t.Fatalf("stored run %+v (%v), want it shown with its page's text", got, err)
+	}
+}
