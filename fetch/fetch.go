@@ -246,7 +246,8 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (Page, error) {
 		return Page{}, newError(rawURL, ReasonExcludedHost, "%s", why)
 	}
 	key := "page:v1:" + hashKey(u.String())
-	if p, ok := f.cachedPage(ctx, key); ok {
+	p, ok, robots := f.cachedPage(ctx, key, u)
+	if ok {
 		if fu, err := url.Parse(p.FinalURL); err == nil {
 			if why := refusedHost(ctx, fu); why != "" {
 				return Page{}, newError(rawURL, ReasonExcludedHost, "redirect to %s: %s", clip(p.FinalURL), why)
@@ -264,10 +265,10 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (Page, error) {
 	}
 	defer release()
 
-	if err := f.checkRobots(fctx, rawURL, u); err != nil {
+	if err := f.checkRobotsWith(fctx, rawURL, u, robots); err != nil {
 		return Page{}, err
 	}
-	p, err := f.get(fctx, rawURL, u)
+	p, err = f.get(fctx, rawURL, u)
 	if err != nil {
 		return Page{}, err
 	}
@@ -280,19 +281,30 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (Page, error) {
 	return p, nil
 }
 
-func (f *Fetcher) cachedPage(ctx context.Context, key string) (Page, bool) {
+// cachedPage reads the page cached under key. When the robots.txt of u's
+// origin is not in memory, its cache entry is read in the same command
+// (one MGET, not two GETs) and returned for the robots check that follows
+// a miss; robots is nil when it was not read (or the read failed).
+func (f *Fetcher) cachedPage(ctx context.Context, key string, u *url.URL) (p Page, ok bool, robots *robotsRead) {
 	if f.cache == nil {
-		return Page{}, false
+		return Page{}, false, nil
 	}
-	b, ok, err := f.cache.Get(ctx, key)
-	if err != nil || !ok {
-		return Page{}, false
+	keys := []string{key}
+	origin := u.Scheme + "://" + u.Host
+	if _, known := f.robots.get(origin, f.cfg.Clock.Now()); !known {
+		keys = append(keys, robotsKey(origin))
 	}
-	var p Page
-	if json.Unmarshal(b, &p) != nil {
-		return Page{}, false
+	vals, err := f.cache.Get(ctx, keys...)
+	if err != nil || len(vals) != len(keys) {
+		return Page{}, false, nil
 	}
-	return p, true
+	if len(keys) == 2 {
+		robots = &robotsRead{value: vals[1]}
+	}
+	if vals[0] == nil || json.Unmarshal(vals[0], &p) != nil {
+		return Page{}, false, robots
+	}
+	return p, true, robots
 }
 
 var allowedTypes = map[string]bool{

@@ -2,6 +2,7 @@ package fetch
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -120,11 +121,14 @@ type mapCache struct {
 
 func newMapCache() *mapCache { return &mapCache{m: map[string][]byte{}} }
 
-func (c *mapCache) Get(_ context.Context, key string) ([]byte, bool, error) {
+func (c *mapCache) Get(_ context.Context, keys ...string) ([][]byte, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	v, ok := c.m[key]
-	return v, ok, nil
+	out := make([][]byte, len(keys))
+	for i, k := range keys {
+		out[i] = c.m[k]
+	}
+	return out, nil
 }
 
 func (c *mapCache) Set(_ context.Context, key string, v []byte, _ time.Duration) error {
@@ -132,4 +136,75 @@ func (c *mapCache) Set(_ context.Context, key string, v []byte, _ time.Duration)
 	defer c.mu.Unlock()
 	c.m[key] = v
 	return nil
+}
+
+// countingCache is a mapCache that records the keys of each read.
+type countingCache struct {
+	*mapCache
+	reads [][]string
+}
+
+func (c *countingCache) Get(ctx context.Context, keys ...string) ([][]byte, error) {
+	c.mu.Lock()
+	c.reads = append(c.reads, append([]string(nil), keys...))
+	c.mu.Unlock()
+	return c.mapCache.Get(ctx, keys...)
+}
+
+func (c *countingCache) takeReads() [][]string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r := c.reads
+	c.reads = nil
+	return r
+}
+
+// A page's cache entry and its origin's robots.txt entry are read in one
+// call (one MGET) when the robots.txt is not in memory, and in one call of
+// one key when it is; a robots.txt read that way still forbids what it
+// forbids, without the forbidden page or robots.txt being requested again.
+func TestAPageAndItsRobotsAreReadFromTheCacheTogether(t *testing.T) {
+	var pageHits, robotsHits, privateHits atomic.Int32
+	srv := startServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/robots.txt":
+			robotsHits.Add(1)
+			fmt.Fprint(w, "User-agent: *\nDisallow: /private\n")
+			return
+		case "/private":
+			privateHits.Add(1)
+		}
+		pageHits.Add(1)
+		serveHTML(simplePage("A page"))(w, r)
+	}))
+	cache := &countingCache{mapCache: newMapCache()}
+	ctx := context.Background()
+
+	f1 := newTestFetcher(t, Config{}, cache)
+	if _, err := f1.Fetch(ctx, srv.URL+"/a"); err != nil {
+		t.Fatal(err)
+	}
+	if reads := cache.takeReads(); len(reads) != 1 || len(reads[0]) != 2 {
+		t.Fatalf("first page of an origin: cache reads %v, want one read of the page's and the robots.txt's keys", reads)
+	}
+	if _, err := f1.Fetch(ctx, srv.URL+"/b"); err != nil {
+		t.Fatal(err)
+	}
+	if reads := cache.takeReads(); len(reads) != 1 || len(reads[0]) != 1 {
+		t.Fatalf("robots.txt in memory: cache reads %v, want one read of the page's key", reads)
+	}
+
+	// Another replica: the robots.txt comes from the read made with the page's.
+	f2 := newTestFetcher(t, Config{}, cache)
+	_, err := f2.Fetch(ctx, srv.URL+"/private")
+	wantReason(t, err, ReasonRobots)
+	if reads := cache.takeReads(); len(reads) != 1 || len(reads[0]) != 2 {
+		t.Fatalf("another replica: cache reads %v, want one read of two keys", reads)
+	}
+	if r, p := robotsHits.Load(), privateHits.Load(); r != 1 || p != 0 {
+		t.Errorf("robots.txt downloaded %d times (want 1), forbidden page requested %d times (want 0)", r, p)
+	}
+	if n := pageHits.Load(); n != 2 {
+		t.Errorf("pages downloaded %d times, want 2", n)
+	}
 }

@@ -70,10 +70,23 @@ func (f *Fetcher) robotsTTL() time.Duration {
 	return min(f.cfg.CacheTTL, maxRobotsTTL)
 }
 
+// robotsRead is what the shared cache held for an origin's robots.txt when
+// it was read together with a page's entry: value is nil when it held none.
+type robotsRead struct{ value []byte }
+
+// robotsKey is the cache key of origin's robots.txt.
+func robotsKey(origin string) string { return "robots:v1:" + hashKey(origin) }
+
 // checkRobots returns nil when robots.txt of u's origin allows our
 // User-Agent to fetch u. rawURL is only used for error reporting.
 func (f *Fetcher) checkRobots(ctx context.Context, rawURL string, u *url.URL) error {
-	data, err := f.robotsFor(ctx, rawURL, u)
+	return f.checkRobotsWith(ctx, rawURL, u, nil)
+}
+
+// checkRobotsWith is checkRobots with the cache entry of the origin's
+// robots.txt already read (nil: not read).
+func (f *Fetcher) checkRobotsWith(ctx context.Context, rawURL string, u *url.URL, read *robotsRead) error {
+	data, err := f.robotsFor(ctx, rawURL, u, read)
 	if err != nil {
 		return err
 	}
@@ -88,14 +101,14 @@ func (f *Fetcher) checkRobots(ctx context.Context, rawURL string, u *url.URL) er
 // pages of a run on one host) share one download, made under the first
 // caller's ctx; a caller whose ctx ends stops waiting at once, and when the
 // first caller gave up, another one downloads.
-func (f *Fetcher) robotsFor(ctx context.Context, rawURL string, u *url.URL) (*robotstxt.RobotsData, error) {
+func (f *Fetcher) robotsFor(ctx context.Context, rawURL string, u *url.URL, read *robotsRead) (*robotstxt.RobotsData, error) {
 	origin := u.Scheme + "://" + u.Host
 	for attempt := 0; ; attempt++ {
 		if data, ok := f.robots.get(origin, f.cfg.Clock.Now()); ok {
 			return data, nil
 		}
 		ch := f.robotsFlight.DoChan(origin, func() (any, error) {
-			return f.loadOrDownloadRobots(ctx, rawURL, u, origin)
+			return f.loadOrDownloadRobots(ctx, rawURL, u, origin, read)
 		})
 		select {
 		case res := <-ch:
@@ -115,12 +128,20 @@ func (f *Fetcher) robotsFor(ctx context.Context, rawURL string, u *url.URL) (*ro
 	}
 }
 
-// loadOrDownloadRobots reads origin's robots.txt from the shared cache, or
-// downloads (and caches) it, parses it and keeps it in memory.
-func (f *Fetcher) loadOrDownloadRobots(ctx context.Context, rawURL string, u *url.URL, origin string) (*robotstxt.RobotsData, error) {
+// loadOrDownloadRobots reads origin's robots.txt from the shared cache
+// (unless read says what the cache held), or downloads (and caches) it,
+// parses it and keeps it in memory.
+func (f *Fetcher) loadOrDownloadRobots(ctx context.Context, rawURL string, u *url.URL, origin string, read *robotsRead) (*robotstxt.RobotsData, error) {
 	now := f.cfg.Clock.Now()
-	key := "robots:v1:" + hashKey(origin)
-	status, body, err := f.loadRobots(ctx, key)
+	key := robotsKey(origin)
+	var status int
+	var body []byte
+	var err error
+	if read != nil {
+		status, body, err = parseRobotsEntry(read.value)
+	} else {
+		status, body, err = f.loadRobots(ctx, key)
+	}
 	if err != nil {
 		status, body, err = f.downloadRobots(ctx, rawURL, u.Scheme, u.Host)
 		if err != nil {
@@ -143,8 +164,16 @@ func (f *Fetcher) loadRobots(ctx context.Context, key string) (int, []byte, erro
 	if f.cache == nil {
 		return 0, nil, errors.New("no cache")
 	}
-	v, ok, err := f.cache.Get(ctx, key)
-	if err != nil || !ok {
+	vals, err := f.cache.Get(ctx, key)
+	if err != nil || len(vals) != 1 {
+		return 0, nil, errors.New("not cached")
+	}
+	return parseRobotsEntry(vals[0])
+}
+
+// parseRobotsEntry reads a cached robots.txt, "status\nbody"; nil means "not cached".
+func parseRobotsEntry(v []byte) (int, []byte, error) {
+	if v == nil {
 		return 0, nil, errors.New("not cached")
 	}
 	for i, c := range v {

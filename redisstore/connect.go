@@ -69,7 +69,9 @@ func Connect(ctx context.Context, url string, opts ConnOptions) (*Conn, error) {
 			return nil, fmt.Errorf("start the embedded Redis: %w", err)
 		}
 		tuned.Addr = m.Addr()
-		return &Conn{Client: redis.NewClient(tuned), Embedded: true, mini: m}, nil
+		c := redis.NewClient(tuned)
+		c.AddHook(newFirstEval())
+		return &Conn{Client: c, Embedded: true, mini: m}, nil
 	}
 	if isSentinelURL(url) {
 		return connectSentinel(ctx, url, tuned)
@@ -88,6 +90,7 @@ func Connect(ctx context.Context, url string, opts ConnOptions) (*Conn, error) {
 		return nil, fmt.Errorf("cannot reach Redis at %s (%w): is it running? Check REDIS_URL, or unset it to use an embedded Redis whose state dies with the process", opt.Addr, err)
 	}
 	c := redis.NewClient(opt)
+	c.AddHook(newFirstEval())
 	if err := c.Ping(ctx).Err(); err != nil {
 		_ = c.Close()
 		return nil, fmt.Errorf("the Redis at %s refused us (%w): check the password and database in REDIS_URL", opt.Addr, err)
@@ -133,6 +136,7 @@ func connectSentinel(ctx context.Context, url string, tuned *redis.Options) (*Co
 		return nil, fmt.Errorf("cannot reach any Redis sentinel of %v (%w): are they running? Check REDIS_URL", fo.SentinelAddrs, errors.Join(errs...))
 	}
 	c := redis.NewFailoverClient(fo)
+	c.AddHook(newFirstEval())
 	if err := c.Ping(ctx).Err(); err != nil {
 		_ = c.Close()
 		return nil, fmt.Errorf("the Redis master %q named by the sentinels %v did not answer (%w): check master_name, the passwords and the database in REDIS_URL", fo.MasterName, fo.SentinelAddrs, err)

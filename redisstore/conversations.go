@@ -47,7 +47,7 @@ func (s *Conversations) key(channel, threadTS string) string {
 }
 
 // createConvScript: KEYS conv; ARGV owner, data, ttl ms.
-var createConvScript = redis.NewScript(`
+var createConvScript = newScript(`
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], 'v', 1, 'owner', ARGV[1], 'data', ARGV[2])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
@@ -55,7 +55,7 @@ return 1
 `)
 
 // updateConvScript: KEYS conv; ARGV version, data, ttl ms.
-var updateConvScript = redis.NewScript(`
+var updateConvScript = newScript(`
 local v = redis.call('HGET', KEYS[1], 'v')
 if not v then return -1 end
 if tonumber(v) ~= tonumber(ARGV[1]) then return 0 end

@@ -81,7 +81,7 @@ func (l *Locker) held(ctx context.Context, ids []string) (map[string]bool, error
 // lease is held by someone else, -1 when the run does not exist. A retried
 // call that already took the lease gets its fence again. (SET NX takes a
 // free lease in one command; the holder is read only when it is taken.)
-var acquireScript = redis.NewScript(`
+var acquireScript = newScript(`
 if redis.call('EXISTS', KEYS[2]) == 0 then return -1 end
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   return redis.call('HINCRBY', KEYS[2], 'fence', 1)
@@ -92,7 +92,7 @@ return 0
 
 // refreshScript extends the lease if it is still the caller's. KEYS: lock.
 // ARGV: token, ttl ms. Returns 1 when extended, 0 when lost.
-var refreshScript = redis.NewScript(`
+var refreshScript = newScript(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   return 1
@@ -101,7 +101,7 @@ return 0
 `)
 
 // releaseScript deletes the lease if it is still the caller's. KEYS: lock. ARGV: token.
-var releaseScript = redis.NewScript(`
+var releaseScript = newScript(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
 `)

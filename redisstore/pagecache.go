@@ -15,16 +15,32 @@ type PageCache struct{ rdb redis.UniversalClient }
 // NewPageCache returns the page cache on rdb.
 func NewPageCache(rdb redis.UniversalClient) *PageCache { return &PageCache{rdb: rdb} }
 
-// Get returns the value stored under key, found=false when there is none.
-func (c *PageCache) Get(ctx context.Context, key string) ([]byte, bool, error) {
-	b, err := c.rdb.Get(ctx, keyFetch+key).Bytes()
-	if errors.Is(err, redis.Nil) {
-		return nil, false, nil
+// Get returns the values stored under keys, in order, nil for a key with
+// none: one GET for one key, one MGET for several.
+func (c *PageCache) Get(ctx context.Context, keys ...string) ([][]byte, error) {
+	out := make([][]byte, len(keys))
+	if len(keys) == 1 {
+		b, err := c.rdb.Get(ctx, keyFetch+keys[0]).Bytes()
+		if errors.Is(err, redis.Nil) {
+			return out, nil
+		}
+		out[0] = b
+		return out, err
 	}
+	full := make([]string, len(keys))
+	for i, k := range keys {
+		full[i] = keyFetch + k
+	}
+	vals, err := c.rdb.MGet(ctx, full...).Result()
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
-	return b, true, nil
+	for i, v := range vals {
+		if s, ok := v.(string); ok && i < len(out) {
+			out[i] = []byte(s)
+		}
+	}
+	return out, nil
 }
 
 // Set stores v under key for ttl.

@@ -88,11 +88,11 @@ func (q *Queue) Enqueue(ctx context.Context, queue, runID string, version int64)
 	if w := q.local.Load(); w != nil && w.kick(queue, runID) {
 		return nil
 	}
-	if err := q.enqueueAdvance(ctx, queue, runID, advanceTaskID(runID, version)); err != nil {
-		return err
-	}
+	err := q.enqueueAdvance(ctx, queue, runID, advanceTaskID(runID, version))
+	// Served (and noted as queued to) even after an error: the task may
+	// have been written all the same.
 	q.serveQueued(queue)
-	return nil
+	return err
 }
 
 // serveQueued makes sure the local worker (an on-demand one) polls queue:
@@ -214,7 +214,9 @@ type WorkerOptions struct {
 	// needs none never polls and stopping never waits for a poll.
 	OnDemand bool
 	// Private says nobody else serves the queues (a terminal run's): Stop
-	// deletes their keys, served or not, whatever the run's outcome. Its
+	// deletes their keys, served or not, whatever the run's outcome (an
+	// OnDemand worker only if this process queued anything there: the
+	// queues are new, so there is nothing else to delete). Its
 	// runs need nothing queued to go on: --resume queues its run again, and
 	// the timers index finds its checkpoint's deadline.
 	Private bool
@@ -242,10 +244,14 @@ type Worker struct {
 	mu      sync.Mutex
 	stopped bool
 	serving bool // the queue server was started
-	slots   chan struct{}
-	local   sync.WaitGroup
-	ctx     context.Context
-	cancel  context.CancelFunc
+	// queued says work was put on a served queue through this process's
+	// Queue (serveQueued), served or not: an on-demand worker with nothing
+	// queued has no queue keys to delete when it stops.
+	queued bool
+	slots  chan struct{}
+	local  sync.WaitGroup
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 // retryDelay is the default wait before a task runs again after err.
@@ -399,6 +405,7 @@ func (w *Worker) serveQueued(queue string) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.queued = true
 	if w.serving || w.stopped {
 		return
 	}
@@ -470,7 +477,13 @@ func (w *Worker) Stop() {
 	timer.Stop()
 	w.cancel()
 	<-queued
-	if w.opts.Private && w.followUp != nil {
+	// An on-demand worker's queues are new, and nothing was put on them
+	// unless this process queued it (serveQueued): with nothing queued
+	// there are no keys to delete (a SCAN and an SREM saved).
+	w.mu.Lock()
+	purge := w.queued || !w.opts.OnDemand
+	w.mu.Unlock()
+	if w.opts.Private && w.followUp != nil && purge {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		for q := range w.opts.Queues {

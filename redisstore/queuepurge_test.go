@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -169,4 +170,140 @@ func TestPrivateWorkerLeavesNoKeys(t *testing.T) {
 	if left := queueKeys(t, rdb, "terminal-x"); len(left) != 0 {
 		t.Errorf("keys left after the private worker stopped, want 0: %v", left)
 	}
+}
+
+// namedCommands records the names of the commands a client sends (and the
+// first key of each).
+type namedCommands struct {
+	mu   sync.Mutex
+	sent []string
+}
+
+func (c *namedCommands) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (c *namedCommands) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		c.add(cmd)
+		return next(ctx, cmd)
+	}
+}
+
+func (c *namedCommands) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, cmd := range cmds {
+			c.add(cmd)
+		}
+		return next(ctx, cmds)
+	}
+}
+
+func (c *namedCommands) add(cmd redis.Cmder) {
+	name := cmd.Name()
+	if args := cmd.Args(); len(args) > 1 {
+		name += fmt.Sprint(" ", args[1])
+	}
+	c.mu.Lock()
+	c.sent = append(c.sent, name)
+	c.mu.Unlock()
+}
+
+// count is how many commands sent so far start with prefix.
+func (c *namedCommands) count(prefix string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, s := range c.sent {
+		if strings.HasPrefix(s, prefix) {
+			n++
+		}
+	}
+	return n
+}
+
+// TestAnOnDemandPrivateWorkerDeletesItsQueueOnlyIfItQueuedThere: a
+// terminal run's worker on its new queue that queued nothing (every
+// wake-up taken at once) sends no command to delete the queue when it
+// stops; one that queued a retry deletes every key of it.
+func TestAnOnDemandPrivateWorkerDeletesItsQueueOnlyIfItQueuedThere(t *testing.T) {
+	for _, retry := range []bool{false, true} {
+		t.Run(fmt.Sprintf("retry=%v", retry), func(t *testing.T) {
+			_, rdb := redistest.Start(t)
+			cmds := &namedCommands{}
+			rdb.AddHook(cmds)
+			q := newQueue(t, rdb)
+			ctx := context.Background()
+			adv := &advancer{answer: func(n int) error {
+				if retry && n == 1 {
+					return errors.New("redis hiccup")
+				}
+				return nil
+			}}
+			w := NewWorker(rdb, adv, WorkerOptions{Queues: map[string]int{"terminal-x": 1}, Private: true, OnDemand: true,
+				PollInterval: 20 * time.Millisecond, RetryDelay: func(int, error) time.Duration { return 0 }})
+			q.RunLocally(w)
+			if err := w.Start(); err != nil {
+				t.Fatal(err)
+			}
+			if err := q.Enqueue(ctx, "terminal-x", "r-1", 1); err != nil {
+				t.Fatal(err)
+			}
+			want := 1
+			if retry {
+				want = 2
+			}
+			waitFor(t, "the advances", func() bool { return adv.calls() >= want })
+			w.Stop()
+			scans := cmds.count("scan")
+			if !retry && scans != 0 {
+				t.Errorf("a worker that queued nothing scanned for its queue's keys %d times, want 0", scans)
+			}
+			if retry && scans == 0 {
+				t.Error("a worker that queued a retry did not delete its queue")
+			}
+			if left := queueKeys(t, rdb, "terminal-x"); len(left) != 0 {
+				t.Errorf("keys left after the private worker stopped, want 0: %v", left)
+			}
+		})
+	}
+}
+
+// TestTheRescuersFirstPassSkipsNewQueuesOnly: a rescuer of a queue made
+// just now does not look in it on its first pass (nothing there can be
+// half a lease old), and does on the passes after: a run of that queue
+// whose worker died is still rescued.
+func TestTheRescuersFirstPassSkipsNewQueuesOnly(t *testing.T) {
+	_, rdb := redistest.Start(t)
+	s := NewStore(rdb, "")
+	ctx := context.Background()
+	r := newRun("r-1", "U1", t0)
+	r.Origin.Queue = "terminal-new"
+	r.Status = pipeline.StatusRunning
+	if err := s.Create(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	cmds := &namedCommands{}
+	watched := redis.NewClient(&redis.Options{Addr: rdb.Options().Addr})
+	t.Cleanup(func() { _ = watched.Close() })
+	watched.AddHook(cmds)
+	ws := NewStore(watched, "")
+	q := newQueue(t, watched)
+	rs := &Rescuer{Store: ws, Locker: NewLocker(watched, "", 400*time.Millisecond), Queue: q, Queues: []string{"terminal-new"},
+		Abandoned: func(q string) bool { return strings.HasPrefix(q, "terminal-") }, Interrupter: storeInterrupter{ws},
+		Clock: readClock(func() time.Time { return t0.Add(time.Minute) }), NewQueues: true}
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		rs.Run(runCtx)
+	}()
+	defer func() { cancel(); <-done }()
+	// The first pass ends with its look at abandoned queues.
+	waitFor(t, "the first pass", func() bool { return cmds.count("smembers") >= 1 })
+	if n := cmds.count("zrange"); n != 0 && cmds.count("smembers") == 1 {
+		t.Errorf("the first pass looked in the new queue (%d ZRANGEs)", n)
+	}
+	waitFor(t, "the run's rescue", func() bool {
+		pending, err := q.inspector.ListPendingTasks("terminal-new")
+		return err == nil && len(pending) == 1
+	})
 }

@@ -49,16 +49,26 @@ type Rescuer struct {
 	Interrupter Interrupter
 	// Clock dates the passes and times Run's interval (a ticker tagged
 	// "redisstore", "rescue"); nil means the real clock.
-	Clock  quartz.Clock
-	Logger *slog.Logger
+	Clock quartz.Clock
+	// NewQueues says Queues were made for this process just now (a
+	// terminal run's private queue): Run's first pass does not look in
+	// them, since nothing there can be half a lease old yet (its
+	// look at abandoned queues is made as usual).
+	NewQueues bool
+	Logger    *slog.Logger
 }
 
 // RescueOnce looks for runs to rescue and queues them; it returns how many.
 func (r *Rescuer) RescueOnce(ctx context.Context) (int, error) {
+	return r.pass(ctx, r.Queues)
+}
+
+// pass is RescueOnce over queues (of r.Queues).
+func (r *Rescuer) pass(ctx context.Context, queues []string) (int, error) {
 	ttl := r.Locker.TTL()
 	now := r.clock().Now()
 	n := 0
-	for _, q := range r.Queues {
+	for _, q := range queues {
 		ids, err := r.Store.WorkRuns(ctx, q, now.Add(-ttl/2), 100)
 		if err != nil {
 			return n, err
@@ -220,8 +230,14 @@ func (r *Rescuer) OldestUnleased(ctx context.Context) (time.Duration, error) {
 func (r *Rescuer) Run(ctx context.Context) {
 	t := r.clock().NewTicker(r.Locker.TTL()/2, "redisstore", "rescue")
 	defer t.Stop()
+	queues := r.Queues
+	if r.NewQueues {
+		queues = nil
+	}
 	for {
-		if _, err := r.RescueOnce(ctx); err != nil && ctx.Err() == nil && r.Logger != nil {
+		_, err := r.pass(ctx, queues)
+		queues = r.Queues
+		if err != nil && ctx.Err() == nil && r.Logger != nil {
 			r.Logger.Info("rescue pass failed", "err", err)
 		}
 		select {

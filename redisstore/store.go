@@ -67,6 +67,15 @@ type Store struct {
 	seen *boundedMap[int64]
 	// watchers are this process's Watches, told of its saves in memory.
 	watchers localWatchers
+	// created holds the runs this process created and has not read or
+	// saved since, as written (see LoadForStep).
+	created *boundedMap[createdRun]
+}
+
+// createdRun is a run as Create wrote it: its record and the nonce of the write.
+type createdRun struct {
+	data  []byte
+	nonce string
 }
 
 // NewStore returns a Store using rdb with the default retention; prefix
@@ -99,7 +108,8 @@ func NewStoreWithOptions(rdb *redis.Client, opts StoreOptions) *Store {
 		clock = quartz.NewReal()
 	}
 	return &Store{rdb: rdb, prefix: opts.Prefix, opts: opts, log: log, clock: clock,
-		texts: newBoundedMap[map[int]bool](4096), seen: newBoundedMap[int64](65536)}
+		texts: newBoundedMap[map[int]bool](4096), seen: newBoundedMap[int64](65536),
+		created: newBoundedMap[createdRun](256)}
 }
 
 func (s *Store) runKey(id string) string       { return s.prefix + "run:" + id }
@@ -126,7 +136,7 @@ func newNonce() string {
 // see saveScript), so its first save rewrites none that stay the same.
 // KEYS: run, runs, active, work, user (or ""), queues.
 // ARGV: id, data, status, created ms, updated ms, nonce, queue.
-var createScript = redis.NewScript(`
+var createScript = newScript(`
 if redis.call('EXISTS', KEYS[1]) == 1 then
   if redis.call('HGET', KEYS[1], 'nonce') == ARGV[6] then return 1 end
   return 0
@@ -154,9 +164,10 @@ func (s *Store) Create(ctx context.Context, r *pipeline.Run) error {
 	if r.RequestedBy != "" {
 		userKey = s.userKey(r.RequestedBy)
 	}
+	nonce := newNonce()
 	res, err := createScript.Run(ctx, s.rdb,
 		[]string{s.runKey(r.ID), s.prefix + "runs", s.prefix + "runs:active", s.workKey(r.Origin.Queue), userKey, s.prefix + "queues"},
-		r.ID, data, string(r.Status), r.CreatedAt.UnixMilli(), r.UpdatedAt.UnixMilli(), newNonce(), r.Origin.Queue).Int()
+		r.ID, data, string(r.Status), r.CreatedAt.UnixMilli(), r.UpdatedAt.UnixMilli(), nonce, r.Origin.Queue).Int()
 	if err != nil {
 		return fmt.Errorf("create run %s: %w", r.ID, err)
 	}
@@ -164,6 +175,7 @@ func (s *Store) Create(ctx context.Context, r *pipeline.Run) error {
 		return fmt.Errorf("run %s already exists", r.ID)
 	}
 	s.seen.put(r.ID, 1)
+	s.created.put(r.ID, createdRun{data: data, nonce: nonce})
 	return nil
 }
 
@@ -175,8 +187,46 @@ func (s *Store) Load(ctx context.Context, id string) (*pipeline.Run, error) {
 
 // LoadForStep returns the run and who asked to cancel it ("" for no one),
 // in one round trip: what a worker reads before each step.
+//
+// The first read of a run this process created (a worker taking the run it
+// was just handed) is one command, not three: the probe of ProbeForStep
+// (version, the nonce of the save that wrote it, the cancel request), and
+// when the stored run is still the one Create wrote (version 1, Create's
+// nonce), the record Create wrote is decoded instead of read again; a new
+// run has no page texts. Anything else — a run saved since by anyone, or
+// gone — is read in full. (A cancel request made by a process of an
+// earlier version, key only, is seen at the next full read, as with
+// ProbeForStep.)
 func (s *Store) LoadForStep(ctx context.Context, id string) (*pipeline.Run, string, error) {
+	if c, ok := s.takeCreated(id); ok {
+		floor := s.watermark(id)
+		vals, err := s.rdb.HMGet(ctx, s.runKey(id), "v", "nonce", "cancel").Result()
+		if err != nil {
+			return nil, "", err
+		}
+		if len(vals) == 3 && vals[0] == "1" && vals[1] == c.nonce {
+			r, err := s.decodeRun(id, []any{"1", string(c.data)}, floor)
+			if err != nil {
+				return nil, "", err
+			}
+			if s.texts.get(id) != nil {
+				s.texts.put(id, map[int]bool{})
+			}
+			by, _ := vals[2].(string)
+			return r, by, nil
+		}
+	}
 	return s.load(ctx, id, true)
+}
+
+// takeCreated returns (and forgets) the run as this process created it, if
+// it has not been read or saved since.
+func (s *Store) takeCreated(id string) (createdRun, bool) {
+	s.created.mu.Lock()
+	defer s.created.mu.Unlock()
+	c, ok := s.created.items[id]
+	delete(s.created.items, id)
+	return c, ok
 }
 
 // ProbeForStep returns the stored version of the run, the nonce of the
@@ -314,7 +364,7 @@ func (s *Store) decodeRun(id string, vals []any, floor int64) (*pipeline.Run, er
 // 13 index refresh ms, 14 channel, 15 the saver's own watchers,
 // 16… pairs of page source id and text.
 // Returns 1 saved, 0 version conflict, -1 no such run, -2 fence moved.
-var saveScript = redis.NewScript(`
+var saveScript = newScript(`
 local cur = redis.call('HMGET', KEYS[1], 'v', 'fence', 'nonce', 'ix', 'ixat', 'watchers')
 local v = cur[1]
 if not v then return -1 end
@@ -401,6 +451,7 @@ func (s *Store) Save(ctx context.Context, r *pipeline.Run) error {
 	}
 	switch res {
 	case 1:
+		s.created.del(r.ID)
 		r.Version++
 		r.SaveNonce = nonce
 		s.remember(r, stored, len(texts) > 0)
@@ -418,15 +469,20 @@ func (s *Store) Save(ctx context.Context, r *pipeline.Run) error {
 // remember notes what this process knows of a run it saved: its version
 // (to notice lost writes) and, while a worker is advancing it, which page
 // texts are stored (so the next save sends only new ones). A run that waits
-// for a person or has finished is not being advanced: nothing about it is
-// kept but its version, and not even that once it is finished and shown.
+// for a person, was interrupted, or has finished and been shown is not
+// being advanced: nothing about it is kept but its version, and not even
+// that once it is finished and shown.
 func (s *Store) remember(r *pipeline.Run, stored map[int]bool, sentTexts bool) {
 	if r.Status.Final() && r.Presented {
 		s.seen.del(r.ID)
 	} else {
 		s.seen.put(r.ID, r.Version)
 	}
-	if r.Status.Final() || r.Status == pipeline.StatusWaiting || r.Status == pipeline.StatusInterrupted {
+	// A finished run whose outcome was not shown yet is still the worker's:
+	// it shows it and saves that it did, and that save sends no page text
+	// again (one HSET a run).
+	shown := r.Status.Final() && r.Presented
+	if shown || r.Status == pipeline.StatusWaiting || r.Status == pipeline.StatusInterrupted {
 		s.texts.del(r.ID)
 		return
 	}
@@ -515,7 +571,7 @@ func (s *Store) List(ctx context.Context, f pipeline.RunFilter) ([]*pipeline.Run
 // which every version reads, and in the run's hash ("cancel"), which a
 // worker's probe between steps reads with the version in one command. A
 // run that does not exist gets no hash. KEYS: cancel, run. ARGV: by, ttl ms.
-var cancelScript = redis.NewScript(`
+var cancelScript = newScript(`
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('HSET', KEYS[2], 'cancel', ARGV[1]) end
 return 1

@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -451,7 +452,8 @@ func TestAProbeIsOneCommandAndSeesEveryCancelRequest(t *testing.T) {
 	if err := rdb.Set(ctx, "rb:cancel:r-2", "U3", time.Hour).Err(); err != nil { // an earlier version's request
 		t.Fatal(err)
 	}
-	if _, by, err := s.LoadForStep(ctx, "r-2"); err != nil || by != "U3" {
+	// (Another process's store: the one that created r-2 reads it first with a probe.)
+	if _, by, err := NewStore(rdb, "").LoadForStep(ctx, "r-2"); err != nil || by != "U3" {
 		t.Fatalf("full read after an earlier version's cancel request: %q %v, want U3", by, err)
 	}
 	if err := s.RequestCancel(ctx, "r-none", "U2"); err != nil {
@@ -459,5 +461,107 @@ func TestAProbeIsOneCommandAndSeesEveryCancelRequest(t *testing.T) {
 	}
 	if n, err := rdb.Exists(ctx, "rb:run:r-none").Result(); err != nil || n != 0 {
 		t.Errorf("a cancel request created the run's hash (%d, %v)", n, err)
+	}
+}
+
+// TestTheFirstStepReadOfARunThisProcessCreatedIsOneCommand: a worker's
+// first read of a run its own process created is one command and gives
+// what a full read gives, with the cancel request; a run saved by anyone
+// since it was created is read in full, at the version they saved.
+func TestTheFirstStepReadOfARunThisProcessCreatedIsOneCommand(t *testing.T) {
+	_, rdb := redistest.Start(t)
+	s := NewStore(rdb, "")
+	ctx := context.Background()
+	for _, id := range []string{"r-1", "r-2", "r-3"} {
+		if err := s.Create(ctx, newRun(id, "U1", t0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.RequestCancel(ctx, "r-2", "U2"); err != nil {
+		t.Fatal(err)
+	}
+	other := NewStore(rdb, "") // another process
+	stale, err := other.Load(ctx, "r-3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale.Step = pipeline.StepSearch
+	if err := other.Save(ctx, stale); err != nil {
+		t.Fatal(err)
+	}
+
+	c := &countCommands{}
+	rdb.AddHook(c)
+	got, by, err := s.LoadForStep(ctx, "r-1")
+	if err != nil || by != "" {
+		t.Fatalf("first read: %v, cancel %q", err, by)
+	}
+	if n := c.n.Load(); n != 1 {
+		t.Errorf("the first read of a run this process created sent %d commands, want 1", n)
+	}
+	want, _, err := other.LoadForStep(ctx, "r-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, w := fmt.Sprintf("%+v", *got), fmt.Sprintf("%+v", *want); g != w || got.Version != 1 {
+		t.Errorf("first read differs from a full read:\n%s\n%s", g, w)
+	}
+	if _, by, err := s.LoadForStep(ctx, "r-2"); err != nil || by != "U2" {
+		t.Errorf("first read after a cancel request: %q %v, want U2", by, err)
+	}
+	r3, _, err := s.LoadForStep(ctx, "r-3")
+	if err != nil || r3.Version != 2 || r3.Step != pipeline.StepSearch {
+		t.Errorf("a run saved by another process since its creation read as %+v (%v), want its version 2", r3, err)
+	}
+}
+
+// hsetCalls is how many HSETs the server ran (scripts' included).
+func hsetCalls(t *testing.T, rdb *redis.Client) int {
+	t.Helper()
+	info, err := rdb.Info(t.Context(), "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_hset:calls="); ok {
+			n, _ := strconv.Atoi(strings.SplitN(rest, ",", 2)[0])
+			return n
+		}
+	}
+	return 0
+}
+
+// TestTheSaveThatRecordsARunWasShownSendsNoPageTextAgain: the worker that
+// finished a run still knows which page texts are stored when it saves
+// that the outcome was shown, so that save writes the run alone; the texts
+// stay stored.
+func TestTheSaveThatRecordsARunWasShownSendsNoPageTextAgain(t *testing.T) {
+	_, rdb := redistest.Start(t)
+	s := NewStore(rdb, "")
+	ctx := context.Background()
+	r := newRun("r-1", "U1", t0)
+	r.Status, r.Step = pipeline.StatusRunning, pipeline.StepAnalyze
+	if err := s.Create(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	r.Pages = []pipeline.Page{{SourceID: 1, URL: "https://a.example/", Text: "the page's text"}}
+	if err := s.Save(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	r.Status = pipeline.StatusCompleted
+	if err := s.Save(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	before := hsetCalls(t, rdb)
+	r.Presented = true
+	if err := s.Save(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if n := hsetCalls(t, rdb) - before; n != 1 {
+		t.Errorf("the save that records the run was shown ran %d HSETs, want 1 (the run's; no page text again)", n)
+	}
+	got, err := NewStore(rdb, "").Load(ctx, "r-1")
+	if err != nil || len(got.Pages) != 1 || got.Pages[0].Text != "the page's text" || !got.Presented {
+		t.Fatalf("stored run %+v (%v), want it shown with its page's text", got, err)
 	}
 }

@@ -44,7 +44,7 @@ func (s *Streams) fireKey(id string, t time.Time) string {
 }
 
 // createStreamScript: KEYS stream, name, index; ARGV id, data, score, namekey.
-var createStreamScript = redis.NewScript(`
+var createStreamScript = newScript(`
 if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
 if redis.call('EXISTS', KEYS[1]) == 1 then return -1 end
 redis.call('SET', KEYS[2], ARGV[1])
@@ -54,7 +54,7 @@ return 1
 `)
 
 // updateStreamScript: KEYS stream; ARGV version, data, namekey.
-var updateStreamScript = redis.NewScript(`
+var updateStreamScript = newScript(`
 local cur = redis.call('HMGET', KEYS[1], 'v', 'name')
 if not cur[1] then return -1 end
 if tonumber(cur[1]) ~= tonumber(ARGV[1]) then return 0 end
@@ -64,7 +64,7 @@ return 1
 `)
 
 // deleteStreamScript: KEYS stream, name, index; ARGV id.
-var deleteStreamScript = redis.NewScript(`
+var deleteStreamScript = newScript(`
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 redis.call('DEL', KEYS[1])
 if redis.call('GET', KEYS[2]) == ARGV[1] then redis.call('DEL', KEYS[2]) end

@@ -95,7 +95,7 @@ type watch struct {
 
 // watchersScript adds ARGV[1] to the run's count of watchers, if the run
 // exists (a watch of a missing run must not create its hash). KEYS: run.
-var watchersScript = redis.NewScript(`
+var watchersScript = newScript(`
 if redis.call('HEXISTS', KEYS[1], 'v') == 1 then
   return redis.call('HINCRBY', KEYS[1], 'watchers', ARGV[1])
 end

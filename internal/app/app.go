@@ -187,8 +187,7 @@ func (a *App) build() error {
 	a.Store = redisstore.NewStoreWithOptions(a.Conn.Client, redisstore.StoreOptions{
 		Prefix: "rb:", Retention: cfg.Retention, PageRetention: cfg.PageRetention, Logger: a.log,
 		OnLostWrites: a.noteLostWrites, Clock: a.opts.Clock,
-		// Index scores stay well within the rescuer's half-lease window.
-		IndexRefresh: min(redisstore.DefaultIndexRefresh, cfg.LeaseTTL/4),
+		IndexRefresh: indexRefresh(cfg.LeaseTTL),
 	})
 	a.Queue = redisstore.NewQueue(a.Conn.Client, redisstore.QueueOptions{})
 	a.Locker = redisstore.NewLocker(a.Conn.Client, "rb:", cfg.LeaseTTL)
@@ -228,6 +227,13 @@ func (a *App) build() error {
 	return nil
 }
 
+// indexRefresh is how old a run's index scores may grow before a save
+// rewrites them (redisstore.StoreOptions.IndexRefresh): a sixth of the
+// lease, a third of the rescuer's half-lease window, so a score is always
+// well within it (2.5 s with the default 15 s lease; each refresh is two
+// commands, so a run of a few seconds pays none or one, not one a second).
+func indexRefresh(lease time.Duration) time.Duration { return lease / 6 }
+
 // AddPresenter registers the presenter of runs whose Origin.Kind is kind.
 // Call it before StartWorker: presenters that need the App's Redis (the Slack
 // one) can only be made after New.
@@ -264,7 +270,7 @@ func (a *App) StartWorker(queues map[string]int) (stop func(), err error) {
 	rescuer := &redisstore.Rescuer{
 		Store: a.Store, Locker: a.Locker, Queue: a.Queue, Queues: slices.Sorted(maps.Keys(queues)),
 		Abandoned:   func(q string) bool { return strings.HasPrefix(q, TerminalQueuePrefix) },
-		Interrupter: a.Engine, Clock: a.opts.Clock, Logger: a.log,
+		Interrupter: a.Engine, Clock: a.opts.Clock, Logger: a.log, NewQueues: a.opts.NewPrivateQueue,
 	}
 	a.rescuer.Store(rescuer)
 	stopDocs, err := a.watchDocs()
