@@ -5,6 +5,7 @@ import (
 	"errors"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -65,7 +66,7 @@ func (a *App) rememberThread(ctx context.Context, channel, thread, runID string)
 }
 
 // leadingMentions matches the @mentions a message starts with.
-var leadingMentions = regexp.MustCompile(`^(?:\s*<@[A-Z0-9]+(?:\|[^>]*)?>)+\s*`)
+var leadingMentions = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:\s*<@[A-Z0-9]+(?:\|[^>]*)?>)+\s*`) })
 
 // mentionOf is the Mention of an app_mention event ("" text when none).
 func mentionOf(ev *slackevents.AppMentionEvent) Mention {
@@ -75,7 +76,7 @@ func mentionOf(ev *slackevents.AppMentionEvent) Mention {
 // mentionText is a message's text without the mentions it starts with,
 // unescaped, without invisible characters.
 func mentionText(text string) string {
-	return strings.TrimSpace(blockkit.Visible(slackUnescaper.Replace(leadingMentions.ReplaceAllString(text, ""))))
+	return strings.TrimSpace(blockkit.Visible(slackUnescaper.Replace(leadingMentions().ReplaceAllString(text, ""))))
 }
 
 // onMention answers an @mention in a channel.

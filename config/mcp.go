@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -61,8 +62,8 @@ type mcpServerFile struct {
 }
 
 var (
-	mcpNamePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,39}$`)
-	envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	mcpNamePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,39}$`) })
+	envNamePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 )
 
 // mcpServers reads MCP_SERVERS: a JSON array of servers, inline or in the
@@ -125,7 +126,7 @@ func (p *parser) mcpServer(f mcpServerFile, bad func(string, ...any)) (MCPServer
 		ReadTool: f.Read.Tool, ReadArg: f.Read.Argument, ReadResource: f.Read.Resource,
 		Kinds: f.Kinds, Timeout: 20 * time.Second, MaxConcurrency: 4,
 	}
-	check(mcpNamePattern.MatchString(s.Name), "want a name of 1-40 lower-case letters, digits and '-', got %q", s.Name)
+	check(mcpNamePattern().MatchString(s.Name), "want a name of 1-40 lower-case letters, digits and '-', got %q", s.Name)
 	check((s.Command == "") != (s.URL == ""), "want either command (stdio) or url (streamable HTTP)")
 	if s.URL != "" {
 		u, err := url.Parse(s.URL)
@@ -156,9 +157,9 @@ func (p *parser) mcpServer(f mcpServerFile, bad func(string, ...any)) (MCPServer
 	}
 	// Secrets come from variables named in the file, never from the file.
 	fromEnv := func(what, key, variable string) string {
-		check(envNamePattern.MatchString(variable), "%s %s: want the name of an environment variable holding the value, got something else", what, key)
+		check(envNamePattern().MatchString(variable), "%s %s: want the name of an environment variable holding the value, got something else", what, key)
 		value := strings.TrimSpace(p.getenv(variable))
-		check(value != "" || !envNamePattern.MatchString(variable), "%s %s: variable %s is not set", what, key, variable)
+		check(value != "" || !envNamePattern().MatchString(variable), "%s %s: variable %s is not set", what, key, variable)
 		return value
 	}
 	if len(f.Headers) > 0 {
@@ -174,7 +175,7 @@ func (p *parser) mcpServer(f mcpServerFile, bad func(string, ...any)) (MCPServer
 			}
 		}
 		for _, k := range sortedKeys(f.Env) {
-			check(envNamePattern.MatchString(k), "env %q: want a variable name", k)
+			check(envNamePattern().MatchString(k), "env %q: want a variable name", k)
 			s.Env = append(s.Env, k+"="+fromEnv("env", k, f.Env[k]))
 		}
 	}

@@ -4,18 +4,21 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 var (
 	// doiRe matches a DOI: the "10." directory indicator, a registrant code and
 	// a suffix that runs to the end of the string (DOIs may contain '/').
-	doiRe = regexp.MustCompile(`^10\.\d{4,9}/\S+$`)
+	doiRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^10\.\d{4,9}/\S+$`) })
 	// arxivNewRe matches identifiers of the 2007+ scheme, e.g. 2101.00001v2.
-	arxivNewRe = regexp.MustCompile(`^(\d{4}\.\d{4,5})(v\d+)?$`)
+	arxivNewRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(\d{4}\.\d{4,5})(v\d+)?$`) })
 	// arxivOldRe matches identifiers of the old scheme, e.g. hep-th/9901001v1 or math.GT/0309136.
-	arxivOldRe = regexp.MustCompile(`^([a-zA-Z][a-zA-Z\-]*(?:\.[A-Za-z]{2})?/\d{7})(v\d+)?$`)
+	arxivOldRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^([a-zA-Z][a-zA-Z\-]*(?:\.[A-Za-z]{2})?/\d{7})(v\d+)?$`)
+	})
 	// arxivDOIRe matches the DOIs arXiv registers for its papers (10.48550/arXiv.2101.00001).
-	arxivDOIRe = regexp.MustCompile(`^10\.48550/arxiv\.(.+)$`)
+	arxivDOIRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^10\.48550/arxiv\.(.+)$`) })
 )
 
 // Identifiers extracts a DOI and an arXiv identifier from a URL such as
@@ -58,7 +61,7 @@ func Identifiers(rawURL string) (doi, arxivID string) {
 		}
 	}
 	if doi != "" && arxivID == "" {
-		if m := arxivDOIRe.FindStringSubmatch(doi); m != nil {
+		if m := arxivDOIRe().FindStringSubmatch(doi); m != nil {
 			arxivID = NormalizeArxivID(m[1])
 		}
 	}
@@ -85,7 +88,7 @@ func NormalizeDOI(s string) string {
 		s = d
 	}
 	s = strings.TrimRight(strings.ToLower(s), ".,;:)]}>\"'")
-	if !doiRe.MatchString(s) {
+	if !doiRe().MatchString(s) {
 		return ""
 	}
 	return s
@@ -99,10 +102,10 @@ func NormalizeArxivID(s string) string {
 	if len(s) > 6 && strings.EqualFold(s[:6], "arxiv:") {
 		s = s[6:]
 	}
-	if m := arxivNewRe.FindStringSubmatch(s); m != nil {
+	if m := arxivNewRe().FindStringSubmatch(s); m != nil {
 		return m[1]
 	}
-	if m := arxivOldRe.FindStringSubmatch(s); m != nil {
+	if m := arxivOldRe().FindStringSubmatch(s); m != nil {
 		return m[1]
 	}
 	return ""

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // ErrContextLength reports that the provider rejected the request because the
@@ -72,12 +73,12 @@ func (e *APIError) Unwrap() error { return e.kind }
 
 // keyLike matches strings that look like API keys (OpenAI "sk-…" keys and the
 // like) so that they never reach an error message even when partially masked.
-var keyLike = regexp.MustCompile(`\b(sk|key|rk)-[A-Za-z0-9_*\-]{6,}`)
+var keyLike = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\b(sk|key|rk)-[A-Za-z0-9_*\-]{6,}`) })
 
 // redact removes the API key (and anything shaped like one) from s.
 func redact(s, apiKey string) string {
 	if apiKey != "" {
 		s = strings.ReplaceAll(s, apiKey, "[redacted]")
 	}
-	return keyLike.ReplaceAllString(s, "[redacted]")
+	return keyLike().ReplaceAllString(s, "[redacted]")
 }

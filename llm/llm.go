@@ -234,7 +234,7 @@ func New(cfg Config) (*Client, error) {
 }
 
 // schemaNameRE is what OpenAI accepts as a response format name.
-var schemaNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+var schemaNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`) })
 
 // Generate makes one structured call. out must be a pointer to a struct; its
 // strict JSON schema is sent as response_format json_schema, and the reply is
@@ -255,7 +255,7 @@ func (c *Client) Generate(ctx context.Context, req Request, out any) (Usage, err
 	if name == "" {
 		name = sanitizeName(rv.Elem().Type().Name())
 	}
-	if !schemaNameRE.MatchString(name) {
+	if !schemaNameRE().MatchString(name) {
 		return usage, fmt.Errorf("llm: schema name %q must match [a-zA-Z0-9_-]{1,64}", name)
 	}
 	sch, err := c.schemaFor(rv.Elem().Type())

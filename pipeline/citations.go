@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // citationPattern finds, in one pass and in this order of preference at a
@@ -34,7 +35,7 @@ type citationScanner struct {
 // newCitationScanner indexes the fetched pages by source id and by their
 // requested and final URLs.
 func newCitationScanner(pages []Page) *citationScanner {
-	s := &citationScanner{re: citationRE, ids: map[int]bool{}, urls: map[string]bool{}}
+	s := &citationScanner{re: citationRE(), ids: map[int]bool{}, urls: map[string]bool{}}
 	for _, p := range pages {
 		s.ids[p.SourceID] = true
 		for _, u := range []string{p.URL, p.FinalURL} {
@@ -107,7 +108,7 @@ func parseMarker(inner string) []int {
 // markerIDs returns the ids cited by the markers in text, in order of first
 // appearance, without duplicates.
 func markerIDs(text string) []int {
-	re := citationRE
+	re := citationRE()
 	var ids []int
 	for _, m := range re.FindAllStringSubmatchIndex(text, -1) {
 		if m[10] < 0 {
@@ -170,8 +171,8 @@ const emptyParensPattern = `[ \t]*\([ \t]*\)`
 
 // The patterns compiled once (a compiled Regexp is safe for concurrent use).
 var (
-	citationRE    = regexp.MustCompile(citationPattern)
-	emptyParensRE = regexp.MustCompile(emptyParensPattern)
+	citationRE    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(citationPattern) })
+	emptyParensRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(emptyParensPattern) })
 )
 
 // check repairs one text field: where names it in notes.
@@ -179,7 +180,7 @@ func (s *citationScanner) check(text, where string) string {
 	before := s.removed
 	out := s.checkMatches(text, where)
 	if s.removed > before {
-		out = emptyParensRE.ReplaceAllString(out, "")
+		out = emptyParensRE().ReplaceAllString(out, "")
 	}
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/researchbot/researchbot/textmatch"
 )
@@ -359,13 +360,13 @@ const markerPattern = `\[\s*\d{1,6}\s*(?:[,;\-–—]\s*\d{1,6}\s*)*\]`
 // markerRE and leadingMarkersRE (markers opening a text, with their
 // punctuation) are compiled once.
 var (
-	markerRE         = regexp.MustCompile(markerPattern)
-	leadingMarkersRE = regexp.MustCompile(`^\s*(?:` + markerPattern + `\s*)+[.,;:]?`)
+	markerRE         = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(markerPattern) })
+	leadingMarkersRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*(?:` + markerPattern + `\s*)+[.,;:]?`) })
 )
 
 // stripMarkers removes citation markers from text.
 func stripMarkers(text string) string {
-	return markerRE.ReplaceAllString(text, " ")
+	return markerRE().ReplaceAllString(text, " ")
 }
 
 // abbreviations end with a period that does not end a sentence.
@@ -435,7 +436,7 @@ func isWordByte(b byte) bool {
 // attachLeadingMarkers moves citation markers at the start of a sentence to
 // the end of the sentence before it.
 func attachLeadingMarkers(text string, spans [][2]int) [][2]int {
-	lead := leadingMarkersRE
+	lead := leadingMarkersRE()
 	var out [][2]int
 	for _, sp := range spans {
 		if len(out) > 0 && !strings.HasSuffix(text[out[len(out)-1][0]:out[len(out)-1][1]], "\n") {

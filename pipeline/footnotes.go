@@ -103,7 +103,7 @@ func (f *footnotes) mark(part int, text string) string {
 		if i < 0 {
 			return 0, "", false
 		}
-		ms := markerRE.FindAllStringIndex(c.Sentence, -1)
+		ms := markerRE().FindAllStringIndex(c.Sentence, -1)
 		if len(ms) == 0 {
 			return 0, "", false
 		}

@@ -62,7 +62,7 @@ func DepthCounts(d Depth) (subQuestions, queries int) {
 const untrustedDelimiterPattern = `(?i)<(\s*/?\s*)(untrusted_data|requester_note)`
 
 // untrustedDelimiterRE is untrustedDelimiterPattern compiled once.
-var untrustedDelimiterRE = regexp.MustCompile(untrustedDelimiterPattern)
+var untrustedDelimiterRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(untrustedDelimiterPattern) })
 
 // untrustedBlock wraps text in an <untrusted_data> block. kind and attrs are
 // written by code (never from untrusted input); any delimiter inside text is
@@ -85,7 +85,7 @@ func untrustedBlock(kind string, text string, attrs ...string) string {
 // neutralise makes every occurrence of the untrusted_data delimiter in s
 // harmless.
 func neutralise(s string) string {
-	return untrustedDelimiterRE.ReplaceAllString(s, "&lt;$1$2")
+	return untrustedDelimiterRE().ReplaceAllString(s, "&lt;$1$2")
 }
 
 // clipText returns s cut to at most n characters (runes) on a word boundary when

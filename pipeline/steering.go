@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -147,7 +148,9 @@ func steeringProvenance(r *Run) []string {
 // stopRequest matches a message that asks to stop the run rather than
 // steer it: "stop", "please cancel this run", "abort!" — a stop word with
 // at most a few filler words, so "stop including vendor blogs" stays a note.
-var stopRequest = regexp.MustCompile(`^(?:please\s+)?(?:stop|cancel|abort|halt|terminate|kill)(?:\s+(?:it|this|that|the|now|run|research|search|searching|everything|please|right|away))*$`)
+var stopRequest = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(?:please\s+)?(?:stop|cancel|abort|halt|terminate|kill)(?:\s+(?:it|this|that|the|now|run|research|search|searching|everything|please|right|away))*$`)
+})
 
 // IsStopRequest reports whether a steering message asks to stop the run
 // (cancel it, with a confirmation) rather than steer it. Slack and the
@@ -156,5 +159,5 @@ func IsStopRequest(text string) bool {
 	t := strings.ToLower(strings.Join(strings.FieldsFunc(text, func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '\'')
 	}), " "))
-	return stopRequest.MatchString(t)
+	return stopRequest().MatchString(t)
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -173,8 +174,8 @@ func (f Field) Label() string {
 }
 
 var (
-	channelIDRE      = regexp.MustCompile(`^[CGD][A-Z0-9]{2,20}$`)
-	channelMentionRE = regexp.MustCompile(`^<#([CGD][A-Z0-9]{2,20})(\|[^<>]*)?>$`)
+	channelIDRE      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[CGD][A-Z0-9]{2,20}$`) })
+	channelMentionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^<#([CGD][A-Z0-9]{2,20})(\|[^<>]*)?>$`) })
 )
 
 // normalize validates v as a value of d and returns its canonical form.
@@ -249,10 +250,10 @@ func (d fieldDef) normalizeScalar(raw string) (string, error) {
 		}
 		s = c
 	case kindChannel:
-		if m := channelMentionRE.FindStringSubmatch(s); m != nil {
+		if m := channelMentionRE().FindStringSubmatch(s); m != nil {
 			s = m[1]
 		}
-		if !channelIDRE.MatchString(s) {
+		if !channelIDRE().MatchString(s) {
 			return "", d.errorf("%q is not a Slack channel; mention the channel with #", truncate(s, 40))
 		}
 	case kindClock:

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/robfig/cron/v3"
@@ -225,11 +226,11 @@ func LoadZone(name string) (*time.Location, error) {
 	return loc, nil
 }
 
-var clockRE = regexp.MustCompile(`^([01]?[0-9]|2[0-3]):([0-5][0-9])$`)
+var clockRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([01]?[0-9]|2[0-3]):([0-5][0-9])$`) })
 
 // ParseTimeOfDay parses a 24-hour "HH:MM" (or "H:MM") clock time. Errors wrap ErrBadTimeOfDay.
 func ParseTimeOfDay(s string) (hour, minute int, err error) {
-	m := clockRE.FindStringSubmatch(strings.TrimSpace(s))
+	m := clockRE().FindStringSubmatch(strings.TrimSpace(s))
 	if m == nil {
 		return 0, 0, fmt.Errorf("%w: %q (want HH:MM on a 24-hour clock, e.g. 09:00)", ErrBadTimeOfDay, s)
 	}

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/charmbracelet/x/ansi"
 	"github.com/researchbot/researchbot/checkpoints"
@@ -165,7 +166,9 @@ func (st Style) paint(sgr, s string) string {
 // listMarker matches a line's indentation and its list markers ("1.",
 // "-", "•", "⚠", "[3]", "A:"), which the lines it wraps into are indented
 // past.
-var listMarker = regexp.MustCompile(`^\s*(?:(?:\d+[.)]|[-*+•·⚠✓]|\[[^\]\s]{1,12}\]|[A-Z]:)\s+)*`)
+var listMarker = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\s*(?:(?:\d+[.)]|[-*+•·⚠✓]|\[[^\]\s]{1,12}\]|[A-Z]:)\s+)*`)
+})
 
 // Wrap breaks each line of s at spaces so that no line is wider than
 // width columns (as a terminal counts them: wide characters take two),
@@ -193,7 +196,7 @@ func wrapLine(l string, width int) string {
 	if ansi.StringWidth(l) <= width {
 		return l
 	}
-	prefix := listMarker.FindString(l)
+	prefix := listMarker().FindString(l)
 	indent := ansi.StringWidth(prefix)
 	if indent > width/2 {
 		indent = width / 2 // a deep indent would leave no room for words

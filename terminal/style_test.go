@@ -73,7 +73,7 @@ func TestNoLineIsWiderThanTheWidth(t *testing.T) {
 			"report":     st.Report(CleanMarkdown(strings.Split(reportExcerpt, "| Trial")[0] + "Source: " + longURL)),
 		} {
 			for _, l := range strings.Split(ansi.Strip(out), "\n") {
-				if ansi.StringWidth(l) > width && len(strings.Fields(listMarker.ReplaceAllString(l, ""))) > 1 {
+				if ansi.StringWidth(l) > width && len(strings.Fields(listMarker().ReplaceAllString(l, ""))) > 1 {
 					t.Errorf("width %d, %s: line %q is %d columns wide", width, what, l, ansi.StringWidth(l))
 				}
 			}

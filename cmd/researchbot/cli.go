@@ -7,6 +7,7 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -88,9 +89,11 @@ func unknownCommandMessage(parent, word string, candidates []string) string {
 }
 
 var (
-	flagInvalid   = regexp.MustCompile(`^invalid (?:boolean )?value "(.*)" for (?:flag )?-(\S+): (.*)$`)
-	flagUndefined = regexp.MustCompile(`^flag provided but not defined: -+(\S+)$`)
-	flagNoValue   = regexp.MustCompile(`^flag needs an argument: -+(\S+)$`)
+	flagInvalid = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^invalid (?:boolean )?value "(.*)" for (?:flag )?-(\S+): (.*)$`)
+	})
+	flagUndefined = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^flag provided but not defined: -+(\S+)$`) })
+	flagNoValue   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^flag needs an argument: -+(\S+)$`) })
 )
 
 // flagProblem restates an error of the flag package for a person: the flag
@@ -98,7 +101,7 @@ var (
 // or the closest flag to an unknown one.
 func flagProblem(fs *flag.FlagSet, err error) string {
 	msg := err.Error()
-	if m := flagInvalid.FindStringSubmatch(msg); m != nil {
+	if m := flagInvalid().FindStringSubmatch(msg); m != nil {
 		f := fs.Lookup(m[2])
 		if _, builtin := f.Value.(flag.Getter); f != nil && !builtin {
 			// A flag.Func: its own error says what it wants.
@@ -106,7 +109,7 @@ func flagProblem(fs *flag.FlagSet, err error) string {
 		}
 		return fmt.Sprintf("invalid value %q for --%s: want %s", m[1], m[2], expected(f))
 	}
-	if m := flagUndefined.FindStringSubmatch(msg); m != nil {
+	if m := flagUndefined().FindStringSubmatch(msg); m != nil {
 		var names []string
 		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
 		if s := didYouMean(m[1], names); s != "" {
@@ -114,7 +117,7 @@ func flagProblem(fs *flag.FlagSet, err error) string {
 		}
 		return fmt.Sprintf("unknown flag --%s", m[1])
 	}
-	if m := flagNoValue.FindStringSubmatch(msg); m != nil {
+	if m := flagNoValue().FindStringSubmatch(msg); m != nil {
 		return fmt.Sprintf("--%s needs %s", m[1], expected(fs.Lookup(m[1])))
 	}
 	return msg

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Shell completion asks the program itself: the script a shell loads
@@ -59,7 +60,7 @@ func cmdCompletion(args []string, stdout, stderr io.Writer) error {
 }
 
 // helpFlag finds a flag in a command's help (flag.PrintDefaults' lines).
-var helpFlag = regexp.MustCompile(`(?m)^  -(\w[\w-]*)`)
+var helpFlag = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^  -(\w[\w-]*)`) })
 
 // cmdComplete prints the completions of current after the words before it.
 func cmdComplete(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
@@ -81,7 +82,7 @@ func cmdComplete(ctx context.Context, args []string, getenv func(string) string,
 		// The command's own help lists its flags.
 		var help bytes.Buffer
 		_ = dispatch(ctx, append(slices.Clone(words), "-h"), getenv, nil, &help, io.Discard)
-		for _, m := range helpFlag.FindAllStringSubmatch(help.String(), -1) {
+		for _, m := range helpFlag().FindAllStringSubmatch(help.String(), -1) {
 			candidates = append(candidates, "--"+m[1])
 		}
 		if words[0] == "checkpoints" && len(words) == 1 {
