@@ -68,7 +68,8 @@ func TestE2EAssistantPanelResearchToReport(t *testing.T) {
 	h.waitFor("the greeting and the prompts", func() bool {
 		th, _ := h.fake.AssistantThreadAt(dm, thread)
 		_, greeted := inThread(h.fake, dm, thread, "I research questions")
-		return greeted && len(th.Prompts) == 3
+		// The fake records a call after it has applied it: wait for both.
+		return greeted && len(th.Prompts) == 3 && len(h.fake.Calls("assistant.threads.setSuggestedPrompts")) > 0
 	})
 	th, _ := h.fake.AssistantThreadAt(dm, thread)
 	var titles []string
