@@ -100,11 +100,17 @@ func (t *Tracing) HTTPClient(c *http.Client, timeout time.Duration) *http.Client
 	if t == nil {
 		return c
 	}
+	return withTransport(c, timeout, t.Transport)
+}
+
+// withTransport returns a copy of c (nil: a client with timeout) whose
+// transport is wrap(c's transport).
+func withTransport(c *http.Client, timeout time.Duration, wrap func(http.RoundTripper) http.RoundTripper) *http.Client {
 	if c == nil {
 		c = &http.Client{Timeout: timeout}
 	}
 	cp := *c
-	cp.Transport = t.Transport(c.Transport)
+	cp.Transport = wrap(c.Transport)
 	return &cp
 }
 

@@ -21,12 +21,7 @@ func (t *Tracing) SlackHTTPClient(c *http.Client, timeout time.Duration) *http.C
 	if t == nil {
 		return c
 	}
-	if c == nil {
-		c = &http.Client{Timeout: timeout}
-	}
-	cp := *c
-	cp.Transport = t.SlackTransport(c.Transport)
-	return &cp
+	return withTransport(c, timeout, t.SlackTransport)
 }
 
 // SlackTransport wraps next (nil: http.DefaultTransport) so that every
