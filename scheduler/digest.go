@@ -205,16 +205,28 @@ func (p *DigestPresenter) RemindersStopped(ctx context.Context, r *pipeline.Run,
 // (a model call being retried) are not shown to the stream's channel.
 func (p *DigestPresenter) Notice(context.Context, *pipeline.Run, string) {}
 
-// Stranded does nothing: a held digest whose checkpoint could not be shown
-// waits, stranded, for `researchbot checkpoints skip`; nothing is posted.
-func (p *DigestPresenter) Stranded(context.Context, *pipeline.Run, *checkpoints.Instance) error {
-	return nil
+// Stranded passes on, through the inner presenter, that a held digest's
+// checkpoint could not be shown after its retries: the owner is offered
+// Skip and Retry where the draft was to be shown (the Slack presenter posts
+// in the run's place, the owner's DM for a held draft), instead of the
+// draft waiting unseen for `researchbot checkpoints skip`. Without an inner
+// presenter nothing is posted.
+func (p *DigestPresenter) Stranded(ctx context.Context, r *pipeline.Run, inst *checkpoints.Instance) error {
+	if p.inner == nil {
+		return nil
+	}
+	return p.inner.Stranded(ctx, r, inst)
 }
 
-// BreakerTripped does nothing: the digests do not alert the admins about a
-// tripped breaker (Slack runs do; the App Home shows it).
-func (p *DigestPresenter) BreakerTripped(context.Context, checkpoints.Definition, int) error {
-	return nil
+// BreakerTripped passes a tripped circuit breaker on to the inner presenter,
+// which alerts the admins once per definition (a definition's breaker is
+// shared by Slack runs and digests alike). Without an inner presenter
+// nothing is posted; the App Home and `researchbot checkpoints` show it.
+func (p *DigestPresenter) BreakerTripped(ctx context.Context, d checkpoints.Definition, failures int) error {
+	if p.inner == nil {
+		return nil
+	}
+	return p.inner.BreakerTripped(ctx, d, failures)
 }
 
 // Progress shows progress through the inner presenter.
