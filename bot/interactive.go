@@ -118,6 +118,7 @@ func (a *App) onCheckpointAction(ctx context.Context, req *Request) error {
 		return tell(problem, "Nothing was changed")
 	}
 	log = log.With("run_id", r.ID)
+	a.adoptClickedMessage(ctx, req, inst, log)
 	switch action {
 	case checkpoints.Edit, checkpoints.Reject:
 		view := blockkit.EditModal(inst)
@@ -228,6 +229,7 @@ func (a *App) openForm(ctx context.Context, received time.Time, d delivery, cb s
 			a.answer(ctx, req, tell(blockkit.RenderError("I couldn't open the form ("+blockkit.Escape(slackErrorCode(err))+").", "Please click the button again."), "Could not open the form"))
 			return
 		}
+		a.adoptClickedMessage(ctx, req, c.inst, log)
 		a.formOpened(ctx, log, action, instID, user)
 	case <-wait.C:
 		v, err := a.api.OpenViewContext(openCtx, cb.TriggerID, loadingModal(action))
@@ -257,6 +259,7 @@ func (a *App) openForm(ctx context.Context, received time.Time, d delivery, cb s
 			return
 		}
 		if c.problem == nil {
+			a.adoptClickedMessage(ctx, req, c.inst, log)
 			a.formOpened(ctx, log, action, instID, user)
 		}
 	}

@@ -223,6 +223,7 @@ func soakReplicas(t *testing.T) {
 	// Every run ends.
 	var statuses map[pipeline.Status]int
 	reasons := map[string]string{}
+	unexplainedErrors := map[string]string{} // the errors an unexplained run recorded
 	var left, unexplained []string
 	deadline := time.Now().Add(12 * time.Minute)
 	for {
@@ -241,6 +242,7 @@ func soakReplicas(t *testing.T) {
 				}
 				if !explainedBySoakFaults(why) {
 					unexplained = append(unexplained, id+": "+why)
+					unexplainedErrors[id] = runErrors(r)
 				}
 			}
 			if !r.Status.Final() {
@@ -357,6 +359,10 @@ func soakReplicas(t *testing.T) {
 	}
 	if len(unexplained) > 0 {
 		t.Errorf("runs failed unexplained, e.g. %v", unexplained[:min(5, len(unexplained))])
+		for _, u := range unexplained[:min(3, len(unexplained))] {
+			id, _, _ := strings.Cut(u, ":")
+			t.Logf("the errors %s recorded:\n%s", id, unexplainedErrors[id])
+		}
 	}
 	if g1 > g0+10 {
 		t.Logf("the goroutines left, by stack (most first):\n%s", goroutineCounts(12))
@@ -378,6 +384,16 @@ func goroutineCounts(n int) string {
 // explainedBySoakFaults reports whether a run's failure is one the soak's
 // faults can cause: three crashes of its workers in one step (a run's
 // attempts count crashes) or the model's 503s outlasting a step's tries.
+// runErrors lists the errors run r recorded, one a line, for a failure the
+// soak cannot explain.
+func runErrors(r *pipeline.Run) string {
+	var b strings.Builder
+	for _, e := range r.Errors {
+		fmt.Fprintf(&b, "  %s %s %s: %s\n", e.At.Format("15:04:05.000"), e.Step, e.Kind, e.Message)
+	}
+	return b.String()
+}
+
 func explainedBySoakFaults(why string) bool {
 	return strings.Contains(why, "its worker stopped before it finished") || strings.Contains(why, "HTTP 503")
 }
