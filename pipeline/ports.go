@@ -128,6 +128,13 @@ type SearchOutcome struct {
 	// recording the search as failed: such failures never count toward
 	// Limits.MaxSearchErrors. Errors still lists them.
 	Interrupted error
+	// Paced is set when the search found nothing only because our shared
+	// search rate limit had no room for any backend within its wait (many
+	// runs at once). When every search of a step attempt is Paced, nothing
+	// was searched at all: the step fails and is tried again, instead of
+	// the run ending with "the searches found no sources". Otherwise such a
+	// search is recorded as failed, as any other.
+	Paced error
 }
 
 // Searcher searches every configured backend for one query.

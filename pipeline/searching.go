@@ -78,6 +78,9 @@ func (r *Run) skipPendingQueries(now time.Time) {
 // toward MaxSearchErrors) or lose the results the interrupted backends would
 // have given; the step fails instead, and its retry searches again.
 func searchesInterrupted(r *Run, pending []int, outcomes []SearchOutcome) error {
+	if allPaced(outcomes) {
+		return fmt.Errorf("none of %d searches could be made: %w", len(outcomes), outcomes[0].Paced)
+	}
 	n, first := 0, -1
 	for k, out := range outcomes {
 		if out.Interrupted != nil {
@@ -92,6 +95,17 @@ func searchesInterrupted(r *Run, pending []int, outcomes []SearchOutcome) error 
 	}
 	return fmt.Errorf("%d of %d searches could not be made (search %q: %w)",
 		n, len(outcomes), r.Queries[pending[first]].Text, outcomes[first].Interrupted)
+}
+
+// allPaced reports whether every search of outcomes found nothing only
+// because our shared rate limit had no room (SearchOutcome.Paced).
+func allPaced(outcomes []SearchOutcome) bool {
+	for _, out := range outcomes {
+		if out.Paced == nil {
+			return false
+		}
+	}
+	return len(outcomes) > 0
 }
 
 // subQuestionTally renders, for the searches at idx, how many ran and how

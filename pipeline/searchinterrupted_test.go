@@ -181,3 +181,63 @@ func TestSearchesInterruptedOnEveryAttemptEndTheRunWithTheCause(t *testing.T) {
 		t.Errorf("%d searches for %d queries over %d attempts", searcher.searches, len(r.Queries), pipeline.MaxStepAttempts)
 	}
 }
+
+// heldBack is a searcher whose searches our shared rate limit holds back
+// (SearchOutcome.Paced) — every one while all is set, otherwise only the
+// first of each attempt — and that searches like web otherwise.
+type heldBack struct {
+	web
+	mu    sync.Mutex
+	all   bool
+	calls int
+}
+
+const heldBackError = "search backend searxng: the shared rate limit had no room within 5s (retry after 2s)"
+
+func (s *heldBack) Search(ctx context.Context, q pipeline.SearchRequest) pipeline.SearchOutcome {
+	s.mu.Lock()
+	s.calls++
+	hold := s.all || s.calls == 1
+	s.mu.Unlock()
+	if hold {
+		return pipeline.SearchOutcome{Errors: []string{heldBackError}, Paced: errors.New(heldBackError)}
+	}
+	return s.web.Search(ctx, q)
+}
+
+// TestASearchStepOurRateLimitHeldBackEntirelyIsRetried: when our own
+// shared rate limit held back every search of the step (many runs at
+// once), nothing was searched: the step fails and is tried again, and the
+// run does not end with "the searches found no sources". When only some
+// were held back, the others' results are used and the step goes on.
+func TestASearchStepOurRateLimitHeldBackEntirelyIsRetried(t *testing.T) {
+	ctx := context.Background()
+	searcher := &heldBack{all: true}
+	eng, store := newSearchEngine(t, searcher)
+	var re *pipeline.RetryError
+	if err := eng.Advance(ctx, "r-1"); !errors.As(err, &re) || re.Step != pipeline.StepSearch {
+		r, _ := store.Load(ctx, "r-1")
+		t.Fatalf("every search held back: %v (run %s, %q), want a RetryError of the search step", err, r.Status, r.FallbackReason)
+	}
+	r, err := store.Load(ctx, "r-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(r.Attempt.LastError, "rate limit had no room") || len(r.Sources) != 0 {
+		t.Errorf("the attempt's cause %q (want our rate limit named), %d sources", r.Attempt.LastError, len(r.Sources))
+	}
+
+	searcher.mu.Lock()
+	searcher.all, searcher.calls = false, 0
+	searcher.mu.Unlock()
+	if err := eng.Advance(ctx, "r-1"); err != nil {
+		t.Fatal(err)
+	}
+	r, err = store.Load(ctx, "r-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != pipeline.StatusCompleted || r.FallbackReason != "" || len(r.Sources) == 0 {
+		t.Fatalf("with one search held back the run is %s (%q) with %d sources, want completed with sources", r.Status, r.FallbackReason, len(r.Sources))
+	}
+}

@@ -233,7 +233,7 @@ func (m *Multi) waitLimiter(ctx context.Context, name string) *BackendError {
 			return nil
 		}
 		if m.opts.Clock.Now().Add(wait).After(deadline) {
-			return &BackendError{Backend: name, Err: errors.New("shared rate limit reached"), RateLimited: true, RetryAfter: wait}
+			return &BackendError{Backend: name, Err: fmt.Errorf("%w within %s", ErrBudgetSpent, m.opts.MaxWait), RateLimited: true, RetryAfter: wait}
 		}
 		t := m.opts.Clock.NewTimer(wait, "search", "limiter")
 		select {

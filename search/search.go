@@ -143,6 +143,12 @@ func (e *BackendError) Error() string {
 // the backend.
 var ErrLimiterFailed = errors.New("the shared rate limiter failed")
 
+// ErrBudgetSpent is the cause (errors.Is) of a BackendError whose backend
+// was never called because the shared rate budget for it (RATE_LIMIT_*,
+// shared by every replica) had no room within Options.MaxWait: our own
+// pacing, not the backend's failure.
+var ErrBudgetSpent = errors.New("the shared rate limit had no room")
+
 // Unwrap returns the cause.
 func (e *BackendError) Unwrap() error { return e.Err }
 

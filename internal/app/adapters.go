@@ -162,6 +162,9 @@ func (s *searcher) Search(ctx context.Context, r pipeline.SearchRequest) pipelin
 		res.Errors = append(res.Errors, e.Error())
 	}
 	res.Interrupted = interrupted(ctx, out.Errors)
+	if res.Interrupted == nil && len(out.Results) == 0 {
+		res.Paced = paced(out.Errors)
+	}
 	return res
 }
 
@@ -179,6 +182,21 @@ func interrupted(ctx context.Context, errs []search.BackendError) error {
 		}
 	}
 	return nil
+}
+
+// paced is the first of errs when every one of them says our shared rate
+// limit had no room for its backend (search.ErrBudgetSpent), nil otherwise
+// (pipeline.SearchOutcome.Paced).
+func paced(errs []search.BackendError) error {
+	for i := range errs {
+		if !errors.Is(&errs[i], search.ErrBudgetSpent) {
+			return nil
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return &errs[0]
 }
 
 // documentKey identifies a document across backends: DOI, arXiv id, or the

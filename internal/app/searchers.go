@@ -58,5 +58,18 @@ func (ss searchers) Search(ctx context.Context, r pipeline.SearchRequest) pipeli
 			out.Interrupted = o.Interrupted
 		}
 	}
+	// Held back by our rate limit only if no searcher found anything and
+	// every one that failed was held back.
+	if len(out.Hits) == 0 {
+		for _, o := range outs {
+			if o.Paced == nil && len(o.Errors) > 0 {
+				out.Paced = nil
+				break
+			}
+			if out.Paced == nil {
+				out.Paced = o.Paced
+			}
+		}
+	}
 	return out
 }

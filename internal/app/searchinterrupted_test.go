@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -81,4 +82,65 @@ func TestASearchOurLimiterCouldNotAllowIsInterrupted(t *testing.T) {
 	if !errors.Is(joined.Interrupted, search.ErrLimiterFailed) {
 		t.Fatalf("joined searchers lost the interruption: %v", joined.Interrupted)
 	}
+}
+
+// fullBudget is a rate budget with no room for a minute, as
+// redisstore.RateLimiter answers when every replica together has spent it.
+type fullBudget struct{}
+
+func (fullBudget) Allow(context.Context, string, int, time.Duration) (time.Duration, error) {
+	return time.Minute, nil
+}
+
+// TestASearchOurRateLimitHeldBackIsPaced: when our own shared rate limit
+// has no room within the wait (many runs at once), the backend is never
+// asked and a search that found nothing says so (Paced, not a backend's
+// failure), so a step none of whose searches could be made is tried again
+// instead of the run ending with "the searches found no sources" (the
+// soak's finding); beside another backend's hits, the hits are kept and
+// nothing is held back.
+func TestASearchOurRateLimitHeldBackIsPaced(t *testing.T) {
+	ctx := context.Background()
+	req := pipeline.SearchRequest{Text: "heat pumps in the cold", Kind: "web"}
+
+	b := &countingBackend{}
+	out := adapterOver(b, fullBudget{}).Search(ctx, req)
+	if out.Paced == nil || !errors.Is(out.Paced, search.ErrBudgetSpent) || out.Interrupted != nil || b.calls.Load() != 0 || len(out.Errors) != 1 {
+		t.Fatalf("budget full: paced %v, interrupted %v, %d backend calls, errors %q; want ErrBudgetSpent, no call, the error listed", out.Paced, out.Interrupted, b.calls.Load(), out.Errors)
+	}
+
+	two := &searcher{multi: search.NewMulti([]search.Backend{&countingBackend{}, &namedBackend{countingBackend{}, "wikipedia"}}, search.Options{
+		Limiter: search.NewSharedLimiter(onlyFor{"searxng"}, map[string]int{"searxng": 600, "wikipedia": 600}),
+	}), clock: quartz.NewReal(), backends: []string{"searxng", "wikipedia"}, calls: ignoreCalls{}}
+	out = two.Search(ctx, req)
+	if out.Paced != nil || out.Interrupted != nil || len(out.Hits) == 0 || len(out.Errors) != 1 {
+		t.Fatalf("one backend's budget full, another answered: paced %v, interrupted %v, %d hits, errors %q; want the hits, the error listed, nothing held back", out.Paced, out.Interrupted, len(out.Hits), out.Errors)
+	}
+
+	joined := joinSearchers(stubSearcher{Hits: []pipeline.Hit{{URL: "https://example.org/b"}}}, []pipeline.Searcher{adapterOver(&countingBackend{}, fullBudget{})}).Search(ctx, req)
+	if joined.Paced != nil {
+		t.Fatalf("joined with a searcher that found something: paced %v, want nothing held back", joined.Paced)
+	}
+	joined = joinSearchers(adapterOver(&countingBackend{}, fullBudget{}), []pipeline.Searcher{adapterOver(&countingBackend{}, fullBudget{})}).Search(ctx, req)
+	if !errors.Is(joined.Paced, search.ErrBudgetSpent) {
+		t.Fatalf("joined searchers all held back: paced %v, want ErrBudgetSpent", joined.Paced)
+	}
+}
+
+// namedBackend is a countingBackend under another name.
+type namedBackend struct {
+	countingBackend
+	name string
+}
+
+func (b *namedBackend) Name() string { return b.name }
+
+// onlyFor is a budget full for one backend and open for the others.
+type onlyFor struct{ full string }
+
+func (o onlyFor) Allow(_ context.Context, key string, _ int, _ time.Duration) (time.Duration, error) {
+	if strings.HasSuffix(key, o.full) {
+		return time.Minute, nil
+	}
+	return 0, nil
 }
