@@ -70,7 +70,7 @@ func Variables() []Variable {
 		one("RUN_MAX_GAP_ROUNDS", "2", "extra search rounds to fill gaps the analysis finds"),
 		described([]string{"RUN_MAX_SOURCES"}, "by depth (6 / 12 / 20)", "pages read per run"),
 		one("RUN_MAX_SOURCE_TOKENS", "30000", "page text (estimated tokens) in one analysis; the best-ranked pages that fit are used, and the report says how many were left out"),
-		one("RUN_MAX_SEARCH_ERRORS", "3", "searches that may fail (every backend erred and nothing was found; a search our own Redis or rate limiter could not make is retried and does not count) before the run stops searching and writes the report from what it found, saying so"),
+		one("RUN_MAX_SEARCH_ERRORS", "3", "searches that may fail (every backend erred and nothing was found; a search our own Redis or rate limiter could not make is retried and does not count, and so is a step whose every search our shared rate limit held back) before the run stops searching and writes the report from what it found, saying so"),
 		one("RUN_STYLE_GUIDE", "", "house style for the writer and the reviewer: the text itself, a file (a value starting with `/`, `./` or `../`, or ending in `.md` or `.txt`), or `academic`, `technical` or `executive`; at most 4000 characters"),
 		described([]string{"RUN_TARGET_LENGTH"}, "by depth (800 / 1500 / 2500)", "target length of a report in words (100–20000); the writer aims at it and the reviewer scores length against it"),
 		one("RUN_LEASE", "15s", "a worker's lease on a run (at least `1s`); a crashed worker's runs are taken over within twice it. Redis timeouts are derived from it"),
