@@ -141,9 +141,16 @@ func (tr *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	_, span := tr.t.tracer.Start(ctx, req.Method, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
 		keyHTTPMethod.String(req.Method), keyServerAddress.String(req.URL.Hostname()), keyURLPath.String(req.URL.Path)))
-	resp, err := tr.next.RoundTrip(req)
+	return roundTrip(span, tr.next, req)
+}
+
+// roundTrip sends req through next and ends span with the outcome: the
+// response's status, or the error's cause — a *url.Error names the URL,
+// whose query string (a search API's key) or path (a Slack response_url)
+// is not recorded.
+func roundTrip(span trace.Span, next http.RoundTripper, req *http.Request) (*http.Response, error) {
+	resp, err := next.RoundTrip(req)
 	if err != nil {
-		// A *url.Error names the URL, query string included: keep its cause.
 		cause := err
 		if ue := (*url.Error)(nil); errors.As(err, &ue) {
 			cause = ue.Err

@@ -1,14 +1,12 @@
 package tracing
 
 import (
-	"errors"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -79,20 +77,5 @@ func (tr *slackTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		attrs = append(attrs, keySlackMethod.String(method), keyURLPath.String(req.URL.Path))
 	}
 	_, span := tr.t.tracer.Start(req.Context(), "slack "+method, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
-	resp, err := tr.next.RoundTrip(req)
-	if err != nil {
-		// A *url.Error names the URL, a response_url included: keep its cause.
-		cause := err
-		if ue := (*url.Error)(nil); errors.As(err, &ue) {
-			cause = ue.Err
-		}
-		end(span, cause)
-		return nil, err
-	}
-	span.SetAttributes(keyHTTPStatus.Int(resp.StatusCode))
-	if resp.StatusCode >= 400 {
-		span.SetStatus(codes.Error, resp.Status)
-	}
-	span.End()
-	return resp, nil
+	return roundTrip(span, tr.next, req)
 }
