@@ -20,8 +20,9 @@ import (
 )
 
 // Bounds of what package initialisation allocates before main runs, which
-// every command pays, `--help` included. Allocations do not vary from run to
-// run, unlike time, so they are what a test can bound without flaking; they
+// every command pays, `--help` included. Allocations vary far less from run
+// to run than time (a few per cent), so they are what a test can bound
+// without flaking; they
 // follow the time closely (the init trace of issue 25: bleve's Levenshtein
 // tables are 25,800 allocations and 10–30 ms).
 // go-dateparser's locale tables alone once allocated 78 MB here (see
@@ -29,9 +30,12 @@ import (
 const (
 	// maxInitBytes and maxInitAllocs bound all packages; the test binary
 	// measured 8.7 MB and 63,600 allocations (bleve's scorch 25,800 and
-	// jsonschema/v6 21,300 of them).
-	maxInitBytes  = 10 << 20
-	maxInitAllocs = 70_000
+	// jsonschema/v6 21,300 of them), and under -race, as `make test` runs
+	// it, 10.3–10.5 MB and 69,100 (the race detector's own, and scorch
+	// varying by a few thousand from run to run). The bounds leave room
+	// for that spread, and fail if go-dateparser's 78 MB came back.
+	maxInitBytes  = 16 << 20
+	maxInitAllocs = 90_000
 	// maxOwnInitAllocs bounds researchbot's own packages: no regular
 	// expression, template or table is built at package level; each is
 	// built where first used (sync.OnceValue). The command's measured 250;
@@ -250,7 +254,8 @@ func startTraced(b *testing.B, argv []string) (time.Duration, *os.ProcessState, 
 }
 
 // medianInits is, per package, the median clock time over traces and the
-// allocations of the first (they do not vary), most costly first.
+// allocations of the first (they vary by a few per cent at most), most
+// costly first.
 func medianInits(traces [][]packageInit) []packageInit {
 	clocks := map[string][]float64{}
 	var out []packageInit
