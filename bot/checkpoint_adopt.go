@@ -2,7 +2,6 @@ package bot
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 
 	"github.com/researchbot/researchbot/checkpoints"
@@ -25,8 +24,7 @@ func (a *App) adoptClickedMessage(ctx context.Context, req *Request, inst *check
 	if err != nil || known != nil {
 		return
 	}
-	b, _ := json.Marshal(checkpointMsg{Channel: cb.Channel.ID, TS: cb.Container.MessageTs, Attempt: inst.Attempt})
-	if err := a.cfg.Memory.RememberCheckpointMessage(ctx, inst.ID, string(b), msgKeyTTL); err != nil {
+	if err := rememberCheckpointMsg(ctx, a.cfg.Memory, inst.ID, checkpointMsg{Channel: cb.Channel.ID, TS: cb.Container.MessageTs, Attempt: inst.Attempt}); err != nil {
 		log.Warn("bot: remembering a clicked checkpoint message failed", "err", err)
 		return
 	}

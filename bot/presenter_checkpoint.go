@@ -255,8 +255,14 @@ func (p *Presenter) closeOpenCheckpoints(ctx context.Context, r *pipeline.Run) {
 
 // remember stores where a checkpoint's message is.
 func (p *Presenter) remember(ctx context.Context, instID string, m checkpointMsg) error {
+	return rememberCheckpointMsg(ctx, p.mem, instID, m)
+}
+
+// rememberCheckpointMsg stores where a checkpoint's message is (any replica
+// may look it up with lookupCheckpointMsg).
+func rememberCheckpointMsg(ctx context.Context, mem SlackMemory, instID string, m checkpointMsg) error {
 	b, _ := json.Marshal(m)
-	return p.mem.RememberCheckpointMessage(ctx, instID, string(b), msgKeyTTL)
+	return mem.RememberCheckpointMessage(ctx, instID, string(b), msgKeyTTL)
 }
 
 // lookup finds where a checkpoint's message is; nil when unknown.

@@ -188,13 +188,13 @@ func interrupted(ctx context.Context, errs []search.BackendError) error {
 // limit had no room for its backend (search.ErrBudgetSpent), nil otherwise
 // (pipeline.SearchOutcome.Paced).
 func paced(errs []search.BackendError) error {
+	if len(errs) == 0 {
+		return nil
+	}
 	for i := range errs {
 		if !errors.Is(&errs[i], search.ErrBudgetSpent) {
 			return nil
 		}
-	}
-	if len(errs) == 0 {
-		return nil
 	}
 	return &errs[0]
 }

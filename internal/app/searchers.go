@@ -58,18 +58,24 @@ func (ss searchers) Search(ctx context.Context, r pipeline.SearchRequest) pipeli
 			out.Interrupted = o.Interrupted
 		}
 	}
-	// Held back by our rate limit only if no searcher found anything and
-	// every one that failed was held back.
 	if len(out.Hits) == 0 {
-		for _, o := range outs {
-			if o.Paced == nil && len(o.Errors) > 0 {
-				out.Paced = nil
-				break
-			}
-			if out.Paced == nil {
-				out.Paced = o.Paced
-			}
-		}
+		out.Paced = allHeldBack(outs)
 	}
 	return out
+}
+
+// allHeldBack is the first searcher's Paced when every searcher that failed
+// was held back by our rate limit (pipeline.SearchOutcome.Paced), nil
+// otherwise.
+func allHeldBack(outs []pipeline.SearchOutcome) error {
+	var first error
+	for _, o := range outs {
+		if o.Paced == nil && len(o.Errors) > 0 {
+			return nil
+		}
+		if first == nil {
+			first = o.Paced
+		}
+	}
+	return first
 }
