@@ -174,17 +174,22 @@ func definitionFields(create bool, slots int) []checkpoints.Field {
 		places = append(places, checkpoints.Option{Value: strconv.Itoa(p + 1), Label: strconv.Itoa(p + 1)})
 	}
 	for i := range slots {
-		part := func(part, help string) checkpoints.Field {
-			return text(slotBlock(i, part), fmt.Sprintf("Field %d: %s", i+1, part), help)
+		part := func(part string, typ checkpoints.FieldType, help string) checkpoints.Field {
+			return checkpoints.Field{Key: slotBlock(i, part), Type: typ, Label: fmt.Sprintf("Field %d: %s", i+1, part), Help: help}
 		}
-		typ, req, opts, pos := part(slotType, ""), part(slotRequired, ""), part(slotOptions, "One per line: value | label. For select, multi_select, radio, checkbox, chips."), part(slotPosition, "To move this field, pick the place it should take; the other fields keep their order around it.")
-		typ.Type, typ.Placeholder, typ.Options = checkpoints.FieldSelect, "Field type", types
-		req.Type, req.Options = checkpoints.FieldCheckbox, []checkpoints.Option{{Value: requiredValue, Label: "Required"}}
-		opts.Type = checkpoints.FieldTextarea
-		pos.Type, pos.Placeholder, pos.Options = checkpoints.FieldSelect, "Position", places
-		fs = append(fs, part(slotKey, "A slug, e.g. risk_level. Leave the slot empty for no field."), part(slotLabel, ""), typ, req, opts,
-			part(slotMin, "number and range: the lowest value; lists: the fewest choices."), part(slotMax, ""),
-			part(slotDefault, "Lists: comma-separated values; checkbox without options: true or false."), part(slotPlaceholder, ""), pos)
+		typ, req := part(slotType, checkpoints.FieldSelect, ""), part(slotRequired, checkpoints.FieldCheckbox, "")
+		typ.Placeholder, typ.Options = "Field type", types
+		req.Options = []checkpoints.Option{{Value: requiredValue, Label: "Required"}}
+		pos := part(slotPosition, checkpoints.FieldSelect, "To move this field, pick the place it should take; the other fields keep their order around it.")
+		pos.Placeholder, pos.Options = "Position", places
+		fs = append(fs,
+			part(slotKey, checkpoints.FieldText, "A slug, e.g. risk_level. Leave the slot empty for no field."),
+			part(slotLabel, checkpoints.FieldText, ""), typ, req,
+			part(slotOptions, checkpoints.FieldTextarea, "One per line: value | label. For select, multi_select, radio, checkbox, chips."),
+			part(slotMin, checkpoints.FieldText, "number and range: the lowest value; lists: the fewest choices."),
+			part(slotMax, checkpoints.FieldText, ""),
+			part(slotDefault, checkpoints.FieldText, "Lists: comma-separated values; checkbox without options: true or false."),
+			part(slotPlaceholder, checkpoints.FieldText, ""), pos)
 	}
 	return fs
 }
