@@ -70,9 +70,7 @@ type DefinitionMeta struct {
 func DefinitionModal(d checkpoints.Definition, create bool) slack.ModalViewRequest {
 	var blocks []slack.Block
 	title := "New checkpoint"
-	if create {
-		blocks = append(blocks, textInput(DefIDBlock, "Id", "A slug: lower case letters, digits and _, e.g. risk_check. It cannot change later.", d.ID, false, false))
-	} else {
+	if !create {
 		title = "Edit checkpoint"
 		note := fmt.Sprintf("Editing `%s`.", Escape(d.ID))
 		if checkpoints.IsBuiltin(d.ID) {
@@ -80,63 +78,42 @@ func DefinitionModal(d checkpoints.Definition, create bool) slack.ModalViewReque
 		}
 		blocks = append(blocks, ContextText(note))
 	}
-	blocks = append(blocks,
-		textInput(defLabelBlock, "Label", "", d.Label, false, false),
-		textInput(defDescBlock, "Description", "What the person is asked to judge.", d.Description, true, true),
-	)
-	var positions []*slack.OptionBlockObject
-	for _, p := range []checkpoints.Position{checkpoints.AfterPlanning, checkpoints.AfterSearch, checkpoints.AfterReview, checkpoints.BeforeOutput} {
-		positions = append(positions, option(string(p), strings.ReplaceAll(string(p), "_", " ")))
-	}
-	pos := slack.NewOptionsSelectBlockElement(slack.OptTypeStatic, Plain("Where in the run", 150), StartInput, positions...)
-	for _, o := range positions {
-		if o.Value == string(d.Position) {
-			pos.InitialOption = o
-		}
-	}
-	blocks = append(blocks, slack.NewInputBlock(defPositionBlock, Plain("Position", 2000), nil, pos))
-	blocks = append(blocks, textInput(defSortBlock, "Sort order", "Lower is asked first among the checkpoints at one position.", strconv.Itoa(d.SortOrder), false, true))
-
-	modes := []*slack.OptionBlockObject{option(checkpoints.ModeGuided, "guided"), option(checkpoints.ModeFull, "full"), option("*", "every mode")}
-	boxes := slack.NewCheckboxGroupsBlockElement(StartInput, modes...)
-	for _, o := range modes {
-		for _, m := range d.Modes {
-			if o.Value == m {
-				boxes.InitialOptions = append(boxes.InitialOptions, o)
-			}
-		}
-	}
-	blocks = append(blocks, slack.NewInputBlock(defModesBlock, Plain("Modes", 2000), nil, boxes))
-	req := option(requiredValue, "Required: the run cannot go on until it is decided")
-	reqBox := slack.NewCheckboxGroupsBlockElement(StartInput, req)
-	if d.Required {
-		reqBox.InitialOptions = []*slack.OptionBlockObject{req}
-	}
-	rin := slack.NewInputBlock(defRequiredBlock, Plain("Required", 2000), Plain("Optional ones can be skipped.", 2000), reqBox)
-	rin.Optional = true
-	selfApprove := option(string(checkpoints.TimeoutApprove), "Approve itself at the deadline if nobody decides")
-	selfBox := slack.NewCheckboxGroupsBlockElement(StartInput, selfApprove)
-	if d.OnTimeout == checkpoints.TimeoutApprove {
-		selfBox.InitialOptions = []*slack.OptionBlockObject{selfApprove}
-	}
-	tin := slack.NewInputBlock(defOnTimeoutBlock, Plain("When it times out", 2000), Plain("Its message says so. Unchecked: a required one is reminded, an optional one skipped.", 2000), selfBox)
-	tin.Optional = true
-	blocks = append(blocks, rin,
-		textInput(defTimeoutBlock, "Timeout", "e.g. 2h or 30m; empty: no timeout.", durationText(d.Timeout), false, true),
-		tin,
-		textInput(defRemindersBlock, "Reminders", "When a required one times out: reminders, backoff factor, longest gap, then who is told — admins, requester or none. Empty: the default, 3, 2, 24h, admins.", reminderText(d.Reminders), false, true),
-		textInput(defRetriesBlock, "Retries", "How often it is offered again after failing or timing out.", strconv.Itoa(d.MaxRetries), false, true),
-		textInput(defThresholdBlock, "Breaker threshold", "Failures within the window that disable it; 0: no breaker.", strconv.Itoa(d.BreakerThreshold), false, true),
-		textInput(defWindowBlock, "Breaker window", "e.g. 1h.", durationText(d.BreakerWindow), false, true),
-	)
 	slots := max(min(max(len(d.Fields)+2, minFieldSlots), maxFieldSlots), len(d.Fields))
+	var modes []string // in the options' order
+	for _, o := range modeOptions() {
+		if slices.Contains(d.Modes, o.Value) {
+			modes = append(modes, o.Value)
+		}
+	}
+	values := map[string]any{
+		DefIDBlock: d.ID, defLabelBlock: d.Label, defDescBlock: d.Description, defPositionBlock: string(d.Position),
+		defSortBlock: strconv.Itoa(d.SortOrder), defModesBlock: modes, defRequiredBlock: ticked(d.Required, requiredValue),
+		defTimeoutBlock: durationText(d.Timeout), defOnTimeoutBlock: ticked(d.OnTimeout == checkpoints.TimeoutApprove, string(checkpoints.TimeoutApprove)),
+		defRemindersBlock: reminderText(d.Reminders), defRetriesBlock: strconv.Itoa(d.MaxRetries),
+		defThresholdBlock: strconv.Itoa(d.BreakerThreshold), defWindowBlock: durationText(d.BreakerWindow),
+	}
 	for i := range slots {
 		var f checkpoints.Field
 		if i < len(d.Fields) {
 			f = d.Fields[i]
 		}
-		blocks = append(blocks, fieldSlot(i, f, slots)...)
+		var opts []string
+		for _, o := range f.Options {
+			if o.Label != "" && o.Label != o.Value {
+				opts = append(opts, o.Value+" | "+o.Label)
+			} else {
+				opts = append(opts, o.Value)
+			}
+		}
+		for part, v := range map[string]any{
+			slotKey: f.Key, slotLabel: f.Label, slotType: string(f.Type), slotRequired: ticked(f.Required, requiredValue),
+			slotOptions: strings.Join(opts, "\n"), slotMin: boundText(f.Min), slotMax: boundText(f.Max),
+			slotDefault: defaultText(f.Default), slotPlaceholder: f.Placeholder, slotPosition: strconv.Itoa(i + 1),
+		} {
+			values[slotBlock(i, part)] = v
+		}
 	}
+	blocks = append(blocks, inputs(definitionFields(create, slots), values)...)
 	md, _ := json.Marshal(DefinitionMeta{ID: map[bool]string{true: "", false: d.ID}[create], Slots: slots})
 	return slack.ModalViewRequest{
 		Type:            slack.VTModal,
@@ -149,18 +126,72 @@ func DefinitionModal(d checkpoints.Definition, create bool) slack.ModalViewReque
 	}
 }
 
-// textInput is an optional or required Plain text input.
-func textInput(blockID, label, hint, value string, multiline, optional bool) *slack.InputBlock {
-	el := slack.NewPlainTextInputBlockElement(nil, StartInput)
-	el.Multiline = multiline
-	el.InitialValue = value
-	var h *slack.TextBlockObject
-	if hint != "" {
-		h = Plain(hint, 2000)
+// modeOptions are the modes a definition form offers.
+func modeOptions() []checkpoints.Option {
+	return []checkpoints.Option{{Value: checkpoints.ModeGuided, Label: "guided"}, {Value: checkpoints.ModeFull, Label: "full"}, {Value: "*", Label: "every mode"}}
+}
+
+// definitionFields are the definition form's inputs: the id (when create),
+// the definition's settings, and slots field slots of the builder. Every
+// slot's input is optional: a slot left empty adds no field. A slot's
+// position (1…slots, its own by default) moves it among the fields when the
+// form is saved.
+func definitionFields(create bool, slots int) []checkpoints.Field {
+	text := func(key, label, help string) checkpoints.Field {
+		return checkpoints.Field{Key: key, Type: checkpoints.FieldText, Label: label, Help: help}
 	}
-	in := slack.NewInputBlock(blockID, Plain(label, 2000), h, el)
-	in.Optional = optional
-	return in
+	var fs []checkpoints.Field
+	if create {
+		id := text(DefIDBlock, "Id", "A slug: lower case letters, digits and _, e.g. risk_check. It cannot change later.")
+		id.Required = true
+		fs = append(fs, id)
+	}
+	var positions []checkpoints.Option
+	for _, p := range []checkpoints.Position{checkpoints.AfterPlanning, checkpoints.AfterSearch, checkpoints.AfterReview, checkpoints.BeforeOutput} {
+		positions = append(positions, checkpoints.Option{Value: string(p), Label: strings.ReplaceAll(string(p), "_", " ")})
+	}
+	fs = append(fs,
+		checkpoints.Field{Key: defLabelBlock, Type: checkpoints.FieldText, Label: "Label", Required: true},
+		checkpoints.Field{Key: defDescBlock, Type: checkpoints.FieldTextarea, Label: "Description", Help: "What the person is asked to judge."},
+		checkpoints.Field{Key: defPositionBlock, Type: checkpoints.FieldSelect, Label: "Position", Required: true, Placeholder: "Where in the run", Options: positions},
+		text(defSortBlock, "Sort order", "Lower is asked first among the checkpoints at one position."),
+		checkpoints.Field{Key: defModesBlock, Type: checkpoints.FieldCheckbox, Label: "Modes", Required: true, Options: modeOptions()},
+		checkpoints.Field{Key: defRequiredBlock, Type: checkpoints.FieldCheckbox, Label: "Required", Help: "Optional ones can be skipped.",
+			Options: []checkpoints.Option{{Value: requiredValue, Label: "Required: the run cannot go on until it is decided"}}},
+		text(defTimeoutBlock, "Timeout", "e.g. 2h or 30m; empty: no timeout."),
+		checkpoints.Field{Key: defOnTimeoutBlock, Type: checkpoints.FieldCheckbox, Label: "When it times out", Help: "Its message says so. Unchecked: a required one is reminded, an optional one skipped.",
+			Options: []checkpoints.Option{{Value: string(checkpoints.TimeoutApprove), Label: "Approve itself at the deadline if nobody decides"}}},
+		text(defRemindersBlock, "Reminders", "When a required one times out: reminders, backoff factor, longest gap, then who is told — admins, requester or none. Empty: the default, 3, 2, 24h, admins."),
+		text(defRetriesBlock, "Retries", "How often it is offered again after failing or timing out."),
+		text(defThresholdBlock, "Breaker threshold", "Failures within the window that disable it; 0: no breaker."),
+		text(defWindowBlock, "Breaker window", "e.g. 1h."),
+	)
+	var types, places []checkpoints.Option
+	for _, s := range checkpoints.FieldTypeSpecs() {
+		types = append(types, checkpoints.Option{Value: string(s.Type), Label: string(s.Type) + " — " + CutRunes(s.Summary, 60)})
+	}
+	for p := range slots {
+		places = append(places, checkpoints.Option{Value: strconv.Itoa(p + 1), Label: strconv.Itoa(p + 1)})
+	}
+	for i := range slots {
+		part := func(part string, typ checkpoints.FieldType, help string) checkpoints.Field {
+			return checkpoints.Field{Key: slotBlock(i, part), Type: typ, Label: fmt.Sprintf("Field %d: %s", i+1, part), Help: help}
+		}
+		typ, req := part(slotType, checkpoints.FieldSelect, ""), part(slotRequired, checkpoints.FieldCheckbox, "")
+		typ.Placeholder, typ.Options = "Field type", types
+		req.Options = []checkpoints.Option{{Value: requiredValue, Label: "Required"}}
+		pos := part(slotPosition, checkpoints.FieldSelect, "To move this field, pick the place it should take; the other fields keep their order around it.")
+		pos.Placeholder, pos.Options = "Position", places
+		fs = append(fs,
+			part(slotKey, checkpoints.FieldText, "A slug, e.g. risk_level. Leave the slot empty for no field."),
+			part(slotLabel, checkpoints.FieldText, ""), typ, req,
+			part(slotOptions, checkpoints.FieldTextarea, "One per line: value | label. For select, multi_select, radio, checkbox, chips."),
+			part(slotMin, checkpoints.FieldText, "number and range: the lowest value; lists: the fewest choices."),
+			part(slotMax, checkpoints.FieldText, ""),
+			part(slotDefault, checkpoints.FieldText, "Lists: comma-separated values; checkbox without options: true or false."),
+			part(slotPlaceholder, checkpoints.FieldText, ""), pos)
+	}
+	return fs
 }
 
 // durationText writes a duration for the form ("" for none).
@@ -215,61 +246,6 @@ func parseReminders(s string) (p *checkpoints.ReminderPolicy, ok bool) {
 	return &pol, true
 }
 
-// fieldSlot renders one field of the builder, slot i of slots; an empty
-// field is a slot for a new one. Every input is optional: a slot left empty
-// adds no field. Its position (1…slots, its own by default) moves it among
-// the fields when the form is saved.
-func fieldSlot(i int, f checkpoints.Field, slots int) []slack.Block {
-	var types []*slack.OptionBlockObject
-	for _, s := range checkpoints.FieldTypeSpecs() {
-		types = append(types, option(string(s.Type), string(s.Type)+" — "+CutRunes(s.Summary, 60)))
-	}
-	sel := slack.NewOptionsSelectBlockElement(slack.OptTypeStatic, Plain("Field type", 150), StartInput, types...)
-	for _, o := range types {
-		if o.Value == string(f.Type) {
-			sel.InitialOption = o
-		}
-	}
-	n := i + 1
-	tin := slack.NewInputBlock(slotBlock(i, slotType), Plain(fmt.Sprintf("Field %d: type", n), 2000), nil, sel)
-	tin.Optional = true
-	req := option(requiredValue, "Required")
-	box := slack.NewCheckboxGroupsBlockElement(StartInput, req)
-	if f.Required {
-		box.InitialOptions = []*slack.OptionBlockObject{req}
-	}
-	rin := slack.NewInputBlock(slotBlock(i, slotRequired), Plain(fmt.Sprintf("Field %d: required", n), 2000), nil, box)
-	rin.Optional = true
-	var places []*slack.OptionBlockObject
-	for p := range slots {
-		places = append(places, option(strconv.Itoa(p+1), strconv.Itoa(p+1)))
-	}
-	place := slack.NewOptionsSelectBlockElement(slack.OptTypeStatic, Plain("Position", 150), StartInput, places...)
-	place.InitialOption = places[i]
-	pin := slack.NewInputBlock(slotBlock(i, slotPosition), Plain(fmt.Sprintf("Field %d: position", n), 2000),
-		Plain("To move this field, pick the place it should take; the other fields keep their order around it.", 2000), place)
-	pin.Optional = true
-	var opts []string
-	for _, o := range f.Options {
-		if o.Label != "" && o.Label != o.Value {
-			opts = append(opts, o.Value+" | "+o.Label)
-		} else {
-			opts = append(opts, o.Value)
-		}
-	}
-	return []slack.Block{
-		textInput(slotBlock(i, slotKey), fmt.Sprintf("Field %d: key", n), "A slug, e.g. risk_level. Leave the slot empty for no field.", f.Key, false, true),
-		textInput(slotBlock(i, slotLabel), fmt.Sprintf("Field %d: label", n), "", f.Label, false, true),
-		tin, rin,
-		textInput(slotBlock(i, slotOptions), fmt.Sprintf("Field %d: options", n), "One per line: value | label. For select, multi_select, radio, checkbox, chips.", strings.Join(opts, "\n"), true, true),
-		textInput(slotBlock(i, slotMin), fmt.Sprintf("Field %d: min", n), "number and range: the lowest value; lists: the fewest choices.", boundText(f.Min), false, true),
-		textInput(slotBlock(i, slotMax), fmt.Sprintf("Field %d: max", n), "", boundText(f.Max), false, true),
-		textInput(slotBlock(i, slotDefault), fmt.Sprintf("Field %d: default", n), "Lists: comma-separated values; checkbox without options: true or false.", defaultText(f.Default), false, true),
-		textInput(slotBlock(i, slotPlaceholder), fmt.Sprintf("Field %d: placeholder", n), "", f.Placeholder, false, true),
-		pin,
-	}
-}
-
 func boundText(b *float64) string {
 	if b == nil {
 		return ""
@@ -299,56 +275,42 @@ func defaultText(v any) string {
 // definition being edited, or zero): what the form does not show (actions,
 // a field's help, max length and runtime options) is kept from base.
 // Problems are keyed by block id, ready for a response_action "errors";
-// slots maps each field's index to its slot.
+// slots maps each field's index to its slot. The inputs are text where the
+// definition holds a number, a duration or a reminder policy, read here;
+// checkpoints.DefinitionProblems validates what they make.
 func ParseDefinitionForm(meta DefinitionMeta, base checkpoints.Definition, state map[string]map[string]slack.BlockAction) (checkpoints.Definition, []int, map[string]string) {
 	errs := map[string]string{}
-	get := func(block string) slack.BlockAction { return state[block][StartInput] }
-	text := func(block string) string { return strings.TrimSpace(Visible(get(block).Value)) }
+	n := min(meta.Slots, maxFieldSlots)
+	v := formValues(ParseSubmission(definitionFields(meta.ID == "", n), state))
 	d := base
 	if meta.ID == "" {
-		d.ID = text(DefIDBlock)
+		d.ID = v.text(DefIDBlock)
 		d.ControlType = d.ID
 	}
-	d.Label, d.Description = text(defLabelBlock), text(defDescBlock)
-	d.Position = checkpoints.Position(get(defPositionBlock).SelectedOption.Value)
-	d.Modes = optionValues(get(defModesBlock).SelectedOptions)
-	d.Required = len(get(defRequiredBlock).SelectedOptions) > 0
+	d.Label, d.Description = v.text(defLabelBlock), v.text(defDescBlock)
+	d.Position = checkpoints.Position(v.raw(defPositionBlock))
+	d.Modes = v.list(defModesBlock)
+	d.Required = len(v.list(defRequiredBlock)) > 0
 	d.OnTimeout = checkpoints.TimeoutRemind
-	if len(get(defOnTimeoutBlock).SelectedOptions) > 0 {
+	if len(v.list(defOnTimeoutBlock)) > 0 {
 		d.OnTimeout = checkpoints.TimeoutApprove
 	}
-	whole := func(block string, dst *int) {
-		s := text(block)
-		if s == "" {
-			*dst = 0
-			return
-		}
-		n, err := strconv.Atoi(s)
-		if err != nil {
+	// Empty is 0; a value that does not parse leaves base's, and says so.
+	for block, dst := range map[string]*int{defSortBlock: &d.SortOrder, defRetriesBlock: &d.MaxRetries, defThresholdBlock: &d.BreakerThreshold} {
+		if x, err := strconv.Atoi(cmp.Or(v.text(block), "0")); err == nil {
+			*dst = x
+		} else {
 			errs[block] = "Must be a whole number."
-			return
 		}
-		*dst = n
 	}
-	whole(defSortBlock, &d.SortOrder)
-	whole(defRetriesBlock, &d.MaxRetries)
-	whole(defThresholdBlock, &d.BreakerThreshold)
-	dur := func(block string, dst *time.Duration) {
-		s := text(block)
-		if s == "" {
-			*dst = 0
-			return
-		}
-		v, err := time.ParseDuration(s)
-		if err != nil {
+	for block, dst := range map[string]*time.Duration{defTimeoutBlock: &d.Timeout, defWindowBlock: &d.BreakerWindow} {
+		if x, err := time.ParseDuration(cmp.Or(v.text(block), "0")); err == nil {
+			*dst = x
+		} else {
 			errs[block] = "Must be a duration such as 2h or 30m."
-			return
 		}
-		*dst = v
 	}
-	dur(defTimeoutBlock, &d.Timeout)
-	dur(defWindowBlock, &d.BreakerWindow)
-	if p, ok := parseReminders(text(defRemindersBlock)); ok {
+	if p, ok := parseReminders(v.text(defRemindersBlock)); ok {
 		d.Reminders = p
 	} else {
 		errs[defRemindersBlock] = "Write four values: reminders, backoff factor, longest gap, who is told — e.g. 3, 2, 24h, admins."
@@ -356,15 +318,14 @@ func ParseDefinitionForm(meta DefinitionMeta, base checkpoints.Definition, state
 
 	d.Fields = nil
 	var placed []placedField
-	n := min(meta.Slots, maxFieldSlots)
 	for i := range n {
-		f, ok := parseSlot(i, base, text, get, errs)
+		f, ok := parseSlot(i, base, v, errs)
 		if !ok {
 			continue
 		}
 		pos := i + 1
-		if v := get(slotBlock(i, slotPosition)).SelectedOption.Value; v != "" {
-			p, err := strconv.Atoi(v)
+		if s := v.raw(slotBlock(i, slotPosition)); s != "" {
+			p, err := strconv.Atoi(s)
 			if err != nil || p < 1 || p > n {
 				errs[slotBlock(i, slotPosition)] = fmt.Sprintf("Pick a position from 1 to %d.", n)
 			} else {
@@ -405,15 +366,13 @@ func orderFields(placed []placedField) []placedField {
 }
 
 // parseSlot reads one field slot; ok is false for an empty slot.
-func parseSlot(i int, base checkpoints.Definition, text func(string) string, get func(string) slack.BlockAction, errs map[string]string) (checkpoints.Field, bool) {
+func parseSlot(i int, base checkpoints.Definition, v formValues, errs map[string]string) (checkpoints.Field, bool) {
+	text := func(part string) string { return v.text(slotBlock(i, part)) }
 	f := checkpoints.Field{
-		Key: text(slotBlock(i, slotKey)), Label: text(slotBlock(i, slotLabel)),
-		Type:        checkpoints.FieldType(get(slotBlock(i, slotType)).SelectedOption.Value),
-		Required:    len(get(slotBlock(i, slotRequired)).SelectedOptions) > 0,
-		Placeholder: text(slotBlock(i, slotPlaceholder)),
+		Key: text(slotKey), Label: text(slotLabel), Type: checkpoints.FieldType(v.raw(slotBlock(i, slotType))),
+		Required: len(v.list(slotBlock(i, slotRequired))) > 0, Placeholder: text(slotPlaceholder),
 	}
-	opts, def := text(slotBlock(i, slotOptions)), text(slotBlock(i, slotDefault))
-	lo, hi := text(slotBlock(i, slotMin)), text(slotBlock(i, slotMax))
+	opts, def, lo, hi := text(slotOptions), text(slotDefault), text(slotMin), text(slotMax)
 	if f.Key == "" && f.Label == "" && f.Type == "" && opts == "" && def == "" && lo == "" && hi == "" && f.Placeholder == "" {
 		return f, false
 	}
@@ -434,12 +393,12 @@ func parseSlot(i int, base checkpoints.Definition, text func(string) string, get
 		if s == "" {
 			return nil
 		}
-		v, err := strconv.ParseFloat(s, 64)
+		x, err := strconv.ParseFloat(s, 64)
 		if err != nil {
 			errs[slotBlock(i, part)] = "Must be a number."
 			return nil
 		}
-		return &v
+		return &x
 	}
 	f.Min, f.Max = bound(lo, slotMin), bound(hi, slotMax)
 	if def != "" {
@@ -469,16 +428,14 @@ func DefinitionErrors(ps []checkpoints.Problem, slots []int, create bool) map[st
 		"timeout_seconds": defTimeoutBlock, "on_timeout": defOnTimeoutBlock, "reminders": defRemindersBlock, "max_retries": defRetriesBlock,
 		"circuit_breaker_threshold": defThresholdBlock, "circuit_breaker_window_minutes": defWindowBlock,
 	}
-	parts := map[string]string{slotKey: slotKey, slotLabel: slotLabel, slotType: slotType, slotRequired: slotRequired,
-		slotOptions: slotOptions, slotMin: slotMin, slotMax: slotMax, slotDefault: slotDefault, slotPlaceholder: slotPlaceholder}
 	out := map[string]string{}
 	for _, p := range ps {
 		block := defLabelBlock
 		if m := fieldPath.FindStringSubmatch(p.Path); m != nil {
 			idx, _ := strconv.Atoi(m[1])
-			part := parts[m[2]]
-			if part == "" {
-				part = slotKey
+			part := m[2]
+			if !slices.Contains([]string{slotLabel, slotType, slotRequired, slotOptions, slotMin, slotMax, slotDefault, slotPlaceholder}, part) {
+				part = slotKey // a setting the form does not show
 			}
 			if idx < len(slots) {
 				block = slotBlock(slots[idx], part)

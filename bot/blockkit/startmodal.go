@@ -3,6 +3,7 @@ package blockkit
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -32,7 +33,6 @@ const (
 	startOnlyBlock     = "start_only_domains"
 	startNeverBlock    = "start_never_domains"
 	startFilesBlock    = "start_files"
-	StartInput         = "value" // the action id of every input
 	reviewSourcesValue = "review_sources"
 )
 
@@ -82,6 +82,31 @@ type StartMeta struct {
 	Thread  string `json:"t,omitempty"` // the message shortcut's thread
 }
 
+// startFields are the start form's inputs that are fields; the channel
+// picker and the files are Slack's own elements, with no field type. A mode
+// or depth that is not one of the options opens and reads as the default.
+func startFields() []checkpoints.Field {
+	domains := func(key, label, help string) checkpoints.Field {
+		return checkpoints.Field{Key: key, Type: checkpoints.FieldText, Label: label, Help: help, Placeholder: "e.g. example.org, example.net"}
+	}
+	return []checkpoints.Field{
+		{Key: startQuestionBlock, Type: checkpoints.FieldTextarea, Label: "Question", Required: true, Placeholder: "What should I research?", MaxLength: MaxQuestionRunes},
+		{Key: startModeBlock, Type: checkpoints.FieldSelect, Label: "Mode", Required: true, Default: checkpoints.ModeGuided, Options: []checkpoints.Option{
+			{Value: checkpoints.ModeGuided, Label: "Guided — I ask you to approve the plan and the draft"},
+			{Value: checkpoints.ModeAuto, Label: "Auto — straight to the report, no questions"}}},
+		{Key: startDepthBlock, Type: checkpoints.FieldSelect, Label: "Depth", Required: true, Default: string(pipeline.DepthStandard), Options: []checkpoints.Option{
+			{Value: string(pipeline.DepthQuick), Label: "Quick — a few sources, a short report"},
+			{Value: string(pipeline.DepthStandard), Label: "Standard"},
+			{Value: string(pipeline.DepthComprehensive), Label: "Comprehensive — more searches and sources"}}},
+		{Key: startSourcesBlock, Type: checkpoints.FieldCheckbox, Label: "Sources", Help: "Needs guided mode.",
+			Options: []checkpoints.Option{{Value: reviewSourcesValue, Label: "Let me review the sources before they are read"}}},
+		{Key: startBudgetBlock, Type: checkpoints.FieldText, Label: "Budget (US$)", Placeholder: "e.g. 1.50",
+			Help: fmt.Sprintf("The most this run may spend, up to $%d. Empty: the usual limit.", MaxStartBudgetUSD)},
+		domains(startOnlyBlock, "Only these sites", "Read sources only from these domains and their subdomains, e.g. example.org, example.net. Empty: any site."),
+		domains(startNeverBlock, "Never these sites", "Never read sources from these domains, e.g. spam.example."),
+	}
+}
+
 // StartModal renders the start form: the question (pre-filled with
 // question), a channel picker when meta names no channel, and the settings
 // (pre-set to s).
@@ -97,53 +122,21 @@ func StartModal(s StartSettings, question string, meta StartMeta) slack.ModalVie
 		in := slack.NewInputBlock(startChannelBlock, Plain("Channel", 2000), Plain("The research thread is posted here; invite me first with /invite @researchbot.", 2000), sel)
 		blocks = append(blocks, in)
 	}
-	q := slack.NewPlainTextInputBlockElement(Plain("What should I research?", 150), StartInput)
-	q.Multiline = true
-	q.MinLength, q.MaxLength = pipeline.MinQuestionRunes, MaxQuestionRunes
-	if question = strings.TrimSpace(question); question != "" {
-		q.InitialValue = Truncate(question, MaxQuestionRunes)
-	}
-	blocks = append(blocks, slack.NewInputBlock(startQuestionBlock, Plain("Question", 2000), nil, q))
-
-	modes := []*slack.OptionBlockObject{
-		option(checkpoints.ModeGuided, "Guided — I ask you to approve the plan and the draft"),
-		option(checkpoints.ModeAuto, "Auto — straight to the report, no questions"),
-	}
-	mode := slack.NewOptionsSelectBlockElement(slack.OptTypeStatic, nil, StartInput, modes...)
-	mode.InitialOption = optionOf(modes, s.Mode, 0)
-	blocks = append(blocks, slack.NewInputBlock(startModeBlock, Plain("Mode", 2000), nil, mode))
-
-	depths := []*slack.OptionBlockObject{
-		option(string(pipeline.DepthQuick), "Quick — a few sources, a short report"),
-		option(string(pipeline.DepthStandard), "Standard"),
-		option(string(pipeline.DepthComprehensive), "Comprehensive — more searches and sources"),
-	}
-	depth := slack.NewOptionsSelectBlockElement(slack.OptTypeStatic, nil, StartInput, depths...)
-	depth.InitialOption = optionOf(depths, string(s.Depth), 1)
-	blocks = append(blocks, slack.NewInputBlock(startDepthBlock, Plain("Depth", 2000), nil, depth))
-
-	review := option(reviewSourcesValue, "Let me review the sources before they are read")
-	boxes := slack.NewCheckboxGroupsBlockElement(StartInput, review)
-	if s.ReviewSources {
-		boxes.InitialOptions = []*slack.OptionBlockObject{review}
-	}
-	in := slack.NewInputBlock(startSourcesBlock, Plain("Sources", 2000), Plain("Needs guided mode.", 2000), boxes)
-	in.Optional = true
-	blocks = append(blocks, in)
-
-	budget := slack.NewPlainTextInputBlockElement(Plain("e.g. 1.50", 150), StartInput)
+	fields := startFields()
+	var budget string
 	if s.BudgetUSD > 0 {
-		budget.InitialValue = strconv.FormatFloat(s.BudgetUSD, 'f', -1, 64)
+		budget = strconv.FormatFloat(s.BudgetUSD, 'f', -1, 64)
 	}
-	bin := slack.NewInputBlock(startBudgetBlock, Plain("Budget (US$)", 2000), Plain(fmt.Sprintf("The most this run may spend, up to $%d. Empty: the usual limit.", MaxStartBudgetUSD), 2000), budget)
-	bin.Optional = true
-	blocks = append(blocks, bin)
-
-	blocks = append(blocks,
-		domainsInput(startOnlyBlock, "Only these sites", "Read sources only from these domains and their subdomains, e.g. example.org, example.net. Empty: any site.", s.Domains.Only),
-		domainsInput(startNeverBlock, "Never these sites", "Never read sources from these domains, e.g. spam.example.", s.Domains.Never))
-
-	blocks = append(blocks, startFilesInput())
+	in := inputs(fields, map[string]any{
+		startQuestionBlock: strings.TrimSpace(question),
+		startModeBlock:     oneOf(fields[1], s.Mode), startDepthBlock: oneOf(fields[2], string(s.Depth)),
+		startSourcesBlock: ticked(s.ReviewSources, reviewSourcesValue), startBudgetBlock: budget,
+		startOnlyBlock:  Truncate(strings.Join(s.Domains.Only, ", "), 2900),
+		startNeverBlock: Truncate(strings.Join(s.Domains.Never, ", "), 2900),
+	})
+	// The schema has no shortest text: Slack checks /research's as the person types.
+	in[0].(*slack.InputBlock).Element.(*slack.PlainTextInputBlockElement).MinLength = pipeline.MinQuestionRunes
+	blocks = append(append(blocks, in...), startFilesInput())
 
 	md, _ := json.Marshal(meta)
 	return slack.ModalViewRequest{
@@ -157,33 +150,18 @@ func StartModal(s StartSettings, question string, meta StartMeta) slack.ModalVie
 	}
 }
 
-// domainsInput is an optional text input for a comma list of domains.
-func domainsInput(block, label, hint string, initial []string) *slack.InputBlock {
-	el := slack.NewPlainTextInputBlockElement(Plain("e.g. example.org, example.net", 150), StartInput)
-	el.InitialValue = Truncate(strings.Join(initial, ", "), 2900)
-	in := slack.NewInputBlock(block, Plain(label, 2000), Plain(hint, 2000), el)
-	in.Optional = true
-	return in
+// oneOf is v when it is one of f's options, else f's default.
+func oneOf(f checkpoints.Field, v string) string {
+	if slices.ContainsFunc(f.Options, func(o checkpoints.Option) bool { return o.Value == v }) {
+		return v
+	}
+	s, _ := f.Default.(string)
+	return s
 }
 
 // DomainList splits a comma (or space) separated list of domains.
 func DomainList(s string) []string {
 	return strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\t' })
-}
-
-// option is a static option.
-func option(value, label string) *slack.OptionBlockObject {
-	return slack.NewOptionBlockObject(value, Plain(label, 75), nil)
-}
-
-// optionOf returns the option with value v, or opts[def].
-func optionOf(opts []*slack.OptionBlockObject, v string, def int) *slack.OptionBlockObject {
-	for _, o := range opts {
-		if o.Value == v {
-			return o
-		}
-	}
-	return opts[def]
 }
 
 // StartForm is a submitted start form.
@@ -196,61 +174,57 @@ type StartForm struct {
 }
 
 // ParseStartForm reads a submitted start form; problems are keyed by block
-// id, ready for a response_action "errors".
+// id, ready for a response_action "errors". Its rules are the run's, not a
+// field type's: /research's question bounds, a budget written as text
+// ("$2"), domain lists that pipeline.DomainRules normalises, and a source
+// review that needs guided mode.
 func ParseStartForm(privateMetadata string, state map[string]map[string]slack.BlockAction) (StartForm, map[string]string) {
 	var meta StartMeta
 	_ = json.Unmarshal([]byte(privateMetadata), &meta)
 	f := StartForm{Channel: meta.Channel, Thread: meta.Thread, Settings: DefaultStartSettings()}
 	errs := map[string]string{}
-	get := func(block string) slack.BlockAction { return state[block][StartInput] }
+	fields := startFields()
+	v := formValues(ParseSubmission(fields, state))
 	if f.Channel == "" {
-		f.Channel = get(startChannelBlock).SelectedConversation
+		f.Channel = state[startChannelBlock][StartInput].SelectedConversation
 		if f.Channel == "" {
 			errs[startChannelBlock] = "Choose the channel to post the research in."
 		}
 	}
-	f.Question = strings.TrimSpace(Visible(get(startQuestionBlock).Value))
+	f.Question = v.text(startQuestionBlock)
 	switch n := utf8.RuneCountInString(f.Question); {
 	case n < pipeline.MinQuestionRunes:
 		errs[startQuestionBlock] = fmt.Sprintf("Ask a whole question (at least %d characters).", pipeline.MinQuestionRunes)
 	case n > MaxQuestionRunes:
 		errs[startQuestionBlock] = fmt.Sprintf("The question is %d characters long; the limit is %d.", n, MaxQuestionRunes)
 	}
-	if m := get(startModeBlock).SelectedOption.Value; m == checkpoints.ModeAuto || m == checkpoints.ModeGuided {
-		f.Settings.Mode = m
-	}
-	if d, ok := pipeline.ParseDepth(get(startDepthBlock).SelectedOption.Value); ok && d != "" {
-		f.Settings.Depth = d
-	}
-	for _, o := range get(startSourcesBlock).SelectedOptions {
-		if o.Value == reviewSourcesValue {
-			f.Settings.ReviewSources = true
-		}
-	}
+	f.Settings.Mode, f.Settings.Depth = oneOf(fields[1], v.raw(startModeBlock)), pipeline.Depth(oneOf(fields[2], v.raw(startDepthBlock)))
+	f.Settings.ReviewSources = slices.Contains(v.list(startSourcesBlock), reviewSourcesValue)
 	if f.Settings.ReviewSources && f.Settings.Mode == checkpoints.ModeAuto {
 		errs[startSourcesBlock] = "Auto mode never stops to ask you; choose Guided to review the sources, or untick this."
 	}
-	if b := strings.TrimPrefix(strings.TrimSpace(get(startBudgetBlock).Value), "$"); b != "" {
-		v, err := strconv.ParseFloat(b, 64)
-		if err != nil || !(v >= 0.01 && v <= MaxStartBudgetUSD) {
+	if b := strings.TrimPrefix(strings.TrimSpace(v.raw(startBudgetBlock)), "$"); b != "" {
+		n, err := strconv.ParseFloat(b, 64)
+		if err != nil || !(n >= 0.01 && n <= MaxStartBudgetUSD) {
 			errs[startBudgetBlock] = fmt.Sprintf("Write an amount in US dollars between 0.01 and %d, or leave it empty.", MaxStartBudgetUSD)
 		} else {
-			f.Settings.BudgetUSD = v
+			f.Settings.BudgetUSD = n
 		}
 	}
-	only, err := pipeline.DomainRules{Only: DomainList(get(startOnlyBlock).Value)}.Normalize()
+	problem := func(err error) string { return Truncate(strings.ReplaceAll(err.Error(), "\n", "; "), 150) }
+	only, err := pipeline.DomainRules{Only: DomainList(v.raw(startOnlyBlock))}.Normalize()
 	if err != nil {
-		errs[startOnlyBlock] = Truncate(strings.ReplaceAll(err.Error(), "\n", "; "), 150)
+		errs[startOnlyBlock] = problem(err)
 	}
-	never, err := pipeline.DomainRules{Never: DomainList(get(startNeverBlock).Value)}.Normalize()
+	never, err := pipeline.DomainRules{Never: DomainList(v.raw(startNeverBlock))}.Normalize()
 	if err != nil {
-		errs[startNeverBlock] = Truncate(strings.ReplaceAll(err.Error(), "\n", "; "), 150)
+		errs[startNeverBlock] = problem(err)
 	}
 	f.Settings.Domains = pipeline.DomainRules{Only: only.Only, Never: never.Never}
 	if _, err := f.Settings.Domains.Normalize(); err != nil && errs[startOnlyBlock] == "" && errs[startNeverBlock] == "" {
-		errs[startNeverBlock] = Truncate(strings.ReplaceAll(err.Error(), "\n", "; "), 150)
+		errs[startNeverBlock] = problem(err)
 	}
-	f.Files = get(startFilesBlock).Files
+	f.Files = state[startFilesBlock][StartInput].Files
 	if len(errs) > 0 {
 		return f, errs
 	}
