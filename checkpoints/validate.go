@@ -1,5 +1,8 @@
 package checkpoints
 
+// Validation of submitted values against a checkpoint's fields (Validate,
+// MissingRequired) and the messages shown next to a field.
+
 import (
 	"fmt"
 	"slices"
