@@ -31,15 +31,6 @@ const (
 	StepComplete         ConversationStep = "complete"
 )
 
-// Steps lists every step: exploration, the data steps in workflow order, review, complete.
-func Steps() []ConversationStep {
-	out := []ConversationStep{StepExploration}
-	for _, d := range fieldDefs {
-		out = append(out, ConversationStep(d.field))
-	}
-	return append(out, StepReview, StepComplete)
-}
-
 // Field returns the field a data step collects, and false for the other steps.
 func (s ConversationStep) Field() (Field, bool) {
 	if _, ok := lookupField(Field(s)); ok {
