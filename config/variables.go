@@ -125,24 +125,3 @@ func (v Variable) Show(value string) string {
 	}
 	return fmt.Sprintf("%s… (%d characters, masked)", prefix, len(value))
 }
-
-// MarkdownTable renders the table of docs/configuration.md.
-func MarkdownTable() string {
-	var b strings.Builder
-	b.WriteString("| variable | default | meaning |\n| --- | --- | --- |\n")
-	for _, v := range Variables() {
-		names := make([]string, len(v.Names))
-		for i, n := range v.Names {
-			names[i] = "`" + n + "`"
-		}
-		def := "—"
-		switch {
-		case v.DefaultText != "":
-			def = v.DefaultText
-		case v.Default != "":
-			def = "`" + v.Default + "`"
-		}
-		fmt.Fprintf(&b, "| %s | %s | %s |\n", strings.Join(names, ", "), def, v.Meaning)
-	}
-	return b.String()
-}

@@ -2,6 +2,7 @@ package config
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"reflect"
 	"slices"
@@ -130,4 +131,25 @@ func TestShowMasksSecrets(t *testing.T) {
 			t.Errorf("%s shows its secret: %q", tc.name, got)
 		}
 	}
+}
+
+// MarkdownTable renders the table of docs/configuration.md.
+func MarkdownTable() string {
+	var b strings.Builder
+	b.WriteString("| variable | default | meaning |\n| --- | --- | --- |\n")
+	for _, v := range Variables() {
+		names := make([]string, len(v.Names))
+		for i, n := range v.Names {
+			names[i] = "`" + n + "`"
+		}
+		def := "—"
+		switch {
+		case v.DefaultText != "":
+			def = v.DefaultText
+		case v.Default != "":
+			def = "`" + v.Default + "`"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", strings.Join(names, ", "), def, v.Meaning)
+	}
+	return b.String()
 }

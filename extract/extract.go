@@ -114,23 +114,6 @@ type Document struct {
 	Note string
 }
 
-// PageAt returns the page (from 1) on which the byte offset off of Text
-// lies, or 0 when the document has no pages.
-func (d Document) PageAt(off int) int { return PageAt(d.PageStarts, off) }
-
-// PageAt returns the page (from 1) on which byte offset off lies, given the
-// pages' start offsets, or 0 when starts is empty.
-func PageAt(starts []int, off int) int {
-	n := 0
-	for i, s := range starts {
-		if s > off {
-			break
-		}
-		n = i + 1
-	}
-	return n
-}
-
 // Reason classifies why a document cannot be read.
 type Reason string
 

@@ -394,3 +394,20 @@ func TestPDFLoopsEnd(t *testing.T) {
 	_, err = PDF(ctx, cyclic, Limits{})
 	wantReason(t, err, ReasonTimeout)
 }
+
+// PageAt returns the page (from 1) on which the byte offset off of Text
+// lies, or 0 when the document has no pages.
+func (d Document) PageAt(off int) int { return PageAt(d.PageStarts, off) }
+
+// PageAt returns the page (from 1) on which byte offset off lies, given the
+// pages' start offsets, or 0 when starts is empty.
+func PageAt(starts []int, off int) int {
+	n := 0
+	for i, s := range starts {
+		if s > off {
+			break
+		}
+		n = i + 1
+	}
+	return n
+}

@@ -903,3 +903,12 @@ func TestTurnDoesNotAliasFieldTable(t *testing.T) {
 		t.Errorf("mutating a turn changed the field table: %v", turn.Suggestions)
 	}
 }
+
+// Steps lists every step: exploration, the data steps in workflow order, review, complete.
+func Steps() []ConversationStep {
+	out := []ConversationStep{StepExploration}
+	for _, d := range fieldDefs {
+		out = append(out, ConversationStep(d.field))
+	}
+	return append(out, StepReview, StepComplete)
+}

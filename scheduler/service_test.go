@@ -5,13 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/researchbot/researchbot/internal/researchtest"
 	"log/slog"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/researchbot/researchbot/internal/researchtest"
 
 	"github.com/coder/quartz"
 	"github.com/redis/go-redis/v9"

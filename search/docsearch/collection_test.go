@@ -248,10 +248,10 @@ func TestReadServesTheStoredTextFromTheBestPage(t *testing.T) {
 	if !strings.HasPrefix(d.Text, "Sub-Paragraph 1.2.1") || !d.Truncated || !strings.Contains(d.Note, "from page 5") {
 		t.Errorf("text %q…, truncated %v, note %q", d.Text[:40], d.Truncated, d.Note)
 	}
-	if p := extract.PageAt(d.PageStarts, strings.Index(d.Text, "Powered by TCPDF")); p != 16 {
+	if p := pageAt(d.PageStarts, strings.Index(d.Text, "Powered by TCPDF")); p != 16 {
 		t.Errorf("page of the last page's text = %d, want 16", p)
 	}
-	if p := extract.PageAt(d.PageStarts, 0); p != 5 {
+	if p := pageAt(d.PageStarts, 0); p != 5 {
 		t.Errorf("page of the first text = %d, want 5", p)
 	}
 	md, err := c.Read(context.Background(), URL("handbook", "notes/monsoon.md", 0))
@@ -339,4 +339,17 @@ func TestIndexesSavedWebPagesAsTheirMainText(t *testing.T) {
 		strings.ContainsAny(d.Text, "<>") || strings.Contains(d.Text, "Subscribe") {
 		t.Errorf("read: %+v, %v", d, err)
 	}
+}
+
+// pageAt returns the page (from 1) on which byte offset off lies, given the
+// pages' start offsets, or 0 when starts is empty.
+func pageAt(starts []int, off int) int {
+	n := 0
+	for i, s := range starts {
+		if s > off {
+			break
+		}
+		n = i + 1
+	}
+	return n
 }

@@ -20,7 +20,7 @@ type Document struct {
 	// Text starts at the page the address named when the whole text is
 	// longer than ReadRunes; PageStarts are the byte offsets of the pages
 	// in Text, those of the pages left out before it being 0, so page n
-	// is still PageStarts[n-1] (extract.PageAt holds).
+	// is still PageStarts[n-1].
 	Text       string
 	PageStarts []int
 	PageCount  int

@@ -44,12 +44,6 @@ func New(srv Server, httpClient *http.Client) *Backend {
 	return b
 }
 
-// NewWithTransport returns the backend of srv over the transports dial
-// makes, one per session (tests: mcp.NewInMemoryTransports).
-func NewWithTransport(srv Server, dial func() (mcp.Transport, error)) *Backend {
-	return newBackend(srv.withDefaults(), dial)
-}
-
 func newBackend(srv Server, dial func() (mcp.Transport, error)) *Backend {
 	return &Backend{
 		srv:    srv,

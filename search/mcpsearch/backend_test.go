@@ -306,3 +306,9 @@ func TestURLRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// NewWithTransport returns the backend of srv over the transports dial
+// makes, one per session (tests: mcp.NewInMemoryTransports).
+func NewWithTransport(srv Server, dial func() (mcp.Transport, error)) *Backend {
+	return newBackend(srv.withDefaults(), dial)
+}
