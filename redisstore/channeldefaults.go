@@ -25,7 +25,7 @@ type ChannelDefaults struct {
 // its keys ("" = "rb:").
 func NewChannelDefaults(rdb *redis.Client, prefix string) *ChannelDefaults {
 	if prefix == "" {
-		prefix = "rb:"
+		prefix = DefaultPrefix
 	}
 	return &ChannelDefaults{rdb: rdb, prefix: prefix}
 }

@@ -34,7 +34,7 @@ type Conversations struct {
 // means DefaultConversationTTL).
 func NewConversations(rdb *redis.Client, prefix string, ttl time.Duration) *Conversations {
 	if prefix == "" {
-		prefix = "rb:"
+		prefix = DefaultPrefix
 	}
 	if ttl <= 0 {
 		ttl = DefaultConversationTTL

@@ -12,7 +12,8 @@
 // # Keys
 //
 // Every key researchbot writes is listed here. {p} is the prefix of Store,
-// Locker, Streams and Conversations ("rb:" by default, and in production);
+// Locker, Streams, Conversations and ChannelDefaults (DefaultPrefix, "rb:",
+// by default and in production: Open hands them all out under one prefix);
 // the ports always use "rb:".
 //
 //	{p}run:{id}                  hash: v (version), data (run JSON without page texts), status,
@@ -41,6 +42,7 @@
 //	{p}streamname:{namekey}      string: the id of the stream with that name
 //	{p}stream:{id}:fire:{unix}   string, with a TTL: the exactly-once claim of one fire
 //	{p}streamconv:{channel}:{ts} hash: v (version), owner, data (a stream creation conversation)
+//	{p}chandefaults:{channel}    hash: field → value: the start form's last settings in a channel (ChannelDefaults)
 //	rb:rate:{area}:{key}         hash (redis_rate's GCRA state): a rate budget (RateLimiter);
 //	                             areas: llm:{provider}, search:{backend},
 //	                             slack:user:{team}:{user}, slack:team:{team}
@@ -71,7 +73,7 @@ package redisstore
 
 // Key prefixes of the ports (the table above).
 const (
-	keyRate  = "rb:rate:"
-	keyFetch = "rb:fetch:"
-	keySlack = "rb:slack:"
+	keyRate  = DefaultPrefix + "rate:"
+	keyFetch = DefaultPrefix + "fetch:"
+	keySlack = DefaultPrefix + "slack:"
 )

@@ -36,7 +36,7 @@ type Locker struct {
 // NewLocker returns a Locker; ttl is the lease (default 15 s).
 func NewLocker(rdb *redis.Client, prefix string, ttl time.Duration) *Locker {
 	if prefix == "" {
-		prefix = "rb:"
+		prefix = DefaultPrefix
 	}
 	if ttl <= 0 {
 		ttl = 15 * time.Second

@@ -29,7 +29,7 @@ var _ scheduler.Store = (*Streams)(nil)
 // NewStreams returns a Streams using rdb; prefix namespaces its keys ("" = "rb:").
 func NewStreams(rdb *redis.Client, prefix string) *Streams {
 	if prefix == "" {
-		prefix = "rb:"
+		prefix = DefaultPrefix
 	}
 	return &Streams{rdb: rdb, prefix: prefix}
 }

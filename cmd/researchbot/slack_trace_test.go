@@ -17,6 +17,7 @@ import (
 	"github.com/researchbot/researchbot/checkpoints"
 	"github.com/researchbot/researchbot/config"
 	"github.com/researchbot/researchbot/internal/app"
+	"github.com/researchbot/researchbot/internal/app/roles"
 	"github.com/researchbot/researchbot/internal/redistest"
 	"github.com/researchbot/researchbot/internal/slackfake"
 	"github.com/researchbot/researchbot/internal/tracing"
@@ -68,9 +69,9 @@ func TestADecisionInServeAndItsSlackCallsAreOneTrace(t *testing.T) {
 	fake.AddChannel(channel, "research", true)
 	fake.AddUser(user, "ana", "Europe/Oslo")
 
-	// As cmdServe wires them.
+	// As roles.New wires them for serve.
 	sender := bot.NewSender(bot.SenderConfig{BotToken: fake.BotToken(), AppToken: fake.AppToken(), APIURL: fake.APIURL(),
-		HTTPClient: spans.SlackHTTPClient(nil, slackTimeout)})
+		HTTPClient: spans.SlackHTTPClient(nil, roles.SlackTimeout)})
 	memory := redisstore.NewSlackMemory(a.Conn.Client)
 	presenter, err := bot.NewPresenter(bot.PresenterConfig{Sender: sender, Memory: memory})
 	if err != nil {
@@ -78,8 +79,8 @@ func TestADecisionInServeAndItsSlackCallsAreOneTrace(t *testing.T) {
 	}
 	defer presenter.Close()
 	slackApp, err := bot.New(bot.Config{AppToken: fake.AppToken(), BotToken: fake.BotToken(), APIURL: fake.APIURL(), Sender: sender,
-		Engine: a.Engine, Decisions: decisionTracer(spans), Memory: memory, Budget: redisstore.NewRateLimiter(a.Conn.Client, "slack"),
-		HTTPClient: spans.SlackHTTPClient(nil, slackTimeout)})
+		Engine: a.Engine, Decisions: spans, Memory: memory, Budget: redisstore.NewRateLimiter(a.Conn.Client, "slack"),
+		HTTPClient: spans.SlackHTTPClient(nil, roles.SlackTimeout)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,18 +5,12 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/researchbot/researchbot/bot"
 	"github.com/researchbot/researchbot/internal/tracing"
 )
 
 // tracingFlushTimeout bounds how long a process that stops waits to export
 // the spans it still holds.
 const tracingFlushTimeout = 5 * time.Second
-
-// slackTimeout bounds each Slack Web API call of a traced client (the
-// bot's own default client has the same bound). With tracing on, every
-// call of the Slack client is a span (tracing.SlackHTTPClient).
-const slackTimeout = 30 * time.Second
 
 // startTracing turns on OpenTelemetry traces when the OTEL_* variables ask
 // for them (nil, and nothing started, when they do not); stop exports what
@@ -40,13 +34,4 @@ func startTracing(ctx context.Context, getenv func(string) string, log *slog.Log
 			log.Warn("tracing: the last spans were not exported", "err", err)
 		}
 	}, nil
-}
-
-// decisionTracer is what records serve's decisions in their runs' traces:
-// spans, or nil when tracing is off (the bot records none).
-func decisionTracer(spans *tracing.Tracing) bot.DecisionTracer {
-	if spans == nil {
-		return nil
-	}
-	return spans
 }

@@ -74,8 +74,10 @@ type Options struct {
 
 // App is an assembled researchbot.
 type App struct {
-	Config   config.Config
-	Conn     *redisstore.Conn
+	Config config.Config
+	Conn   *redisstore.Conn
+	// DB hands out every store on Conn under redisstore.DefaultPrefix.
+	DB       *redisstore.DB
 	Store    *redisstore.Store
 	Queue    *redisstore.Queue
 	Locker   *redisstore.Locker
@@ -112,7 +114,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &App{Config: cfg, Conn: conn, opts: opts, log: opts.Logger}
+	a := &App{Config: cfg, Conn: conn, DB: redisstore.Open(conn, redisstore.DefaultPrefix), opts: opts, log: opts.Logger}
 	if err := a.build(); err != nil {
 		a.closeMCP()
 		a.closeDocs()
@@ -141,7 +143,7 @@ func (a *App) build() error {
 	}
 	var limiter llm.Limiter
 	if cfg.LLMPerMinute > 0 {
-		limiter = llm.NewSharedLimiter(redisstore.NewRateLimiter(a.Conn.Client, "llm"), "openai", cfg.LLMPerMinute, a.opts.Clock)
+		limiter = llm.NewSharedLimiter(a.DB.RateLimiter("llm"), "openai", cfg.LLMPerMinute, a.opts.Clock)
 	}
 	// LLM_MAX_RETRIES counts retries, 0 meaning none; llm.Config's zero
 	// means its default and a negative number none.
@@ -176,21 +178,21 @@ func (a *App) build() error {
 	// Public APIs' published rate rules, shared across replicas.
 	perMinute := map[string]int{"arxiv": 20, "wikipedia": 200, "openalex": 600, "crossref": 300, "brave": 60, "tavily": 60, "searxng": 600}
 	multi := search.NewMulti(backends, search.Options{
-		Limiter: search.NewSharedLimiter(redisstore.NewRateLimiter(a.Conn.Client, "search"), perMinute), MaxWait: 5 * time.Second, Clock: a.opts.Clock,
+		Limiter: search.NewSharedLimiter(a.DB.RateLimiter("search"), perMinute), MaxWait: 5 * time.Second, Clock: a.opts.Clock,
 	})
 	pageFetcher := fetch.New(fetch.Config{
 		AllowPrivate: cfg.AllowPrivate, Timeout: cfg.FetchTimeout, MaxBytes: cfg.FetchMaxBytes,
 		CacheTTL: cfg.FetchCacheTTL, Clock: a.opts.Clock,
-	}, redisstore.NewPageCache(a.Conn.Client))
+	}, a.DB.PageCache())
 
 	a.lost = make(chan lostRun, lostWritesQueue)
-	a.Store = redisstore.NewStoreWithOptions(a.Conn.Client, redisstore.StoreOptions{
-		Prefix: "rb:", Retention: cfg.Retention, PageRetention: cfg.PageRetention, Logger: a.log,
+	a.Store = a.DB.Store(redisstore.StoreOptions{
+		Retention: cfg.Retention, PageRetention: cfg.PageRetention, Logger: a.log,
 		OnLostWrites: a.noteLostWrites, Clock: a.opts.Clock,
 		IndexRefresh: indexRefresh(cfg.LeaseTTL),
 	})
-	a.Queue = redisstore.NewQueue(a.Conn.Client, redisstore.QueueOptions{})
-	a.Locker = redisstore.NewLocker(a.Conn.Client, "rb:", cfg.LeaseTTL)
+	a.Queue = a.DB.Queue(redisstore.QueueOptions{})
+	a.Locker = a.DB.Locker(cfg.LeaseTTL)
 	presenters := map[string]pipeline.Presenter{}
 	maps.Copy(presenters, a.opts.Presenters)
 	a.presenters = presenters
@@ -259,7 +261,7 @@ func terminalQueues(queues map[string]int) bool {
 // runs whose process went away interrupted); the returned stop function
 // hands steps in flight back and waits.
 func (a *App) StartWorker(queues map[string]int) (stop func(), err error) {
-	w := redisstore.NewWorker(a.Conn.Client, a.Engine, redisstore.WorkerOptions{
+	w := a.DB.Worker(a.Engine, redisstore.WorkerOptions{
 		Queues: queues, Concurrency: a.Config.WorkerConcurrency, Logger: a.log, RetryDelay: a.opts.RetryDelay,
 		ShutdownTimeout: a.opts.ShutdownTimeout, OnDemand: a.opts.NewPrivateQueue, Private: terminalQueues(queues),
 	})

@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -49,25 +48,49 @@ func Handler(m *Metrics, checks ...Check) http.Handler {
 	return mux
 }
 
-// Serve serves h on addr until stop is called, which waits for the server
-// to end. The listener is open when Serve returns.
-func Serve(addr string, h http.Handler, log *slog.Logger) (stop func(), err error) {
+// Server serves a handler on a listener that is open from Listen on,
+// until the context of Run ends.
+type Server struct {
+	ln  net.Listener
+	srv *http.Server
+	log *slog.Logger
+}
+
+// Listen opens the listener of h on addr (HTTP_ADDR); Run serves it.
+func Listen(addr string, h http.Handler, log *slog.Logger) (*Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("health and metrics listener on %s (HTTP_ADDR): %w", addr, err)
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
-	var wg sync.WaitGroup
-	wg.Go(func() { // owner: stop
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Error("health and metrics server stopped", "err", err)
-		}
-	})
 	log.Info("serving health and metrics", "addr", ln.Addr().String())
-	return func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-		wg.Wait()
-	}, nil
+	return &Server{ln: ln, srv: &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}, log: log}, nil
 }
+
+// Addr is the listener's address.
+func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+
+// Run serves until ctx ends, then shuts the server down (waiting up to 5 s
+// for requests in flight) and returns nil. A server that fails is logged,
+// not fatal: the process goes on without its endpoints until ctx ends.
+func (s *Server) Run(ctx context.Context) error {
+	shut := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		defer close(shut)
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = s.srv.Shutdown(sctx)
+	})
+	if err := s.srv.Serve(s.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		s.log.Error("health and metrics server stopped", "err", err)
+	}
+	if stop() {
+		<-ctx.Done() // it failed on its own: wait for the process to end
+		s.Close()
+		return nil
+	}
+	<-shut
+	return nil
+}
+
+// Close closes the listener of a server that is not run.
+func (s *Server) Close() { _ = s.srv.Close(); _ = s.ln.Close() }

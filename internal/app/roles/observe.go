@@ -1,4 +1,4 @@
-package main
+package roles
 
 import (
 	"context"
@@ -27,7 +27,7 @@ func watch(m *obs.Metrics, a *app.App, queues []string) {
 // redisReady is the readiness check of a process that needs Redis.
 func redisReady(a *app.App) obs.Check {
 	return obs.Check{Name: "redis", Ready: func(ctx context.Context) error {
-		if a.Conn.Client.Ping(ctx).Err() != nil {
+		if a.DB.Ping(ctx) != nil {
 			return errors.New("unreachable")
 		}
 		return nil

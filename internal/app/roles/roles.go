@@ -1,0 +1,309 @@
+// Package roles assembles one researchbot process from the roles its
+// command asks for. New opens the App (internal/app: Redis, store, queue,
+// engine), builds the presenters and each role's parts; Run runs every part
+// in one errgroup, each in the same shape, Run(ctx) error, and stops them in
+// a fixed order. `researchbot serve` and `researchbot worker` are role lists
+// (cmd/researchbot); the end-to-end tests build the same App.
+//
+//	New ─► app.New (Redis, store, queue, locker, engine)
+//	    ─► presenters: Slack (one Sender), stream digests ─► App.AddPresenter
+//	    ─► parts, by role:
+//	         Slack      bot.App.Run               (Socket Mode, routes, pool)
+//	         Scheduler  scheduler.Service.Run     (stream digests, once across replicas)
+//	         HTTP       obs.Server.Run            (/healthz, /readyz, /metrics; listener open in New)
+//	         Workers    App.StartWorker … stop    (advance runs, rescue, lost writes)
+//	         (presenters' Close, last)
+//	Run ─► errgroup: every part at once; when ctx ends or any part returns,
+//	       the parts stop stage by stage: Slack and Scheduler, then HTTP,
+//	       then Workers (steps in flight handed back), then the presenters.
+package roles
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/researchbot/researchbot/bot"
+	"github.com/researchbot/researchbot/bot/workspacesearch"
+	"github.com/researchbot/researchbot/config"
+	"github.com/researchbot/researchbot/internal/app"
+	"github.com/researchbot/researchbot/internal/obs"
+	"github.com/researchbot/researchbot/internal/tracing"
+	"github.com/researchbot/researchbot/scheduler"
+)
+
+// Role is one job a process does.
+type Role string
+
+// The roles.
+const (
+	// Slack connects to Slack's Socket Mode and serves commands, clicks,
+	// forms, App Home and the streams' conversations.
+	Slack Role = "slack"
+	// Workers advance runs from the process's queues, rescue runs whose
+	// worker died and offer again checkpoints lost with a Redis rollback.
+	Workers Role = "workers"
+	// Scheduler fires the research streams' digests (exactly once across
+	// replicas).
+	Scheduler Role = "scheduler"
+	// HTTP serves /healthz, /readyz and /metrics on HTTP_ADDR.
+	HTTP Role = "http"
+)
+
+// SlackQueue is the work queue of runs started from Slack and of stream
+// digests; every replica serves it.
+const SlackQueue = "runs"
+
+// SlackTimeout bounds each Slack Web API call of a traced client (the
+// bot's own default client has the same bound).
+const SlackTimeout = 30 * time.Second
+
+// Config is what a command asks of its process.
+type Config struct {
+	Config config.Config
+	Roles  []Role
+	// Queues are the queues Workers serve, each with its priority
+	// (default SlackQueue alone).
+	Queues map[string]int
+	Logger *slog.Logger
+	// Tracing records runs and Slack calls as traces; nil means none. The
+	// caller shuts it down after Close.
+	Tracing *tracing.Tracing
+	// Open opens the App with the options New computed (the command's
+	// start-up checks run beside it); nil means app.New with Config.
+	Open func(context.Context, app.Options) (*app.App, error)
+}
+
+// Process is an assembled process: Run it, then Close it.
+type Process struct {
+	// App is the engine and its stores.
+	App   *app.App
+	parts []part
+	// closers release what New built if Run never ran (idempotent).
+	closers []func()
+	ran     bool
+}
+
+// part is one component of the process, in the one shape: Run until ctx
+// ends (or fail), then return. stage orders the stop.
+type part struct {
+	name  string
+	stage stage
+	run   func(ctx context.Context) error
+}
+
+// stage is when a part is stopped: every part of a stage is stopped at
+// once, after every part of the stages before it has returned.
+type stage int
+
+const (
+	// stageIntake: what takes new work from outside (Slack, the stream
+	// scheduler), stopped first, when the process is told to stop.
+	stageIntake stage = iota
+	// stageHTTP: the health and metrics endpoints, up while Slack drains.
+	stageHTTP
+	// stageWorkers: the workers, which hand the steps in flight back to the
+	// queue (ShutdownTimeout) once nothing brings new work.
+	stageWorkers
+	// stagePresenters: the presenters' pending flushes, once no step
+	// presents anything more.
+	stagePresenters
+	stages
+)
+
+func (c Config) has(r Role) bool { return slices.Contains(c.Roles, r) }
+
+// New opens the App and builds the parts of cfg.Roles. The HTTP listener
+// is open when New returns. The caller must Close the Process.
+func New(ctx context.Context, cfg Config) (_ *Process, err error) {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if len(cfg.Queues) == 0 {
+		cfg.Queues = map[string]int{SlackQueue: 1}
+	}
+	c := cfg.Config
+	spans := cfg.Tracing
+	// The process's metrics: the Slack adapter's counters join them when
+	// the process serves Slack, or posts in it.
+	var base *obs.Metrics
+	var slackMetrics *bot.Metrics
+	opts := app.Options{DefaultQueue: SlackQueue, Logger: log, Tracing: spans,
+		Searchers: workspacesearch.Configured(c.WorkspaceSearch, c.SlackBotToken, c.SlackAPIURL, c.WorkspaceSearchChannels, spans.SlackHTTPClient(nil, SlackTimeout)),
+	}
+	if cfg.has(Slack) {
+		slackMetrics = bot.NewMetrics()
+		base = slackMetrics.Metrics
+		opts.Observer, opts.Calls = slackMetrics, slackMetrics
+	} else {
+		base = obs.New()
+		opts.Observer, opts.Calls = base, base
+	}
+	open := cfg.Open
+	if open == nil {
+		open = func(ctx context.Context, o app.Options) (*app.App, error) { return app.New(ctx, c, o) }
+	}
+	a, err := open(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	p := &Process{App: a}
+	defer func() {
+		if err != nil {
+			_ = p.Close()
+		}
+	}()
+	clock := a.Clock()
+
+	// The Slack presenter (and the one Sender of everything this process
+	// says in Slack), when it serves Slack or its workers post there.
+	var sender *bot.Sender
+	var presenter *bot.Presenter
+	if cfg.has(Slack) || cfg.has(Workers) && c.SlackBotToken != "" {
+		sc := bot.SenderConfig{BotToken: c.SlackBotToken, APIURL: c.SlackAPIURL, Metrics: slackMetrics, Logger: log,
+			HTTPClient: spans.SlackHTTPClient(nil, SlackTimeout), Clock: clock}
+		if cfg.has(Slack) {
+			sc.AppToken = c.SlackAppToken
+		} else {
+			sc.Metrics = bot.NewSlackMetrics(base)
+		}
+		sender = bot.NewSender(sc)
+		presenter, err = bot.NewPresenter(bot.PresenterConfig{Sender: sender, Memory: a.DB.SlackMemory(), Admins: c.Admins, Alerts: a.Store, Logger: log,
+			StreamInChannels: c.StreamInChannels, MinInterval: c.ProgressInterval, Clock: clock})
+		if err != nil {
+			return nil, err
+		}
+		p.closers = append(p.closers, presenter.Close)
+		a.AddPresenter(bot.OriginKind, presenter)
+		p.add("slack presenter", stagePresenters, func(ctx context.Context) error {
+			<-ctx.Done()
+			presenter.Close()
+			return nil
+		})
+	}
+	// Research streams: digests run on the same queues; the digest
+	// presenter records each one, then the Slack presenter posts it.
+	streamStore := a.DB.Streams()
+	if cfg.has(Slack) || cfg.has(Workers) {
+		digests := scheduler.DigestPresenterConfig{Store: streamStore, Logger: log, Clock: clock}
+		if presenter != nil {
+			digests.Inner = presenter
+		}
+		a.AddPresenter(scheduler.OriginKind, scheduler.NewDigestPresenter(digests))
+	}
+	var streamSvc *scheduler.Service
+	if cfg.has(Slack) || cfg.has(Scheduler) {
+		streamSvc, err = scheduler.NewService(scheduler.ServiceConfig{Store: streamStore, Runner: a.Engine, Queue: SlackQueue, Logger: log, Clock: clock})
+		if err != nil {
+			return nil, err
+		}
+	}
+	var slackApp *bot.App
+	if cfg.has(Slack) {
+		if slackApp, err = newSlackApp(a, c, sender, slackMetrics, streamSvc, spans, log); err != nil {
+			return nil, err
+		}
+		p.add("slack", stageIntake, func(ctx context.Context) error {
+			if err := slackApp.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
+				return err
+			}
+			log.Info("shutting down: handing steps in flight back to the queue")
+			return nil
+		})
+	}
+	if cfg.has(Scheduler) {
+		p.add("scheduler", stageIntake, streamSvc.Run)
+	}
+	if cfg.has(Workers) {
+		queues := maps.Clone(cfg.Queues)
+		p.add("workers", stageWorkers, func(ctx context.Context) error {
+			stop, err := a.StartWorker(queues)
+			if err != nil {
+				return err
+			}
+			<-ctx.Done()
+			stop()
+			return nil
+		})
+	}
+	if cfg.has(HTTP) {
+		watch(base, a, slices.Sorted(maps.Keys(cfg.Queues)))
+		h := obs.Handler(base, redisReady(a))
+		if slackApp != nil {
+			h = slackApp.Handler() // its /readyz also asks whether Slack is connected
+		}
+		srv, err := obs.Listen(c.HTTPAddr, h, log)
+		if err != nil {
+			return nil, err
+		}
+		p.closers = append(p.closers, srv.Close)
+		p.add("http", stageHTTP, srv.Run)
+	}
+	return p, nil
+}
+
+// newSlackApp builds the Slack side: the streams' conversation and the
+// Socket Mode app with its features.
+func newSlackApp(a *app.App, c config.Config, sender *bot.Sender, metrics *bot.Metrics, streamSvc *scheduler.Service, spans *tracing.Tracing, log *slog.Logger) (*bot.App, error) {
+	clock := a.Clock()
+	streams, err := bot.NewStreams(bot.StreamsConfig{
+		Sender: sender, Service: streamSvc, Conversations: a.DB.Conversations(0),
+		Model: a.StreamModel(), Logger: log, Clock: clock,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return bot.New(bot.Config{
+		AppToken: c.SlackAppToken, BotToken: c.SlackBotToken, APIURL: c.SlackAPIURL, Sender: sender,
+		Engine: a.Engine, Decisions: decisionTracer(spans), Memory: a.DB.SlackMemory(), Budget: a.DB.RateLimiter("slack"),
+		Metrics: metrics, Approvers: c.Approvers, Admins: c.Admins, ReviewSources: c.ReviewSources,
+		Limits:          bot.RateLimits{PerUser: bot.PerHour(c.UserRunsPerHour), PerWorkspace: bot.PerHour(c.TeamRunsPerHour)},
+		WorkspaceSearch: c.WorkspaceSearch,
+		Logger:          log, HTTPClient: spans.SlackHTTPClient(nil, SlackTimeout),
+		Streams: streams, Mentions: streams, Asker: a.Engine, Steerer: a.Engine, Files: a.Engine,
+		Checkpoints: a.Store, StreamList: streamSvc, StreamDomains: streamSvc,
+		StartDefaults: a.DB.ChannelDefaults(),
+		Clock:         clock,
+	})
+}
+
+// decisionTracer is what records serve's decisions in their runs' traces:
+// spans, or nil when tracing is off (the bot records none).
+func decisionTracer(spans *tracing.Tracing) bot.DecisionTracer {
+	if spans == nil {
+		return nil
+	}
+	return spans
+}
+
+func (p *Process) add(name string, s stage, run func(context.Context) error) {
+	p.parts = append(p.parts, part{name: name, stage: s, run: run})
+}
+
+// Parts names the process's parts in stop order (for logs and tests).
+func (p *Process) Parts() []string {
+	var names []string
+	for s := range stages {
+		for _, pt := range p.parts {
+			if pt.stage == s {
+				names = append(names, pt.name)
+			}
+		}
+	}
+	return names
+}
+
+// Close releases what the Process holds: the presenters' flushes and the
+// HTTP listener if Run never ran, then the App (Redis, queue, MCP sessions).
+func (p *Process) Close() error {
+	if !p.ran {
+		for _, c := range slices.Backward(p.closers) {
+			c()
+		}
+	}
+	return p.App.Close()
+}

@@ -1,0 +1,74 @@
+package redisstore
+
+import (
+	"context"
+	"time"
+)
+
+// DefaultPrefix starts every key researchbot writes in Redis (the key table
+// in doc.go): the prefix production uses, and what an empty prefix means.
+const DefaultPrefix = "rb:"
+
+// DB is researchbot's Redis opened once: every store and port the program
+// keeps there is handed out by it, on one client and under one key prefix,
+// so the prefix is written in one place (Open's caller).
+type DB struct {
+	conn   *Conn
+	prefix string
+}
+
+// Open returns the stores of the Redis of conn under prefix ("" means
+// DefaultPrefix). The prefix namespaces the stores' keys (runs, leases,
+// definitions, streams, conversations, channel defaults); the ports (rate
+// budgets, page cache, Slack memory) and asynq's queue keep their own
+// fixed keys (doc.go). The caller closes conn; Open opens nothing.
+func Open(conn *Conn, prefix string) *DB {
+	if prefix == "" {
+		prefix = DefaultPrefix
+	}
+	return &DB{conn: conn, prefix: prefix}
+}
+
+// Prefix is the prefix of the stores' keys.
+func (d *DB) Prefix() string { return d.prefix }
+
+// Ping reports whether the Redis answers (a readiness check).
+func (d *DB) Ping(ctx context.Context) error { return d.conn.Client.Ping(ctx).Err() }
+
+// Store returns the runs' store; opts.Prefix is the DB's.
+func (d *DB) Store(opts StoreOptions) *Store {
+	opts.Prefix = d.prefix
+	return NewStoreWithOptions(d.conn.Client, opts)
+}
+
+// Queue returns the work queue (its Close does not close the client).
+func (d *DB) Queue(opts QueueOptions) *Queue { return NewQueue(d.conn.Client, opts) }
+
+// Worker returns a worker that advances runs from the queues of opts.
+func (d *DB) Worker(adv Advancer, opts WorkerOptions) *Worker {
+	return NewWorker(d.conn.Client, adv, opts)
+}
+
+// Locker returns the runs' leases; ttl is the lease (RUN_LEASE).
+func (d *DB) Locker(ttl time.Duration) *Locker { return NewLocker(d.conn.Client, d.prefix, ttl) }
+
+// Streams returns the research streams' store.
+func (d *DB) Streams() *Streams { return NewStreams(d.conn.Client, d.prefix) }
+
+// Conversations returns the streams' creation conversations; ttl 0 means
+// DefaultConversationTTL.
+func (d *DB) Conversations(ttl time.Duration) *Conversations {
+	return NewConversations(d.conn.Client, d.prefix, ttl)
+}
+
+// ChannelDefaults returns the start form's per-channel defaults.
+func (d *DB) ChannelDefaults() *ChannelDefaults { return NewChannelDefaults(d.conn.Client, d.prefix) }
+
+// RateLimiter returns the rate budgets of area (llm, search, slack).
+func (d *DB) RateLimiter(area string) *RateLimiter { return NewRateLimiter(d.conn.Client, area) }
+
+// PageCache returns fetch's page cache.
+func (d *DB) PageCache() *PageCache { return NewPageCache(d.conn.Client) }
+
+// SlackMemory returns the Slack adapter's memory.
+func (d *DB) SlackMemory() *SlackMemory { return NewSlackMemory(d.conn.Client) }
