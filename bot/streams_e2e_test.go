@@ -27,10 +27,10 @@ import (
 func conversationScript(n int) scheduler.Proposal {
 	none := []scheduler.FieldValue{}
 	empty := []string{}
-	val := func(f scheduler.Field, v string) scheduler.FieldValue {
+	val := func(f scheduler.SpecField, v string) scheduler.FieldValue {
 		return scheduler.FieldValue{Field: f, Value: v, Values: []string{}}
 	}
-	list := func(f scheduler.Field, v ...string) scheduler.FieldValue {
+	list := func(f scheduler.SpecField, v ...string) scheduler.FieldValue {
 		return scheduler.FieldValue{Field: f, Value: "", Values: v}
 	}
 	switch n {

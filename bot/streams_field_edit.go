@@ -21,17 +21,17 @@ import (
 // fieldFormMeta is the private_metadata of the field form: where the
 // conversation is, which review turn the Edit was on, and the field.
 type fieldFormMeta struct {
-	Channel string          `json:"c"`
-	Thread  string          `json:"t"`
-	Turn    int             `json:"n"`
-	Field   scheduler.Field `json:"f"`
+	Channel string              `json:"c"`
+	Thread  string              `json:"t"`
+	Turn    int                 `json:"n"`
+	Field   scheduler.SpecField `json:"f"`
 }
 
 // openFieldEdit answers an Edit button of a review: it opens the field's
 // form, or says why not (not the owner, an older review).
 func (s *Streams) openFieldEdit(ctx context.Context, req *Request) error {
 	turnNo, value := blockkit.ParseTurnValue(req.Action.Value)
-	f := scheduler.Field(value)
+	f := scheduler.SpecField(value)
 	c, _, ok, err := s.convs.Get(ctx, req.Channel, req.Thread)
 	switch {
 	case err != nil:

@@ -186,7 +186,7 @@ func (h *streamHarness) reply(user, channel, thread, text string) {
 	}
 }
 
-func proposal(next scheduler.ConversationStep, target scheduler.Field, options ...string) *scheduler.Proposal {
+func proposal(next scheduler.ConversationStep, target scheduler.SpecField, options ...string) *scheduler.Proposal {
 	return &scheduler.Proposal{Mode: scheduler.ModeSuggestion, Message: "Pick some.", TargetField: target,
 		ExtractedData: []scheduler.FieldValue{}, Suggestions: []string{}, Options: options, NextStep: next}
 }
@@ -341,10 +341,10 @@ func TestStreamCommandsPermissions(t *testing.T) {
 // created, the user is told to change the name, and the review stays open;
 // Change then returns to the conversation.
 func TestStreamConfirmNameTaken(t *testing.T) {
-	val := func(f scheduler.Field, v string) scheduler.FieldValue {
+	val := func(f scheduler.SpecField, v string) scheduler.FieldValue {
 		return scheduler.FieldValue{Field: f, Value: v, Values: []string{}}
 	}
-	list := func(f scheduler.Field, v ...string) scheduler.FieldValue {
+	list := func(f scheduler.SpecField, v ...string) scheduler.FieldValue {
 		return scheduler.FieldValue{Field: f, Values: v}
 	}
 	all := &scheduler.Proposal{Mode: scheduler.ModeQuestion, Message: "Here it is.", Suggestions: []string{}, Options: []string{},

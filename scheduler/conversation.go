@@ -45,7 +45,7 @@ type Action struct {
 	Value  string     `json:"value,omitempty"`  // option_selected
 	Values []string   `json:"values,omitempty"` // options_selected
 	Text   string     `json:"text,omitempty"`   // text_input, field_edit
-	Field  Field      `json:"field,omitempty"`  // field_edit
+	Field  SpecField  `json:"field,omitempty"`  // field_edit
 }
 
 // Review button labels, offered as the suggestions of the review turn.
@@ -69,7 +69,7 @@ const (
 type Turn struct {
 	Step        ConversationStep `json:"step"`
 	Message     string           `json:"message"`      // untrusted plain text: escape before posting
-	TargetField Field            `json:"target_field"` // the field Suggestions and Options fill; "" if none
+	TargetField SpecField        `json:"target_field"` // the field Suggestions and Options fill; "" if none
 	Suggestions []string         `json:"suggestions"`  // single-select buttons
 	Options     []string         `json:"options"`      // multi-select checkboxes, then Continue
 	Skippable   bool             `json:"skippable"`    // offer a Skip button
@@ -97,7 +97,7 @@ type Conversation struct {
 	// data step is available only while its field is unsettled. Defaulted fields
 	// (channel, time, time zone, weekday, day of month) have a value but stay unsettled
 	// until the user confirms or changes them.
-	Settled []Field `json:"settled"`
+	Settled []SpecField `json:"settled"`
 	// Last is the bot's latest turn; its target field and choices are what the user's
 	// next selection refers to.
 	Last    Turn    `json:"last"`
@@ -148,7 +148,7 @@ func BeginConversation(owner, channel, tz string, now time.Time) (Conversation, 
 }
 
 // IsSettled reports whether the user has given or skipped f.
-func (c Conversation) IsSettled(f Field) bool { return slices.Contains(c.Settled, f) }
+func (c Conversation) IsSettled(f SpecField) bool { return slices.Contains(c.Settled, f) }
 
 // RequiredComplete reports whether every required field has a value (and every
 // defaulted field still has one), so the review step is reachable.
@@ -157,8 +157,8 @@ func (c Conversation) RequiredComplete() bool {
 }
 
 // missing lists the required or defaulted fields without a value.
-func (c Conversation) missing() []Field {
-	var out []Field
+func (c Conversation) missing() []SpecField {
+	var out []SpecField
 	for _, d := range fieldDefs {
 		if (d.required || d.defaulted) && c.Spec.relevant(d.field) && !c.Spec.has(d.field) {
 			out = append(out, d.field)
@@ -198,7 +198,7 @@ type ProposalError struct {
 	Problems []string
 	// Kept lists the fields of the proposal's extracted data that were applied
 	// anyway: they were valid, and only the next step or the choices were wrong.
-	Kept []Field
+	Kept []SpecField
 }
 
 // Error lists the problems.
@@ -286,7 +286,7 @@ func Apply(c Conversation, a Action, p Proposal) (Conversation, Turn, error) {
 	}
 	c2, t, err := applyProposal(c1, eff, a, p)
 	if err != nil {
-		var kept []Field
+		var kept []SpecField
 		if pe := (*ProposalError)(nil); errors.As(err, &pe) {
 			kept = pe.Kept
 		}

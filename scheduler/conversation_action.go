@@ -13,9 +13,9 @@ import (
 
 // effect is what a valid action did before the model is consulted.
 type effect struct {
-	completed bool   // the current data step's field was just given or skipped
-	set       Field  // the field the action set or skipped, if any
-	decision  string // review button: ReviewConfirm or ReviewChange
+	completed bool      // the current data step's field was just given or skipped
+	set       SpecField // the field the action set or skipped, if any
+	decision  string    // review button: ReviewConfirm or ReviewChange
 }
 
 // applyAction validates a and applies it to c (seed 003 §3, "before LLM call").
@@ -117,7 +117,7 @@ func applyAction(c Conversation, a Action) (Conversation, effect, error) {
 
 // skippable reports whether the user may skip f: it is optional and, if it is one of
 // the defaulted fields, still has a value to keep.
-func (c Conversation) skippable(f Field) bool {
+func (c Conversation) skippable(f SpecField) bool {
 	d, ok := lookupField(f)
 	return ok && !d.required && (!d.defaulted || c.Spec.has(f))
 }
@@ -127,7 +127,7 @@ func staleChoice() error {
 }
 
 // listOf returns []string{v} when f is a list field, so a single suggestion can fill it.
-func listOf(f Field, v string) []string {
+func listOf(f SpecField, v string) []string {
 	if f.IsList() {
 		return []string{v}
 	}
@@ -154,11 +154,11 @@ func (c *Conversation) setField(v FieldValue) error {
 }
 
 // settle marks f as given or skipped, keeping Settled in workflow order.
-func (c *Conversation) settle(f Field) {
+func (c *Conversation) settle(f SpecField) {
 	if c.IsSettled(f) {
 		return
 	}
-	var out []Field
+	var out []SpecField
 	for _, d := range fieldDefs {
 		if d.field == f || c.IsSettled(d.field) {
 			out = append(out, d.field)
@@ -170,7 +170,7 @@ func (c *Conversation) settle(f Field) {
 // decide handles the review buttons.
 func decide(c Conversation, decision string) (Conversation, Turn, error) {
 	if f, ok := strings.CutPrefix(decision, editedPrefix); ok {
-		return reviewAgain(c, Field(f))
+		return reviewAgain(c, SpecField(f))
 	}
 	if decision == ReviewChange {
 		c.Step = StepExploration

@@ -33,7 +33,7 @@ const (
 type Proposal struct {
 	Mode          Mode             `json:"mode" jsonschema:"enum=QUESTION,enum=SUGGESTION"`
 	Message       string           `json:"message" jsonschema_description:"the conversational message to the user"`
-	TargetField   Field            `json:"target_field" jsonschema:"enum=,enum=purpose,enum=business_goals,enum=expected_outcomes,enum=stream_name,enum=stream_type,enum=focus_areas,enum=keywords,enum=competitors,enum=report_frequency,enum=channel,enum=time_of_day,enum=time_zone,enum=weekday,enum=month_day" jsonschema_description:"the field the suggestions or options are for; empty in QUESTION mode"`
+	TargetField   SpecField        `json:"target_field" jsonschema:"enum=,enum=purpose,enum=business_goals,enum=expected_outcomes,enum=stream_name,enum=stream_type,enum=focus_areas,enum=keywords,enum=competitors,enum=report_frequency,enum=channel,enum=time_of_day,enum=time_zone,enum=weekday,enum=month_day" jsonschema_description:"the field the suggestions or options are for; empty in QUESTION mode"`
 	ExtractedData []FieldValue     `json:"extracted_data" jsonschema_description:"field values stated by the user in their message; empty if none"`
 	Suggestions   []string         `json:"suggestions" jsonschema_description:"single-select choices for target_field; empty if none"`
 	Options       []string         `json:"options" jsonschema_description:"multi-select choices for a list target_field; empty if none"`
@@ -56,10 +56,10 @@ func applyProposal(c Conversation, eff effect, a Action, p Proposal) (Conversati
 
 	// Extracted data, applied to a copy.
 	c2 := c.clone()
-	var kept []Field
-	seen := map[Field]bool{}
+	var kept []SpecField
+	seen := map[SpecField]bool{}
 	for _, fv := range p.ExtractedData {
-		f := Field(strings.TrimSpace(string(fv.Field)))
+		f := SpecField(strings.TrimSpace(string(fv.Field)))
 		d, ok := lookupField(f)
 		switch {
 		case !ok:
@@ -101,7 +101,7 @@ func applyProposal(c Conversation, eff effect, a Action, p Proposal) (Conversati
 	}
 
 	// Target field and choices.
-	target := Field(strings.TrimSpace(string(p.TargetField)))
+	target := SpecField(strings.TrimSpace(string(p.TargetField)))
 	if target != "" {
 		if _, ok := lookupField(target); !ok {
 			bad("target_field %q is not a field", truncate(string(p.TargetField), 40))
@@ -193,8 +193,8 @@ func cleanChoices(d fieldDef, in []string) []string {
 
 // stayTurn is the turn after an invalid proposal: stay on the current step and say
 // so, naming what was saved (the user's own choice, the proposal's kept data).
-func stayTurn(c Conversation, eff effect, kept []Field) Turn {
-	var saved []Field
+func stayTurn(c Conversation, eff effect, kept []SpecField) Turn {
+	var saved []SpecField
 	if eff.set != "" {
 		saved = append(saved, eff.set)
 	}
@@ -236,7 +236,7 @@ func stayTurn(c Conversation, eff effect, kept []Field) Turn {
 }
 
 // titles joins the fields' labels as they are ("Type, Name").
-func titles(fields []Field) string {
+func titles(fields []SpecField) string {
 	s := make([]string, len(fields))
 	for i, f := range fields {
 		s[i] = f.Label()
@@ -246,7 +246,7 @@ func titles(fields []Field) string {
 
 // defaultMessage is the bot's message when the model gave none.
 func defaultMessage(c Conversation, s ConversationStep) string {
-	if d, ok := lookupField(Field(s)); ok {
+	if d, ok := lookupField(SpecField(s)); ok {
 		return d.question
 	}
 	switch s {
@@ -263,7 +263,7 @@ func cleanMessage(s string) string {
 	return truncate(cleanText(s), MaxMessageLen)
 }
 
-func labels(fields []Field) string {
+func labels(fields []SpecField) string {
 	s := make([]string, len(fields))
 	for i, f := range fields {
 		s[i] = strings.ToLower(f.Label())

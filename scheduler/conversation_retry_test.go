@@ -39,7 +39,7 @@ func TestValidExtractedDataKeptWhenStepInvalid(t *testing.T) {
 			if !errors.As(err, &pe) {
 				t.Fatalf("err = %v, want a ProposalError", err)
 			}
-			if !slices.Equal(pe.Kept, []Field{FieldStreamName, FieldReportFrequency}) {
+			if !slices.Equal(pe.Kept, []SpecField{FieldStreamName, FieldReportFrequency}) {
 				t.Errorf("kept %v", pe.Kept)
 			}
 			if c2.Spec.Name != "Heat Watch" || c2.Spec.Frequency != Weekly || !c2.IsSettled(FieldStreamName) || c2.Step != StepExploration {

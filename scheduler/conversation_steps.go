@@ -32,9 +32,9 @@ const (
 )
 
 // Field returns the field a data step collects, and false for the other steps.
-func (s ConversationStep) Field() (Field, bool) {
-	if _, ok := lookupField(Field(s)); ok {
-		return Field(s), true
+func (s ConversationStep) Field() (SpecField, bool) {
+	if _, ok := lookupField(SpecField(s)); ok {
+		return SpecField(s), true
 	}
 	return "", false
 }

@@ -36,8 +36,8 @@ func with(t *testing.T, c Conversation, step ConversationStep, values ...FieldVa
 	return c
 }
 
-func text(f Field, v string) FieldValue     { return FieldValue{Field: f, Value: v} }
-func list(f Field, vs ...string) FieldValue { return FieldValue{Field: f, Values: vs} }
+func text(f SpecField, v string) FieldValue     { return FieldValue{Field: f, Value: v} }
+func list(f SpecField, vs ...string) FieldValue { return FieldValue{Field: f, Values: vs} }
 func goTo(step ConversationStep) Proposal {
 	return Proposal{Mode: ModeQuestion, Message: "ok", NextStep: step}
 }
@@ -623,7 +623,7 @@ func TestChannelTimeAndZoneFromText(t *testing.T) {
 	if c2.Spec.Channel != "C0RESEARCH" || c2.Spec.TimeOfDay != "07:30" || c2.Spec.TimeZone != "America/New_York" {
 		t.Errorf("spec %+v", c2.Spec)
 	}
-	for _, f := range []Field{FieldChannel, FieldTimeOfDay, FieldTimeZone} {
+	for _, f := range []SpecField{FieldChannel, FieldTimeOfDay, FieldTimeZone} {
 		if !c2.IsSettled(f) {
 			t.Errorf("%s not settled", f)
 		}

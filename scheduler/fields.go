@@ -13,28 +13,28 @@ import (
 	"unicode/utf8"
 )
 
-// Field names one piece of a stream's configuration. Each data step collects the field
+// SpecField names one piece of a stream's configuration. Each data step collects the field
 // of the same name.
-type Field string
+type SpecField string
 
 // The fields of a stream. The first nine come from the design (seed 003); channel,
 // time_of_day, time_zone, weekday and month_day are what a Slack digest needs and have
 // defaults, so the user may skip them.
 const (
-	FieldPurpose          Field = "purpose"
-	FieldBusinessGoals    Field = "business_goals"
-	FieldExpectedOutcomes Field = "expected_outcomes"
-	FieldStreamName       Field = "stream_name"
-	FieldStreamType       Field = "stream_type"
-	FieldFocusAreas       Field = "focus_areas"
-	FieldKeywords         Field = "keywords"
-	FieldCompetitors      Field = "competitors"
-	FieldReportFrequency  Field = "report_frequency"
-	FieldChannel          Field = "channel"
-	FieldTimeOfDay        Field = "time_of_day"
-	FieldTimeZone         Field = "time_zone"
-	FieldWeekday          Field = "weekday"
-	FieldMonthDay         Field = "month_day"
+	FieldPurpose          SpecField = "purpose"
+	FieldBusinessGoals    SpecField = "business_goals"
+	FieldExpectedOutcomes SpecField = "expected_outcomes"
+	FieldStreamName       SpecField = "stream_name"
+	FieldStreamType       SpecField = "stream_type"
+	FieldFocusAreas       SpecField = "focus_areas"
+	FieldKeywords         SpecField = "keywords"
+	FieldCompetitors      SpecField = "competitors"
+	FieldReportFrequency  SpecField = "report_frequency"
+	FieldChannel          SpecField = "channel"
+	FieldTimeOfDay        SpecField = "time_of_day"
+	FieldTimeZone         SpecField = "time_zone"
+	FieldWeekday          SpecField = "weekday"
+	FieldMonthDay         SpecField = "month_day"
 )
 
 // StreamType is the kind of research a stream does.
@@ -54,9 +54,9 @@ const (
 // fields (business_goals, focus_areas, keywords, competitors); the other one is empty.
 // It is a pair rather than a map so that it fits strict JSON-schema structured output.
 type FieldValue struct {
-	Field  Field    `json:"field" jsonschema:"enum=purpose,enum=business_goals,enum=expected_outcomes,enum=stream_name,enum=stream_type,enum=focus_areas,enum=keywords,enum=competitors,enum=report_frequency,enum=channel,enum=time_of_day,enum=time_zone,enum=weekday,enum=month_day" jsonschema_description:"name of the field, one of the available fields"`
-	Value  string   `json:"value" jsonschema_description:"the value for a single-valued field; empty for a list field"`
-	Values []string `json:"values" jsonschema_description:"the items for a list field; empty for a single-valued field"`
+	Field  SpecField `json:"field" jsonschema:"enum=purpose,enum=business_goals,enum=expected_outcomes,enum=stream_name,enum=stream_type,enum=focus_areas,enum=keywords,enum=competitors,enum=report_frequency,enum=channel,enum=time_of_day,enum=time_zone,enum=weekday,enum=month_day" jsonschema_description:"name of the field, one of the available fields"`
+	Value  string    `json:"value" jsonschema_description:"the value for a single-valued field; empty for a list field"`
+	Values []string  `json:"values" jsonschema_description:"the items for a list field; empty for a single-valued field"`
 }
 
 // Limits on field values.
@@ -86,7 +86,7 @@ const (
 // fieldDef describes a field: its type, whether the user must provide it, and how the
 // bot asks for it.
 type fieldDef struct {
-	field    Field
+	field    SpecField
 	kind     valueKind
 	required bool // must be given by the user; cannot be skipped
 	// defaulted fields hold a default from the start; skipping keeps it.
@@ -135,8 +135,8 @@ var fieldDefs = []fieldDef{
 }
 
 // Fields lists every field in workflow order.
-func Fields() []Field {
-	out := make([]Field, len(fieldDefs))
+func Fields() []SpecField {
+	out := make([]SpecField, len(fieldDefs))
 	for i, d := range fieldDefs {
 		out[i] = d.field
 	}
@@ -144,7 +144,7 @@ func Fields() []Field {
 }
 
 // lookupField returns the definition of f.
-func lookupField(f Field) (fieldDef, bool) {
+func lookupField(f SpecField) (fieldDef, bool) {
 	for _, d := range fieldDefs {
 		if d.field == f {
 			return d, true
@@ -154,19 +154,19 @@ func lookupField(f Field) (fieldDef, bool) {
 }
 
 // Optional reports whether the user may skip f.
-func (f Field) Optional() bool {
+func (f SpecField) Optional() bool {
 	d, ok := lookupField(f)
 	return ok && !d.required
 }
 
 // IsList reports whether f holds a list of values.
-func (f Field) IsList() bool {
+func (f SpecField) IsList() bool {
 	d, ok := lookupField(f)
 	return ok && d.kind == kindList
 }
 
 // Label is the human name of f, for review lines and messages.
-func (f Field) Label() string {
+func (f SpecField) Label() string {
 	if d, ok := lookupField(f); ok {
 		return d.label
 	}
@@ -284,7 +284,7 @@ func (d fieldDef) errorf(format string, args ...any) error {
 
 // ValueError says why a value is not valid for a field. It wraps ErrInvalidValue.
 type ValueError struct {
-	Field  Field
+	Field  SpecField
 	Reason string
 }
 

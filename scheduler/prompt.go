@@ -32,16 +32,16 @@ func RenderPrompt(c Conversation, a Action) (system, user string) {
 	}
 
 	type fieldInfo struct {
-		Name     Field
+		Name     SpecField
 		Type     string
 		Required bool
 		Choices  string
 	}
 	sys := struct {
 		Step           ConversationStep
-		Field          Field
+		Field          SpecField
 		ValidNextSteps string
-		CompletedField Field
+		CompletedField SpecField
 		MissingFields  string
 		Fields         []fieldInfo
 		Retry          bool
@@ -96,10 +96,10 @@ type untrustedData struct {
 
 // configEntry is one field of the configuration as shown to the model.
 type configEntry struct {
-	Field  Field    `json:"field"`
-	Status string   `json:"status"` // set, default, skipped, missing, not applicable
-	Value  string   `json:"value,omitempty"`
-	Values []string `json:"values,omitempty"`
+	Field  SpecField `json:"field"`
+	Status string    `json:"status"` // set, default, skipped, missing, not applicable
+	Value  string    `json:"value,omitempty"`
+	Values []string  `json:"values,omitempty"`
 }
 
 func configEntries(c Conversation) []configEntry {
@@ -139,7 +139,7 @@ func historyEntries(h []Entry) []Entry {
 // actionEntry is the user's action as shown to the model (seed 003 §2).
 type actionEntry struct {
 	Type           ActionKind `json:"type"`
-	TargetField    Field      `json:"target_field,omitempty"`
+	TargetField    SpecField  `json:"target_field,omitempty"`
 	SelectedValue  string     `json:"selected_value,omitempty"`
 	SelectedValues []string   `json:"selected_values,omitempty"`
 	Text           string     `json:"text,omitempty"`

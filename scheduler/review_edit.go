@@ -20,11 +20,11 @@ const editedPrefix = "edited:"
 
 // EditableFields returns the fields the review of c lets the user edit
 // inline, in the review's order; none outside the review.
-func EditableFields(c Conversation) []Field {
+func EditableFields(c Conversation) []SpecField {
 	if c.Step != StepReview || c.Last.Step != StepReview {
 		return nil
 	}
-	var out []Field
+	var out []SpecField
 	for _, l := range c.Spec.ReviewLines() {
 		if l.Field != "" {
 			out = append(out, l.Field)
@@ -35,7 +35,7 @@ func EditableFields(c Conversation) []Field {
 
 // FieldInput returns f's current value as the text of its inline edit: a
 // list field's items one per line.
-func FieldInput(c Conversation, f Field) string {
+func FieldInput(c Conversation, f SpecField) string {
 	v := c.Spec.get(f)
 	if f.IsList() {
 		return strings.Join(v.Values, "\n")
@@ -91,7 +91,7 @@ func listItems(text string) []string {
 }
 
 // reviewAgain is the review after field f was edited inline.
-func reviewAgain(c Conversation, f Field) (Conversation, Turn, error) {
+func reviewAgain(c Conversation, f SpecField) (Conversation, Turn, error) {
 	t := Turn{
 		Step:        StepReview,
 		Message:     "Saved " + f.Label() + ". Here is the configuration again: choose Confirm to create the stream, Change to talk it over, or Edit beside a field to change just that one.",
@@ -106,7 +106,7 @@ func reviewAgain(c Conversation, f Field) (Conversation, Turn, error) {
 
 // FieldChoices returns the values f accepts when it is a choice field
 // (type, frequency, weekday), for the inline edit's hint; nil otherwise.
-func FieldChoices(f Field) []string {
+func FieldChoices(f SpecField) []string {
 	if d, ok := lookupField(f); ok && d.kind == kindChoice {
 		return slices.Clone(d.choices)
 	}

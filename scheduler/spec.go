@@ -77,9 +77,9 @@ func (s Spec) Validate() error {
 
 // ReviewLine is one row of the configuration shown at the review step.
 type ReviewLine struct {
-	Field Field  `json:"field"`
-	Label string `json:"label"`
-	Value string `json:"value"` // untrusted plain text; "—" when empty
+	Field SpecField `json:"field"`
+	Label string    `json:"label"`
+	Value string    `json:"value"` // untrusted plain text; "—" when empty
 }
 
 // ReviewLines returns the whole configuration in workflow order, for the review step.
@@ -108,7 +108,7 @@ func (s Spec) ReviewLines() []ReviewLine {
 
 // relevant reports whether f applies given the chosen frequency: weekday only to
 // weekly and biweekly streams, month_day only to monthly ones.
-func (s Spec) relevant(f Field) bool {
+func (s Spec) relevant(f SpecField) bool {
 	switch f {
 	case FieldWeekday:
 		r, _ := s.Frequency.rule()
@@ -121,7 +121,7 @@ func (s Spec) relevant(f Field) bool {
 }
 
 // get returns the value of f in s, as strings.
-func (s Spec) get(f Field) FieldValue {
+func (s Spec) get(f SpecField) FieldValue {
 	v := FieldValue{Field: f}
 	switch f {
 	case FieldPurpose:
@@ -194,7 +194,7 @@ func (s *Spec) set(v FieldValue) {
 }
 
 // has reports whether f has a value in s.
-func (s Spec) has(f Field) bool { return !isEmpty(s.get(f)) }
+func (s Spec) has(f SpecField) bool { return !isEmpty(s.get(f)) }
 
 func isEmpty(v FieldValue) bool { return v.Value == "" && len(v.Values) == 0 }
 

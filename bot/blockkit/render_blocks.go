@@ -210,3 +210,13 @@ func domainOf(u string) string {
 	}
 	return strings.TrimPrefix(strings.ToLower(u), "www.")
 }
+
+// FirstNonEmpty returns the first non-blank string.
+func FirstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if strings.TrimSpace(s) != "" {
+			return s
+		}
+	}
+	return ""
+}

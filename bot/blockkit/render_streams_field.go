@@ -20,7 +20,7 @@ const (
 // one input holding value (a list one item per line), its label, and a
 // hint saying what it takes. meta is the form's private_metadata (where
 // the conversation is).
-func RenderStreamFieldModal(f scheduler.Field, value, meta string) slack.ModalViewRequest {
+func RenderStreamFieldModal(f scheduler.SpecField, value, meta string) slack.ModalViewRequest {
 	in := slack.NewPlainTextInputBlockElement(Plain(f.Label(), MaxPlaceholder), StartInput)
 	in.Multiline = f.IsList() || f == scheduler.FieldPurpose || f == scheduler.FieldExpectedOutcomes
 	in.MaxLength = MaxInputLength
