@@ -100,20 +100,20 @@ func (s *Streams) onAction(ctx context.Context, req *Request) error {
 		return s.openFieldEdit(ctx, req)
 	}
 	turnNo, value := blockkit.ParseTurnValue(act.Value)
-	var a scheduler.Action
+	var a scheduler.ConversationAction
 	click := &clicked{ts: cb.Container.MessageTs, blocks: cb.Message.Blocks.BlockSet, text: cb.Message.Text}
 	if click.ts == "" {
 		click.ts = cb.Message.Timestamp
 	}
 	switch {
 	case strings.HasPrefix(act.ActionID, blockkit.ActionStreamPick):
-		a = scheduler.Action{Kind: scheduler.ActionOptionSelected, Value: value}
+		a = scheduler.ConversationAction{Kind: scheduler.ActionOptionSelected, Value: value}
 		click.what = "chose *" + blockkit.EscapeTruncate(value, 200) + "*"
 	case act.ActionID == blockkit.ActionStreamConfirm:
-		a = scheduler.Action{Kind: scheduler.ActionOptionSelected, Value: scheduler.ReviewConfirm}
+		a = scheduler.ConversationAction{Kind: scheduler.ActionOptionSelected, Value: scheduler.ReviewConfirm}
 		click.what = "confirmed"
 	case act.ActionID == blockkit.ActionStreamChange:
-		a = scheduler.Action{Kind: scheduler.ActionOptionSelected, Value: scheduler.ReviewChange}
+		a = scheduler.ConversationAction{Kind: scheduler.ActionOptionSelected, Value: scheduler.ReviewChange}
 		click.what = "asked for a change"
 	case act.ActionID == blockkit.ActionStreamContinue:
 		var values []string
@@ -122,10 +122,10 @@ func (s *Streams) onAction(ctx context.Context, req *Request) error {
 				values = append(values, o.Value)
 			}
 		}
-		a = scheduler.Action{Kind: scheduler.ActionOptionsSelected, Values: values}
+		a = scheduler.ConversationAction{Kind: scheduler.ActionOptionsSelected, Values: values}
 		click.what = "chose *" + blockkit.EscapeTruncate(strings.Join(values, ", "), 400) + "*"
 	case act.ActionID == blockkit.ActionStreamSkip:
-		a = scheduler.Action{Kind: scheduler.ActionSkipStep}
+		a = scheduler.ConversationAction{Kind: scheduler.ActionSkipStep}
 		click.what = "skipped this question"
 	default:
 		s.log.Warn("bot: unknown stream action", "action", act.ActionID)
@@ -148,7 +148,7 @@ func (s *Streams) onAction(ctx context.Context, req *Request) error {
 // advance applies one action to the conversation of a thread: it asks the
 // model when needed, stores the result (compare-and-set) and posts the next
 // turn. A refused action is returned as a *UserError, for the user only.
-func (s *Streams) advance(ctx context.Context, channel, thread, user string, c scheduler.Conversation, version int64, a scheduler.Action, click *clicked) error {
+func (s *Streams) advance(ctx context.Context, channel, thread, user string, c scheduler.Conversation, version int64, a scheduler.ConversationAction, click *clicked) error {
 	log := s.log.With("channel", channel, "thread", thread, "user", user, "action", a.Kind)
 	if click == nil && c.Shown != "" {
 		// Answered by typing: the turn's buttons go, as after a click.

@@ -80,7 +80,7 @@ func (s *Streams) onFieldForm(ctx context.Context, req *Request) error {
 		req.Ack(slack.NewUpdateViewSubmissionResponse(noticeModal(blockkit.RenderError(what, "Nothing was saved."))))
 		return nil
 	}
-	a := scheduler.Action{Kind: scheduler.ActionFieldEdit, Turn: meta.Turn, Field: meta.Field, Text: text}
+	a := scheduler.ConversationAction{Kind: scheduler.ActionFieldEdit, Turn: meta.Turn, Field: meta.Field, Text: text}
 	if _, _, err := scheduler.Apply(c, a, scheduler.Proposal{}); err != nil {
 		var ae *scheduler.ActionError
 		switch {

@@ -31,5 +31,5 @@ func (s *Streams) HandleMention(ctx context.Context, m Mention) (bool, error) {
 	case m.Text == "":
 		return true, tell(blockkit.RenderError("Write your answer after the mention.", "For example: _@researchbot competitors in heat pumps_"), "Write your answer")
 	}
-	return true, s.advance(ctx, m.Channel, m.Thread, m.User, c, v, scheduler.Action{Kind: scheduler.ActionTextInput, Text: m.Text}, nil)
+	return true, s.advance(ctx, m.Channel, m.Thread, m.User, c, v, scheduler.ConversationAction{Kind: scheduler.ActionTextInput, Text: m.Text}, nil)
 }

@@ -25,7 +25,7 @@ type scriptModel struct {
 	calls int
 }
 
-func (m *scriptModel) Propose(context.Context, scheduler.Conversation, scheduler.Action) (scheduler.Proposal, error) {
+func (m *scriptModel) Propose(context.Context, scheduler.Conversation, scheduler.ConversationAction) (scheduler.Proposal, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.calls++

@@ -22,24 +22,25 @@ const (
 	ActionOptionSelected ActionKind = "option_selected"
 	// ActionOptionsSelected: the user ticked checkboxes and continued (Action.Values).
 	ActionOptionsSelected ActionKind = "options_selected"
-	// ActionTextInput: the user typed free text (Action.Text).
+	// ActionTextInput: the user typed free text (ConversationAction.Text).
 	ActionTextInput ActionKind = "text_input"
 	// ActionSkipStep: the user clicked Skip on an optional field.
 	ActionSkipStep ActionKind = "skip_step"
 	// ActionFieldEdit: at the review, the user edited one field inline
-	// (Action.Field, the new value in Action.Text; see review_edit.go).
+	// (ConversationAction.Field, the new value in ConversationAction.Text; see review_edit.go).
 	ActionFieldEdit ActionKind = "field_edit"
 )
 
-// Action is what the user did. The field a selection is for is not carried by the
-// action: it is the target field of the conversation's last turn, so a button from an
+// ConversationAction is what the user did in a stream's creation
+// conversation. The field a selection is for is not carried by the action: it
+// is the target field of the conversation's last turn, so a button from an
 // older message cannot write into a different field.
 //
 // Turn is the number of the turn whose control was used (Turn.Number). A click
 // on any turn but the last one is refused as stale (ErrStaleChoice), so an old
 // Skip cannot skip whatever the current step is. 0 means unknown (typed text,
 // controls posted before turns were numbered) and is not checked.
-type Action struct {
+type ConversationAction struct {
 	Kind   ActionKind `json:"kind"`
 	Turn   int        `json:"turn,omitempty"`
 	Value  string     `json:"value,omitempty"`  // option_selected
@@ -74,7 +75,7 @@ type Turn struct {
 	Options     []string         `json:"options"`      // multi-select checkboxes, then Continue
 	Skippable   bool             `json:"skippable"`    // offer a Skip button
 	// Number counts the bot's turns in the conversation, from 1. Controls carry
-	// it (Action.Turn), so a click on an older turn's button is refused.
+	// it (ConversationAction.Turn), so a click on an older turn's button is refused.
 	Number int `json:"number,omitempty"`
 	// Review is the whole configuration, set only at the review step, whose
 	// Suggestions are Confirm and Change.
@@ -212,7 +213,7 @@ func (e *ProposalError) Unwrap() error { return ErrInvalidProposal }
 // NeedsModel reports whether handling a in c needs a model proposal. It is false for
 // an action [Apply] will refuse and for the review step's Confirm and Change buttons,
 // which are handled deterministically.
-func NeedsModel(c Conversation, a Action) bool {
+func NeedsModel(c Conversation, a ConversationAction) bool {
 	_, eff, err := applyAction(c, a)
 	return err == nil && eff.decision == ""
 }
@@ -223,7 +224,7 @@ func NeedsModel(c Conversation, a Action) bool {
 // first one's valid extracted data is kept (see [Apply]). Like [Apply] it always
 // returns a usable conversation and turn; when the model fails, the conversation is
 // unchanged, the turn says so, and the error wraps ErrModelUnavailable.
-func Advance(ctx context.Context, m TurnProposer, c Conversation, a Action) (Conversation, Turn, error) {
+func Advance(ctx context.Context, m TurnProposer, c Conversation, a ConversationAction) (Conversation, Turn, error) {
 	if !NeedsModel(c, a) {
 		return Apply(c, a, Proposal{})
 	}
@@ -270,7 +271,7 @@ func Advance(ctx context.Context, m TurnProposer, c Conversation, a Action) (Con
 //
 // The review step's Confirm and Change buttons ignore p: Confirm completes the
 // conversation, Change returns to exploration.
-func Apply(c Conversation, a Action, p Proposal) (Conversation, Turn, error) {
+func Apply(c Conversation, a ConversationAction, p Proposal) (Conversation, Turn, error) {
 	c = c.clone()
 	c1, eff, err := applyAction(c, a)
 	if err != nil {

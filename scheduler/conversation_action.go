@@ -19,7 +19,7 @@ type effect struct {
 }
 
 // applyAction validates a and applies it to c (seed 003 §3, "before LLM call").
-func applyAction(c Conversation, a Action) (Conversation, effect, error) {
+func applyAction(c Conversation, a ConversationAction) (Conversation, effect, error) {
 	var eff effect
 	if c.Step == StepComplete {
 		return c, eff, &ActionError{Err: ErrFinished, Message: "This stream is already set up; start a new conversation to create another."}

@@ -15,7 +15,7 @@ import (
 // TurnProposer proposes the bot's next turn. The real implementation calls a language model
 // with [RenderPrompt] and a strict JSON schema for [Proposal]; it lives elsewhere.
 type TurnProposer interface {
-	Propose(ctx context.Context, c Conversation, a Action) (Proposal, error)
+	Propose(ctx context.Context, c Conversation, a ConversationAction) (Proposal, error)
 }
 
 // Mode is the kind of turn the model proposes.
@@ -44,7 +44,7 @@ type Proposal struct {
 // it (seed 003 §3–4, "after LLM call"). The extracted data is validated on its own:
 // on error the returned conversation is c plus the extracted data when all of that
 // was valid (the error's Kept lists it), or c itself.
-func applyProposal(c Conversation, eff effect, a Action, p Proposal) (Conversation, Turn, error) {
+func applyProposal(c Conversation, eff effect, a ConversationAction, p Proposal) (Conversation, Turn, error) {
 	var problems, dataProblems []string
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 	badData := func(format string, args ...any) { dataProblems = append(dataProblems, fmt.Sprintf(format, args...)) }

@@ -14,7 +14,7 @@ type recordingModel struct {
 	seen      []Conversation
 }
 
-func (m *recordingModel) Propose(_ context.Context, c Conversation, _ Action) (Proposal, error) {
+func (m *recordingModel) Propose(_ context.Context, c Conversation, _ ConversationAction) (Proposal, error) {
 	m.seen = append(m.seen, c)
 	if len(m.seen) > len(m.proposals) {
 		return Proposal{}, errors.New("script exhausted")
@@ -34,7 +34,7 @@ func TestValidExtractedDataKeptWhenStepInvalid(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			c := start(t)
-			c2, turn, err := Apply(c, Action{Kind: ActionTextInput, Text: "Call it Heat Watch, weekly please"}, p)
+			c2, turn, err := Apply(c, ConversationAction{Kind: ActionTextInput, Text: "Call it Heat Watch, weekly please"}, p)
 			var pe *ProposalError
 			if !errors.As(err, &pe) {
 				t.Fatalf("err = %v, want a ProposalError", err)
@@ -51,7 +51,7 @@ func TestValidExtractedDataKeptWhenStepInvalid(t *testing.T) {
 		})
 	}
 	// Invalid extracted data still spoils all of it.
-	c2, _, err := Apply(start(t), Action{Kind: ActionTextInput, Text: "x"},
+	c2, _, err := Apply(start(t), ConversationAction{Kind: ActionTextInput, Text: "x"},
 		Proposal{Mode: ModeQuestion, NextStep: "nowhere", ExtractedData: []FieldValue{text(FieldStreamName, "Ok"), text(FieldStreamType, "astrological")}})
 	var pe *ProposalError
 	if !errors.As(err, &pe) || len(pe.Kept) != 0 || c2.Spec.Name != "" {
@@ -68,7 +68,7 @@ func TestAdvanceRetriesInvalidProposalOnce(t *testing.T) {
 		{Mode: ModeSuggestion, Message: "Goals?", NextStep: StepBusinessGoals, Options: []string{"Pricing"},
 			ExtractedData: []FieldValue{text(FieldPurpose, "Track heat pumps")}},
 	}}
-	a := Action{Kind: ActionTextInput, Text: "I want to track heat pumps"}
+	a := ConversationAction{Kind: ActionTextInput, Text: "I want to track heat pumps"}
 	c, turn, err := Advance(context.Background(), m, start(t), a)
 	if err != nil {
 		t.Fatalf("Advance: %v", err)
@@ -109,31 +109,31 @@ func TestStaleTurnControlsRefused(t *testing.T) {
 	if first.Number != 1 || c.Last.Number != 1 {
 		t.Fatalf("first turn number %d", first.Number)
 	}
-	c, turn, err := Apply(c, Action{Kind: ActionTextInput, Text: "watch heat pumps"},
+	c, turn, err := Apply(c, ConversationAction{Kind: ActionTextInput, Text: "watch heat pumps"},
 		Proposal{Mode: ModeSuggestion, NextStep: StepCompetitors, Options: []string{"Acme"}})
 	if err != nil || turn.Number != 2 || c.Last.Number != 2 || !turn.Skippable {
 		t.Fatalf("second turn %+v: %v", turn, err)
 	}
 	// An old button (turn 1) is stale.
-	if _, _, err := Apply(c, Action{Kind: ActionSkipStep, Turn: 1}, goTo(StepExploration)); !errors.Is(err, ErrStaleChoice) {
+	if _, _, err := Apply(c, ConversationAction{Kind: ActionSkipStep, Turn: 1}, goTo(StepExploration)); !errors.Is(err, ErrStaleChoice) {
 		t.Errorf("stale skip: %v", err)
 	}
-	if _, _, err := Apply(c, Action{Kind: ActionOptionsSelected, Values: []string{"Acme"}, Turn: 1}, goTo(StepExploration)); !errors.Is(err, ErrStaleChoice) {
+	if _, _, err := Apply(c, ConversationAction{Kind: ActionOptionsSelected, Values: []string{"Acme"}, Turn: 1}, goTo(StepExploration)); !errors.Is(err, ErrStaleChoice) {
 		t.Errorf("stale options: %v", err)
 	}
 	// The current turn's Skip works, and numbers the next turn.
-	c2, turn, err := Apply(c, Action{Kind: ActionSkipStep, Turn: 2}, goTo(StepExploration))
+	c2, turn, err := Apply(c, ConversationAction{Kind: ActionSkipStep, Turn: 2}, goTo(StepExploration))
 	if err != nil || !c2.IsSettled(FieldCompetitors) || turn.Number != 3 {
 		t.Fatalf("current skip: %v %+v", err, turn)
 	}
 	// Now the competitors turn's Skip is old: it cannot skip the new step.
 	c3 := c2
 	c3.Step = StepWeekday
-	if _, _, err := Apply(c3, Action{Kind: ActionSkipStep, Turn: 2}, goTo(StepExploration)); !errors.Is(err, ErrStaleChoice) {
+	if _, _, err := Apply(c3, ConversationAction{Kind: ActionSkipStep, Turn: 2}, goTo(StepExploration)); !errors.Is(err, ErrStaleChoice) {
 		t.Errorf("old skip on a new step: %v", err)
 	}
 	// Unnumbered controls (posted before numbering) are not checked.
-	if _, _, err := Apply(c, Action{Kind: ActionSkipStep}, goTo(StepExploration)); err != nil {
+	if _, _, err := Apply(c, ConversationAction{Kind: ActionSkipStep}, goTo(StepExploration)); err != nil {
 		t.Errorf("unnumbered skip: %v", err)
 	}
 }

@@ -205,7 +205,7 @@ func TestApplyTransitionRules(t *testing.T) {
 			if f, ok := tc.next.Field(); ok {
 				p = Proposal{Mode: ModeSuggestion, Message: "ok", TargetField: f, NextStep: tc.next}
 			}
-			c2, turn, err := Apply(tc.c, Action{Kind: ActionTextInput, Text: "hello"}, p)
+			c2, turn, err := Apply(tc.c, ConversationAction{Kind: ActionTextInput, Text: "hello"}, p)
 			if tc.valid {
 				if err != nil {
 					t.Fatalf("valid transition refused: %v", err)
@@ -230,7 +230,7 @@ func TestApplyTransitionRules(t *testing.T) {
 
 func TestEmptyNextStepStays(t *testing.T) {
 	c := with(t, start(t), StepPurpose)
-	c2, turn, err := Apply(c, Action{Kind: ActionTextInput, Text: "why do you ask?"},
+	c2, turn, err := Apply(c, ConversationAction{Kind: ActionTextInput, Text: "why do you ask?"},
 		Proposal{Mode: ModeQuestion, Message: "Because it guides the search."})
 	if err != nil || c2.Step != StepPurpose || turn.Message != "Because it guides the search." {
 		t.Errorf("got %q %q %v", c2.Step, turn.Message, err)
@@ -240,10 +240,10 @@ func TestEmptyNextStepStays(t *testing.T) {
 func TestOptionSelectedForCurrentStep(t *testing.T) {
 	c := with(t, start(t), StepStreamType)
 	c.Last.Suggestions = []string{"competitive", "regulatory"}
-	if !NeedsModel(c, Action{Kind: ActionOptionSelected, Value: "competitive"}) {
+	if !NeedsModel(c, ConversationAction{Kind: ActionOptionSelected, Value: "competitive"}) {
 		t.Fatal("a data step selection needs the model to choose the next step")
 	}
-	sys, _ := RenderPrompt(c, Action{Kind: ActionOptionSelected, Value: "competitive"})
+	sys, _ := RenderPrompt(c, ConversationAction{Kind: ActionOptionSelected, Value: "competitive"})
 	if !strings.Contains(sys, "The field 'stream_type' has been settled") {
 		t.Errorf("prompt does not say the step just completed:\n%s", sys)
 	}
@@ -251,7 +251,7 @@ func TestOptionSelectedForCurrentStep(t *testing.T) {
 		!slices.Contains(strings.Split(valid, ", "), "stream_name") {
 		t.Errorf("valid next steps after settling stream_type: %q", valid)
 	}
-	c2, turn, err := Apply(c, Action{Kind: ActionOptionSelected, Value: "competitive"}, suggest(StepStreamName,
+	c2, turn, err := Apply(c, ConversationAction{Kind: ActionOptionSelected, Value: "competitive"}, suggest(StepStreamName,
 		"Palatin Competitive Intelligence", "Palatin Research Monitor"))
 	if err != nil {
 		t.Fatal(err)
@@ -280,7 +280,7 @@ func promptLine(prompt, prefix string) string {
 func TestOptionSelectedStaleOrUnknown(t *testing.T) {
 	c := with(t, start(t), StepStreamType)
 	c.Last.Suggestions = []string{"competitive", "regulatory"}
-	for _, a := range []Action{
+	for _, a := range []ConversationAction{
 		{Kind: ActionOptionSelected, Value: "clinical"}, // valid type, but not on offer
 		{Kind: ActionOptionSelected, Value: ""},
 		{Kind: ActionOptionsSelected, Values: []string{"competitive"}}, // no checkboxes offered
@@ -302,14 +302,14 @@ func TestOptionSelectedForAnotherField(t *testing.T) {
 	// In exploration the model offered report frequencies; the user clicks one.
 	c := start(t)
 	c.Last = Turn{Step: StepExploration, TargetField: FieldReportFrequency, Suggestions: []string{"weekly", "monthly"}}
-	c2, _, err := Apply(c, Action{Kind: ActionOptionSelected, Value: "monthly"}, goTo(StepMonthDay))
+	c2, _, err := Apply(c, ConversationAction{Kind: ActionOptionSelected, Value: "monthly"}, goTo(StepMonthDay))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c2.Spec.Frequency != Monthly || c2.Step != StepMonthDay {
 		t.Errorf("frequency %q step %q", c2.Spec.Frequency, c2.Step)
 	}
-	sys, _ := RenderPrompt(c, Action{Kind: ActionOptionSelected, Value: "monthly"})
+	sys, _ := RenderPrompt(c, ConversationAction{Kind: ActionOptionSelected, Value: "monthly"})
 	if strings.Contains(sys, "has been settled") {
 		t.Error("a selection outside a data step must not be reported as completing it")
 	}
@@ -318,7 +318,7 @@ func TestOptionSelectedForAnotherField(t *testing.T) {
 func TestOptionSelectedSuggestionForListField(t *testing.T) {
 	c := with(t, start(t), StepCompetitors)
 	c.Last.Suggestions = []string{"Palatin Technologies"}
-	c2, _, err := Apply(c, Action{Kind: ActionOptionSelected, Value: "Palatin Technologies"}, goTo(StepExploration))
+	c2, _, err := Apply(c, ConversationAction{Kind: ActionOptionSelected, Value: "Palatin Technologies"}, goTo(StepExploration))
 	if err != nil || !slices.Equal(c2.Spec.Competitors, []string{"Palatin Technologies"}) {
 		t.Errorf("competitors %v, %v", c2.Spec.Competitors, err)
 	}
@@ -327,7 +327,7 @@ func TestOptionSelectedSuggestionForListField(t *testing.T) {
 func TestOptionsSelected(t *testing.T) {
 	c := with(t, start(t), StepFocusAreas)
 	c.Last.Options = []string{"Oncology", "Cardiology", "Dermatology"}
-	c2, turn, err := Apply(c, Action{Kind: ActionOptionsSelected, Values: []string{"Oncology", "Cardiology"}},
+	c2, turn, err := Apply(c, ConversationAction{Kind: ActionOptionsSelected, Values: []string{"Oncology", "Cardiology"}},
 		offerOptions(StepKeywords, "MC4R", "melanocortin", "bremelanotide"))
 	if err != nil {
 		t.Fatal(err)
@@ -339,11 +339,11 @@ func TestOptionsSelected(t *testing.T) {
 		t.Errorf("turn %+v", turn)
 	}
 
-	_, _, err = Apply(c, Action{Kind: ActionOptionsSelected, Values: []string{"Oncology", "Astrology"}}, goTo(StepExploration))
+	_, _, err = Apply(c, ConversationAction{Kind: ActionOptionsSelected, Values: []string{"Oncology", "Astrology"}}, goTo(StepExploration))
 	if !errors.Is(err, ErrStaleChoice) {
 		t.Errorf("value not on offer: %v", err)
 	}
-	_, turn, err = Apply(c, Action{Kind: ActionOptionsSelected}, goTo(StepExploration))
+	_, turn, err = Apply(c, ConversationAction{Kind: ActionOptionsSelected}, goTo(StepExploration))
 	if !errors.Is(err, ErrEmptyInput) || !strings.Contains(turn.Message, "at least one") {
 		t.Errorf("nothing ticked: %v %q", err, turn.Message)
 	}
@@ -351,7 +351,7 @@ func TestOptionsSelected(t *testing.T) {
 
 func TestTextInput(t *testing.T) {
 	c := start(t)
-	c2, turn, err := Apply(c, Action{Kind: ActionTextInput, Text: "I want to monitor Palatin Technologies"}, Proposal{
+	c2, turn, err := Apply(c, ConversationAction{Kind: ActionTextInput, Text: "I want to monitor Palatin Technologies"}, Proposal{
 		Mode:     ModeQuestion,
 		Message:  "What aspects of Palatin Technologies are you interested in monitoring?",
 		NextStep: StepExploration,
@@ -362,10 +362,10 @@ func TestTextInput(t *testing.T) {
 	if n := len(c2.History); n != 3 || c2.History[1].Role != "user" || c2.History[2].Role != "assistant" {
 		t.Errorf("history %+v", c2.History)
 	}
-	if _, _, err := Apply(c, Action{Kind: ActionTextInput, Text: "  \n "}, goTo(StepExploration)); !errors.Is(err, ErrEmptyInput) {
+	if _, _, err := Apply(c, ConversationAction{Kind: ActionTextInput, Text: "  \n "}, goTo(StepExploration)); !errors.Is(err, ErrEmptyInput) {
 		t.Errorf("blank text: %v", err)
 	}
-	if _, _, err := Apply(c, Action{Kind: ActionTextInput, Text: strings.Repeat("x", MaxInputLen+1)}, goTo(StepExploration)); !errors.Is(err, ErrInputTooLong) {
+	if _, _, err := Apply(c, ConversationAction{Kind: ActionTextInput, Text: strings.Repeat("x", MaxInputLen+1)}, goTo(StepExploration)); !errors.Is(err, ErrInputTooLong) {
 		t.Errorf("long text: %v", err)
 	}
 }
@@ -373,7 +373,7 @@ func TestTextInput(t *testing.T) {
 func TestSkipStep(t *testing.T) {
 	c := with(t, start(t), StepCompetitors)
 	c.Last.Skippable = true
-	c2, turn, err := Apply(c, Action{Kind: ActionSkipStep}, goTo(StepReportFrequency))
+	c2, turn, err := Apply(c, ConversationAction{Kind: ActionSkipStep}, goTo(StepReportFrequency))
 	if err != nil {
 		t.Fatalf("optional competitors not skippable: %v", err)
 	}
@@ -387,7 +387,7 @@ func TestSkipStep(t *testing.T) {
 
 	// Defaulted fields keep their default when skipped.
 	c = with(t, start(t), StepTimeOfDay)
-	c2, _, err = Apply(c, Action{Kind: ActionSkipStep}, goTo(StepExploration))
+	c2, _, err = Apply(c, ConversationAction{Kind: ActionSkipStep}, goTo(StepExploration))
 	if err != nil || c2.Spec.TimeOfDay != "09:00" || !c2.IsSettled(FieldTimeOfDay) {
 		t.Errorf("skip time of day: %v %q", err, c2.Spec.TimeOfDay)
 	}
@@ -396,7 +396,7 @@ func TestSkipStep(t *testing.T) {
 func TestSkipRequiredFieldRefused(t *testing.T) {
 	for _, step := range []ConversationStep{StepPurpose, StepBusinessGoals, StepStreamType, StepKeywords, StepReportFrequency} {
 		c := with(t, start(t), step)
-		c2, turn, err := Apply(c, Action{Kind: ActionSkipStep}, goTo(StepExploration))
+		c2, turn, err := Apply(c, ConversationAction{Kind: ActionSkipStep}, goTo(StepExploration))
 		if !errors.Is(err, ErrRequiredField) {
 			t.Errorf("%s: err %v, want ErrRequiredField", step, err)
 		}
@@ -408,24 +408,24 @@ func TestSkipRequiredFieldRefused(t *testing.T) {
 			t.Errorf("%s: conversation changed", step)
 		}
 	}
-	if _, _, err := Apply(start(t), Action{Kind: ActionSkipStep}, Proposal{}); !errors.Is(err, ErrNothingToSkip) {
+	if _, _, err := Apply(start(t), ConversationAction{Kind: ActionSkipStep}, Proposal{}); !errors.Is(err, ErrNothingToSkip) {
 		t.Errorf("skip in exploration: %v", err)
 	}
 	// A defaulted field without a value (invalid channel at start) cannot be skipped.
 	c, _ := BeginConversation("U0OWNER", "not-a-channel", "UTC", testNow)
 	c = with(t, c, StepChannel)
-	if _, _, err := Apply(c, Action{Kind: ActionSkipStep}, Proposal{}); !errors.Is(err, ErrRequiredField) {
+	if _, _, err := Apply(c, ConversationAction{Kind: ActionSkipStep}, Proposal{}); !errors.Is(err, ErrRequiredField) {
 		t.Errorf("skip channel without default: %v", err)
 	}
 }
 
 func TestUnknownActionAndFinished(t *testing.T) {
-	if _, _, err := Apply(start(t), Action{Kind: "dance"}, Proposal{}); !errors.Is(err, ErrUnknownAction) {
+	if _, _, err := Apply(start(t), ConversationAction{Kind: "dance"}, Proposal{}); !errors.Is(err, ErrUnknownAction) {
 		t.Errorf("unknown action: %v", err)
 	}
 	done := with(t, complete(t), StepComplete)
 	for _, k := range []ActionKind{ActionTextInput, ActionOptionSelected, ActionOptionsSelected, ActionSkipStep} {
-		if _, _, err := Apply(done, Action{Kind: k, Text: "hi"}, goTo(StepExploration)); !errors.Is(err, ErrFinished) {
+		if _, _, err := Apply(done, ConversationAction{Kind: k, Text: "hi"}, goTo(StepExploration)); !errors.Is(err, ErrFinished) {
 			t.Errorf("%s after complete: %v", k, err)
 		}
 	}
@@ -477,7 +477,7 @@ func TestInvalidProposalsRejected(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c2, turn, err := Apply(base, Action{Kind: ActionTextInput, Text: "my purpose is X"}, tc.p)
+			c2, turn, err := Apply(base, ConversationAction{Kind: ActionTextInput, Text: "my purpose is X"}, tc.p)
 			var pe *ProposalError
 			if !errors.As(err, &pe) || !errors.Is(err, ErrInvalidProposal) {
 				t.Fatalf("err = %v, want a ProposalError", err)
@@ -505,7 +505,7 @@ func TestInvalidProposalsRejected(t *testing.T) {
 func TestInvalidProposalKeepsUserSelection(t *testing.T) {
 	c := with(t, start(t), StepStreamType)
 	c.Last.Suggestions = []string{"competitive", "regulatory"}
-	c2, turn, err := Apply(c, Action{Kind: ActionOptionSelected, Value: "regulatory"}, goTo("nowhere"))
+	c2, turn, err := Apply(c, ConversationAction{Kind: ActionOptionSelected, Value: "regulatory"}, goTo("nowhere"))
 	if !errors.Is(err, ErrInvalidProposal) {
 		t.Fatalf("err %v", err)
 	}
@@ -519,7 +519,7 @@ func TestInvalidProposalKeepsUserSelection(t *testing.T) {
 
 func TestInvalidProposalAtReviewShowsReviewAgain(t *testing.T) {
 	c := with(t, complete(t), StepReview)
-	_, turn, err := Apply(c, Action{Kind: ActionTextInput, Text: "hmm"}, goTo(StepPurpose))
+	_, turn, err := Apply(c, ConversationAction{Kind: ActionTextInput, Text: "hmm"}, goTo(StepPurpose))
 	if !errors.Is(err, ErrInvalidProposal) || turn.Step != StepReview ||
 		!slices.Equal(turn.Suggestions, []string{ReviewConfirm, ReviewChange}) || len(turn.Review) == 0 {
 		t.Errorf("%v %+v", err, turn)
@@ -529,7 +529,7 @@ func TestInvalidProposalAtReviewShowsReviewAgain(t *testing.T) {
 // Scenario C of seed 003: the user changes an earlier field by typing.
 func TestScenarioCChangeEarlierField(t *testing.T) {
 	c := with(t, start(t), StepKeywords, required()[:6]...)
-	a := Action{Kind: ActionTextInput, Text: "Actually, change the purpose to 'Monitor regulatory changes'"}
+	a := ConversationAction{Kind: ActionTextInput, Text: "Actually, change the purpose to 'Monitor regulatory changes'"}
 	c2, turn, err := Apply(c, a, Proposal{
 		Mode:          ModeQuestion,
 		Message:       `Got it, I've updated the purpose to "Monitor regulatory changes". Now, back to keywords.`,
@@ -554,7 +554,7 @@ func TestScenarioCChangeEarlierField(t *testing.T) {
 // Scenario D: the user answers the current field in text; the model extracts it and moves on.
 func TestScenarioDTextAnswersCurrentField(t *testing.T) {
 	c := with(t, start(t), StepPurpose)
-	a := Action{Kind: ActionTextInput, Text: "I want to track competitive landscape for strategic planning"}
+	a := ConversationAction{Kind: ActionTextInput, Text: "I want to track competitive landscape for strategic planning"}
 	c2, turn, err := Apply(c, a, Proposal{
 		Mode:          ModeSuggestion,
 		TargetField:   FieldBusinessGoals,
@@ -578,7 +578,7 @@ func TestScenarioDTextAnswersCurrentField(t *testing.T) {
 func TestScenarioBDataStepToExploration(t *testing.T) {
 	c := with(t, start(t), StepStreamType)
 	c.Last.Suggestions = []string{"competitive"}
-	c2, turn, err := Apply(c, Action{Kind: ActionOptionSelected, Value: "competitive"}, Proposal{
+	c2, turn, err := Apply(c, ConversationAction{Kind: ActionOptionSelected, Value: "competitive"}, Proposal{
 		Mode: ModeQuestion, Message: "Great choice! What business decisions will this support?", NextStep: StepExploration,
 		Suggestions: []string{"ignored in QUESTION mode"},
 	})
@@ -589,7 +589,7 @@ func TestScenarioBDataStepToExploration(t *testing.T) {
 
 func TestChoiceSuggestionsNormalised(t *testing.T) {
 	c := start(t)
-	_, turn, err := Apply(c, Action{Kind: ActionTextInput, Text: "how often can you post?"},
+	_, turn, err := Apply(c, ConversationAction{Kind: ActionTextInput, Text: "how often can you post?"},
 		suggest(StepReportFrequency, "Weekly", "twice a month", "BIWEEKLY", "weekly"))
 	if err != nil {
 		t.Fatal(err)
@@ -602,7 +602,7 @@ func TestChoiceSuggestionsNormalised(t *testing.T) {
 		many[i] = strings.Repeat("k", i+1)
 	}
 	many = append(many, strings.Repeat("x", MaxChoiceLen+1))
-	_, turn, err = Apply(c, Action{Kind: ActionTextInput, Text: "keywords?"}, offerOptions(StepKeywords, many...))
+	_, turn, err = Apply(c, ConversationAction{Kind: ActionTextInput, Text: "keywords?"}, offerOptions(StepKeywords, many...))
 	if err != nil || len(turn.Options) != MaxChoices {
 		t.Errorf("options not capped: %d %v", len(turn.Options), err)
 	}
@@ -610,7 +610,7 @@ func TestChoiceSuggestionsNormalised(t *testing.T) {
 
 func TestChannelTimeAndZoneFromText(t *testing.T) {
 	c := start(t)
-	a := Action{Kind: ActionTextInput, Text: "Post it in <#C0RESEARCH|research> at 7:30 New York time"}
+	a := ConversationAction{Kind: ActionTextInput, Text: "Post it in <#C0RESEARCH|research> at 7:30 New York time"}
 	c2, _, err := Apply(c, a, Proposal{Mode: ModeQuestion, Message: "Done.", NextStep: StepExploration,
 		ExtractedData: []FieldValue{
 			text(FieldChannel, "<#C0RESEARCH|research>"),
@@ -632,7 +632,7 @@ func TestChannelTimeAndZoneFromText(t *testing.T) {
 
 func TestReviewStep(t *testing.T) {
 	c := complete(t)
-	c2, turn, err := Apply(c, Action{Kind: ActionTextInput, Text: "that's all"},
+	c2, turn, err := Apply(c, ConversationAction{Kind: ActionTextInput, Text: "that's all"},
 		Proposal{Mode: ModeQuestion, Message: "", NextStep: StepReview, TargetField: FieldPurpose})
 	if err != nil {
 		t.Fatal(err)
@@ -666,7 +666,7 @@ func TestReviewStep(t *testing.T) {
 	}
 
 	// Confirm is deterministic: no model needed, and the proposal is ignored.
-	confirm := Action{Kind: ActionOptionSelected, Value: ReviewConfirm}
+	confirm := ConversationAction{Kind: ActionOptionSelected, Value: ReviewConfirm}
 	if NeedsModel(c2, confirm) {
 		t.Error("Confirm should not need the model")
 	}
@@ -678,24 +678,24 @@ func TestReviewStep(t *testing.T) {
 		t.Errorf("completed spec invalid: %v", err)
 	}
 
-	change := Action{Kind: ActionOptionSelected, Value: ReviewChange}
+	change := ConversationAction{Kind: ActionOptionSelected, Value: ReviewChange}
 	c4, turn, err := Apply(c2, change, Proposal{})
 	if err != nil || c4.Step != StepExploration || !strings.Contains(turn.Message, "change") {
 		t.Errorf("change: %v %q %q", err, c4.Step, turn.Message)
 	}
-	if _, _, err := Apply(c2, Action{Kind: ActionOptionSelected, Value: "Delete everything"}, Proposal{}); !errors.Is(err, ErrStaleChoice) {
+	if _, _, err := Apply(c2, ConversationAction{Kind: ActionOptionSelected, Value: "Delete everything"}, Proposal{}); !errors.Is(err, ErrStaleChoice) {
 		t.Errorf("unknown review button: %v", err)
 	}
 }
 
 func TestReviewByText(t *testing.T) {
 	c := with(t, complete(t), StepReview)
-	c2, _, err := Apply(c, Action{Kind: ActionTextInput, Text: "looks good"}, goTo(StepComplete))
+	c2, _, err := Apply(c, ConversationAction{Kind: ActionTextInput, Text: "looks good"}, goTo(StepComplete))
 	if err != nil || c2.Step != StepComplete {
 		t.Errorf("confirm by text: %v %q", err, c2.Step)
 	}
 	// A change and completion in one go is refused: the user must see the new configuration.
-	change := Action{Kind: ActionTextInput, Text: "make it monthly"}
+	change := ConversationAction{Kind: ActionTextInput, Text: "make it monthly"}
 	withChange := Proposal{Mode: ModeQuestion, NextStep: StepComplete, ExtractedData: []FieldValue{text(FieldReportFrequency, "monthly")}}
 	if _, _, err := Apply(c, change, withChange); !errors.Is(err, ErrInvalidProposal) {
 		t.Errorf("change+complete accepted: %v", err)
@@ -714,7 +714,7 @@ func TestSkippableFlag(t *testing.T) {
 	c := start(t)
 	for step, want := range map[ConversationStep]bool{StepCompetitors: true, StepPurpose: false, StepChannel: true, StepStreamType: false} {
 		p := Proposal{Mode: ModeQuestion, NextStep: step}
-		_, turn, err := Apply(c, Action{Kind: ActionTextInput, Text: "next"}, p)
+		_, turn, err := Apply(c, ConversationAction{Kind: ActionTextInput, Text: "next"}, p)
 		if err != nil || turn.Skippable != want {
 			t.Errorf("%s: skippable %v, want %v (%v)", step, turn.Skippable, want, err)
 		}
@@ -728,7 +728,7 @@ type scripted struct {
 	err       error
 }
 
-func (s *scripted) Propose(_ context.Context, c Conversation, a Action) (Proposal, error) {
+func (s *scripted) Propose(_ context.Context, c Conversation, a ConversationAction) (Proposal, error) {
 	if s.err != nil {
 		return Proposal{}, s.err
 	}
@@ -754,7 +754,7 @@ func TestAdvanceWholeConversation(t *testing.T) {
 		{Mode: ModeQuestion, Message: "Which day?", NextStep: StepWeekday},
 		{Mode: ModeQuestion, Message: "Here it is.", NextStep: StepReview},
 	}}
-	actions := []Action{
+	actions := []ConversationAction{
 		{Kind: ActionTextInput, Text: "I want to monitor Palatin Technologies"},
 		{Kind: ActionTextInput, Text: "their pipeline, for partnering"},
 		{Kind: ActionOptionSelected, Value: "Track Palatin's pipeline"},
@@ -814,7 +814,7 @@ func TestAdvanceWholeConversation(t *testing.T) {
 
 func TestAdvanceModelFailure(t *testing.T) {
 	c := start(t)
-	c2, turn, err := Advance(context.Background(), &scripted{err: errors.New("503")}, c, Action{Kind: ActionTextInput, Text: "hi"})
+	c2, turn, err := Advance(context.Background(), &scripted{err: errors.New("503")}, c, ConversationAction{Kind: ActionTextInput, Text: "hi"})
 	if !errors.Is(err, ErrModelUnavailable) || !reflect.DeepEqual(c2, c) || !strings.Contains(turn.Message, "try again") {
 		t.Errorf("%v %q", err, turn.Message)
 	}
@@ -824,7 +824,7 @@ func TestApplyDoesNotModifyInput(t *testing.T) {
 	c := with(t, start(t), StepFocusAreas, required()[:3]...)
 	c.Last.Options = []string{"A", "B"}
 	before, _ := json.Marshal(c)
-	_, _, _ = Apply(c, Action{Kind: ActionOptionsSelected, Values: []string{"A"}},
+	_, _, _ = Apply(c, ConversationAction{Kind: ActionOptionsSelected, Values: []string{"A"}},
 		Proposal{Mode: ModeQuestion, NextStep: StepExploration, ExtractedData: []FieldValue{list(FieldBusinessGoals, "X")}})
 	after, _ := json.Marshal(c)
 	if string(before) != string(after) {
@@ -835,7 +835,7 @@ func TestApplyDoesNotModifyInput(t *testing.T) {
 func TestHistoryBounded(t *testing.T) {
 	c := start(t)
 	for range MaxHistory {
-		c, _, _ = Apply(c, Action{Kind: ActionTextInput, Text: "more"}, goTo(StepExploration))
+		c, _, _ = Apply(c, ConversationAction{Kind: ActionTextInput, Text: "more"}, goTo(StepExploration))
 	}
 	if len(c.History) != MaxHistory {
 		t.Errorf("history %d entries, want %d", len(c.History), MaxHistory)
@@ -893,12 +893,12 @@ func TestProposalFitsStrictSchema(t *testing.T) {
 }
 
 func TestTurnDoesNotAliasFieldTable(t *testing.T) {
-	_, turn, err := Apply(start(t), Action{Kind: ActionTextInput, Text: "frequency?"}, goTo(StepReportFrequency))
+	_, turn, err := Apply(start(t), ConversationAction{Kind: ActionTextInput, Text: "frequency?"}, goTo(StepReportFrequency))
 	if err != nil || len(turn.Suggestions) == 0 {
 		t.Fatalf("%v %+v", err, turn)
 	}
 	turn.Suggestions[0] = "hourly"
-	_, turn, _ = Apply(start(t), Action{Kind: ActionTextInput, Text: "frequency?"}, goTo(StepReportFrequency))
+	_, turn, _ = Apply(start(t), ConversationAction{Kind: ActionTextInput, Text: "frequency?"}, goTo(StepReportFrequency))
 	if turn.Suggestions[0] != "daily" {
 		t.Errorf("mutating a turn changed the field table: %v", turn.Suggestions)
 	}

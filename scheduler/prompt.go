@@ -25,7 +25,7 @@ func promptTemplates() *template.Template {
 // history and the action — goes in the user prompt as one JSON document between
 // <untrusted_user_data> markers, marked as data. JSON encoding escapes '<' and '>', so
 // user text cannot close the block early.
-func RenderPrompt(c Conversation, a Action) (system, user string) {
+func RenderPrompt(c Conversation, a ConversationAction) (system, user string) {
 	after, eff, err := applyAction(c, a)
 	if err != nil {
 		after, eff = c, effect{}
@@ -145,7 +145,7 @@ type actionEntry struct {
 	Text           string     `json:"text,omitempty"`
 }
 
-func actionData(c Conversation, a Action) actionEntry {
+func actionData(c Conversation, a ConversationAction) actionEntry {
 	e := actionEntry{Type: a.Kind}
 	switch a.Kind {
 	case ActionOptionSelected:

@@ -47,7 +47,7 @@ func FieldInput(c Conversation, f SpecField) string {
 // review shows, and its value valid; a list takes one item per line (or
 // comma-separated items on one line); an optional field left empty is
 // cleared, or kept at its default.
-func (c Conversation) applyFieldEdit(a Action) (Conversation, effect, error) {
+func (c Conversation) applyFieldEdit(a ConversationAction) (Conversation, effect, error) {
 	var eff effect
 	if !slices.Contains(EditableFields(c), a.Field) {
 		return c, eff, staleChoice()

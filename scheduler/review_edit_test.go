@@ -10,7 +10,7 @@ import (
 // atReview returns a complete conversation at a real review turn.
 func atReview(t *testing.T) Conversation {
 	t.Helper()
-	c, turn, err := Apply(complete(t), Action{Kind: ActionTextInput, Text: "looks done"}, goTo(StepReview))
+	c, turn, err := Apply(complete(t), ConversationAction{Kind: ActionTextInput, Text: "looks done"}, goTo(StepReview))
 	if err != nil || turn.Step != StepReview {
 		t.Fatalf("reaching the review: %v, %+v", err, turn)
 	}
@@ -22,7 +22,7 @@ func atReview(t *testing.T) Conversation {
 // other fields are kept.
 func TestFieldEditAtReview(t *testing.T) {
 	c := atReview(t)
-	a := Action{Kind: ActionFieldEdit, Field: FieldKeywords, Text: "MC4R agonist\nsetmelanotide\n\nmc4r AGONIST", Turn: c.Last.Number}
+	a := ConversationAction{Kind: ActionFieldEdit, Field: FieldKeywords, Text: "MC4R agonist\nsetmelanotide\n\nmc4r AGONIST", Turn: c.Last.Number}
 	if NeedsModel(c, a) {
 		t.Error("an inline edit asks the model")
 	}
@@ -52,11 +52,11 @@ func TestFieldEditAtReview(t *testing.T) {
 		t.Error("another field changed")
 	}
 	// Comma-separated on one line, and a choice field, as the conversation validates it.
-	next, _, err = Apply(next, Action{Kind: ActionFieldEdit, Field: FieldFocusAreas, Text: "Obesity, Rare disease"}, Proposal{})
+	next, _, err = Apply(next, ConversationAction{Kind: ActionFieldEdit, Field: FieldFocusAreas, Text: "Obesity, Rare disease"}, Proposal{})
 	if err != nil || !slices.Equal(next.Spec.FocusAreas, []string{"Obesity", "Rare disease"}) {
 		t.Fatalf("focus areas %q, %v", next.Spec.FocusAreas, err)
 	}
-	next, _, err = Apply(next, Action{Kind: ActionFieldEdit, Field: FieldReportFrequency, Text: "Monthly"}, Proposal{})
+	next, _, err = Apply(next, ConversationAction{Kind: ActionFieldEdit, Field: FieldReportFrequency, Text: "Monthly"}, Proposal{})
 	if err != nil || next.Spec.Frequency != "monthly" {
 		t.Fatalf("frequency %q, %v", next.Spec.Frequency, err)
 	}
@@ -73,15 +73,15 @@ func TestFieldEditRefused(t *testing.T) {
 	cases := []struct {
 		name string
 		c    Conversation
-		a    Action
+		a    ConversationAction
 		err  error
 		msg  string
 	}{
-		{"bad choice", c, Action{Kind: ActionFieldEdit, Field: FieldReportFrequency, Text: "hourly"}, nil, `"hourly" is not one of`},
-		{"required emptied", c, Action{Kind: ActionFieldEdit, Field: FieldPurpose, Text: "  "}, ErrRequiredField, "Purpose is required"},
-		{"not shown", c, Action{Kind: ActionFieldEdit, Field: FieldMonthDay, Text: "3"}, ErrStaleChoice, "isn't on offer"},
-		{"not at review", with(t, c, StepExploration), Action{Kind: ActionFieldEdit, Field: FieldKeywords, Text: "x"}, ErrStaleChoice, "isn't on offer"},
-		{"another turn's review", c, Action{Kind: ActionFieldEdit, Field: FieldKeywords, Text: "x", Turn: c.Last.Number + 1}, ErrStaleChoice, "isn't on offer"},
+		{"bad choice", c, ConversationAction{Kind: ActionFieldEdit, Field: FieldReportFrequency, Text: "hourly"}, nil, `"hourly" is not one of`},
+		{"required emptied", c, ConversationAction{Kind: ActionFieldEdit, Field: FieldPurpose, Text: "  "}, ErrRequiredField, "Purpose is required"},
+		{"not shown", c, ConversationAction{Kind: ActionFieldEdit, Field: FieldMonthDay, Text: "3"}, ErrStaleChoice, "isn't on offer"},
+		{"not at review", with(t, c, StepExploration), ConversationAction{Kind: ActionFieldEdit, Field: FieldKeywords, Text: "x"}, ErrStaleChoice, "isn't on offer"},
+		{"another turn's review", c, ConversationAction{Kind: ActionFieldEdit, Field: FieldKeywords, Text: "x", Turn: c.Last.Number + 1}, ErrStaleChoice, "isn't on offer"},
 	}
 	for _, tc := range cases {
 		next, _, err := Apply(tc.c, tc.a, Proposal{})
@@ -98,7 +98,7 @@ func TestFieldEditRefused(t *testing.T) {
 		}
 	}
 	// An optional list emptied is cleared.
-	next, _, err := Apply(c, Action{Kind: ActionFieldEdit, Field: FieldCompetitors, Text: ""}, Proposal{})
+	next, _, err := Apply(c, ConversationAction{Kind: ActionFieldEdit, Field: FieldCompetitors, Text: ""}, Proposal{})
 	if err != nil || len(next.Spec.Competitors) != 0 {
 		t.Errorf("competitors %q, %v: want cleared", next.Spec.Competitors, err)
 	}

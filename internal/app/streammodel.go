@@ -33,7 +33,7 @@ func (a *App) StreamModel() *StreamModel {
 }
 
 // Propose asks the model for the next turn of conversation c after action act.
-func (m *StreamModel) Propose(ctx context.Context, c scheduler.Conversation, act scheduler.Action) (scheduler.Proposal, error) {
+func (m *StreamModel) Propose(ctx context.Context, c scheduler.Conversation, act scheduler.ConversationAction) (scheduler.Proposal, error) {
 	system, user := scheduler.RenderPrompt(c, act)
 	var p scheduler.Proposal
 	_, err := m.client.Generate(ctx, llm.Request{

@@ -31,7 +31,7 @@ func TestStreamModelProposes(t *testing.T) {
 	t.Cleanup(func() { _ = a.Close() })
 
 	c, _ := scheduler.BeginConversation("U1", "C1", "UTC", time.Now())
-	act := scheduler.Action{Kind: scheduler.ActionTextInput, Text: "I want to track heat pumps"}
+	act := scheduler.ConversationAction{Kind: scheduler.ActionTextInput, Text: "I want to track heat pumps"}
 	p, err := a.StreamModel().Propose(context.Background(), c, act)
 	if err != nil {
 		t.Fatal(err)
