@@ -45,6 +45,8 @@ func slackSharingKey(runID, channel string) string {
 func slackPostIntentKey(runID, post string) string {
 	return keySlack + "intent:" + runID + ":" + post
 }
+func slackHeldKey() string                  { return keySlack + "held" }
+func slackHeldClaimKey(runID string) string { return keySlack + "held:claim:" + runID }
 func slackEscalatedKey(runID, instID, user string) string {
 	return keySlack + "escalated:" + runID + ":" + instID + ":" + user
 }
@@ -78,6 +80,38 @@ func (m *SlackMemory) PostIntent(ctx context.Context, runID, post string) (time.
 // dates the earliest attempt, from which a later look must search.
 func (m *SlackMemory) RememberPostIntent(ctx context.Context, runID, post string, at time.Time, ttl time.Duration) error {
 	return m.rdb.SetNX(ctx, slackPostIntentKey(runID, post), at.UnixMilli(), ttl).Err()
+}
+
+// HoldRun records that run runID is being started since at and is held
+// until its root message is shown (its starter claims it for claimTTL).
+func (m *SlackMemory) HoldRun(ctx context.Context, runID string, at time.Time, claimTTL time.Duration) error {
+	pipe := m.rdb.TxPipeline()
+	pipe.ZAdd(ctx, slackHeldKey(), redis.Z{Score: float64(at.UnixMilli()), Member: runID})
+	pipe.Set(ctx, slackHeldClaimKey(runID), 1, claimTTL)
+	_, err := pipe.Exec(ctx)
+	return err
+}
+
+// HeldRuns returns up to n runs held since before (oldest first).
+func (m *SlackMemory) HeldRuns(ctx context.Context, before time.Time, n int) ([]string, error) {
+	return m.rdb.ZRangeByScore(ctx, slackHeldKey(), &redis.ZRangeBy{
+		Min: "-inf", Max: strconv.FormatInt(before.UnixMilli(), 10), Count: int64(n),
+	}).Result()
+}
+
+// ClaimHeldRun claims run runID, held, for ttl, and reports whether it was
+// free (its starter's claim, or another replica's, expired).
+func (m *SlackMemory) ClaimHeldRun(ctx context.Context, runID string, ttl time.Duration) (bool, error) {
+	return m.rdb.SetNX(ctx, slackHeldClaimKey(runID), 1, ttl).Result()
+}
+
+// ForgetHeldRun records that run runID is no longer held.
+func (m *SlackMemory) ForgetHeldRun(ctx context.Context, runID string) error {
+	pipe := m.rdb.TxPipeline()
+	pipe.ZRem(ctx, slackHeldKey(), runID)
+	pipe.Del(ctx, slackHeldClaimKey(runID))
+	_, err := pipe.Exec(ctx)
+	return err
 }
 
 // ProgressMessage returns the ts of run runID's progress message.

@@ -98,3 +98,44 @@ func TestSlackMemoryKeysAreTheKeyTables(t *testing.T) {
 		t.Errorf("an unknown run's progress message: %v %v", ok, err)
 	}
 }
+
+// TestHeldRunsAreListedClaimedOnceAndForgotten: a run held while its root
+// message is posted is listed once its time is before the cut, can be
+// claimed only after its starter's claim is gone, and is listed no more
+// once forgotten.
+func TestHeldRunsAreListedClaimedOnceAndForgotten(t *testing.T) {
+	_, rdb := redistest.Start(t)
+	ctx := context.Background()
+	m := NewSlackMemory(rdb)
+	at := time.UnixMilli(1700000000000)
+	if err := m.HoldRun(ctx, "r1", at, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if ids, err := m.HeldRuns(ctx, at.Add(-time.Second), 10); err != nil || len(ids) != 0 {
+		t.Errorf("held before its time: %v, %v", ids, err)
+	}
+	if ids, err := m.HeldRuns(ctx, at, 10); err != nil || !slices.Equal(ids, []string{"r1"}) {
+		t.Errorf("held runs = %v, %v; want r1", ids, err)
+	}
+	if ok, err := m.ClaimHeldRun(ctx, "r1", time.Minute); err != nil || ok {
+		t.Errorf("claimed while its starter holds it: %v, %v", ok, err)
+	}
+	if err := rdb.Del(ctx, "rb:slack:held:claim:r1").Err(); err != nil { // as its TTL would
+		t.Fatal(err)
+	}
+	if ok, err := m.ClaimHeldRun(ctx, "r1", time.Minute); err != nil || !ok {
+		t.Errorf("not claimed once its starter's claim expired: %v, %v", ok, err)
+	}
+	if ok, _ := m.ClaimHeldRun(ctx, "r1", time.Minute); ok {
+		t.Error("claimed twice")
+	}
+	if err := m.ForgetHeldRun(ctx, "r1"); err != nil {
+		t.Fatal(err)
+	}
+	if ids, _ := m.HeldRuns(ctx, at.Add(time.Hour), 10); len(ids) != 0 {
+		t.Errorf("forgotten run still held: %v", ids)
+	}
+	if n, _ := rdb.Exists(ctx, "rb:slack:held:claim:r1").Result(); n != 0 {
+		t.Error("the claim outlived the hold")
+	}
+}
