@@ -71,8 +71,13 @@ func (a *App) sweepHeldOnce(ctx context.Context) {
 			continue
 		}
 		log.Warn("bot: a run was stored but its request not shown (the process starting it stopped); finishing its start")
-		if _, err := a.showHeld(ctx, run, log); err != nil && !errors.Is(err, errStartLater) {
+		thread, err := a.showHeld(ctx, run, log)
+		switch {
+		case err != nil && !errors.Is(err, errStartLater):
 			log.Error("bot: finishing the start of a held run failed", "err", err)
+		case thread != "":
+			a.metrics.runStarted()
+			log.Info("bot: run started by the sweep", "thread", thread)
 		}
 	}
 }

@@ -215,9 +215,23 @@ func leftPad(s string, n int) string {
 	return strings.Repeat("0", n-len(s)) + s
 }
 
-// tsBefore orders Slack timestamps numerically.
+// tsBefore orders Slack timestamps ("seconds.micros") numerically.
 func tsBefore(a, b string) bool {
-	af, _ := strconv.ParseFloat(a, 64)
-	bf, _ := strconv.ParseFloat(b, 64)
-	return af < bf
+	as, af, _ := strings.Cut(a, ".")
+	bs, bf, _ := strings.Cut(b, ".")
+	if len(as) != len(bs) {
+		return len(as) < len(bs)
+	}
+	if as != bs {
+		return as < bs
+	}
+	return rightPad(af, 6) < rightPad(bf, 6) // fractions: "5" is .500000
+}
+
+// rightPad pads s with zeros on the right to n characters.
+func rightPad(s string, n int) string {
+	if len(s) >= n {
+		return s
+	}
+	return s + strings.Repeat("0", n-len(s))
 }

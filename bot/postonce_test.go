@@ -164,3 +164,23 @@ func TestWithoutTheHistoryScopeTheLostPostIsMadeAgainAndSaidSo(t *testing.T) {
 		t.Errorf("warnings about the missing scope: %q, want one naming channels:history and the duplicate", warns)
 	}
 }
+
+func TestTSBeforeOrdersSlackTimestamps(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want bool
+	}{
+		{"1795915679.244492", "1795915679.244493", true},
+		{"1795915679.244493", "1795915679.244492", false},
+		{"999999999.999999", "1000000000.000000", true},
+		{"1700000000.5", "1700000000.400000", false},
+		{"1700000000.000001", "1700000000.000001", false},
+	} {
+		if got := tsBefore(c.a, c.b); got != c.want {
+			t.Errorf("tsBefore(%s, %s) = %v", c.a, c.b, got)
+		}
+	}
+	if got := slackTS(time.UnixMicro(1700000000000042)); got != "1700000000.000042" {
+		t.Errorf("slackTS = %s", got)
+	}
+}
