@@ -31,6 +31,9 @@ type Engine interface {
 	List(ctx context.Context, f pipeline.RunFilter) ([]*pipeline.Run, error)
 	CheckpointActions
 	RecordVerdict(ctx context.Context, runID string, v pipeline.Verdict) (*pipeline.Run, error)
+	// Release and Withdraw end the hold of a run started held (heldruns.go).
+	Release(ctx context.Context, runID, threadTS string) (*pipeline.Run, error)
+	Withdraw(ctx context.Context, runID, reason string) error
 }
 
 // StreamCommand is a "/research stream …" invocation.
@@ -161,9 +164,11 @@ type Config struct {
 // App is the Slack bot: a Socket Mode loop that acks, routes and hands the
 // slow work to a bounded pool.
 type App struct {
-	cfg       Config
-	send      *Sender
-	api       *slack.Client // send's client
+	cfg  Config
+	send *Sender
+	api  *slack.Client // send's client
+	// once posts a request's root message once (postonce.go).
+	once      *postOnce
 	routes    *Routes
 	panel     *assistantPanel // the assistant panel's calls (assistant.go)
 	sm        *socketmode.Client
@@ -264,6 +269,7 @@ func New(cfg Config) (*App, error) {
 	a.send = senderOr(cfg.Sender, SenderConfig{BotToken: cfg.BotToken, AppToken: cfg.AppToken, APIURL: cfg.APIURL, HTTPClient: cfg.HTTPClient, Metrics: a.metrics, Logger: a.log, Clock: a.clock})
 	a.api = a.send.API()
 	a.panel = newAssistantPanel(a.api, cfg.Memory, a.log, a.clock)
+	a.once = &postOnce{api: a.api, mem: cfg.Memory, clock: a.clock, log: a.log}
 	a.routes = NewRoutes()
 	a.registerRoutes()
 	smOpts := []socketmode.Option{socketmode.OptionLog(slog.NewLogLogger(a.log.Handler(), slog.LevelDebug))}
@@ -325,6 +331,7 @@ func (a *App) Run(ctx context.Context) error {
 	}
 	a.pool.run(ctx)
 	wg.Go(func() { a.connectLoop(ctx) })
+	wg.Go(func() { a.sweepHeld(ctx) })
 
 	for done := false; !done; {
 		select {

@@ -30,6 +30,9 @@ type fakeEngine struct {
 	loadHold chan struct{}
 	// decideErr, when set, is what Decide answers, changing nothing.
 	decideErr error
+	// keepIDs names a run by the id its request chose (pipeline.Request.ID),
+	// as the engine does; without it runs are run-1, run-2, ….
+	keepIDs bool
 	// direct makes the runs it starts private (Origin.Direct), like a held digest.
 	direct bool
 	// finishing, when set, adds to a run what it found before it finishes
@@ -64,10 +67,53 @@ func (e *fakeEngine) clone(r *pipeline.Run) *pipeline.Run {
 func (e *fakeEngine) Start(ctx context.Context, req pipeline.Request) (*pipeline.Run, error) {
 	e.mu.Lock()
 	e.seq++
-	r := &pipeline.Run{ID: fmt.Sprintf("run-%d", e.seq), Question: req.Question, Mode: req.Mode, Depth: req.Depth,
+	id := fmt.Sprintf("run-%d", e.seq)
+	if e.keepIDs && req.ID != "" {
+		id = req.ID
+	}
+	r := &pipeline.Run{ID: id, Question: req.Question, Mode: req.Mode, Depth: req.Depth,
 		RequestedBy: req.RequestedBy, Origin: req.Origin, Status: pipeline.StatusRunning, Step: pipeline.StepPlan, CreatedAt: e.now(), Domains: req.Domains}
 	r.Origin.Direct = r.Origin.Direct || e.direct
 	e.runs[r.ID] = r
+	if req.Held {
+		// Like the engine: stored, and nothing shown until Release.
+		r.Status, r.Held = pipeline.StatusInterrupted, true
+		snap := e.clone(r)
+		e.mu.Unlock()
+		return snap, nil
+	}
+	return e.begin(ctx, r)
+}
+
+// Release lets a held run go on in its thread: it offers its plan review.
+func (e *fakeEngine) Release(ctx context.Context, runID, threadTS string) (*pipeline.Run, error) {
+	e.mu.Lock()
+	r, ok := e.runs[runID]
+	if !ok {
+		e.mu.Unlock()
+		return nil, pipeline.ErrNotFound
+	}
+	if !r.Held {
+		defer e.mu.Unlock()
+		return e.clone(r), nil
+	}
+	r.Held, r.Status, r.Origin.ThreadTS = false, pipeline.StatusRunning, threadTS
+	return e.begin(ctx, r)
+}
+
+// Withdraw cancels a held run.
+func (e *fakeEngine) Withdraw(ctx context.Context, runID, reason string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if r, ok := e.runs[runID]; ok && r.Held {
+		r.Held, r.Status, r.Presented = false, pipeline.StatusCancelled, true
+	}
+	return nil
+}
+
+// begin offers the plan review of run r; it is called with e.mu held and
+// releases it.
+func (e *fakeEngine) begin(ctx context.Context, r *pipeline.Run) (*pipeline.Run, error) {
 	e.offerLocked(r, checkpoints.PlanReview, planPayload(), map[string]any{
 		"sub_questions": "What is RAG?\nWhy do sources go stale?", "queries": "web: RAG staleness", "depth": "standard"})
 	snap := e.clone(r)

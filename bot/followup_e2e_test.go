@@ -93,7 +93,7 @@ func TestE2EFollowUpQuestions(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, r := range all {
-			if r.Parent == parentID {
+			if r.Parent == parentID && !r.Held { // held: its root message is being posted
 				child = r
 			}
 		}

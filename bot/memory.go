@@ -23,6 +23,21 @@ type SlackMemory interface {
 	// ProgressMessage returns the ts of a run's progress message.
 	ProgressMessage(ctx context.Context, runID string) (ts string, found bool, err error)
 	RememberProgressMessage(ctx context.Context, runID, ts string, ttl time.Duration) error
+	// PostIntent returns when the post named post of run runID was about
+	// to be made (postonce.go), found=false when no marker is left;
+	// RememberPostIntent records that moment for ttl unless a marker is
+	// there already (the earliest attempt is kept).
+	PostIntent(ctx context.Context, runID, post string) (at time.Time, found bool, err error)
+	RememberPostIntent(ctx context.Context, runID, post string, at time.Time, ttl time.Duration) error
+	// HoldRun records that run runID was stored held (pipeline.Request.Held)
+	// at at, while its root message is posted, and claims it for claimTTL;
+	// HeldRuns lists up to n held since before, oldest first; ClaimHeldRun
+	// claims one whose claim expired (its starter died); ForgetHeldRun
+	// drops one that was released (heldruns.go).
+	HoldRun(ctx context.Context, runID string, at time.Time, claimTTL time.Duration) error
+	HeldRuns(ctx context.Context, before time.Time, n int) ([]string, error)
+	ClaimHeldRun(ctx context.Context, runID string, ttl time.Duration) (bool, error)
+	ForgetHeldRun(ctx context.Context, runID string) error
 	// FinalPost returns the fields of what a run's final post has shown
 	// (empty when nothing); RememberFinalPost sets one and renews the ttl.
 	FinalPost(ctx context.Context, runID string) (map[string]string, error)

@@ -290,8 +290,11 @@ func inviteHelp(channelID string) []slack.Block {
 	return blockkit.RenderError(what, todo)
 }
 
-// startResearch rate-limits, posts the root message, creates the run and
-// names it in the root message.
+// startResearch rate-limits, stores the run held (pipeline.Request.Held),
+// posts the root message naming it, and lets the run go on in its thread.
+// The run is stored before anything a kill could lose: a process killed
+// from then on leaves a held run, which another process finishes starting
+// (heldruns.go), and the root message is posted once (postOnce).
 func (a *App) startResearch(ctx context.Context, req *Request) error {
 	cmd, c, log := req.Command, req.Parsed, req.Log
 	if err := a.limiter.allow(ctx, cmd.TeamID, cmd.UserID); err != nil {
@@ -303,25 +306,22 @@ func (a *App) startResearch(ctx context.Context, req *Request) error {
 		log.Error("bot: rate limiter unavailable", "err", err)
 		return tell(blockkit.RenderError("I couldn't start your research: my storage is not answering.", "Please try again in a few minutes."), "Storage unavailable")
 	}
-	root := blockkit.RootInfo{Question: c.Question, RequestedBy: cmd.UserID, Mode: c.Mode, Depth: c.Depth}
-	ts, err := a.send.Post(ctx, cmd.ChannelID, c.ThreadTS, blockkit.RenderRoot(root), blockkit.RootText(root))
-	if err != nil {
-		if notInChannel[slackErrorCode(err)] {
-			return tell(inviteHelp(cmd.ChannelID), "Invite me first: /invite @researchbot")
-		}
-		log.Error("bot: posting the root message failed", "err", err)
-		return tell(blockkit.RenderError("I couldn't post in this channel: "+blockkit.Escape(slackErrorCode(err))+".", "Please try again in a minute."), "Posting failed")
-	}
-	thread := blockkit.FirstNonEmpty(c.ThreadTS, ts)
 	files, fileProblems := a.readStartFiles(ctx, c.Files, cmd.UserID, cmd.ChannelID)
+	id := pipeline.NewRunID()
+	if err := a.cfg.Memory.HoldRun(ctx, id, a.now(), heldClaimTTL); err != nil {
+		log.Error("bot: recording a new run failed", "err", err)
+		return tell(blockkit.RenderError("I couldn't start your research: my storage is not answering.", "Please try again in a few minutes."), "Storage unavailable")
+	}
 	run, err := a.engine.Start(ctx, pipeline.Request{
+		ID:       id,
+		Held:     true,
 		Question: c.Question,
 		Mode:     c.Mode,
 		Depth:    c.Depth,
 		ReviewSources: c.ReviewSources || slices.Contains(a.cfg.ReviewSources, cmd.ChannelID) ||
 			slices.Contains(a.cfg.ReviewSources, "*"),
 		RequestedBy: cmd.UserID,
-		Origin:      pipeline.Origin{Kind: OriginKind, TeamID: cmd.TeamID, Channel: cmd.ChannelID, ThreadTS: thread},
+		Origin:      pipeline.Origin{Kind: OriginKind, TeamID: cmd.TeamID, Channel: cmd.ChannelID, ThreadTS: c.ThreadTS},
 		Limits:      pipeline.Limits{MaxCostUSD: c.BudgetUSD},
 		FollowUpOf:  c.FollowUpOf,
 		Domains:     a.withChannelNever(ctx, cmd.ChannelID, c.Domains),
@@ -330,24 +330,29 @@ func (a *App) startResearch(ctx context.Context, req *Request) error {
 		PersonToken: a.personToken(req),
 	})
 	if err != nil {
+		a.forgetHeld(ctx, id)
 		log.Error("bot: starting a run failed", "err", err)
-		blocks := blockkit.RenderError("I couldn't start this research: "+blockkit.EscapeTruncate(err.Error(), 500), "Please try again; if it keeps failing, tell whoever runs researchbot.")
-		if _, err := a.send.Post(ctx, cmd.ChannelID, thread, blocks, "Could not start"); err != nil {
-			log.Error("bot: explaining a failed start failed", "err", err)
+		return tell(blockkit.RenderError("I couldn't start this research: "+blockkit.EscapeTruncate(err.Error(), 500), "Please try again; if it keeps failing, tell whoever runs researchbot."), "Could not start")
+	}
+	if run.ID != id {
+		a.forgetHeld(ctx, id) // an engine that names runs itself: nothing to sweep under id
+	}
+	thread, err := a.showHeld(ctx, run, log)
+	if errors.Is(err, errStartLater) {
+		return tell(blockkit.RenderError("Slack didn't confirm my post of your request, so I'm checking it; the research starts in its thread in a moment.", "No need to ask again."), "Starting in a moment")
+	}
+	if err != nil {
+		if notInChannel[slackErrorCode(err)] {
+			return tell(inviteHelp(cmd.ChannelID), "Invite me first: /invite @researchbot")
 		}
-		return nil
+		return tell(blockkit.RenderError("I couldn't post in this channel: "+blockkit.Escape(slackErrorCode(err))+".", "Please try again in a minute."), "Posting failed")
+	}
+	if thread == "" {
+		return nil // released elsewhere, or left for the sweep (logged)
 	}
 	a.metrics.runStarted()
 	log.Info("bot: run started", "run_id", run.ID, "mode", c.Mode, "depth", c.Depth)
-	a.rememberThread(ctx, cmd.ChannelID, thread, run.ID)
 	a.tellFileProblems(ctx, cmd.ChannelID, thread, fileProblems, "The research goes on without "+blockkit.ItOrThem(len(fileProblems))+".")
-	if run.Parent != "" {
-		a.linkFollowUp(ctx, run, thread, cmd.UserID)
-	}
-	root.RunID, root.Status = run.ID, run.Status
-	if err := a.send.Update(ctx, cmd.ChannelID, ts, blockkit.RenderRoot(root), blockkit.RootText(root)); err != nil {
-		log.Warn("bot: naming the run in the root message failed", "run_id", run.ID, "err", err)
-	}
 	return nil
 }
 

@@ -136,7 +136,7 @@ func runAsking(t *testing.T, ctx context.Context, fake *slackfake.Server, a *app
 	if !bot.WaitUntil(fake, 20*time.Second, func() bool {
 		runs, _ := a.Engine.List(ctx, pipeline.RunFilter{RequestedBy: user, Limit: 20})
 		for _, r := range runs {
-			if r.Question == question {
+			if r.Question == question && !r.Held { // held: its root message is being posted
 				found = r
 				return true
 			}

@@ -79,7 +79,7 @@ func (f *startFixture) run(question string) *pipeline.Run {
 	f.waitFor("the run of "+question, func() bool {
 		runs, _ := f.app.Engine.List(f.ctx, pipeline.RunFilter{RequestedBy: startUser, Limit: 20})
 		for _, r := range runs {
-			if r.Question == question {
+			if r.Question == question && !r.Held { // held: its root message is being posted
 				found = r
 				return true
 			}

@@ -151,6 +151,11 @@ func (e *Engine) advanceLeased(ctx context.Context, runID string) (*Run, error) 
 			}
 			return r, nil
 		}
+		if r.Held {
+			// Stored before the place it is shown in was made: its
+			// starter releases it (Release) or withdraws it.
+			return nil, nil
+		}
 		if by != "" {
 			return nil, e.finishCancelled(ctx, r, by)
 		}

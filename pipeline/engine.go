@@ -250,7 +250,10 @@ func ValidateRequest(req Request) error {
 
 // Start validates a request, stores the new run and queues it.
 func (e *Engine) Start(ctx context.Context, req Request) (*Run, error) {
-	id := e.cfg.NewID()
+	id := req.ID
+	if id == "" {
+		id = e.cfg.NewID()
+	}
 	if req.FollowUpOf != "" {
 		if err := e.claimFollowUp(ctx, &req, id); err != nil {
 			return nil, err
@@ -306,8 +309,15 @@ func (e *Engine) create(ctx context.Context, req Request, id string) (*Run, erro
 	}
 	e.traceRun(ctx, r)
 	r.trace(now, StepPlan, "run created")
+	if req.Held {
+		r.Status, r.Held = StatusInterrupted, true
+		r.trace(now, StepPlan, "held until its starter shows where it runs")
+	}
 	if err := e.cfg.Store.Create(ctx, r); err != nil {
 		return nil, fmt.Errorf("store the new run: %w", err)
+	}
+	if r.Held {
+		return r, nil
 	}
 	// A run the queue did not take is still in the store's index of runs
 	// with work: a rescue pass queues it.

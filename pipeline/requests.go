@@ -195,7 +195,7 @@ func (e *Engine) Resume(ctx context.Context, runID string) (*Run, error) {
 		return r, nil
 	}
 	if err := e.update(ctx, r, func(r *Run) bool {
-		if r.Status != StatusInterrupted {
+		if r.Status != StatusInterrupted || r.Held { // a held run is its starter's to release
 			return false
 		}
 		r.Status = StatusQueued
@@ -211,6 +211,51 @@ func (e *Engine) Resume(ctx context.Context, runID string) (*Run, error) {
 		return r, fmt.Errorf("queue run %s: %w", r.ID, err)
 	}
 	return r, nil
+}
+
+// Release lets a held run (Request.Held) go on, shown in threadTS of its
+// origin's channel: it is queued. A run released already (by another
+// process that finished starting it) is returned as it is.
+func (e *Engine) Release(ctx context.Context, runID, threadTS string) (*Run, error) {
+	r, err := e.cfg.Store.Load(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	released := false
+	if err := e.update(ctx, r, func(r *Run) bool {
+		if !r.Held {
+			return false
+		}
+		r.Held, r.Status, r.Origin.ThreadTS = false, StatusQueued, threadTS
+		r.trace(e.cfg.Clock.Now(), r.Step, "released: its thread is shown")
+		released = true
+		return true
+	}); err != nil {
+		return r, err
+	}
+	if released {
+		e.wake(ctx, r)
+	}
+	return r, nil
+}
+
+// Withdraw ends a held run (Request.Held) that cannot be shown (its
+// starter could not post where it runs): it is cancelled, with nothing to
+// show. A run no longer held is left as it is.
+func (e *Engine) Withdraw(ctx context.Context, runID, reason string) error {
+	r, err := e.cfg.Store.Load(ctx, runID)
+	if err != nil {
+		return err
+	}
+	return e.update(ctx, r, func(r *Run) bool {
+		if !r.Held {
+			return false
+		}
+		now := e.cfg.Clock.Now()
+		r.Held, r.Status, r.Step, r.FinishedAt, r.Presented = false, StatusCancelled, StepDone, now, true
+		r.trace(now, r.Step, "withdrawn before it started: %s", reason)
+		return true
+	})
 }
 
 // Interrupt marks a run whose process is going away (Ctrl-C in a terminal)

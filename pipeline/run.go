@@ -183,6 +183,15 @@ type Request struct {
 	// interaction; it is kept only until the run ends. A Request is never
 	// encoded with it.
 	PersonToken PersonToken `json:"-"`
+	// ID is the run's id, chosen by the caller ("" for a new one): a run
+	// with this id already stored is never made again (Start fails).
+	ID string
+	// Held stores the run held (Run.Held): no worker takes it until its
+	// starter releases it (Engine.Release) with where it is shown, or
+	// withdraws it (Engine.Withdraw). A Slack request stores its run so
+	// before it posts the root message the run's thread hangs under, so a
+	// process killed in between loses no request.
+	Held bool
 }
 
 // Known is what a run must not report again.
@@ -312,6 +321,10 @@ type Run struct {
 	Failure string `json:"failure,omitempty"`
 	// CancelledBy names who cancelled the run.
 	CancelledBy string `json:"cancelled_by,omitempty"`
+	// Held marks a run stored before the place it is shown in was made
+	// (Request.Held): its status is interrupted, so no worker takes it,
+	// until Engine.Release or Engine.Withdraw.
+	Held bool `json:"held,omitempty"`
 	// Presented is set once the final outcome was shown to people (the
 	// report posted). A finished run that is not presented yet is still
 	// work for a worker: a failed post or a crash does not lose the report.

@@ -31,6 +31,8 @@ func TestSlackMemoryKeysAreTheKeyTables(t *testing.T) {
 		m.RememberEscalated(ctx, "r1", "r1.cp", "U2", ttl),
 		m.RememberHomePublished(ctx, "U1", ttl),
 		m.RememberSharedSummary(ctx, "r1", "C2", "7", ttl),
+		m.RememberPostIntent(ctx, "r1", "outcome", time.UnixMilli(1700000000000), ttl),
+		m.RememberPostIntent(ctx, "r1", "outcome", time.UnixMilli(1700000009000), ttl), // the earliest is kept
 	} {
 		if err != nil {
 			t.Fatal(err)
@@ -44,7 +46,7 @@ func TestSlackMemoryKeysAreTheKeyTables(t *testing.T) {
 	}
 	want := []string{
 		"rb:slack:assistant:D1:5", "rb:slack:assistant:off:T1", "rb:slack:cp:r1.cp", "rb:slack:draftfile:r1",
-		"rb:slack:escalated:r1:r1.cp:U2", "rb:slack:final:r1", "rb:slack:home:U1", "rb:slack:planstream:off:T1",
+		"rb:slack:escalated:r1:r1.cp:U2", "rb:slack:final:r1", "rb:slack:home:U1", "rb:slack:intent:r1:outcome", "rb:slack:planstream:off:T1",
 		"rb:slack:planstream:r1", "rb:slack:progress:r1", "rb:slack:seen:action:A1", "rb:slack:share:done:r1:C2",
 		"rb:slack:share:lock:r1:C2", "rb:slack:thread:C1:4",
 	}
@@ -55,6 +57,12 @@ func TestSlackMemoryKeysAreTheKeyTables(t *testing.T) {
 	slices.Sort(keys)
 	if !slices.Equal(keys, want) {
 		t.Fatalf("keys\n%v\nwant\n%v", keys, want)
+	}
+	if at, found, err := m.PostIntent(ctx, "r1", "outcome"); err != nil || !found || at.UnixMilli() != 1700000000000 {
+		t.Errorf("post intent = %v, %v, %v; want the earliest", at, found, err)
+	}
+	if _, found, err := m.PostIntent(ctx, "r1", "root"); err != nil || found {
+		t.Errorf("post intent of a post never tried: found=%v, %v", found, err)
 	}
 	for _, k := range keys {
 		if d := rdb.TTL(ctx, k).Val(); d <= 0 || d > ttl {
@@ -88,5 +96,46 @@ func TestSlackMemoryKeysAreTheKeyTables(t *testing.T) {
 	}
 	if _, ok, err := m.ProgressMessage(ctx, "r9"); ok || err != nil {
 		t.Errorf("an unknown run's progress message: %v %v", ok, err)
+	}
+}
+
+// TestHeldRunsAreListedClaimedOnceAndForgotten: a run held while its root
+// message is posted is listed once its time is before the cut, can be
+// claimed only after its starter's claim is gone, and is listed no more
+// once forgotten.
+func TestHeldRunsAreListedClaimedOnceAndForgotten(t *testing.T) {
+	_, rdb := redistest.Start(t)
+	ctx := context.Background()
+	m := NewSlackMemory(rdb)
+	at := time.UnixMilli(1700000000000)
+	if err := m.HoldRun(ctx, "r1", at, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if ids, err := m.HeldRuns(ctx, at.Add(-time.Second), 10); err != nil || len(ids) != 0 {
+		t.Errorf("held before its time: %v, %v", ids, err)
+	}
+	if ids, err := m.HeldRuns(ctx, at, 10); err != nil || !slices.Equal(ids, []string{"r1"}) {
+		t.Errorf("held runs = %v, %v; want r1", ids, err)
+	}
+	if ok, err := m.ClaimHeldRun(ctx, "r1", time.Minute); err != nil || ok {
+		t.Errorf("claimed while its starter holds it: %v, %v", ok, err)
+	}
+	if err := rdb.Del(ctx, "rb:slack:held:claim:r1").Err(); err != nil { // as its TTL would
+		t.Fatal(err)
+	}
+	if ok, err := m.ClaimHeldRun(ctx, "r1", time.Minute); err != nil || !ok {
+		t.Errorf("not claimed once its starter's claim expired: %v, %v", ok, err)
+	}
+	if ok, _ := m.ClaimHeldRun(ctx, "r1", time.Minute); ok {
+		t.Error("claimed twice")
+	}
+	if err := m.ForgetHeldRun(ctx, "r1"); err != nil {
+		t.Fatal(err)
+	}
+	if ids, _ := m.HeldRuns(ctx, at.Add(time.Hour), 10); len(ids) != 0 {
+		t.Errorf("forgotten run still held: %v", ids)
+	}
+	if n, _ := rdb.Exists(ctx, "rb:slack:held:claim:r1").Result(); n != 0 {
+		t.Error("the claim outlived the hold")
 	}
 }

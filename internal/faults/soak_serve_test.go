@@ -357,6 +357,26 @@ func rootOf(fake *slackfake.Server, tag string) string {
 	return ""
 }
 
+// rootsTwice counts the requests with prefix whose root message shows more
+// than once in the channel.
+func rootsTwice(fake *slackfake.Server, prefix string) int {
+	roots := map[string]int{}
+	for _, m := range fake.Messages(channel) {
+		if rest, ok := strings.CutPrefix(m.Text, "Research request: "); ok && !m.Ephemeral && m.ThreadTS == "" {
+			if tag, _, ok := strings.Cut(rest, ":"); ok && strings.HasPrefix(tag, prefix+"-") {
+				roots[tag]++
+			}
+		}
+	}
+	n := 0
+	for _, c := range roots {
+		if c > 1 {
+			n++
+		}
+	}
+	return n
+}
+
 // soakRuns are the runs of the requests with a prefix, once all are final.
 type soakRuns struct {
 	runs []*pipeline.Run
@@ -712,14 +732,12 @@ func readChannel(fake *slackfake.Server, soak soakRuns) channelSeen {
 // checkpoint and the outcome once, and no message may still offer buttons
 // once the run has ended.
 //
-// It fails today (each case shows its problem: the outcome posted twice, a
-// checkpoint posted twice or left with live buttons, a request acked and
-// never started), so it runs only with FAULTS_MID_POST=1; the soak above
-// meets the same windows by chance. See NOTES-soak-serve.md.
+// Each case failed before every such post was made once (bot/postonce.go:
+// an intent marker before the post, the post's key in its metadata, a look
+// before posting again) and a request's run was stored held before its root
+// message (bot/heldruns.go): the outcome posted twice, a checkpoint posted
+// twice or left with live buttons, a request acked and never started.
 func soakServeKilledMidPost(t *testing.T) {
-	if os.Getenv("FAULTS_MID_POST") == "" {
-		t.Skip("known to fail (a post whose answer a kill took is made again); FAULTS_MID_POST=1 runs it")
-	}
 	bin := buildResearchbot(t)
 	isCheckpoint := func(c slackfake.Call) bool { return len(approveValues(json.RawMessage(c.Params["blocks"]))) > 0 }
 	for _, tc := range []struct {
@@ -782,6 +800,8 @@ func soakServeKilledMidPost(t *testing.T) {
 				t.Logf("serve killed while Slack took its post (%s); the run, %v, was shown %s after the kill", tc.name, r.Status, shown.Round(10*time.Millisecond))
 			}
 			within(t, "requests acked that never became a run", len(soak.lostAfterAck), none, set)
+			within(t, "requests that became two runs", soak.twice, none, set)
+			within(t, "requests whose root message shows twice", rootsTwice(fake, "mid"), none, set)
 			within(t, "threads that show their outcome twice", seen.outcomeTwice, none, set)
 			within(t, "checkpoints posted twice (one checkpoint, one attempt, two messages)", seen.checkpointTwice, none, set)
 			within(t, "checkpoint messages still offering buttons after their run ended", seen.buttonsLeft, none, set)
