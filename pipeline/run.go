@@ -39,7 +39,20 @@ const (
 	StatusPartial     Status = "partial" // finished through the fallback, with caveats
 	StatusFailed      Status = "failed"
 	StatusCancelled   Status = "cancelled"
+	// StatusStarting is shown, never stored: a held run (Run.Held) is
+	// stored interrupted while its request is being shown, and a person
+	// sees it as starting (Run.ShownStatus).
+	StatusStarting Status = "starting"
 )
+
+// ShownStatus is the status to show a person: a held run is starting, not
+// interrupted.
+func (r *Run) ShownStatus() Status {
+	if r.Held && r.Status == StatusInterrupted {
+		return StatusStarting
+	}
+	return r.Status
+}
 
 // Final reports whether the run will never change again.
 func (s Status) Final() bool {

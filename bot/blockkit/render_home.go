@@ -137,7 +137,7 @@ func homeRuns(runs []*pipeline.Run, now time.Time) []slack.Block {
 		if !r.CreatedAt.IsZero() {
 			age = Duration(now.Sub(r.CreatedAt)) + " ago"
 		}
-		lines = append(lines, fmt.Sprintf("%s %s — %s · spend %s · %s", RunRef(r.ID), StatusText(r.Status), EscapeTruncate(OneLine(r.Question), 120), money(r.Spend.CostUSD), age))
+		lines = append(lines, fmt.Sprintf("%s %s — %s · spend %s · %s", RunRef(r.ID), StatusText(r.ShownStatus()), EscapeTruncate(OneLine(r.Question), 120), money(r.Spend.CostUSD), age))
 	}
 	return append([]slack.Block{Section("*Your recent runs*")}, packLines("", lines, 4, moreLines)...)
 }

@@ -65,7 +65,7 @@ func StatusText(s pipeline.Status) string {
 		return ":x: failed"
 	case pipeline.StatusCancelled:
 		return ":no_entry_sign: cancelled"
-	case "":
+	case pipeline.StatusStarting, "":
 		return ":hourglass_flowing_sand: starting"
 	}
 	return Escape(string(s))
@@ -306,7 +306,7 @@ func RenderHelp() []slack.Block {
 // RenderStatus describes one run for its requester.
 func RenderStatus(r *pipeline.Run, now time.Time) []slack.Block {
 	q := EscapeTruncate(OneLine(r.Question), 500)
-	text := fmt.Sprintf("*Run* %s · %s\n>%s", RunRef(r.ID), StatusText(r.Status), q)
+	text := fmt.Sprintf("*Run* %s · %s\n>%s", RunRef(r.ID), StatusText(r.ShownStatus()), q)
 	blocks := []slack.Block{Section(text)}
 	blocks = append(blocks, RenderProgress(r, now)[1:]...)
 	if cur := r.Current(); cur != nil {
@@ -329,7 +329,7 @@ func RenderList(runs []*pipeline.Run, now time.Time) []slack.Block {
 		if !r.CreatedAt.IsZero() {
 			age = Duration(now.Sub(r.CreatedAt)) + " ago"
 		}
-		lines = append(lines, fmt.Sprintf("%s %s — %s · %s", RunRef(r.ID), StatusText(r.Status), EscapeTruncate(OneLine(r.Question), 150), age))
+		lines = append(lines, fmt.Sprintf("%s %s — %s · %s", RunRef(r.ID), StatusText(r.ShownStatus()), EscapeTruncate(OneLine(r.Question), 150), age))
 	}
 	blocks := []slack.Block{Section("*Your recent research runs*")}
 	blocks = append(blocks, packLines("", lines, 10, func(left int) string { return fmt.Sprintf("_…and %d more._", left) })...)

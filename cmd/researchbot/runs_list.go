@@ -77,7 +77,7 @@ func runsJSON(runs []*pipeline.Run) []runJSON {
 	out := make([]runJSON, 0, len(runs))
 	for _, r := range runs {
 		j := runJSON{
-			ID: r.ID, From: r.Origin.Kind, Status: string(r.Status), Step: string(r.Step),
+			ID: r.ID, From: r.Origin.Kind, Status: string(r.ShownStatus()), Step: string(r.Step),
 			CreatedAt: r.CreatedAt.UTC(), SpendUSD: r.Spend.CostUSD,
 			FollowUps: len(r.FollowUps), FollowUpSpendUSD: r.FollowUpSpend(), Parent: r.Parent,
 			Question: terminal.Clean(r.Question),
@@ -140,7 +140,7 @@ func formatRuns(runs []*pipeline.Run, now time.Time, color bool) string {
 	fmt.Fprint(tw, strings.Join(header, "\t")+"\n")
 	for _, r := range runs {
 		q := oneLineCut(r.Question, 60) + followUpNote(r)
-		cells := []string{r.ID, r.Origin.Kind, string(r.Status), stepOf(r), age(now.Sub(r.CreatedAt)), pipeline.FormatUSD(r.Spend.CostUSD), q}
+		cells := []string{r.ID, r.Origin.Kind, string(r.ShownStatus()), stepOf(r), age(now.Sub(r.CreatedAt)), pipeline.FormatUSD(r.Spend.CostUSD), q}
 		for i, c := range cells {
 			cells[i] = terminal.Clean(c)
 		}
