@@ -191,7 +191,14 @@ func cmdRun(ctx context.Context, args []string, getenv func(string) string, stdi
 		fmt.Fprintln(stderr, terminal.SteeringHint)
 	}
 	watchCtx, stopWatching := context.WithCancel(ctx)
-	err = follow(ctx, a.Engine, a.Store.Watch(watchCtx, r.ID, 0), follower, prompter, steer, r.ID, !a.Conn.Embedded, *outFile, reportStyle, stdout, stderr)
+	// A new run is on this process's private queue: only its worker
+	// advances it, and the store hands the follower that worker's saves in
+	// memory (a resumed run's queue may be served elsewhere too).
+	watch := a.Store.Watch
+	if *resume == "" {
+		watch = a.Store.WatchAdvancedHere
+	}
+	err = follow(ctx, a.Engine, watch(watchCtx, r.ID, 0), follower, prompter, steer, r.ID, !a.Conn.Embedded, *outFile, reportStyle, stdout, stderr)
 	stopWatching()
 	if ctx.Err() != nil || err != nil {
 		// The person stopped (or the run could not be followed): hand the
