@@ -2,6 +2,7 @@ package pipeline_test
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -225,5 +226,58 @@ func TestANewRunSeedsTheDefinitionsUnlessTheyWereJustSeeded(t *testing.T) {
 	defs, err := ds.Store.Definitions(ctx)
 	if err != nil || len(defs) == 0 {
 		t.Errorf("the emptied definitions were not put back: %d (%v)", len(defs), err)
+	}
+}
+
+// TestSeedingAFreshStoreIsOneStep: the built-in definitions go into a
+// store that holds none in one script (no HSETNX each), and into one
+// that holds some one by one, keeping what is there.
+func TestSeedingAFreshStoreIsOneStep(t *testing.T) {
+	ctx := context.Background()
+	_, rdb := redistest.Start(t)
+	store := redisstore.NewStore(rdb, "")
+	eng, err := pipeline.New(pipeline.Config{
+		Store: store, Queue: &queue{}, Locker: redisstore.NewLocker(rdb, "", 5*time.Second),
+		Model: &scripted{}, Searcher: web{}, Fetcher: web{}, Clock: researchtest.NewClock(t0),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hsetnx := func() string {
+		t.Helper()
+		info, err := rdb.Info(ctx, "commandstats").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(info, "\n") {
+			if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_hsetnx:calls="); ok {
+				n, _, _ := strings.Cut(rest, ",")
+				return n
+			}
+		}
+		return "0"
+	}
+	if err := eng.SeedDefinitions(ctx); err != nil {
+		t.Fatal(err)
+	}
+	builtins := checkpoints.Builtins(t0)
+	defs, err := store.Definitions(ctx)
+	if err != nil || len(defs) != len(builtins) {
+		t.Fatalf("%d definitions (%v), want %d", len(defs), err, len(builtins))
+	}
+	if n := hsetnx(); n != "0" {
+		t.Errorf("seeding a fresh store sent %s HSETNX, want none (one script)", n)
+	}
+	if err := rdb.HDel(ctx, "rb:defs", builtins[0].ID).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.SeedDefinitions(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := hsetnx(); n != "1" {
+		t.Errorf("seeding a store missing one built-in sent %s HSETNX, want 1", n)
+	}
+	if defs, err := store.Definitions(ctx); err != nil || len(defs) != len(builtins) {
+		t.Errorf("%d definitions (%v), want %d", len(defs), err, len(builtins))
 	}
 }
