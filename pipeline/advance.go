@@ -197,6 +197,13 @@ func (e *Engine) advanceLeased(ctx context.Context, runID string) (*Run, error) 
 	}
 }
 
+// finishesSilently reports whether the run's presenter shows nothing when
+// the run finishes (SilentFinisher).
+func (e *Engine) finishesSilently(r *Run) bool {
+	sf, ok := e.presenter(r).(SilentFinisher)
+	return ok && sf.FinishesSilently()
+}
+
 // handBackAttempt returns the cause of ctx's end for a worker that stops at
 // a step boundary. When its last save counted the attempt at the step it
 // will not run now (countNextAttempt) and it is shutting down, the attempt
@@ -355,6 +362,11 @@ func (e *Engine) runStep(ctx context.Context, r *Run) (err error) {
 	r.Attempt = StepAttempt{}
 	r.Active += elapsed
 	e.countNextAttempt(r)
+	if r.Status.Final() && e.finishesSilently(r) {
+		// Nothing is shown: the end and its showing are one save, and
+		// finished (below) finds the run shown.
+		r.Presented = true
+	}
 	if err := e.save(ctx, r); err != nil {
 		return err
 	}

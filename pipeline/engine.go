@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -100,7 +101,15 @@ type Engine struct {
 	cfg   Config
 	log   *slog.Logger
 	steps stepTable
+	// seededAt is when SeedDefinitions last found every built-in stored
+	// (Unix ns on the engine's clock; 0: never).
+	seededAt atomic.Int64
 }
+
+// seedFresh is how long after SeedDefinitions found every built-in stored
+// a new run does not look again: a terminal run's process seeds at start
+// and creates its run a moment later.
+const seedFresh = time.Second
 
 // New checks the configuration and returns an Engine.
 func New(cfg Config) (*Engine, error) {
@@ -271,8 +280,10 @@ func (e *Engine) create(ctx context.Context, req Request, id string) (*Run, erro
 	if err := ValidateRequest(req); err != nil {
 		return nil, err
 	}
-	if err := e.SeedDefinitions(ctx); err != nil {
-		return nil, err
+	if at := e.seededAt.Load(); at == 0 || e.cfg.Clock.Now().Sub(time.Unix(0, at)) >= seedFresh {
+		if err := e.SeedDefinitions(ctx); err != nil {
+			return nil, err
+		}
 	}
 	depth, _ := ParseDepth(string(req.Depth))
 	domains, _ := req.Domains.Normalize() // validated above
@@ -329,8 +340,9 @@ func (e *Engine) create(ctx context.Context, req Request, id string) (*Run, erro
 // stored yet. Stored definitions (perhaps edited by an operator) are kept:
 // each built-in is created only if its id is free, so replicas starting
 // together, or an admin editing meanwhile, never lose an edit. The assembly
-// calls it at start; a new run calls it again, so a Redis emptied under a
-// running process gets its built-ins back before a run needs them.
+// calls it at start; a new run calls it again (unless it ran less than a
+// second before, seedFresh), so a Redis emptied under a running process
+// gets its built-ins back before a run needs them.
 func (e *Engine) SeedDefinitions(ctx context.Context) error {
 	have, err := e.cfg.Store.Definitions(ctx)
 	if err != nil {
@@ -340,7 +352,21 @@ func (e *Engine) SeedDefinitions(ctx context.Context) error {
 	for _, d := range have {
 		known[d.ID] = true
 	}
-	for _, d := range checkpoints.Builtins(e.cfg.Clock.Now()) {
+	now := e.cfg.Clock.Now()
+	builtins := checkpoints.Builtins(now)
+	if fs, ok := e.cfg.Store.(firstSeeder); ok && len(have) == 0 {
+		// A store with no definition at all (a fresh Redis) takes them all
+		// in one step, while it still has none: no edit can be lost.
+		done, err := fs.CreateDefinitionsIfNone(ctx, builtins)
+		if err != nil {
+			return fmt.Errorf("seed checkpoint definitions: %w", err)
+		}
+		if done {
+			e.seededAt.Store(now.UnixNano())
+			return nil
+		}
+	}
+	for _, d := range builtins {
 		if known[d.ID] {
 			continue
 		}
@@ -349,7 +375,15 @@ func (e *Engine) SeedDefinitions(ctx context.Context) error {
 			return fmt.Errorf("seed checkpoint definition %s: %w", d.ID, err)
 		}
 	}
+	e.seededAt.Store(now.UnixNano())
 	return nil
+}
+
+// firstSeeder is a Store that stores several checkpoint definitions in one
+// step when it holds none at all, and reports whether it did (false: it
+// holds some by now, and nothing was written).
+type firstSeeder interface {
+	CreateDefinitionsIfNone(ctx context.Context, defs []checkpoints.Definition) (bool, error)
 }
 
 // Load returns a run.

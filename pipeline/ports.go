@@ -317,6 +317,15 @@ type Presenter interface {
 	BreakerTripped(ctx context.Context, d checkpoints.Definition, failures int) error
 }
 
+// SilentFinisher is a Presenter whose Finished shows nothing and cannot
+// fail (the terminal's: its command prints the outcome it follows in the
+// store). A run that ends at the end of a step is then saved finished and
+// shown in one save: there is no side effect to record before or after.
+type SilentFinisher interface {
+	// FinishesSilently reports that Finished shows nothing.
+	FinishesSilently() bool
+}
+
 // AutoDecider decides the checkpoints of unattended runs (Config.AutoDeciders).
 // The Engine applies its decision at once, without waiting or showing them.
 type AutoDecider interface {

@@ -2,6 +2,7 @@ package pipeline_test
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -73,17 +74,40 @@ func (a *attemptWatcher) Search(ctx context.Context, q pipeline.SearchRequest) p
 // a step also counts the attempt at the next — and the attempt at a step is
 // in the store while the step runs, so a worker that dies in the middle of
 // it has used that attempt (the bound on attempts holds across crashes).
+//
+// A presenter that shows nothing when the run finishes (the terminal's,
+// pipeline.SilentFinisher) has the run's end saved as shown in the step's
+// own save: one save fewer, and Finished is still called.
 func TestEachStepIsSavedOnceAndItsAttemptIsStoredBeforeItRuns(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		silent bool
+	}{{"a presenter that shows the outcome", false}, {"a presenter that finishes silently", true}} {
+		t.Run(tc.name, func(t *testing.T) { testStepSaves(t, tc.silent) })
+	}
+}
+
+// silentPresenter is presenter, finishing silently (pipeline.SilentFinisher).
+type silentPresenter struct{ *presenter }
+
+func (silentPresenter) FinishesSilently() bool { return true }
+
+func testStepSaves(t *testing.T, silent bool) {
 	ctx := context.Background()
 	_, rdb := redistest.Start(t)
 	store := redisstore.NewStore(rdb, "")
 	ss := &savingStore{Store: store}
 	steps := &stepsDone{}
 	searcher := &attemptWatcher{store: store}
+	shows := &presenter{}
+	var p pipeline.Presenter = shows
+	if silent {
+		p = silentPresenter{shows}
+	}
 	eng, err := pipeline.New(pipeline.Config{
 		Store: ss, Queue: &queue{}, Locker: redisstore.NewLocker(rdb, "", 5*time.Second),
 		Model: &scripted{reviews: []pipeline.CritiqueOutput{passes}}, Searcher: searcher, Fetcher: web{},
-		Presenters: map[string]pipeline.Presenter{"test": &presenter{}}, Clock: researchtest.NewClock(t0),
+		Presenters: map[string]pipeline.Presenter{"test": p}, Clock: researchtest.NewClock(t0),
 		NewID: func() string { return "r-1" }, Observer: steps,
 	})
 	if err != nil {
@@ -106,9 +130,19 @@ func TestEachStepIsSavedOnceAndItsAttemptIsStoredBeforeItRuns(t *testing.T) {
 		t.Fatalf("the run is %v (%v), want completed", r, err)
 	}
 	// The first step's attempt, one save per step, and the record that
-	// the outcome was shown.
-	if want := steps.n + 2; ss.saves != want {
+	// the outcome was shown (in the last step's save when nothing is shown).
+	want := steps.n + 2
+	if silent {
+		want = steps.n + 1
+	}
+	if ss.saves != want {
 		t.Errorf("%d saves for %d steps, want %d", ss.saves, steps.n, want)
+	}
+	if !r.Presented {
+		t.Error("the stored run is not marked shown")
+	}
+	if n := len(shows.finished); n != 1 {
+		t.Errorf("Finished was called %d times, want once", n)
 	}
 	// A probe between steps, and one after the lease is released (a run
 	// finished and shown is not probed again under the lease).
@@ -122,5 +156,128 @@ func TestEachStepIsSavedOnceAndItsAttemptIsStoredBeforeItRuns(t *testing.T) {
 		if a.Step != pipeline.StepSearch || a.N != 1 {
 			t.Errorf("while the search step ran, the stored attempt was %+v, want search, 1", a)
 		}
+	}
+}
+
+// seedCountingStore is the real store, counting the reads of the checkpoint
+// definitions.
+type seedCountingStore struct {
+	*redisstore.Store
+	mu    sync.Mutex
+	reads int
+}
+
+func (s *seedCountingStore) Definitions(ctx context.Context) ([]checkpoints.Definition, error) {
+	s.mu.Lock()
+	s.reads++
+	s.mu.Unlock()
+	return s.Store.Definitions(ctx)
+}
+
+func (s *seedCountingStore) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.reads
+}
+
+// TestANewRunSeedsTheDefinitionsUnlessTheyWereJustSeeded: a run created
+// less than a second after the built-in definitions were seeded (a
+// terminal run's process seeds at start) does not read them again; later
+// a new run seeds again, and puts back built-ins that went missing.
+func TestANewRunSeedsTheDefinitionsUnlessTheyWereJustSeeded(t *testing.T) {
+	ctx := context.Background()
+	_, rdb := redistest.Start(t)
+	ds := &seedCountingStore{Store: redisstore.NewStore(rdb, "")}
+	clock := researchtest.NewClock(t0)
+	n := 0
+	eng, err := pipeline.New(pipeline.Config{
+		Store: ds, Queue: &queue{}, Locker: redisstore.NewLocker(rdb, "", 5*time.Second),
+		Model: &scripted{}, Searcher: web{}, Fetcher: web{},
+		Presenters: map[string]pipeline.Presenter{"test": &presenter{}}, Clock: clock,
+		NewID: func() string { n++; return "r-" + string(rune('0'+n)) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.SeedDefinitions(ctx); err != nil {
+		t.Fatal(err)
+	}
+	start := func() {
+		t.Helper()
+		if _, err := eng.Start(ctx, pipeline.Request{
+			Question: "How well do heat pumps work in cold climates?", Mode: checkpoints.ModeAuto, RequestedBy: "U1",
+			Origin: pipeline.Origin{Kind: "test", Queue: "runs"},
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start()
+	if got := ds.count(); got != 1 {
+		t.Errorf("the definitions were read %d times, want once (at the seeding, not again for the run created at once)", got)
+	}
+	if err := rdb.Del(ctx, "rb:defs").Err(); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Second)
+	start()
+	if got := ds.count(); got != 2 {
+		t.Errorf("the definitions were read %d times, want twice (a run a second later seeds again)", got)
+	}
+	defs, err := ds.Store.Definitions(ctx)
+	if err != nil || len(defs) == 0 {
+		t.Errorf("the emptied definitions were not put back: %d (%v)", len(defs), err)
+	}
+}
+
+// TestSeedingAFreshStoreIsOneStep: the built-in definitions go into a
+// store that holds none in one script (no HSETNX each), and into one
+// that holds some one by one, keeping what is there.
+func TestSeedingAFreshStoreIsOneStep(t *testing.T) {
+	ctx := context.Background()
+	_, rdb := redistest.Start(t)
+	store := redisstore.NewStore(rdb, "")
+	eng, err := pipeline.New(pipeline.Config{
+		Store: store, Queue: &queue{}, Locker: redisstore.NewLocker(rdb, "", 5*time.Second),
+		Model: &scripted{}, Searcher: web{}, Fetcher: web{}, Clock: researchtest.NewClock(t0),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hsetnx := func() string {
+		t.Helper()
+		info, err := rdb.Info(ctx, "commandstats").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(info, "\n") {
+			if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_hsetnx:calls="); ok {
+				n, _, _ := strings.Cut(rest, ",")
+				return n
+			}
+		}
+		return "0"
+	}
+	if err := eng.SeedDefinitions(ctx); err != nil {
+		t.Fatal(err)
+	}
+	builtins := checkpoints.Builtins(t0)
+	defs, err := store.Definitions(ctx)
+	if err != nil || len(defs) != len(builtins) {
+		t.Fatalf("%d definitions (%v), want %d", len(defs), err, len(builtins))
+	}
+	if n := hsetnx(); n != "0" {
+		t.Errorf("seeding a fresh store sent %s HSETNX, want none (one script)", n)
+	}
+	if err := rdb.HDel(ctx, "rb:defs", builtins[0].ID).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.SeedDefinitions(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := hsetnx(); n != "1" {
+		t.Errorf("seeding a store missing one built-in sent %s HSETNX, want 1", n)
+	}
+	if defs, err := store.Definitions(ctx); err != nil || len(defs) != len(builtins) {
+		t.Errorf("%d definitions (%v), want %d", len(defs), err, len(builtins))
 	}
 }

@@ -108,6 +108,39 @@ func (s *Store) CreateDefinition(ctx context.Context, d checkpoints.Definition) 
 	return nil
 }
 
+// createDefinitionsScript stores definitions if none is stored at all.
+// KEYS: defs. ARGV: pairs of id and JSON. Returns 1 stored, 0 not (some
+// definition is stored already).
+var createDefinitionsScript = newScript(`
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV))
+return 1
+`)
+
+// CreateDefinitionsIfNone stores the valid definitions defs in one step if
+// no definition is stored at all (a fresh Redis: three commands where a
+// CreateDefinition each was one each), and reports whether it did; when
+// some definition is stored already it writes nothing (the caller creates
+// each one whose id is free).
+func (s *Store) CreateDefinitionsIfNone(ctx context.Context, defs []checkpoints.Definition) (bool, error) {
+	if len(defs) == 0 {
+		return true, nil
+	}
+	args := make([]any, 0, 2*len(defs))
+	for _, d := range defs {
+		raw, err := encodeDefinition(d)
+		if err != nil {
+			return false, err
+		}
+		args = append(args, d.ID, raw)
+	}
+	n, err := createDefinitionsScript.Run(ctx, s.rdb, []string{s.defsKey()}, args...).Int()
+	if err != nil {
+		return false, err
+	}
+	return n == 1, nil
+}
+
 // ResetBreaker forgets a definition's recorded failures, closing its
 // breaker, and lets a later trip alert the admins again.
 func (s *Store) ResetBreaker(ctx context.Context, defID string) error {

@@ -65,3 +65,47 @@ func TestDefinitionCreateReadAndBreakerReset(t *testing.T) {
 		t.Fatal("after a reset, a new trip must alert again")
 	}
 }
+
+// TestDefinitionsAreCreatedTogetherOnlyWhereNoneIsStored: a store with no
+// definition takes several in one step; one that holds any (an admin's
+// edit, another replica's seeding) takes none of them and keeps its own.
+func TestDefinitionsAreCreatedTogetherOnlyWhereNoneIsStored(t *testing.T) {
+	_, rdb := redistest.Start(t)
+	s := NewStore(rdb, "")
+	ctx := context.Background()
+	builtins := checkpoints.Builtins(time.Now())
+	done, err := s.CreateDefinitionsIfNone(ctx, builtins)
+	if err != nil || !done {
+		t.Fatalf("into an empty store: %v, %v; want stored", done, err)
+	}
+	defs, err := s.Definitions(ctx)
+	if err != nil || len(defs) != len(builtins) {
+		t.Fatalf("%d definitions stored (%v), want %d", len(defs), err, len(builtins))
+	}
+	edited := builtins[0]
+	edited.Label = "Edited by an admin"
+	if err := s.PutDefinition(ctx, edited); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.HDel(ctx, "rb:defs", builtins[1].ID).Err(); err != nil {
+		t.Fatal(err)
+	}
+	done, err = s.CreateDefinitionsIfNone(ctx, builtins)
+	if err != nil || done {
+		t.Fatalf("into a store that holds some: %v, %v; want nothing written", done, err)
+	}
+	if got, err := s.Definition(ctx, edited.ID); err != nil || got.Label != edited.Label {
+		t.Errorf("the admin's edit reads back %q (%v): it was overwritten", got.Label, err)
+	}
+	if _, err := s.Definition(ctx, builtins[1].ID); !errors.Is(err, checkpoints.ErrNoDefinition) {
+		t.Errorf("a definition was written into a store that holds some: %v", err)
+	}
+	bad := builtins[0]
+	bad.Label = ""
+	if err := rdb.Del(ctx, "rb:defs").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateDefinitionsIfNone(ctx, []checkpoints.Definition{bad}); err == nil {
+		t.Error("an invalid definition was stored")
+	}
+}

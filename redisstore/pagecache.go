@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -10,40 +11,207 @@ import (
 
 // PageCache keeps fetched pages and robots.txt files for a TTL, under
 // rb:fetch:<key> (fetch.Cache).
-type PageCache struct{ rdb redis.UniversalClient }
+//
+// Calls that arrive while another is on its way to Redis go together after
+// it, in one round trip on one connection (group commit, as RateLimiter's
+// calls for one budget): the reads of a batch are one MGET (one GET for a
+// single key), its writes a SET each. Nobody waits for a batch to fill: the
+// first call goes at once, and those that come meanwhile wait only for it
+// to end. A read step fetches its pages at once, and each fetch read the
+// cache on its own: as many MGETs as pages, and as many connections opened
+// (each a HELLO), where now two reads on two connections do.
+type PageCache struct {
+	rdb redis.UniversalClient
+	mu  sync.Mutex
+	// inflight is the done of the batch on its way to Redis (nil: none);
+	// open is the batch gathering behind it (nil: none).
+	inflight chan struct{}
+	open     *pageBatch
+}
+
+// pageBatch is cache calls that go to Redis together.
+type pageBatch struct {
+	gets [][]string // each read's keys, in full
+	sets []pageSet
+	done chan struct{} // closed when the replies are in
+	// The replies: each read's values (or the reads' error), each write's
+	// error.
+	vals    [][][]byte
+	getErr  error
+	setErrs []error
+}
+
+// pageSet is one write of a batch.
+type pageSet struct {
+	key string
+	v   []byte
+	ttl time.Duration
+}
 
 // NewPageCache returns the page cache on rdb.
 func NewPageCache(rdb redis.UniversalClient) *PageCache { return &PageCache{rdb: rdb} }
 
 // Get returns the values stored under keys, in order, nil for a key with
-// none: one GET for one key, one MGET for several.
+// none.
 func (c *PageCache) Get(ctx context.Context, keys ...string) ([][]byte, error) {
-	out := make([][]byte, len(keys))
-	if len(keys) == 1 {
-		b, err := c.rdb.Get(ctx, keyFetch+keys[0]).Bytes()
-		if errors.Is(err, redis.Nil) {
-			return out, nil
-		}
-		out[0] = b
-		return out, err
+	if len(keys) == 0 {
+		return nil, nil
 	}
 	full := make([]string, len(keys))
 	for i, k := range keys {
 		full[i] = keyFetch + k
 	}
-	vals, err := c.rdb.MGet(ctx, full...).Result()
+	b, i, err := c.do(ctx, func(b *pageBatch) int {
+		b.gets = append(b.gets, full)
+		return len(b.gets) - 1
+	})
 	if err != nil {
 		return nil, err
 	}
-	for i, v := range vals {
-		if s, ok := v.(string); ok && i < len(out) {
-			out[i] = []byte(s)
-		}
+	if b.getErr != nil {
+		return nil, b.getErr
 	}
-	return out, nil
+	return b.vals[i], nil
 }
 
 // Set stores v under key for ttl.
 func (c *PageCache) Set(ctx context.Context, key string, v []byte, ttl time.Duration) error {
-	return c.rdb.Set(ctx, keyFetch+key, v, ttl).Err()
+	b, i, err := c.do(ctx, func(b *pageBatch) int {
+		b.sets = append(b.sets, pageSet{key: keyFetch + key, v: v, ttl: ttl})
+		return len(b.sets) - 1
+	})
+	if err != nil {
+		return err
+	}
+	return b.setErrs[i]
+}
+
+// do adds a call to a batch (add returns its index there) and returns the
+// batch once its replies are in (an error only when ctx ended first).
+func (c *PageCache) do(ctx context.Context, add func(*pageBatch) int) (*pageBatch, int, error) {
+	b, i, lead, prev := c.join(add)
+	if !lead {
+		select {
+		case <-b.done:
+			return b, i, nil
+		case <-ctx.Done():
+			return nil, 0, context.Cause(ctx)
+		}
+	}
+	if prev != nil {
+		<-prev // the batch before this one: it ends with its own replies
+	}
+	c.start(b)
+	sendCtx := ctx
+	if len(b.gets)+len(b.sets) > 1 {
+		// The others' calls ride on this one: it must not end with this
+		// caller's context.
+		var cancel context.CancelFunc
+		sendCtx, cancel = context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+	}
+	c.send(sendCtx, b)
+	c.finish(b)
+	return b, i, nil
+}
+
+// join adds a call to the open batch, or opens one: its caller leads it,
+// at once when no batch is on its way (prev nil), else after prev.
+func (c *PageCache) join(add func(*pageBatch) int) (b *pageBatch, i int, lead bool, prev chan struct{}) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.open != nil {
+		return c.open, add(c.open), false, nil
+	}
+	b = &pageBatch{done: make(chan struct{})}
+	i = add(b)
+	if c.inflight == nil {
+		c.inflight = b.done
+		return b, i, true, nil
+	}
+	c.open = b
+	return b, i, true, c.inflight
+}
+
+// start closes the leader's batch to newcomers (once the batch before it
+// has ended).
+func (c *PageCache) start(b *pageBatch) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.open == b {
+		c.open = nil
+	}
+	c.inflight = b.done
+}
+
+// finish records that the leader's batch has ended and wakes its callers.
+func (c *PageCache) finish(b *pageBatch) {
+	c.mu.Lock()
+	if c.inflight == b.done {
+		c.inflight = nil
+	}
+	c.mu.Unlock()
+	close(b.done)
+}
+
+// send makes the batch's calls in one round trip and records the replies.
+func (c *PageCache) send(ctx context.Context, b *pageBatch) {
+	var keys []string
+	for _, g := range b.gets {
+		keys = append(keys, g...)
+	}
+	var get *redis.StringCmd
+	var mget *redis.SliceCmd
+	sets := make([]*redis.StatusCmd, len(b.sets))
+	// Each call's own reply says how it went (a missing key is no error).
+	_, _ = c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		switch {
+		case len(keys) == 1:
+			get = p.Get(ctx, keys[0])
+		case len(keys) > 1:
+			mget = p.MGet(ctx, keys...)
+		}
+		for i, s := range b.sets {
+			sets[i] = p.Set(ctx, s.key, s.v, s.ttl)
+		}
+		return nil
+	})
+	b.setErrs = make([]error, len(b.sets))
+	for i, s := range sets {
+		b.setErrs[i] = s.Err()
+	}
+	var vals []any
+	switch {
+	case get != nil:
+		v, err := get.Result()
+		switch {
+		case errors.Is(err, redis.Nil):
+			vals = []any{nil}
+		case err != nil:
+			b.getErr = err
+			return
+		default:
+			vals = []any{v}
+		}
+	case mget != nil:
+		if err := mget.Err(); err != nil {
+			b.getErr = err
+			return
+		}
+		vals = mget.Val()
+	}
+	b.vals = make([][][]byte, len(b.gets))
+	at := 0
+	for gi, g := range b.gets {
+		out := make([][]byte, len(g))
+		for k := range g {
+			if at < len(vals) {
+				if s, ok := vals[at].(string); ok {
+					out[k] = []byte(s)
+				}
+			}
+			at++
+		}
+		b.vals[gi] = out
+	}
 }

@@ -2,8 +2,12 @@ package redisstore
 
 import (
 	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-redis/redis_rate/v10"
@@ -27,7 +31,7 @@ type RateLimiter struct {
 
 // NewRateLimiter returns the rate budgets of area on rdb.
 func NewRateLimiter(rdb redis.UniversalClient, area string) *RateLimiter {
-	return &RateLimiter{limiter: redis_rate.NewLimiter(rateKeys{rdb}), area: area}
+	return &RateLimiter{limiter: redis_rate.NewLimiter(rateKeys{UniversalClient: rdb, sent: &sentScripts{}}), area: area}
 }
 
 // Allow takes one event from key's budget of n events per period (bursts
@@ -92,8 +96,35 @@ func rateBudgetName(area, key string, n int, per time.Duration) string {
 
 // rateKeys gives redis_rate the client with its keys moved under the
 // project's prefix: redis_rate names every key "rate:<key>", which becomes
-// "rb:rate:<key>".
-type rateKeys struct{ redis.UniversalClient }
+// "rb:rate:<key>". Like firstEval for the store's scripts, it sends a
+// script's first run as EVAL: redis_rate sends EVALSHA, and on NOSCRIPT the
+// script whole (go-redis's Script.Run), so on a server that has not seen it
+// the first run was two commands.
+type rateKeys struct {
+	redis.UniversalClient
+	sent *sentScripts
+}
+
+// sentScripts are the hashes of the scripts a server answered an EVAL of.
+type sentScripts struct {
+	mu   sync.Mutex
+	shas map[string]bool
+}
+
+func (s *sentScripts) has(sha string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.shas[sha]
+}
+
+func (s *sentScripts) add(sha string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.shas == nil {
+		s.shas = map[string]bool{}
+	}
+	s.shas[sha] = true
+}
 
 // ratePrefix is redis_rate's own key prefix.
 const ratePrefix = "rate:"
@@ -110,11 +141,26 @@ func (c rateKeys) keys(keys []string) []string {
 }
 
 func (c rateKeys) Eval(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd {
-	return c.UniversalClient.Eval(ctx, script, c.keys(keys), args...)
+	cmd := c.UniversalClient.Eval(ctx, script, c.keys(keys), args...)
+	// The server read the script when it answered at all (see firstEval).
+	var rerr redis.Error
+	if err := cmd.Err(); err == nil || errors.Is(err, redis.Nil) || errors.As(err, &rerr) {
+		sum := sha1.Sum([]byte(script))
+		c.sent.add(hex.EncodeToString(sum[:]))
+	}
+	return cmd
 }
 
-func (c rateKeys) EvalSha(ctx context.Context, sha1 string, keys []string, args ...any) *redis.Cmd {
-	return c.UniversalClient.EvalSha(ctx, sha1, c.keys(keys), args...)
+// EvalSha runs the script by its hash; before this client's first EVAL of
+// it, it answers NOSCRIPT itself, without sending anything, and the caller
+// (Script.Run) sends the script whole.
+func (c rateKeys) EvalSha(ctx context.Context, sha string, keys []string, args ...any) *redis.Cmd {
+	if !c.sent.has(sha) {
+		cmd := redis.NewCmd(ctx, append([]any{"evalsha", sha}, len(keys))...)
+		cmd.SetErr(redis.ErrNoScript)
+		return cmd
+	}
+	return c.UniversalClient.EvalSha(ctx, sha, c.keys(keys), args...)
 }
 
 func (c rateKeys) EvalRO(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd {

@@ -96,3 +96,39 @@ func TestRateCallsThatMeetTakeTheirEventsTogether(t *testing.T) {
 		})
 	}
 }
+
+// TestARateScriptsFirstRunIsOneCommand: on a server that has not seen
+// redis_rate's script, the first call sends it whole (EVAL) instead of an
+// EVALSHA that fails first; later calls send EVALSHA, and a server that
+// lost its scripts (SCRIPT FLUSH, a restart) is sent the script again.
+func TestARateScriptsFirstRunIsOneCommand(t *testing.T) {
+	_, rdb := redistest.Start(t)
+	ctx := t.Context()
+	calls := func() (evals, evalshas int) {
+		t.Helper()
+		evals, evalshas, _ = scriptCalls(t, rdb)
+		return evals, evalshas
+	}
+	l := NewRateLimiter(rdb, "search")
+	allow := func() {
+		t.Helper()
+		if wait, err := l.Allow(ctx, "searxng", 100, time.Minute); err != nil || wait != 0 {
+			t.Fatalf("Allow = %v, %v; want allowed", wait, err)
+		}
+	}
+	allow()
+	if e, es := calls(); e != 1 || es != 0 {
+		t.Errorf("the first call sent %d EVAL and %d EVALSHA, want one EVAL alone", e, es)
+	}
+	allow()
+	if e, es := calls(); e != 1 || es != 1 {
+		t.Errorf("after the second call: %d EVAL and %d EVALSHA, want 1 and 1", e, es)
+	}
+	if err := rdb.ScriptFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	allow()
+	if e, es := calls(); e != 2 || es != 2 {
+		t.Errorf("after a call on a server without the script: %d EVAL and %d EVALSHA, want 2 and 2 (EVALSHA refused, then EVAL)", e, es)
+	}
+}

@@ -31,6 +31,29 @@ const DefaultWatchCheck = 5 * time.Second
 // Read errors (Redis restarting) are skipped quietly; the channel closes
 // when ctx ends.
 func (s *Store) Watch(ctx context.Context, runID string, every time.Duration) <-chan *pipeline.Run {
+	return s.watch(ctx, runID, every, false)
+}
+
+// WatchAdvancedHere is Watch for the process that advances the run itself
+// (a terminal run on its private queue, which only that process serves):
+// while this Store's own saves say a worker here carries the run (it is
+// queued or running, or finished and not yet shown), everything that
+// changes it goes through those saves, which Watch is handed in memory, so
+// it neither subscribes to the run's channel nor counts itself among its
+// watchers: a run that never stops for a person costs Watch no command but
+// the safety-net check. Watch subscribes (as Watch does from the start)
+// once a save says the run waits for a person or was interrupted — a
+// decision or a resume may then come from another process — or once the
+// safety-net check finds a version it was not told of (another process
+// saved the run: its worker here lost the lease, say). It then stays
+// subscribed. Nothing is read at the start: the first run sent is the
+// first save of the worker here, or what the first safety-net check reads.
+func (s *Store) WatchAdvancedHere(ctx context.Context, runID string, every time.Duration) <-chan *pipeline.Run {
+	return s.watch(ctx, runID, every, true)
+}
+
+// watch is Watch; advancedHere is WatchAdvancedHere's promise.
+func (s *Store) watch(ctx context.Context, runID string, every time.Duration, advancedHere bool) <-chan *pipeline.Run {
 	if every <= 0 {
 		every = DefaultWatchCheck
 	}
@@ -40,13 +63,23 @@ func (s *Store) Watch(ctx context.Context, runID string, every time.Duration) <-
 		// Saves of this process are handed over in memory from now on.
 		here := s.watchers.add(runID)
 		defer s.watchers.remove(runID, here)
-		sub := s.rdb.Subscribe(ctx, s.savedChannel(runID))
-		told := sub.ChannelWithSubscriptions()
+		var sub *redis.PubSub
+		var told <-chan any // nil (never ready) until subscribed
+		subscribe := func() {
+			sub = s.rdb.Subscribe(ctx, s.savedChannel(runID))
+			told = sub.ChannelWithSubscriptions()
+		}
 		defer func() {
+			if sub == nil {
+				return
+			}
 			_ = sub.Close()
 			for range told { // until go-redis's reader has stopped
 			}
 		}()
+		if !advancedHere {
+			subscribe()
+		}
 		t := s.clock.NewTicker(every, "watch")
 		defer t.Stop()
 		w := watch{s: s, id: runID, last: -1}
@@ -58,8 +91,16 @@ func (s *Store) Watch(ctx context.Context, runID string, every time.Duration) <-
 				return
 			case <-t.C:
 				r = w.check(ctx)
+				if r != nil {
+					// A version no save of this process handed over:
+					// another process writes the run.
+					advancedHere = false
+				}
 			case <-here.ready:
 				r = w.told(ctx, here.take())
+				if r != nil && !carriedHere(r) {
+					advancedHere = false
+				}
 			case m := <-told:
 				switch m := m.(type) {
 				case *redis.Subscription: // (re)subscribed: what was announced before is unknown
@@ -70,6 +111,9 @@ func (s *Store) Watch(ctx context.Context, runID string, every time.Duration) <-
 				case *redis.Message:
 					r = w.told(ctx, m.Payload)
 				}
+			}
+			if sub == nil && !advancedHere {
+				subscribe()
 			}
 			if r == nil {
 				continue
@@ -82,6 +126,14 @@ func (s *Store) Watch(ctx context.Context, runID string, every time.Duration) <-
 		}
 	}()
 	return out
+}
+
+// carriedHere reports whether a run saved by this process is still carried
+// by its worker (queued or running, or finished and not yet shown), or has
+// finished (it never changes again). A run that waits for a person, or was
+// interrupted, is not: a decision or a resume may come from anywhere.
+func carriedHere(r *pipeline.Run) bool {
+	return r.Status.Final() || r.NeedsWorker() && r.Status != pipeline.StatusWaiting && r.Current() == nil
 }
 
 // watch is what one Watch knows of its run: the last version it sent, and

@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -391,6 +392,96 @@ func TestWatchOfTheSavingProcessIsToldInMemory(t *testing.T) {
 				if n := publishes(t, rdb) - p0; n != 0 {
 					t.Errorf("saves followed only by their own process published %d times", n)
 				}
+			}
+		})
+	}
+}
+
+// TestWatchAdvancedHereSubscribesOnlyOnceTheRunIsNotCarriedHere: the Watch
+// of the process whose worker carries the run (a terminal run) is handed
+// that worker's saves in memory and neither subscribes nor counts itself
+// among the run's watchers; it subscribes once another process's save
+// shows up at the safety-net check, or once a save says the run waits for
+// a person — and then sends the other process's saves without a check.
+func TestWatchAdvancedHereSubscribesOnlyOnceTheRunIsNotCarriedHere(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// stop ends the run's being carried here; it returns the version
+		// Watch then sends.
+		stop func(t *testing.T, ctx context.Context, s, other *Store, clock *quartz.Mock) int64
+	}{
+		{"another process saves the run", func(t *testing.T, ctx context.Context, _, other *Store, clock *quartz.Mock) int64 {
+			saveOnce(t, other, pipeline.StepAnalyze)
+			clock.Advance(time.Hour).MustWait(ctx)
+			return 4
+		}},
+		{"the run waits for a person", func(t *testing.T, ctx context.Context, s, _ *Store, _ *quartz.Mock) int64 {
+			r, err := s.Load(ctx, "r-1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Status = pipeline.StatusWaiting
+			if err := s.Save(ctx, r); err != nil {
+				t.Fatal(err)
+			}
+			return 4
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rdb, otherClient := watchBackends["redis-server"](t)
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			clock := quartz.NewMock(t)
+			s := NewStoreWithOptions(rdb, StoreOptions{Clock: clock})
+			other := NewStore(otherClient, "")
+			if err := s.Create(ctx, newRun("r-1", "U1", t0)); err != nil {
+				t.Fatal(err)
+			}
+			subscribers := func() int64 {
+				t.Helper()
+				n, err := rdb.PubSubNumSub(ctx, "rb:saved:r-1").Result()
+				if err != nil {
+					t.Fatal(err)
+				}
+				return n["rb:saved:r-1"]
+			}
+			trap := clock.Trap().NewTicker("watch")
+			runs := s.WatchAdvancedHere(ctx, "r-1", time.Hour)
+			trap.MustWait(ctx).MustRelease(ctx)
+			trap.Close()
+			r, err := s.Load(ctx, "r-1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for want := int64(2); want <= 3; want++ {
+				r.Status, r.Step = pipeline.StatusRunning, pipeline.StepSearch
+				if err := s.Save(ctx, r); err != nil {
+					t.Fatal(err)
+				}
+				if got := receive(t, runs); got.Version != want {
+					t.Fatalf("sent version %d, want %d", got.Version, want)
+				}
+			}
+			if n := subscribers(); n != 0 {
+				t.Errorf("%d subscriptions while the worker here carries the run, want none", n)
+			}
+			if err := rdb.HGet(ctx, "rb:run:r-1", "watchers").Err(); !errors.Is(err, redis.Nil) {
+				t.Errorf("the Watch counted itself among the run's watchers (%v), want no count", err)
+			}
+			want := tc.stop(t, ctx, s, other, clock)
+			if got := receive(t, runs); got.Version != want {
+				t.Fatalf("sent version %d, want %d", got.Version, want)
+			}
+			// Subscribed now: another process's save is sent without a check.
+			saveOnce(t, other, pipeline.StepWrite)
+			if got := receive(t, runs); got.Version != want+1 || got.Step != pipeline.StepWrite {
+				t.Fatalf("sent version %d at %s, want %d at write", got.Version, got.Step, want+1)
+			}
+			if n := subscribers(); n != 1 {
+				t.Errorf("%d subscriptions once the run is not carried here, want 1", n)
+			}
+			cancel()
+			for range runs {
 			}
 		})
 	}

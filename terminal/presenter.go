@@ -49,6 +49,10 @@ func (p *Presenter) Progress(context.Context, *pipeline.Run) {}
 // Finished does nothing: the command prints the outcome it follows.
 func (p *Presenter) Finished(context.Context, *pipeline.Run) error { return nil }
 
+// FinishesSilently reports that Finished shows nothing
+// (pipeline.SilentFinisher): the engine saves a run's end as shown.
+func (p *Presenter) FinishesSilently() bool { return true }
+
 // Notice prints a passing note ("the model is not answering (retry 2 of 4 in 8s)").
 func (p *Presenter) Notice(_ context.Context, _ *pipeline.Run, text string) {
 	p.mu.Lock()

@@ -191,7 +191,18 @@ func cmdRun(ctx context.Context, args []string, getenv func(string) string, stdi
 		fmt.Fprintln(stderr, terminal.SteeringHint)
 	}
 	watchCtx, stopWatching := context.WithCancel(ctx)
-	err = follow(ctx, a.Engine, a.Store.Watch(watchCtx, r.ID, 0), follower, prompter, steer, r.ID, !a.Conn.Embedded, *outFile, reportStyle, stdout, stderr)
+	// A new run is on the queue this process just made for it: its own
+	// worker advances it, and the store hands the follower that worker's
+	// saves in memory; the follower subscribes to the run's channel only
+	// once the run waits for a person or is interrupted, or its 5 s check
+	// finds a save of another process (a worker started on that queue all
+	// the same). A resumed run's queue may be served elsewhere: followed
+	// from the start.
+	watch := a.Store.Watch
+	if *resume == "" {
+		watch = a.Store.WatchAdvancedHere
+	}
+	err = follow(ctx, a.Engine, watch(watchCtx, r.ID, 0), follower, prompter, steer, r.ID, !a.Conn.Embedded, *outFile, reportStyle, stdout, stderr)
 	stopWatching()
 	if ctx.Err() != nil || err != nil {
 		// The person stopped (or the run could not be followed): hand the
