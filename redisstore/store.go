@@ -87,7 +87,7 @@ func NewStore(rdb *redis.Client, prefix string) *Store {
 // NewStoreWithOptions returns a Store using rdb.
 func NewStoreWithOptions(rdb *redis.Client, opts StoreOptions) *Store {
 	if opts.Prefix == "" {
-		opts.Prefix = "rb:"
+		opts.Prefix = DefaultPrefix
 	}
 	if opts.Retention <= 0 {
 		opts.Retention = DefaultRetention
