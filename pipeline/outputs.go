@@ -1,7 +1,7 @@
 package pipeline
 
-// The structured outputs the LLM returns. (Owned by the engine's author: the
-// prompt templates in prompts.go describe these same structs to the model.)
+// The structured outputs the LLM returns. (The prompt templates,
+// prompts/*.tmpl, describe these same structs to the model.)
 // Every field is required and there are no maps, so that each struct can be
 // sent as a strict JSON schema.
 
