@@ -35,6 +35,14 @@ var scopeOfCall = map[string]string{
 	"PublishViewContext":   "",            // views.publish (the App Home)
 	"GetPermalinkContext":  "",            // chat.getPermalink
 
+	// conversations.replies and conversations.history (postonce.go): only
+	// after a takeover finds a post of a run that may have been made, in
+	// the run's own thread or conversation; the conversation's kind decides
+	// which scope Slack checks, so each is needed (im:history is requested
+	// for message.im already).
+	"GetConversationRepliesContext": "channels:history groups:history mpim:history im:history",
+	"GetConversationHistoryContext": "channels:history groups:history mpim:history im:history",
+
 	"SetAssistantThreadsStatusContext":           "chat:write",      // assistant.threads.setStatus (chat:write or assistant:write)
 	"SetAssistantThreadsTitleContext":            "assistant:write", // assistant.threads.setTitle
 	"SetAssistantThreadsSuggestedPromptsContext": "assistant:write", // assistant.threads.setSuggestedPrompts

@@ -23,6 +23,12 @@ type SlackMemory interface {
 	// ProgressMessage returns the ts of a run's progress message.
 	ProgressMessage(ctx context.Context, runID string) (ts string, found bool, err error)
 	RememberProgressMessage(ctx context.Context, runID, ts string, ttl time.Duration) error
+	// PostIntent returns when the post named post of run runID was about
+	// to be made (postonce.go), found=false when no marker is left;
+	// RememberPostIntent records that moment for ttl unless a marker is
+	// there already (the earliest attempt is kept).
+	PostIntent(ctx context.Context, runID, post string) (at time.Time, found bool, err error)
+	RememberPostIntent(ctx context.Context, runID, post string, at time.Time, ttl time.Duration) error
 	// FinalPost returns the fields of what a run's final post has shown
 	// (empty when nothing); RememberFinalPost sets one and renews the ttl.
 	FinalPost(ctx context.Context, runID string) (map[string]string, error)

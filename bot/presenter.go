@@ -61,8 +61,10 @@ type PresenterConfig struct {
 // after the decision; one progress message edited in place, coalesced and
 // paced; the final summary with the full Markdown report attached.
 type Presenter struct {
-	api      *slack.Client
-	mem      SlackMemory
+	api *slack.Client
+	mem SlackMemory
+	// once posts the messages that must be found again (postonce.go).
+	once     *postOnce
 	log      *slog.Logger
 	clock    quartz.Clock
 	interval time.Duration
@@ -131,6 +133,7 @@ func NewPresenter(cfg PresenterConfig) (*Presenter, error) {
 		p.interval = 3 * time.Second
 	}
 	p.panel = newAssistantPanel(p.api, p.mem, p.log, p.clock)
+	p.once = &postOnce{api: p.api, mem: p.mem, clock: p.clock, log: p.log}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	return p, nil
 }

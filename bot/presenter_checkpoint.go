@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"time"
 
 	"github.com/slack-go/slack"
@@ -96,21 +97,15 @@ func (p *Presenter) Offer(ctx context.Context, r *pipeline.Run, inst *checkpoint
 		log.Warn("bot: updating an offered checkpoint failed; posting it again", "err", err)
 	}
 	place, thread := checkpointPlace(r)
-	var channel, ts string
-	err = retry429(ctx, p.clock, func() error {
-		var err error
-		channel, ts, err = p.api.PostMessageContext(ctx, place, quiet(blocks, text), slack.MsgOptionTS(thread))
-		return err
-	})
+	// Posted once: a process that died while Slack took this post leaves
+	// the message, which is found and updated rather than posted again.
+	channel, ts, err := p.once.post(ctx, checkpointPost(r, inst, lost), place, thread, blocks, text)
 	if err != nil {
 		log.Error("bot: posting a checkpoint failed", "err", err)
 		return fmt.Errorf("posting checkpoint %s: %w", inst.ID, err)
 	}
 	// Remember the channel Slack answered with: posting to a user id lands
 	// in a DM whose channel id differs, and chat.update needs the real one.
-	if channel == "" {
-		channel = place
-	}
 	if err := p.remember(ctx, inst.ID, checkpointMsg{Channel: channel, TS: ts, Attempt: inst.Attempt, Lost: lost, LostDecision: lostDecisionOf(lost, prev)}); err != nil {
 		log.Warn("bot: remembering a checkpoint message failed", "err", err)
 	}
@@ -127,6 +122,19 @@ func (p *Presenter) Offer(ctx context.Context, r *pipeline.Run, inst *checkpoint
 	}
 	log.Info("bot: checkpoint offered", "ts", ts, "lost_decision", lost)
 	return nil
+}
+
+// checkpointPost names the message of checkpoint inst's attempt (postOnce);
+// the message asking again after a lost decision is another post.
+func checkpointPost(r *pipeline.Run, inst *checkpoints.Instance, lost bool) postKey {
+	post := fmt.Sprintf("checkpoint:%s:%d", inst.ID, inst.Attempt)
+	if lost {
+		post += ":lost"
+		if r.LostDecision != nil {
+			post += ":" + strconv.FormatInt(r.LostDecision.At.UnixMilli(), 10)
+		}
+	}
+	return postKey{Run: r.ID, Post: post}
 }
 
 // lostFacts is what is known of the decision on inst that the store lost:

@@ -63,11 +63,9 @@ func (p *Presenter) Finished(ctx context.Context, r *pipeline.Run) error {
 	}
 	summaryTS := done[finalSummary]
 	if summaryTS == "" {
-		if err := retry429(ctx, p.clock, func() error {
-			var err error
-			_, summaryTS, err = p.api.PostMessageContext(ctx, r.Origin.Channel, quiet(blockkit.RenderFinished(r), blockkit.ReportText(r)), slack.MsgOptionTS(thread))
-			return err
-		}); err != nil {
+		var err error
+		_, summaryTS, err = p.once.post(ctx, postKey{Run: r.ID, Post: "outcome"}, r.Origin.Channel, thread, blockkit.RenderFinished(r), blockkit.ReportText(r))
+		if err != nil {
 			log.Error("bot: posting the report failed", "err", err)
 			return fmt.Errorf("posting the result of run %s: %w", r.ID, err)
 		}

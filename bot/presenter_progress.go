@@ -201,7 +201,9 @@ func (p *Presenter) sendProgress(ctx context.Context, runID, channel, thread str
 			return err
 		}
 	}
-	_, ts, err = p.api.PostMessageContext(ctx, channel, quiet(blocks, text), slack.MsgOptionTS(thread))
+	paced := *p.once
+	paced.once429 = true // flush paces a 429 itself
+	_, ts, err = paced.post(ctx, postKey{Run: runID, Post: "progress"}, channel, thread, blocks, text)
 	if err != nil {
 		return err
 	}

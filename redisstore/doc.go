@@ -50,6 +50,7 @@
 //	rb:fetch:robots:v1:{hash}    string, with a TTL: an origin's robots.txt (PageCache)
 //	rb:slack:cp:{instance}       string: where a checkpoint's message is, JSON (SlackMemory, the keys of bot.SlackMemory)
 //	rb:slack:progress:{run}      string: the ts of a run's progress message
+//	rb:slack:intent:{run}:{post} string, with a TTL: a post of the run (root, outcome, progress, a checkpoint's) may be in flight since (unix ms); kept from the earliest attempt
 //	rb:slack:final:{run}         hash: how far a run's final post got (summary ts, file, notice, done)
 //	rb:slack:draftfile:{run}     hash: the draft attached to a run's draft review (version, file id)
 //	rb:slack:seen:{kind}:{id}    string, with a TTL: a Slack delivery taken by some replica

@@ -3,6 +3,8 @@ package redisstore
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -40,6 +42,9 @@ func slackSharedKey(runID, channel string) string {
 func slackSharingKey(runID, channel string) string {
 	return keySlack + "share:lock:" + runID + ":" + channel
 }
+func slackPostIntentKey(runID, post string) string {
+	return keySlack + "intent:" + runID + ":" + post
+}
 func slackEscalatedKey(runID, instID, user string) string {
 	return keySlack + "escalated:" + runID + ":" + instID + ":" + user
 }
@@ -52,6 +57,27 @@ func (m *SlackMemory) CheckpointMessage(ctx context.Context, instID string) (str
 // RememberCheckpointMessage remembers where the message of checkpoint instID is.
 func (m *SlackMemory) RememberCheckpointMessage(ctx context.Context, instID, msg string, ttl time.Duration) error {
 	return m.set(ctx, slackCheckpointMsgKey(instID), msg, ttl)
+}
+
+// PostIntent returns when a post of run runID (named post) was last about
+// to be made, found=false when no marker is left.
+func (m *SlackMemory) PostIntent(ctx context.Context, runID, post string) (time.Time, bool, error) {
+	v, found, err := m.get(ctx, slackPostIntentKey(runID, post))
+	if err != nil || !found {
+		return time.Time{}, false, err
+	}
+	ms, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("post intent %s of run %s: %w", post, runID, err)
+	}
+	return time.UnixMilli(ms), true, nil
+}
+
+// RememberPostIntent records, for ttl, that a post of run runID (named
+// post) may be in flight since at. A marker already there is kept: it
+// dates the earliest attempt, from which a later look must search.
+func (m *SlackMemory) RememberPostIntent(ctx context.Context, runID, post string, at time.Time, ttl time.Duration) error {
+	return m.rdb.SetNX(ctx, slackPostIntentKey(runID, post), at.UnixMilli(), ttl).Err()
 }
 
 // ProgressMessage returns the ts of run runID's progress message.

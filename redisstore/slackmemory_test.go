@@ -31,6 +31,8 @@ func TestSlackMemoryKeysAreTheKeyTables(t *testing.T) {
 		m.RememberEscalated(ctx, "r1", "r1.cp", "U2", ttl),
 		m.RememberHomePublished(ctx, "U1", ttl),
 		m.RememberSharedSummary(ctx, "r1", "C2", "7", ttl),
+		m.RememberPostIntent(ctx, "r1", "outcome", time.UnixMilli(1700000000000), ttl),
+		m.RememberPostIntent(ctx, "r1", "outcome", time.UnixMilli(1700000009000), ttl), // the earliest is kept
 	} {
 		if err != nil {
 			t.Fatal(err)
@@ -44,7 +46,7 @@ func TestSlackMemoryKeysAreTheKeyTables(t *testing.T) {
 	}
 	want := []string{
 		"rb:slack:assistant:D1:5", "rb:slack:assistant:off:T1", "rb:slack:cp:r1.cp", "rb:slack:draftfile:r1",
-		"rb:slack:escalated:r1:r1.cp:U2", "rb:slack:final:r1", "rb:slack:home:U1", "rb:slack:planstream:off:T1",
+		"rb:slack:escalated:r1:r1.cp:U2", "rb:slack:final:r1", "rb:slack:home:U1", "rb:slack:intent:r1:outcome", "rb:slack:planstream:off:T1",
 		"rb:slack:planstream:r1", "rb:slack:progress:r1", "rb:slack:seen:action:A1", "rb:slack:share:done:r1:C2",
 		"rb:slack:share:lock:r1:C2", "rb:slack:thread:C1:4",
 	}
@@ -55,6 +57,12 @@ func TestSlackMemoryKeysAreTheKeyTables(t *testing.T) {
 	slices.Sort(keys)
 	if !slices.Equal(keys, want) {
 		t.Fatalf("keys\n%v\nwant\n%v", keys, want)
+	}
+	if at, found, err := m.PostIntent(ctx, "r1", "outcome"); err != nil || !found || at.UnixMilli() != 1700000000000 {
+		t.Errorf("post intent = %v, %v, %v; want the earliest", at, found, err)
+	}
+	if _, found, err := m.PostIntent(ctx, "r1", "root"); err != nil || found {
+		t.Errorf("post intent of a post never tried: found=%v, %v", found, err)
 	}
 	for _, k := range keys {
 		if d := rdb.TTL(ctx, k).Val(); d <= 0 || d > ttl {

@@ -113,6 +113,11 @@ type Message struct {
 	FileIDs []string
 	// BotID is set on messages the bot posted.
 	BotID string
+	// Metadata is the message metadata chat.postMessage was given
+	// ({"event_type":…,"event_payload":{…}}), nil when none. Slack returns
+	// it from conversations.history and conversations.replies only when
+	// they are asked with include_all_metadata=true.
+	Metadata json.RawMessage
 }
 
 // View is one version of a modal: opened by views.open, replaced by
@@ -191,6 +196,11 @@ type Reply struct {
 	Error string
 	// Body, when set (and Error is empty), is sent as the JSON body.
 	Body any
+	// Lost handles the call as usual (a message is posted) and then loses
+	// its answer: the caller gets HTTP 502 instead, as when the answer
+	// never reaches a process killed or cut off meanwhile. Other fields
+	// are ignored.
+	Lost bool
 }
 
 type channel struct {
@@ -506,6 +516,10 @@ func copyMessage(m *Message) Message {
 	c := *m
 	c.Blocks = append(json.RawMessage(nil), m.Blocks...)
 	c.FileIDs = append([]string(nil), m.FileIDs...)
+	c.Metadata = append(json.RawMessage(nil), m.Metadata...)
+	if m.Metadata == nil {
+		c.Metadata = nil
+	}
 	return c
 }
 

@@ -56,6 +56,7 @@ func (s *Server) handlers() map[string]apiHandler {
 		"reactions.add":                s.reactionsAdd,
 		"chat.getPermalink":            s.chatGetPermalink,
 		"conversations.replies":        s.conversationsReplies,
+		"conversations.history":        s.conversationsHistory,
 		// assistant.go
 		"assistant.threads.setStatus":           s.assistantSetStatus,
 		"assistant.threads.setTitle":            s.assistantSetTitle,
@@ -151,6 +152,16 @@ func (s *Server) handleAPI(w http.ResponseWriter, r *http.Request) {
 
 	if scripted == nil && hook != nil {
 		scripted = hook(Call{Method: call.Method, Token: call.Token, Params: cloneMap(call.Params), JSON: call.JSON, At: call.At})
+	}
+	if scripted != nil && scripted.Lost {
+		_, apiErr := s.dispatch(req)
+		if apiErr != nil {
+			call.Error = apiErr.code
+		}
+		call.Status = http.StatusBadGateway
+		s.record(call)
+		writeJSON(w, http.StatusBadGateway, 0, map[string]any{"ok": false, "error": "answer_lost"})
+		return
 	}
 	if scripted != nil {
 		status := scripted.Status
@@ -302,6 +313,16 @@ func messageContent(p map[string]string, requireContent bool) (json.RawMessage, 
 	return blocks, nil
 }
 
+// messageJSONWith is messageJSON with the message's metadata when asked
+// (include_all_metadata).
+func messageJSONWith(m *Message, metadata bool) map[string]any {
+	out := messageJSON(m)
+	if metadata && len(m.Metadata) > 0 {
+		out["metadata"] = m.Metadata
+	}
+	return out
+}
+
 func messageJSON(m *Message) map[string]any {
 	out := map[string]any{"type": "message", "text": m.Text, "ts": m.TS, "team": TeamID}
 	if m.User != "" {
@@ -343,6 +364,10 @@ func (s *Server) chatPostMessage(req *apiRequest) (map[string]any, *apiError) {
 	if e != nil {
 		return nil, e
 	}
+	meta, e := messageMetadata(p["metadata"])
+	if e != nil {
+		return nil, e
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c, e := s.postable(p["channel"])
@@ -351,11 +376,32 @@ func (s *Server) chatPostMessage(req *apiRequest) (map[string]any, *apiError) {
 	}
 	m := &Message{
 		Channel: c.id, TS: s.nextTS(), ThreadTS: p["thread_ts"], User: BotUserID, BotID: BotID,
-		Text: p["text"], Blocks: blocks,
+		Text: p["text"], Blocks: blocks, Metadata: meta,
 		UnfurlLinks: boolParam(p, "unfurl_links"), UnfurlMedia: boolParam(p, "unfurl_media"),
 	}
 	s.messages[c.id] = append(s.messages[c.id], m)
 	return map[string]any{"channel": c.id, "ts": m.TS, "message": messageJSON(m)}, nil
+}
+
+// messageMetadata validates chat.postMessage's metadata argument: a JSON
+// object with a string event_type and an object event_payload, as Slack's
+// message metadata is ("" is none).
+func messageMetadata(raw string) (json.RawMessage, *apiError) {
+	if raw == "" {
+		return nil, nil
+	}
+	var md struct {
+		EventType    *string         `json:"event_type"`
+		EventPayload json.RawMessage `json:"event_payload"`
+	}
+	if err := json.Unmarshal([]byte(raw), &md); err != nil || md.EventType == nil || *md.EventType == "" {
+		return nil, errCode("invalid_metadata_format")
+	}
+	var payload map[string]any
+	if err := json.Unmarshal(md.EventPayload, &payload); err != nil || payload == nil {
+		return nil, errCode("invalid_metadata_format")
+	}
+	return json.RawMessage(raw), nil
 }
 
 func (s *Server) chatPostEphemeral(req *apiRequest) (map[string]any, *apiError) {
@@ -656,14 +702,55 @@ func (s *Server) conversationsReplies(req *apiRequest) (map[string]any, *apiErro
 	if !member {
 		return nil, errCode("not_in_channel")
 	}
+	withMeta := boolParam(p, "include_all_metadata")
 	var msgs []map[string]any
 	for _, m := range s.Thread(p["channel"], p["ts"]) {
-		if !m.Ephemeral {
-			msgs = append(msgs, messageJSON(&m))
+		// oldest (exclusive) bounds the replies; the parent always comes first.
+		if !m.Ephemeral && (m.TS == p["ts"] || p["oldest"] == "" || tsLess(p["oldest"], m.TS)) {
+			msgs = append(msgs, messageJSONWith(&m, withMeta != nil && *withMeta))
 		}
 	}
 	if len(msgs) == 0 {
 		return nil, errCode("thread_not_found")
 	}
 	return map[string]any{"messages": msgs, "has_more": false}, nil
+}
+
+// conversationsHistory lists a conversation's messages (not the replies
+// in threads), newest first, between oldest and latest (exclusive), at
+// most limit (default 100) of them, with has_more as Slack answers it;
+// metadata only with include_all_metadata=true.
+func (s *Server) conversationsHistory(req *apiRequest) (map[string]any, *apiError) {
+	p := req.params
+	s.mu.Lock()
+	c, ok := s.channels[p["channel"]]
+	member := ok && c.member
+	s.mu.Unlock()
+	if !ok {
+		return nil, errCode("channel_not_found")
+	}
+	if !member {
+		return nil, errCode("not_in_channel")
+	}
+	limit := 100
+	if n, err := strconv.Atoi(p["limit"]); err == nil && n > 0 {
+		limit = min(n, 999)
+	}
+	withMeta := boolParam(p, "include_all_metadata")
+	all := s.Messages(p["channel"])
+	msgs := []map[string]any{}
+	more := false
+	for i := len(all) - 1; i >= 0; i-- {
+		m := all[i]
+		if m.Ephemeral || (m.ThreadTS != "" && m.ThreadTS != m.TS) ||
+			(p["oldest"] != "" && !tsLess(p["oldest"], m.TS)) || (p["latest"] != "" && !tsLess(m.TS, p["latest"])) {
+			continue
+		}
+		if len(msgs) == limit {
+			more = true
+			break
+		}
+		msgs = append(msgs, messageJSONWith(&m, withMeta != nil && *withMeta))
+	}
+	return map[string]any{"messages": msgs, "has_more": more, "pin_count": 0}, nil
 }

@@ -353,3 +353,54 @@ func TestFailMissingScope(t *testing.T) {
 		t.Errorf("the next call: %v", err)
 	}
 }
+
+// TestMessageMetadataOnlyWhenAsked: chat.postMessage keeps its metadata,
+// and conversations.history and conversations.replies return it only with
+// include_all_metadata=true; a lost answer still posts the message.
+func TestMessageMetadataOnlyWhenAsked(t *testing.T) {
+	fake := New(t)
+	fake.AddChannel("C1", "research", true)
+	api := newAPI(fake)
+	ctx := testCtx(t)
+	md := slack.SlackMetadata{EventType: "researchbot_post", EventPayload: map[string]any{"run": "r1", "post": "root"}}
+	_, root, err := api.PostMessageContext(ctx, "C1", slack.MsgOptionText("root", false), slack.MsgOptionMetadata(md))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake.OnCall(func(c Call) *Reply {
+		if c.Method == "chat.postMessage" {
+			return &Reply{Lost: true}
+		}
+		return nil
+	})
+	md.EventPayload = map[string]any{"run": "r1", "post": "outcome"}
+	if _, _, err := api.PostMessageContext(ctx, "C1", slack.MsgOptionText("outcome", false), slack.MsgOptionTS(root), slack.MsgOptionMetadata(md)); err == nil {
+		t.Fatal("a lost answer reached the caller")
+	}
+	fake.OnCall(nil)
+	if th := fake.Thread("C1", root); len(th) != 2 || !strings.Contains(string(th[1].Metadata), `"outcome"`) {
+		t.Fatalf("thread = %+v, want the root and the outcome with its metadata", th)
+	}
+	for _, with := range []bool{false, true} {
+		h, err := api.GetConversationHistoryContext(ctx, &slack.GetConversationHistoryParameters{ChannelID: "C1", Limit: 10, IncludeAllMetadata: with})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(h.Messages) != 1 || h.Messages[0].Timestamp != root {
+			t.Fatalf("history = %+v, want only the root", h.Messages)
+		}
+		if got := h.Messages[0].Metadata.EventPayload["post"]; (got == "root") != with {
+			t.Errorf("history with include_all_metadata=%v: metadata %+v", with, h.Messages[0].Metadata)
+		}
+		msgs, _, _, err := api.GetConversationRepliesContext(ctx, &slack.GetConversationRepliesParameters{ChannelID: "C1", Timestamp: root, IncludeAllMetadata: with})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(msgs) != 2 || (msgs[1].Metadata.EventPayload["post"] == "outcome") != with || msgs[1].Metadata.EventType != map[bool]string{true: "researchbot_post"}[with] {
+			t.Errorf("replies with include_all_metadata=%v: %+v", with, msgs)
+		}
+	}
+	if _, _, err := api.PostMessageContext(ctx, "C1", slack.MsgOptionText("x", false), slack.MsgOptionMetadata(slack.SlackMetadata{EventType: ""})); err == nil || err.Error() != "invalid_metadata_format" {
+		t.Errorf("metadata without event_type: err = %v", err)
+	}
+}
