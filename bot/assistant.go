@@ -62,10 +62,10 @@ type assistantThread struct {
 // Presenter, once per status change, and not at all in a workspace that
 // answered with a feature error.
 type assistantPanel struct {
-	api   *slack.Client
-	mem   SlackMemory
-	log   *slog.Logger
-	clock quartz.Clock
+	// api is the Sender's client (Sender.API), which retries 429s.
+	api *slack.Client
+	mem SlackMemory
+	log *slog.Logger
 
 	mu sync.Mutex
 	// shown is the status last set per run ("" when cleared), so a status
@@ -73,8 +73,10 @@ type assistantPanel struct {
 	shown map[string]string
 }
 
-func newAssistantPanel(api *slack.Client, mem SlackMemory, log *slog.Logger, clock quartz.Clock) *assistantPanel {
-	return &assistantPanel{api: api, mem: mem, log: log, clock: clock, shown: map[string]string{}}
+// newAssistantPanel makes the panel over the Sender's client api. The clock
+// is no longer used: the client waits out a 429 on the Sender's own.
+func newAssistantPanel(api *slack.Client, mem SlackMemory, log *slog.Logger, _ quartz.Clock) *assistantPanel {
+	return &assistantPanel{api: api, mem: mem, log: log, shown: map[string]string{}}
 }
 
 // thread returns the assistant thread at channel and ts, if it is one.
@@ -112,7 +114,7 @@ func (p *assistantPanel) call(ctx context.Context, team, method string, fn func(
 			return false
 		}
 	}
-	err := retry429(ctx, p.clock, fn)
+	err := fn()
 	if err == nil {
 		return true
 	}

@@ -232,12 +232,12 @@ func (s *Streams) asOwnerOrAdmin(ctx context.Context, user string, op func(admin
 
 // isAdmin reports whether user is a workspace admin or owner (users.info).
 func (s *Streams) isAdmin(ctx context.Context, user string) bool {
-	return workspaceAdmin(ctx, s.send.API(), s.log, user)
+	return workspaceAdmin(ctx, s.send, s.log, user)
 }
 
 // userTZ is user's Slack profile time zone, "" when unknown.
 func (s *Streams) userTZ(ctx context.Context, user string) string {
-	u, err := s.send.API().GetUserInfoContext(ctx, user)
+	u, err := s.send.UserInfo(ctx, user)
 	if err != nil {
 		s.log.Warn("bot: users.info failed; the stream's time zone defaults to UTC", "user", user, "err", err)
 		return ""
