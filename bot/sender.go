@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -183,6 +184,11 @@ func (h clockedRetry) ShouldRetry(state *slack.RetryState, req *http.Request, re
 	if !retry {
 		return false, 0
 	}
+	// Free the connection for the wait: slack-go reads a 429's headers
+	// only (Retry-After), never its body.
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+	resp.Body = http.NoBody
 	t := h.clock.NewTimer(wait, "bot", "retryafter")
 	defer t.Stop()
 	select {
