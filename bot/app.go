@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/coder/quartz"
-	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
 	"github.com/slack-go/slack/socketmode"
 
@@ -166,7 +165,6 @@ type Config struct {
 type App struct {
 	cfg  Config
 	send *Sender
-	api  *slack.Client // send's client
 	// once posts a request's root message once (postonce.go).
 	once      *postOnce
 	routes    *Routes
@@ -267,16 +265,15 @@ func New(cfg Config) (*App, error) {
 		}
 	}
 	a.send = senderOr(cfg.Sender, SenderConfig{BotToken: cfg.BotToken, AppToken: cfg.AppToken, APIURL: cfg.APIURL, HTTPClient: cfg.HTTPClient, Metrics: a.metrics, Logger: a.log, Clock: a.clock})
-	a.api = a.send.API()
-	a.panel = newAssistantPanel(a.api, cfg.Memory, a.log, a.clock)
-	a.once = &postOnce{api: a.api, mem: cfg.Memory, clock: a.clock, log: a.log}
+	a.panel = newAssistantPanel(a.send, cfg.Memory, a.log)
+	a.once = &postOnce{send: a.send, mem: cfg.Memory, clock: a.clock, log: a.log}
 	a.routes = NewRoutes()
 	a.registerRoutes()
 	smOpts := []socketmode.Option{socketmode.OptionLog(slog.NewLogLogger(a.log.Handler(), slog.LevelDebug))}
 	if cfg.PingInterval > 0 {
 		smOpts = append(smOpts, socketmode.OptionPingInterval(cfg.PingInterval))
 	}
-	a.sm = socketmode.New(a.api, smOpts...)
+	a.sm = socketmode.New(a.send.API(), smOpts...) // Socket Mode needs the client itself
 	a.limiter = &limiter{budget: cfg.Budget, limits: cfg.Limits.withDefaults()}
 	workers, queue, timeout := cfg.Workers, cfg.Queue, cfg.JobTimeout
 	if workers <= 0 {

@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/coder/quartz"
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
 
@@ -62,10 +61,10 @@ type assistantThread struct {
 // Presenter, once per status change, and not at all in a workspace that
 // answered with a feature error.
 type assistantPanel struct {
-	api   *slack.Client
-	mem   SlackMemory
-	log   *slog.Logger
-	clock quartz.Clock
+	// send makes the calls; it retries 429s.
+	send *Sender
+	mem  SlackMemory
+	log  *slog.Logger
 
 	mu sync.Mutex
 	// shown is the status last set per run ("" when cleared), so a status
@@ -73,8 +72,10 @@ type assistantPanel struct {
 	shown map[string]string
 }
 
-func newAssistantPanel(api *slack.Client, mem SlackMemory, log *slog.Logger, clock quartz.Clock) *assistantPanel {
-	return &assistantPanel{api: api, mem: mem, log: log, clock: clock, shown: map[string]string{}}
+// newAssistantPanel makes the panel over send, which waits out a 429 on its
+// own clock.
+func newAssistantPanel(send *Sender, mem SlackMemory, log *slog.Logger) *assistantPanel {
+	return &assistantPanel{send: send, mem: mem, log: log, shown: map[string]string{}}
 }
 
 // thread returns the assistant thread at channel and ts, if it is one.
@@ -112,7 +113,7 @@ func (p *assistantPanel) call(ctx context.Context, team, method string, fn func(
 			return false
 		}
 	}
-	err := retry429(ctx, p.clock, fn)
+	err := fn()
 	if err == nil {
 		return true
 	}
@@ -136,21 +137,21 @@ func (p *assistantPanel) prompts(ctx context.Context, team, channel, ts string) 
 		params.AddPrompt(pr.Title, pr.Message)
 	}
 	p.call(ctx, team, "assistant.threads.setSuggestedPrompts", func() error {
-		return p.api.SetAssistantThreadsSuggestedPromptsContext(ctx, params)
+		return p.send.SetSuggestedPrompts(ctx, params)
 	})
 }
 
 // title names an assistant thread.
 func (p *assistantPanel) title(ctx context.Context, team, channel, ts, title string) {
 	p.call(ctx, team, "assistant.threads.setTitle", func() error {
-		return p.api.SetAssistantThreadsTitleContext(ctx, slack.AssistantThreadsSetTitleParameters{ChannelID: channel, ThreadTS: ts, Title: title})
+		return p.send.SetThreadTitle(ctx, slack.AssistantThreadsSetTitleParameters{ChannelID: channel, ThreadTS: ts, Title: title})
 	})
 }
 
 // status sets (or, with "", clears) the status of an assistant thread.
 func (p *assistantPanel) status(ctx context.Context, team, channel, ts, status string, loading []string) bool {
 	return p.call(ctx, team, "assistant.threads.setStatus", func() error {
-		return p.api.SetAssistantThreadsStatusContext(ctx, slack.AssistantThreadsSetStatusParameters{ChannelID: channel, ThreadTS: ts, Status: status, LoadingMessages: loading})
+		return p.send.SetThreadStatus(ctx, slack.AssistantThreadsSetStatusParameters{ChannelID: channel, ThreadTS: ts, Status: status, LoadingMessages: loading})
 	})
 }
 

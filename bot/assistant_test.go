@@ -4,9 +4,6 @@ import (
 	"log/slog"
 	"testing"
 
-	"github.com/coder/quartz"
-	"github.com/slack-go/slack"
-
 	"github.com/researchbot/researchbot/internal/redistest"
 	"github.com/researchbot/researchbot/internal/slackfake"
 	"github.com/researchbot/researchbot/redisstore"
@@ -19,9 +16,9 @@ func TestAssistantPanelRemembersOnlyFeatureErrors(t *testing.T) {
 	_, rdb := redistest.Start(t)
 	fake := slackfake.New(t)
 	fake.AddUser(requester, "ada", "UTC")
-	api := slack.New(fake.BotToken(), slack.OptionAPIURL(fake.APIURL()))
+	send := NewSender(SenderConfig{BotToken: fake.BotToken(), APIURL: fake.APIURL()})
 	mem := redisstore.NewSlackMemory(rdb)
-	p := newAssistantPanel(api, mem, slog.New(slog.DiscardHandler), quartz.NewReal())
+	p := newAssistantPanel(send, mem, slog.New(slog.DiscardHandler))
 	ctx := t.Context()
 	dm := slackfake.DMChannelID(requester)
 

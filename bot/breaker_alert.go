@@ -44,11 +44,7 @@ func (p *Presenter) BreakerTripped(ctx context.Context, d checkpoints.Definition
 	text := fmt.Sprintf("Checkpoint %s: circuit breaker tripped", d.ID)
 	var errs []error
 	for _, admin := range p.admins {
-		err := retry429(ctx, p.clock, func() error {
-			_, _, err := p.api.PostMessageContext(ctx, admin, quiet(blocks, text))
-			return err
-		})
-		if err != nil {
+		if _, err := p.send.Post(ctx, admin, "", blocks, text); err != nil {
 			errs = append(errs, fmt.Errorf("alert %s: %w", admin, err))
 		}
 	}

@@ -33,10 +33,8 @@ func (p *Presenter) Stranded(ctx context.Context, r *pipeline.Run, inst *checkpo
 	}
 	blocks := blockkit.RenderStranded(inst)
 	text := blockkit.EscapeTruncate(blockkit.OneLine(blockkit.FirstNonEmpty(inst.Label, inst.DefinitionID))+": could not be shown", 300)
-	return retry429(ctx, p.clock, func() error {
-		_, _, err := p.api.PostMessageContext(ctx, channel, slack.MsgOptionBlocks(blocks...), slack.MsgOptionText(text, false), slack.MsgOptionTS(thread))
-		return err
-	})
+	_, _, err := p.send.PostMessage(ctx, channel, slack.MsgOptionBlocks(blocks...), slack.MsgOptionText(text, false), slack.MsgOptionTS(thread))
+	return err
 }
 
 // onPassOver handles Skip, Retry and Continue without it. Skip and Retry

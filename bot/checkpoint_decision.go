@@ -45,7 +45,7 @@ func (a *App) onCheckpointAction(ctx context.Context, req *Request) error {
 		if action == checkpoints.Reject {
 			view = blockkit.RejectModal(inst)
 		}
-		if _, err := a.api.OpenViewContext(ctx, cb.TriggerID, view); err != nil {
+		if _, err := a.send.OpenView(ctx, cb.TriggerID, view); err != nil {
 			log.Error("bot: opening the form failed", "err", err)
 			return tell(blockkit.RenderError("I couldn't open the form ("+blockkit.Escape(slackErrorCode(err))+").", "Please click the button again."), "Could not open the form")
 		}

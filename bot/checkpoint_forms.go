@@ -98,7 +98,7 @@ func (a *App) openForm(ctx context.Context, received time.Time, d delivery, cb s
 			a.answer(ctx, req, tell(c.problem, "Nothing was changed"))
 			return
 		}
-		if _, err := a.api.OpenViewContext(openCtx, cb.TriggerID, form(c)); err != nil {
+		if _, err := a.send.OpenView(openCtx, cb.TriggerID, form(c)); err != nil {
 			log.Error("bot: opening the form failed", "err", err)
 			a.answer(ctx, req, tell(blockkit.RenderError("I couldn't open the form ("+blockkit.Escape(slackErrorCode(err))+").", "Please click the button again."), "Could not open the form"))
 			return
@@ -106,11 +106,11 @@ func (a *App) openForm(ctx context.Context, received time.Time, d delivery, cb s
 		a.adoptClickedMessage(ctx, req, c.inst, log)
 		a.formOpened(ctx, log, action, instID, user)
 	case <-wait.C:
-		v, err := a.api.OpenViewContext(openCtx, cb.TriggerID, loadingModal(action))
+		v, err := a.send.OpenView(openCtx, cb.TriggerID, loadingModal(action))
 		c := <-done
 		if c.repeated {
 			if err == nil { // the first delivery had not used the trigger: close the loop in the form
-				_, _ = a.api.UpdateViewContext(ctx, *noticeModal([]slack.Block{blockkit.Section("This click was handled already.")}), "", v.Hash, v.ID)
+				_, _ = a.send.UpdateView(ctx, *noticeModal([]slack.Block{blockkit.Section("This click was handled already.")}), v.Hash, v.ID)
 			}
 			return
 		}
@@ -127,7 +127,7 @@ func (a *App) openForm(ctx context.Context, received time.Time, d delivery, cb s
 			log.Info("bot: click refused")
 			next = func(checked) slack.ModalViewRequest { return *noticeModal(c.problem) }
 		}
-		if _, err := a.api.UpdateViewContext(ctx, next(c), "", v.Hash, v.ID); err != nil {
+		if _, err := a.send.UpdateView(ctx, next(c), v.Hash, v.ID); err != nil {
 			// The person may have closed the loading form; nothing to undo.
 			log.Warn("bot: replacing the loading form failed", "err", err)
 			return

@@ -53,19 +53,14 @@ func (p *Presenter) attachDraft(ctx context.Context, r *pipeline.Run, inst *chec
 		return // a reminder, or the same offer shown again
 	}
 	md := pipeline.BuildReport(r, time.Time{}).Markdown
-	var file *slack.FileSummary
-	err = retry429(ctx, p.clock, func() error {
-		var err error
-		file, err = p.api.UploadFileContext(ctx, slack.UploadFileParameters{
-			Content:         md,
-			FileSize:        len(md),
-			Filename:        fmt.Sprintf("draft-%s-v%d.md", fileSafe(r.ID), d.Version),
-			Title:           blockkit.Truncate(blockkit.OneLine(fmt.Sprintf("Draft %d: %s", d.Version, blockkit.FirstNonEmpty(d.Title, "Research report"))), 200),
-			InitialComment:  DraftFileComment(d),
-			Channel:         r.Origin.Channel,
-			ThreadTimestamp: r.Origin.ThreadTS,
-		})
-		return err
+	file, err := p.send.UploadFile(ctx, slack.UploadFileParameters{
+		Content:         md,
+		FileSize:        len(md),
+		Filename:        fmt.Sprintf("draft-%s-v%d.md", fileSafe(r.ID), d.Version),
+		Title:           blockkit.Truncate(blockkit.OneLine(fmt.Sprintf("Draft %d: %s", d.Version, blockkit.FirstNonEmpty(d.Title, "Research report"))), 200),
+		InitialComment:  DraftFileComment(d),
+		Channel:         r.Origin.Channel,
+		ThreadTimestamp: r.Origin.ThreadTS,
 	})
 	if err != nil {
 		log.Warn("bot: attaching the draft failed", "version", d.Version, "err", err)
@@ -78,7 +73,7 @@ func (p *Presenter) attachDraft(ctx context.Context, r *pipeline.Run, inst *chec
 		log.Warn("bot: remembering the attached draft failed", "err", err)
 	}
 	if old := had[draftFileID]; old != "" && old != file.ID {
-		if err := retry429(ctx, p.clock, func() error { return p.api.DeleteFileContext(ctx, old) }); err != nil {
+		if err := p.send.DeleteFile(ctx, old); err != nil {
 			log.Warn("bot: deleting the previous draft's file failed", "file", old, "err", err)
 		}
 	}

@@ -74,7 +74,7 @@ func (a *App) onOldVerdict(ctx context.Context, req *Request) error {
 func (a *App) verdict(ctx context.Context, req *Request, f blockkit.Feedback) error {
 	if !f.Useful {
 		// The trigger_id lives 3 s: open the form before saving.
-		if _, err := a.api.OpenViewContext(ctx, req.TriggerID, VerdictReasonModal(f.Target())); err != nil {
+		if _, err := a.send.OpenView(ctx, req.TriggerID, VerdictReasonModal(f.Target())); err != nil {
 			req.Log.Warn("bot: opening the reason form failed", "run_id", f.RunID, "err", err)
 		}
 	}

@@ -65,13 +65,13 @@ func (a *App) registerHome(r *Routes) {
 // isAdmin reports whether user manages checkpoints: listed in SLACK_ADMINS,
 // or a workspace admin or owner.
 func (a *App) isAdmin(ctx context.Context, user string) bool {
-	return user != "" && (slices.Contains(a.cfg.Admins, user) || workspaceAdmin(ctx, a.api, a.log, user))
+	return user != "" && (slices.Contains(a.cfg.Admins, user) || workspaceAdmin(ctx, a.send, a.log, user))
 }
 
 // workspaceAdmin reports whether user is a workspace admin or owner
 // (users.info); false when Slack cannot say.
-func workspaceAdmin(ctx context.Context, api *slack.Client, log *slog.Logger, user string) bool {
-	u, err := api.GetUserInfoContext(ctx, user)
+func workspaceAdmin(ctx context.Context, send *Sender, log *slog.Logger, user string) bool {
+	u, err := send.UserInfo(ctx, user)
 	if err != nil {
 		log.Warn("bot: users.info failed; treating the user as no admin", "user", user, "err", err)
 		return false
@@ -88,8 +88,7 @@ func (a *App) publishHome(ctx context.Context, user string, log *slog.Logger) er
 	if err != nil {
 		return err
 	}
-	_, err = a.api.PublishViewContext(ctx, slack.PublishViewContextRequest{UserID: user, View: blockkit.RenderHome(v)})
-	if err != nil {
+	if err := a.send.PublishHome(ctx, user, blockkit.RenderHome(v)); err != nil {
 		return fmt.Errorf("publish the App Home: %w", err)
 	}
 	if err := a.cfg.Memory.RememberHomePublished(ctx, user, homeSeenTTL); err != nil {
@@ -182,7 +181,7 @@ func (a *App) checkpointLink(ctx context.Context, instID string) string {
 	if err != nil || m == nil {
 		return ""
 	}
-	link, err := a.api.GetPermalinkContext(ctx, &slack.PermalinkParameters{Channel: m.Channel, Ts: m.TS})
+	link, err := a.send.Permalink(ctx, m.Channel, m.TS)
 	if err != nil {
 		return ""
 	}
@@ -256,7 +255,7 @@ func (a *App) onHomeAdmin(ctx context.Context, req *Request) error {
 // homeNotice tells the clicker something in a small modal (the App Home has
 // no thread to answer in).
 func (a *App) homeNotice(ctx context.Context, req *Request, text string) error {
-	if _, err := a.api.OpenViewContext(ctx, req.TriggerID, *noticeModal([]slack.Block{blockkit.Section(":warning: " + text)})); err != nil {
+	if _, err := a.send.OpenView(ctx, req.TriggerID, *noticeModal([]slack.Block{blockkit.Section(":warning: " + text)})); err != nil {
 		req.Log.Warn("bot: could not open a notice", "err", err)
 	}
 	return nil
@@ -264,7 +263,7 @@ func (a *App) homeNotice(ctx context.Context, req *Request, text string) error {
 
 // openDefinitionForm opens the create or edit form.
 func (a *App) openDefinitionForm(ctx context.Context, req *Request, d checkpoints.Definition, create bool) error {
-	if _, err := a.api.OpenViewContext(ctx, req.TriggerID, blockkit.DefinitionModal(d, create)); err != nil {
+	if _, err := a.send.OpenView(ctx, req.TriggerID, blockkit.DefinitionModal(d, create)); err != nil {
 		return fmt.Errorf("open the definition form: %w", err)
 	}
 	return nil

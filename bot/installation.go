@@ -28,23 +28,23 @@ type installation struct {
 // come from the token itself, so they hold whatever a payload claims. A
 // failure is an *identifyError naming the method.
 func (a *App) learnInstallation(ctx context.Context) (installation, error) {
-	return identifier{api: a.api}.learn(ctx)
+	return identifier{send: a.send}.learn(ctx)
 }
 
-// identifier learns the installation with a bot token's client: the App's,
+// identifier learns the installation with a bot token's Sender: the App's,
 // or the start-up check's (CheckTokens).
-type identifier struct{ api *slack.Client }
+type identifier struct{ send *Sender }
 
 // learn is App.learnInstallation.
 func (i identifier) learn(ctx context.Context) (installation, error) {
-	who, err := i.api.AuthTestContext(ctx)
+	who, err := i.send.AuthTest(ctx)
 	if err != nil {
 		return installation{}, &identifyError{method: "auth.test", err: err}
 	}
 	if who.TeamID == "" || who.BotID == "" {
 		return installation{}, &identifyError{method: "auth.test", wrong: true, err: fmt.Errorf("auth.test named no workspace or no bot (team %q, bot %q)", who.TeamID, who.BotID)}
 	}
-	bot, err := i.api.GetBotInfoContext(ctx, slack.GetBotInfoParameters{Bot: who.BotID})
+	bot, err := i.send.BotInfo(ctx, who.BotID)
 	if err != nil {
 		return installation{}, &identifyError{method: "bots.info", err: err}
 	}
@@ -141,12 +141,7 @@ func (a *App) refuseForeign(k *acker, d delivery, evt socketmode.Event, o reques
 				return
 			}
 			_ = a.pool.submit(func(ctx context.Context) { // when the pool is full, the log says it all
-				err := retry429(ctx, a.clock, func() error {
-					_, _, err := a.api.PostMessageContext(ctx, data.Channel.ID,
-						slack.MsgOptionResponseURL(data.ResponseURL, slack.ResponseTypeEphemeral), quiet(blocks, text))
-					return err
-				})
-				if err != nil {
+				if err := a.send.RespondEphemeral(ctx, data.ResponseURL, data.Channel.ID, blocks, text); err != nil {
 					a.log.Warn("bot: could not tell a refused click why", "err", err)
 				}
 			})

@@ -5,14 +5,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/slack-go/slack"
-
 	"github.com/researchbot/researchbot/internal/slackfake"
 )
 
 func TestLearnInstallationFromTheBotToken(t *testing.T) {
 	fake := slackfake.New(t)
-	a := &App{api: slack.New(fake.BotToken(), slack.OptionAPIURL(fake.APIURL()))}
+	a := &App{send: NewSender(SenderConfig{BotToken: fake.BotToken(), APIURL: fake.APIURL()})}
 	in, err := a.learnInstallation(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -24,7 +22,7 @@ func TestLearnInstallationFromTheBotToken(t *testing.T) {
 	if _, err := a.learnInstallation(context.Background()); err == nil || !strings.Contains(err.Error(), "bots.info: missing_scope") {
 		t.Errorf("err = %v, want bots.info's error", err)
 	}
-	bad := &App{api: slack.New("xoxb-wrong", slack.OptionAPIURL(fake.APIURL()))}
+	bad := &App{send: NewSender(SenderConfig{BotToken: "xoxb-wrong", APIURL: fake.APIURL()})}
 	if _, err := bad.learnInstallation(context.Background()); err == nil || !strings.Contains(err.Error(), "auth.test: invalid_auth") {
 		t.Errorf("err = %v, want auth.test's error", err)
 	}

@@ -79,7 +79,7 @@ type postMemory interface {
 // existed, and one WARN says which scope is missing and that the message
 // may show twice.
 type postOnce struct {
-	api   *slack.Client
+	send  *Sender
 	mem   postMemory
 	clock quartz.Clock
 	log   *slog.Logger
@@ -99,10 +99,7 @@ func (o *postOnce) post(ctx context.Context, k postKey, channel, thread string, 
 	}
 	if marked {
 		if ch, ts, ok := o.find(ctx, log, k, channel, thread, at); ok {
-			if err := retry429(ctx, o.clock, func() error {
-				_, _, _, err := o.api.UpdateMessageContext(ctx, ch, ts, quiet(blocks, text))
-				return err
-			}); err != nil {
+			if err := o.send.Update(ctx, ch, ts, blocks, text); err != nil {
 				log.Warn("bot: updating the message an earlier process posted failed; it shows what it showed", "ts", ts, "err", err)
 			}
 			log.Info("bot: found the message an earlier process posted before it died; carrying on with it", "ts", ts)
@@ -116,17 +113,11 @@ func (o *postOnce) post(ctx context.Context, k postKey, channel, thread string, 
 	if thread != "" {
 		opts = append(opts, slack.MsgOptionTS(thread))
 	}
-	var ch, ts string
-	postIt := func() error {
-		var err error
-		ch, ts, err = o.api.PostMessageContext(ctx, channel, opts...)
-		return err
-	}
+	send := o.send
 	if o.once429 {
-		err = postIt()
-	} else {
-		err = retry429(ctx, o.clock, postIt)
+		send = send.Paced()
 	}
+	ch, ts, err := send.PostMessage(ctx, channel, opts...)
 	if ch == "" {
 		ch = channel
 	}
@@ -148,20 +139,18 @@ func (o *postOnce) find(ctx context.Context, log *slog.Logger, k postKey, channe
 	for range postLookPages {
 		var msgs []slack.Message
 		var more bool
-		err := retry429(ctx, o.clock, func() error {
-			var err error
-			if thread != "" {
-				msgs, more, cursor, err = o.api.GetConversationRepliesContext(ctx, &slack.GetConversationRepliesParameters{
-					ChannelID: channel, Timestamp: thread, Oldest: oldest, Limit: postLookLimit, Cursor: cursor, IncludeAllMetadata: true})
-				return err
-			}
-			h, err := o.api.GetConversationHistoryContext(ctx, &slack.GetConversationHistoryParameters{
+		var err error
+		if thread != "" {
+			msgs, more, cursor, err = o.send.Replies(ctx, &slack.GetConversationRepliesParameters{
+				ChannelID: channel, Timestamp: thread, Oldest: oldest, Limit: postLookLimit, Cursor: cursor, IncludeAllMetadata: true})
+		} else {
+			var h *slack.GetConversationHistoryResponse
+			h, err = o.send.History(ctx, &slack.GetConversationHistoryParameters{
 				ChannelID: channel, Oldest: oldest, Limit: postLookLimit, Cursor: cursor, IncludeAllMetadata: true})
 			if err == nil {
 				msgs, more, cursor = h.Messages, h.HasMore, h.ResponseMetaData.NextCursor
 			}
-			return err
-		})
+		}
 		if err != nil {
 			code := slackErrorCode(err)
 			if code == "missing_scope" {

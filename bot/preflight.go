@@ -22,12 +22,10 @@ type TokenCheck struct {
 // auth.test and bots.info, as Run will use it — and returns one error per
 // problem, each naming the variable to fix and where to find the right value.
 func CheckTokens(ctx context.Context, c TokenCheck) []error {
-	opts := []slack.Option{slack.OptionAPIURL(c.APIURL)}
-	if c.HTTPClient != nil {
-		opts = append(opts, slack.OptionHTTPClient(c.HTTPClient))
-	}
+	// What Slack answers first is the answer: a 429 is not waited out.
+	send := NewSender(SenderConfig{BotToken: c.BotToken, AppToken: c.AppToken, APIURL: c.APIURL, HTTPClient: c.HTTPClient}).Paced()
 	var problems []error
-	if _, err := (identifier{api: slack.New(c.BotToken, opts...)}).learn(ctx); err != nil {
+	if _, err := (identifier{send: send}).learn(ctx); err != nil {
 		problems = append(problems, identifyProblem(c.APIURL, err))
 		var se slack.SlackErrorResponse
 		if !errors.As(err, &se) {
@@ -35,8 +33,7 @@ func CheckTokens(ctx context.Context, c TokenCheck) []error {
 		}
 	}
 	if c.AppToken != "" {
-		api := slack.New("", append(opts, slack.OptionAppLevelToken(c.AppToken))...)
-		if _, _, err := api.StartSocketModeContext(ctx); err != nil {
+		if err := send.OpenConnection(ctx); err != nil {
 			problems = append(problems, tokenProblem("SLACK_APP_TOKEN", "apps.connections.open", c.APIURL, err,
 				"generate an app-level token (xapp-…) with the connections:write scope under Basic Information → App-Level Tokens, and turn Socket Mode on"))
 		}

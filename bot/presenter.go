@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/coder/quartz"
-	"github.com/slack-go/slack"
 
 	"github.com/researchbot/researchbot/pipeline"
 )
@@ -61,8 +60,8 @@ type PresenterConfig struct {
 // after the decision; one progress message edited in place, coalesced and
 // paced; the final summary with the full Markdown report attached.
 type Presenter struct {
-	api *slack.Client
-	mem SlackMemory
+	send *Sender
+	mem  SlackMemory
 	// once posts the messages that must be found again (postonce.go).
 	once     *postOnce
 	log      *slog.Logger
@@ -110,7 +109,7 @@ func NewPresenter(cfg PresenterConfig) (*Presenter, error) {
 		return nil, errors.New("bot: presenter needs a Memory")
 	}
 	p := &Presenter{
-		api:      senderOr(cfg.Sender, SenderConfig{BotToken: cfg.BotToken, APIURL: cfg.APIURL, HTTPClient: cfg.HTTPClient, Metrics: cfg.Metrics, Logger: cfg.Logger, Clock: cfg.Clock}).API(),
+		send:     senderOr(cfg.Sender, SenderConfig{BotToken: cfg.BotToken, APIURL: cfg.APIURL, HTTPClient: cfg.HTTPClient, Metrics: cfg.Metrics, Logger: cfg.Logger, Clock: cfg.Clock}),
 		mem:      cfg.Memory,
 		log:      cfg.Logger,
 		interval: cfg.MinInterval,
@@ -132,8 +131,8 @@ func NewPresenter(cfg PresenterConfig) (*Presenter, error) {
 	if p.interval <= 0 {
 		p.interval = 3 * time.Second
 	}
-	p.panel = newAssistantPanel(p.api, p.mem, p.log, p.clock)
-	p.once = &postOnce{api: p.api, mem: p.mem, clock: p.clock, log: p.log}
+	p.panel = newAssistantPanel(p.send, p.mem, p.log)
+	p.once = &postOnce{send: p.send, mem: p.mem, clock: p.clock, log: p.log}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	return p, nil
 }

@@ -81,10 +81,7 @@ func (p *Presenter) Offer(ctx context.Context, r *pipeline.Run, inst *checkpoint
 	// asking is an open message that already asks again after the loss.
 	asking := prev != nil && prev.Lost && !prev.Closed
 	if prev != nil && prev.Attempt == inst.Attempt && (!lost || asking) {
-		err := retry429(ctx, p.clock, func() error {
-			_, _, _, err := p.api.UpdateMessageContext(ctx, prev.Channel, prev.TS, quiet(blocks, text))
-			return err
-		})
+		err := p.send.Update(ctx, prev.Channel, prev.TS, blocks, text)
 		if err == nil {
 			if prev.Closed {
 				prev.Closed, prev.Decision = false, nil
@@ -113,10 +110,7 @@ func (p *Presenter) Offer(ctx context.Context, r *pipeline.Run, inst *checkpoint
 	case lost && prev != nil && !asking:
 		p.retireLostDecision(ctx, log, inst, prev, facts, channel, ts)
 	case prev != nil && prev.Attempt != inst.Attempt:
-		if err := retry429(ctx, p.clock, func() error {
-			_, _, _, err := p.api.UpdateMessageContext(ctx, prev.Channel, prev.TS, quiet(blockkit.RenderSuperseded(inst), text))
-			return err
-		}); err != nil {
+		if err := p.send.Update(ctx, prev.Channel, prev.TS, blockkit.RenderSuperseded(inst), text); err != nil {
 			log.Warn("bot: reducing an earlier offer failed", "err", err)
 		}
 	}
@@ -178,19 +172,12 @@ func lostDecisionOf(lost bool, prev *checkpointMsg) *msgDecision {
 // message (channel, ts) that asks again (best effort: the new message is
 // posted).
 func (p *Presenter) retireLostDecision(ctx context.Context, log *slog.Logger, inst *checkpoints.Instance, prev *checkpointMsg, facts blockkit.LostDecision, channel, ts string) {
-	link := ""
-	if err := retry429(ctx, p.clock, func() error {
-		var err error
-		link, err = p.api.GetPermalinkContext(ctx, &slack.PermalinkParameters{Channel: channel, Ts: ts})
-		return err
-	}); err != nil {
+	link, err := p.send.Permalink(ctx, channel, ts)
+	if err != nil {
 		log.Warn("bot: no permalink for a checkpoint asked again; its earlier message points to the thread's newest", "err", err)
 	}
 	text := blockkit.EscapeTruncate(blockkit.OneLine(blockkit.FirstNonEmpty(inst.Label, inst.DefinitionID))+": the decision made here was lost; asked again below", 300)
-	if err := retry429(ctx, p.clock, func() error {
-		_, _, _, err := p.api.UpdateMessageContext(ctx, prev.Channel, prev.TS, quiet(blockkit.RenderLostDecisionRetired(inst, facts, link), text))
-		return err
-	}); err != nil {
+	if err := p.send.Update(ctx, prev.Channel, prev.TS, blockkit.RenderLostDecisionRetired(inst, facts, link), text); err != nil {
 		log.Warn("bot: marking the lost decision's message failed", "ts", prev.TS, "err", err)
 	}
 }
@@ -202,10 +189,7 @@ func (p *Presenter) Decided(ctx context.Context, r *pipeline.Run, inst *checkpoi
 	text := blockkit.EscapeTruncate(blockkit.OneLine(blockkit.FirstNonEmpty(inst.Label, inst.DefinitionID))+": decided", 300)
 	msg, err := p.lookup(ctx, inst.ID)
 	if err == nil && msg != nil {
-		err = retry429(ctx, p.clock, func() error {
-			_, _, _, err := p.api.UpdateMessageContext(ctx, msg.Channel, msg.TS, quiet(blocks, text))
-			return err
-		})
+		err = p.send.Update(ctx, msg.Channel, msg.TS, blocks, text)
 		if err == nil {
 			msg.Closed = true
 			if d := inst.Decision; d != nil {
@@ -219,10 +203,8 @@ func (p *Presenter) Decided(ctx context.Context, r *pipeline.Run, inst *checkpoi
 	}
 	p.log.Warn("bot: collapsing a checkpoint message failed; posting the record", "run_id", r.ID, "checkpoint_id", inst.ID, "err", err)
 	place, thread := checkpointPlace(r)
-	return retry429(ctx, p.clock, func() error {
-		_, _, err := p.api.PostMessageContext(ctx, place, quiet(blocks, text), slack.MsgOptionTS(thread))
-		return err
-	})
+	_, _, err = p.send.PostMessage(ctx, place, quiet(blocks, text), slack.MsgOptionTS(thread))
+	return err
 }
 
 // checkpointPlace is where r's checkpoint messages are posted: the run's
@@ -247,10 +229,7 @@ func (p *Presenter) closeOpenCheckpoints(ctx context.Context, r *pipeline.Run) {
 			continue
 		}
 		text := blockkit.EscapeTruncate(blockkit.OneLine(blockkit.FirstNonEmpty(inst.Label, inst.DefinitionID))+": closed", 300)
-		if err := retry429(ctx, p.clock, func() error {
-			_, _, _, err := p.api.UpdateMessageContext(ctx, msg.Channel, msg.TS, quiet(blockkit.RenderEnded(inst, r.Status), text))
-			return err
-		}); err != nil {
+		if err := p.send.Update(ctx, msg.Channel, msg.TS, blockkit.RenderEnded(inst, r.Status), text); err != nil {
 			p.log.Warn("bot: closing a checkpoint message failed", "run_id", r.ID, "checkpoint_id", inst.ID, "err", err)
 			continue
 		}

@@ -55,9 +55,7 @@ func (p *Presenter) Finished(ctx context.Context, r *pipeline.Run) error {
 	// message in the channel, with the file in that message's thread.
 	thread := r.Origin.ThreadTS
 	if thread != "" && !p.endStream(ctx, r, blockkit.StreamSummary(r), true) {
-		if err := retry429(ctx, p.clock, func() error {
-			return p.sendProgress(ctx, r.ID, r.Origin.Channel, thread, blockkit.RenderProgress(r, p.now()), blockkit.ProgressText(r))
-		}); err != nil {
+		if err := p.sendProgress(ctx, false, r.ID, r.Origin.Channel, thread, blockkit.RenderProgress(r, p.now()), blockkit.ProgressText(r)); err != nil {
 			log.Warn("bot: final progress update failed", "err", err)
 		}
 	}
@@ -86,10 +84,7 @@ func (p *Presenter) Finished(ctx context.Context, r *pipeline.Run) error {
 			// channel): say so once and finish without the file.
 			log.Error("bot: uploading the report failed", "err", err)
 			if done[finalNotice] == "" {
-				if perr := retry429(ctx, p.clock, func() error {
-					_, _, err := p.api.PostMessageContext(ctx, r.Origin.Channel, quiet(blockkit.RenderError("I couldn't attach the full report file ("+blockkit.Escape(slackErrorCode(err))+"). The summary above is complete; ask whoever runs researchbot to check the bot's file permissions (files:write).", ""), "Report upload failed"), slack.MsgOptionTS(thread))
-					return err
-				}); perr == nil {
+				if _, perr := p.send.Post(ctx, r.Origin.Channel, thread, blockkit.RenderError("I couldn't attach the full report file ("+blockkit.Escape(slackErrorCode(err))+"). The summary above is complete; ask whoever runs researchbot to check the bot's file permissions (files:write).", ""), "Report upload failed"); perr == nil {
 					_ = mark(finalNotice, "1")
 				}
 			}
@@ -110,10 +105,7 @@ func (p *Presenter) Finished(ctx context.Context, r *pipeline.Run) error {
 	// thread (a stream's creation thread, for a dry run) does not.
 	if r.Origin.ThreadTS != "" && (r.Origin.Kind == OriginKind || r.Origin.Kind == "") {
 		root := blockkit.RootInfo{Question: r.Question, RunID: r.ID, RequestedBy: r.RequestedBy, Mode: r.Mode, Depth: r.Depth, Status: r.Status}
-		if err := retry429(ctx, p.clock, func() error {
-			_, _, _, err := p.api.UpdateMessageContext(ctx, r.Origin.Channel, r.Origin.ThreadTS, quiet(blockkit.RenderRoot(root), blockkit.RootText(root)))
-			return err
-		}); err != nil {
+		if err := p.send.Update(ctx, r.Origin.Channel, r.Origin.ThreadTS, blockkit.RenderRoot(root), blockkit.RootText(root)); err != nil {
 			log.Warn("bot: marking the root message failed", "err", err)
 		}
 	}
@@ -126,17 +118,15 @@ func (p *Presenter) Finished(ctx context.Context, r *pipeline.Run) error {
 
 // upload attaches the full Markdown report to the thread.
 func (p *Presenter) upload(ctx context.Context, r *pipeline.Run, thread string) error {
-	return retry429(ctx, p.clock, func() error {
-		_, err := p.api.UploadFileContext(ctx, slack.UploadFileParameters{
-			Content:         r.Report.Markdown,
-			FileSize:        len(r.Report.Markdown),
-			Filename:        "research-" + fileSafe(r.ID) + ".md",
-			Title:           blockkit.Truncate(blockkit.OneLine(blockkit.FirstNonEmpty(r.Report.Title, "Research report")), 200),
-			Channel:         r.Origin.Channel,
-			ThreadTimestamp: thread,
-		})
-		return err
+	_, err := p.send.UploadFile(ctx, slack.UploadFileParameters{
+		Content:         r.Report.Markdown,
+		FileSize:        len(r.Report.Markdown),
+		Filename:        "research-" + fileSafe(r.ID) + ".md",
+		Title:           blockkit.Truncate(blockkit.OneLine(blockkit.FirstNonEmpty(r.Report.Title, "Research report")), 200),
+		Channel:         r.Origin.Channel,
+		ThreadTimestamp: thread,
 	})
+	return err
 }
 
 // transient reports whether a failed Web API call may succeed when tried
@@ -182,10 +172,7 @@ func (p *Presenter) offerShare(ctx context.Context, r *pipeline.Run) bool {
 	if !ok {
 		return false
 	}
-	if err := retry429(ctx, p.clock, func() error {
-		_, _, err := p.api.PostMessageContext(ctx, r.Origin.Channel, quiet(blockkit.RenderShareOffer(r.ID, t.Context), blockkit.ShareOfferText), slack.MsgOptionTS(r.Origin.ThreadTS))
-		return err
-	}); err != nil {
+	if _, err := p.send.Post(ctx, r.Origin.Channel, r.Origin.ThreadTS, blockkit.RenderShareOffer(r.ID, t.Context), blockkit.ShareOfferText); err != nil {
 		p.log.Warn("bot: offering to share the report failed", "run_id", r.ID, "err", err)
 		return false
 	}

@@ -168,7 +168,7 @@ func (p *Presenter) flush(ctx context.Context, runID string) {
 		err = p.streamProgress(ctx, update)
 	}
 	if errors.Is(err, errNoStream) {
-		err = p.sendProgress(ctx, runID, st.channel, st.thread, blocks, text)
+		err = p.sendProgress(ctx, true, runID, st.channel, st.thread, blocks, text)
 	}
 
 	p.mu.Lock()
@@ -189,21 +189,26 @@ func (p *Presenter) flush(ctx context.Context, runID string) {
 	}
 }
 
-// sendProgress posts or edits the progress message.
-func (p *Presenter) sendProgress(ctx context.Context, runID, channel, thread string, blocks []slack.Block, text string) error {
+// sendProgress posts or edits the progress message. paced leaves a 429 to
+// the caller (flush paces its retries itself); else the Sender retries it.
+func (p *Presenter) sendProgress(ctx context.Context, paced bool, runID, channel, thread string, blocks []slack.Block, text string) error {
+	send := p.send
+	if paced {
+		send = send.Paced()
+	}
 	ts, _, err := p.mem.ProgressMessage(ctx, runID)
 	if err != nil {
 		return err
 	}
 	if ts != "" {
-		_, _, _, err = p.api.UpdateMessageContext(ctx, channel, ts, quiet(blocks, text))
+		err = send.Update(ctx, channel, ts, blocks, text)
 		if code := slackErrorCode(err); err == nil || (code != "message_not_found" && code != "cant_update_message") {
 			return err
 		}
 	}
-	paced := *p.once
-	paced.once429 = true // flush paces a 429 itself
-	_, ts, err = paced.post(ctx, postKey{Run: runID, Post: "progress"}, channel, thread, blocks, text)
+	once := *p.once
+	once.once429 = paced
+	_, ts, err = once.post(ctx, postKey{Run: runID, Post: "progress"}, channel, thread, blocks, text)
 	if err != nil {
 		return err
 	}

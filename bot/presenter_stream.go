@@ -102,6 +102,11 @@ func (l *streamLocks) of(runID string) *sync.Mutex {
 	return &l[h.Sum32()%uint32(len(l))]
 }
 
+// streamSender makes the stream calls. They leave a 429 to their callers,
+// as progress edits do (Sender.Paced): flush sends again after Retry-After,
+// and endStream carries on as after any failed stop.
+func (p *Presenter) streamSender() *Sender { return p.send.Paced() }
+
 // streamPlace is where and to whom r's plan is streamed.
 type streamPlace struct {
 	channel, thread, user, team string
@@ -199,7 +204,7 @@ func (p *Presenter) streamProgress(ctx context.Context, u *streamUpdate) error {
 		if len(chunks) == 0 {
 			return nil
 		}
-		_, _, err := p.api.AppendStreamContext(ctx, ps.Channel, ps.TS, slack.MsgOptionChunks(chunks...))
+		err := p.streamSender().AppendStream(ctx, ps.Channel, ps.TS, slack.MsgOptionChunks(chunks...))
 		switch code := slackErrorCode(err); {
 		case err == nil:
 			markSent(&ps, tasks, chunks)
@@ -226,7 +231,7 @@ func (p *Presenter) startStream(ctx context.Context, r *pipeline.Run, ps *planSt
 	if place.user != "" && place.team != "" {
 		opts = append(opts, slack.MsgOptionRecipientUserID(place.user), slack.MsgOptionRecipientTeamID(place.team))
 	}
-	channel, ts, err := p.api.StartStreamContext(ctx, place.channel, opts...)
+	channel, ts, err := p.streamSender().StartStream(ctx, place.channel, opts...)
 	if err != nil {
 		return p.streamFailed(ctx, r, ps, place, err)
 	}
@@ -298,7 +303,7 @@ func markSent(ps *planStream, tasks []blockkit.StreamTask, chunks []slack.Stream
 // stopQuietly stops a stream that is being replaced or abandoned; a
 // failure (it is already over) is only logged.
 func (p *Presenter) stopQuietly(ctx context.Context, ps planStream) {
-	if _, _, err := p.api.StopStreamContext(ctx, ps.Channel, ps.TS); err != nil {
+	if err := p.streamSender().StopStream(ctx, ps.Channel, ps.TS); err != nil {
 		p.log.Debug("bot: stopping a replaced stream", "ts", ps.TS, "error", slackErrorCode(err))
 	}
 }
@@ -307,7 +312,7 @@ func (p *Presenter) stopQuietly(ctx context.Context, ps planStream) {
 func (p *Presenter) stopStream(ctx context.Context, r *pipeline.Run, ps *planStream, place streamPlace, tasks []blockkit.StreamTask, end string) error {
 	chunks := blockkit.StreamChunks(tasks, ps.Sent)
 	all := append(append([]slack.StreamChunk(nil), chunks...), slack.NewMarkdownTextChunk(end))
-	_, _, err := p.api.StopStreamContext(ctx, ps.Channel, ps.TS, slack.MsgOptionChunks(all...))
+	err := p.streamSender().StopStream(ctx, ps.Channel, ps.TS, slack.MsgOptionChunks(all...))
 	if code := slackErrorCode(err); err != nil && streamGoneErrors[code] {
 		// Slack ended it first: show the final state in a new one.
 		ps.Open = false

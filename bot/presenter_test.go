@@ -43,7 +43,7 @@ func newClockedPresenter(t *testing.T, interval time.Duration, clock *manualCloc
 }
 
 func progressRun(fake *slackfake.Server, t *testing.T) *pipeline.Run {
-	_, ts, err := newSlackAPI(fake.BotToken(), "", fake.APIURL(), nil, nil).PostMessage(chanIn, quiet(blockkit.RenderRoot(blockkit.RootInfo{Question: "q"}), "root"))
+	_, ts, err := NewSender(SenderConfig{BotToken: fake.BotToken(), APIURL: fake.APIURL()}).PostMessage(context.Background(), chanIn, quiet(blockkit.RenderRoot(blockkit.RootInfo{Question: "q"}), "root"))
 	if err != nil {
 		t.Fatal(err)
 	}

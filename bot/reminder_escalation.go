@@ -61,10 +61,7 @@ func (p *Presenter) escalateTo(ctx context.Context, r *pipeline.Run, inst *check
 	}
 	wait := escalationBackoff
 	for attempt := 1; ; attempt++ {
-		err := retry429(ctx, p.clock, func() error {
-			_, _, err := p.api.PostMessageContext(ctx, user, quiet(blocks, text))
-			return err
-		})
+		_, err := p.send.Post(ctx, user, "", blocks, text)
 		if err == nil {
 			break
 		}

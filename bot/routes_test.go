@@ -121,7 +121,7 @@ func TestOneWebAPIClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.api != send.API() || p.api != send.API() || s.send != send {
+	if a.send != send || p.send != send || s.send != send {
 		t.Error("a second Web API client was made")
 	}
 }

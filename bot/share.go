@@ -55,7 +55,7 @@ func (a *App) onShareOther(ctx context.Context, req *Request) error {
 		return err
 	}
 	t, _ := a.panel.thread(ctx, r.Origin.Channel, r.Origin.ThreadTS)
-	if _, err := a.api.OpenViewContext(ctx, req.TriggerID, blockkit.ShareModal(runID, t.Context)); err != nil {
+	if _, err := a.send.OpenView(ctx, req.TriggerID, blockkit.ShareModal(runID, t.Context)); err != nil {
 		return fmt.Errorf("opening the share form of run %s: %w", runID, err)
 	}
 	return nil
@@ -140,13 +140,10 @@ func (a *App) shareReport(ctx context.Context, req *Request, runID, channel stri
 		req.Log.Warn("bot: remembering a share failed", "run_id", r.ID, "err", err)
 	}
 	if md := r.Report.Markdown; strings.TrimSpace(md) != "" {
-		if err := retry429(ctx, a.clock, func() error {
-			_, err := a.api.UploadFileContext(ctx, slack.UploadFileParameters{
-				Content: md, FileSize: len(md), Filename: "research-" + fileSafe(r.ID) + ".md",
-				Title:   blockkit.Truncate(blockkit.OneLine(blockkit.FirstNonEmpty(r.Report.Title, "Research report")), 200),
-				Channel: channel, ThreadTimestamp: ts,
-			})
-			return err
+		if _, err := a.send.UploadFile(ctx, slack.UploadFileParameters{
+			Content: md, FileSize: len(md), Filename: "research-" + fileSafe(r.ID) + ".md",
+			Title:   blockkit.Truncate(blockkit.OneLine(blockkit.FirstNonEmpty(r.Report.Title, "Research report")), 200),
+			Channel: channel, ThreadTimestamp: ts,
 		}); err != nil {
 			req.Log.Error("bot: attaching the shared report's file failed", "run_id", r.ID, "err", err)
 			req.Reply(ctx, blockkit.RenderError("I shared the summary to "+blockkit.ChannelRef(channel)+" but couldn't attach the report file ("+blockkit.Escape(slackErrorCode(err))+").", "The file is in this thread; share it there by hand if you need to."), "File not attached")

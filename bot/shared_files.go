@@ -229,7 +229,7 @@ func (a *App) readSharedFile(ctx context.Context, d *fileDownloader, s sharedFil
 	if f.URLPrivateDownload == "" && f.ID != "" {
 		// Slack sends only the id when the file's details must be asked
 		// for ("file_access": "check_file_info").
-		info, _, _, err := a.api.GetFileInfoContext(ctx, f.ID, 0, 0)
+		info, err := a.send.FileInfo(ctx, f.ID)
 		if err != nil {
 			if slackErrorCode(err) == "missing_scope" || slackErrorCode(err) == "not_allowed_token_type" {
 				return pipeline.File{}, errMissingScope

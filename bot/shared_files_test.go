@@ -198,7 +198,7 @@ func mustURL(t *testing.T, s string) *url.URL {
 func TestASharedFileWithoutTheScopeSaysToReinstall(t *testing.T) {
 	fake := slackfake.New(t)
 	id := fake.UploadUserFile("U1", "notes.md", "text/plain", "markdown", []byte("# Notes\n\nDefrost cycles cost energy.\n"))
-	a := &App{api: slack.New(fake.BotToken(), slack.OptionAPIURL(fake.APIURL()))}
+	a := &App{send: NewSender(SenderConfig{BotToken: fake.BotToken(), APIURL: fake.APIURL()})}
 	d := newFileDownloader(fake.BotToken(), fake.APIURL(), nil)
 	byID := sharedFile{file: slack.File{ID: id}, by: "U1", in: "C1"}
 

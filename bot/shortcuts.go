@@ -52,7 +52,7 @@ func (a *App) onShortcut(k *acker, d delivery, cb slack.InteractionCallback) {
 // openStartForm opens the start form with the channel's defaults.
 func (a *App) openStartForm(ctx context.Context, triggerID, user, question string, meta blockkit.StartMeta) {
 	view := blockkit.StartModal(a.startDefaults(ctx, meta.Channel), question, meta)
-	if _, err := a.api.OpenViewContext(ctx, triggerID, view); err != nil {
+	if _, err := a.send.OpenView(ctx, triggerID, view); err != nil {
 		a.log.Error("bot: opening the start form failed", "user", user, "err", err)
 		if meta.Channel != "" {
 			a.send.Ephemeral(ctx, meta.Channel, user, meta.Thread, blockkit.RenderError("I couldn't open the form ("+blockkit.Escape(slackErrorCode(err))+").", "Please try again, or type `/research your question`."), "Could not open the form")

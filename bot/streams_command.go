@@ -133,7 +133,7 @@ func (s *Streams) asOwnerOrAdmin(ctx context.Context, user string, op func(admin
 
 // isAdmin reports whether user is a workspace admin or owner (users.info).
 func (s *Streams) isAdmin(ctx context.Context, user string) bool {
-	return workspaceAdmin(ctx, s.send.API(), s.log, user)
+	return workspaceAdmin(ctx, s.send, s.log, user)
 }
 
 // lookupProblem explains a failed stream lookup.

@@ -20,7 +20,7 @@ import (
 
 // userTZ is user's Slack profile time zone, "" when unknown.
 func (s *Streams) userTZ(ctx context.Context, user string) string {
-	u, err := s.send.API().GetUserInfoContext(ctx, user)
+	u, err := s.send.UserInfo(ctx, user)
 	if err != nil {
 		s.log.Warn("bot: users.info failed; the stream's time zone defaults to UTC", "user", user, "err", err)
 		return ""

@@ -48,7 +48,7 @@ func (s *Streams) openFieldEdit(ctx context.Context, req *Request) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.send.API().OpenViewContext(ctx, req.TriggerID, blockkit.RenderStreamFieldModal(f, scheduler.FieldInput(c, f), string(meta))); err != nil {
+	if _, err := s.send.OpenView(ctx, req.TriggerID, blockkit.RenderStreamFieldModal(f, scheduler.FieldInput(c, f), string(meta))); err != nil {
 		s.log.Warn("bot: opening a stream field form failed", "field", f, "err", err)
 		return tell(blockkit.RenderError("I couldn't open the form: "+blockkit.Escape(slackErrorCode(err))+".", "Click Edit again, or choose Change and tell me in the thread."), "Form not opened")
 	}
