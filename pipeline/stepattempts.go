@@ -1,0 +1,221 @@
+package pipeline
+
+// Attempts at a step: runStep counts and runs one, a failure is recorded
+// and tried again after StepRetryDelay until MaxStepAttempts are used up,
+// and the notes people see while it retries.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// MaxStepAttempts bounds the attempts at one step of a run, counted in the
+// run record across workers, queue tasks and crashes. Each attempt makes
+// the Model's own retries (LLM_MAX_RETRIES), so with the model down a run
+// makes at most MaxStepAttempts × (1 + retries) calls before it ends,
+// failed or partial, with the cause.
+const MaxStepAttempts = 3
+
+// StepRetryDelay is how long a run waits before the next attempt at a step
+// that failed n times: 2 s, then 4 s. Short on purpose: the Model already
+// backed off between its own retries, and a person may be watching.
+func StepRetryDelay(n int) time.Duration { return time.Duration(1<<min(max(n, 1), 5)) * time.Second }
+
+// handBackAttempt returns the cause of ctx's end for a worker that stops at
+// a step boundary. When its last save counted the attempt at the step it
+// will not run now (countNextAttempt) and it is shutting down, the attempt
+// is handed back as a step stopped by a shutdown is (stepFailed): it was
+// never made. A lost lease hands nothing back (the new holder's run is not
+// this worker's to change).
+func (e *Engine) handBackAttempt(ctx context.Context, r *Run) error {
+	cause := context.Cause(ctx)
+	if !r.attemptSaved || errors.Is(cause, context.DeadlineExceeded) {
+		return cause
+	}
+	return e.stepFailed(ctx, r.ID, r.Fence, 0, r.Spend, r.Attempt.ModelWait, cause)
+}
+
+// runStep executes the run's next step and saves the result. The attempt is
+// counted (and saved) before the step runs: by the save that ended the
+// step before, when this worker goes straight on (countNextAttempt), or
+// else by a save of its own. A step that fails is tried again later (a
+// *RetryError) until its attempts are used up, then the run ends with the
+// cause.
+func (e *Engine) runStep(ctx context.Context, r *Run) (err error) {
+	step := r.Step
+	st := e.steps.lookup(step)
+	counted := r.attemptSaved && r.Attempt.Step == step && r.Attempt.N > 0
+	r.attemptSaved = false
+	if !counted {
+		if r.Attempt.Step != step {
+			r.Attempt = StepAttempt{Step: step}
+		}
+		if r.Attempt.N >= st.Retry {
+			// The last attempt never reported back (its worker died): stop here.
+			cause := r.Attempt.LastError
+			if cause == "" {
+				cause = "its worker stopped before it finished"
+			}
+			return e.endAfterAttempts(ctx, r, cause)
+		}
+		r.Attempt.N++
+		r.Status = StatusRunning
+	}
+	e.traceRun(ctx, r)
+	if !counted {
+		if err := e.save(ctx, r); err != nil {
+			return err
+		}
+	}
+	ctx, endSpan := e.traceStep(ctx, r)
+	defer func() { endSpan(err) }()
+	e.log.Debug("step start", "run", r.ID, "step", step, "attempt", r.Attempt.N)
+	start := e.cfg.Clock.Now()
+	err = e.execStep(ctx, r, st)
+	elapsed := e.cfg.Clock.Now().Sub(start)
+	e.log.Debug("step end", "run", r.ID, "step", step, "attempt", r.Attempt.N, "duration", elapsed, "ok", err == nil)
+	if e.cfg.Observer != nil {
+		e.cfg.Observer.StepDone(step, elapsed, err)
+	}
+	if errors.Is(err, ErrModelUnusable) {
+		// Retrying will not help: end now, with what the run has.
+		e.endEarly(r, fmt.Sprintf("the model could not do the %s step: %v", step, err))
+		err = nil
+	}
+	if err != nil {
+		return e.stepFailed(ctx, r.ID, r.Fence, elapsed, r.Spend, r.Attempt.ModelWait, err)
+	}
+	r.Attempt = StepAttempt{}
+	r.Active += elapsed
+	e.countNextAttempt(r)
+	if r.Status.Final() && e.finishesSilently(r) {
+		// Nothing is shown: the end and its showing are one save, and
+		// finished (below) finds the run shown.
+		r.Presented = true
+	}
+	if err := e.save(ctx, r); err != nil {
+		return err
+	}
+	if r.Status.Final() {
+		return e.finished(ctx, r)
+	}
+	e.presenter(r).Progress(ctx, r)
+	return nil
+}
+
+// countNextAttempt counts, in the save that ends a step, the first attempt
+// at the next one when the worker will go straight on to it (no checkpoint
+// to show or wait on, no question to ask, not finished): one save per step
+// instead of two, and the attempt is still saved before the step starts. A
+// worker that finds the run changed at the step boundary (another writer, a
+// cancel request, a shutdown) does not run that step on this count: it
+// reads the run again, or hands the attempt back (handBackAttempt).
+func (e *Engine) countNextAttempt(r *Run) {
+	if r.Status.Final() || r.Status == StatusWaiting || r.Status == StatusInterrupted ||
+		r.Offering != "" || r.Current() != nil || r.Pause != nil {
+		return
+	}
+	if e.steps.lookup(r.Step).Retry <= 0 {
+		return
+	}
+	r.Attempt = StepAttempt{Step: r.Step, N: 1}
+	r.Status = StatusRunning
+	r.attemptSaved = true
+}
+
+// stepFailed records a failed attempt. The run in memory holds the failed
+// step's partial work, so the record is made on a fresh copy, keeping only
+// what the attempt spent (spend only grows). A step that was stopped (lease
+// lost, shutdown) is not a failure of the step: its attempt is handed back
+// when the worker shuts down.
+func (e *Engine) stepFailed(ctx context.Context, runID string, fence int64, elapsed time.Duration, spend Spend, modelWait time.Duration, cause error) error {
+	if errors.Is(cause, ErrLeaseLost) || errors.Is(context.Cause(ctx), ErrLeaseLost) {
+		return fmt.Errorf("run %s: %w", runID, ErrLeaseLost)
+	}
+	if ctx.Err() != nil && !errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+		// Shutting down: the step is handed back, and that is not an attempt.
+		bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := e.updateLeased(bg, runID, fence, func(r *Run) bool {
+			if r.Attempt.N == 0 {
+				return false
+			}
+			r.Attempt.N--
+			return true
+		}); err != nil {
+			e.log.Info("could not hand back the attempt of a stopped step", "run", runID, "err", err)
+		}
+		return cause
+	}
+	// The step's context may have ended (its deadline); the lease is still
+	// held, so record the failure on a context of its own.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	r, err := e.loadLeased(ctx, runID, fence)
+	if err != nil {
+		return err
+	}
+	now := e.cfg.Clock.Now()
+	msg := Describe(cause)
+	r.Attempt.LastError = msg
+	r.Active += elapsed
+	r.Spend = spend
+	r.Attempt.ModelWait = max(r.Attempt.ModelWait, modelWait)
+	limit := e.attempts(r.Step)
+	r.recordError(now, r.Step, "step", fmt.Sprintf("attempt %d of %d failed: %s", r.Attempt.N, limit, msg))
+	e.log.Info("step failed", "run", r.ID, "step", r.Step, "attempt", r.Attempt.N, "err", cause)
+	if r.Attempt.N >= limit {
+		return e.endAfterAttempts(ctx, r, msg)
+	}
+	if err := e.save(ctx, r); err != nil {
+		return err
+	}
+	after := StepRetryDelay(r.Attempt.N)
+	e.notice(ctx, r, "the %s step failed (%s); trying again in %s (attempt %d of %d)", r.Step, msg, roundWait(after), r.Attempt.N+1, limit)
+	return &RetryError{Step: r.Step, Attempt: r.Attempt.N, After: after, Err: cause}
+}
+
+// endAfterAttempts ends a run whose step failed MaxStepAttempts times.
+func (e *Engine) endAfterAttempts(ctx context.Context, r *Run, cause string) error {
+	e.endEarly(r, fmt.Sprintf("the %s step failed %d times: %s", r.Attempt.Step, r.Attempt.N, cause))
+	if err := e.save(ctx, r); err != nil {
+		return err
+	}
+	return e.finished(ctx, r)
+}
+
+// Describe says what went wrong in one line for people: the error's own
+// text, which the adapters word for them ("the model at … could not be
+// reached"), without Go's wrapping noise.
+func Describe(err error) string {
+	if err == nil {
+		return ""
+	}
+	var dt interface{ Describe() string }
+	if errors.As(err, &dt) {
+		return dt.Describe()
+	}
+	return err.Error()
+}
+
+func roundWait(d time.Duration) time.Duration {
+	if d >= time.Second {
+		return d.Round(time.Second)
+	}
+	return d.Round(100 * time.Millisecond)
+}
+
+// notice shows a passing note about the run through its presenter.
+func (e *Engine) notice(ctx context.Context, r *Run, format string, args ...any) {
+	e.presenter(r).Notice(ctx, r, fmt.Sprintf(format, args...))
+}
+
+// modelRetryNotice is the Prompt.OnRetry of the run's LLM calls: a retry
+// shows as progress ("the model is not answering (retry 2 of 4 in 8s)").
+func (e *Engine) modelRetryNotice(ctx context.Context, r *Run) func(ModelRetry) {
+	return func(m ModelRetry) {
+		e.notice(ctx, r, "the model is not answering (retry %d of %d in %s)", m.Retry, m.Of, roundWait(m.Wait))
+	}
+}
