@@ -18,8 +18,8 @@ import (
 // run's stream (a digest) or of its channel (the start form's "Never these
 // sites", which every run started in the channel applies).
 
-// DomainExcluder takes a domain out of a run at its source review (the
-// engine does).
+// DomainExcluder takes a domain out of a run at its source review; it is
+// part of Engine (the engine always does).
 type DomainExcluder interface {
 	NeverDomain(ctx context.Context, instanceID, by, domain string) (*pipeline.Run, string, error)
 }
@@ -50,11 +50,7 @@ func (a *App) onNeverDomain(ctx context.Context, req *Request) error {
 		log.Info("bot: never-use choice refused")
 		return tell(problem, "Nothing was changed")
 	}
-	ex, ok := a.engine.(DomainExcluder)
-	if !ok {
-		return tell(blockkit.RenderError("Never using a site is not enabled here.", "Nothing was changed."), "Nothing was changed")
-	}
-	run, domain, err := ex.NeverDomain(ctx, instID, user, act.SelectedOption.Value)
+	run, domain, err := a.engine.NeverDomain(ctx, instID, user, act.SelectedOption.Value)
 	switch {
 	case errors.Is(err, pipeline.ErrNotCurrent), errors.Is(err, pipeline.ErrNotSourceReview):
 		return tell(superseded(r), "Nothing was changed")
