@@ -3,9 +3,7 @@ package bot
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -108,8 +106,6 @@ type Config struct {
 	Workers    int
 	Queue      int
 	JobTimeout time.Duration
-	// HealthAddr is where /healthz, /readyz and /metrics are served; "" means nowhere.
-	HealthAddr string
 	// Streams handles "/research stream …"; nil answers that streams are not enabled.
 	Streams StreamHandler
 	// Mentions takes the mentions in threads it holds a conversation in
@@ -156,9 +152,6 @@ type Config struct {
 	// its timers (the ack guard, the form-check budget, the reconnect
 	// backoff, Slack's Retry-After waits); nil means the real clock. Tests pass a quartz mock and advance it instead of waiting.
 	Clock quartz.Clock
-	// PingInterval is how long Socket Mode may go without a ping before
-	// reconnecting; zero means slack-go's default (30s).
-	PingInterval time.Duration
 }
 
 // App is the Slack bot: a Socket Mode loop that acks, routes and hands the
@@ -270,11 +263,7 @@ func New(cfg Config) (*App, error) {
 	a.once = &postOnce{send: a.send, mem: cfg.Memory, clock: a.clock, log: a.log}
 	a.routes = NewRoutes()
 	a.registerRoutes()
-	smOpts := []socketmode.Option{socketmode.OptionLog(slog.NewLogLogger(a.log.Handler(), slog.LevelDebug))}
-	if cfg.PingInterval > 0 {
-		smOpts = append(smOpts, socketmode.OptionPingInterval(cfg.PingInterval))
-	}
-	a.sm = socketmode.New(a.send.API(), smOpts...) // Socket Mode needs the client itself
+	a.sm = socketmode.New(a.send.API(), socketmode.OptionLog(slog.NewLogLogger(a.log.Handler(), slog.LevelDebug))) // Socket Mode needs the client itself
 	a.limiter = &limiter{budget: cfg.Budget, limits: cfg.Limits.withDefaults()}
 	workers, queue, timeout := cfg.Workers, cfg.Queue, cfg.JobTimeout
 	if workers <= 0 {
@@ -313,20 +302,6 @@ func (a *App) Run(ctx context.Context) error {
 	defer stop()
 	var refused error
 	var wg sync.WaitGroup
-	var httpSrv *http.Server
-	if a.cfg.HealthAddr != "" {
-		ln, err := net.Listen("tcp", a.cfg.HealthAddr)
-		if err != nil {
-			return fmt.Errorf("bot: health listener on %s: %w", a.cfg.HealthAddr, err)
-		}
-		httpSrv = &http.Server{Handler: a.Handler(), ReadHeaderTimeout: 5 * time.Second}
-		wg.Go(func() {
-			if err := httpSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				a.log.Error("bot: health server stopped", "err", err)
-			}
-		})
-		a.log.Info("bot: serving health and metrics", "addr", ln.Addr().String())
-	}
 	a.pool.run(ctx)
 	wg.Go(func() { a.connectLoop(ctx) })
 	wg.Go(func() { a.sweepHeld(ctx) })
@@ -347,11 +322,6 @@ func (a *App) Run(ctx context.Context) error {
 	a.pool.close()
 	a.formWG.Wait()
 	a.spareWG.Wait()
-	if httpSrv != nil {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		_ = httpSrv.Shutdown(sctx)
-		cancel()
-	}
 	wg.Wait()
 	a.log.Info("bot: stopped")
 	return refused
