@@ -34,25 +34,6 @@ type Engine interface {
 	Withdraw(ctx context.Context, runID, reason string) error
 }
 
-// StreamCommand is a "/research stream …" invocation.
-type StreamCommand struct {
-	TeamID, ChannelID, UserID string
-	Args                      string // everything after "stream"
-	TriggerID, ResponseURL    string
-	// InChannel and InThread, when set, hold a new stream's creation
-	// conversation in that existing thread (an assistant panel thread)
-	// instead of a new thread in ChannelID, which still gets the digests.
-	InChannel, InThread string
-}
-
-// StreamHandler handles research stream commands and answers them itself
-// (through the command's response_url); an error is answered generically.
-// Its Register adds the routes of the stream messages' buttons.
-type StreamHandler interface {
-	HandleStream(ctx context.Context, cmd StreamCommand) error
-	Registrar
-}
-
 // MessageHandler receives thread messages (events_api message events), for
 // guided conversations such as stream creation. What it returns is answered
 // like any handler's error (App.answer), to the author, in the thread.
@@ -79,47 +60,27 @@ type Config struct {
 	Deliveries DeliveryMemory
 	// Metrics is shared with the Engine (as its Observer); nil makes new ones.
 	Metrics *Metrics
-	// Approvers lists, per channel id, who besides the requester may decide
-	// that channel's checkpoints; the key "*" applies to every channel.
-	Approvers map[string][]string
-	// Admins (SLACK_ADMINS) may continue a run without a required checkpoint
-	// that could not be shown.
-	Admins []string
-	// ReviewSources lists the channels whose guided runs ask for the source
-	// review by default ("*": every channel); --review-sources asks for it
-	// in any channel.
-	ReviewSources []string
 	// WorkspaceSearch keeps the action_token Slack sends with a person's
 	// message (in an assistant thread, a DM, an app mention) with the run
 	// it starts, so workspace search can search on their behalf
 	// (SLACK_WORKSPACE_SEARCH); false keeps no token.
 	WorkspaceSearch bool
 	Limits          RateLimits
-	// FollowUps bounds the follow-up questions one person may ask (zero:
-	// 20 per hour).
-	FollowUps Limit
-	// Steering bounds the steering notes one running research takes (zero:
-	// 3 per minute); the count and length of notes are the engine's bounds.
-	Steering Limit
 	// Workers and Queue bound the work done after acks (defaults 16 and 256);
 	// JobTimeout bounds one job (default 60s).
 	Workers    int
 	Queue      int
 	JobTimeout time.Duration
-	// Streams handles "/research stream …"; nil answers that streams are not enabled.
-	Streams StreamHandler
-	// Mentions takes the mentions in threads it holds a conversation in
-	// (the assembly passes Streams); nil treats every mention in a thread
-	// as a follow-up question.
-	Mentions MentionHandler
-	// Asker answers follow-up questions from a run's sources (the
-	// assembly passes the Engine); nil answers that follow-up questions
-	// are not enabled.
-	Asker FollowUpAsker
-	// Steerer takes steering notes for unfinished runs (the assembly
-	// passes the Engine); nil treats every mention in a run's thread as a
-	// follow-up question.
-	Steerer Steerer
+	// Checkpoints configures who decides checkpoints and what the App
+	// Home offers admins (checkpoint_actions.go).
+	Checkpoints CheckpointsConfig
+	// FollowUps answers follow-up questions in a run's thread (followup.go).
+	FollowUps FollowUpsConfig
+	// Steering takes steering notes for unfinished runs (steering.go).
+	Steering SteeringConfig
+	// Streams routes "/research stream …", the streams' conversations and
+	// lists (streams_ui.go).
+	Streams StreamsUIConfig
 	// Files adds files shared in a run's thread before its plan is
 	// approved (the assembly passes the Engine); nil answers that shared
 	// files are not read there. Files in the start form and sent with a
@@ -130,18 +91,6 @@ type Config struct {
 	// StartDefaults remembers each channel's start-form settings; nil
 	// offers the built-in defaults and remembers nothing.
 	StartDefaults ChannelDefaults
-	// StreamDomains saves "never use this site" at a digest's source review
-	// to its stream's never list; nil says streams' lists are not enabled.
-	StreamDomains StreamDomainSaver
-	// Decisions records each person's decision in its run's trace (the
-	// assembly passes internal/tracing's when tracing is on); nil records
-	// none.
-	Decisions DecisionTracer
-	// Checkpoints lets admins manage checkpoint definitions from the App
-	// Home; nil shows no admin section.
-	Checkpoints CheckpointAdmin
-	// StreamList lists the streams the App Home shows; nil shows none.
-	StreamList StreamLister
 	// Features add routes of their own (see Routes).
 	Features   []Registrar
 	HTTPClient *http.Client
@@ -252,7 +201,7 @@ func New(cfg Config) (*App, error) {
 	}
 	a.refused = make(chan error, 1)
 	a.approvers = map[string]map[string]bool{}
-	for ch, users := range cfg.Approvers {
+	for ch, users := range cfg.Checkpoints.Approvers {
 		a.approvers[ch] = map[string]bool{}
 		for _, u := range users {
 			a.approvers[ch][u] = true

@@ -89,10 +89,10 @@ func excludedCount(r *pipeline.Run, domain string) string {
 // channel and says what was saved and how to undo it.
 func (a *App) saveNeverDomain(ctx context.Context, r *pipeline.Run, domain, user string) string {
 	if id := r.Origin.StreamID; id != "" {
-		if a.cfg.StreamDomains == nil {
+		if a.cfg.Streams.Domains == nil {
 			return "Nothing was saved for the stream: streams' domain lists are not enabled here."
 		}
-		name, err := a.cfg.StreamDomains.NeverDomain(ctx, id, domain, user)
+		name, err := a.cfg.Streams.Domains.NeverDomain(ctx, id, domain, user)
 		if err != nil {
 			a.log.Warn("bot: saving a domain to a stream's never list failed", "stream_id", id, "err", err)
 			return "I couldn't save it to the stream's never list (" + blockkit.EscapeTruncate(err.Error(), 200) + "); only this run skips it."

@@ -27,7 +27,7 @@ func (s *streamDomains) NeverDomain(_ context.Context, id, domain, actor string)
 func TestSaveNeverDomain(t *testing.T) {
 	ctx := context.Background()
 	sd := &streamDomains{}
-	h := newHarness(t, func(c *Config) { c.StreamDomains = sd })
+	h := newHarness(t, func(c *Config) { c.Streams.Domains = sd })
 	defaults := redisstore.NewChannelDefaults(h.rdb, "rb:")
 	h.app.cfg.StartDefaults = defaults
 
