@@ -60,12 +60,7 @@ type Config struct {
 	Deliveries DeliveryMemory
 	// Metrics is shared with the Engine (as its Observer); nil makes new ones.
 	Metrics *Metrics
-	// WorkspaceSearch keeps the action_token Slack sends with a person's
-	// message (in an assistant thread, a DM, an app mention) with the run
-	// it starts, so workspace search can search on their behalf
-	// (SLACK_WORKSPACE_SEARCH); false keeps no token.
-	WorkspaceSearch bool
-	Limits          RateLimits
+	Limits  RateLimits
 	// Workers and Queue bound the work done after acks (defaults 16 and 256);
 	// JobTimeout bounds one job (default 60s).
 	Workers    int
@@ -88,9 +83,9 @@ type Config struct {
 	Files FileAttacher
 	// Messages receives thread messages; nil ignores them.
 	Messages MessageHandler
-	// StartDefaults remembers each channel's start-form settings; nil
-	// offers the built-in defaults and remembers nothing.
-	StartDefaults ChannelDefaults
+	// Start configures how runs start: the start form's remembered
+	// settings and the person's token for workspace search (shortcuts.go).
+	Start StartConfig
 	// Features add routes of their own (see Routes).
 	Features   []Registrar
 	HTTPClient *http.Client

@@ -101,10 +101,10 @@ func (a *App) saveNeverDomain(ctx context.Context, r *pipeline.Run, domain, user
 		return fmt.Sprintf("Saved to the never list of stream *%s*: its later digests skip %s. `/research stream show %s` shows its lists; to undo, set them again with `/research stream domains %s --never-domain …` (or `--clear`).", q, blockkit.Escape(domain), q, q)
 	}
 	channel := r.Origin.Channel
-	if a.cfg.StartDefaults == nil || channel == "" {
+	if a.cfg.Start.Defaults == nil || channel == "" {
 		return "Nothing was saved: this channel's defaults are not kept here, so only this run skips it."
 	}
-	f, err := a.cfg.StartDefaults.Get(ctx, channel)
+	f, err := a.cfg.Start.Defaults.Get(ctx, channel)
 	if err == nil {
 		never := blockkit.DomainList(f["never_domains"])
 		if !slices.Contains(never, domain) {
@@ -118,7 +118,7 @@ func (a *App) saveNeverDomain(ctx context.Context, r *pipeline.Run, domain, user
 		}
 		f["never_domains"] = strings.Join(never, ",")
 		f["only_domains"] = strings.Join(slices.DeleteFunc(blockkit.DomainList(f["only_domains"]), func(o string) bool { return o == domain }), ",")
-		err = a.cfg.StartDefaults.Put(ctx, channel, f)
+		err = a.cfg.Start.Defaults.Put(ctx, channel, f)
 	}
 	if err != nil {
 		a.log.Warn("bot: saving a domain to a channel's never list failed", "channel", channel, "err", err)
@@ -131,12 +131,12 @@ func (a *App) saveNeverDomain(ctx context.Context, r *pipeline.Run, domain, user
 // except the domains rules allow explicitly; a storage failure keeps rules
 // as they are.
 func (a *App) withChannelNever(ctx context.Context, channel string, rules pipeline.DomainRules) pipeline.DomainRules {
-	if a.cfg.StartDefaults == nil || channel == "" {
+	if a.cfg.Start.Defaults == nil || channel == "" {
 		return rules
 	}
 	ctx, cancel := context.WithTimeout(ctx, defaultsBudget)
 	defer cancel()
-	f, err := a.cfg.StartDefaults.Get(ctx, channel)
+	f, err := a.cfg.Start.Defaults.Get(ctx, channel)
 	if err != nil {
 		a.log.Warn("bot: reading a channel's never list failed; the run goes on without it", "channel", channel, "err", err)
 		return rules

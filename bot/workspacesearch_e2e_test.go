@@ -103,7 +103,7 @@ func startWorkspaceStack(t *testing.T) *workspaceStack {
 	runBot(t, ctx, cancel, s.fake, bot.Config{
 		AppToken: s.fake.AppToken(), BotToken: s.fake.BotToken(), APIURL: s.fake.APIURL(), Engine: a.Engine, FollowUps: bot.FollowUpsConfig{Asker: a.Engine},
 		Steering: bot.SteeringConfig{Steerer: a.Engine}, Memory: redisstore.NewSlackMemory(a.Conn.Client), Budget: redisstore.NewRateLimiter(a.Conn.Client, "slack"),
-		Metrics: metrics, WorkspaceSearch: true,
+		Metrics: metrics, Start: bot.StartConfig{WorkspaceSearch: true},
 	})
 	return s
 }
