@@ -41,7 +41,8 @@ type MessageHandler interface {
 	HandleMessage(ctx context.Context, ev *slackevents.MessageEvent) error
 }
 
-// Config configures an App. AppToken, BotToken, Engine, Memory and Budget are required.
+// Config configures an App: the transport's fields, then one field per
+// feature. AppToken, BotToken, Engine, Memory and Budget are required.
 type Config struct {
 	AppToken string // xapp-… (SLACK_APP_TOKEN)
 	BotToken string // xoxb-… (SLACK_BOT_TOKEN)
@@ -66,6 +67,24 @@ type Config struct {
 	Workers    int
 	Queue      int
 	JobTimeout time.Duration
+	// Messages receives thread messages in place of the follow-ups'
+	// handler of replies in the bot's direct messages; nil leaves them to
+	// it.
+	Messages MessageHandler
+	// Features add routes of their own (see Routes).
+	Features   []Registrar
+	HTTPClient *http.Client
+	// Logger receives the bot's logs; values longer than a few hundred bytes
+	// (which Slack payloads can carry) are logged as a prefix and a length.
+	Logger *slog.Logger
+	// Clock is the bot's one clock: it dates what the bot records and runs
+	// its timers (the ack guard, the form-check budget, the reconnect
+	// backoff, Slack's Retry-After waits); nil means the real clock. Tests pass a quartz mock and advance it instead of waiting.
+	Clock quartz.Clock
+
+	// The features, one field each, each configured by a struct declared
+	// beside it; a nil port leaves its feature (or that part of it) off.
+
 	// Checkpoints configures who decides checkpoints and what the App
 	// Home offers admins (checkpoint_actions.go).
 	Checkpoints CheckpointsConfig
@@ -81,21 +100,9 @@ type Config struct {
 	// files are not read there. Files in the start form and sent with a
 	// question need no port: they go with the new run.
 	Files FileAttacher
-	// Messages receives thread messages; nil ignores them.
-	Messages MessageHandler
 	// Start configures how runs start: the start form's remembered
 	// settings and the person's token for workspace search (shortcuts.go).
 	Start StartConfig
-	// Features add routes of their own (see Routes).
-	Features   []Registrar
-	HTTPClient *http.Client
-	// Logger receives the bot's logs; values longer than a few hundred bytes
-	// (which Slack payloads can carry) are logged as a prefix and a length.
-	Logger *slog.Logger
-	// Clock is the bot's one clock: it dates what the bot records and runs
-	// its timers (the ack guard, the form-check budget, the reconnect
-	// backoff, Slack's Retry-After waits); nil means the real clock. Tests pass a quartz mock and advance it instead of waiting.
-	Clock quartz.Clock
 }
 
 // App is the Slack bot: a Socket Mode loop that acks, routes and hands the
