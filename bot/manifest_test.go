@@ -34,6 +34,10 @@ var scopeOfCall = map[string]string{
 	"UpdateViewContext":    "",            // views.update
 	"PublishViewContext":   "",            // views.publish (the App Home)
 	"GetPermalinkContext":  "",            // chat.getPermalink
+	// apps.connections.open (Sender.OpenConnection, the start-up check of
+	// SLACK_APP_TOKEN): the app-level token's connections:write, not a bot
+	// scope of the manifest.
+	"StartSocketModeContext": "",
 
 	// conversations.replies and conversations.history (postonce.go): only
 	// after a takeover finds a post of a run that may have been made, in
