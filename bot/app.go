@@ -3,9 +3,7 @@ package bot
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -29,29 +27,11 @@ type Engine interface {
 	Load(ctx context.Context, runID string) (*pipeline.Run, error)
 	List(ctx context.Context, f pipeline.RunFilter) ([]*pipeline.Run, error)
 	CheckpointActions
+	DomainExcluder
 	RecordVerdict(ctx context.Context, runID string, v pipeline.Verdict) (*pipeline.Run, error)
 	// Release and Withdraw end the hold of a run started held (heldruns.go).
 	Release(ctx context.Context, runID, threadTS string) (*pipeline.Run, error)
 	Withdraw(ctx context.Context, runID, reason string) error
-}
-
-// StreamCommand is a "/research stream …" invocation.
-type StreamCommand struct {
-	TeamID, ChannelID, UserID string
-	Args                      string // everything after "stream"
-	TriggerID, ResponseURL    string
-	// InChannel and InThread, when set, hold a new stream's creation
-	// conversation in that existing thread (an assistant panel thread)
-	// instead of a new thread in ChannelID, which still gets the digests.
-	InChannel, InThread string
-}
-
-// StreamHandler handles research stream commands and answers them itself
-// (through the command's response_url); an error is answered generically.
-// Its Register adds the routes of the stream messages' buttons.
-type StreamHandler interface {
-	HandleStream(ctx context.Context, cmd StreamCommand) error
-	Registrar
 }
 
 // MessageHandler receives thread messages (events_api message events), for
@@ -61,7 +41,8 @@ type MessageHandler interface {
 	HandleMessage(ctx context.Context, ev *slackevents.MessageEvent) error
 }
 
-// Config configures an App. AppToken, BotToken, Engine, Memory and Budget are required.
+// Config configures an App: the transport's fields, then one field per
+// feature. AppToken, BotToken, Engine, Memory and Budget are required.
 type Config struct {
 	AppToken string // xapp-… (SLACK_APP_TOKEN)
 	BotToken string // xoxb-… (SLACK_BOT_TOKEN)
@@ -80,71 +61,16 @@ type Config struct {
 	Deliveries DeliveryMemory
 	// Metrics is shared with the Engine (as its Observer); nil makes new ones.
 	Metrics *Metrics
-	// Approvers lists, per channel id, who besides the requester may decide
-	// that channel's checkpoints; the key "*" applies to every channel.
-	Approvers map[string][]string
-	// Admins (SLACK_ADMINS) may continue a run without a required checkpoint
-	// that could not be shown.
-	Admins []string
-	// ReviewSources lists the channels whose guided runs ask for the source
-	// review by default ("*": every channel); --review-sources asks for it
-	// in any channel.
-	ReviewSources []string
-	// WorkspaceSearch keeps the action_token Slack sends with a person's
-	// message (in an assistant thread, a DM, an app mention) with the run
-	// it starts, so workspace search can search on their behalf
-	// (SLACK_WORKSPACE_SEARCH); false keeps no token.
-	WorkspaceSearch bool
-	Limits          RateLimits
-	// FollowUps bounds the follow-up questions one person may ask (zero:
-	// 20 per hour).
-	FollowUps Limit
-	// Steering bounds the steering notes one running research takes (zero:
-	// 3 per minute); the count and length of notes are the engine's bounds.
-	Steering Limit
+	Limits  RateLimits
 	// Workers and Queue bound the work done after acks (defaults 16 and 256);
 	// JobTimeout bounds one job (default 60s).
 	Workers    int
 	Queue      int
 	JobTimeout time.Duration
-	// HealthAddr is where /healthz, /readyz and /metrics are served; "" means nowhere.
-	HealthAddr string
-	// Streams handles "/research stream …"; nil answers that streams are not enabled.
-	Streams StreamHandler
-	// Mentions takes the mentions in threads it holds a conversation in
-	// (the assembly passes Streams); nil treats every mention in a thread
-	// as a follow-up question.
-	Mentions MentionHandler
-	// Asker answers follow-up questions from a run's sources (the
-	// assembly passes the Engine); nil answers that follow-up questions
-	// are not enabled.
-	Asker FollowUpAsker
-	// Steerer takes steering notes for unfinished runs (the assembly
-	// passes the Engine); nil treats every mention in a run's thread as a
-	// follow-up question.
-	Steerer Steerer
-	// Files adds files shared in a run's thread before its plan is
-	// approved (the assembly passes the Engine); nil answers that shared
-	// files are not read there. Files in the start form and sent with a
-	// question need no port: they go with the new run.
-	Files FileAttacher
-	// Messages receives thread messages; nil ignores them.
+	// Messages receives thread messages in place of the follow-ups'
+	// handler of replies in the bot's direct messages; nil leaves them to
+	// it.
 	Messages MessageHandler
-	// StartDefaults remembers each channel's start-form settings; nil
-	// offers the built-in defaults and remembers nothing.
-	StartDefaults ChannelDefaults
-	// StreamDomains saves "never use this site" at a digest's source review
-	// to its stream's never list; nil says streams' lists are not enabled.
-	StreamDomains StreamDomainSaver
-	// Decisions records each person's decision in its run's trace (the
-	// assembly passes internal/tracing's when tracing is on); nil records
-	// none.
-	Decisions DecisionTracer
-	// Checkpoints lets admins manage checkpoint definitions from the App
-	// Home; nil shows no admin section.
-	Checkpoints CheckpointAdmin
-	// StreamList lists the streams the App Home shows; nil shows none.
-	StreamList StreamLister
 	// Features add routes of their own (see Routes).
 	Features   []Registrar
 	HTTPClient *http.Client
@@ -155,9 +81,28 @@ type Config struct {
 	// its timers (the ack guard, the form-check budget, the reconnect
 	// backoff, Slack's Retry-After waits); nil means the real clock. Tests pass a quartz mock and advance it instead of waiting.
 	Clock quartz.Clock
-	// PingInterval is how long Socket Mode may go without a ping before
-	// reconnecting; zero means slack-go's default (30s).
-	PingInterval time.Duration
+
+	// The features, one field each, each configured by a struct declared
+	// beside it; a nil port leaves its feature (or that part of it) off.
+
+	// Checkpoints configures who decides checkpoints and what the App
+	// Home offers admins (checkpoint_actions.go).
+	Checkpoints CheckpointsConfig
+	// FollowUps answers follow-up questions in a run's thread (followup.go).
+	FollowUps FollowUpsConfig
+	// Steering takes steering notes for unfinished runs (steering.go).
+	Steering SteeringConfig
+	// Streams routes "/research stream …", the streams' conversations and
+	// lists (streams_ui.go).
+	Streams StreamsUIConfig
+	// Files adds files shared in a run's thread before its plan is
+	// approved (the assembly passes the Engine); nil answers that shared
+	// files are not read there. Files in the start form and sent with a
+	// question need no port: they go with the new run.
+	Files FileAttacher
+	// Start configures how runs start: the start form's remembered
+	// settings and the person's token for workspace search (shortcuts.go).
+	Start StartConfig
 }
 
 // App is the Slack bot: a Socket Mode loop that acks, routes and hands the
@@ -258,7 +203,7 @@ func New(cfg Config) (*App, error) {
 	}
 	a.refused = make(chan error, 1)
 	a.approvers = map[string]map[string]bool{}
-	for ch, users := range cfg.Approvers {
+	for ch, users := range cfg.Checkpoints.Approvers {
 		a.approvers[ch] = map[string]bool{}
 		for _, u := range users {
 			a.approvers[ch][u] = true
@@ -269,11 +214,7 @@ func New(cfg Config) (*App, error) {
 	a.once = &postOnce{send: a.send, mem: cfg.Memory, clock: a.clock, log: a.log}
 	a.routes = NewRoutes()
 	a.registerRoutes()
-	smOpts := []socketmode.Option{socketmode.OptionLog(slog.NewLogLogger(a.log.Handler(), slog.LevelDebug))}
-	if cfg.PingInterval > 0 {
-		smOpts = append(smOpts, socketmode.OptionPingInterval(cfg.PingInterval))
-	}
-	a.sm = socketmode.New(a.send.API(), smOpts...) // Socket Mode needs the client itself
+	a.sm = socketmode.New(a.send.API(), socketmode.OptionLog(slog.NewLogLogger(a.log.Handler(), slog.LevelDebug))) // Socket Mode needs the client itself
 	a.limiter = &limiter{budget: cfg.Budget, limits: cfg.Limits.withDefaults()}
 	workers, queue, timeout := cfg.Workers, cfg.Queue, cfg.JobTimeout
 	if workers <= 0 {
@@ -312,20 +253,6 @@ func (a *App) Run(ctx context.Context) error {
 	defer stop()
 	var refused error
 	var wg sync.WaitGroup
-	var httpSrv *http.Server
-	if a.cfg.HealthAddr != "" {
-		ln, err := net.Listen("tcp", a.cfg.HealthAddr)
-		if err != nil {
-			return fmt.Errorf("bot: health listener on %s: %w", a.cfg.HealthAddr, err)
-		}
-		httpSrv = &http.Server{Handler: a.Handler(), ReadHeaderTimeout: 5 * time.Second}
-		wg.Go(func() {
-			if err := httpSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				a.log.Error("bot: health server stopped", "err", err)
-			}
-		})
-		a.log.Info("bot: serving health and metrics", "addr", ln.Addr().String())
-	}
 	a.pool.run(ctx)
 	wg.Go(func() { a.connectLoop(ctx) })
 	wg.Go(func() { a.sweepHeld(ctx) })
@@ -346,11 +273,6 @@ func (a *App) Run(ctx context.Context) error {
 	a.pool.close()
 	a.formWG.Wait()
 	a.spareWG.Wait()
-	if httpSrv != nil {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		_ = httpSrv.Shutdown(sctx)
-		cancel()
-	}
 	wg.Wait()
 	a.log.Info("bot: stopped")
 	return refused

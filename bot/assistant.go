@@ -231,8 +231,8 @@ func (a *App) onAssistantMessage(ctx context.Context, req *Request, m Mention) (
 	if _, found, err := a.cfg.Memory.RunOfThread(ctx, m.Channel, m.Thread); err != nil || found {
 		return false, err
 	}
-	if a.cfg.Mentions != nil { // a stream conversation started from the panel
-		if taken, err := a.cfg.Mentions.HandleMention(ctx, m); taken || err != nil {
+	if a.cfg.Streams.Mentions != nil { // a stream conversation started from the panel
+		if taken, err := a.cfg.Streams.Mentions.HandleMention(ctx, m); taken || err != nil {
 			return true, err
 		}
 	}
@@ -283,11 +283,11 @@ func (a *App) onAssistantMessage(ctx context.Context, req *Request, m Mention) (
 // channel; otherwise it explains /research stream new.
 func (a *App) startStreamInPanel(ctx context.Context, req *Request, m Mention) error {
 	t, _ := a.panel.thread(ctx, m.Channel, m.Thread)
-	if a.cfg.Streams == nil || t.Context == "" || t.Context == m.Channel {
+	if a.cfg.Streams.Handler == nil || t.Context == "" || t.Context == m.Channel {
 		_, err := a.send.Post(ctx, m.Channel, m.Thread, blockkit.RenderAssistantStreamHowTo(), "Research streams")
 		return err
 	}
-	return a.cfg.Streams.HandleStream(ctx, StreamCommand{TeamID: req.TeamID, ChannelID: t.Context, UserID: m.User, Args: "new", InChannel: m.Channel, InThread: m.Thread})
+	return a.cfg.Streams.Handler.HandleStream(ctx, StreamCommand{TeamID: req.TeamID, ChannelID: t.Context, UserID: m.User, Args: "new", InChannel: m.Channel, InThread: m.Thread})
 }
 
 // assistantThreadOf returns the thread of an assistant panel event, or nil.

@@ -40,7 +40,7 @@ func actionTokenOf(top string, thread *slackevents.AssistantThreadActionToken) s
 // permission: their action token when workspace search is on, nothing
 // otherwise (a slash command, a shortcut or a button carries none).
 func (a *App) personToken(req *Request) pipeline.PersonToken {
-	if !a.cfg.WorkspaceSearch {
+	if !a.cfg.Start.WorkspaceSearch {
 		return ""
 	}
 	return pipeline.PersonToken(req.ActionToken)

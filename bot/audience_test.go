@@ -42,7 +42,7 @@ func TestPersonTokenOnlyWithWorkspaceSearch(t *testing.T) {
 	if got := (&App{}).personToken(req); got != "" {
 		t.Errorf("workspace search off keeps the token")
 	}
-	if got := (&App{cfg: Config{WorkspaceSearch: true}}).personToken(req); got.Reveal() != "thread" {
+	if got := (&App{cfg: Config{Start: StartConfig{WorkspaceSearch: true}}}).personToken(req); got.Reveal() != "thread" {
 		t.Errorf("workspace search on keeps %q, want the token", got.Reveal())
 	}
 }

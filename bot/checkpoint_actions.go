@@ -13,6 +13,30 @@ import (
 	"github.com/researchbot/researchbot/pipeline"
 )
 
+// CheckpointsConfig configures the checkpoint feature of an App: who may
+// decide, who may pass over a checkpoint that could not be shown, where the
+// source review is asked for by default, how decisions are traced and what
+// the App Home offers admins.
+type CheckpointsConfig struct {
+	// Approvers lists, per channel id, who besides the requester may decide
+	// that channel's checkpoints; the key "*" applies to every channel.
+	Approvers map[string][]string
+	// Admins (SLACK_ADMINS) may continue a run without a required checkpoint
+	// that could not be shown.
+	Admins []string
+	// ReviewSources lists the channels whose guided runs ask for the source
+	// review by default ("*": every channel); --review-sources asks for it
+	// in any channel.
+	ReviewSources []string
+	// Decisions records each person's decision in its run's trace (the
+	// assembly passes internal/tracing's when tracing is on); nil records
+	// none.
+	Decisions DecisionTracer
+	// Admin lets admins manage checkpoint definitions from the App Home;
+	// nil shows no admin section.
+	Admin CheckpointAdmin
+}
+
 // CheckpointActions are the engine's ways past a checkpoint other than a
 // decision (part of Engine).
 type CheckpointActions interface {
@@ -46,7 +70,7 @@ func (a *App) onPassOver(ctx context.Context, req *Request) error {
 	var err error
 	switch act.ActionID {
 	case blockkit.ActionContinueWithout:
-		if !slices.Contains(a.cfg.Admins, user) {
+		if !slices.Contains(a.cfg.Checkpoints.Admins, user) {
 			return tell(blockkit.RenderError("Only an admin (SLACK_ADMINS) can continue without a required checkpoint.", "Nothing was changed. Retry shows it again."), "Nothing was changed")
 		}
 		_, err = a.engine.ContinueWithout(ctx, act.Value, user)

@@ -31,14 +31,14 @@ type requestSpan struct {
 // the span's status, which App.serve ends after answering. With no tracer,
 // or a run without a trace context, ctx is returned as it is.
 func (a *App) traceDecision(ctx context.Context, req *Request, r *pipeline.Run, instID string, d checkpoints.Decision) (_ context.Context, done func(error)) {
-	if a.cfg.Decisions == nil || r.TraceContext == "" || req.span != nil {
+	if a.cfg.Checkpoints.Decisions == nil || r.TraceContext == "" || req.span != nil {
 		return ctx, func(error) {}
 	}
 	def := instID
 	if inst := r.Instance(instID); inst != nil {
 		def = inst.DefinitionID
 	}
-	sctx, end := a.cfg.Decisions.StartDecision(ctx, r.TraceContext, r.ID, def, string(d.Action))
+	sctx, end := a.cfg.Checkpoints.Decisions.StartDecision(ctx, r.TraceContext, r.ID, def, string(d.Action))
 	s := &requestSpan{ctx: sctx, end: end}
 	req.span = s
 	return sctx, func(err error) { s.err = err }

@@ -98,7 +98,7 @@ func newHarnessClocked(t *testing.T, rdb *redis.Client, clock quartz.Clock, twea
 	}
 	eng := newFakeEngine(pres)
 	cfg := Config{AppToken: fake.AppToken(), BotToken: fake.BotToken(), APIURL: fake.APIURL(), Engine: eng, Memory: redisstore.NewSlackMemory(rdb), Budget: redisstore.NewRateLimiter(rdb, "slack"),
-		Metrics: metrics, Approvers: map[string][]string{chanIn: {approver}}, Logger: log, Workers: 4, Queue: 32, Clock: clock}
+		Metrics: metrics, Checkpoints: CheckpointsConfig{Approvers: map[string][]string{chanIn: {approver}}}, Logger: log, Workers: 4, Queue: 32, Clock: clock}
 	if tweak != nil {
 		tweak(&cfg)
 	}
@@ -850,7 +850,7 @@ func (r *recordingHandlers) HandleStream(_ context.Context, cmd StreamCommand) e
 
 func TestE2EThreadMessagesAndStreamsAreForwarded(t *testing.T) {
 	rec := &recordingHandlers{}
-	h := newHarness(t, func(c *Config) { c.Messages, c.Streams = rec, rec })
+	h := newHarness(t, func(c *Config) { c.Messages, c.Streams.Handler = rec, rec })
 	ctx, cancel := context.WithTimeout(h.ctx, 5*time.Second)
 	defer cancel()
 	if err := h.fake.PostUserMessage(ctx, requester, chanIn, "123.000001", "weekly, please"); err != nil {

@@ -315,3 +315,9 @@ func (e *fakeEngine) holdLoads(t *testing.T) (release func()) {
 	t.Cleanup(release)
 	return release
 }
+
+// NeverDomain is the engine's answer outside a source review, which the
+// fake never offers.
+func (e *fakeEngine) NeverDomain(context.Context, string, string, string) (*pipeline.Run, string, error) {
+	return nil, "", pipeline.ErrNotSourceReview
+}

@@ -43,8 +43,19 @@ type MentionHandler interface {
 	HandleMention(ctx context.Context, m Mention) (taken bool, err error)
 }
 
+// FollowUpsConfig configures the follow-up questions of an App.
+type FollowUpsConfig struct {
+	// Asker answers follow-up questions from a run's sources (the
+	// assembly passes the Engine); nil answers that follow-up questions
+	// are not enabled.
+	Asker FollowUpAsker
+	// Limit bounds the follow-up questions one person may ask (zero: 20
+	// per hour).
+	Limit Limit
+}
+
 // DefaultFollowUpLimit is how many follow-up questions one person may ask
-// when Config.FollowUps is zero.
+// when FollowUpsConfig.Limit is zero.
 var defaultFollowUpLimit = Limit{Rate: 20, Period: time.Hour}
 
 // registerFollowUps routes app_mention events, thread replies in the bot's
@@ -108,8 +119,8 @@ func (a *App) converse(ctx context.Context, req *Request, m Mention) error {
 	if m.Thread == "" {
 		return a.researchFromMention(ctx, req, m)
 	}
-	if a.cfg.Mentions != nil {
-		if taken, err := a.cfg.Mentions.HandleMention(ctx, m); taken || err != nil {
+	if a.cfg.Streams.Mentions != nil {
+		if taken, err := a.cfg.Streams.Mentions.HandleMention(ctx, m); taken || err != nil {
 			return err
 		}
 	}
@@ -129,7 +140,7 @@ func (a *App) converse(ctx context.Context, req *Request, m Mention) error {
 	if taken, err := a.steer(ctx, req, m, runID); taken || err != nil {
 		return err
 	}
-	asker := a.cfg.Asker
+	asker := a.cfg.FollowUps.Asker
 	if asker == nil {
 		return tell(blockkit.RenderError("Follow-up questions are not enabled on this researchbot.", ""), "Not enabled")
 	}
@@ -164,7 +175,7 @@ func (a *App) converse(ctx context.Context, req *Request, m Mention) error {
 
 // allowFollowUp takes one follow-up from the person's budget.
 func (a *App) allowFollowUp(ctx context.Context, req *Request) error {
-	l := a.cfg.FollowUps
+	l := a.cfg.FollowUps.Limit
 	if l.Rate <= 0 || l.Period <= 0 {
 		l = defaultFollowUpLimit
 	}

@@ -26,7 +26,7 @@ func TestE2EFollowUpQuestions(t *testing.T) {
 		t.Skip("a whole research run")
 	}
 	fake, a, ctx, _ := startRealStack(t, &researchtest.Researcher{}, func(c *bot.Config, _ *app.App) {
-		c.FollowUps = bot.Limit{Rate: 2, Period: time.Hour}
+		c.FollowUps.Limit = bot.Limit{Rate: 2, Period: time.Hour}
 	})
 	const user, channel = "U0REQ0001", "C0RESEARCH"
 	wctx, wcancel := context.WithTimeout(ctx, 90*time.Second)

@@ -65,7 +65,7 @@ func (a *App) registerHome(r *Routes) {
 // isAdmin reports whether user manages checkpoints: listed in SLACK_ADMINS,
 // or a workspace admin or owner.
 func (a *App) isAdmin(ctx context.Context, user string) bool {
-	return user != "" && (slices.Contains(a.cfg.Admins, user) || workspaceAdmin(ctx, a.send, a.log, user))
+	return user != "" && (slices.Contains(a.cfg.Checkpoints.Admins, user) || workspaceAdmin(ctx, a.send, a.log, user))
 }
 
 // workspaceAdmin reports whether user is a workspace admin or owner
@@ -118,7 +118,7 @@ func (a *App) homeView(ctx context.Context, user string, log *slog.Logger) (bloc
 		return v, fmt.Errorf("list the runs of %s: %w", user, err)
 	}
 	v.Runs = mine
-	admin := a.cfg.Checkpoints != nil && a.isAdmin(ctx, user)
+	admin := a.cfg.Checkpoints.Admin != nil && a.isAdmin(ctx, user)
 	candidates := mine
 	var all []*pipeline.Run
 	if admin || a.approvesAnywhere(user) {
@@ -135,8 +135,8 @@ func (a *App) homeView(ctx context.Context, user string, log *slog.Logger) (bloc
 		}
 		v.Pending = append(v.Pending, blockkit.HomePending{Run: r, Inst: inst, Link: a.checkpointLink(ctx, inst.ID)})
 	}
-	if a.cfg.StreamList != nil {
-		streams, err := a.cfg.StreamList.List(ctx)
+	if a.cfg.Streams.List != nil {
+		streams, err := a.cfg.Streams.List.List(ctx)
 		if err != nil {
 			log.Warn("bot: listing streams for the App Home failed", "err", err)
 		}
@@ -191,7 +191,7 @@ func (a *App) checkpointLink(ctx context.Context, instID string) string {
 // homeAdmin gathers the admin section from the definitions and the runs of
 // the last HomeStatsWindow.
 func (a *App) homeAdmin(ctx context.Context, runs []*pipeline.Run, now time.Time) (*blockkit.HomeAdmin, error) {
-	defs, err := a.cfg.Checkpoints.Definitions(ctx)
+	defs, err := a.cfg.Checkpoints.Admin.Definitions(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("load checkpoint definitions: %w", err)
 	}
@@ -206,7 +206,7 @@ func (a *App) homeAdmin(ctx context.Context, runs []*pipeline.Run, now time.Time
 	}
 	out.Truncated = len(runs) == homeAllRuns && !runs[len(runs)-1].CreatedAt.Before(since)
 	for _, d := range defs {
-		fails, err := a.cfg.Checkpoints.CheckpointFailures(ctx, d.ID, now, d.BreakerWindow)
+		fails, err := a.cfg.Checkpoints.Admin.CheckpointFailures(ctx, d.ID, now, d.BreakerWindow)
 		if err != nil {
 			return nil, fmt.Errorf("load the failures of %s: %w", d.ID, err)
 		}
@@ -219,11 +219,11 @@ func (a *App) homeAdmin(ctx context.Context, runs []*pipeline.Run, now time.Time
 // checked again: a button is no proof of being an admin.
 func (a *App) onHomeAdmin(ctx context.Context, req *Request) error {
 	user, act := req.UserID, req.Action
-	if a.cfg.Checkpoints == nil || !a.isAdmin(ctx, user) {
+	if a.cfg.Checkpoints.Admin == nil || !a.isAdmin(ctx, user) {
 		req.Log.Warn("bot: a non-admin used an admin button", "action", act.ActionID)
 		return a.homeNotice(ctx, req, "Only admins (SLACK_ADMINS, workspace admins and owners) can manage checkpoints. Nothing was changed.")
 	}
-	store := a.cfg.Checkpoints
+	store := a.cfg.Checkpoints.Admin
 	if act.ActionID == blockkit.ActionHomeCreate {
 		return a.openDefinitionForm(ctx, req, checkpoints.Definition{Modes: []string{checkpoints.ModeGuided, checkpoints.ModeFull},
 			MaxRetries: checkpoints.DefaultMaxRetries, BreakerThreshold: checkpoints.DefaultBreakerThreshold, BreakerWindow: checkpoints.DefaultBreakerWindow}, true)
@@ -274,12 +274,12 @@ func (a *App) openDefinitionForm(ctx context.Context, req *Request, d checkpoint
 // admins may: a form is no proof of being one.
 func (a *App) onDefinitionSubmit(ctx context.Context, req *Request) error {
 	cb, user := req.Callback, req.UserID
-	if a.cfg.Checkpoints == nil || !a.isAdmin(ctx, user) {
+	if a.cfg.Checkpoints.Admin == nil || !a.isAdmin(ctx, user) {
 		req.Log.Warn("bot: a non-admin submitted the definition form")
 		req.Ack(slack.NewUpdateViewSubmissionResponse(noticeModal(blockkit.RenderError("Only admins (SLACK_ADMINS, workspace admins and owners) can manage checkpoints.", "Nothing was saved."))))
 		return nil
 	}
-	store := a.cfg.Checkpoints
+	store := a.cfg.Checkpoints.Admin
 	var meta blockkit.DefinitionMeta
 	if err := json.Unmarshal([]byte(cb.View.PrivateMetadata), &meta); err != nil {
 		req.Ack(slack.NewUpdateViewSubmissionResponse(noticeModal(blockkit.RenderError("I couldn't read this form.", "Nothing was saved; open it again from the App Home."))))

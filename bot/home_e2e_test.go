@@ -92,8 +92,8 @@ func TestAppHomeAdminCreatesACheckpointThatAUserMeets(t *testing.T) {
 	}
 	const admin, user, channel = "U0ADMIN01", "U0REQ0001", "C0RESEARCH"
 	fake, a, ctx, _ := startRealStack(t, &researchtest.Researcher{}, func(c *bot.Config, a *app.App) {
-		c.Admins = []string{admin}
-		c.Checkpoints = a.Store
+		c.Checkpoints.Admins = []string{admin}
+		c.Checkpoints.Admin = a.Store
 	})
 	fake.AddUser(admin, "grace", "UTC")
 

@@ -20,21 +20,24 @@ var scopeOfCall = map[string]string{
 	"UpdateMessageContext": "chat:write", // chat.update
 	// chat.startStream, chat.appendStream, chat.stopStream: the streamed plan
 	// (presenter_stream.go); Slack's method pages name chat:write.
-	"StartStreamContext":     "chat:write",
-	"AppendStreamContext":    "chat:write",
-	"StopStreamContext":      "chat:write",
-	"PostEphemeralContext":   "chat:write",  // chat.postEphemeral
-	"UploadFileContext":      "files:write", // files.getUploadURLExternal, files.completeUploadExternal
-	"DeleteFileContext":      "files:write", // files.delete: a draft's file replaced by the next draft's
-	"GetFileInfoContext":     "files:read",  // files.info: a shared file Slack describes only by id
-	"GetUserInfoContext":     "users:read",  // users.info
-	"GetBotInfoContext":      "users:read",  // bots.info
-	"AuthTestContext":        "",            // auth.test
-	"OpenViewContext":        "",            // views.open
-	"UpdateViewContext":      "",            // views.update
-	"PublishViewContext":     "",            // views.publish (the App Home)
-	"GetPermalinkContext":    "",            // chat.getPermalink
-	"StartSocketModeContext": "",            // apps.connections.open: the app-level token's connections:write, not a bot scope
+	"StartStreamContext":   "chat:write",
+	"AppendStreamContext":  "chat:write",
+	"StopStreamContext":    "chat:write",
+	"PostEphemeralContext": "chat:write",  // chat.postEphemeral
+	"UploadFileContext":    "files:write", // files.getUploadURLExternal, files.completeUploadExternal
+	"DeleteFileContext":    "files:write", // files.delete: a draft's file replaced by the next draft's
+	"GetFileInfoContext":   "files:read",  // files.info: a shared file Slack describes only by id
+	"GetUserInfoContext":   "users:read",  // users.info
+	"GetBotInfoContext":    "users:read",  // bots.info
+	"AuthTestContext":      "",            // auth.test
+	"OpenViewContext":      "",            // views.open
+	"UpdateViewContext":    "",            // views.update
+	"PublishViewContext":   "",            // views.publish (the App Home)
+	"GetPermalinkContext":  "",            // chat.getPermalink
+	// apps.connections.open (Sender.OpenConnection, the start-up check of
+	// SLACK_APP_TOKEN): the app-level token's connections:write, not a bot
+	// scope of the manifest.
+	"StartSocketModeContext": "",
 
 	// conversations.replies and conversations.history (postonce.go): only
 	// after a takeover finds a post of a run that may have been made, in

@@ -18,8 +18,8 @@ import (
 // run's stream (a digest) or of its channel (the start form's "Never these
 // sites", which every run started in the channel applies).
 
-// DomainExcluder takes a domain out of a run at its source review (the
-// engine does).
+// DomainExcluder takes a domain out of a run at its source review; it is
+// part of Engine (the engine always does).
 type DomainExcluder interface {
 	NeverDomain(ctx context.Context, instanceID, by, domain string) (*pipeline.Run, string, error)
 }
@@ -50,11 +50,7 @@ func (a *App) onNeverDomain(ctx context.Context, req *Request) error {
 		log.Info("bot: never-use choice refused")
 		return tell(problem, "Nothing was changed")
 	}
-	ex, ok := a.engine.(DomainExcluder)
-	if !ok {
-		return tell(blockkit.RenderError("Never using a site is not enabled here.", "Nothing was changed."), "Nothing was changed")
-	}
-	run, domain, err := ex.NeverDomain(ctx, instID, user, act.SelectedOption.Value)
+	run, domain, err := a.engine.NeverDomain(ctx, instID, user, act.SelectedOption.Value)
 	switch {
 	case errors.Is(err, pipeline.ErrNotCurrent), errors.Is(err, pipeline.ErrNotSourceReview):
 		return tell(superseded(r), "Nothing was changed")
@@ -93,10 +89,10 @@ func excludedCount(r *pipeline.Run, domain string) string {
 // channel and says what was saved and how to undo it.
 func (a *App) saveNeverDomain(ctx context.Context, r *pipeline.Run, domain, user string) string {
 	if id := r.Origin.StreamID; id != "" {
-		if a.cfg.StreamDomains == nil {
+		if a.cfg.Streams.Domains == nil {
 			return "Nothing was saved for the stream: streams' domain lists are not enabled here."
 		}
-		name, err := a.cfg.StreamDomains.NeverDomain(ctx, id, domain, user)
+		name, err := a.cfg.Streams.Domains.NeverDomain(ctx, id, domain, user)
 		if err != nil {
 			a.log.Warn("bot: saving a domain to a stream's never list failed", "stream_id", id, "err", err)
 			return "I couldn't save it to the stream's never list (" + blockkit.EscapeTruncate(err.Error(), 200) + "); only this run skips it."
@@ -105,10 +101,10 @@ func (a *App) saveNeverDomain(ctx context.Context, r *pipeline.Run, domain, user
 		return fmt.Sprintf("Saved to the never list of stream *%s*: its later digests skip %s. `/research stream show %s` shows its lists; to undo, set them again with `/research stream domains %s --never-domain …` (or `--clear`).", q, blockkit.Escape(domain), q, q)
 	}
 	channel := r.Origin.Channel
-	if a.cfg.StartDefaults == nil || channel == "" {
+	if a.cfg.Start.Defaults == nil || channel == "" {
 		return "Nothing was saved: this channel's defaults are not kept here, so only this run skips it."
 	}
-	f, err := a.cfg.StartDefaults.Get(ctx, channel)
+	f, err := a.cfg.Start.Defaults.Get(ctx, channel)
 	if err == nil {
 		never := blockkit.DomainList(f["never_domains"])
 		if !slices.Contains(never, domain) {
@@ -122,7 +118,7 @@ func (a *App) saveNeverDomain(ctx context.Context, r *pipeline.Run, domain, user
 		}
 		f["never_domains"] = strings.Join(never, ",")
 		f["only_domains"] = strings.Join(slices.DeleteFunc(blockkit.DomainList(f["only_domains"]), func(o string) bool { return o == domain }), ",")
-		err = a.cfg.StartDefaults.Put(ctx, channel, f)
+		err = a.cfg.Start.Defaults.Put(ctx, channel, f)
 	}
 	if err != nil {
 		a.log.Warn("bot: saving a domain to a channel's never list failed", "channel", channel, "err", err)
@@ -135,12 +131,12 @@ func (a *App) saveNeverDomain(ctx context.Context, r *pipeline.Run, domain, user
 // except the domains rules allow explicitly; a storage failure keeps rules
 // as they are.
 func (a *App) withChannelNever(ctx context.Context, channel string, rules pipeline.DomainRules) pipeline.DomainRules {
-	if a.cfg.StartDefaults == nil || channel == "" {
+	if a.cfg.Start.Defaults == nil || channel == "" {
 		return rules
 	}
 	ctx, cancel := context.WithTimeout(ctx, defaultsBudget)
 	defer cancel()
-	f, err := a.cfg.StartDefaults.Get(ctx, channel)
+	f, err := a.cfg.Start.Defaults.Get(ctx, channel)
 	if err != nil {
 		a.log.Warn("bot: reading a channel's never list failed; the run goes on without it", "channel", channel, "err", err)
 		return rules

@@ -27,9 +27,9 @@ func (s *streamDomains) NeverDomain(_ context.Context, id, domain, actor string)
 func TestSaveNeverDomain(t *testing.T) {
 	ctx := context.Background()
 	sd := &streamDomains{}
-	h := newHarness(t, func(c *Config) { c.StreamDomains = sd })
+	h := newHarness(t, func(c *Config) { c.Streams.Domains = sd })
 	defaults := redisstore.NewChannelDefaults(h.rdb, "rb:")
-	h.app.cfg.StartDefaults = defaults
+	h.app.cfg.Start.Defaults = defaults
 
 	digest := &pipeline.Run{Origin: pipeline.Origin{StreamID: "st-1", Channel: "C0DIGEST"}}
 	got := h.app.saveNeverDomain(ctx, digest, "spam.example", "U1")

@@ -263,8 +263,8 @@ func (a *App) registerRoutes() {
 	}
 	r.View(blockkit.CallbackEdit, a.onSubmission)
 	r.View(blockkit.CallbackReject, a.onSubmission)
-	if a.cfg.Streams != nil {
-		a.cfg.Streams.Register(r)
+	if a.cfg.Streams.Handler != nil {
+		a.cfg.Streams.Handler.Register(r)
 	}
 	if a.cfg.Messages != nil {
 		r.Event(string(slackevents.Message), func(ctx context.Context, req *Request) error {
@@ -318,8 +318,8 @@ func (a *App) startResearch(ctx context.Context, req *Request) error {
 		Question: c.Question,
 		Mode:     c.Mode,
 		Depth:    c.Depth,
-		ReviewSources: c.ReviewSources || slices.Contains(a.cfg.ReviewSources, cmd.ChannelID) ||
-			slices.Contains(a.cfg.ReviewSources, "*"),
+		ReviewSources: c.ReviewSources || slices.Contains(a.cfg.Checkpoints.ReviewSources, cmd.ChannelID) ||
+			slices.Contains(a.cfg.Checkpoints.ReviewSources, "*"),
 		RequestedBy: cmd.UserID,
 		Origin:      pipeline.Origin{Kind: OriginKind, TeamID: cmd.TeamID, Channel: cmd.ChannelID, ThreadTS: c.ThreadTS},
 		Limits:      pipeline.Limits{MaxCostUSD: c.BudgetUSD},
@@ -438,11 +438,11 @@ func (a *App) askCancel(ctx context.Context, req *Request) error {
 
 // stream hands /research stream … to the stream handler.
 func (a *App) stream(ctx context.Context, req *Request) error {
-	if a.cfg.Streams == nil {
+	if a.cfg.Streams.Handler == nil {
 		return tell(blockkit.RenderError("Research streams are not enabled on this researchbot.", "Ask whoever runs researchbot to enable them; `/research &lt;question&gt;` works as usual."), "Streams are not enabled")
 	}
 	cmd := req.Command
-	err := a.cfg.Streams.HandleStream(ctx, StreamCommand{TeamID: cmd.TeamID, ChannelID: cmd.ChannelID, UserID: cmd.UserID, Args: req.Parsed.Args, TriggerID: cmd.TriggerID, ResponseURL: cmd.ResponseURL})
+	err := a.cfg.Streams.Handler.HandleStream(ctx, StreamCommand{TeamID: cmd.TeamID, ChannelID: cmd.ChannelID, UserID: cmd.UserID, Args: req.Parsed.Args, TriggerID: cmd.TriggerID, ResponseURL: cmd.ResponseURL})
 	var ue *UserError
 	if err != nil && !errors.As(err, &ue) {
 		req.Log.Error("bot: stream command failed", "err", err)

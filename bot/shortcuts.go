@@ -12,6 +12,18 @@ import (
 	"github.com/researchbot/researchbot/pipeline"
 )
 
+// StartConfig configures how an App starts runs.
+type StartConfig struct {
+	// Defaults remembers each channel's start-form settings (and its never
+	// list); nil offers the built-in defaults and remembers nothing.
+	Defaults ChannelDefaults
+	// WorkspaceSearch keeps the action_token Slack sends with a person's
+	// message (in an assistant thread, a DM, an app mention) with the run
+	// it starts, so workspace search can search on their behalf
+	// (SLACK_WORKSPACE_SEARCH); false keeps no token.
+	WorkspaceSearch bool
+}
+
 // ChannelDefaults remembers, per channel, the settings last used in the start
 // form, which the form offers next time (redisstore.ChannelDefaults).
 type ChannelDefaults interface {
@@ -63,12 +75,12 @@ func (a *App) openStartForm(ctx context.Context, triggerID, user, question strin
 // startDefaults returns channel's remembered settings, or the built-in ones.
 func (a *App) startDefaults(ctx context.Context, channel string) blockkit.StartSettings {
 	s := blockkit.DefaultStartSettings()
-	if a.cfg.StartDefaults == nil || channel == "" {
+	if a.cfg.Start.Defaults == nil || channel == "" {
 		return s
 	}
 	ctx, cancel := context.WithTimeout(ctx, defaultsBudget)
 	defer cancel()
-	f, err := a.cfg.StartDefaults.Get(ctx, channel)
+	f, err := a.cfg.Start.Defaults.Get(ctx, channel)
 	if err != nil {
 		a.log.Warn("bot: reading a channel's defaults failed; using the built-in ones", "channel", channel, "err", err)
 		return s
@@ -122,10 +134,10 @@ func (a *App) onStartSubmission(ctx context.Context, req *Request) error {
 	}
 	// Remembered before the run starts: the run applies the channel's never
 	// list (withChannelNever), which is now what the form said.
-	if a.cfg.StartDefaults != nil {
+	if a.cfg.Start.Defaults != nil {
 		fields := map[string]string{"mode": c.Mode, "depth": string(c.Depth), "budget_usd": strconv.FormatFloat(c.BudgetUSD, 'f', -1, 64),
 			"only_domains": strings.Join(c.Domains.Only, ","), "never_domains": strings.Join(c.Domains.Never, ",")}
-		if err := a.cfg.StartDefaults.Put(ctx, f.Channel, fields); err != nil {
+		if err := a.cfg.Start.Defaults.Put(ctx, f.Channel, fields); err != nil {
 			start.Log.Warn("bot: remembering the channel's defaults failed", "err", err)
 		}
 	}

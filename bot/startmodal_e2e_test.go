@@ -35,7 +35,7 @@ func newStartFixture(t *testing.T) *startFixture {
 		t.Skip("the real engine")
 	}
 	fake, a, ctx, _ := startRealStack(t, &researchtest.Researcher{}, func(c *bot.Config, a *app.App) {
-		c.StartDefaults = redisstore.NewChannelDefaults(a.Conn.Client, "rb:")
+		c.Start.Defaults = redisstore.NewChannelDefaults(a.Conn.Client, "rb:")
 	})
 	return &startFixture{t: t, ctx: ctx, fake: fake, app: a}
 }

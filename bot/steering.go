@@ -24,8 +24,20 @@ type Steerer interface {
 	Steer(ctx context.Context, runID, by, text string) (*pipeline.Run, pipeline.SteeringNote, error)
 }
 
+// SteeringConfig configures the steering notes of an App.
+type SteeringConfig struct {
+	// Steerer takes steering notes for unfinished runs (the assembly
+	// passes the Engine); nil treats every mention in a run's thread as a
+	// follow-up question.
+	Steerer Steerer
+	// Limit bounds the steering notes one running research takes (zero:
+	// 3 per minute); the count and length of notes are the engine's
+	// bounds.
+	Limit Limit
+}
+
 // defaultSteeringLimit is the per-run rate of steering notes when
-// Config.Steering is zero.
+// SteeringConfig.Limit is zero.
 var defaultSteeringLimit = Limit{Rate: 3, Period: time.Minute}
 
 // isStopRequest reports whether text asks to stop the run
@@ -35,7 +47,7 @@ func isStopRequest(text string) bool { return pipeline.IsStopRequest(text) }
 // steer takes m as a steering note when the thread's run has not finished;
 // it reports false for a finished run (m is then a follow-up question).
 func (a *App) steer(ctx context.Context, req *Request, m Mention, runID string) (bool, error) {
-	st := a.cfg.Steerer
+	st := a.cfg.Steering.Steerer
 	if st == nil {
 		return false, nil
 	}
@@ -89,7 +101,7 @@ func (a *App) steer(ctx context.Context, req *Request, m Mention, runID string) 
 
 // allowSteering takes one note from the run's budget (key steer:<run id>).
 func (a *App) allowSteering(ctx context.Context, runID string) error {
-	l := a.cfg.Steering
+	l := a.cfg.Steering.Limit
 	if l.Rate <= 0 || l.Period <= 0 {
 		l = defaultSteeringLimit
 	}

@@ -46,7 +46,7 @@ func TestE2ESteeringARunWhileItSearches(t *testing.T) {
 		prompts[c.SchemaName] = append(prompts[c.SchemaName], c.User)
 	}}
 	fake, a, ctx, _ := startRealStackOn(t, res, web, func(c *bot.Config, _ *app.App) {
-		c.Steering = bot.Limit{Rate: 2, Period: time.Hour}
+		c.Steering.Limit = bot.Limit{Rate: 2, Period: time.Hour}
 	})
 	const user, other, channel = "U0REQ0001", "U0OTHER01", "C0RESEARCH"
 	fake.AddUser(other, "grace", "UTC")

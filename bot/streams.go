@@ -68,8 +68,8 @@ type StreamsConfig struct {
 // Streams is the Slack side of research streams: "/research stream …", the
 // guided creation conversation in a thread (buttons, checkboxes, Skip,
 // answers typed by mentioning the bot in the thread) and the stream
-// buttons. Set it as Config.Streams. It keeps no state in memory: the
-// conversations live in the ConversationStore.
+// buttons. Set it as StreamsUIConfig's Handler and Mentions. It keeps no
+// state in memory: the conversations live in the ConversationStore.
 type Streams struct {
 	send  *Sender
 	svc   StreamService

@@ -135,7 +135,7 @@ func newStreamsE2E(t *testing.T) *streamsE2E {
 	}
 	t.Cleanup(stopWorker)
 	runBot(t, ctx, cancel, fake, bot.Config{AppToken: fake.AppToken(), BotToken: fake.BotToken(), APIURL: fake.APIURL(), Engine: a.Engine,
-		Memory: redisstore.NewSlackMemory(rdb), Budget: redisstore.NewRateLimiter(rdb, "slack"), Metrics: metrics, Streams: streams, Mentions: streams, Asker: a.Engine, Steerer: a.Engine})
+		Memory: redisstore.NewSlackMemory(rdb), Budget: redisstore.NewRateLimiter(rdb, "slack"), Metrics: metrics, Streams: bot.StreamsUIConfig{Handler: streams, Mentions: streams}, FollowUps: bot.FollowUpsConfig{Asker: a.Engine}, Steering: bot.SteeringConfig{Steerer: a.Engine}})
 	return &streamsE2E{t: t, fake: fake, svc: svc, engine: a.Engine, clock: clock, ctx: ctx, channel: streamChannel, metrics: metrics, convs: redisstore.NewConversations(rdb, "rb:", 0),
 		convCalls: func() []llmtest.Call { return conversationCalls(model) }}
 }

@@ -102,7 +102,7 @@ func newStreamHarnessWith(t *testing.T, wrap func(ConversationStore) Conversatio
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.Streams, c.Mentions = st, st
+		c.Streams.Handler, c.Streams.Mentions = st, st
 	})
 	return sh
 }

@@ -101,9 +101,9 @@ func startWorkspaceStack(t *testing.T) *workspaceStack {
 	}
 	t.Cleanup(stopWorker)
 	runBot(t, ctx, cancel, s.fake, bot.Config{
-		AppToken: s.fake.AppToken(), BotToken: s.fake.BotToken(), APIURL: s.fake.APIURL(), Engine: a.Engine, Asker: a.Engine,
-		Steerer: a.Engine, Memory: redisstore.NewSlackMemory(a.Conn.Client), Budget: redisstore.NewRateLimiter(a.Conn.Client, "slack"),
-		Metrics: metrics, WorkspaceSearch: true,
+		AppToken: s.fake.AppToken(), BotToken: s.fake.BotToken(), APIURL: s.fake.APIURL(), Engine: a.Engine, FollowUps: bot.FollowUpsConfig{Asker: a.Engine},
+		Steering: bot.SteeringConfig{Steerer: a.Engine}, Memory: redisstore.NewSlackMemory(a.Conn.Client), Budget: redisstore.NewRateLimiter(a.Conn.Client, "slack"),
+		Metrics: metrics, Start: bot.StartConfig{WorkspaceSearch: true},
 	})
 	return s
 }

@@ -79,7 +79,7 @@ func TestADecisionInServeAndItsSlackCallsAreOneTrace(t *testing.T) {
 	}
 	defer presenter.Close()
 	slackApp, err := bot.New(bot.Config{AppToken: fake.AppToken(), BotToken: fake.BotToken(), APIURL: fake.APIURL(), Sender: sender,
-		Engine: a.Engine, Decisions: spans, Memory: memory, Budget: redisstore.NewRateLimiter(a.Conn.Client, "slack"),
+		Engine: a.Engine, Checkpoints: bot.CheckpointsConfig{Decisions: spans}, Memory: memory, Budget: redisstore.NewRateLimiter(a.Conn.Client, "slack"),
 		HTTPClient: spans.SlackHTTPClient(nil, roles.SlackTimeout)})
 	if err != nil {
 		t.Fatal(err)

@@ -60,7 +60,7 @@ func newSlackWorldBehind(t *testing.T, env map[string]string, workerBehindProxy 
 	t.Cleanup(stop)
 	w.worker = worker.App
 	front := w.slackReplica(ctx, w.px.URL(), metrics)
-	b, err := bot.New(bot.Config{AppToken: w.fake.AppToken(), BotToken: w.fake.BotToken(), APIURL: w.fake.APIURL(), Engine: front.Engine, Asker: front.Engine, Steerer: front.Engine,
+	b, err := bot.New(bot.Config{AppToken: w.fake.AppToken(), BotToken: w.fake.BotToken(), APIURL: w.fake.APIURL(), Engine: front.Engine, FollowUps: bot.FollowUpsConfig{Asker: front.Engine}, Steering: bot.SteeringConfig{Steerer: front.Engine},
 		Memory: redisstore.NewSlackMemory(front.Conn.Client), Budget: redisstore.NewRateLimiter(front.Conn.Client, "slack"), Metrics: metrics, Logger: w.logger()})
 	if err != nil {
 		t.Fatal(err)

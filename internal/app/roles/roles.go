@@ -259,15 +259,17 @@ func newSlackApp(a *app.App, c config.Config, sender *bot.Sender, metrics *bot.M
 	}
 	return bot.New(bot.Config{
 		AppToken: c.SlackAppToken, BotToken: c.SlackBotToken, APIURL: c.SlackAPIURL, Sender: sender,
-		Engine: a.Engine, Decisions: decisionTracer(spans), Memory: a.DB.SlackMemory(), Budget: a.DB.RateLimiter("slack"),
-		Metrics: metrics, Approvers: c.Approvers, Admins: c.Admins, ReviewSources: c.ReviewSources,
-		Limits:          bot.RateLimits{PerUser: bot.PerHour(c.UserRunsPerHour), PerWorkspace: bot.PerHour(c.TeamRunsPerHour)},
-		WorkspaceSearch: c.WorkspaceSearch,
-		Logger:          log, HTTPClient: spans.SlackHTTPClient(nil, SlackTimeout),
-		Streams: streams, Mentions: streams, Asker: a.Engine, Steerer: a.Engine, Files: a.Engine,
-		Checkpoints: a.Store, StreamList: streamSvc, StreamDomains: streamSvc,
-		StartDefaults: a.DB.ChannelDefaults(),
-		Clock:         clock,
+		Engine: a.Engine, Memory: a.DB.SlackMemory(), Budget: a.DB.RateLimiter("slack"), Metrics: metrics,
+		Limits: bot.RateLimits{PerUser: bot.PerHour(c.UserRunsPerHour), PerWorkspace: bot.PerHour(c.TeamRunsPerHour)},
+		Logger: log, HTTPClient: spans.SlackHTTPClient(nil, SlackTimeout),
+		Checkpoints: bot.CheckpointsConfig{Approvers: c.Approvers, Admins: c.Admins, ReviewSources: c.ReviewSources,
+			Decisions: decisionTracer(spans), Admin: a.Store},
+		FollowUps: bot.FollowUpsConfig{Asker: a.Engine},
+		Steering:  bot.SteeringConfig{Steerer: a.Engine},
+		Streams:   bot.StreamsUIConfig{Handler: streams, Mentions: streams, Domains: streamSvc, List: streamSvc},
+		Files:     a.Engine,
+		Start:     bot.StartConfig{Defaults: a.DB.ChannelDefaults(), WorkspaceSearch: c.WorkspaceSearch},
+		Clock:     clock,
 	})
 }
 

@@ -1,0 +1,46 @@
+package bot
+
+import (
+	"context"
+)
+
+// The streams as the App routes them: "/research stream …", the stream
+// messages' buttons, the mentions in a stream's creation conversation, the
+// source review's "never use this site" for a digest and the App Home's
+// list of streams. The handlers themselves are Streams' (streams.go).
+
+// StreamsUIConfig configures the streams feature of an App; its zero
+// value leaves streams off.
+type StreamsUIConfig struct {
+	// Handler handles "/research stream …" (the assembly passes *Streams);
+	// nil answers that streams are not enabled.
+	Handler StreamHandler
+	// Mentions takes the mentions in threads it holds a conversation in
+	// (the assembly passes *Streams); nil treats every mention in a thread
+	// as a follow-up question.
+	Mentions MentionHandler
+	// Domains saves "never use this site" at a digest's source review to
+	// its stream's never list; nil says streams' lists are not enabled.
+	Domains StreamDomainSaver
+	// List lists the streams the App Home shows; nil shows none.
+	List StreamLister
+}
+
+// StreamCommand is a "/research stream …" invocation.
+type StreamCommand struct {
+	TeamID, ChannelID, UserID string
+	Args                      string // everything after "stream"
+	TriggerID, ResponseURL    string
+	// InChannel and InThread, when set, hold a new stream's creation
+	// conversation in that existing thread (an assistant panel thread)
+	// instead of a new thread in ChannelID, which still gets the digests.
+	InChannel, InThread string
+}
+
+// StreamHandler handles research stream commands and answers them itself
+// (through the command's response_url); an error is answered generically.
+// Its Register adds the routes of the stream messages' buttons.
+type StreamHandler interface {
+	HandleStream(ctx context.Context, cmd StreamCommand) error
+	Registrar
+}
