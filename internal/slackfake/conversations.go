@@ -75,19 +75,26 @@ func (s *Server) usersInfo(req *apiRequest) (map[string]any, *apiError) {
 	}}, nil
 }
 
+// readable refuses to read a channel the fake does not know or the bot is
+// not in, with Slack's error codes.
+func (s *Server) readable(channel string) *apiError {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch c, ok := s.channels[channel]; {
+	case !ok:
+		return errCode("channel_not_found")
+	case !c.member:
+		return errCode("not_in_channel")
+	}
+	return nil
+}
+
 // conversationsReplies returns a whole thread (no pagination), ephemeral
 // messages excluded as Slack does.
 func (s *Server) conversationsReplies(req *apiRequest) (map[string]any, *apiError) {
 	p := req.params
-	s.mu.Lock()
-	c, ok := s.channels[p["channel"]]
-	member := ok && c.member
-	s.mu.Unlock()
-	if !ok {
-		return nil, errCode("channel_not_found")
-	}
-	if !member {
-		return nil, errCode("not_in_channel")
+	if err := s.readable(p["channel"]); err != nil {
+		return nil, err
 	}
 	withMeta := boolParam(p, "include_all_metadata")
 	var msgs []map[string]any
@@ -109,15 +116,8 @@ func (s *Server) conversationsReplies(req *apiRequest) (map[string]any, *apiErro
 // metadata only with include_all_metadata=true.
 func (s *Server) conversationsHistory(req *apiRequest) (map[string]any, *apiError) {
 	p := req.params
-	s.mu.Lock()
-	c, ok := s.channels[p["channel"]]
-	member := ok && c.member
-	s.mu.Unlock()
-	if !ok {
-		return nil, errCode("channel_not_found")
-	}
-	if !member {
-		return nil, errCode("not_in_channel")
+	if err := s.readable(p["channel"]); err != nil {
+		return nil, err
 	}
 	limit := 100
 	if n, err := strconv.Atoi(p["limit"]); err == nil && n > 0 {
