@@ -11,45 +11,13 @@ import (
 	"github.com/researchbot/researchbot/pipeline"
 )
 
-// The callback id of the optional reason form a 👎 opens, and its input.
-const (
-	CallbackNotUseful = "report_not_useful_reason"
-	verdictReasonID   = "verdict_reason"
-)
-
-// VerdictReasonModal asks, optionally, why a report (or the follow-up
-// answer named by target, a blockkit.Feedback target) was not useful.
-func VerdictReasonModal(target string) slack.ModalViewRequest {
-	what := "the next reports"
-	if _, on := blockkit.ParseFeedbackTarget(target); on != "" {
-		what = "the next answers"
-	}
-	t := slack.NewPlainTextInputBlockElement(blockkit.Plain("e.g. it missed the 2025 studies", 150), blockkit.StartInput)
-	t.Multiline = true
-	t.MaxLength = pipeline.MaxFeedbackReasonRunes
-	in := slack.NewInputBlock(verdictReasonID, blockkit.Plain("What was missing or wrong?", blockkit.MaxInputLabel), blockkit.Plain("Optional. It is kept with the run for whoever improves researchbot.", blockkit.MaxInputLabel), t)
-	in.Optional = true
-	return slack.ModalViewRequest{
-		Type:            slack.VTModal,
-		CallbackID:      CallbackNotUseful,
-		Title:           blockkit.Plain("Not useful", blockkit.MaxModalTitle),
-		Submit:          blockkit.Plain("Send", blockkit.MaxModalTitle),
-		Close:           blockkit.Plain("Skip", blockkit.MaxModalTitle),
-		PrivateMetadata: target,
-		Blocks: slack.Blocks{BlockSet: []slack.Block{
-			blockkit.Section("Your :thumbsdown: is recorded. If you say why, " + what + " can be better."),
-			in,
-		}},
-	}
-}
-
 // registerFeedback routes the native 👍 / 👎 (feedback_buttons), the custom
 // buttons of messages posted before it, and the reason form.
 func (a *App) registerFeedback(r *Routes) {
 	r.Action(blockkit.ActionFeedback, a.onFeedback)
 	r.Action(blockkit.ActionUseful, a.onOldVerdict)
 	r.Action(blockkit.ActionNotUseful, a.onOldVerdict)
-	r.View(CallbackNotUseful, a.onVerdictReason)
+	r.View(blockkit.CallbackNotUseful, a.onVerdictReason)
 }
 
 // onFeedback records a click on the native feedback element: the value of
@@ -74,7 +42,7 @@ func (a *App) onOldVerdict(ctx context.Context, req *Request) error {
 func (a *App) verdict(ctx context.Context, req *Request, f blockkit.Feedback) error {
 	if !f.Useful {
 		// The trigger_id lives 3 s: open the form before saving.
-		if _, err := a.send.OpenView(ctx, req.TriggerID, VerdictReasonModal(f.Target())); err != nil {
+		if _, err := a.send.OpenView(ctx, req.TriggerID, blockkit.VerdictReasonModal(f.Target())); err != nil {
 			req.Log.Warn("bot: opening the reason form failed", "run_id", f.RunID, "err", err)
 		}
 	}
@@ -99,10 +67,10 @@ func (a *App) onVerdictReason(ctx context.Context, req *Request) error {
 	cb := req.Callback
 	var reason string
 	if cb.View.State != nil {
-		reason = cb.View.State.Values[verdictReasonID][blockkit.StartInput].Value
+		reason = blockkit.VerdictReason(cb.View.State.Values)
 	}
 	runID, on := blockkit.ParseFeedbackTarget(cb.View.PrivateMetadata)
-	if err := a.recordVerdict(ctx, runID, pipeline.Verdict{By: req.UserID, Useful: false, On: on, Reason: blockkit.Visible(reason), At: a.now()}); err != nil {
+	if err := a.recordVerdict(ctx, runID, pipeline.Verdict{By: req.UserID, Useful: false, On: on, Reason: reason, At: a.now()}); err != nil {
 		if r, lerr := a.engine.Load(ctx, runID); lerr == nil {
 			req.Channel, req.Thread = r.Origin.Channel, r.Origin.ThreadTS
 		}

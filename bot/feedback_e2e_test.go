@@ -78,7 +78,7 @@ func TestE2EReportFeedback(t *testing.T) {
 		wait(func() bool {
 			forms = forms[:0]
 			for _, v := range fake.Views() {
-				if strings.Contains(string(v.JSON), bot.CallbackNotUseful) {
+				if strings.Contains(string(v.JSON), blockkit.CallbackNotUseful) {
 					forms = append(forms, v)
 				}
 			}

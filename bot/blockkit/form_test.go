@@ -19,6 +19,7 @@ func TestFormsAreCheckpointFieldSchemas(t *testing.T) {
 		"definition create": definitionFields(true, maxFieldSlots),
 		"definition edit":   definitionFields(false, minFieldSlots),
 		"reject":            {rejectReason()},
+		"verdict reason":    {verdictReason()},
 	}
 	for name, fields := range forms {
 		seen := map[string]bool{}
@@ -85,5 +86,23 @@ func TestFieldInputMaxLength(t *testing.T) {
 		if in, ok := b.(*slack.InputBlock); ok && in.Element.(*slack.PlainTextInputBlockElement).MaxLength != checkpoints.MaxTextLength {
 			t.Errorf("the Edit form's text without a limit: max_length %d, want %d", in.Element.(*slack.PlainTextInputBlockElement).MaxLength, checkpoints.MaxTextLength)
 		}
+	}
+}
+
+func TestVerdictReasonRoundTrips(t *testing.T) {
+	m := VerdictReasonModal("r1|f2")
+	in, ok := m.Blocks.BlockSet[1].(*slack.InputBlock)
+	if !ok || in.BlockID != VerdictReasonBlock || !in.Optional {
+		t.Fatalf("the reason form's input = %#v, want an optional input %q", m.Blocks.BlockSet[1], VerdictReasonBlock)
+	}
+	if el, _ := in.Element.(*slack.PlainTextInputBlockElement); el == nil || !el.Multiline || el.ActionID != ValueActionID || el.MaxLength != pipeline.MaxFeedbackReasonRunes {
+		t.Fatalf("the reason form's element = %#v", in.Element)
+	}
+	state := map[string]map[string]slack.BlockAction{VerdictReasonBlock: {ValueActionID: {Value: " it missed\u200b the 2025 studies\n"}}}
+	if got, want := VerdictReason(state), " it missed the 2025 studies\n"; got != want {
+		t.Errorf("VerdictReason = %q, want %q (as shown, not trimmed)", got, want)
+	}
+	if got := VerdictReason(nil); got != "" {
+		t.Errorf("VerdictReason(nil) = %q, want empty", got)
 	}
 }
