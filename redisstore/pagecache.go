@@ -3,7 +3,6 @@ package redisstore
 import (
 	"context"
 	"errors"
-	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -21,19 +20,14 @@ import (
 // cache on its own: as many MGETs as pages, and as many connections opened
 // (each a HELLO), where now two reads on two connections do.
 type PageCache struct {
-	rdb redis.UniversalClient
-	mu  sync.Mutex
-	// inflight is the done of the batch on its way to Redis (nil: none);
-	// open is the batch gathering behind it (nil: none).
-	inflight chan struct{}
-	open     *pageBatch
+	rdb     redis.UniversalClient
+	batches groupCommit[pageBatch]
 }
 
 // pageBatch is cache calls that go to Redis together.
 type pageBatch struct {
 	gets [][]string // each read's keys, in full
 	sets []pageSet
-	done chan struct{} // closed when the replies are in
 	// The replies: each read's values (or the reads' error), each write's
 	// error.
 	vals    [][][]byte
@@ -86,72 +80,14 @@ func (c *PageCache) Set(ctx context.Context, key string, v []byte, ttl time.Dura
 	return b.setErrs[i]
 }
 
-// do adds a call to a batch (add returns its index there) and returns the
-// batch once its replies are in (an error only when ctx ended first).
+// do adds a call to the batch (add returns its index there) and returns
+// the batch once its replies are in (an error only when ctx ended first).
 func (c *PageCache) do(ctx context.Context, add func(*pageBatch) int) (*pageBatch, int, error) {
-	b, i, lead, prev := c.join(add)
-	if !lead {
-		select {
-		case <-b.done:
-			return b, i, nil
-		case <-ctx.Done():
-			return nil, 0, context.Cause(ctx)
-		}
+	b, i, _, err := c.batches.do(ctx, "", add, func(ctx context.Context, _ int, pb *pageBatch) { c.send(ctx, pb) })
+	if err != nil {
+		return nil, 0, err
 	}
-	if prev != nil {
-		<-prev // the batch before this one: it ends with its own replies
-	}
-	c.start(b)
-	sendCtx := ctx
-	if len(b.gets)+len(b.sets) > 1 {
-		// The others' calls ride on this one: it must not end with this
-		// caller's context.
-		var cancel context.CancelFunc
-		sendCtx, cancel = context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-	}
-	c.send(sendCtx, b)
-	c.finish(b)
-	return b, i, nil
-}
-
-// join adds a call to the open batch, or opens one: its caller leads it,
-// at once when no batch is on its way (prev nil), else after prev.
-func (c *PageCache) join(add func(*pageBatch) int) (b *pageBatch, i int, lead bool, prev chan struct{}) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.open != nil {
-		return c.open, add(c.open), false, nil
-	}
-	b = &pageBatch{done: make(chan struct{})}
-	i = add(b)
-	if c.inflight == nil {
-		c.inflight = b.done
-		return b, i, true, nil
-	}
-	c.open = b
-	return b, i, true, c.inflight
-}
-
-// start closes the leader's batch to newcomers (once the batch before it
-// has ended).
-func (c *PageCache) start(b *pageBatch) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.open == b {
-		c.open = nil
-	}
-	c.inflight = b.done
-}
-
-// finish records that the leader's batch has ended and wakes its callers.
-func (c *PageCache) finish(b *pageBatch) {
-	c.mu.Lock()
-	if c.inflight == b.done {
-		c.inflight = nil
-	}
-	c.mu.Unlock()
-	close(b.done)
+	return &b.data, i, nil
 }
 
 // send makes the batch's calls in one round trip and records the replies.

@@ -81,11 +81,7 @@ func TestPageCacheCallsThatMeetGoTogether(t *testing.T) {
 		defer wg.Done()
 		errs[callers] = c.Set(ctx, "robots:5", []byte("200\nAllow: /"), time.Minute)
 	}()
-	waitFor(t, "the calls to gather behind the first one", func() bool {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		return c.open != nil && len(c.open.gets)+len(c.open.sets) == callers
-	})
+	waitFor(t, "the calls to gather behind the first one", func() bool { return c.batches.waiting("") == callers })
 	close(h.release)
 	wg.Wait()
 	for i, err := range errs {

@@ -22,11 +22,11 @@ import (
 // It implements the rate-budget ports of llm, search and bot.
 //
 // Calls for one budget that arrive while another is on its way to Redis
-// take their events together, in one call (rateBatches).
+// take their events together, in one call (groupCommit).
 type RateLimiter struct {
 	limiter *redis_rate.Limiter
 	area    string
-	batches rateBatches
+	batches groupCommit[rateReply]
 }
 
 // NewRateLimiter returns the rate budgets of area on rdb.
@@ -44,37 +44,25 @@ func (l *RateLimiter) Allow(ctx context.Context, key string, n int, per time.Dur
 	}
 	limit := redis_rate.Limit{Rate: n, Burst: n, Period: per}
 	budget := rateBudgetName(l.area, key, n, per)
-	b, lead, prev := l.batches.join(budget)
-	if lead {
-		if prev != nil {
-			<-prev // the call before this batch's: it ends with its own reply
-		}
-		events := l.batches.start(budget, b)
-		callCtx := ctx
-		if events > 1 {
-			// The others' events ride on this call: it must not end with
-			// this caller's context.
-			var cancel context.CancelFunc
-			callCtx, cancel = context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-			defer cancel()
-		}
-		res, err := l.limiter.AllowN(callCtx, l.area+":"+key, limit, events)
-		b.allowed, b.err = err == nil && res.Allowed == events, err
-		l.batches.finish(budget, b)
-		if events == 1 && err == nil && res.Allowed == 0 {
-			return max(res.RetryAfter, time.Millisecond), nil
-		}
-	} else {
-		select {
-		case <-b.done:
-		case <-ctx.Done():
-			return 0, fmt.Errorf("rate limit %s:%s: %w", l.area, key, context.Cause(ctx))
-		}
+	var alone redis_rate.Result // the reply to a batch of one event
+	b, _, lead, err := l.batches.do(ctx, budget, func(*rateReply) int { return 0 },
+		func(callCtx context.Context, events int, r *rateReply) {
+			res, err := l.limiter.AllowN(callCtx, l.area+":"+key, limit, events)
+			r.allowed, r.err = err == nil && res.Allowed == events, err
+			if res != nil {
+				alone = *res
+			}
+		})
+	if err != nil {
+		return 0, fmt.Errorf("rate limit %s:%s: %w", l.area, key, err)
+	}
+	if lead && b.calls == 1 && b.data.err == nil && alone.Allowed == 0 {
+		return max(alone.RetryAfter, time.Millisecond), nil
 	}
 	switch {
-	case b.err != nil:
-		return 0, fmt.Errorf("rate limit %s:%s: %w", l.area, key, b.err)
-	case b.allowed:
+	case b.data.err != nil:
+		return 0, fmt.Errorf("rate limit %s:%s: %w", l.area, key, b.data.err)
+	case b.data.allowed:
 		return 0, nil
 	}
 	// The batch did not fit in what is left of the budget: each of its
@@ -89,7 +77,7 @@ func (l *RateLimiter) Allow(ctx context.Context, key string, n int, per time.Dur
 	return max(res.RetryAfter, time.Millisecond), nil
 }
 
-// rateBudgetName names one budget (its key and its limit) in rateBatches.
+// rateBudgetName names one budget (its key and its limit) in the batches.
 func rateBudgetName(area, key string, n int, per time.Duration) string {
 	return fmt.Sprintf("%s:%s\x00%d\x00%d", area, key, n, per)
 }
@@ -173,4 +161,12 @@ func (c rateKeys) EvalShaRO(ctx context.Context, sha1 string, keys []string, arg
 
 func (c rateKeys) Del(ctx context.Context, keys ...string) *redis.IntCmd {
 	return c.UniversalClient.Del(ctx, c.keys(keys)...)
+}
+
+// rateReply is the answer to a batch of one budget's events: allowed
+// (every event taken), or not (each caller then asks alone, so none is
+// refused for the others' sake).
+type rateReply struct {
+	allowed bool
+	err     error
 }
