@@ -112,7 +112,7 @@ func (a *App) showHeld(ctx context.Context, r *pipeline.Run, log *slog.Logger) (
 	a.rememberThread(ctx, r.Origin.Channel, thread, r.ID)
 	released, err := a.engine.Release(ctx, r.ID, thread)
 	if err != nil {
-		log.Error("bot: letting a run go on after its root message failed; it is tried again", "run_id", r.ID, "err", err)
+		log.Error("bot: releasing a run after posting its root message failed; the sweep tries again", "run_id", r.ID, "err", err)
 		return "", nil
 	}
 	a.forgetHeld(ctx, r.ID)

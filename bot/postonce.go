@@ -2,8 +2,8 @@ package bot
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
-	"strconv"
 	"strings"
 	"time"
 
@@ -193,15 +193,7 @@ func historyScope(channel string) string {
 // slackTS is t as a Slack timestamp ("seconds.micros").
 func slackTS(t time.Time) string {
 	us := t.UnixMicro()
-	return strconv.FormatInt(us/1e6, 10) + "." + leftPad(strconv.FormatInt(us%1e6, 10), 6)
-}
-
-// leftPad pads s with zeros to n characters.
-func leftPad(s string, n int) string {
-	if len(s) >= n {
-		return s
-	}
-	return strings.Repeat("0", n-len(s)) + s
+	return fmt.Sprintf("%d.%06d", us/1e6, us%1e6)
 }
 
 // tsBefore orders Slack timestamps ("seconds.micros") numerically.
