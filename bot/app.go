@@ -232,9 +232,6 @@ func New(cfg Config) (*App, error) {
 	return a, nil
 }
 
-// Metrics returns the App's metrics (also a pipeline.Observer).
-func (a *App) Metrics() *Metrics { return a.metrics }
-
 // Handler serves /healthz, /readyz and /metrics.
 func (a *App) Handler() http.Handler {
 	return HealthHandler(a.metrics, a.connected.Load, a.cfg.Memory.Ping)

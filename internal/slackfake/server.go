@@ -71,16 +71,6 @@ func WithNow(now func() time.Time) Option { return func(s *Server) { s.now = now
 // ping for its own ping interval (30s by default).
 func WithPingInterval(d time.Duration) Option { return func(s *Server) { s.pingInterval = d } }
 
-// WithTokens sets the bot (xoxb-) and app-level (xapp-) tokens the fake
-// accepts. Defaults: "xoxb-fake-bot-token" and "xapp-fake-app-token".
-func WithTokens(bot, app string) Option {
-	return func(s *Server) { s.botToken, s.appToken = bot, app }
-}
-
-// WithTriggerTTL sets how long a trigger_id stays usable for views.open
-// (default 3s, like Slack).
-func WithTriggerTTL(d time.Duration) Option { return func(s *Server) { s.triggerTTL = d } }
-
 type channel struct {
 	id, name string
 	member   bool
@@ -213,9 +203,6 @@ func (s *Server) Close() {
 	s.wg.Wait()
 	s.httpSrv.Close()
 }
-
-// URL is the base URL of the server (http://127.0.0.1:port).
-func (s *Server) URL() string { return s.httpSrv.URL }
 
 // APIURL is the Web API base URL for slack.OptionAPIURL; it ends with "/api/".
 func (s *Server) APIURL() string { return s.httpSrv.URL + "/api/" }
