@@ -42,13 +42,6 @@ func foregroundProcess(r *recorder, job func(ctx context.Context) error, started
 	return p
 }
 
-// closed is a channel already closed.
-func closed() chan struct{} {
-	c := make(chan struct{})
-	close(c)
-	return c
-}
-
 // TestAForegroundJobEndsTheProcess: the job starts once the workers take
 // runs; its return ends the process, whose parts then stop in order (the
 // workers hand their steps back, then the after-workers hook runs, then
