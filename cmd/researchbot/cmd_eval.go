@@ -16,6 +16,7 @@ import (
 	"github.com/researchbot/researchbot/config"
 	"github.com/researchbot/researchbot/eval"
 	"github.com/researchbot/researchbot/internal/app"
+	"github.com/researchbot/researchbot/internal/app/roles"
 	"github.com/researchbot/researchbot/pipeline"
 	"github.com/researchbot/researchbot/search/docsearch"
 	"github.com/researchbot/researchbot/terminal"
@@ -101,23 +102,33 @@ func cmdEval(ctx context.Context, args []string, getenv func(string) string, std
 
 	log := newLogger(config.Config{LogLevel: "warn", LogFormat: cfg.LogFormat}, stderr)
 	queue := app.TerminalQueuePrefix + randomSuffix()
-	a, err := openChecked(ctx, cfg, dependencies{llm: true}, app.Options{
-		Logger: log, ShutdownTimeout: time.Second, NewPrivateQueue: true, OnlyDocuments: true,
+	// The process: the questions, one run at a time, beside the workers of
+	// a private queue made for them.
+	p, err := roles.New(ctx, roles.Config{
+		Config: cfg, Roles: []roles.Role{roles.Foreground, roles.Workers},
+		Queues: map[string]int{queue: 1}, NewQueue: true, Logger: log,
+		Open: func(ctx context.Context, opts app.Options) (*app.App, error) {
+			opts.OnlyDocuments = true
+			return openChecked(ctx, cfg, dependencies{llm: true}, opts)
+		},
+		Job: roles.Job{Run: func(ctx context.Context, a *app.App) error {
+			return runEvalSet(ctx, a, set, *depth, queue, cfg, *asJSON, stdout, stderr)
+		}},
 	})
 	if err != nil {
 		return err
 	}
-	defer a.Close()
-	stopWorker, err := a.StartWorker(map[string]int{queue: 1})
-	if err != nil {
-		return err
-	}
-	defer stopWorker()
+	defer p.Close()
+	return p.Run(ctx)
+}
 
+// runEvalSet runs the questions of set one by one on queue, then prints
+// their scores (a table, or JSON).
+func runEvalSet(ctx context.Context, a *app.App, set eval.Set, depth, queue string, cfg config.Config, asJSON bool, stdout, stderr io.Writer) error {
 	var scores []eval.Score
 	for i, q := range set.Questions {
 		fmt.Fprintf(stderr, "[%d/%d] %s: %s\n", i+1, len(set.Questions), q.ID, terminal.Clean(q.Question))
-		s, err := evalQuestion(ctx, a, q, pipeline.Depth(*depth), queue)
+		s, err := evalQuestion(ctx, a, q, pipeline.Depth(depth), queue)
 		if ctx.Err() != nil {
 			return &exitError{code: 130, msg: "researchbot eval: stopped"}
 		}
@@ -134,8 +145,8 @@ func cmdEval(ctx context.Context, args []string, getenv func(string) string, std
 		}
 		scores = append(scores, s)
 	}
-	result := eval.Summarize(modelsOf(cfg), *depth, scores)
-	if *asJSON {
+	result := eval.Summarize(modelsOf(cfg), depth, scores)
+	if asJSON {
 		return eval.WriteJSON(stdout, result)
 	}
 	return eval.WriteTable(terminal.CleanWriter(stdout), result)

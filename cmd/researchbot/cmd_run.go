@@ -14,6 +14,7 @@ import (
 	"github.com/researchbot/researchbot/checkpoints"
 	"github.com/researchbot/researchbot/config"
 	"github.com/researchbot/researchbot/internal/app"
+	"github.com/researchbot/researchbot/internal/app/roles"
 	"github.com/researchbot/researchbot/pipeline"
 	"github.com/researchbot/researchbot/terminal"
 )
@@ -113,109 +114,43 @@ func cmdRun(ctx context.Context, args []string, getenv func(string) string, stdi
 		log = newLogger(config.Config{LogLevel: "warn", LogFormat: cfg.LogFormat}, stderr)
 	}
 	presenter := terminal.New(stderr)
-	// A person who presses Ctrl-C wants the prompt back: the step in flight is
-	// handed back at once (it is redone on --resume).
 	spans, stopTracing, err := startTracing(ctx, getenv, log)
 	if err != nil {
 		return err
 	}
 	defer stopTracing()
-	a, err := openChecked(ctx, cfg, dependencies{llm: true}, app.Options{
-		Presenters: map[string]pipeline.Presenter{"terminal": presenter}, Logger: log, ShutdownTimeout: time.Second, Tracing: spans,
-		NewPrivateQueue: *resume == "", // a resumed run's queue may hold its timers
+	job := &terminalRun{req: req, resume: *resume, outFile: *outFile, stdin: stdin, stdout: stdout, stderr: stderr,
+		getenv: getenv, style: style, reportStyle: reportStyle, log: log}
+	// The process: this command's job (start or resume the run, follow it,
+	// ask its checkpoints) beside the workers of the run's private queue.
+	// A person who presses Ctrl-C wants the prompt back: the step in flight
+	// is handed back at once (roles.ForegroundShutdownTimeout; it is redone
+	// on --resume), and only then is the run marked interrupted.
+	p, err := roles.New(ctx, roles.Config{
+		Config: cfg, Roles: []roles.Role{roles.Foreground, roles.Workers},
+		Queues:     map[string]int{queue: 1},
+		NewQueue:   *resume == "", // a resumed run's queue may hold its timers
+		Presenters: map[string]pipeline.Presenter{"terminal": presenter}, Logger: log, Tracing: spans,
+		Open: func(ctx context.Context, opts app.Options) (*app.App, error) {
+			a, err := openChecked(ctx, cfg, dependencies{llm: true}, opts)
+			if err != nil {
+				return nil, err
+			}
+			if a.Conn.Embedded {
+				fmt.Fprintln(stderr, "note: REDIS_URL is not set, so researchbot uses an in-process Redis: this run's state will not survive the process.")
+			}
+			if len(a.Backends) > 0 {
+				fmt.Fprintf(stderr, "search backends: %s\n", strings.Join(a.Backends, ", "))
+			}
+			return a, nil
+		},
+		Job: roles.Job{Prepare: job.prepare, Run: job.run, AfterWorkers: job.afterWorkers},
 	})
 	if err != nil {
 		return err
 	}
-	defer a.Close()
-	if a.Conn.Embedded {
-		fmt.Fprintln(stderr, "note: REDIS_URL is not set, so researchbot uses an in-process Redis: this run's state will not survive the process.")
-	}
-	if len(a.Backends) > 0 {
-		fmt.Fprintf(stderr, "search backends: %s\n", strings.Join(a.Backends, ", "))
-	}
-
-	var r *pipeline.Run
-	if *resume != "" {
-		r, err = a.Engine.Load(ctx, *resume)
-		if errors.Is(err, pipeline.ErrNotFound) {
-			return &exitError{code: 1, msg: fmt.Sprintf("researchbot: there is no run %q here (is REDIS_URL the same as when it started?)", *resume)}
-		}
-		if err != nil {
-			return err
-		}
-		if r.Origin.Kind != "terminal" {
-			return &exitError{code: 2, msg: fmt.Sprintf("researchbot: run %s was started from %s, not from a terminal: answer its checkpoints there (it is %s at %s)", r.ID, originName(r.Origin.Kind), r.Status, r.Step)}
-		}
-	}
-	if r != nil {
-		queue = r.Origin.Queue
-	}
-	stopWorker, err := a.StartWorker(map[string]int{queue: 1})
-	if err != nil {
-		return err
-	}
-	defer stopWorker()
-
-	if r == nil {
-		r, err = a.Engine.Start(ctx, req)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(stderr, "run %s started (mode %s, depth %s)\n", r.ID, r.Mode, r.Depth)
-		if len(req.Files) > 0 {
-			fmt.Fprintln(stderr, terminal.Clean(filesLine(req.Files)))
-		}
-	} else {
-		if r.Status.Final() {
-			fmt.Fprintf(stderr, "run %s has already finished (%s)\n", r.ID, r.Status)
-			return writeOutcome(r, *outFile, reportStyle, stdout, stderr)
-		}
-		fmt.Fprintf(stderr, "resuming run %s (%s at %s)\n", r.ID, r.Status, r.Step)
-		if _, err := a.Engine.Resume(ctx, r.ID); err != nil {
-			return err
-		}
-	}
-	prompter := terminal.NewPrompter(stdin, stderr)
-	prompter.Editor = terminal.EditorFrom(getenv)
-	prompter.Style = style
-	prompter.NeverDomain = a.Engine.NeverDomain
-	prompter.Clock = a.Clock()
-	follower := terminal.NewFollower(stderr, a.Clock())
-	follower.Style = style
-	// A person at a terminal may steer the run while it works; piped input
-	// is only ever the answers to checkpoints.
-	var steer terminal.Steerer
-	if terminal.IsTerminal(stdin) {
-		steer = a.Engine
-		fmt.Fprintln(stderr, terminal.SteeringHint)
-	}
-	watchCtx, stopWatching := context.WithCancel(ctx)
-	// A new run is on the queue this process just made for it: its own
-	// worker advances it, and the store hands the follower that worker's
-	// saves in memory; the follower subscribes to the run's channel only
-	// once the run waits for a person or is interrupted, or its 5 s check
-	// finds a save of another process (a worker started on that queue all
-	// the same). A resumed run's queue may be served elsewhere: followed
-	// from the start.
-	watch := a.Store.Watch
-	if *resume == "" {
-		watch = a.Store.WatchAdvancedHere
-	}
-	err = follow(ctx, a.Engine, watch(watchCtx, r.ID, 0), follower, prompter, steer, r.ID, !a.Conn.Embedded, *outFile, reportStyle, stdout, stderr)
-	stopWatching()
-	if ctx.Err() != nil || err != nil {
-		// The person stopped (or the run could not be followed): hand the
-		// step in flight back, then mark the run interrupted so it is listed
-		// as such and nobody takes it until --resume.
-		stopWorker()
-		ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		if ierr := a.Engine.Interrupt(ictx, r.ID); ierr != nil {
-			log.Info("could not mark the run interrupted", "run", r.ID, "err", ierr)
-		}
-	}
-	return err
+	defer p.Close()
+	return p.Run(ctx)
 }
 
 // appendDomains is a flag function adding a comma list of domains to

@@ -2,20 +2,30 @@
 // command asks for. New opens the App (internal/app: Redis, store, queue,
 // engine), builds the presenters and each role's parts; Run runs every part
 // in one errgroup, each in the same shape, Run(ctx) error, and stops them in
-// a fixed order. `researchbot serve` and `researchbot worker` are role lists
-// (cmd/researchbot); the end-to-end tests build the same App.
+// a fixed order. Every long-running command is a role list
+// (cmd/researchbot): `researchbot serve` (Slack, Workers, Scheduler, HTTP),
+// `researchbot worker` (Workers, HTTP), and the foreground commands
+// `researchbot run` and `researchbot eval` (Foreground, Workers: the
+// command's own job beside the workers of its private queue); the
+// end-to-end tests build the same App.
 //
 //	New ─► app.New (Redis, store, queue, locker, engine)
+//	    ─► Job.Prepare                        (Foreground: checks on the store; the job's queue)
 //	    ─► presenters: Slack (one Sender), stream digests ─► App.AddPresenter
-//	    ─► parts, by role:
+//	       (Foreground: the command's own, Config.Presenters; nothing in Slack)
+//	    ─► parts, by role, in stop order:
+//	         Foreground Job.Run                  (once the workers take runs; its end ends the process)
 //	         Slack      bot.App.Run               (Socket Mode, routes, pool)
 //	         Scheduler  scheduler.Service.Run     (stream digests, once across replicas)
 //	         HTTP       obs.Server.Run            (/healthz, /readyz, /metrics; listener open in New)
 //	         Workers    App.StartWorker … stop    (advance runs, rescue, lost writes)
+//	         Foreground Job.AfterWorkers          (run: mark the run interrupted on Ctrl-C)
 //	         (presenters' Close, last)
-//	Run ─► errgroup: every part at once; when ctx ends or any part returns,
-//	       the parts stop stage by stage: Slack and Scheduler, then HTTP,
-//	       then Workers (steps in flight handed back), then the presenters.
+//	Run ─► errgroup: every part at once; when ctx ends or any part returns
+//	       (the foreground job's end), the parts stop stage by stage: the
+//	       foreground job, then Slack and Scheduler, then HTTP, then Workers
+//	       (steps in flight handed back: within 20 s, 1 s in the
+//	       foreground), then the after-workers hook, then the presenters.
 package roles
 
 import (
@@ -32,6 +42,7 @@ import (
 	"github.com/researchbot/researchbot/internal/app"
 	"github.com/researchbot/researchbot/internal/obs"
 	"github.com/researchbot/researchbot/internal/tracing"
+	"github.com/researchbot/researchbot/pipeline"
 	"github.com/researchbot/researchbot/scheduler"
 )
 
@@ -51,6 +62,12 @@ const (
 	Scheduler Role = "scheduler"
 	// HTTP serves /healthz, /readyz and /metrics on HTTP_ADDR.
 	HTTP Role = "http"
+	// Foreground runs the command's own job (Config.Job) at a terminal,
+	// beside the Workers of its private queue: it presents its runs
+	// with Config.Presenters, says nothing in Slack and searches no Slack
+	// workspace, and its workers hand a step back within
+	// ForegroundShutdownTimeout. The job's end ends the process.
+	Foreground Role = "foreground"
 )
 
 // SlackQueue is the work queue of runs started from Slack and of stream
@@ -68,6 +85,15 @@ type Config struct {
 	// Queues are the queues Workers serve, each with its priority
 	// (default SlackQueue alone).
 	Queues map[string]int
+	// NewQueue says Queues is a queue made for this process alone, new (a
+	// terminal run's or eval's: app.Options.NewPrivateQueue); not for a
+	// resumed run's, which may hold its timers.
+	NewQueue bool
+	// Presenters are the command's own presenters by Origin.Kind (the
+	// terminal's), beside those New builds.
+	Presenters map[string]pipeline.Presenter
+	// Job is the Foreground role's job.
+	Job    Job
 	Logger *slog.Logger
 	// Tracing records runs and Slack calls as traces; nil means none. The
 	// caller shuts it down after Close.
@@ -93,6 +119,9 @@ type part struct {
 	name  string
 	stage stage
 	run   func(ctx context.Context) error
+	// verbatim: the part's error is the process's result as it is, even
+	// context.Canceled once its stage is stopped (the foreground job's).
+	verbatim bool
 }
 
 // stage is when a part is stopped: every part of a stage is stopped at
@@ -100,14 +129,21 @@ type part struct {
 type stage int
 
 const (
+	// stageForeground: the foreground command's own job (following its
+	// run, asking its checkpoints), stopped first, when the process is
+	// told to stop.
+	stageForeground stage = iota
 	// stageIntake: what takes new work from outside (Slack, the stream
-	// scheduler), stopped first, when the process is told to stop.
-	stageIntake stage = iota
+	// scheduler), stopped first in a process that serves them.
+	stageIntake
 	// stageHTTP: the health and metrics endpoints, up while Slack drains.
 	stageHTTP
 	// stageWorkers: the workers, which hand the steps in flight back to the
 	// queue (ShutdownTimeout) once nothing brings new work.
 	stageWorkers
+	// stageAfterWorkers: what must wait until no worker advances a run
+	// any more (Job.AfterWorkers: a terminal run marked interrupted).
+	stageAfterWorkers
 	// stagePresenters: the presenters' pending flushes, once no step
 	// presents anything more.
 	stagePresenters
@@ -126,6 +162,10 @@ func New(ctx context.Context, cfg Config) (_ *Process, err error) {
 	if len(cfg.Queues) == 0 {
 		cfg.Queues = map[string]int{SlackQueue: 1}
 	}
+	foreground := cfg.has(Foreground)
+	if foreground && (cfg.Job.Run == nil || cfg.has(Slack) || cfg.has(Scheduler)) {
+		return nil, errors.New("roles: the Foreground role needs a Job.Run, and takes neither Slack nor the Scheduler")
+	}
 	c := cfg.Config
 	spans := cfg.Tracing
 	// The process's metrics: the Slack adapter's counters join them when
@@ -133,13 +173,24 @@ func New(ctx context.Context, cfg Config) (_ *Process, err error) {
 	var base *obs.Metrics
 	var slackMetrics *bot.Metrics
 	opts := app.Options{DefaultQueue: SlackQueue, Logger: log, Tracing: spans,
-		Searchers: workspacesearch.Configured(c.WorkspaceSearch, c.SlackBotToken, c.SlackAPIURL, c.WorkspaceSearchChannels, spans.SlackHTTPClient(nil, SlackTimeout)),
+		Presenters: cfg.Presenters, NewPrivateQueue: cfg.NewQueue,
 	}
-	if cfg.has(Slack) {
+	if !foreground { // a terminal's runs never search the Slack workspace
+		opts.Searchers = workspacesearch.Configured(c.WorkspaceSearch, c.SlackBotToken, c.SlackAPIURL, c.WorkspaceSearchChannels, spans.SlackHTTPClient(nil, SlackTimeout))
+	}
+	switch {
+	case cfg.has(Slack):
 		slackMetrics = bot.NewMetrics()
 		base = slackMetrics.Metrics
 		opts.Observer, opts.Calls = slackMetrics, slackMetrics
-	} else {
+	case foreground:
+		// A foreground process counts nothing unless it serves /metrics.
+		base = obs.New()
+		if cfg.has(HTTP) {
+			opts.Observer, opts.Calls = base, base
+		}
+		opts.ShutdownTimeout = ForegroundShutdownTimeout
+	default:
 		base = obs.New()
 		opts.Observer, opts.Calls = base, base
 	}
@@ -157,13 +208,25 @@ func New(ctx context.Context, cfg Config) (_ *Process, err error) {
 			_ = p.Close()
 		}
 	}()
+	if foreground && cfg.Job.Prepare != nil {
+		q, err := cfg.Job.Prepare(ctx, a)
+		if err != nil {
+			return nil, err
+		}
+		if q != "" {
+			cfg.Queues = map[string]int{q: 1}
+		}
+	}
 	clock := a.Clock()
+	// slackWork: the process serves Slack, or its workers take Slack's
+	// runs and stream digests (a foreground process's take only its own).
+	slackWork := cfg.has(Slack) || cfg.has(Workers) && !foreground
 
 	// The Slack presenter (and the one Sender of everything this process
 	// says in Slack), when it serves Slack or its workers post there.
 	var sender *bot.Sender
 	var presenter *bot.Presenter
-	if cfg.has(Slack) || cfg.has(Workers) && c.SlackBotToken != "" {
+	if cfg.has(Slack) || slackWork && c.SlackBotToken != "" {
 		sc := bot.SenderConfig{BotToken: c.SlackBotToken, APIURL: c.SlackAPIURL, Metrics: slackMetrics, Logger: log,
 			HTTPClient: spans.SlackHTTPClient(nil, SlackTimeout), Clock: clock}
 		if cfg.has(Slack) {
@@ -188,7 +251,7 @@ func New(ctx context.Context, cfg Config) (_ *Process, err error) {
 	// Research streams: digests run on the same queues; the digest
 	// presenter records each one, then the Slack presenter posts it.
 	streamStore := a.DB.Streams()
-	if cfg.has(Slack) || cfg.has(Workers) {
+	if slackWork {
 		digests := scheduler.DigestPresenterConfig{Store: streamStore, Logger: log, Clock: clock}
 		if presenter != nil {
 			digests.Inner = presenter
@@ -218,10 +281,13 @@ func New(ctx context.Context, cfg Config) (_ *Process, err error) {
 	if cfg.has(Scheduler) {
 		p.add("scheduler", stageIntake, streamSvc.Run)
 	}
+	// workersUp tells the foreground job whether the workers started.
+	workersUp := make(chan bool, 1)
 	if cfg.has(Workers) {
 		queues := maps.Clone(cfg.Queues)
 		p.add("workers", stageWorkers, func(ctx context.Context) error {
 			stop, err := a.StartWorker(queues)
+			workersUp <- err == nil
 			if err != nil {
 				return err
 			}
@@ -229,6 +295,11 @@ func New(ctx context.Context, cfg Config) (_ *Process, err error) {
 			stop()
 			return nil
 		})
+	} else {
+		workersUp <- true
+	}
+	if foreground {
+		p.addForeground(cfg.Job, workersUp)
 	}
 	if cfg.has(HTTP) {
 		watch(base, a, slices.Sorted(maps.Keys(cfg.Queues)))

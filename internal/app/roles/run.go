@@ -9,13 +9,15 @@ import (
 )
 
 // Run runs every part of the process in one errgroup until ctx ends or a
-// part returns (a part that fails, or Slack refusing a token, ends the
-// process); then it stops the parts stage by stage, each stage once the
-// one before it has returned: Slack and the scheduler, then the HTTP
-// endpoints, then the workers (handing steps in flight back to the queue),
-// then the presenters. It returns the first part's error, or nil (a part
-// that returns context.Canceled once its stage is stopped stopped
-// cleanly). Run once.
+// part returns (a part that fails, Slack refusing a token, or the
+// foreground job done, ends the process); then it stops the parts stage by
+// stage, each stage once the one before it has returned: the foreground
+// job, then Slack and the scheduler, then the HTTP endpoints, then the
+// workers (handing steps in flight back to the queue), then the
+// after-workers hook (Job.AfterWorkers), then the presenters. It returns
+// the first part's error, or nil (a part that returns context.Canceled
+// once its stage is stopped stopped cleanly; the foreground job's error is
+// returned as it is). Run once.
 func (p *Process) Run(ctx context.Context) error {
 	if p.ran {
 		return errors.New("roles: Process.Run called twice")
@@ -42,7 +44,7 @@ func (p *Process) Run(ctx context.Context) error {
 			defer running[pt.stage].Done()
 			defer endNow()
 			err := pt.run(stageCtx[pt.stage])
-			if errors.Is(err, context.Canceled) && stageCtx[pt.stage].Err() != nil {
+			if !pt.verbatim && errors.Is(err, context.Canceled) && stageCtx[pt.stage].Err() != nil {
 				return nil // stopped by its stage: a clean stop
 			}
 			return err
