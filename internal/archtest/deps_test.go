@@ -49,7 +49,7 @@ var inward = map[string]struct {
 	"internal/archtest":     {nil, "this test"},
 	"internal/faults":       {nil, "the fault suite: its code is tests only (build tag faults)"},
 	"eval":                  {[]string{"pipeline", "checkpoints", "textmatch"}, "the built-in evaluation: its collection and questions (embedded files) and the grading of a run's report, a pure function of the domain's types"},
-	"internal/app/roles":    {[]string{"internal/app", "bot", "bot/blockkit", "bot/workspacesearch", "internal/obs", "internal/tracing", "config", "pipeline", "checkpoints", "scheduler", "textmatch", "dedup", "llm", "search", "search/mcpsearch", "search/docsearch", "fetch", "extract", "redisstore", "internal/retryafter"}, "the assembly of a process: internal/app's engine plus the roles a command asks for (Slack, workers, scheduler, HTTP), each part run and stopped by one owner; it knows every adapter but no terminal and no command"},
+	"internal/app/roles":    {[]string{"internal/app", "bot", "bot/blockkit", "bot/workspacesearch", "internal/obs", "internal/tracing", "config", "pipeline", "checkpoints", "scheduler", "textmatch", "dedup", "llm", "search", "search/mcpsearch", "search/docsearch", "fetch", "extract", "redisstore", "internal/retryafter"}, "the assembly of a process: internal/app's engine plus the roles a command asks for (Slack, workers, scheduler, HTTP, a foreground job), each part run and stopped by one owner; it knows every adapter but no terminal and no command"},
 	"cmd/researchbot":       {[]string{"*"}, "main is the only place that wires everything"},
 }
 
