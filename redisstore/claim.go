@@ -15,8 +15,9 @@ import (
 // skipping those whose lease key exists (a worker has them; it reads the
 // run again when it releases the lease) and those claimed already. A claim
 // is the key {p}rescued:{id}, set NX with the claim window: replicas
-// passing at the same moment do not all take the same run, and a claimer
-// that dies frees it when the window ends. At most n runs are claimed; it
+// passing at the same moment do not all take the same run, a claimer that
+// dies frees it when the window ends, and one whose advance ends gives it
+// back (Worker.unclaim). At most n runs are claimed; it
 // looks at no more than 1000 entries of each index per pass.
 //
 // It also returns the earliest deadline still to come (ms, or "" when
@@ -80,7 +81,7 @@ func (w *Worker) pass(ctx context.Context, queues []string, periodic bool) (int,
 			if s, ok := id.(string); ok {
 				// A slot taken meanwhile (a wake-up) leaves the run for the
 				// next free one: it is claimed for this worker now.
-				w.take(pending{queue: q, run: s})
+				w.take(pending{queue: q, run: s, claimed: true})
 				started++
 				w.log.Info("took a run that had work and no worker", "run", s, "queue", q)
 			}

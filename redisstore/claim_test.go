@@ -80,7 +80,10 @@ func TestARunSavedWithWorkButNeverWokenIsAdvancedByAPass(t *testing.T) {
 	if err := s.Create(ctx, fresh); err != nil {
 		t.Fatal(err)
 	}
-	adv := &advancer{clock: mock, called: make(chan advanceCall, 8)}
+	// The advances never end: the claims stay, as the engine's advance
+	// would have left the runs without work.
+	adv := &advancer{clock: mock, called: make(chan advanceCall, 8), block: make(chan struct{})}
+	defer close(adv.block)
 	startWorker(t, rdb, adv, WorkerOptions{Lease: 10 * time.Second, Clock: mock})
 	if c := next(t, adv); c.run != "r-old" {
 		t.Fatalf("the first pass took %s, want r-old (r-fresh was saved just now)", c.run)
@@ -144,8 +147,8 @@ func TestATimerFiresExactlyAtItsDeadline(t *testing.T) {
 // TestAPassFindsItsQueuesRunsPastAbandonedTerminalRuns: 150 terminal runs
 // abandoned in the middle of a step (their process killed) do not hide a
 // Slack run whose worker died: each queue has its own index. A leased run
-// is left to its holder, a run claimed in this window is not taken again,
-// and abandoned terminal runs are marked interrupted after four leases.
+// is left to its holder, a run claimed by another replica's pass is not
+// taken (and its claim is given back when its advance ends), and abandoned terminal runs are marked interrupted after four leases.
 func TestAPassFindsItsQueuesRunsPastAbandonedTerminalRuns(t *testing.T) {
 	_, rdb := redistest.Start(t)
 	s := NewStore(rdb, "")
@@ -175,7 +178,7 @@ func TestAPassFindsItsQueuesRunsPastAbandonedTerminalRuns(t *testing.T) {
 
 	gone := &interrupter{}
 	now := t0.Add(20 * time.Second) // past the grace of half a lease
-	adv := &advancer{called: make(chan advanceCall, 8)}
+	adv := &advancer{called: make(chan advanceCall, 8), block: make(chan struct{})}
 	w := NewWorker(rdb, adv, WorkerOptions{Queues: map[string]int{"runs": 1}, Lease: 15 * time.Second, Clock: readClock(func() time.Time { return now }),
 		Abandoned: func(q string) bool { return strings.HasPrefix(q, "terminal-") }, Interrupter: gone})
 	t.Cleanup(w.Stop)
@@ -189,10 +192,14 @@ func TestAPassFindsItsQueuesRunsPastAbandonedTerminalRuns(t *testing.T) {
 	if c := next(t, adv); c.run != "r-slack" {
 		t.Fatalf("advanced %s", c.run)
 	}
-	waitFor(t, "the advance to end", func() bool { return len(w.slots) == 0 })
-	if n, _ := w.PassOnce(ctx); n != 0 {
-		t.Errorf("a second pass in the same window took %d again", n)
+	// Another replica's pass, while this one takes the run, leaves it.
+	other := NewWorker(rdb, &advancer{}, WorkerOptions{Queues: map[string]int{"runs": 1}, Lease: 15 * time.Second, Clock: readClock(func() time.Time { return now })})
+	t.Cleanup(other.Stop)
+	if n, _ := other.PassOnce(ctx); n != 0 {
+		t.Errorf("another pass took %d runs claimed already", n)
 	}
+	close(adv.block)
+	waitFor(t, "the claim to be given back", func() bool { return rdb.Exists(ctx, claimKey(DefaultPrefix, "r-slack")).Val() == 0 })
 	if len(gone.ids) != 0 {
 		t.Fatalf("terminal runs marked interrupted after 20 s: %v", gone.ids)
 	}

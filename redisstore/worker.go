@@ -109,11 +109,13 @@ type Worker struct {
 	loopDone   chan struct{}
 }
 
-// pending is a run to advance when a slot frees: its queue, and how often
-// in a row its advance failed in this process.
+// pending is a run to advance when a slot frees: its queue, how often in
+// a row its advance failed in this process, and whether a pass of this
+// worker claimed it (the claim is given back when the advance ends).
 type pending struct {
 	queue, run string
 	failures   int
+	claimed    bool
 }
 
 // maxBacklog bounds the runs remembered while every slot is busy; past it,
@@ -286,6 +288,9 @@ func (w *Worker) startLocked(p pending) {
 func (w *Worker) carry(p pending) {
 	for {
 		again, delay := w.advance(p)
+		if p.claimed && !again {
+			w.unclaim(p.run)
+		}
 		w.mu.Lock()
 		delete(w.inflight, p.run)
 		if again {
@@ -300,6 +305,17 @@ func (w *Worker) carry(p pending) {
 		p = next
 		w.inflight[p.run] = p.queue
 		w.mu.Unlock()
+	}
+}
+
+// unclaim gives back a pass's claim on a run whose advance ended: the
+// lease guarded it meanwhile, and a deadline or work that comes later must
+// find the run claimable at once, not a lease later.
+func (w *Worker) unclaim(runID string) {
+	ctx, cancel := context.WithTimeout(context.Background(), w.opts.Lease/3)
+	defer cancel()
+	if err := w.rdb.Del(ctx, claimKey(w.opts.Prefix, runID)).Err(); err != nil {
+		w.log.Debug("could not give back a claim; it expires within a lease", "run", runID, "err", err)
 	}
 }
 
