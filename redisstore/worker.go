@@ -96,8 +96,10 @@ type Worker struct {
 
 	mu      sync.Mutex
 	stopped bool
-	// inflight are the runs advanced here now, by queue.
-	inflight map[string]string
+	// inflight are the runs advanced here now, each with whether it was
+	// woken again meanwhile (then it is advanced once more: the advance may
+	// have read the run before what woke it was saved).
+	inflight map[string]bool
 	// retrying are the runs this process will try again at their time.
 	retrying map[string]*retry
 	// backlog are runs woken while every slot was busy, taken as slots free.
@@ -152,7 +154,7 @@ func NewWorker(rdb *redis.Client, adv Advancer, opts WorkerOptions) *Worker {
 	w := &Worker{
 		rdb: rdb, adv: adv, log: opts.Logger, opts: opts, clock: opts.Clock, delay: delay,
 		queues: slices.Sorted(maps.Keys(opts.Queues)), poke: make(chan struct{}, 1),
-		slots: make(chan struct{}, opts.Concurrency), inflight: map[string]string{},
+		slots: make(chan struct{}, opts.Concurrency), inflight: map[string]bool{},
 		retrying: map[string]*retry{}, handedBack: map[string]string{},
 	}
 	w.ctx, w.cancel = context.WithCancel(context.Background())
@@ -237,7 +239,8 @@ func (w *Worker) loop(ctx context.Context) {
 
 // kick starts advancing a run of one of w's queues now, in this process,
 // and reports whether it did (or the run is advanced or retried here
-// already, which reads it again: the wake-up collapses into that). With
+// already: the wake-up collapses into one more advance after that one, or
+// into the retry, which reads the run afresh). With
 // every slot busy the run waits for one here, and false says others
 // should be told.
 func (w *Worker) kick(queue, runID string) bool {
@@ -257,6 +260,7 @@ func (w *Worker) take(p pending) bool {
 		return false
 	}
 	if _, ok := w.inflight[p.run]; ok {
+		w.inflight[p.run] = true
 		return true
 	}
 	if _, ok := w.retrying[p.run]; ok {
@@ -276,7 +280,7 @@ func (w *Worker) take(p pending) bool {
 
 // startLocked advances p in a slot the caller took; w.mu is held.
 func (w *Worker) startLocked(p pending) {
-	w.inflight[p.run] = p.queue
+	w.inflight[p.run] = false
 	w.runs.Add(1)
 	go func() { // owner: w; Stop cancels and waits
 		defer w.runs.Done()
@@ -292,6 +296,14 @@ func (w *Worker) carry(p pending) {
 			w.unclaim(p.run)
 		}
 		w.mu.Lock()
+		if w.inflight[p.run] && !again && !w.stopped {
+			// Woken while it was advanced: once more (the claim, if any,
+			// was given back; the lease serialises as ever).
+			w.inflight[p.run] = false
+			p.claimed = false
+			w.mu.Unlock()
+			continue
+		}
 		delete(w.inflight, p.run)
 		if again {
 			w.retryLocked(p, delay)
@@ -303,7 +315,7 @@ func (w *Worker) carry(p pending) {
 			return
 		}
 		p = next
-		w.inflight[p.run] = p.queue
+		w.inflight[p.run] = false
 		w.mu.Unlock()
 	}
 }
