@@ -229,7 +229,7 @@ func (a *App) build() error {
 
 // indexRefresh is how old a run's index scores may grow before a save
 // rewrites them (redisstore.StoreOptions.IndexRefresh): a sixth of the
-// lease, a third of the rescuer's half-lease window, so a score is always
+// lease, a third of the claim passes' half-lease window, so a score is always
 // well within it (2.5 s with the default 15 s lease; each refresh is two
 // commands, so a run of a few seconds pays none or one, not one a second).
 func indexRefresh(lease time.Duration) time.Duration { return lease / 6 }
