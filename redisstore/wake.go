@@ -36,12 +36,23 @@ func (w *Worker) subscribe(ctx context.Context) (*redis.PubSub, error) {
 	return sub, nil
 }
 
-// listen takes the hints of sub until ctx ends: a run id is advanced at
+// listen takes the hints of sub (subscribing first when it is nil) until
+// ctx ends, and closes it: a run id is advanced at
 // once if a slot is free (the lease tells whether someone else has it), a
 // deadline arms the timer. Hints are only for speed: one missed while the
 // connection is made again is found by the next pass, which the new
 // subscription asks for at once.
 func (w *Worker) listen(ctx context.Context, sub *redis.PubSub) {
+	if sub == nil { // subscribed to here, in the background (NewQueues)
+		var err error
+		if sub, err = w.subscribe(ctx); err != nil {
+			if ctx.Err() == nil {
+				w.log.Info("could not subscribe to the wake channels; the claim passes take the runs", "err", err)
+			}
+			return
+		}
+	}
+	defer sub.Close()
 	ch := sub.ChannelWithSubscriptions()
 	for {
 		select {

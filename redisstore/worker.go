@@ -179,13 +179,19 @@ func (w *Worker) serves(queue string) bool {
 }
 
 // Start subscribes to the queues' wake channels and starts the claim
-// passes in the background (the first one at once).
+// passes in the background (the first one at once). The queues of a
+// NewQueues worker are subscribed to in the background: nobody else can
+// know their names before this process saves a run there, so no hint can
+// come before, and the process's first step does not wait for it.
 func (w *Worker) Start() error {
 	ctx, cancel := context.WithCancel(context.Background())
-	sub, err := w.subscribe(ctx)
-	if err != nil {
-		cancel()
-		return err
+	var sub *redis.PubSub
+	if !w.opts.NewQueues {
+		var err error
+		if sub, err = w.subscribe(ctx); err != nil {
+			cancel()
+			return err
+		}
 	}
 	w.loopCancel, w.loopDone = cancel, make(chan struct{})
 	go func() { // owner: w; Stop cancels and waits
@@ -197,7 +203,6 @@ func (w *Worker) Start() error {
 			w.listen(ctx, sub)
 		}()
 		w.loop(ctx)
-		_ = sub.Close()
 		hints.Wait()
 	}()
 	return nil
