@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -165,8 +166,12 @@ func TestWakeUpsCollapseAndALocalOneSendsNothing(t *testing.T) {
 		}
 	}
 	waitFor(t, "the advances to end", func() bool { return len(w.slots) == 0 })
-	if n := adv.calls(); n != 3 {
-		t.Errorf("%d advances for three wake-ups of r-1 and one of r-2, want 3", n)
+	adv.mu.Lock()
+	defer adv.mu.Unlock()
+	// (r-2 may be advanced once more: this worker hears its own published
+	// hint too, perhaps after the backlog took r-2. A hint is a hint.)
+	if n := slices.Index(adv.advances, "r-2"); n != 2 || slices.Contains(adv.advances[n+1:], "r-1") {
+		t.Errorf("advances %v for three wake-ups of r-1 and one of r-2, want r-1 twice, then r-2", adv.advances)
 	}
 }
 
