@@ -20,7 +20,7 @@ import (
 )
 
 // TestRealEngineFullModeThroughSlack drives the real engine (Redis store,
-// asynq queue and worker, the scripted model and fake web) from the real
+// queue and worker, the scripted model and fake web) from the real
 // socketmode client against the fake Slack: /research in full mode, every
 // checkpoint approved by clicking its button, the report in the thread with
 // the hostile page text escaped, and the Markdown file uploaded.
@@ -143,7 +143,7 @@ func startEngine(t *testing.T, ctx context.Context, cfg config.Config, fake *sla
 	return a, pres
 }
 
-// startRealStack starts the real engine (Redis store, asynq queue and one
+// startRealStack starts the real engine (Redis store, queue and one
 // worker, the scripted model res and the fake web) and the bot on the fake
 // Slack, with channel C0RESEARCH and user U0REQ0001 known; edit adjusts the
 // bot's Config. Everything stops when the test ends.

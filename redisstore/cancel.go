@@ -14,10 +14,25 @@ import (
 // cancelScript records a cancel request: in its own key ({p}cancel:{id}),
 // which every version reads, and in the run's hash ("cancel"), which a
 // worker's probe between steps reads with the version in one command. A
-// run that does not exist gets no hash. KEYS: cancel, run. ARGV: by, ttl ms.
+// run that does not exist gets no hash. A run that exists is put in its
+// queue's work index (scored now) and its index note ("ix") says so, so
+// the next save takes it out again: the index is the queue, and the
+// request must reach a worker even if no wake-up does.
+// KEYS: cancel, run. ARGV: by, ttl ms, prefix, now ms, id.
 var cancelScript = newScript(`
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('HSET', KEYS[2], 'cancel', ARGV[1]) end
+if redis.call('EXISTS', KEYS[2]) == 1 then
+  redis.call('HSET', KEYS[2], 'cancel', ARGV[1])
+  local cur = redis.call('HMGET', KEYS[2], 'data', 'ix')
+  local ok, run = pcall(cjson.decode, cur[1] or '')
+  if ok and type(run) == 'table' and type(run.origin) == 'table' then
+    local q = run.origin.queue
+    if type(q) ~= 'string' then q = '' end
+    redis.call('ZADD', ARGV[3] .. 'work:' .. q, 'NX', ARGV[4], ARGV[5])
+    local ix = cur[2] or '00:0'
+    redis.call('HSET', KEYS[2], 'ix', string.sub(ix, 1, 1) .. '1' .. string.sub(ix, 3))
+  end
+end
 return 1
 `)
 
@@ -26,7 +41,8 @@ func (s *Store) RequestCancel(ctx context.Context, runID, by string) error {
 	if by == "" {
 		by = "someone"
 	}
-	return cancelScript.Run(ctx, s.rdb, []string{s.cancelKey(runID), s.runKey(runID)}, by, (30 * 24 * time.Hour).Milliseconds()).Err()
+	return cancelScript.Run(ctx, s.rdb, []string{s.cancelKey(runID), s.runKey(runID)}, by, (30 * 24 * time.Hour).Milliseconds(),
+		s.prefix, s.clock.Now().UnixMilli(), runID).Err()
 }
 
 // CancelRequested reports who asked to cancel the run, or "".

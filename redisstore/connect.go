@@ -14,8 +14,8 @@ import (
 
 // Conn is a connection to the Redis that holds researchbot's state.
 type Conn struct {
-	// Client is the go-redis client of the store, the queue (asynq shares
-	// it), the leases and the rate limits.
+	// Client is the go-redis client of the store, the queue, the leases
+	// and the rate limits.
 	Client *redis.Client
 	// Embedded is true when the Redis runs inside this process and nothing
 	// survives the process.

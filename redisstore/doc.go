@@ -1,8 +1,10 @@
 // Package redisstore is researchbot's one room for Redis: the only package
-// that imports go-redis, redis_rate and asynq. It holds runs saved with a
+// that imports go-redis and redis_rate. It holds runs saved with a
 // version check (compare-and-set) and a fencing token, checkpoint
 // definitions and their failure windows, cancellation requests, the work
-// queue (asynq), the per-run lease, the rescue of runs whose worker died,
+// queue (the store's own indexes of runs with work and of checkpoint
+// deadlines, which workers claim from, with wake hints on pub/sub), the
+// per-run lease (through which dead workers' runs are taken over),
 // retention, research streams and their creation conversations, and it
 // implements the small ports other packages declare: the rate budgets of
 // llm, search and bot (RateLimiter), fetch's page cache (PageCache) and the
@@ -25,10 +27,15 @@
 //	{p}runs                      zset: run ids by creation time (ms)
 //	{p}runs:by:{user}            zset: a requester's run ids by creation time
 //	{p}runs:active               zset: unfinished run ids by last save (ms), for the gauge
-//	{p}work:{queue}              zset: runs of a queue a worker has something to do for, by last save (ms)
-//	{p}timers:{queue}            zset: runs of a queue waiting at a checkpoint with a deadline, by deadline (ms)
-//	{p}queues                    set: queues that have had runs (rescue of abandoned terminal runs)
-//	{p}rescued:{id}              string: a recent rescue of the run (at most one per window)
+//	{p}work:{queue}              zset: runs of a queue a worker has something to do for, by last save (ms):
+//	                             with the timers index, the work queue itself (Worker claims from it)
+//	{p}timers:{queue}            zset: runs of a queue waiting at a checkpoint with a deadline, by deadline
+//	                             (ms, rounded up): the durable timers
+//	{p}queues                    set: queues that have had runs (abandoned terminal queues are forgotten)
+//	{p}rescued:{id}              string, with a TTL: a worker claimed the run (a claim pass, for a lease;
+//	                             a retry, until its time): other replicas' passes leave it alone
+//	{p}wake:{queue}              pub/sub channel, not a key: wake hints for the workers of a queue
+//	                             (a run id, or "t:{unix ms}" for a deadline; Queue.Enqueue/EnqueueTimer)
 //	{p}lock:run:{id}             string: the run's lease, the holder's token, with a TTL
 //	{p}defs                      hash: checkpoint definition id → JSON
 //	{p}cpfail:{def}              zset: failure times (ms) of a checkpoint definition
@@ -65,9 +72,6 @@
 //	rb:slack:assistant:off:{team}      string, with a TTL: the workspace answered the assistant calls with a feature error (the error)
 //	rb:slack:planstream:{run}          string, with a TTL: a run's streamed plan, JSON (the stream's ts, open or not, what each task shows, the checkpoint it stopped for)
 //	rb:slack:planstream:off:{team}     string, with a TTL: the workspace answered chat.startStream with a feature error (the error)
-//	asynq:{queue}:…              asynq's own keys: the durable work queue and its timers (Queue, Worker);
-//	                             a private (terminal) queue's are deleted when its worker stops, or by a
-//	                             rescue pass once its runs have no work and no recent deadline (Queue.Purge)
 //
 // A finished run whose outcome was shown expires after the retention
 // (RUN_RETENTION), its page texts sooner (RUN_PAGE_RETENTION); a run that

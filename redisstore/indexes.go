@@ -1,7 +1,7 @@
 package redisstore
 
 // Reading the run indexes: List (all runs or a person's), the queues'
-// work and timer indexes the rescuer sweeps, with its claim on a run,
+// work index, the claim on a run (the claim passes set it in claimScript),
 // and CountActive for the runs-by-state gauge.
 
 import (
@@ -57,32 +57,22 @@ func (s *Store) List(ctx context.Context, f pipeline.RunFilter) ([]*pipeline.Run
 // those waiting for a person) that were last saved before the given time,
 // oldest first.
 func (s *Store) WorkRuns(ctx context.Context, queue string, before time.Time, limit int) ([]string, error) {
-	return s.rangeBefore(ctx, s.workKey(queue), before, limit)
+	return s.rdb.ZRangeArgs(ctx, zrangeBefore(s.workKey(queue), before, limit)).Result()
 }
 
-// rangeBefore lists the members of a zset scored in ms before t, lowest first.
-func (s *Store) rangeBefore(ctx context.Context, key string, t time.Time, limit int) ([]string, error) {
-	return s.rdb.ZRangeArgs(ctx, redis.ZRangeArgs{
+// zrangeBefore is the range of a zset's members scored in ms before t,
+// lowest first, at most limit.
+func zrangeBefore(key string, t time.Time, limit int) redis.ZRangeArgs {
+	return redis.ZRangeArgs{
 		Key: key, ByScore: true, Start: "-inf", Stop: "(" + strconv.FormatInt(t.UnixMilli(), 10), Count: int64(limit),
-	}).Result()
+	}
 }
 
-// DueTimers returns runs of the queue whose checkpoint deadline is before
-// the given time, earliest first.
-func (s *Store) DueTimers(ctx context.Context, queue string, before time.Time, limit int) ([]string, error) {
-	return s.rangeBefore(ctx, s.timersKey(queue), before, limit)
-}
-
-// OldestWork returns the runs of the queue with work, oldest first, with
-// the time of their last save.
-func (s *Store) OldestWork(ctx context.Context, queue string, limit int) ([]redis.Z, error) {
-	return s.rdb.ZRangeWithScores(ctx, s.workKey(queue), 0, int64(limit-1)).Result()
-}
-
-// ClaimRescue reports whether this caller may rescue the run now: at most
-// one rescue per window, whichever replica asks first.
+// ClaimRescue reports whether this caller may take the run now: at most
+// one claim per window, whichever replica asks first (claimScript sets the
+// same key).
 func (s *Store) ClaimRescue(ctx context.Context, runID string, window time.Duration) (bool, error) {
-	return s.rdb.SetNX(ctx, s.prefix+"rescued:"+runID, "1", window).Result()
+	return s.rdb.SetNX(ctx, claimKey(s.prefix, runID), "1", window).Result()
 }
 
 // CountActive counts unfinished runs by status (at most the 10 000 most

@@ -58,24 +58,6 @@ func (l *Locker) Held(ctx context.Context, runID string) (bool, error) {
 	return n > 0, err
 }
 
-// held reports, in one round trip, which of the runs are leased now.
-func (l *Locker) held(ctx context.Context, ids []string) (map[string]bool, error) {
-	cmds := make([]*redis.IntCmd, len(ids))
-	if _, err := l.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, id := range ids {
-			cmds[i] = p.Exists(ctx, l.lockKey(id))
-		}
-		return nil
-	}); err != nil {
-		return nil, err
-	}
-	out := make(map[string]bool, len(ids))
-	for i, c := range cmds {
-		out[ids[i]] = c.Val() > 0
-	}
-	return out, nil
-}
-
 // acquireScript takes the lease and increments the run's fence.
 // KEYS: lock, run. ARGV: token, ttl ms. Returns the new fence, 0 when the
 // lease is held by someone else, -1 when the run does not exist. A retried

@@ -20,8 +20,7 @@ type DB struct {
 // Open returns the stores of the Redis of conn under prefix ("" means
 // DefaultPrefix). The prefix namespaces the stores' keys (runs, leases,
 // definitions, streams, conversations, channel defaults); the ports (rate
-// budgets, page cache, Slack memory) and asynq's queue keep their own
-// fixed keys (doc.go). The caller closes conn; Open opens nothing.
+// budgets, page cache, Slack memory) keep their own fixed keys (doc.go). The caller closes conn; Open opens nothing.
 func Open(conn *Conn, prefix string) *DB {
 	if prefix == "" {
 		prefix = DefaultPrefix
@@ -41,11 +40,16 @@ func (d *DB) Store(opts StoreOptions) *Store {
 	return NewStoreWithOptions(d.conn.Client, opts)
 }
 
-// Queue returns the work queue (its Close does not close the client).
-func (d *DB) Queue(opts QueueOptions) *Queue { return NewQueue(d.conn.Client, opts) }
+// Queue returns the work queue (the store's indexes, see Queue); opts.Prefix is the DB's.
+func (d *DB) Queue(opts QueueOptions) *Queue {
+	opts.Prefix = d.prefix
+	return NewQueue(d.conn.Client, opts)
+}
 
-// Worker returns a worker that advances runs from the queues of opts.
+// Worker returns a worker that advances runs from the queues of opts;
+// opts.Prefix is the DB's.
 func (d *DB) Worker(adv Advancer, opts WorkerOptions) *Worker {
+	opts.Prefix = d.prefix
 	return NewWorker(d.conn.Client, adv, opts)
 }
 

@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/hibiken/asynq"
+	"github.com/coder/quartz"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/researchbot/researchbot/internal/redistest"
@@ -17,16 +18,19 @@ import (
 
 // advancer records the worker's calls and answers as told.
 type advancer struct {
+	clock    quartz.Clock // dates the calls (the real clock when nil)
 	mu       sync.Mutex
 	advances []string
-	timers   chan timerCall
+	called   chan advanceCall  // when set, each Advance is sent there
 	answer   func(n int) error // the n-th Advance's answer (from 1)
 	block    chan struct{}     // when set, Advance waits for it
 	failed   chan error
 }
 
-type timerCall struct {
-	at, deadline time.Time
+// advanceCall is one Advance: the run, and when (on the advancer's clock).
+type advanceCall struct {
+	run string
+	at  time.Time
 }
 
 func (a *advancer) Advance(ctx context.Context, runID string) error {
@@ -34,6 +38,13 @@ func (a *advancer) Advance(ctx context.Context, runID string) error {
 	a.advances = append(a.advances, runID)
 	n := len(a.advances)
 	a.mu.Unlock()
+	if a.called != nil {
+		clock := a.clock
+		if clock == nil {
+			clock = quartz.NewReal()
+		}
+		a.called <- advanceCall{run: runID, at: clock.Now()}
+	}
 	if a.block != nil {
 		select {
 		case <-a.block:
@@ -44,11 +55,6 @@ func (a *advancer) Advance(ctx context.Context, runID string) error {
 	if a.answer != nil {
 		return a.answer(n)
 	}
-	return nil
-}
-
-func (a *advancer) CheckTimeout(_ context.Context, _, _ string, deadline time.Time) error {
-	a.timers <- timerCall{at: time.Now(), deadline: deadline}
 	return nil
 }
 
@@ -63,7 +69,9 @@ func (a *advancer) calls() int {
 	return len(a.advances)
 }
 
-func startWorker(t *testing.T, rdb *redis.Client, adv Advancer, opts WorkerOptions) {
+// startWorker starts a worker of the "runs" queue (unless opts names
+// queues) that stops when the test ends.
+func startWorker(t *testing.T, rdb *redis.Client, adv Advancer, opts WorkerOptions) *Worker {
 	t.Helper()
 	if opts.Queues == nil {
 		opts.Queues = map[string]int{"runs": 1}
@@ -73,6 +81,7 @@ func startWorker(t *testing.T, rdb *redis.Client, adv Advancer, opts WorkerOptio
 		t.Fatal(err)
 	}
 	t.Cleanup(w.Stop)
+	return w
 }
 
 func newQueue(t *testing.T, rdb *redis.Client) *Queue {
@@ -82,115 +91,20 @@ func newQueue(t *testing.T, rdb *redis.Client) *Queue {
 	return q
 }
 
-func TestWakeUpsOfOneVersionCollapse(t *testing.T) {
-	_, rdb := redistest.Start(t)
-	q := newQueue(t, rdb)
-	ctx := context.Background()
-	for range 3 {
-		if err := q.Enqueue(ctx, "runs", "r-1", 7); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := q.Enqueue(ctx, "runs", "r-1", 8); err != nil {
-		t.Fatal(err)
-	}
-	pending, err := q.inspector.ListPendingTasks("runs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(pending) != 2 {
-		t.Fatalf("%d tasks queued for versions 7 (×3) and 8, want 2", len(pending))
-	}
-	// A task asynq archived (a dead end) does not swallow the next wake-up.
-	if err := q.inspector.ArchiveTask("runs", "r-1:v7"); err != nil {
-		t.Fatal(err)
-	}
-	if err := q.Enqueue(ctx, "runs", "r-1", 7); err != nil {
-		t.Fatal(err)
-	}
-	if info, err := q.inspector.GetTaskInfo("runs", "r-1:v7"); err != nil || info.State != asynq.TaskStatePending {
-		t.Fatalf("after an archived task, the wake-up is %v (%v), want pending", info, err)
-	}
-}
-
-// TestTimersNeverFireEarly runs checkpoint timers through the real queue
-// and worker: asynq keeps whole seconds and forwards due tasks on a tick,
-// so the queue rounds each deadline up; no timer may fire before its
-// deadline, and none more than 2 s after.
-func TestTimersNeverFireEarly(t *testing.T) {
-	_, rdb := redistest.Start(t)
-	q := newQueue(t, rdb)
-	adv := &advancer{timers: make(chan timerCall, 8)}
-	startWorker(t, rdb, adv, WorkerOptions{})
-	ctx := context.Background()
-	base := time.Now()
-	offsets := []time.Duration{300 * time.Millisecond, 1100 * time.Millisecond, 1900 * time.Millisecond, 2450 * time.Millisecond}
-	for i, off := range offsets {
-		if err := q.EnqueueTimer(ctx, "runs", "r-1", fmt.Sprint("r-1.", i), base.Add(off)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var worst time.Duration
-	for range offsets {
-		select {
-		case c := <-adv.timers:
-			late := c.at.Sub(c.deadline)
-			worst = max(worst, late)
-			if late < 0 {
-				t.Errorf("a timer fired %v before its deadline", -late)
-			}
-			if late > 2*time.Second {
-				t.Errorf("a timer fired %v after its deadline, want at most 2 s", late)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatal("a timer never fired")
-		}
-	}
-	t.Logf("%d timers: none early, latest %v after its deadline", len(offsets), worst.Round(time.Millisecond))
-}
-
-// TestAFailedStepIsTriedAgainAfterTheEnginesDelay: the worker hands a
-// *pipeline.RetryError back to the queue with the engine's delay; a busy
-// lease and a missing run are not retried.
-func TestAFailedStepIsTriedAgainAfterTheEnginesDelay(t *testing.T) {
-	_, rdb := redistest.Start(t)
-	q := newQueue(t, rdb)
-	done := make(chan struct{})
-	adv := &advancer{answer: func(n int) error {
-		switch n {
-		case 1, 2:
-			return &pipeline.RetryError{Step: pipeline.StepPlan, Attempt: n, After: 20 * time.Millisecond, Err: errors.New("model down")}
-		case 3:
-			close(done)
-			return nil
-		}
-		return nil
-	}}
-	startWorker(t, rdb, adv, WorkerOptions{})
-	if err := q.Enqueue(context.Background(), "runs", "r-1", 1); err != nil {
-		t.Fatal(err)
-	}
+// next waits for the advancer's next call.
+func next(t *testing.T, a *advancer) advanceCall {
+	t.Helper()
 	select {
-	case <-done:
+	case c := <-a.called:
+		return c
 	case <-time.After(10 * time.Second):
-		t.Fatalf("the step was not tried again (%d calls)", adv.calls())
+		t.Fatal("no run was advanced")
 	}
-
-	busy := &advancer{answer: func(int) error { return fmt.Errorf("lease: %w", pipeline.ErrLeaseBusy) }}
-	_, rdb2 := redistest.Start(t)
-	q2 := newQueue(t, rdb2)
-	startWorker(t, rdb2, busy, WorkerOptions{RetryDelay: func(int, error) time.Duration { return time.Millisecond }})
-	if err := q2.Enqueue(context.Background(), "runs", "r-2", 1); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "the busy task to finish", func() bool {
-		n, _ := q2.inspector.GetQueueInfo("runs")
-		return busy.calls() == 1 && n != nil && n.Pending+n.Active+n.Retry == 0
-	})
+	return advanceCall{}
 }
 
 // waitFor polls cond until it holds (the condition is on another process's
-// state: Redis, a queue), failing after 10 s.
+// state: Redis, a worker's goroutines), failing after 10 s.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
@@ -200,55 +114,238 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// TestALocalWakeUpQueuesNothingAndTheRescuerIsItsFallback: a wake-up the
-// local worker takes at once queues no task (no queue bookkeeping beside the
-// advance); if the process dies in the middle of that advance, the run is
-// still found — through the store's index of runs with work — by another
-// replica's rescue pass. A wake-up the worker has no slot for is queued.
-func TestALocalWakeUpQueuesNothingAndTheRescuerIsItsFallback(t *testing.T) {
+// TestWakeUpsCollapseAndALocalOneSendsNothing: wake-ups of a run this
+// process advances already collapse into one more advance after it, and a
+// wake-up the local worker takes sends no
+// command to Redis at all. With no free slot, the wake-up is published for
+// the other workers, and this one takes it when its slot frees.
+func TestWakeUpsCollapseAndALocalOneSendsNothing(t *testing.T) {
 	_, rdb := redistest.Start(t)
-	s := NewStore(rdb, "")
-	ctx := context.Background()
-	r := newRun("r-1", "U1", t0)
-	r.Status = pipeline.StatusRunning
-	if err := s.Create(ctx, r); err != nil {
-		t.Fatal(err)
-	}
-	q := newQueue(t, rdb)
-	adv := &advancer{block: make(chan struct{})}
-	w := NewWorker(rdb, adv, WorkerOptions{Queues: map[string]int{"runs": 1}, Concurrency: 1, OnDemand: true, PollInterval: 20 * time.Millisecond})
+	cmds := &namedCommands{}
+	watched := redis.NewClient(&redis.Options{Addr: rdb.Options().Addr})
+	t.Cleanup(func() { _ = watched.Close() })
+	watched.AddHook(cmds)
+	q := NewQueue(watched, QueueOptions{})
+	block := make(chan struct{})
+	adv := &advancer{block: block, called: make(chan advanceCall, 8)}
+	w := startWorker(t, watched, adv, WorkerOptions{Concurrency: 1, Lease: time.Hour})
 	q.RunLocally(w)
-	if err := w.Start(); err != nil {
+	ctx := context.Background()
+	waitFor(t, "the first pass", func() bool { return cmds.count("evalsha")+cmds.count("eval") >= 1 })
+	before := len(cmds.snapshot())
+	for v := range 3 {
+		if err := q.Enqueue(ctx, "runs", "r-1", int64(7+v/2)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c := next(t, adv); c.run != "r-1" {
+		t.Fatalf("advanced %s", c.run)
+	}
+	if sent := cmds.snapshot()[before:]; len(sent) != 0 {
+		t.Errorf("local wake-ups sent %v to Redis, want nothing", sent)
+	}
+	// No free slot: published, and taken here once the slot frees.
+	sub := rdb.Subscribe(ctx, wakeChannel(DefaultPrefix, "runs"))
+	defer sub.Close()
+	if _, err := sub.Receive(ctx); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(w.Stop)
-	defer close(adv.block)
-
-	if err := q.Enqueue(ctx, "runs", "r-1", 1); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "the local advance", func() bool { return adv.calls() == 1 })
-	if keys, err := rdb.Keys(ctx, "asynq:*").Result(); err != nil || len(keys) != 0 {
-		t.Fatalf("a wake-up taken at once left queue keys %v (%v), want none", keys, err)
-	}
-
-	// The advance never ends (its process is gone, and so is its lease):
-	// another replica's rescue pass queues the run from the work index.
-	rs := &Rescuer{Store: s, Locker: NewLocker(rdb, "", 15*time.Second), Queue: newQueue(t, rdb), Queues: []string{"runs"},
-		Clock: readClock(func() time.Time { return t0.Add(time.Minute) })}
-	if n, err := rs.RescueOnce(ctx); n != 1 || err != nil {
-		t.Fatalf("rescued %d runs (%v), want the run whose local advance died", n, err)
-	}
-	pending, err := q.inspector.ListPendingTasks("runs")
-	if err != nil || len(pending) != 1 {
-		t.Fatalf("%d tasks pending after the rescue (%v), want 1", len(pending), err)
-	}
-
-	// No free slot: the wake-up is queued.
 	if err := q.Enqueue(ctx, "runs", "r-2", 1); err != nil {
 		t.Fatal(err)
 	}
-	if info, err := q.inspector.GetTaskInfo("runs", advanceTaskID("r-2", 1)); err != nil {
-		t.Fatalf("the wake-up with no free slot was not queued: %v %v", info, err)
+	msg, err := sub.ReceiveMessage(ctx)
+	if err != nil || msg.Payload != "r-2" {
+		t.Fatalf("published %v (%v), want r-2", msg, err)
+	}
+	close(block)
+	// r-1 was woken again while it was advanced: once more (its first
+	// advance may have read it before the wake-up's save), then r-2.
+	for _, want := range []string{"r-1", "r-2"} {
+		if c := next(t, adv); c.run != want {
+			t.Fatalf("advanced %s after the slot freed, want %s", c.run, want)
+		}
+	}
+	waitFor(t, "the advances to end", func() bool { return len(w.slots) == 0 })
+	adv.mu.Lock()
+	defer adv.mu.Unlock()
+	// (r-2 may be advanced once more: this worker hears its own published
+	// hint too, perhaps after the backlog took r-2. A hint is a hint.)
+	if n := slices.Index(adv.advances, "r-2"); n != 2 || slices.Contains(adv.advances[n+1:], "r-1") {
+		t.Errorf("advances %v for three wake-ups of r-1 and one of r-2, want r-1 twice, then r-2", adv.advances)
+	}
+}
+
+// TestAWakeUpFromAProcessWithoutAWorkerIsTakenAtOnce: a process that
+// serves no queue (a bot replica) publishes the wake-up, and a worker
+// elsewhere starts the advance well within 50 ms (the best of three; it
+// waited for a 200 ms poll before).
+func TestAWakeUpFromAProcessWithoutAWorkerIsTakenAtOnce(t *testing.T) {
+	_, rdb := redistest.Start(t)
+	adv := &advancer{called: make(chan advanceCall, 8)}
+	startWorker(t, rdb, adv, WorkerOptions{Lease: time.Hour})
+	_, other := redistest.Connect(t, "redis://"+rdb.Options().Addr)
+	q := newQueue(t, other)
+	var best time.Duration
+	for i := range 3 {
+		sent := time.Now()
+		if err := q.Enqueue(context.Background(), "runs", fmt.Sprint("r-", i), 1); err != nil {
+			t.Fatal(err)
+		}
+		c := next(t, adv)
+		if took := c.at.Sub(sent); i == 0 || took < best {
+			best = took
+		}
+	}
+	t.Logf("a published wake-up was taken %v after it was sent", best)
+	if best > 50*time.Millisecond {
+		t.Errorf("a published wake-up waited %v for a worker, want < 50ms", best)
+	}
+}
+
+// TestARetryIsMadeAtItsTimeAndABusyRunIsNot: a *pipeline.RetryError is
+// tried again after the engine's delay, by this process; a busy lease and
+// a missing run are not tried again.
+func TestARetryIsMadeAtItsTimeAndABusyRunIsNot(t *testing.T) {
+	_, rdb := redistest.Start(t)
+	adv := &advancer{called: make(chan advanceCall, 8), answer: func(n int) error {
+		switch n {
+		case 1, 2:
+			return &pipeline.RetryError{Step: pipeline.StepPlan, Attempt: n, After: 300 * time.Millisecond, Err: errors.New("model down")}
+		case 3:
+			return fmt.Errorf("lease: %w", pipeline.ErrLeaseBusy)
+		}
+		return fmt.Errorf("run: %w", pipeline.ErrNotFound)
+	}}
+	w := startWorker(t, rdb, adv, WorkerOptions{Lease: time.Hour})
+	q := newQueue(t, rdb)
+	q.RunLocally(w)
+	if err := q.Enqueue(context.Background(), "runs", "r-1", 1); err != nil {
+		t.Fatal(err)
+	}
+	first := next(t, adv)
+	// Until its retry, no pass of any replica takes the run.
+	var ttl time.Duration
+	waitFor(t, "the claim until the retry", func() bool {
+		ttl = rdb.PTTL(context.Background(), claimKey(DefaultPrefix, "r-1")).Val()
+		return ttl > 0
+	})
+	if ttl > 300*time.Millisecond {
+		t.Errorf("the run is claimed for %v until its retry, want up to 300ms", ttl)
+	}
+	for range 2 {
+		c := next(t, adv)
+		if gap := c.at.Sub(first.at); gap < 300*time.Millisecond {
+			t.Errorf("tried again %v after the failure, want at least the engine's 300ms", gap)
+		}
+		first = c
+	}
+	waitFor(t, "the retries to end", func() bool { return w.retries("runs") == 0 })
+	if err := q.Enqueue(context.Background(), "runs", "r-2", 1); err != nil {
+		t.Fatal(err)
+	}
+	next(t, adv)
+	waitFor(t, "the missing run to be dropped", func() bool {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return len(w.inflight) == 0
+	})
+	if n := w.retries("runs"); n != 0 {
+		t.Errorf("%d runs wait for a retry after a busy lease and a missing run, want 0", n)
+	}
+}
+
+// TestARunThatKeepsFailingIsEnded: after MaxRetry failures in a row
+// outside its steps, the run is ended with the cause.
+func TestARunThatKeepsFailingIsEnded(t *testing.T) {
+	_, rdb := redistest.Start(t)
+	adv := &advancer{failed: make(chan error, 1), answer: func(int) error { return errors.New("presenter down") }}
+	w := startWorker(t, rdb, adv, WorkerOptions{Lease: time.Hour, MaxRetry: 3, RetryDelay: func(int, error) time.Duration { return time.Millisecond }})
+	q := newQueue(t, rdb)
+	q.RunLocally(w)
+	if err := q.Enqueue(context.Background(), "runs", "r-1", 1); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-adv.failed:
+		if err == nil || err.Error() != "presenter down" {
+			t.Errorf("ended with %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the failing run was not ended")
+	}
+	if n := adv.calls(); n != 4 {
+		t.Errorf("%d attempts before the run was ended, want 1 + MaxRetry (4)", n)
+	}
+}
+
+// TestShutdownHandsTheRunBackToAnotherWorkerAtOnce: a worker stopping
+// with a run in flight waits its shutdown timeout, cancels the advance
+// (the engine hands the run back) and publishes a wake-up, which another
+// replica takes at once.
+func TestShutdownHandsTheRunBackToAnotherWorkerAtOnce(t *testing.T) {
+	_, rdb := redistest.Start(t)
+	first := &advancer{block: make(chan struct{}), called: make(chan advanceCall, 1)}
+	w := NewWorker(rdb, first, WorkerOptions{Queues: map[string]int{"runs": 1}, Lease: time.Hour, ShutdownTimeout: 50 * time.Millisecond})
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	q := newQueue(t, rdb)
+	q.RunLocally(w)
+	if err := q.Enqueue(context.Background(), "runs", "r-1", 1); err != nil {
+		t.Fatal(err)
+	}
+	next(t, first)
+	other := &advancer{called: make(chan advanceCall, 1)}
+	startWorker(t, rdb, other, WorkerOptions{Lease: time.Hour})
+	stopped := time.Now()
+	w.Stop()
+	c := next(t, other)
+	t.Logf("handed back and taken by another worker %v after Stop began (shutdown timeout 50ms)", c.at.Sub(stopped))
+	if c.run != "r-1" || c.at.Sub(stopped) > time.Second {
+		t.Errorf("the other worker took %s %v after Stop began", c.run, c.at.Sub(stopped))
+	}
+}
+
+// TestACancelIsInTheWorkIndex: a cancel request puts a waiting run in its
+// queue's work index (a pass finds it even if no wake-up arrives), and the
+// save that ends the run takes it out again.
+func TestACancelIsInTheWorkIndex(t *testing.T) {
+	for _, embedded := range []bool{false, true} {
+		t.Run(fmt.Sprint("embedded=", embedded), func(t *testing.T) {
+			var rdb *redis.Client
+			if embedded {
+				conn, err := Connect(context.Background(), "", ConnOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = conn.Close() })
+				rdb = conn.Client
+			} else {
+				_, rdb = redistest.Start(t)
+			}
+			s := NewStore(rdb, "")
+			ctx := context.Background()
+			waitAt(t, s, "r-1", t0.Add(time.Hour))
+			if n := rdb.ZCard(ctx, "rb:work:runs").Val(); n != 0 {
+				t.Fatalf("a waiting run is in the work index (%d)", n)
+			}
+			if err := s.RequestCancel(ctx, "r-1", "U1"); err != nil {
+				t.Fatal(err)
+			}
+			if ids, _ := s.WorkRuns(ctx, "runs", time.Now().Add(time.Hour), 10); len(ids) != 1 || ids[0] != "r-1" {
+				t.Fatalf("after the cancel request the work index has %v, want r-1", ids)
+			}
+			r, err := s.Load(ctx, "r-1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Status, r.Presented = pipeline.StatusCancelled, true
+			if err := s.Save(ctx, r); err != nil {
+				t.Fatal(err)
+			}
+			if n := rdb.ZCard(ctx, "rb:work:runs").Val(); n != 0 {
+				t.Errorf("the ended run is still in the work index (%d)", n)
+			}
+		})
 	}
 }

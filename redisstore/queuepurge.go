@@ -2,57 +2,24 @@ package redisstore
 
 import (
 	"context"
-	"strings"
+
+	"github.com/redis/go-redis/v9"
 )
 
-// asynqQueues is asynq's set of every queue name (base.AllQueues).
-const asynqQueues = "asynq:queues"
-
-// Purge deletes every key asynq keeps for queue — its lists of pending,
-// active, scheduled, retry, archived and completed tasks, their task
-// hashes, its lease and pause keys and its counters — and forgets the
-// queue's name. It is for a private queue (a terminal run's) that nobody
-// serves any more: asynq's own DeleteQueue refuses a queue with an active
-// task, which is what a worker killed mid-step leaves, and keeps the
-// completed list and the counters. A wake-up queued meanwhile is lost with
-// the rest; the run's work index still names the run, for a rescue.
+// Purge deletes what the store keeps for queue — its work index, its
+// deadline index — and forgets the queue's name ({p}queues). It is for a
+// private queue (a terminal run's) that nobody serves any more; a run of
+// it that is saved again is indexed again. The wake channel is no key.
 func (q *Queue) Purge(ctx context.Context, queue string) error {
-	pattern := "asynq:{" + globEscape(queue) + "}:*"
-	iter := q.rdb.Scan(ctx, 0, pattern, 500).Iterator()
-	var batch []string
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
-		err := q.rdb.Del(ctx, batch...).Err()
-		batch = batch[:0]
-		return err
-	}
-	for iter.Next(ctx) {
-		batch = append(batch, iter.Val())
-		if len(batch) == 500 {
-			if err := flush(); err != nil {
-				return err
-			}
-		}
-	}
-	if err := iter.Err(); err != nil {
-		return err
-	}
-	if err := flush(); err != nil {
-		return err
-	}
-	return q.rdb.SRem(ctx, asynqQueues, queue).Err()
+	return purge(ctx, q.rdb, q.prefix, queue)
 }
 
-// globEscape escapes the characters SCAN's MATCH reads as a pattern.
-func globEscape(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if strings.ContainsRune(`*?[]\`, r) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
+// purge is Purge on rdb under prefix, in one round trip.
+func purge(ctx context.Context, rdb *redis.Client, prefix, queue string) error {
+	_, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Del(ctx, prefix+"work:"+queue, prefix+"timers:"+queue)
+		p.SRem(ctx, prefix+"queues", queue)
+		return nil
+	})
+	return err
 }

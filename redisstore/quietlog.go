@@ -10,9 +10,9 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// quietEvery is how often one kind of message from the Redis and queue
-// libraries is logged while it repeats: an outage of Redis makes asynq and
-// go-redis say the same thing several times a second.
+// quietEvery is how often one kind of message from the Redis library is
+// logged while it repeats: an outage of Redis makes go-redis say the same
+// thing several times a second.
 const quietEvery = 30 * time.Second
 
 // quiet passes a message on the first time, then at most once per
@@ -64,23 +64,6 @@ func (q *quiet) emit(level slog.Level, msg string) {
 		return
 	}
 	q.log.Log(context.Background(), level, msg)
-}
-
-// quietAsynqLogger routes asynq's logs to slog, quietly.
-type quietAsynqLogger struct{ q *quiet }
-
-func newQuietAsynqLogger(log *slog.Logger) quietAsynqLogger {
-	return quietAsynqLogger{newQuiet(log)}
-}
-
-func (a quietAsynqLogger) Debug(args ...any) { a.q.log.Debug("asynq: " + fmt.Sprint(args...)) }
-func (a quietAsynqLogger) Info(args ...any)  { a.q.log.Info("asynq: " + fmt.Sprint(args...)) }
-func (a quietAsynqLogger) Warn(args ...any)  { a.q.emit(slog.LevelWarn, "asynq: "+fmt.Sprint(args...)) }
-func (a quietAsynqLogger) Error(args ...any) {
-	a.q.emit(slog.LevelError, "asynq: "+fmt.Sprint(args...))
-}
-func (a quietAsynqLogger) Fatal(args ...any) {
-	a.q.emit(slog.LevelError, "asynq: "+fmt.Sprint(args...))
 }
 
 // RouteRedisLogs sends go-redis's own log lines (reconnects, pool notes) to

@@ -180,7 +180,9 @@ func (s *Store) Save(ctx context.Context, r *pipeline.Run) error {
 	}
 	deadline := "0"
 	if d := r.Deadline(); !d.IsZero() {
-		deadline = strconv.FormatInt(d.UnixMilli(), 10)
+		// Rounded up: a worker takes the run when the index says the
+		// deadline came, which must never be before it.
+		deadline = strconv.FormatInt(ceilMilli(d), 10)
 	}
 	nonce := newNonce()
 	args := []any{r.Version, r.Fence, nonce, data, string(r.Status), r.UpdatedAt.UnixMilli(), done, r.ID, work, deadline,

@@ -32,9 +32,9 @@ type StoreOptions struct {
 	// IndexRefresh is how old the scores of a run's entries in the active,
 	// work and timer indexes may grow before a save rewrites them though
 	// nothing they say of the run changed (default DefaultIndexRefresh).
-	// Keep it well under half a lease: the rescuer takes a run with work
-	// whose score is older than that for one nobody advances (it checks the
-	// lease before re-queueing, and a duplicate task is harmless).
+	// Keep it well under half a lease: a claim pass takes a run with work
+	// whose score is older than that (it skips one whose lease is held, and
+	// a duplicate advance is harmless: the lease serialises).
 	IndexRefresh time.Duration
 	// Logger receives the loud report of a run whose stored version went
 	// backwards (Redis lost writes).

@@ -29,7 +29,7 @@ import (
 const repoRoot = "../.."
 
 // stepGrace is how long a stopping worker gives the step in flight
-// (redisstore's queue ShutdownTimeout); containers must be given longer.
+// (redisstore's WorkerOptions.ShutdownTimeout); containers must be given longer.
 const stepGrace = 20 * time.Second
 
 func readRepoFile(t *testing.T, name string) []byte {

@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -49,9 +48,8 @@ type Options struct {
 	// before handing them back to the queue (default 20 s).
 	ShutdownTimeout time.Duration
 	// NewPrivateQueue says StartWorker serves a new queue that only this
-	// process uses (a terminal run's): it is polled only once work waits
-	// there that the process did not take at once (see
-	// redisstore.WorkerOptions.OnDemand).
+	// process uses (a terminal run's): the worker's first claim pass does
+	// not look in it (see redisstore.WorkerOptions.NewQueues).
 	NewPrivateQueue bool
 	// Tracing records runs as traces (see internal/tracing); nil means
 	// none. The caller owns it (and shuts it down after Close).
@@ -89,8 +87,8 @@ type App struct {
 	log        *slog.Logger
 	// llm is the LLM client the engine uses; StreamModel shares it.
 	llm *llm.Client
-	// rescuer is the rescue of the queues StartWorker serves.
-	rescuer atomic.Pointer[redisstore.Rescuer]
+	// worker is the worker StartWorker started (for OldestUnleased).
+	worker atomic.Pointer[redisstore.Worker]
 	// mcp are the MCP servers' backends (their sessions end with Close).
 	mcp []*mcpsearch.Backend
 	// lost carries runs found rolled back to watchLostWrites.
@@ -191,7 +189,7 @@ func (a *App) build() error {
 		OnLostWrites: a.noteLostWrites, Clock: a.opts.Clock,
 		IndexRefresh: indexRefresh(cfg.LeaseTTL),
 	})
-	a.Queue = a.DB.Queue(redisstore.QueueOptions{})
+	a.Queue = a.DB.Queue(redisstore.QueueOptions{Clock: a.opts.Clock})
 	a.Locker = a.DB.Locker(cfg.LeaseTTL)
 	presenters := map[string]pipeline.Presenter{}
 	maps.Copy(presenters, a.opts.Presenters)
@@ -231,7 +229,7 @@ func (a *App) build() error {
 
 // indexRefresh is how old a run's index scores may grow before a save
 // rewrites them (redisstore.StoreOptions.IndexRefresh): a sixth of the
-// lease, a third of the rescuer's half-lease window, so a score is always
+// lease, a third of the claim passes' half-lease window, so a score is always
 // well within it (2.5 s with the default 15 s lease; each refresh is two
 // commands, so a run of a few seconds pays none or one, not one a second).
 func indexRefresh(lease time.Duration) time.Duration { return lease / 6 }
@@ -245,48 +243,32 @@ func (a *App) AddPresenter(kind string, p pipeline.Presenter) { a.presenters[kin
 // only the process that started the run serves it.
 const TerminalQueuePrefix = "terminal-"
 
-// terminalQueues reports whether queues are all terminal runs' private
-// queues, whose keys the worker deletes when it stops.
-func terminalQueues(queues map[string]int) bool {
-	for q := range queues {
-		if !strings.HasPrefix(q, TerminalQueuePrefix) {
-			return false
-		}
-	}
-	return len(queues) > 0
-}
-
-// StartWorker starts advancing runs from the given queues in the background,
-// and rescuing runs of those queues whose worker died (and marking terminal
-// runs whose process went away interrupted); the returned stop function
-// hands steps in flight back and waits.
+// StartWorker starts advancing runs from the given queues in the background:
+// those woken in this process at once, those woken elsewhere as their
+// hints arrive, and every run of those queues with work and no worker
+// (a dead worker's, once its lease expired) or whose checkpoint deadline
+// came, found in the store's indexes; it also marks terminal runs whose
+// process went away interrupted. The returned stop function hands steps in
+// flight back and waits.
 func (a *App) StartWorker(queues map[string]int) (stop func(), err error) {
 	w := a.DB.Worker(a.Engine, redisstore.WorkerOptions{
 		Queues: queues, Concurrency: a.Config.WorkerConcurrency, Logger: a.log, RetryDelay: a.opts.RetryDelay,
-		ShutdownTimeout: a.opts.ShutdownTimeout, OnDemand: a.opts.NewPrivateQueue, Private: terminalQueues(queues),
+		ShutdownTimeout: a.opts.ShutdownTimeout, Lease: a.Config.LeaseTTL, Clock: a.opts.Clock,
+		NewQueues: a.opts.NewPrivateQueue, Interrupter: a.Engine,
+		Abandoned: func(q string) bool { return strings.HasPrefix(q, TerminalQueuePrefix) },
 	})
 	if err := w.Start(); err != nil {
 		return nil, fmt.Errorf("start worker: %w", err)
 	}
 	a.Queue.RunLocally(w)
-	rescuer := &redisstore.Rescuer{
-		Store: a.Store, Locker: a.Locker, Queue: a.Queue, Queues: slices.Sorted(maps.Keys(queues)),
-		Abandoned:   func(q string) bool { return strings.HasPrefix(q, TerminalQueuePrefix) },
-		Interrupter: a.Engine, Clock: a.opts.Clock, Logger: a.log, NewQueues: a.opts.NewPrivateQueue,
-	}
-	a.rescuer.Store(rescuer)
+	a.worker.Store(w)
 	stopDocs, err := a.watchDocs()
 	if err != nil {
 		w.Stop()
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
 	lostDone := make(chan struct{})
-	go func() { // owner: this worker; stopped by stop()
-		defer close(done)
-		rescuer.Run(ctx)
-	}()
 	go func() { // owner: this worker; stopped by stop()
 		defer close(lostDone)
 		a.watchLostWrites(ctx, a.Config.LeaseTTL/2)
@@ -296,7 +278,6 @@ func (a *App) StartWorker(queues map[string]int) (stop func(), err error) {
 		once.Do(func() {
 			stopDocs()
 			cancel()
-			<-done
 			<-lostDone
 			w.Stop()
 		})
@@ -307,11 +288,11 @@ func (a *App) StartWorker(queues map[string]int) (stop func(), err error) {
 // queues has gone without a worker (for the /metrics gauge); 0 before
 // StartWorker.
 func (a *App) OldestUnleased(ctx context.Context) (time.Duration, error) {
-	r := a.rescuer.Load()
-	if r == nil {
+	w := a.worker.Load()
+	if w == nil {
 		return 0, nil
 	}
-	return r.OldestUnleased(ctx)
+	return w.OldestUnleased(ctx)
 }
 
 // Close releases the queue and Redis connections and ends the MCP

@@ -64,7 +64,7 @@ func commandCalls(b *testing.B, rdb *redis.Client) map[string]float64 {
 }
 
 // commandsPerRun is the commands per run by name between two commandCalls
-// samples, less what the idle workers' polling sends by name in the same
+// samples, less what the idle workers' claim passes send by name in the same
 // time (idle: calls per second by name, measured before the batch).
 // Commands a Lua script runs count under their own names as well as under
 // evalsha (and in total_commands_processed alike).
@@ -143,7 +143,7 @@ func cpuTime() time.Duration {
 //     redis-server (INFO cpu), per run;
 //   - redis-cmds/run: commands the server processed for the batch (INFO
 //     commandstats, by name: a Lua script's commands count as well as the
-//     script), less what the idle workers' polling sends in that time
+//     script), less what the idle workers' claim passes send in that time
 //     (measured by name before) and the benchmark's own INFOs;
 //   - runs/s: runs finished per second of the batch, one Redis serving.
 //
@@ -156,9 +156,9 @@ func BenchmarkConcurrentAutoRuns(b *testing.B) {
 }
 
 // idleWindow is how long the idle workers' Redis traffic is sampled: their
-// pollers tick every 200 and 250 ms, so a second's sample could be a tick
-// off, which is some 15 commands a run over one run's batch; three seconds
-// keep that to about 5.
+// claim passes run every half lease (and asynq's pollers, before, every
+// 200 and 250 ms), so a short sample could be a tick off; three seconds
+// keep that small.
 const idleWindow = 3 * time.Second
 
 func benchAutoRuns(b *testing.B, n int) {
@@ -170,7 +170,8 @@ func benchAutoRuns(b *testing.B, n int) {
 	var runs, calls, promptTokens, completionTokens int
 	b.ResetTimer()
 	for range b.N {
-		// The idle workers poll the queue: that traffic is not the runs'.
+		// The idle workers look for work (claim passes): that traffic is
+		// not the runs'.
 		idleStats0 := commandCalls(b, rdb)
 		time.Sleep(idleWindow) // a measurement window, not a synchronisation
 		idleStats1 := commandCalls(b, rdb)
@@ -210,6 +211,11 @@ func benchAutoRuns(b *testing.B, n int) {
 			cmds += v
 		}
 		logCommandStats(b, perRun, n)
+		idle := 0.0
+		for _, v := range idleByName {
+			idle += v
+		}
+		b.ReportMetric(idle, "idle-redis-cmds/s")
 		b.ReportMetric(float64(makespan)/float64(longest), "makespan/critical-path")
 		b.ReportMetric(float64(cpu)/float64(time.Millisecond)/float64(n), "cpu-ms/run")
 		b.ReportMetric(cmds, "redis-cmds/run")

@@ -49,11 +49,11 @@ var realClock = map[string]string{
 	"cmd/researchbot/cmd_eval.go":        "`eval` reports each question's wall time",
 	// Spans are stamped by OpenTelemetry on the wall clock; a decision's
 	// span starts on the same clock as the library ends it.
-	// The Redis adapter's own timing, beside libraries that keep theirs on
-	// the real clock.
+	// The Redis adapter's own timing, in real time where Redis or the
+	// operating system measures it so.
 	"redisstore/lock.go":     "a lease's validity is measured from before its command was sent, against Redis's own expiry of the key: both real time",
-	"redisstore/queue.go":    "the queue worker's shutdown bound, beside asynq's own shutdown timers on the real clock",
-	"redisstore/quietlog.go": "the rate of repeated warnings of go-redis's and asynq's loggers: log timing, like the log's timestamps",
+	"redisstore/worker.go":   "the worker's shutdown bound: a process given SIGTERM is killed after a real grace period, whatever clock its runs read (its passes, deadline timer and retries read the injected clock)",
+	"redisstore/quietlog.go": "the rate of repeated warnings of go-redis's logger: log timing, like the log's timestamps",
 }
 
 // clockCall is a use of one of package time's clock functions.

@@ -74,7 +74,6 @@ var rooms = []struct {
 }{
 	{"github.com/redis/go-redis/", []string{"redisstore", "internal/app", "cmd/researchbot", "internal/redistest"}, "Redis has one room: redisstore; consumers declare ports (rate budget, page cache, Slack memory)"},
 	{"github.com/go-redis/redis_rate/", []string{"redisstore", "internal/app", "cmd/researchbot"}, "one rate limiter, one key scheme (rb:rate:<area>:<key>), in redisstore"},
-	{"github.com/hibiken/asynq", []string{"redisstore", "internal/app", "cmd/researchbot"}, "the durable queue is redisstore's; the engine sees pipeline.Queue"},
 	{"github.com/alicebob/miniredis/", []string{"redisstore", "internal/app", "cmd/researchbot"}, "the embedded Redis is how redisstore connects without REDIS_URL"},
 	{"github.com/slack-go/slack", []string{"bot", "bot/blockkit", "bot/workspacesearch", "internal/slackfake", "cmd/researchbot"}, "Slack has one room: bot/... (bot's rendering leaf uses the Block Kit types; workspace search is a Searcher under bot; the fake stands in for Slack in tests)"},
 	{"go.opentelemetry.io/otel", []string{"internal/tracing", "internal/app", "cmd/researchbot"}, "OpenTelemetry has one room: internal/tracing (API, SDK and OTLP exporter); the engine sees the pipeline.Tracer port and llm, search, fetch and bot stay free of it: their spans are made around their calls by the wiring (adapters' hooks, an http.RoundTripper), so no package but the adapter changes when the tracing library does"},
@@ -95,7 +94,7 @@ var leaves = map[string]struct {
 	why   string
 }{
 	"bot/blockkit": {
-		[]string{"bot", "internal/obs", "github.com/slack-go/slack/socketmode", "github.com/redis/", "github.com/go-redis/", "github.com/hibiken/asynq", "github.com/alicebob/miniredis/", "github.com/prometheus/"},
+		[]string{"bot", "internal/obs", "github.com/slack-go/slack/socketmode", "github.com/redis/", "github.com/go-redis/", "github.com/alicebob/miniredis/", "github.com/prometheus/"},
 		"the rendering leaf turns the domain's types into Block Kit and mrkdwn and does nothing else: no Slack connection (socketmode) or Web API call, no Redis, no metrics, no way back into bot, so every renderer is tested by its golden file alone",
 	},
 }

@@ -113,7 +113,10 @@ func TestASaveThatCommitsButWhoseReplyIsLost(t *testing.T) {
 	plan := w.rec.next(t)
 	var armed atomic.Bool
 	armed.Store(true)
-	stallReplyOf{"evalsha", &armed, px}.install(bot.Conn.Client)
+	// The decision's save is the first script the bot's client runs (sent
+	// as EVAL, the client's first of it); before the queue was the store's
+	// indexes, the stall met asynq's EVALSHA of the enqueue that followed.
+	stallReplyOf{"script", &armed, px}.install(bot.Conn.Client)
 	start := time.Now()
 	_, err := bot.Engine.Decide(context.Background(), plan.ID, checkpoints.Decision{Action: checkpoints.Approve, By: "U1"})
 	told := time.Since(start)

@@ -61,9 +61,23 @@ type stallingConn struct {
 // Write stalls the proxy's downstream before writing b if b carries the
 // armed command (in RESP, its name is a bulk string: "$7\r\nevalsha\r\n").
 func (c *stallingConn) Write(b []byte) (int, error) {
-	name := []byte("\r\n" + c.s.cmd + "\r\n")
-	if bytes.Contains(bytes.ToLower(b), bytes.ToLower(name)) && c.s.armed.CompareAndSwap(true, false) {
+	if c.carries(b) && c.s.armed.CompareAndSwap(true, false) {
 		c.s.px.add("stall", "timeout", "downstream", map[string]any{"timeout": 0})
 	}
 	return c.Conn.Write(b)
+}
+
+// carries reports whether b holds the command named s.cmd; "script" names
+// a script's run, sent as EVALSHA or (the first time on a client) EVAL.
+func (c *stallingConn) carries(b []byte) bool {
+	names := []string{c.s.cmd}
+	if c.s.cmd == "script" {
+		names = []string{"eval", "evalsha"}
+	}
+	for _, n := range names {
+		if bytes.Contains(bytes.ToLower(b), []byte("\r\n"+n+"\r\n")) {
+			return true
+		}
+	}
+	return false
 }

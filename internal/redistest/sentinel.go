@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -139,13 +140,52 @@ func (s *Sentinel) awaitSwitch(ctx context.Context, sub *redis.PubSub) error {
 	}
 }
 
-// CurrentMaster asks the first sentinel which server is the master now.
+// CurrentMaster asks every sentinel which server is the master now and
+// answers with the newest configuration (the highest config epoch): after
+// a failover led by one sentinel, the others learn of it only from its
+// next hello (every 2 s). While a sentinel is still failing the master
+// over (the replica promoted, the switch not yet announced: a client may
+// already be writing to the promoted replica), it waits for the switch,
+// up to FailoverTimeout.
 func (s *Sentinel) CurrentMaster(ctx context.Context) (string, error) {
-	addr, err := s.client.GetMasterAddrByName(ctx, MasterName).Result()
-	if err != nil {
-		return "", err
+	deadline := time.Now().Add(FailoverTimeout)
+	for {
+		addr, busy, err := s.currentMaster(ctx)
+		if err != nil || !busy || time.Now().After(deadline) {
+			return addr, err
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
-	return net.JoinHostPort(addr[0], addr[1]), nil
+}
+
+// currentMaster is one look at every sentinel: the master of the highest
+// config epoch, and whether a failover is in progress.
+func (s *Sentinel) currentMaster(ctx context.Context) (addr string, busy bool, err error) {
+	epoch := int64(-1)
+	var firstErr error
+	for _, sn := range s.Sentinels {
+		c := redis.NewSentinelClient(&redis.Options{Addr: sn.Addr})
+		m, err := c.Master(ctx, MasterName).Result()
+		_ = c.Close()
+		if err != nil {
+			if firstErr == nil {
+				firstErr = err
+			}
+			continue
+		}
+		busy = busy || strings.Contains(m["flags"], "failover_in_progress")
+		if e, _ := strconv.ParseInt(m["config-epoch"], 10, 64); e > epoch {
+			addr, epoch = net.JoinHostPort(m["ip"], m["port"]), e
+		}
+	}
+	if addr == "" {
+		return "", false, firstErr
+	}
+	return addr, busy, nil
 }
 
 // requestFailover asks a sentinel to fail the master over. A sentinel

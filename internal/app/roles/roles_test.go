@@ -39,8 +39,6 @@ func TestNewBuildsThePartsOfItsRoles(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Errorf("%v: Run: %v", tc.roles, err)
 		}
-		// App.Close reports asynq's refusal to close the shared client
-		// (queue.go's Queue.Close), as it did before the assembly.
 		_ = p.Close()
 	}
 }
