@@ -69,7 +69,7 @@ func TestAForegroundJobEndsTheProcess(t *testing.T) {
 			}
 			close(up)
 			close(release)
-			if err := <-done; err != jobErr {
+			if err := <-done; err != jobErr { //nolint:errorlint // the job's error must come back as it is, not wrapped
 				t.Errorf("Run = %v, want the job's %v", err, jobErr)
 			}
 			want := []string{"workers up", "job starts", "job done", "stop workers", "done workers", "after workers", "stop presenters", "done presenters"}
@@ -142,7 +142,7 @@ func ctrlC(t *testing.T, stopped error) {
 		t.Fatalf("a later stage ran while the workers handed their steps back: %v", r.got())
 	}
 	close(handBack)
-	if err := <-done; err != stopped {
+	if err := <-done; err != stopped { //nolint:errorlint // the job's error must come back as it is, not wrapped
 		t.Errorf("Run = %v, want the job's %v", err, stopped)
 	}
 	want := []string{"workers up", "job starts", "job stopped", "stop workers", "done workers", "after workers", "stop presenters", "done presenters"}
