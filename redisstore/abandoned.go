@@ -20,7 +20,7 @@ func (w *Worker) interruptAbandoned(ctx context.Context, now time.Time) error {
 		if w.serves(q) || !w.opts.Abandoned(q) {
 			continue
 		}
-		ids, err := w.rdb.ZRangeArgs(ctx, zrangeBefore(w.opts.Prefix+"work:"+q, now.Add(-4*ttl), 100)).Result()
+		ids, err := w.rdb.ZRangeArgs(ctx, zrangeBefore(workIndexKey(w.opts.Prefix, q), now.Add(-4*ttl), 100)).Result()
 		if err != nil {
 			return err
 		}
@@ -45,12 +45,12 @@ func (w *Worker) interruptAbandoned(ctx context.Context, now time.Time) error {
 // process still alive and waiting for a person loses nothing: a run
 // resumed later is indexed again when it is saved.
 func (w *Worker) forgetIfDone(ctx context.Context, q string, now time.Time) error {
-	work, err := w.rdb.ZCard(ctx, w.opts.Prefix+"work:"+q).Result()
+	work, err := w.rdb.ZCard(ctx, workIndexKey(w.opts.Prefix, q)).Result()
 	if err != nil || work > 0 {
 		return err
 	}
 	since := strconv.FormatInt(now.Add(-4*w.opts.Lease).UnixMilli(), 10)
-	waiting, err := w.rdb.ZCount(ctx, w.opts.Prefix+"timers:"+q, since, "+inf").Result()
+	waiting, err := w.rdb.ZCount(ctx, timersIndexKey(w.opts.Prefix, q), since, "+inf").Result()
 	if err != nil || waiting > 0 {
 		return err
 	}

@@ -18,7 +18,8 @@ import (
 // queue's work index (scored now) and its index note ("ix") says so, so
 // the next save takes it out again: the index is the queue, and the
 // request must reach a worker even if no wake-up does.
-// KEYS: cancel, run. ARGV: by, ttl ms, prefix, now ms, id.
+// KEYS: cancel, run. ARGV: by, ttl ms, the work indexes' prefix
+// (workIndexKey(p, ""): the run's queue is read from the run), now ms, id.
 var cancelScript = newScript(`
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 if redis.call('EXISTS', KEYS[2]) == 1 then
@@ -28,7 +29,7 @@ if redis.call('EXISTS', KEYS[2]) == 1 then
   if ok and type(run) == 'table' and type(run.origin) == 'table' then
     local q = run.origin.queue
     if type(q) ~= 'string' then q = '' end
-    redis.call('ZADD', ARGV[3] .. 'work:' .. q, 'NX', ARGV[4], ARGV[5])
+    redis.call('ZADD', ARGV[3] .. q, 'NX', ARGV[4], ARGV[5])
     local ix = cur[2] or '00:0'
     redis.call('HSET', KEYS[2], 'ix', string.sub(ix, 1, 1) .. '1' .. string.sub(ix, 3))
   end
@@ -42,7 +43,7 @@ func (s *Store) RequestCancel(ctx context.Context, runID, by string) error {
 		by = "someone"
 	}
 	return cancelScript.Run(ctx, s.rdb, []string{s.cancelKey(runID), s.runKey(runID)}, by, (30 * 24 * time.Hour).Milliseconds(),
-		s.prefix, s.clock.Now().UnixMilli(), runID).Err()
+		workIndexKey(s.prefix, ""), s.clock.Now().UnixMilli(), runID).Err()
 }
 
 // CancelRequested reports who asked to cancel the run, or "".

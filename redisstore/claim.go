@@ -14,7 +14,7 @@ import (
 //
 // skipping those whose lease key exists (a worker has them; it reads the
 // run again when it releases the lease) and those claimed already. A claim
-// is the key {p}rescued:{id}, set NX with the claim window: replicas
+// is the key {p}claim:{id}, set NX with the claim window: replicas
 // passing at the same moment do not all take the same run, a claimer that
 // dies frees it when the window ends, and one whose advance ends gives it
 // back (Worker.unclaim). At most n runs are claimed; it
@@ -23,9 +23,10 @@ import (
 // It also returns the earliest deadline still to come (ms, or "" when
 // none), for the caller's deadline timer.
 //
-// KEYS: work, timers. ARGV: prefix, now ms, settle ms (claim work saved
-// before it), claim window ms, n.
-// The lease and claim keys are named from the prefix inside the script
+// KEYS: work, timers. ARGV: the lease keys' prefix (leaseKey(p, "")),
+// now ms, settle ms (claim work saved before it), claim window ms, n, the
+// claim keys' prefix (claimKey(p, "")).
+// The lease and claim keys of the runs found are named inside the script
 // (researchbot runs on one Redis, with Sentinel at most, never Cluster).
 var claimScript = newScript(`
 local out = {}
@@ -33,8 +34,8 @@ local n = tonumber(ARGV[5])
 local function try(ids)
   for _, id in ipairs(ids) do
     if #out >= n then return end
-    if redis.call('EXISTS', ARGV[1] .. 'lock:run:' .. id) == 0 and
-       redis.call('SET', ARGV[1] .. 'rescued:' .. id, '1', 'NX', 'PX', ARGV[4]) then
+    if redis.call('EXISTS', ARGV[1] .. id) == 0 and
+       redis.call('SET', ARGV[6] .. id, '1', 'NX', 'PX', ARGV[4]) then
       out[#out + 1] = id
     end
   end
@@ -58,7 +59,7 @@ return {out, nxt[2] or ''}
 `)
 
 // claimKey is the key of a run's claim.
-func claimKey(prefix, runID string) string { return prefix + "rescued:" + runID }
+func claimKey(prefix, runID string) string { return prefix + "claim:" + runID }
 
 // pass claims the runs of queues that need a worker, as many as w has free
 // slots, and starts advancing them; it arms the deadline timer for the
@@ -71,8 +72,8 @@ func (w *Worker) pass(ctx context.Context, queues []string, periodic bool) (int,
 	var next int64
 	for _, q := range queues {
 		free := cap(w.slots) - len(w.slots)
-		res, err := claimScript.Run(ctx, w.rdb, []string{w.opts.Prefix + "work:" + q, w.opts.Prefix + "timers:" + q},
-			w.opts.Prefix, now.UnixMilli(), now.Add(-ttl/2).UnixMilli(), ttl.Milliseconds(), free).Slice()
+		res, err := claimScript.Run(ctx, w.rdb, []string{workIndexKey(w.opts.Prefix, q), timersIndexKey(w.opts.Prefix, q)},
+			leaseKey(w.opts.Prefix, ""), now.UnixMilli(), now.Add(-ttl/2).UnixMilli(), ttl.Milliseconds(), free, claimKey(w.opts.Prefix, "")).Slice()
 		if err != nil {
 			return started, err
 		}

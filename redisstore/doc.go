@@ -32,7 +32,7 @@
 //	{p}timers:{queue}            zset: runs of a queue waiting at a checkpoint with a deadline, by deadline
 //	                             (ms, rounded up): the durable timers
 //	{p}queues                    set: queues that have had runs (abandoned terminal queues are forgotten)
-//	{p}rescued:{id}              string, with a TTL: a worker claimed the run (a claim pass, for a lease;
+//	{p}claim:{id}                string, with a TTL: a worker claimed the run (a claim pass, for a lease;
 //	                             a retry, until its time): other replicas' passes leave it alone
 //	{p}wake:{queue}              pub/sub channel, not a key: wake hints for the workers of a queue
 //	                             (a run id, or "t:{unix ms}" for a deadline; Queue.Enqueue/EnqueueTimer)

@@ -68,13 +68,6 @@ func zrangeBefore(key string, t time.Time, limit int) redis.ZRangeArgs {
 	}
 }
 
-// ClaimRescue reports whether this caller may take the run now: at most
-// one claim per window, whichever replica asks first (claimScript sets the
-// same key).
-func (s *Store) ClaimRescue(ctx context.Context, runID string, window time.Duration) (bool, error) {
-	return s.rdb.SetNX(ctx, claimKey(s.prefix, runID), "1", window).Result()
-}
-
 // CountActive counts unfinished runs by status (at most the 10 000 most
 // recently saved), for the runs-by-state gauge.
 func (s *Store) CountActive(ctx context.Context) (map[string]int, error) {

@@ -46,7 +46,7 @@ func NewLocker(rdb *redis.Client, prefix string, ttl time.Duration) *Locker {
 
 var _ pipeline.Locker = (*Locker)(nil)
 
-func (l *Locker) lockKey(runID string) string { return l.prefix + "lock:run:" + runID }
+func (l *Locker) lockKey(runID string) string { return leaseKey(l.prefix, runID) }
 func (l *Locker) runKey(runID string) string  { return l.prefix + "run:" + runID }
 
 // TTL is the lease duration.

@@ -55,10 +55,6 @@ func NewQueue(rdb *redis.Client, opts QueueOptions) *Queue {
 	return &Queue{rdb: rdb, prefix: opts.Prefix, clock: opts.Clock}
 }
 
-// Close releases nothing (the queue shares the store's client); it is
-// kept so the assembly closes what it opened in one place.
-func (q *Queue) Close() error { return nil }
-
 // RunLocally makes Enqueue hand the runs of w's queues to w at once.
 func (q *Queue) RunLocally(w *Worker) { q.local.Store(w) }
 

@@ -87,7 +87,6 @@ func startWorker(t *testing.T, rdb *redis.Client, adv Advancer, opts WorkerOptio
 func newQueue(t *testing.T, rdb *redis.Client) *Queue {
 	t.Helper()
 	q := NewQueue(rdb, QueueOptions{})
-	t.Cleanup(func() { _ = q.Close() })
 	return q
 }
 

@@ -17,7 +17,7 @@ func (q *Queue) Purge(ctx context.Context, queue string) error {
 // purge is Purge on rdb under prefix, in one round trip.
 func purge(ctx context.Context, rdb *redis.Client, prefix, queue string) error {
 	_, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.Del(ctx, prefix+"work:"+queue, prefix+"timers:"+queue)
+		p.Del(ctx, workIndexKey(prefix, queue), timersIndexKey(prefix, queue))
 		p.SRem(ctx, prefix+"queues", queue)
 		return nil
 	})

@@ -71,7 +71,7 @@ func TestAbandonedTerminalQueuesLeaveNoKeys(t *testing.T) {
 			t.Fatal(err)
 		}
 		if i%2 == 0 {
-			if ok, err := s.ClaimRescue(ctx, r.ID, time.Minute); err != nil || !ok {
+			if ok, err := rdb.SetNX(ctx, claimKey(DefaultPrefix, r.ID), "1", time.Minute).Result(); err != nil || !ok {
 				t.Fatal(ok, err)
 			}
 		}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strconv"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // QueueStat is one work queue at a moment, read from the store's indexes
@@ -19,7 +21,7 @@ type QueueStat struct {
 }
 
 // statsScript counts one queue's runs by what they wait for.
-// KEYS: work, timers. ARGV: prefix, now ms.
+// KEYS: work, timers. ARGV: the lease keys' prefix (leaseKey(p, "")), now ms.
 // Returns pending, active, scheduled, the oldest pending run's last save
 // (ms, or -1). It looks at the first 10 000 entries of each index.
 var statsScript = newScript(`
@@ -29,7 +31,7 @@ local work = redis.call('ZRANGE', KEYS[1], 0, 9999, 'WITHSCORES')
 for i = 1, #work, 2 do
   local id = work[i]
   seen[id] = true
-  if redis.call('EXISTS', ARGV[1] .. 'lock:run:' .. id) == 1 then
+  if redis.call('EXISTS', ARGV[1] .. id) == 1 then
     active = active + 1
   else
     pending = pending + 1
@@ -39,7 +41,7 @@ end
 local due = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[2], 'LIMIT', 0, 10000)
 for _, id in ipairs(due) do
   if not seen[id] then
-    if redis.call('EXISTS', ARGV[1] .. 'lock:run:' .. id) == 1 then active = active + 1 else pending = pending + 1 end
+    if redis.call('EXISTS', ARGV[1] .. id) == 1 then active = active + 1 else pending = pending + 1 end
   end
 end
 local scheduled = redis.call('ZCOUNT', KEYS[2], '(' .. ARGV[2], '+inf')
@@ -53,7 +55,7 @@ func (q *Queue) Stats(ctx context.Context, queues []string) (map[string]QueueSta
 	w := q.local.Load()
 	out := make(map[string]QueueStat, len(queues))
 	for _, name := range queues {
-		st, oldest, err := queueStat(ctx, q, name, now)
+		st, oldest, err := queueStat(ctx, q.rdb, q.prefix, name, now)
 		if err != nil {
 			return out, err
 		}
@@ -70,8 +72,8 @@ func (q *Queue) Stats(ctx context.Context, queues []string) (map[string]QueueSta
 
 // queueStat reads one queue's counts and its oldest pending run's last
 // save (Unix ms, -1 for none).
-func queueStat(ctx context.Context, q *Queue, name string, now time.Time) (QueueStat, int64, error) {
-	res, err := statsScript.Run(ctx, q.rdb, []string{q.prefix + "work:" + name, q.prefix + "timers:" + name}, q.prefix, now.UnixMilli()).Slice()
+func queueStat(ctx context.Context, rdb *redis.Client, prefix, name string, now time.Time) (QueueStat, int64, error) {
+	res, err := statsScript.Run(ctx, rdb, []string{workIndexKey(prefix, name), timersIndexKey(prefix, name)}, leaseKey(prefix, ""), now.UnixMilli()).Slice()
 	if err != nil || len(res) != 4 {
 		return QueueStat{}, -1, err
 	}
@@ -84,11 +86,10 @@ func queueStat(ctx context.Context, q *Queue, name string, now time.Time) (Queue
 // queues has gone without a worker: the time since its last save, for the
 // oldest run nobody holds (0 when every such run is held).
 func (w *Worker) OldestUnleased(ctx context.Context) (time.Duration, error) {
-	q := &Queue{rdb: w.rdb, prefix: w.opts.Prefix, clock: w.clock}
 	now := w.clock.Now()
 	var oldest time.Duration
 	for _, name := range w.queues {
-		_, ms, err := queueStat(ctx, q, name, now)
+		_, ms, err := queueStat(ctx, w.rdb, w.opts.Prefix, name, now)
 		if err != nil {
 			return 0, err
 		}

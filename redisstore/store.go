@@ -110,9 +110,20 @@ func NewStoreWithOptions(rdb *redis.Client, opts StoreOptions) *Store {
 func (s *Store) runKey(id string) string       { return s.prefix + "run:" + id }
 func (s *Store) pagesKey(id string) string     { return s.prefix + "run:" + id + ":pages" }
 func (s *Store) cancelKey(id string) string    { return s.prefix + "cancel:" + id }
-func (s *Store) workKey(queue string) string   { return s.prefix + "work:" + queue }
-func (s *Store) timersKey(queue string) string { return s.prefix + "timers:" + queue }
-func (s *Store) userKey(user string) string    { return s.prefix + "runs:by:" + user }
+func (s *Store) workKey(queue string) string   { return workIndexKey(s.prefix, queue) }
+func (s *Store) timersKey(queue string) string { return timersIndexKey(s.prefix, queue) }
+
+// workIndexKey is the key of queue's index of runs with work (the queue:
+// the save script writes it; workers claim from it).
+func workIndexKey(prefix, queue string) string { return prefix + "work:" + queue }
+
+// timersIndexKey is the key of queue's index of checkpoint deadlines.
+func timersIndexKey(prefix, queue string) string { return prefix + "timers:" + queue }
+
+// leaseKey is the key of a run's lease (Locker); the claim and stats
+// scripts name leases from leaseKey(prefix, "") and the run's id.
+func leaseKey(prefix, runID string) string  { return prefix + "lock:run:" + runID }
+func (s *Store) userKey(user string) string { return s.prefix + "runs:by:" + user }
 
 // savedChannel is the pub/sub channel on which a save announces the run's
 // new version (not a key: it stores nothing).

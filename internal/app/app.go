@@ -7,7 +7,6 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -58,7 +57,7 @@ type Options struct {
 	RetryDelay func(n int, err error) time.Duration
 	// Clock is the process's one clock, handed to every package that reads
 	// the time or waits (the engine, the adapters, the scheduler's digests,
-	// the rescue, the document collection's periodic check); nil means the
+	// the queue's claim passes and timers, the document collection's periodic check); nil means the
 	// real clock. Tests pass a quartz mock or a settable clock.
 	Clock quartz.Clock
 	// Searchers are asked beside the configured search backends, on every
@@ -295,12 +294,12 @@ func (a *App) OldestUnleased(ctx context.Context) (time.Duration, error) {
 	return w.OldestUnleased(ctx)
 }
 
-// Close releases the queue and Redis connections and ends the MCP
+// Close releases the Redis connections and ends the MCP
 // servers' sessions.
 func (a *App) Close() error {
 	a.closeMCP()
 	a.closeDocs()
-	return errors.Join(a.Queue.Close(), a.Conn.Close())
+	return a.Conn.Close()
 }
 
 // closeMCP ends the MCP servers' sessions (stopping stdio servers); how a
