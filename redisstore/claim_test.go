@@ -238,3 +238,41 @@ func TestADeadWorkersRunIsTakenOverWithinTwoLeases(t *testing.T) {
 		t.Errorf("taken over %v after the death, want between one lease (its expiry) and two", took)
 	}
 }
+
+// TestQueueStatsAreReadFromTheIndexes: the queue gauges count what the
+// indexes say — a run with work nobody holds is pending, one whose lease
+// is held is active, a deadline still to come is scheduled — and the
+// latency is the pending run's time since its last save.
+func TestQueueStatsAreReadFromTheIndexes(t *testing.T) {
+	_, rdb := redistest.Start(t)
+	s := NewStore(rdb, "")
+	ctx := context.Background()
+	pending := newRun("r-pending", "U1", t0)
+	pending.Status = pipeline.StatusRunning
+	if err := s.Create(ctx, pending); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Create(ctx, newRun("r-leased", "U1", t0)); err != nil {
+		t.Fatal(err)
+	}
+	_, lease, err := NewLocker(rdb, "", 15*time.Second).Lock(ctx, "r-leased")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lease.Release()
+	waitAt(t, s, "r-waiting", t0.Add(time.Hour))
+
+	now := t0.Add(30 * time.Second)
+	q := NewQueue(rdb, QueueOptions{Clock: readClock(func() time.Time { return now })})
+	stats, err := q.Stats(ctx, []string{"runs", "never-used"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := QueueStat{Pending: 1, Active: 1, Scheduled: 1, Latency: 30 * time.Second}
+	if got := stats["runs"]; got != want {
+		t.Errorf("Stats[runs] = %+v, want %+v", got, want)
+	}
+	if got := stats["never-used"]; got != (QueueStat{}) {
+		t.Errorf("Stats of a queue that never held a run = %+v, want zeros", got)
+	}
+}
