@@ -331,7 +331,7 @@ func (e *Engine) create(ctx context.Context, req Request, id string) (*Run, erro
 		return r, nil
 	}
 	// A run the queue did not take is still in the store's index of runs
-	// with work: a rescue pass queues it.
+	// with work: a claim pass takes it.
 	e.wake(ctx, r)
 	return r, nil
 }

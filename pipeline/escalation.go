@@ -109,7 +109,7 @@ func (e *Engine) escalate(ctx context.Context, r *Run, inst *checkpoints.Instanc
 		return nil
 	}
 	if qerr := e.cfg.Queue.EnqueueTimer(ctx, r.Origin.Queue, r.ID, id, at); qerr != nil {
-		// The store keeps the run's deadline too: a rescue pass finds it.
+		// The store keeps the run's deadline too: a claim pass finds it.
 		e.log.Warn("schedule an escalation retry", "run", r.ID, "checkpoint", id, "err", qerr)
 	}
 	return nil

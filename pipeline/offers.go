@@ -82,7 +82,7 @@ func (e *Engine) present(ctx context.Context, r *Run) error {
 	}
 	if open && !deadline.IsZero() {
 		if err := e.cfg.Queue.EnqueueTimer(ctx, r.Origin.Queue, r.ID, id, deadline); err != nil {
-			// The store keeps every deadline too: a rescue pass finds it.
+			// The store keeps every deadline too: a claim pass finds it.
 			e.log.Warn("schedule checkpoint timeout", "run", r.ID, "checkpoint", id, "err", err)
 		}
 	}

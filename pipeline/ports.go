@@ -237,14 +237,19 @@ type Store interface {
 	ProbeForStep(ctx context.Context, id string) (StepProbe, error)
 }
 
-// Queue hands runs to workers.
+// Queue tells workers that a run has work. The run itself, saved before
+// either call, is what makes the work durable (the store indexes a run
+// with work and a checkpoint's deadline with every save, and workers find
+// them there); these calls only make a worker look at once, so one that
+// fails or is lost costs time, never the run.
 type Queue interface {
 	// Enqueue asks a worker on queue to advance the run, which the caller
-	// saw at version. Asking twice for the same version is asking once:
-	// the wake-ups collapse into one task.
+	// saw at version. Asking twice is asking once: wake-ups of a run that
+	// is being advanced collapse into that advance.
 	Enqueue(ctx context.Context, queue, runID string, version int64) error
-	// EnqueueTimer asks a worker to call Engine.CheckTimeout for the
-	// checkpoint at its deadline: never before it.
+	// EnqueueTimer tells the workers of queue that the run's checkpoint
+	// times out at deadline, so a worker advances the run then: never
+	// before it.
 	EnqueueTimer(ctx context.Context, queue, runID, instanceID string, deadline time.Time) error
 }
 

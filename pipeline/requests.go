@@ -23,7 +23,7 @@ const wakeAttempts = 3
 //
 //   - nil: the decision is recorded, and the run will act on it: it was
 //     queued, or (when the queue failed even after retries) the run is left
-//     in the store's index of runs with work, where a rescue pass finds it
+//     in the store's index of runs with work, where a claim pass finds it
 //     within a lease or two. The enqueue is idempotent (one task per run
 //     version), so retrying it cannot double anything.
 //   - ErrDecisionUnknown: the store stopped answering after the write was
@@ -125,7 +125,7 @@ func (e *Engine) decided(ctx context.Context, r *Run, inst *checkpoints.Instance
 
 // wake queues the run at its current version, trying again a few times when
 // the queue fails. A run that could not be queued is not lost: it is in the
-// store's index of runs with work, and a rescue pass queues it.
+// store's index of runs with work, and a claim pass takes it.
 func (e *Engine) wake(ctx context.Context, r *Run) {
 	var err error
 	for i := range wakeAttempts {
@@ -136,7 +136,7 @@ func (e *Engine) wake(ctx context.Context, r *Run) {
 			break
 		}
 	}
-	e.log.Warn("could not queue the run; a rescue pass will pick it up", "run", r.ID, "err", err)
+	e.log.Warn("could not wake a worker for the run; a claim pass will pick it up", "run", r.ID, "err", err)
 }
 
 // Opened marks the current checkpoint active (a person opened its form).

@@ -18,7 +18,7 @@
 //	         Slack      bot.App.Run               (Socket Mode, routes, pool)
 //	         Scheduler  scheduler.Service.Run     (stream digests, once across replicas)
 //	         HTTP       obs.Server.Run            (/healthz, /readyz, /metrics; listener open in New)
-//	         Workers    App.StartWorker … stop    (advance runs, rescue, lost writes)
+//	         Workers    App.StartWorker … stop    (advance runs, claim passes, lost writes)
 //	         Foreground Job.AfterWorkers          (run: mark the run interrupted on Ctrl-C)
 //	         (presenters' Close, last)
 //	Run ─► errgroup: every part at once; when ctx ends or any part returns
@@ -54,7 +54,7 @@ const (
 	// Slack connects to Slack's Socket Mode and serves commands, clicks,
 	// forms, App Home and the streams' conversations.
 	Slack Role = "slack"
-	// Workers advance runs from the process's queues, rescue runs whose
+	// Workers advance runs from the process's queues, take over runs whose
 	// worker died and offer again checkpoints lost with a Redis rollback.
 	Workers Role = "workers"
 	// Scheduler fires the research streams' digests (exactly once across
