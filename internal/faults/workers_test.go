@@ -3,6 +3,7 @@
 package faults
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -69,4 +70,56 @@ func TestLeaseLostMidStep(t *testing.T) {
 		t.Errorf("run %s shown finished twice", again.ID)
 	case <-time.After(time.Second):
 	}
+}
+
+// TestAWakeUpLostWhileTheWorkerWasCutOff: the only worker's connections to
+// Redis (its wake-up subscription among them) are cut while a front
+// replica, which runs no worker, records the plan's approval: the wake-up
+// it publishes reaches nobody. Wake-ups are only hints; the run is in its
+// queue's index of runs with work, so the worker's claim passes take it
+// once it is back: the next step starts within 2×RUN_LEASE of the
+// decision, once.
+func TestAWakeUpLostWhileTheWorkerWasCutOff(t *testing.T) {
+	rp := startRedis(t)
+	w := newWorld(t, "redis://"+rp.Addr()+"/0", &researchtest.Researcher{}, nil)
+	pa := newProxy(t, rp.Addr())
+	a := w.replica(pa.URL(), true)
+	front := w.replica(w.redis, false)
+	r := w.start(a, checkpoints.ModeGuided, "")
+	plan := w.rec.next(t)
+	// The worker is done with the run (it reads the run once more after
+	// giving its lease back, which would find the decision by itself).
+	eventually(t, waitLimit, "the worker to give the run's lease back", func() bool {
+		held, err := front.Locker.Held(context.Background(), r.ID)
+		return err == nil && !held
+	})
+	pa.down()
+	// The worker's subscription is gone from Redis: a wake-up now reaches
+	// nobody (Redis delivers to the subscribers it has at that moment).
+	eventually(t, waitLimit, "the worker's subscription to be gone", func() bool {
+		n, err := front.Conn.Client.PubSubNumSub(context.Background(), "rb:wake:test").Result()
+		return err == nil && n["rb:wake:test"] == 0
+	})
+	decided := time.Now()
+	if _, err := front.Engine.Decide(context.Background(), plan.ID, checkpoints.Decision{Action: checkpoints.Approve, By: "U1"}); err != nil {
+		t.Fatal(err)
+	}
+	pa.up()
+	var took time.Duration
+	eventually(t, waitLimit, "the worker calling the model for the next step", func() bool {
+		_, _, started, _ := w.model.stats("analysis")
+		if len(started) > 0 {
+			took = started[0].Sub(decided)
+			return true
+		}
+		return false
+	})
+	draft := w.rec.next(t)
+	if draft.DefinitionID != checkpoints.DraftReview {
+		t.Fatalf("next checkpoint %s", draft.DefinitionID)
+	}
+	_, peak, _, _ := w.model.stats("analysis")
+	s := w.settings()
+	within(t, "a wake-up lost while the only worker was cut off: the next step started after", took, takeover, s)
+	within(t, "analysis calls in flight at once", peak, oneCallInFlight, s)
 }
