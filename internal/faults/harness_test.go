@@ -440,3 +440,26 @@ func eventually(t testing.TB, limit time.Duration, what string, cond func() bool
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// analysisAfter waits for the first analysis call started after since (the
+// step after the plan's approval) and for the draft review it leads to; it
+// returns how long after since that call started and the most analysis
+// calls in flight at once.
+func (w *world) analysisAfter(t *testing.T, since time.Time) (took time.Duration, peak int) {
+	t.Helper()
+	eventually(t, waitLimit, "a worker calling the model for the next step", func() bool {
+		_, _, started, _ := w.model.stats("analysis")
+		for _, s := range started {
+			if s.After(since) {
+				took = s.Sub(since)
+				return true
+			}
+		}
+		return false
+	})
+	if draft := w.rec.next(t); draft.DefinitionID != checkpoints.DraftReview {
+		t.Fatalf("next checkpoint %s", draft.DefinitionID)
+	}
+	_, peak, _, _ = w.model.stats("analysis")
+	return took, peak
+}

@@ -125,22 +125,7 @@ func TestCrashAfterTheDecisionIsSaved(t *testing.T) {
 	cut := time.Now()
 	defer pa.up()
 	w.replica(w.redis, true) // B
-	var took time.Duration
-	eventually(t, waitLimit, "a worker calling the model for the next step", func() bool {
-		_, _, started, _ := w.model.stats("analysis")
-		for _, s := range started {
-			if s.After(cut) {
-				took = s.Sub(cut)
-				return true
-			}
-		}
-		return false
-	})
-	draft := w.rec.next(t)
-	if draft.DefinitionID != checkpoints.DraftReview {
-		t.Fatalf("next checkpoint %s", draft.DefinitionID)
-	}
-	_, peak, _, _ := w.model.stats("analysis")
+	took, peak := w.analysisAfter(t, cut)
 	s := w.settings()
 	within(t, "worker cut off right after the decision was saved: the next step started on another worker after", took, takeover, s)
 	within(t, "analysis calls in flight at once", peak, oneCallInFlight, s)

@@ -105,20 +105,7 @@ func TestAWakeUpLostWhileTheWorkerWasCutOff(t *testing.T) {
 		t.Fatal(err)
 	}
 	pa.up()
-	var took time.Duration
-	eventually(t, waitLimit, "the worker calling the model for the next step", func() bool {
-		_, _, started, _ := w.model.stats("analysis")
-		if len(started) > 0 {
-			took = started[0].Sub(decided)
-			return true
-		}
-		return false
-	})
-	draft := w.rec.next(t)
-	if draft.DefinitionID != checkpoints.DraftReview {
-		t.Fatalf("next checkpoint %s", draft.DefinitionID)
-	}
-	_, peak, _, _ := w.model.stats("analysis")
+	took, peak := w.analysisAfter(t, decided)
 	s := w.settings()
 	within(t, "a wake-up lost while the only worker was cut off: the next step started after", took, takeover, s)
 	within(t, "analysis calls in flight at once", peak, oneCallInFlight, s)
