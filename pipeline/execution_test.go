@@ -342,13 +342,13 @@ func (f *faultyStore) Save(ctx context.Context, r *pipeline.Run) error {
 }
 
 // LoadForStep reads through Load, so that loadErr reaches a worker's
-// reads too.
+// reads too (the cancel request is the store's own read).
 func (f *faultyStore) LoadForStep(ctx context.Context, id string) (*pipeline.Run, string, error) {
 	r, err := f.Load(ctx, id)
 	if err != nil {
 		return nil, "", err
 	}
-	by, err := f.Store.CancelRequested(ctx, id)
+	_, by, err := f.Store.LoadForStep(ctx, id)
 	return r, by, err
 }
 

@@ -223,10 +223,9 @@ type Store interface {
 	// CheckpointFailures returns the failure times within window before at.
 	CheckpointFailures(ctx context.Context, defID string, at time.Time, window time.Duration) ([]time.Time, error)
 
-	// RequestCancel marks a run to stop at its next step boundary.
+	// RequestCancel marks a run to stop at its next step boundary; a
+	// worker reads who asked with LoadForStep or ProbeForStep.
 	RequestCancel(ctx context.Context, runID, by string) error
-	// CancelRequested reports who asked to cancel the run, or "".
-	CancelRequested(ctx context.Context, runID string) (string, error)
 
 	// LoadForStep returns the run and who asked to cancel it ("" for no
 	// one), in one round trip: what a worker reads before each step.
