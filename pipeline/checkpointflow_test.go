@@ -689,7 +689,7 @@ func TestACheckpointThatApprovesOnTimeoutApprovesItselfAtItsDeadline(t *testing.
 	}
 	decided := f.pres.decided
 	f.clock.Advance(time.Second)
-	if err := f.eng.CheckTimeout(ctx, "r-1", inst.ID, inst.DeadlineAt); err != nil {
+	if err := f.eng.Advance(ctx, "r-1"); err != nil {
 		t.Fatal(err)
 	}
 	r := f.run()
@@ -712,9 +712,9 @@ func TestTimeoutPolicyIsRemindByDefault(t *testing.T) {
 	f.define(c)
 	f.start(checkpoints.ModeGuided, pipeline.Limits{MaxIterations: 1}, false)
 	f.approve(checkpoints.PlanReview)
-	inst := f.at("audience_check")
+	f.at("audience_check")
 	f.clock.Advance(time.Hour)
-	if err := f.eng.CheckTimeout(ctx, "r-1", inst.ID, inst.DeadlineAt); err != nil {
+	if err := f.eng.Advance(ctx, "r-1"); err != nil {
 		t.Fatal(err)
 	}
 	if cur := f.at("audience_check"); cur.Decision != nil || cur.Attempt != 2 {

@@ -159,7 +159,7 @@ func TestClarifyingQuestionsTimedOutPlanOnTheStatedAssumptions(t *testing.T) {
 	}
 	ctx := context.Background()
 	f.clock.Advance(time.Hour)
-	if err := f.eng.CheckTimeout(ctx, "r-1", inst.ID, inst.DeadlineAt); err != nil {
+	if err := f.eng.Advance(ctx, "r-1"); err != nil {
 		t.Fatal(err)
 	}
 	planReviewNames(t, f, "plan 1 assumes air-source heat pumps")

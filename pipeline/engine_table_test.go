@@ -12,8 +12,9 @@ import (
 	"github.com/researchbot/researchbot/pipeline"
 )
 
-// TestEngineOperationsOnAWaitingRun drives Decide, Cancel, CheckTimeout,
-// Fail and Advance, one after another, on a run waiting at a checkpoint
+// TestEngineOperationsOnAWaitingRun drives Decide, Cancel, Fail and
+// Advance (a worker's, also when the checkpoint's deadline came), one
+// after another, on a run waiting at a checkpoint
 // the engine has offered (an Advance first), against the real store: what
 // each returns, and what the run becomes.
 func TestEngineOperationsOnAWaitingRun(t *testing.T) {
@@ -28,12 +29,18 @@ func TestEngineOperationsOnAWaitingRun(t *testing.T) {
 	}
 	cancel := func(e *env, _ checkpoints.Instance) error { return e.eng.Cancel(ctx, "r-1", "U2") }
 	advance := func(e *env, _ checkpoints.Instance) error { return e.eng.Advance(ctx, "r-1") }
+	// timeout is the worker that the deadline's timer sends, after
+	// (from now): it advances the run.
 	timeout := func(after time.Duration) op {
-		return func(e *env, inst checkpoints.Instance) error {
-			deadline := e.load().Instance(inst.ID).DeadlineAt
+		return func(e *env, _ checkpoints.Instance) error {
 			e.clock.Advance(after)
-			return e.eng.CheckTimeout(ctx, "r-1", inst.ID, deadline)
+			return e.eng.Advance(ctx, "r-1")
 		}
+	}
+	// early is a worker that advances the run a second before its deadline.
+	early := func(e *env, _ checkpoints.Instance) error {
+		e.clock.Advance(e.load().Deadline().Sub(e.clock.Now()) - time.Second)
+		return e.eng.Advance(ctx, "r-1")
 	}
 	fail := func(e *env, _ checkpoints.Instance) error {
 		return e.eng.Fail(ctx, "r-1", errors.New("the queue gave up"))
@@ -91,12 +98,16 @@ func TestEngineOperationsOnAWaitingRun(t *testing.T) {
 					t.Errorf("cancelled by %q, want U2", r.CancelledBy)
 				}
 			}},
-		{name: "a timer that goes off early sets itself again and changes nothing",
-			ops: []op{timeout(30 * time.Minute)}, errs: []error{nil},
+		{name: "an advance before the deadline changes nothing, and the deadline stays saved with the run",
+			ops: []op{early}, errs: []error{nil},
 			status: pipeline.StatusWaiting, inst: checkpoints.StateOffered,
-			check: func(t *testing.T, e *env, _ *pipeline.Run) {
-				if len(e.queue.timers) != 2 {
-					t.Errorf("timers set: %v, want two (on offering, then again)", e.queue.timers)
+			check: func(t *testing.T, e *env, r *pipeline.Run) {
+				d := e.queue.deadlines
+				if len(d) != 1 {
+					t.Fatalf("deadlines announced %v, want one, on offering", d)
+				}
+				if n := offers(e); n != 1 || !r.Deadline().Equal(d[0]) {
+					t.Errorf("%d offers, run deadline %v; want the one offer and the deadline %v kept (the store indexes it)", n, r.Deadline(), d[0])
 				}
 			}},
 		{name: "an optional checkpoint's timeout skips it and the run goes on to its end",

@@ -108,7 +108,7 @@ func (e *Engine) escalate(ctx context.Context, r *Run, inst *checkpoints.Instanc
 	if r.EscalationRetry == nil || r.EscalationRetry.Checkpoint != id {
 		return nil
 	}
-	if qerr := e.cfg.Queue.EnqueueTimer(ctx, r.Origin.Queue, r.ID, id, at); qerr != nil {
+	if qerr := e.cfg.Queue.WakeAt(ctx, r.Origin.Queue, at); qerr != nil {
 		// The store keeps the run's deadline too: a claim pass finds it.
 		e.log.Warn("schedule an escalation retry", "run", r.ID, "checkpoint", id, "err", qerr)
 	}

@@ -30,28 +30,39 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 var t0 = time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
 
-// queue records wake-ups; fail makes Enqueue fail.
+// queue records wake-ups and the deadlines announced; fail makes Wake
+// fail. When store is set, a wake-up records the run's stored version
+// with its id ("r-1:v3"): the version the woken worker will read.
 type queue struct {
-	mu     sync.Mutex
-	wakes  []string
-	timers []string
-	fail   error
+	mu        sync.Mutex
+	store     pipeline.Store
+	wakes     []string
+	deadlines []time.Time
+	fail      error
 }
 
-func (q *queue) Enqueue(_ context.Context, _, runID string, version int64) error {
+func (q *queue) Wake(ctx context.Context, _, runID string) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.fail != nil {
 		return q.fail
 	}
-	q.wakes = append(q.wakes, fmt.Sprintf("%s:v%d", runID, version))
+	w := runID
+	if q.store != nil {
+		r, err := q.store.Load(ctx, runID)
+		if err != nil {
+			return err
+		}
+		w = fmt.Sprintf("%s:v%d", runID, r.Version)
+	}
+	q.wakes = append(q.wakes, w)
 	return nil
 }
 
-func (q *queue) EnqueueTimer(_ context.Context, _, runID, instanceID string, _ time.Time) error {
+func (q *queue) WakeAt(_ context.Context, _ string, at time.Time) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.timers = append(q.timers, instanceID)
+	q.deadlines = append(q.deadlines, at)
 	return nil
 }
 
@@ -206,6 +217,7 @@ func newEnvWith(t *testing.T, wrap func(pipeline.Store) pipeline.Store, tune fun
 	e := &env{t: t, real: redisstore.NewStore(rdb, ""), queue: &queue{}, pres: &presenter{},
 		model: &model{err: errors.New("the model at http://127.0.0.1:9/v1 could not be reached (connection refused)")},
 		clock: researchtest.NewClock(t0)}
+	e.queue.store = e.real
 	e.store = e.real
 	if wrap != nil {
 		e.store = wrap(e.real)
@@ -257,8 +269,8 @@ func (e *env) load() *pipeline.Run {
 
 // TestWorkThatArrivesWhileAnotherWorkerHoldsTheRunIsNotLost: worker A holds
 // the run's lease while it posts a checkpoint; meanwhile a person decides,
-// cancels, or the checkpoint's timer goes off, and the wake-up's worker B
-// finds the lease busy and gives up. A reads the run again after releasing
+// cancels, or the checkpoint's deadline comes, and the worker B that the
+// wake-up (or the deadline) sends finds the lease busy and gives up. A reads the run again after releasing
 // the lease and does the work, without any queue task or rescue.
 func TestWorkThatArrivesWhileAnotherWorkerHoldsTheRunIsNotLost(t *testing.T) {
 	ctx := context.Background()
@@ -275,9 +287,9 @@ func TestWorkThatArrivesWhileAnotherWorkerHoldsTheRunIsNotLost(t *testing.T) {
 		{"a cancellation", false, func(e *env, _ checkpoints.Instance) error {
 			return e.eng.Cancel(ctx, "r-1", "U1")
 		}, pipeline.StatusCancelled},
-		{"a timer", true, func(e *env, inst checkpoints.Instance) error {
-			e.clock.Advance(2 * time.Hour)
-			return e.eng.CheckTimeout(ctx, "r-1", inst.ID, t0.Add(time.Hour))
+		{"a deadline", true, func(e *env, _ checkpoints.Instance) error {
+			e.clock.Advance(2 * time.Hour) // the deadline's worker advances the run
+			return e.eng.Advance(ctx, "r-1")
 		}, pipeline.StatusPartial},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -330,13 +342,13 @@ func (f *faultyStore) Save(ctx context.Context, r *pipeline.Run) error {
 }
 
 // LoadForStep reads through Load, so that loadErr reaches a worker's
-// reads too.
+// reads too (the cancel request is the store's own read).
 func (f *faultyStore) LoadForStep(ctx context.Context, id string) (*pipeline.Run, string, error) {
 	r, err := f.Load(ctx, id)
 	if err != nil {
 		return nil, "", err
 	}
-	by, err := f.Store.CancelRequested(ctx, id)
+	_, by, err := f.Store.LoadForStep(ctx, id)
 	return r, by, err
 }
 

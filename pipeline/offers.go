@@ -3,7 +3,8 @@ package pipeline
 // A checkpoint's life while its run waits for people: offered (state
 // first, side effect second), re-offered when showing it failed, given up
 // to its breaker, timed out, reminded and escalated. Advance calls these
-// from advanceWaiting; CheckTimeout is the timers' way in.
+// from advanceWaiting, the timeouts once the run's deadline has come (a
+// worker advances a run whose deadline came as any other with work).
 
 import (
 	"context"
@@ -81,7 +82,7 @@ func (e *Engine) present(ctx context.Context, r *Run) error {
 		return err
 	}
 	if open && !deadline.IsZero() {
-		if err := e.cfg.Queue.EnqueueTimer(ctx, r.Origin.Queue, r.ID, id, deadline); err != nil {
+		if err := e.cfg.Queue.WakeAt(ctx, r.Origin.Queue, deadline); err != nil {
 			// The store keeps every deadline too: a claim pass finds it.
 			e.log.Warn("schedule checkpoint timeout", "run", r.ID, "checkpoint", id, "err", err)
 		}
@@ -260,22 +261,4 @@ func (e *Engine) remind(ctx context.Context, r *Run, inst *checkpoints.Instance)
 		return false, err
 	}
 	return false, e.present(ctx, r)
-}
-
-// CheckTimeout is a checkpoint's timer going off: at its deadline it
-// advances the run, which applies the timeout if the checkpoint is still
-// open. A timer that goes off early (the queue keeps whole seconds, clocks
-// differ) sets itself again for the deadline.
-func (e *Engine) CheckTimeout(ctx context.Context, runID, instanceID string, deadline time.Time) error {
-	if e.cfg.Clock.Now().Before(deadline) {
-		r, err := e.cfg.Store.Load(ctx, runID)
-		if err != nil {
-			return err
-		}
-		if inst := r.Current(); inst == nil || inst.ID != instanceID || !(inst.Open() || inst.State == checkpoints.StateTimedOut) {
-			return nil
-		}
-		return e.cfg.Queue.EnqueueTimer(ctx, r.Origin.Queue, runID, instanceID, deadline)
-	}
-	return e.Advance(ctx, runID)
 }

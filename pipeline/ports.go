@@ -223,10 +223,9 @@ type Store interface {
 	// CheckpointFailures returns the failure times within window before at.
 	CheckpointFailures(ctx context.Context, defID string, at time.Time, window time.Duration) ([]time.Time, error)
 
-	// RequestCancel marks a run to stop at its next step boundary.
+	// RequestCancel marks a run to stop at its next step boundary; a
+	// worker reads who asked with LoadForStep or ProbeForStep.
 	RequestCancel(ctx context.Context, runID, by string) error
-	// CancelRequested reports who asked to cancel the run, or "".
-	CancelRequested(ctx context.Context, runID string) (string, error)
 
 	// LoadForStep returns the run and who asked to cancel it ("" for no
 	// one), in one round trip: what a worker reads before each step.
@@ -237,20 +236,21 @@ type Store interface {
 	ProbeForStep(ctx context.Context, id string) (StepProbe, error)
 }
 
-// Queue tells workers that a run has work. The run itself, saved before
-// either call, is what makes the work durable (the store indexes a run
-// with work and a checkpoint's deadline with every save, and workers find
-// them there); these calls only make a worker look at once, so one that
-// fails or is lost costs time, never the run.
+// Queue hints to workers that a run has work. The run itself, saved before
+// either call, is the durable work: the store indexes a run with work, and
+// a checkpoint's deadline, with every save, and workers find them there.
+// These hints only make a worker look at once, so one that fails or is
+// lost costs time, never the run.
 type Queue interface {
-	// Enqueue asks a worker on queue to advance the run, which the caller
-	// saw at version. Asking twice is asking once: wake-ups of a run that
-	// is being advanced collapse into that advance.
-	Enqueue(ctx context.Context, queue, runID string, version int64) error
-	// EnqueueTimer tells the workers of queue that the run's checkpoint
-	// times out at deadline, so a worker advances the run then: never
-	// before it.
-	EnqueueTimer(ctx context.Context, queue, runID, instanceID string, deadline time.Time) error
+	// Wake hints that a worker serving queue should advance the run now.
+	// Waking twice is waking once: wake-ups of a run that is being
+	// advanced collapse into that advance.
+	Wake(ctx context.Context, queue, runID string) error
+	// WakeAt hints that a run of queue has a deadline at, saved with the
+	// run (Run.Deadline: a checkpoint's timeout, an escalation to try
+	// again), so that a worker serving queue advances it then: never
+	// before.
+	WakeAt(ctx context.Context, queue string, at time.Time) error
 }
 
 // Locker gives one worker at a time the right to advance a run.

@@ -71,16 +71,21 @@ func TestRemindersBackOffEscalateOnceThenStop(t *testing.T) {
 					break
 				}
 				before, esc := posts(), len(stopped())
-				// A timer a second early does nothing (it sets itself again).
+				// A worker's advance a second early does nothing: the run
+				// keeps its deadline (in the store's index of deadlines).
 				f.clock.Advance(cur.DeadlineAt.Sub(f.clock.Now()) - time.Second)
-				if err := f.eng.CheckTimeout(ctx, "r-1", cur.ID, cur.DeadlineAt); err != nil {
+				if err := f.eng.Advance(ctx, "r-1"); err != nil {
 					t.Fatal(err)
 				}
 				if posts() != before || len(stopped()) != esc {
 					t.Fatalf("something was posted a second before the deadline %v", cur.DeadlineAt.Sub(offered))
 				}
+				if d := f.run().Deadline(); !d.Equal(cur.DeadlineAt) {
+					t.Fatalf("a second before the deadline %v the run's deadline moved to %v", cur.DeadlineAt.Sub(offered), d.Sub(offered))
+				}
+				// At the deadline, the worker the deadline sends advances it.
 				f.clock.Advance(time.Second)
-				if err := f.eng.CheckTimeout(ctx, "r-1", cur.ID, cur.DeadlineAt); err != nil {
+				if err := f.eng.Advance(ctx, "r-1"); err != nil {
 					t.Fatal(err)
 				}
 				switch {
@@ -98,13 +103,10 @@ func TestRemindersBackOffEscalateOnceThenStop(t *testing.T) {
 			if s := stopped(); len(s) != 1 || s[0] != inst.ID {
 				t.Fatalf("escalations %v, want one of %s", s, inst.ID)
 			}
-			// Ten days later, timers and wake-ups included, nothing more.
+			// Ten days later, advanced by a worker every day, nothing more.
 			final := posts()
 			for range 10 {
 				f.clock.Advance(24 * h)
-				if err := f.eng.CheckTimeout(ctx, "r-1", inst.ID, f.clock.Now()); err != nil {
-					t.Fatal(err)
-				}
 				f.advance()
 			}
 			cur := f.at("budget_check")
@@ -144,7 +146,7 @@ func TestAnAdminCanGoOnWithoutACheckpointWhoseRemindersStopped(t *testing.T) {
 			t.Fatalf("continue without it while a reminder is due (%d): %v, want ErrNotStranded", i, err)
 		}
 		f.clock.Advance(inst.DeadlineAt.Sub(f.clock.Now()))
-		if err := f.eng.CheckTimeout(ctx, "r-1", inst.ID, inst.DeadlineAt); err != nil {
+		if err := f.eng.Advance(ctx, "r-1"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -194,7 +196,7 @@ func TestAFailedEscalationIsTriedAgainLater(t *testing.T) {
 			f.define(c)
 			f.start(checkpoints.ModeGuided, pipeline.Limits{MaxIterations: 1}, false)
 			f.approve(checkpoints.PlanReview)
-			inst := f.at("budget_check")
+			f.at("budget_check")
 			offered := f.clock.Now()
 			calls := func() int {
 				f.pres.mu.Lock()
@@ -209,14 +211,17 @@ func TestAFailedEscalationIsTriedAgainLater(t *testing.T) {
 				}
 				before := calls()
 				f.clock.Advance(d.Sub(f.clock.Now()) - time.Second)
-				if err := f.eng.CheckTimeout(ctx, "r-1", inst.ID, d); err != nil {
+				if err := f.eng.Advance(ctx, "r-1"); err != nil {
 					t.Fatal(err)
 				}
 				if calls() != before {
 					t.Fatalf("escalated a second before %v", d.Sub(offered))
 				}
+				if got := f.run().Deadline(); !got.Equal(d) {
+					t.Fatalf("a second before %v the run's deadline moved to %v", d.Sub(offered), got.Sub(offered))
+				}
 				f.clock.Advance(time.Second)
-				if err := f.eng.CheckTimeout(ctx, "r-1", inst.ID, d); err != nil {
+				if err := f.eng.Advance(ctx, "r-1"); err != nil {
 					t.Fatal(err)
 				}
 				if calls() != before+1 {
@@ -237,11 +242,8 @@ func TestAFailedEscalationIsTriedAgainLater(t *testing.T) {
 				t.Fatalf("escalation made: %v, want %v", made, tc.made)
 			}
 			final := calls()
-			for range 10 {
+			for range 10 { // advanced by a worker every day
 				f.clock.Advance(24 * h)
-				if err := f.eng.CheckTimeout(ctx, "r-1", inst.ID, f.clock.Now()); err != nil {
-					t.Fatal(err)
-				}
 				f.advance()
 			}
 			r := f.run()

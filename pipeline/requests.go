@@ -123,13 +123,13 @@ func (e *Engine) decided(ctx context.Context, r *Run, inst *checkpoints.Instance
 	e.wake(ctx, r)
 }
 
-// wake queues the run at its current version, trying again a few times when
-// the queue fails. A run that could not be queued is not lost: it is in the
-// store's index of runs with work, and a claim pass takes it.
+// wake hints to a worker that the run (saved) has work, trying again a few
+// times when the hint fails. A run whose hint failed is not lost: it is in
+// the store's index of runs with work, and a claim pass takes it.
 func (e *Engine) wake(ctx context.Context, r *Run) {
 	var err error
 	for i := range wakeAttempts {
-		if err = e.cfg.Queue.Enqueue(ctx, r.Origin.Queue, r.ID, r.Version); err == nil {
+		if err = e.cfg.Queue.Wake(ctx, r.Origin.Queue, r.ID); err == nil {
 			return
 		}
 		if i == wakeAttempts-1 || clockwait.Sleep(ctx, e.cfg.Clock, time.Duration(100<<i)*time.Millisecond, "pipeline", "retry") != nil {
@@ -207,7 +207,7 @@ func (e *Engine) Resume(ctx context.Context, runID string) (*Run, error) {
 	}); err != nil {
 		return r, err
 	}
-	if err := e.cfg.Queue.Enqueue(ctx, r.Origin.Queue, r.ID, r.Version); err != nil {
+	if err := e.cfg.Queue.Wake(ctx, r.Origin.Queue, r.ID); err != nil {
 		return r, fmt.Errorf("queue run %s: %w", r.ID, err)
 	}
 	return r, nil

@@ -1,14 +1,11 @@
 package redisstore
 
 // Cancel requests: RequestCancel records one where every reader finds
-// it, and CancelRequested reads it.
+// it (LoadForStep and ProbeForStep read it).
 
 import (
 	"context"
-	"errors"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // cancelScript records a cancel request: in its own key ({p}cancel:{id}),
@@ -44,13 +41,4 @@ func (s *Store) RequestCancel(ctx context.Context, runID, by string) error {
 	}
 	return cancelScript.Run(ctx, s.rdb, []string{s.cancelKey(runID), s.runKey(runID)}, by, (30 * 24 * time.Hour).Milliseconds(),
 		workIndexKey(s.prefix, ""), s.clock.Now().UnixMilli(), runID).Err()
-}
-
-// CancelRequested reports who asked to cancel the run, or "".
-func (s *Store) CancelRequested(ctx context.Context, runID string) (string, error) {
-	by, err := s.rdb.Get(ctx, s.cancelKey(runID)).Result()
-	if errors.Is(err, redis.Nil) {
-		return "", nil
-	}
-	return by, err
 }

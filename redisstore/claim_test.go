@@ -134,7 +134,7 @@ func TestATimerFiresExactlyAtItsDeadline(t *testing.T) {
 	_, other := redistest.Connect(t, "redis://"+rdb.Options().Addr)
 	q := newQueue(t, other)
 	at := mock.Now().Add(time.Second)
-	if err := q.EnqueueTimer(ctx, "runs", "r-2", "r-2.x", at); err != nil {
+	if err := q.WakeAt(ctx, "runs", at); err != nil {
 		t.Fatal(err)
 	}
 	call = trap.MustWait(ctx)

@@ -35,7 +35,7 @@
 //	{p}claim:{id}                string, with a TTL: a worker claimed the run (a claim pass, for a lease;
 //	                             a retry, until its time): other replicas' passes leave it alone
 //	{p}wake:{queue}              pub/sub channel, not a key: wake hints for the workers of a queue
-//	                             (a run id, or "t:{unix ms}" for a deadline; Queue.Enqueue/EnqueueTimer)
+//	                             (a run id, or "t:{unix ms}" for a deadline; Queue.Wake/WakeAt)
 //	{p}lock:run:{id}             string: the run's lease, the holder's token, with a TTL
 //	{p}defs                      hash: checkpoint definition id → JSON
 //	{p}cpfail:{def}              zset: failure times (ms) of a checkpoint definition

@@ -27,8 +27,8 @@ type QueueOptions struct {
 // store's index of runs with work ({p}work:{queue}) names it, or its
 // checkpoint's deadline in {p}timers:{queue} has passed, and the save
 // script writes both with the run, atomically. Workers find such runs by
-// themselves (Worker's claim passes and deadline timer). Enqueue and
-// EnqueueTimer only make that faster: the run is handed to this process's
+// themselves (Worker's claim passes and deadline timer). Wake and WakeAt
+// are hints that only make that faster: the run is handed to this process's
 // worker at once when it serves the queue and has a free slot (no Redis
 // command at all), and otherwise a hint is published on the queue's wake
 // channel ({p}wake:{queue}), which every worker serving the queue
@@ -37,7 +37,7 @@ type Queue struct {
 	rdb    *redis.Client
 	prefix string
 	clock  quartz.Clock
-	// local is the worker of this process that Enqueue hands wake-ups to
+	// local is the worker of this process that Wake hands wake-ups to
 	// at once (RunLocally), or nil.
 	local atomic.Pointer[Worker]
 }
@@ -55,37 +55,38 @@ func NewQueue(rdb *redis.Client, opts QueueOptions) *Queue {
 	return &Queue{rdb: rdb, prefix: opts.Prefix, clock: opts.Clock}
 }
 
-// RunLocally makes Enqueue hand the runs of w's queues to w at once.
+// RunLocally makes Wake and WakeAt hand the runs and deadlines of w's
+// queues to w at once.
 func (q *Queue) RunLocally(w *Worker) { q.local.Store(w) }
 
-// Enqueue asks a worker on queue to advance the run (saved, with its work,
-// before this call; version is not needed: the index says what is to do).
-// When this process serves the queue and its worker has a free slot, the
-// worker starts at once and nothing is sent to Redis; wake-ups of a run
-// the worker advances already collapse into that advance (it reads the run
-// again after releasing its lease). Otherwise the run's id is published
+// Wake asks a worker on queue to advance the run (saved, with its work,
+// before this call: the index says what is to do). When this process
+// serves the queue and its worker has a free slot, the worker starts at
+// once and nothing is sent to Redis; wake-ups of a run the worker
+// advances already collapse into that advance (it reads the run again
+// after releasing its lease). Otherwise the run's id is published
 // on the queue's wake channel, where every worker serving the queue
 // hears it and the first with a free slot takes the run. If nobody hears
 // it, a claim pass finds the run in the work index (within a lease).
-func (q *Queue) Enqueue(ctx context.Context, queue, runID string, version int64) error {
+func (q *Queue) Wake(ctx context.Context, queue, runID string) error {
 	if w := q.local.Load(); w != nil && w.kick(queue, runID) {
 		return nil
 	}
 	return q.rdb.Publish(ctx, wakeChannel(q.prefix, queue), runID).Err()
 }
 
-// EnqueueTimer tells the workers of queue that the run waits for deadline
+// WakeAt tells the workers of queue that a run waits for the deadline at
 // (the store's deadline index has it already, durably): this process's
 // worker, when it serves the queue, arms its timer for it without a
 // command; otherwise "t:<unix ms>" is published on the wake channel, and
 // the workers that hear it arm theirs. Workers read the index after every
 // pass too, so a lost hint only matters for a deadline closer than a pass.
-func (q *Queue) EnqueueTimer(ctx context.Context, queue, runID, instanceID string, deadline time.Time) error {
+func (q *Queue) WakeAt(ctx context.Context, queue string, at time.Time) error {
 	if w := q.local.Load(); w != nil && w.serves(queue) {
-		w.timers.armAt(ceilMilli(deadline))
+		w.timers.armAt(ceilMilli(at))
 		return nil
 	}
-	return q.rdb.Publish(ctx, wakeChannel(q.prefix, queue), timerHint+strconv.FormatInt(ceilMilli(deadline), 10)).Err()
+	return q.rdb.Publish(ctx, wakeChannel(q.prefix, queue), timerHint+strconv.FormatInt(ceilMilli(at), 10)).Err()
 }
 
 // ceilMilli is t in Unix milliseconds, rounded up: a deadline kept in

@@ -132,8 +132,8 @@ func TestWakeUpsCollapseAndALocalOneSendsNothing(t *testing.T) {
 	ctx := context.Background()
 	waitFor(t, "the first pass", func() bool { return cmds.count("evalsha")+cmds.count("eval") >= 1 })
 	before := len(cmds.snapshot())
-	for v := range 3 {
-		if err := q.Enqueue(ctx, "runs", "r-1", int64(7+v/2)); err != nil {
+	for range 3 {
+		if err := q.Wake(ctx, "runs", "r-1"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -149,7 +149,7 @@ func TestWakeUpsCollapseAndALocalOneSendsNothing(t *testing.T) {
 	if _, err := sub.Receive(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := q.Enqueue(ctx, "runs", "r-2", 1); err != nil {
+	if err := q.Wake(ctx, "runs", "r-2"); err != nil {
 		t.Fatal(err)
 	}
 	msg, err := sub.ReceiveMessage(ctx)
@@ -187,7 +187,7 @@ func TestAWakeUpFromAProcessWithoutAWorkerIsTakenAtOnce(t *testing.T) {
 	var best time.Duration
 	for i := range 3 {
 		sent := time.Now()
-		if err := q.Enqueue(context.Background(), "runs", fmt.Sprint("r-", i), 1); err != nil {
+		if err := q.Wake(context.Background(), "runs", fmt.Sprint("r-", i)); err != nil {
 			t.Fatal(err)
 		}
 		c := next(t, adv)
@@ -218,7 +218,7 @@ func TestARetryIsMadeAtItsTimeAndABusyRunIsNot(t *testing.T) {
 	w := startWorker(t, rdb, adv, WorkerOptions{Lease: time.Hour})
 	q := newQueue(t, rdb)
 	q.RunLocally(w)
-	if err := q.Enqueue(context.Background(), "runs", "r-1", 1); err != nil {
+	if err := q.Wake(context.Background(), "runs", "r-1"); err != nil {
 		t.Fatal(err)
 	}
 	first := next(t, adv)
@@ -239,7 +239,7 @@ func TestARetryIsMadeAtItsTimeAndABusyRunIsNot(t *testing.T) {
 		first = c
 	}
 	waitFor(t, "the retries to end", func() bool { return w.retries("runs") == 0 })
-	if err := q.Enqueue(context.Background(), "runs", "r-2", 1); err != nil {
+	if err := q.Wake(context.Background(), "runs", "r-2"); err != nil {
 		t.Fatal(err)
 	}
 	next(t, adv)
@@ -261,7 +261,7 @@ func TestARunThatKeepsFailingIsEnded(t *testing.T) {
 	w := startWorker(t, rdb, adv, WorkerOptions{Lease: time.Hour, MaxRetry: 3, RetryDelay: func(int, error) time.Duration { return time.Millisecond }})
 	q := newQueue(t, rdb)
 	q.RunLocally(w)
-	if err := q.Enqueue(context.Background(), "runs", "r-1", 1); err != nil {
+	if err := q.Wake(context.Background(), "runs", "r-1"); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -290,7 +290,7 @@ func TestShutdownHandsTheRunBackToAnotherWorkerAtOnce(t *testing.T) {
 	}
 	q := newQueue(t, rdb)
 	q.RunLocally(w)
-	if err := q.Enqueue(context.Background(), "runs", "r-1", 1); err != nil {
+	if err := q.Wake(context.Background(), "runs", "r-1"); err != nil {
 		t.Fatal(err)
 	}
 	next(t, first)

@@ -137,10 +137,10 @@ func TestAPrivateWorkerLeavesNoKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	q.RunLocally(w)
-	if err := q.EnqueueTimer(ctx, "terminal-x", "r-1", "r-1.cp", time.Now().Add(time.Hour)); err != nil {
+	if err := q.WakeAt(ctx, "terminal-x", time.Now().Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	if err := q.Enqueue(ctx, "terminal-x", "r-1", 1); err != nil {
+	if err := q.Wake(ctx, "terminal-x", "r-1"); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "the retried advance", func() bool { return adv.calls() >= 2 })

@@ -104,12 +104,12 @@ func TestListFailureWindowsCancelAndActiveRuns(t *testing.T) {
 		t.Fatalf("%d failures in the window, want 2", len(fails))
 	}
 
-	if by, _ := s.CancelRequested(ctx, "r-a"); by != "" {
+	if _, by, _ := s.LoadForStep(ctx, "r-a"); by != "" {
 		t.Fatalf("cancel requested by %q before anyone asked", by)
 	}
 	_ = s.RequestCancel(ctx, "r-a", "U9")
-	if by, _ := s.CancelRequested(ctx, "r-a"); by != "U9" {
-		t.Fatalf("CancelRequested = %q", by)
+	if _, by, _ := s.LoadForStep(ctx, "r-a"); by != "U9" {
+		t.Fatalf("cancel requested by %q, want U9", by)
 	}
 
 	// A finished run stays active (and a rescue candidate) until its outcome

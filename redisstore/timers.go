@@ -9,7 +9,7 @@ import (
 
 // deadlineTimer is a worker's one timer, armed at the earliest checkpoint
 // deadline it knows of in its queues (the deadline indexes, read after
-// each pass, and EnqueueTimer's hints). When it fires, the worker runs a
+// each pass, and Queue.WakeAt's hints). When it fires, the worker runs a
 // pass, which claims the runs whose deadline has come: a timer goes off on
 // this process's clock at its deadline, rounded up to the millisecond the
 // index keeps, never before.

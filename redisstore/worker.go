@@ -71,7 +71,7 @@ type WorkerOptions struct {
 // Worker advances the runs of its queues with the engine. It finds them
 // itself, in the store's indexes (claim passes every half lease and at
 // each checkpoint deadline, see claim.go), and is told of new work at once
-// by Enqueue in this process (kick) or by hints on the queues' wake
+// by Queue.Wake in this process (kick) or by hints on the queues' wake
 // channels (wake.go). Runs whose advance failed are tried again by this
 // process at their time (retry.go).
 type Worker struct {

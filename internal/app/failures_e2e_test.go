@@ -190,12 +190,14 @@ func TestTimeoutsOnAnInjectedClock(t *testing.T) {
 	})
 }
 
-// timerFires is the checkpoint's timer going off now (on the test's clock):
-// a timer that finds the lease held leaves the run to its holder, which
+// timerFires is the checkpoint's deadline timer going off now (on the
+// test's clock, whose timers run in real time): the worker it sends
+// advances the run, which applies the timeout once the deadline has come.
+// A worker that finds the lease held leaves the run to its holder, which
 // looks at the deadline again when it releases the lease.
 func (h *harness) timerFires(inst checkpoints.Instance) {
 	h.t.Helper()
-	err := h.app.Engine.CheckTimeout(context.Background(), inst.RunID, inst.ID, inst.DeadlineAt)
+	err := h.app.Engine.Advance(context.Background(), inst.RunID)
 	if err != nil && !errors.Is(err, pipeline.ErrLeaseBusy) {
 		h.t.Fatal(err)
 	}
