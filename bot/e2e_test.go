@@ -166,6 +166,13 @@ func runAppThen(t *testing.T, app *App, fake *slackfake.Server, returned func(er
 		stop()
 		t.Fatal(err)
 	}
+	// The fake sees the socket open before the app has handled the
+	// connection's event; a test as short as one call could otherwise end
+	// before the app logs "connected to Slack" (the harness's check).
+	if !waitUntil(fake, 10*time.Second, app.connected.Load) {
+		stop()
+		t.Fatal("the app did not see its Socket Mode connection")
+	}
 	return stop
 }
 
