@@ -19,7 +19,7 @@ import (
 
 // HandleStream handles "/research stream …". Its answers are shown to the
 // caller only (through the command's response_url); what it cannot do is
-// returned as a *UserError, which App.answer shows the same way. The
+// returned as a *bot.UserError, which bot.App shows the same way. The
 // arguments are unescaped first: Slack sends &, < and > as &amp;, &lt; and
 // &gt;, and a stream called "R&D" must be found by its name.
 func (s *Feature) HandleStream(ctx context.Context, cmd bot.StreamCommand) error {

@@ -77,7 +77,7 @@ type clicked struct {
 }
 
 // onAction handles a click on a stream message; a click that cannot be
-// taken is answered (App.answer) in the clicked message's thread.
+// taken is answered (by bot.App) in the clicked message's thread.
 func (s *Feature) onAction(ctx context.Context, req *bot.Request) error {
 	cb, act := *req.Callback, *req.Action
 	user, channel, thread := req.UserID, req.Channel, req.Thread
@@ -148,7 +148,7 @@ func (s *Feature) onAction(ctx context.Context, req *bot.Request) error {
 
 // advance applies one action to the conversation of a thread: it asks the
 // model when needed, stores the result (compare-and-set) and posts the next
-// turn. A refused action is returned as a *UserError, for the user only.
+// turn. A refused action is returned as a *bot.UserError, for the user only.
 func (s *Feature) advance(ctx context.Context, channel, thread, user string, c scheduler.Conversation, version int64, a scheduler.ConversationAction, click *clicked) error {
 	log := s.log.With("channel", channel, "thread", thread, "user", user, "action", a.Kind)
 	if click == nil && c.Shown != "" {

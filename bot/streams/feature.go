@@ -125,7 +125,7 @@ func New(cfg Config) (*Feature, error) {
 }
 
 // Register routes the clicks on stream messages (action ids starting with
-// StreamActionPrefix) to s.
+// blockkit.StreamActionPrefix) and the field forms to s.
 func (s *Feature) Register(r *bot.Routes) {
 	r.ActionPrefix(blockkit.StreamActionPrefix, s.onAction)
 	r.View(blockkit.CallbackStreamField, s.onFieldForm)

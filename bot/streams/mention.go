@@ -14,7 +14,7 @@ var _ bot.MentionHandler = (*Feature)(nil)
 // answer to the conversation's question, when the person creating the
 // stream wrote it; it reports whether the thread is a stream conversation
 // (then the mention is its, whoever wrote it). What it cannot take is
-// returned as a *UserError.
+// returned as a *bot.UserError.
 func (s *Feature) HandleMention(ctx context.Context, m bot.Mention) (bool, error) {
 	c, v, ok, err := s.convs.Get(ctx, m.Channel, m.Thread)
 	if err != nil {
