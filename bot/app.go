@@ -191,7 +191,7 @@ func New(cfg Config) (*App, error) {
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}
-	a.log = slog.New(capLogs(a.log.Handler()))
+	a.log = slog.New(CapLogs(a.log.Handler()))
 	a.deliveries = cfg.Deliveries
 	if a.deliveries == nil {
 		a.deliveries = cfg.Memory

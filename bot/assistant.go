@@ -117,7 +117,7 @@ func (p *assistantPanel) call(ctx context.Context, team, method string, fn func(
 	if err == nil {
 		return true
 	}
-	code := slackErrorCode(err)
+	code := SlackErrorCode(err)
 	var se slack.SlackErrorResponse
 	if errors.As(err, &se) && assistantFeatureErrors[code] && team != "" {
 		p.log.Info("bot: this workspace has no assistant panel; using plain messages", "team_id", team, "method", method, "error", code)
@@ -254,7 +254,7 @@ func (a *App) onAssistantMessage(ctx context.Context, req *Request, m Mention) (
 	var ue *UsageError
 	switch {
 	case errors.As(err, &ue):
-		return true, tell(blockkit.RenderError(ue.Msg, ""), "Not understood")
+		return true, Tell(blockkit.RenderError(ue.Msg, ""), "Not understood")
 	case err != nil:
 		return true, err
 	case c.Kind != CmdResearch:

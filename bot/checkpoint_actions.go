@@ -71,12 +71,12 @@ func (a *App) onPassOver(ctx context.Context, req *Request) error {
 	switch act.ActionID {
 	case blockkit.ActionContinueWithout:
 		if !slices.Contains(a.cfg.Checkpoints.Admins, user) {
-			return tell(blockkit.RenderError("Only an admin (SLACK_ADMINS) can continue without a required checkpoint.", "Nothing was changed. Retry shows it again."), "Nothing was changed")
+			return Tell(blockkit.RenderError("Only an admin (SLACK_ADMINS) can continue without a required checkpoint.", "Nothing was changed. Retry shows it again."), "Nothing was changed")
 		}
 		_, err = a.engine.ContinueWithout(ctx, act.Value, user)
 	default:
 		if _, _, problem := a.check(ctx, act.Value, user); problem != nil {
-			return tell(problem, "Nothing was changed")
+			return Tell(problem, "Nothing was changed")
 		}
 		if act.ActionID == blockkit.ActionSkip {
 			_, err = a.engine.Skip(ctx, act.Value, user)
@@ -89,11 +89,11 @@ func (a *App) onPassOver(ctx context.Context, req *Request) error {
 		log.Info("bot: checkpoint passed over or shown again")
 		return nil
 	case errors.Is(err, checkpoints.ErrCannotSkipRequired):
-		return tell(blockkit.RenderError("This checkpoint is required, so it cannot be skipped.", "Nothing was changed; please decide it."), "Nothing was changed")
+		return Tell(blockkit.RenderError("This checkpoint is required, so it cannot be skipped.", "Nothing was changed; please decide it."), "Nothing was changed")
 	case errors.Is(err, pipeline.ErrNotStranded):
-		return tell(blockkit.RenderError("This checkpoint can still be shown, so there is nothing to continue without.", "Nothing was changed; it can be decided (or, if optional, skipped)."), "Nothing was changed")
+		return Tell(blockkit.RenderError("This checkpoint can still be shown, so there is nothing to continue without.", "Nothing was changed; it can be decided (or, if optional, skipped)."), "Nothing was changed")
 	case errors.Is(err, pipeline.ErrNotCurrent), errors.Is(err, checkpoints.ErrAlreadyDecided):
-		return tell(blockkit.RenderError("This checkpoint is no longer waiting: it was decided or the run moved on.", "Nothing was changed."), "Nothing was changed")
+		return Tell(blockkit.RenderError("This checkpoint is no longer waiting: it was decided or the run moved on.", "Nothing was changed."), "Nothing was changed")
 	}
 	return fmt.Errorf("pass over checkpoint %s: %w", act.Value, err)
 }

@@ -35,7 +35,7 @@ func (a *App) onCheckpointAction(ctx context.Context, req *Request) error {
 		if inst == nil {
 			a.retireLostMessage(ctx, req, r, instID)
 		}
-		return tell(problem, "Nothing was changed")
+		return Tell(problem, "Nothing was changed")
 	}
 	log = log.With("run_id", r.ID)
 	a.adoptClickedMessage(ctx, req, inst, log)
@@ -47,7 +47,7 @@ func (a *App) onCheckpointAction(ctx context.Context, req *Request) error {
 		}
 		if _, err := a.send.OpenView(ctx, cb.TriggerID, view); err != nil {
 			log.Error("bot: opening the form failed", "err", err)
-			return tell(blockkit.RenderError("I couldn't open the form ("+blockkit.Escape(slackErrorCode(err))+").", "Please click the button again."), "Could not open the form")
+			return Tell(blockkit.RenderError("I couldn't open the form ("+blockkit.Escape(SlackErrorCode(err))+").", "Please click the button again."), "Could not open the form")
 		}
 		if action == checkpoints.Edit {
 			if err := a.engine.Opened(ctx, instID, user); err != nil {
@@ -164,7 +164,7 @@ func (a *App) decide(ctx context.Context, req *Request, r *pipeline.Run, instID 
 		blocks = blockkit.RenderError("I couldn't record your decision because of an internal error.", "Please click again in a minute; nothing was changed.")
 	}
 	log.Info(outcome, "reason", err)
-	return ctx, tell(blocks, text)
+	return ctx, Tell(blocks, text)
 }
 
 // onSubmission handles a submitted Edit or Reject form: it validates before
@@ -188,7 +188,7 @@ func (a *App) onSubmission(ctx context.Context, req *Request) error {
 		if r == nil {
 			req.Log.Info("bot: a refused form cannot be explained in a thread: the run is unknown")
 		}
-		return tell(problem, "Your form was not saved")
+		return Tell(problem, "Your form was not saved")
 	}
 	d := checkpoints.Decision{By: user, At: a.now()}
 	switch cb.View.CallbackID {
@@ -196,7 +196,7 @@ func (a *App) onSubmission(ctx context.Context, req *Request) error {
 		values := blockkit.ParseSubmission(inst.Fields, state)
 		if _, errs := checkpoints.Validate(inst.Fields, values); len(errs) > 0 {
 			if !req.Ack(slack.NewErrorsViewSubmissionResponse(blockkit.SubmissionErrors(inst.Fields, errs))) {
-				return tell(validationProblem(errs), "Your changes were not saved")
+				return Tell(validationProblem(errs), "Your changes were not saved")
 			}
 			return nil
 		}
@@ -205,7 +205,7 @@ func (a *App) onSubmission(ctx context.Context, req *Request) error {
 		reason := blockkit.RejectReason(state)
 		if reason == "" {
 			if !req.Ack(slack.NewErrorsViewSubmissionResponse(map[string]string{blockkit.ReasonBlockID: "Please say why, so the researcher can do better."})) {
-				return tell(blockkit.RenderError("Nothing was rejected: a rejection needs a reason.", "Click *Reject* again and say why."), "Nothing was rejected")
+				return Tell(blockkit.RenderError("Nothing was rejected: a rejection needs a reason.", "Click *Reject* again and say why."), "Nothing was rejected")
 			}
 			return nil
 		}

@@ -95,12 +95,12 @@ func (a *App) openForm(ctx context.Context, received time.Time, d delivery, cb s
 		}
 		if c.problem != nil {
 			log.Info("bot: click refused")
-			a.answer(ctx, req, tell(c.problem, "Nothing was changed"))
+			a.answer(ctx, req, Tell(c.problem, "Nothing was changed"))
 			return
 		}
 		if _, err := a.send.OpenView(openCtx, cb.TriggerID, form(c)); err != nil {
 			log.Error("bot: opening the form failed", "err", err)
-			a.answer(ctx, req, tell(blockkit.RenderError("I couldn't open the form ("+blockkit.Escape(slackErrorCode(err))+").", "Please click the button again."), "Could not open the form"))
+			a.answer(ctx, req, Tell(blockkit.RenderError("I couldn't open the form ("+blockkit.Escape(SlackErrorCode(err))+").", "Please click the button again."), "Could not open the form"))
 			return
 		}
 		a.adoptClickedMessage(ctx, req, c.inst, log)
@@ -110,22 +110,22 @@ func (a *App) openForm(ctx context.Context, received time.Time, d delivery, cb s
 		c := <-done
 		if c.repeated {
 			if err == nil { // the first delivery had not used the trigger: close the loop in the form
-				_, _ = a.send.UpdateView(ctx, *noticeModal([]slack.Block{blockkit.Section("This click was handled already.")}), v.Hash, v.ID)
+				_, _ = a.send.UpdateView(ctx, *blockkit.NoticeModal([]slack.Block{blockkit.Section("This click was handled already.")}), v.Hash, v.ID)
 			}
 			return
 		}
 		if err != nil {
 			log.Error("bot: opening the form failed", "err", err)
 			if c.problem == nil {
-				c.problem = blockkit.RenderError("I couldn't open the form ("+blockkit.Escape(slackErrorCode(err))+").", "Please click the button again.")
+				c.problem = blockkit.RenderError("I couldn't open the form ("+blockkit.Escape(SlackErrorCode(err))+").", "Please click the button again.")
 			}
-			a.answer(ctx, req, tell(c.problem, "Could not open the form"))
+			a.answer(ctx, req, Tell(c.problem, "Could not open the form"))
 			return
 		}
 		next := form
 		if c.problem != nil {
 			log.Info("bot: click refused")
-			next = func(checked) slack.ModalViewRequest { return *noticeModal(c.problem) }
+			next = func(checked) slack.ModalViewRequest { return *blockkit.NoticeModal(c.problem) }
 		}
 		if _, err := a.send.UpdateView(ctx, next(c), v.Hash, v.ID); err != nil {
 			// The person may have closed the loading form; nothing to undo.

@@ -41,7 +41,7 @@ func (a *App) answerClarify(ctx context.Context, req *Request, m Mention, runID 
 	case !a.allowed(r, m.User):
 		return true, notAllowedToAnswer(r)
 	case text == "":
-		return true, tell(blockkit.RenderError("Mention me with your answers after the mention, in one message.", "Or click *Answer* on the questions above; *Skip* plans on the stated assumptions."), "Answer the questions")
+		return true, Tell(blockkit.RenderError("Mention me with your answers after the mention, in one message.", "Or click *Answer* on the questions above; *Skip* plans on the stated assumptions."), "Answer the questions")
 	}
 	d := checkpoints.Decision{Action: checkpoints.Edit, Values: pipeline.ClarifyReply(inst, text), By: m.User, At: a.now()}
 	ctx, err = a.decide(ctx, req, r, inst.ID, d)
@@ -55,6 +55,6 @@ func (a *App) answerClarify(ctx context.Context, req *Request, m Mention, runID 
 // notAllowedToAnswer tells a person who may not decide the run's
 // checkpoints that their answer was not taken.
 func notAllowedToAnswer(r *pipeline.Run) error {
-	return tell(blockkit.RenderError("Only "+blockkit.Who(r.RequestedBy)+", who started this research, and this channel's approvers can answer its questions.",
+	return Tell(blockkit.RenderError("Only "+blockkit.Who(r.RequestedBy)+", who started this research, and this channel's approvers can answer its questions.",
 		"Your message was not passed on."), "Not allowed")
 }

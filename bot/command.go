@@ -119,9 +119,9 @@ func ParseCommand(text string) (Command, error) {
 		val = strings.ToLower(val)
 		switch name {
 		case "only-domain":
-			c.Domains.Only = append(c.Domains.Only, domainWords(val)...)
+			c.Domains.Only = append(c.Domains.Only, SplitDomains(val)...)
 		case "never-domain":
-			c.Domains.Never = append(c.Domains.Never, domainWords(val)...)
+			c.Domains.Never = append(c.Domains.Never, SplitDomains(val)...)
 		case "mode":
 			switch val {
 			case checkpoints.ModeAuto, checkpoints.ModeGuided, checkpoints.ModeFull:
@@ -155,9 +155,10 @@ func ParseCommand(text string) (Command, error) {
 	return c, nil
 }
 
-// domainWords splits an option's comma list of domains; a domain Slack
-// turned into a link (<http://example.org|example.org>) is unwrapped.
-func domainWords(val string) []string {
+// SplitDomains splits an option's comma list of domains (--only-domain,
+// --never-domain, in a /research command or a feature's own); a domain
+// Slack turned into a link (<http://example.org|example.org>) is unwrapped.
+func SplitDomains(val string) []string {
 	var out []string
 	for w := range strings.SplitSeq(val, ",") {
 		w = strings.TrimSpace(w)

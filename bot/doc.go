@@ -25,6 +25,14 @@
 // and kept within Block Kit's limits; golden files in testdata/golden, here
 // and in blockkit, pin them. bot decides what to show and sends it.
 //
+// bot is the transport; a feature may live in its own package under bot/
+// (the first is bot/streams, research streams) and import bot — the routes
+// it registers (Registrar), the Request it answers, the Sender it posts
+// with, Tell for what it cannot do — and bot/blockkit, never another
+// feature. bot imports no feature: it declares the seam (StreamHandler,
+// MentionHandler in Config.Streams) and the assembly plugs the feature in
+// (internal/archtest holds the rule).
+//
 // The assistant panel (assistant.go), where a workspace has Slack's AI-app
 // feature: a person opens researchbot beside a channel, is greeted with
 // suggested prompts, and a question typed there runs in that thread like

@@ -26,7 +26,7 @@ func (a *App) onFeedback(ctx context.Context, req *Request) error {
 	f, ok := blockkit.ParseFeedback(req.Action.Value)
 	if !ok {
 		req.Log.Warn("bot: a feedback click with a value I did not write", "value", req.Action.Value)
-		return tell(blockkit.RenderError("I couldn't read that feedback click.", "Nothing was recorded."), "Your feedback was not recorded")
+		return Tell(blockkit.RenderError("I couldn't read that feedback click.", "Nothing was recorded."), "Your feedback was not recorded")
 	}
 	return a.verdict(ctx, req, f)
 }
@@ -47,7 +47,7 @@ func (a *App) verdict(ctx context.Context, req *Request, f blockkit.Feedback) er
 		}
 	}
 	if err := a.recordVerdict(ctx, f.RunID, pipeline.Verdict{By: req.UserID, Useful: f.Useful, On: f.On, At: a.now()}); err != nil {
-		return tell(a.verdictProblem(err, f.RunID), "Your feedback was not recorded")
+		return Tell(a.verdictProblem(err, f.RunID), "Your feedback was not recorded")
 	}
 	what := ":thumbsup: useful"
 	if !f.Useful {
@@ -74,7 +74,7 @@ func (a *App) onVerdictReason(ctx context.Context, req *Request) error {
 		if r, lerr := a.engine.Load(ctx, runID); lerr == nil {
 			req.Channel, req.Thread = r.Origin.Channel, r.Origin.ThreadTS
 		}
-		return tell(a.verdictProblem(err, runID), "Your reason was not saved")
+		return Tell(a.verdictProblem(err, runID), "Your reason was not saved")
 	}
 	return nil
 }

@@ -87,7 +87,7 @@ func mentionOf(ev *slackevents.AppMentionEvent) Mention {
 // mentionText is a message's text without the mentions it starts with,
 // unescaped, without invisible characters.
 func mentionText(text string) string {
-	return strings.TrimSpace(blockkit.Visible(slackUnescaper.Replace(leadingMentions().ReplaceAllString(text, ""))))
+	return strings.TrimSpace(blockkit.Visible(blockkit.Unescape(leadingMentions().ReplaceAllString(text, ""))))
 }
 
 // onMention answers an @mention in a channel.
@@ -129,7 +129,7 @@ func (a *App) converse(ctx context.Context, req *Request, m Mention) error {
 		return err
 	}
 	if !found {
-		return tell(blockkit.RenderError("I don't know a research run in this thread, so I have no sources to answer from.", "Mention me in the thread of a research report, or start one with `/research &lt;question&gt;`."), "No research here")
+		return Tell(blockkit.RenderError("I don't know a research run in this thread, so I have no sources to answer from.", "Mention me in the thread of a research report, or start one with `/research &lt;question&gt;`."), "No research here")
 	}
 	if taken, err := a.shareFiles(ctx, m, runID); taken || err != nil {
 		return err
@@ -142,10 +142,10 @@ func (a *App) converse(ctx context.Context, req *Request, m Mention) error {
 	}
 	asker := a.cfg.FollowUps.Asker
 	if asker == nil {
-		return tell(blockkit.RenderError("Follow-up questions are not enabled on this researchbot.", ""), "Not enabled")
+		return Tell(blockkit.RenderError("Follow-up questions are not enabled on this researchbot.", ""), "Not enabled")
 	}
 	if m.Text == "" {
-		return tell(blockkit.RenderError("Ask me a question about this report after the mention.", "For example: _@researchbot what did [3] say about costs?_"), "Ask a question")
+		return Tell(blockkit.RenderError("Ask me a question about this report after the mention.", "For example: _@researchbot what did [3] say about costs?_"), "Ask a question")
 	}
 	if err := a.allowFollowUp(ctx, req); err != nil {
 		return err
@@ -185,7 +185,7 @@ func (a *App) allowFollowUp(ctx context.Context, req *Request) error {
 	}
 	if wait > 0 {
 		a.metrics.limited("follow_up")
-		return tell(blockkit.RenderError(followUpLimitMessage(l, wait, a.now()), ""), "Rate limited")
+		return Tell(blockkit.RenderError(followUpLimitMessage(l, wait, a.now()), ""), "Rate limited")
 	}
 	return nil
 }
@@ -221,7 +221,7 @@ func (a *App) onResearchFollowUp(ctx context.Context, req *Request) error {
 		f = parent.FollowUpByID(fid)
 	}
 	if f == nil {
-		return tell(blockkit.RenderError("I can't find this follow-up question any more.", "Start a new research with `/research &lt;question&gt;`."), "Not found")
+		return Tell(blockkit.RenderError("I can't find this follow-up question any more.", "Start a new research with `/research &lt;question&gt;`."), "Not found")
 	}
 	if f.Child == "" {
 		start := &Request{

@@ -104,8 +104,8 @@ func TestGoldenMessages(t *testing.T) {
 		"list_empty":             blockkit.RenderList(nil, now),
 		"error":                  blockkit.RenderError("I couldn't find run `x`.", "`/research list` shows your runs."),
 		"cancel_confirm":         blockkit.RenderCancelConfirm(sampleRun()),
-		"invite_help":            inviteHelp("C999"),
-		"invite_help_dm":         inviteHelp("D999"),
+		"invite_help":            blockkit.RenderInviteHelp("C999"),
+		"invite_help_dm":         blockkit.RenderInviteHelp("D999"),
 		"not_allowed":            notAllowed(sampleRun()),
 		"already_decided":        alreadyDecided(decided(planInstance(), checkpoints.Approve, "", nil)),
 		"superseded_click":       superseded(sampleRun()),
@@ -132,7 +132,7 @@ func TestGoldenModals(t *testing.T) {
 		"edit_critical":  blockkit.EditModal(criticalInstance()),
 		"edit_all_types": blockkit.EditModal(allTypesInstance()),
 		"reject":         blockkit.RejectModal(planInstance()),
-		"notice":         *noticeModal(superseded(sampleRun())),
+		"notice":         *blockkit.NoticeModal(superseded(sampleRun())),
 	}
 	for name, view := range cases {
 		t.Run(name, func(t *testing.T) {

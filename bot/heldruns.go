@@ -102,7 +102,7 @@ func (a *App) showHeld(ctx context.Context, r *pipeline.Run, log *slog.Logger) (
 	}
 	if err != nil {
 		log.Error("bot: posting the root message failed", "run_id", r.ID, "err", err)
-		if werr := a.engine.Withdraw(context.WithoutCancel(ctx), r.ID, "its root message could not be posted: "+slackErrorCode(err)); werr != nil {
+		if werr := a.engine.Withdraw(context.WithoutCancel(ctx), r.ID, "its root message could not be posted: "+SlackErrorCode(err)); werr != nil {
 			log.Warn("bot: withdrawing a run whose root message could not be posted failed", "run_id", r.ID, "err", werr)
 		}
 		a.forgetHeld(ctx, r.ID)

@@ -65,12 +65,13 @@ func (a *App) registerHome(r *Routes) {
 // isAdmin reports whether user manages checkpoints: listed in SLACK_ADMINS,
 // or a workspace admin or owner.
 func (a *App) isAdmin(ctx context.Context, user string) bool {
-	return user != "" && (slices.Contains(a.cfg.Checkpoints.Admins, user) || workspaceAdmin(ctx, a.send, a.log, user))
+	return user != "" && (slices.Contains(a.cfg.Checkpoints.Admins, user) || IsWorkspaceAdmin(ctx, a.send, a.log, user))
 }
 
-// workspaceAdmin reports whether user is a workspace admin or owner
-// (users.info); false when Slack cannot say.
-func workspaceAdmin(ctx context.Context, send *Sender, log *slog.Logger, user string) bool {
+// IsWorkspaceAdmin reports whether user is a workspace admin or owner
+// (users.info through send); false, logged on log, when Slack cannot say.
+// Features ask it before letting someone change what another person owns.
+func IsWorkspaceAdmin(ctx context.Context, send *Sender, log *slog.Logger, user string) bool {
 	u, err := send.UserInfo(ctx, user)
 	if err != nil {
 		log.Warn("bot: users.info failed; treating the user as no admin", "user", user, "err", err)
@@ -255,7 +256,7 @@ func (a *App) onHomeAdmin(ctx context.Context, req *Request) error {
 // homeNotice tells the clicker something in a small modal (the App Home has
 // no thread to answer in).
 func (a *App) homeNotice(ctx context.Context, req *Request, text string) error {
-	if _, err := a.send.OpenView(ctx, req.TriggerID, *noticeModal([]slack.Block{blockkit.Section(":warning: " + text)})); err != nil {
+	if _, err := a.send.OpenView(ctx, req.TriggerID, *blockkit.NoticeModal([]slack.Block{blockkit.Section(":warning: " + text)})); err != nil {
 		req.Log.Warn("bot: could not open a notice", "err", err)
 	}
 	return nil
@@ -276,13 +277,13 @@ func (a *App) onDefinitionSubmit(ctx context.Context, req *Request) error {
 	cb, user := req.Callback, req.UserID
 	if a.cfg.Checkpoints.Admin == nil || !a.isAdmin(ctx, user) {
 		req.Log.Warn("bot: a non-admin submitted the definition form")
-		req.Ack(slack.NewUpdateViewSubmissionResponse(noticeModal(blockkit.RenderError("Only admins (SLACK_ADMINS, workspace admins and owners) can manage checkpoints.", "Nothing was saved."))))
+		req.Ack(slack.NewUpdateViewSubmissionResponse(blockkit.NoticeModal(blockkit.RenderError("Only admins (SLACK_ADMINS, workspace admins and owners) can manage checkpoints.", "Nothing was saved."))))
 		return nil
 	}
 	store := a.cfg.Checkpoints.Admin
 	var meta blockkit.DefinitionMeta
 	if err := json.Unmarshal([]byte(cb.View.PrivateMetadata), &meta); err != nil {
-		req.Ack(slack.NewUpdateViewSubmissionResponse(noticeModal(blockkit.RenderError("I couldn't read this form.", "Nothing was saved; open it again from the App Home."))))
+		req.Ack(slack.NewUpdateViewSubmissionResponse(blockkit.NoticeModal(blockkit.RenderError("I couldn't read this form.", "Nothing was saved; open it again from the App Home."))))
 		return nil
 	}
 	create := meta.ID == ""
@@ -290,7 +291,7 @@ func (a *App) onDefinitionSubmit(ctx context.Context, req *Request) error {
 	if !create {
 		var err error
 		if base, err = store.Definition(ctx, meta.ID); err != nil {
-			req.Ack(slack.NewUpdateViewSubmissionResponse(noticeModal(blockkit.RenderError("I couldn't load the checkpoint "+blockkit.Escape(meta.ID)+".", "Nothing was saved."))))
+			req.Ack(slack.NewUpdateViewSubmissionResponse(blockkit.NoticeModal(blockkit.RenderError("I couldn't load the checkpoint "+blockkit.Escape(meta.ID)+".", "Nothing was saved."))))
 			return nil
 		}
 	}
@@ -329,7 +330,7 @@ func (a *App) onDefinitionSubmit(ctx context.Context, req *Request) error {
 		return nil
 	}
 	if err != nil {
-		req.Ack(slack.NewUpdateViewSubmissionResponse(noticeModal(blockkit.RenderError("I couldn't save the checkpoint.", "Nothing was saved; please try again in a minute."))))
+		req.Ack(slack.NewUpdateViewSubmissionResponse(blockkit.NoticeModal(blockkit.RenderError("I couldn't save the checkpoint.", "Nothing was saved; please try again in a minute."))))
 		return fmt.Errorf("save definition %s: %w", d.ID, err)
 	}
 	req.Ack(nil)

@@ -134,7 +134,7 @@ func (a *App) refuseForeign(k *acker, d delivery, evt socketmode.Event, o reques
 	case slack.InteractionCallback:
 		switch data.Type {
 		case slack.InteractionTypeViewSubmission:
-			k.ack(slack.NewUpdateViewSubmissionResponse(noticeModal(blocks)))
+			k.ack(slack.NewUpdateViewSubmissionResponse(blockkit.NoticeModal(blocks)))
 		case slack.InteractionTypeBlockActions:
 			k.ack(nil)
 			if !slackHosted(data.ResponseURL, a.cfg.APIURL) {

@@ -65,7 +65,7 @@ func (a *App) onInteractive(k *acker, d delivery, cb slack.InteractionCallback) 
 			a.serve(ctx, h, req)
 		}) {
 			a.log.Warn("bot: busy; could not take a form", "user", cb.User.ID)
-			k.ack(slack.NewUpdateViewSubmissionResponse(noticeModal(blockkit.RenderError("I'm very busy right now and couldn't save this.", "Please try again in a minute."))))
+			k.ack(slack.NewUpdateViewSubmissionResponse(blockkit.NoticeModal(blockkit.RenderError("I'm very busy right now and couldn't save this.", "Please try again in a minute."))))
 		}
 	case slack.InteractionTypeViewClosed:
 		k.ack(nil)
@@ -97,16 +97,6 @@ func (a *App) clickRequest(cb slack.InteractionCallback, act slack.BlockAction) 
 	}
 }
 
-// noticeModal replaces a form with an explanation.
-func noticeModal(blocks []slack.Block) *slack.ModalViewRequest {
-	return &slack.ModalViewRequest{
-		Type:   slack.VTModal,
-		Title:  blockkit.Plain("researchbot", blockkit.MaxModalTitle),
-		Close:  blockkit.Plain("Close", blockkit.MaxModalTitle),
-		Blocks: slack.Blocks{BlockSet: blocks},
-	}
-}
-
 // confirmCancel cancels a run after the requester confirmed; its answers
 // replace the (ephemeral) confirmation.
 func (a *App) confirmCancel(ctx context.Context, req *Request) error {
@@ -114,17 +104,17 @@ func (a *App) confirmCancel(ctx context.Context, req *Request) error {
 	user, runID := req.UserID, req.Action.Value
 	r, err := a.engine.Load(ctx, runID)
 	if err != nil {
-		return tell(a.runLookupError(err, runID), "No such run")
+		return Tell(a.runLookupError(err, runID), "No such run")
 	}
 	if !a.allowed(r, user) {
-		return tell(notAllowed(r), "Not allowed")
+		return Tell(notAllowed(r), "Not allowed")
 	}
 	if err := a.engine.Cancel(ctx, runID, user); err != nil {
 		if errors.Is(err, pipeline.ErrRunFinished) {
-			return tell(blockkit.RenderError("Run "+blockkit.RunRef(runID)+" had already finished.", ""), "Already finished")
+			return Tell(blockkit.RenderError("Run "+blockkit.RunRef(runID)+" had already finished.", ""), "Already finished")
 		}
 		req.Log.Error("bot: cancelling a run failed", "run_id", runID, "err", err)
-		return tell(blockkit.RenderError("I couldn't cancel run "+blockkit.RunRef(runID)+".", "Please try again in a minute."), "Cancel failed")
+		return Tell(blockkit.RenderError("I couldn't cancel run "+blockkit.RunRef(runID)+".", "Please try again in a minute."), "Cancel failed")
 	}
 	req.Log.Info("bot: run cancel requested", "run_id", runID)
 	req.Reply(ctx, []slack.Block{blockkit.Section(":no_entry_sign: Cancelling run " + blockkit.RunRef(runID) + "; it stops at its next step.")}, "Cancelling")

@@ -17,8 +17,10 @@ const maxLogValue = 256
 // on (attributes, groups and the message) to maxLogValue bytes.
 type capHandler struct{ next slog.Handler }
 
-// capLogs wraps h so no attacker-sized value reaches the log.
-func capLogs(h slog.Handler) slog.Handler {
+// CapLogs wraps h so no attacker-sized value reaches the log: every string
+// and error is bounded (maxLogValue). The App and the Sender log through it,
+// and so does a feature logging what people typed or clicked.
+func CapLogs(h slog.Handler) slog.Handler {
 	if c, ok := h.(capHandler); ok {
 		return c
 	}

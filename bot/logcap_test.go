@@ -10,7 +10,7 @@ import (
 
 func TestLogsCapAttackerSizedValues(t *testing.T) {
 	var buf bytes.Buffer
-	log := slog.New(capLogs(slog.NewJSONHandler(&buf, nil)))
+	log := slog.New(CapLogs(slog.NewJSONHandler(&buf, nil)))
 	value := strings.Repeat("V", 2048)
 	log.With("checkpoint_id", value).Info("bot: click refused",
 		"action", "é"+strings.Repeat("é", 300), // cut on a rune boundary
@@ -31,7 +31,7 @@ func TestLogsCapAttackerSizedValues(t *testing.T) {
 	if strings.Contains(out, "\\ufffd") {
 		t.Errorf("a rune was cut in half: %s", out)
 	}
-	if capLogs(capLogs(slog.DiscardHandler)) != capLogs(slog.DiscardHandler) {
-		t.Error("capLogs wraps twice")
+	if CapLogs(CapLogs(slog.DiscardHandler)) != CapLogs(slog.DiscardHandler) {
+		t.Error("CapLogs wraps twice")
 	}
 }

@@ -19,11 +19,11 @@ func (a *App) researchFromMention(ctx context.Context, req *Request, m Mention) 
 	var ue *UsageError
 	switch {
 	case errors.As(err, &ue):
-		return tell(blockkit.RenderError(ue.Msg, ""), "Not understood")
+		return Tell(blockkit.RenderError(ue.Msg, ""), "Not understood")
 	case err != nil:
 		return err
 	case m.Text == "" || c.Kind != CmdResearch:
-		return tell(blockkit.RenderError("Ask me about a report in its research thread: mention me there with your question.", "To research something new, mention me with your question, or use `/research &lt;question&gt;`."), "Ask in a research thread")
+		return Tell(blockkit.RenderError("Ask me about a report in its research thread: mention me there with your question.", "To research something new, mention me with your question, or use `/research &lt;question&gt;`."), "Ask in a research thread")
 	}
 	start := &Request{
 		UserID: m.User, TeamID: req.TeamID, Channel: m.Channel,

@@ -42,20 +42,20 @@ func (a *App) onNeverDomain(ctx context.Context, req *Request) error {
 	act, user := req.Action, req.UserID
 	instID, ok := blockkit.NeverDomainInstance(act.BlockID)
 	if !ok || act.SelectedOption.Value == "" {
-		return tell(blockkit.RenderError("This menu doesn't belong to any source review I know.", "Nothing was changed."), "Nothing was changed")
+		return Tell(blockkit.RenderError("This menu doesn't belong to any source review I know.", "Nothing was changed."), "Nothing was changed")
 	}
 	log := req.Log.With("checkpoint_id", instID)
 	r, _, problem := a.check(ctx, instID, user)
 	if problem != nil {
 		log.Info("bot: never-use choice refused")
-		return tell(problem, "Nothing was changed")
+		return Tell(problem, "Nothing was changed")
 	}
 	run, domain, err := a.engine.NeverDomain(ctx, instID, user, act.SelectedOption.Value)
 	switch {
 	case errors.Is(err, pipeline.ErrNotCurrent), errors.Is(err, pipeline.ErrNotSourceReview):
-		return tell(superseded(r), "Nothing was changed")
+		return Tell(superseded(r), "Nothing was changed")
 	case err != nil && run == nil && domain == "":
-		return tell(blockkit.RenderError("I can't use that as a domain: "+blockkit.EscapeTruncate(err.Error(), 300), "Nothing was changed."), "Nothing was changed")
+		return Tell(blockkit.RenderError("I can't use that as a domain: "+blockkit.EscapeTruncate(err.Error(), 300), "Nothing was changed."), "Nothing was changed")
 	case err != nil:
 		return fmt.Errorf("never use %s in run %s: %w", domain, r.ID, err)
 	}

@@ -152,7 +152,7 @@ func (o *postOnce) find(ctx context.Context, log *slog.Logger, k postKey, channe
 			}
 		}
 		if err != nil {
-			code := slackErrorCode(err)
+			code := SlackErrorCode(err)
 			if code == "missing_scope" {
 				log.Warn("bot: cannot look for a message an earlier process may have posted: the app lacks the scope "+historyScope(channel)+"; posting it again, so it may show twice",
 					"missing_scope", historyScope(channel), "err", err)

@@ -84,7 +84,7 @@ func (p *Presenter) Finished(ctx context.Context, r *pipeline.Run) error {
 			// channel): say so once and finish without the file.
 			log.Error("bot: uploading the report failed", "err", err)
 			if done[finalNotice] == "" {
-				if _, perr := p.send.Post(ctx, r.Origin.Channel, thread, blockkit.RenderError("I couldn't attach the full report file ("+blockkit.Escape(slackErrorCode(err))+"). The summary above is complete; ask whoever runs researchbot to check the bot's file permissions (files:write).", ""), "Report upload failed"); perr == nil {
+				if _, perr := p.send.Post(ctx, r.Origin.Channel, thread, blockkit.RenderError("I couldn't attach the full report file ("+blockkit.Escape(SlackErrorCode(err))+"). The summary above is complete; ask whoever runs researchbot to check the bot's file permissions (files:write).", ""), "Report upload failed"); perr == nil {
 					_ = mark(finalNotice, "1")
 				}
 			}

@@ -202,7 +202,7 @@ func (p *Presenter) sendProgress(ctx context.Context, paced bool, runID, channel
 	}
 	if ts != "" {
 		err = send.Update(ctx, channel, ts, blocks, text)
-		if code := slackErrorCode(err); err == nil || (code != "message_not_found" && code != "cant_update_message") {
+		if code := SlackErrorCode(err); err == nil || (code != "message_not_found" && code != "cant_update_message") {
 			return err
 		}
 	}

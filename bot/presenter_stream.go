@@ -205,7 +205,7 @@ func (p *Presenter) streamProgress(ctx context.Context, u *streamUpdate) error {
 			return nil
 		}
 		err := p.streamSender().AppendStream(ctx, ps.Channel, ps.TS, slack.MsgOptionChunks(chunks...))
-		switch code := slackErrorCode(err); {
+		switch code := SlackErrorCode(err); {
 		case err == nil:
 			markSent(&ps, tasks, chunks)
 			return p.saveStream(ctx, r.ID, ps)
@@ -304,7 +304,7 @@ func markSent(ps *planStream, tasks []blockkit.StreamTask, chunks []slack.Stream
 // failure (it is already over) is only logged.
 func (p *Presenter) stopQuietly(ctx context.Context, ps planStream) {
 	if err := p.streamSender().StopStream(ctx, ps.Channel, ps.TS); err != nil {
-		p.log.Debug("bot: stopping a replaced stream", "ts", ps.TS, "error", slackErrorCode(err))
+		p.log.Debug("bot: stopping a replaced stream", "ts", ps.TS, "error", SlackErrorCode(err))
 	}
 }
 
@@ -313,7 +313,7 @@ func (p *Presenter) stopStream(ctx context.Context, r *pipeline.Run, ps *planStr
 	chunks := blockkit.StreamChunks(tasks, ps.Sent)
 	all := append(append([]slack.StreamChunk(nil), chunks...), slack.NewMarkdownTextChunk(end))
 	err := p.streamSender().StopStream(ctx, ps.Channel, ps.TS, slack.MsgOptionChunks(all...))
-	if code := slackErrorCode(err); err != nil && streamGoneErrors[code] {
+	if code := SlackErrorCode(err); err != nil && streamGoneErrors[code] {
 		// Slack ended it first: show the final state in a new one.
 		ps.Open = false
 		p.log.Info("bot: a streamed plan ended before its stop; replacing it", "run_id", r.ID, "ts", ps.TS)

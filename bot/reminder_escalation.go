@@ -69,7 +69,7 @@ func (p *Presenter) escalateTo(ctx context.Context, r *pipeline.Run, inst *check
 			return err
 		}
 		p.log.Info("bot: an escalation DM failed; trying again", "run_id", r.ID, "checkpoint_id", inst.ID,
-			"attempt", attempt, "in", wait, "error", slackErrorCode(err))
+			"attempt", attempt, "in", wait, "error", SlackErrorCode(err))
 		t := p.clock.NewTimer(wait, "bot", "escalation")
 		select {
 		case <-t.C:

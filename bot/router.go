@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -279,16 +278,11 @@ func (a *App) registerRoutes() {
 // notInChannel are the Web API errors that mean the bot cannot post here.
 var notInChannel = map[string]bool{"not_in_channel": true, "channel_not_found": true, "is_archived": true, "restricted_action": true}
 
-// inviteHelp tells a user how to let the bot in.
-func inviteHelp(channelID string) []slack.Block {
-	what := "I'm not a member of this channel, so I can't post the research thread here."
-	todo := "Invite me with `/invite @researchbot` and run the command again."
-	if strings.HasPrefix(channelID, "D") {
-		what = "I can't post in this conversation."
-		todo = "Open researchbot's *Messages* tab and use `/research` there, or run it in a channel I'm in (invite me with `/invite @researchbot`)."
-	}
-	return blockkit.RenderError(what, todo)
-}
+// NotInChannel reports whether err, from a Web API call posting in a
+// channel, means the bot cannot post there (not a member, the channel gone
+// or archived, posting restricted): a feature then answers with
+// blockkit.RenderInviteHelp instead of a failure.
+func NotInChannel(err error) bool { return notInChannel[SlackErrorCode(err)] }
 
 // startResearch rate-limits, stores the run held (pipeline.Request.Held),
 // posts the root message naming it, and lets the run go on in its thread.
@@ -301,16 +295,16 @@ func (a *App) startResearch(ctx context.Context, req *Request) error {
 		var le *LimitedError
 		if errors.As(err, &le) {
 			a.metrics.limited(le.Scope)
-			return tell(blockkit.RenderError(limitMessage(le, a.now()), ""), "Rate limited")
+			return Tell(blockkit.RenderError(limitMessage(le, a.now()), ""), "Rate limited")
 		}
 		log.Error("bot: rate limiter unavailable", "err", err)
-		return tell(blockkit.RenderError("I couldn't start your research: my storage is not answering.", "Please try again in a few minutes."), "Storage unavailable")
+		return Tell(blockkit.RenderError("I couldn't start your research: my storage is not answering.", "Please try again in a few minutes."), "Storage unavailable")
 	}
 	files, fileProblems := a.readStartFiles(ctx, c.Files, cmd.UserID, cmd.ChannelID)
 	id := pipeline.NewRunID()
 	if err := a.cfg.Memory.HoldRun(ctx, id, a.now(), heldClaimTTL); err != nil {
 		log.Error("bot: recording a new run failed", "err", err)
-		return tell(blockkit.RenderError("I couldn't start your research: my storage is not answering.", "Please try again in a few minutes."), "Storage unavailable")
+		return Tell(blockkit.RenderError("I couldn't start your research: my storage is not answering.", "Please try again in a few minutes."), "Storage unavailable")
 	}
 	run, err := a.engine.Start(ctx, pipeline.Request{
 		ID:       id,
@@ -332,20 +326,20 @@ func (a *App) startResearch(ctx context.Context, req *Request) error {
 	if err != nil {
 		a.forgetHeld(ctx, id)
 		log.Error("bot: starting a run failed", "err", err)
-		return tell(blockkit.RenderError("I couldn't start this research: "+blockkit.EscapeTruncate(err.Error(), 500), "Please try again; if it keeps failing, tell whoever runs researchbot."), "Could not start")
+		return Tell(blockkit.RenderError("I couldn't start this research: "+blockkit.EscapeTruncate(err.Error(), 500), "Please try again; if it keeps failing, tell whoever runs researchbot."), "Could not start")
 	}
 	if run.ID != id {
 		a.forgetHeld(ctx, id) // an engine that names runs itself: nothing to sweep under id
 	}
 	thread, err := a.showHeld(ctx, run, log)
 	if errors.Is(err, errStartLater) {
-		return tell(blockkit.RenderError("Slack didn't confirm my post of your request, so I'm checking it; the research starts in its thread in a moment.", "No need to ask again."), "Starting in a moment")
+		return Tell(blockkit.RenderError("Slack didn't confirm my post of your request, so I'm checking it; the research starts in its thread in a moment.", "No need to ask again."), "Starting in a moment")
 	}
 	if err != nil {
-		if notInChannel[slackErrorCode(err)] {
-			return tell(inviteHelp(cmd.ChannelID), "Invite me first: /invite @researchbot")
+		if NotInChannel(err) {
+			return Tell(blockkit.RenderInviteHelp(cmd.ChannelID), "Invite me first: /invite @researchbot")
 		}
-		return tell(blockkit.RenderError("I couldn't post in this channel: "+blockkit.Escape(slackErrorCode(err))+".", "Please try again in a minute."), "Posting failed")
+		return Tell(blockkit.RenderError("I couldn't post in this channel: "+blockkit.Escape(SlackErrorCode(err))+".", "Please try again in a minute."), "Posting failed")
 	}
 	if thread == "" {
 		return nil // released elsewhere, or left for the sweep (logged)
@@ -384,7 +378,7 @@ func (a *App) status(ctx context.Context, req *Request) error {
 		err = pipeline.ErrNotFound
 	}
 	if err != nil {
-		return tell(a.runLookupError(err, runID), "No such run")
+		return Tell(a.runLookupError(err, runID), "No such run")
 	}
 	req.Reply(ctx, blockkit.RenderStatus(r, a.now()), "Run status")
 	return nil
@@ -413,7 +407,7 @@ func (a *App) runLookupError(err error, runID string) []slack.Block {
 func (a *App) list(ctx context.Context, req *Request) error {
 	runs, err := a.engine.List(ctx, pipeline.RunFilter{RequestedBy: req.UserID, Limit: 10})
 	if err != nil {
-		return tell(a.runLookupError(err, ""), "Error")
+		return Tell(a.runLookupError(err, ""), "Error")
 	}
 	req.Reply(ctx, blockkit.RenderList(runs, a.now()), "Your research runs")
 	return nil
@@ -424,13 +418,13 @@ func (a *App) askCancel(ctx context.Context, req *Request) error {
 	runID := req.Parsed.RunID
 	r, err := a.latestRun(ctx, req.UserID, runID, runID == "")
 	if err != nil {
-		return tell(a.runLookupError(err, runID), "No such run")
+		return Tell(a.runLookupError(err, runID), "No such run")
 	}
 	if !a.allowed(r, req.UserID) {
-		return tell(notAllowed(r), "Not allowed")
+		return Tell(notAllowed(r), "Not allowed")
 	}
 	if r.Status.Final() {
-		return tell(blockkit.RenderError("Run "+blockkit.RunRef(r.ID)+" has already finished ("+blockkit.StatusText(r.Status)+"); there is nothing to cancel.", ""), "Already finished")
+		return Tell(blockkit.RenderError("Run "+blockkit.RunRef(r.ID)+" has already finished ("+blockkit.StatusText(r.Status)+"); there is nothing to cancel.", ""), "Already finished")
 	}
 	req.Reply(ctx, blockkit.RenderCancelConfirm(r), "Cancel this run?")
 	return nil
@@ -439,14 +433,14 @@ func (a *App) askCancel(ctx context.Context, req *Request) error {
 // stream hands /research stream … to the stream handler.
 func (a *App) stream(ctx context.Context, req *Request) error {
 	if a.cfg.Streams.Handler == nil {
-		return tell(blockkit.RenderError("Research streams are not enabled on this researchbot.", "Ask whoever runs researchbot to enable them; `/research &lt;question&gt;` works as usual."), "Streams are not enabled")
+		return Tell(blockkit.RenderError("Research streams are not enabled on this researchbot.", "Ask whoever runs researchbot to enable them; `/research &lt;question&gt;` works as usual."), "Streams are not enabled")
 	}
 	cmd := req.Command
 	err := a.cfg.Streams.Handler.HandleStream(ctx, StreamCommand{TeamID: cmd.TeamID, ChannelID: cmd.ChannelID, UserID: cmd.UserID, Args: req.Parsed.Args, TriggerID: cmd.TriggerID, ResponseURL: cmd.ResponseURL})
 	var ue *UserError
 	if err != nil && !errors.As(err, &ue) {
 		req.Log.Error("bot: stream command failed", "err", err)
-		return tell(blockkit.RenderError("That stream command failed.", "Please try again; `/research help` lists the commands."), "Stream command failed")
+		return Tell(blockkit.RenderError("That stream command failed.", "Please try again; `/research help` lists the commands."), "Stream command failed")
 	}
 	return err
 }

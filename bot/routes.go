@@ -114,8 +114,11 @@ type UserError struct {
 // Error returns the notification text.
 func (e *UserError) Error() string { return e.Text }
 
-// tell returns a *UserError showing blocks, with text as the notification.
-func tell(blocks []slack.Block, text string) error { return &UserError{Blocks: blocks, Text: text} }
+// Tell returns a *UserError showing blocks, with text as the notification:
+// what a handler (the App's or a feature's) returns when it cannot do what
+// was asked and has written why for the person who asked. App.answer shows
+// it to them alone (in the form, or ephemerally).
+func Tell(blocks []slack.Block, text string) error { return &UserError{Blocks: blocks, Text: text} }
 
 // genericProblem answers an error no handler explained: it says only what is
 // known — the request was not finished — and the log has the cause.
@@ -137,7 +140,7 @@ func (a *App) answer(ctx context.Context, req *Request, err error) {
 	} else {
 		req.Log.Error("bot: request failed", "err", err)
 	}
-	if req.Ack(slack.NewUpdateViewSubmissionResponse(noticeModal(blocks))) {
+	if req.Ack(slack.NewUpdateViewSubmissionResponse(blockkit.NoticeModal(blocks))) {
 		return
 	}
 	req.Reply(ctx, blocks, text)

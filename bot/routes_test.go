@@ -12,7 +12,6 @@ import (
 	"github.com/researchbot/researchbot/bot/blockkit"
 	"github.com/researchbot/researchbot/internal/redistest"
 	"github.com/researchbot/researchbot/redisstore"
-	"github.com/researchbot/researchbot/scheduler"
 )
 
 func TestRoutesPickTheMostSpecificHandler(t *testing.T) {
@@ -66,7 +65,7 @@ type failingFeature struct{}
 
 func (failingFeature) Register(r *Routes) {
 	r.Action("test_refused", func(context.Context, *Request) error {
-		return tell(blockkit.RenderError("Only the owner can press this.", "Nothing was changed."), "Not allowed")
+		return Tell(blockkit.RenderError("Only the owner can press this.", "Nothing was changed."), "Not allowed")
 	})
 	r.Action("test_broken", func(context.Context, *Request) error {
 		return errors.New("store: connection reset by peer")
@@ -99,8 +98,9 @@ func TestE2EHandlerErrorsAreToldInOnePlace(t *testing.T) {
 	}
 }
 
-// TestOneWebAPIClient: the App, Streams and the Presenter given one Sender
-// speak through its client; none makes its own.
+// TestOneWebAPIClient: the App and the Presenter given one Sender speak
+// through its client; neither makes its own (the streams feature given it
+// too: bot/streams' TestOneWebAPIClient).
 func TestOneWebAPIClient(t *testing.T) {
 	send := NewSender(SenderConfig{BotToken: "xoxb-1", AppToken: "xapp-1", APIURL: "http://127.0.0.1:1/api/"})
 	_, rdb := redistest.Start(t)
@@ -113,15 +113,7 @@ func TestOneWebAPIClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	svc, err := scheduler.NewService(scheduler.ServiceConfig{Store: redisstore.NewStreams(rdb, "rb:"), Runner: &fakeRunner{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := NewStreams(StreamsConfig{Sender: send, Service: svc, Conversations: redisstore.NewConversations(rdb, "rb:", 0), Model: &scriptModel{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a.send != send || p.send != send || s.send != send {
+	if a.send != send || p.send != send {
 		t.Error("a second Web API client was made")
 	}
 }

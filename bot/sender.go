@@ -65,7 +65,7 @@ func NewSender(cfg SenderConfig) *Sender {
 	return &Sender{
 		api:  newSlackAPI(cfg.BotToken, cfg.AppToken, cfg.APIURL, hc, slack.OptionRetryConfig(retryConfig(clk))),
 		once: newSlackAPI(cfg.BotToken, cfg.AppToken, cfg.APIURL, hc),
-		log:  slog.New(capLogs(log.Handler())),
+		log:  slog.New(CapLogs(log.Handler())),
 	}
 }
 

@@ -41,7 +41,7 @@ func (a *App) onShare(ctx context.Context, req *Request) error {
 	runID, channel, ok := blockkit.ParseShareValue(req.Action.Value)
 	if !ok {
 		req.Log.Warn("bot: a share click with a value I did not write", "value", req.Action.Value)
-		return tell(blockkit.RenderError("I couldn't read that click.", "Nothing was shared."), "Not shared")
+		return Tell(blockkit.RenderError("I couldn't read that click.", "Nothing was shared."), "Not shared")
 	}
 	return a.shareReport(ctx, req, runID, channel)
 }
@@ -83,7 +83,7 @@ func (a *App) shareable(ctx context.Context, req *Request, runID string) (*pipel
 	r, err := a.engine.Load(ctx, runID)
 	switch {
 	case errors.Is(err, pipeline.ErrNotFound):
-		return nil, tell(blockkit.RenderError("I couldn't find run "+blockkit.RunRef(runID)+" any more.", "Nothing was shared."), "Not shared")
+		return nil, Tell(blockkit.RenderError("I couldn't find run "+blockkit.RunRef(runID)+" any more.", "Nothing was shared."), "Not shared")
 	case err != nil:
 		return nil, fmt.Errorf("loading run %s to share it: %w", runID, err)
 	}
@@ -92,10 +92,10 @@ func (a *App) shareable(ctx context.Context, req *Request, runID string) (*pipel
 	}
 	if req.UserID != r.RequestedBy {
 		req.Log.Info("bot: a share refused: not the requester", "run_id", r.ID, "user", req.UserID)
-		return nil, tell(blockkit.RenderError(blockkit.ShareNotRequester(r.RequestedBy), "Nothing was shared."), "Not shared")
+		return nil, Tell(blockkit.RenderError(blockkit.ShareNotRequester(r.RequestedBy), "Nothing was shared."), "Not shared")
 	}
 	if r.Report == nil || r.Status != pipeline.StatusCompleted {
-		return nil, tell(blockkit.RenderError("Run "+blockkit.RunRef(r.ID)+" has no finished report to share.", "Nothing was shared."), "Not shared")
+		return nil, Tell(blockkit.RenderError("Run "+blockkit.RunRef(r.ID)+" has no finished report to share.", "Nothing was shared."), "Not shared")
 	}
 	return r, nil
 }
@@ -111,27 +111,27 @@ func (a *App) shareReport(ctx context.Context, req *Request, runID, channel stri
 	}
 	if ok, withheld := r.ShareableTo(pipeline.ChannelAudience(channel)); !ok {
 		req.Log.Info("bot: a share refused: the channel could not read every source", "run_id", r.ID, "channel", channel, "withheld", withheld)
-		return tell(blockkit.RenderError(blockkit.ShareRefusal(channel, withheld), "Nothing was shared."), "Not shared")
+		return Tell(blockkit.RenderError(blockkit.ShareRefusal(channel, withheld), "Nothing was shared."), "Not shared")
 	}
 	if _, done, err := a.cfg.Memory.SharedSummary(ctx, r.ID, channel); err != nil {
 		return fmt.Errorf("recalling the shares of run %s: %w", r.ID, err)
 	} else if done {
-		return tell(blockkit.RenderError("This report is already shared to "+blockkit.ChannelRef(channel)+".", "Nothing was posted again."), "Already shared")
+		return Tell(blockkit.RenderError("This report is already shared to "+blockkit.ChannelRef(channel)+".", "Nothing was posted again."), "Already shared")
 	}
 	if first, err := a.cfg.Memory.StartShare(ctx, r.ID, channel, shareLockTTL); err != nil {
 		return fmt.Errorf("recording a share of run %s: %w", r.ID, err)
 	} else if !first {
-		return tell(blockkit.RenderError("I'm sharing this report to "+blockkit.ChannelRef(channel)+" already.", "Nothing was posted again."), "Already sharing")
+		return Tell(blockkit.RenderError("I'm sharing this report to "+blockkit.ChannelRef(channel)+" already.", "Nothing was posted again."), "Already sharing")
 	}
 	req.Ack(nil) // the form closes: what follows is answered in the thread
 	req.Channel, req.Thread = r.Origin.Channel, r.Origin.ThreadTS
 	ts, err := a.send.Post(ctx, channel, "", blockkit.RenderSharedReport(r, req.UserID), blockkit.ReportText(r))
 	if err != nil {
-		switch code := slackErrorCode(err); code {
+		switch code := SlackErrorCode(err); code {
 		case "not_in_channel", "channel_not_found":
-			return tell(blockkit.RenderError(blockkit.ShareNotInChannel(channel), "Nothing was shared."), "Not shared")
+			return Tell(blockkit.RenderError(blockkit.ShareNotInChannel(channel), "Nothing was shared."), "Not shared")
 		case "is_archived":
-			return tell(blockkit.RenderError(blockkit.ChannelRef(channel)+" is archived.", "Nothing was shared; choose another channel."), "Not shared")
+			return Tell(blockkit.RenderError(blockkit.ChannelRef(channel)+" is archived.", "Nothing was shared; choose another channel."), "Not shared")
 		default:
 			return fmt.Errorf("posting the shared report of run %s: %w", r.ID, err)
 		}
@@ -146,7 +146,7 @@ func (a *App) shareReport(ctx context.Context, req *Request, runID, channel stri
 			Channel: channel, ThreadTimestamp: ts,
 		}); err != nil {
 			req.Log.Error("bot: attaching the shared report's file failed", "run_id", r.ID, "err", err)
-			req.Reply(ctx, blockkit.RenderError("I shared the summary to "+blockkit.ChannelRef(channel)+" but couldn't attach the report file ("+blockkit.Escape(slackErrorCode(err))+").", "The file is in this thread; share it there by hand if you need to."), "File not attached")
+			req.Reply(ctx, blockkit.RenderError("I shared the summary to "+blockkit.ChannelRef(channel)+" but couldn't attach the report file ("+blockkit.Escape(SlackErrorCode(err))+").", "The file is in this thread; share it there by hand if you need to."), "File not attached")
 		}
 	}
 	if _, err := a.send.Post(ctx, r.Origin.Channel, r.Origin.ThreadTS, blockkit.RenderShareRecord(req.UserID, channel, a.now()), blockkit.ShareRecordText(channel)); err != nil {

@@ -231,10 +231,10 @@ func (a *App) readSharedFile(ctx context.Context, d *fileDownloader, s sharedFil
 		// for ("file_access": "check_file_info").
 		info, err := a.send.FileInfo(ctx, f.ID)
 		if err != nil {
-			if slackErrorCode(err) == "missing_scope" || slackErrorCode(err) == "not_allowed_token_type" {
+			if SlackErrorCode(err) == "missing_scope" || SlackErrorCode(err) == "not_allowed_token_type" {
 				return pipeline.File{}, errMissingScope
 			}
-			return pipeline.File{}, fmt.Errorf("the file's description could not be read from Slack: %s", slackErrorCode(err))
+			return pipeline.File{}, fmt.Errorf("the file's description could not be read from Slack: %s", SlackErrorCode(err))
 		}
 		f = *info
 	}

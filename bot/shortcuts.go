@@ -47,7 +47,7 @@ func (a *App) onShortcut(k *acker, d delivery, cb slack.InteractionCallback) {
 	case cb.Type == slack.InteractionTypeMessageAction && cb.CallbackID == blockkit.ShortcutResearchThis:
 		meta.Channel = cb.Channel.ID
 		meta.Thread = blockkit.FirstNonEmpty(cb.Message.ThreadTimestamp, cb.Message.Timestamp, cb.MessageTs)
-		question = slackUnescaper.Replace(cb.Message.Text)
+		question = blockkit.Unescape(cb.Message.Text)
 	default:
 		a.log.Warn("bot: unknown shortcut", "callback_id", cb.CallbackID, "type", string(cb.Type))
 		return
@@ -67,7 +67,7 @@ func (a *App) openStartForm(ctx context.Context, triggerID, user, question strin
 	if _, err := a.send.OpenView(ctx, triggerID, view); err != nil {
 		a.log.Error("bot: opening the start form failed", "user", user, "err", err)
 		if meta.Channel != "" {
-			a.send.Ephemeral(ctx, meta.Channel, user, meta.Thread, blockkit.RenderError("I couldn't open the form ("+blockkit.Escape(slackErrorCode(err))+").", "Please try again, or type `/research your question`."), "Could not open the form")
+			a.send.Ephemeral(ctx, meta.Channel, user, meta.Thread, blockkit.RenderError("I couldn't open the form ("+blockkit.Escape(SlackErrorCode(err))+").", "Please try again, or type `/research your question`."), "Could not open the form")
 		}
 	}
 }

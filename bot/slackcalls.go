@@ -6,9 +6,10 @@ import (
 	"github.com/slack-go/slack"
 )
 
-// slackErrorCode returns Slack's error code ("not_in_channel") of a Web API
-// error, or "".
-func slackErrorCode(err error) string {
+// SlackErrorCode returns Slack's error code ("not_in_channel") of an error
+// from a Sender call, the error's text when Slack gave none, or "" for nil:
+// what a feature names when it tells someone a post failed.
+func SlackErrorCode(err error) string {
 	var se slack.SlackErrorResponse
 	if errors.As(err, &se) {
 		return se.Err

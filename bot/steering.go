@@ -62,20 +62,20 @@ func (a *App) steer(ctx context.Context, req *Request, m Mention, runID string) 
 		return false, nil
 	}
 	if !a.allowed(r, m.User) {
-		return true, tell(blockkit.SteeringNotAllowed(r), "Not allowed")
+		return true, Tell(blockkit.SteeringNotAllowed(r), "Not allowed")
 	}
 	switch {
 	case m.Text == "":
-		return true, tell(blockkit.SteeringEmpty(), "How should I steer it?")
+		return true, Tell(blockkit.SteeringEmpty(), "How should I steer it?")
 	case isStopRequest(m.Text):
 		req.Reply(ctx, blockkit.RenderCancelConfirm(r), "Cancel this run?")
 		return true, nil
 	}
 	if n := utf8.RuneCountInString(m.Text); n > pipeline.MaxSteeringNoteRunes {
-		return true, tell(blockkit.SteeringTooLong(n), "Note too long")
+		return true, Tell(blockkit.SteeringTooLong(n), "Note too long")
 	}
 	if len(r.Notes) >= pipeline.MaxSteeringNotes {
-		return true, tell(blockkit.SteeringTooMany(), "Too many notes")
+		return true, Tell(blockkit.SteeringTooMany(), "Too many notes")
 	}
 	if err := a.allowSteering(ctx, r.ID); err != nil {
 		return true, err
@@ -83,16 +83,16 @@ func (a *App) steer(ctx context.Context, req *Request, m Mention, runID string) 
 	r, note, err := st.Steer(ctx, r.ID, m.User, m.Text)
 	switch {
 	case errors.Is(err, pipeline.ErrRunFinished):
-		return true, tell(blockkit.SteeringFinished(r), "Run finished")
+		return true, Tell(blockkit.SteeringFinished(r), "Run finished")
 	case errors.Is(err, pipeline.ErrTooManyNotes):
-		return true, tell(blockkit.SteeringTooMany(), "Too many notes")
+		return true, Tell(blockkit.SteeringTooMany(), "Too many notes")
 	case errors.Is(err, pipeline.ErrNoteTooLong):
-		return true, tell(blockkit.SteeringTooLong(utf8.RuneCountInString(m.Text)), "Note too long")
+		return true, Tell(blockkit.SteeringTooLong(utf8.RuneCountInString(m.Text)), "Note too long")
 	case errors.Is(err, pipeline.ErrEmptyNote):
-		return true, tell(blockkit.SteeringEmpty(), "How should I steer it?")
+		return true, Tell(blockkit.SteeringEmpty(), "How should I steer it?")
 	case err != nil:
 		req.Log.Error("bot: recording a steering note failed", "run_id", runID, "err", err)
-		return true, tell(blockkit.RenderError("I couldn't record your note; nothing was changed.", "Please send it again in a minute."), "Not recorded")
+		return true, Tell(blockkit.RenderError("I couldn't record your note; nothing was changed.", "Please send it again in a minute."), "Not recorded")
 	}
 	req.Log.Info("bot: steering note recorded", "run_id", r.ID, "notes", len(r.Notes))
 	_, err = a.send.Post(ctx, m.Channel, m.Thread, blockkit.RenderSteeringNoted(note, len(r.Notes), r.Status == pipeline.StatusWaiting), blockkit.SteeringNotedText(note))
@@ -112,7 +112,7 @@ func (a *App) allowSteering(ctx context.Context, runID string) error {
 	if wait > 0 {
 		a.metrics.limited("steering")
 		wait = max(wait.Round(time.Second), time.Second)
-		return tell(blockkit.SteeringTooFast(l.Rate, periodName(l.Period), blockkit.Duration(wait)), "Rate limited")
+		return Tell(blockkit.SteeringTooFast(l.Rate, periodName(l.Period), blockkit.Duration(wait)), "Rate limited")
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/researchbot/researchbot/bot"
 	"github.com/researchbot/researchbot/bot/blockkit"
+	"github.com/researchbot/researchbot/bot/streams"
 	"github.com/researchbot/researchbot/internal/app"
 	"github.com/researchbot/researchbot/internal/redistest"
 	"github.com/researchbot/researchbot/internal/researchtest"
@@ -122,7 +123,7 @@ func newStreamsE2E(t *testing.T) *streamsE2E {
 	if err != nil {
 		t.Fatal(err)
 	}
-	streams, err := bot.NewStreams(bot.StreamsConfig{
+	feature, err := streams.New(streams.Config{
 		BotToken: fake.BotToken(), APIURL: fake.APIURL(), Service: svc,
 		Conversations: redisstore.NewConversations(rdb, "rb:", 0), Model: a.StreamModel(), Metrics: metrics, Clock: clock,
 	})
@@ -135,7 +136,7 @@ func newStreamsE2E(t *testing.T) *streamsE2E {
 	}
 	t.Cleanup(stopWorker)
 	runBot(t, ctx, cancel, fake, bot.Config{AppToken: fake.AppToken(), BotToken: fake.BotToken(), APIURL: fake.APIURL(), Engine: a.Engine,
-		Memory: redisstore.NewSlackMemory(rdb), Budget: redisstore.NewRateLimiter(rdb, "slack"), Metrics: metrics, Streams: bot.StreamsUIConfig{Handler: streams, Mentions: streams}, FollowUps: bot.FollowUpsConfig{Asker: a.Engine}, Steering: bot.SteeringConfig{Steerer: a.Engine}})
+		Memory: redisstore.NewSlackMemory(rdb), Budget: redisstore.NewRateLimiter(rdb, "slack"), Metrics: metrics, Streams: bot.StreamsUIConfig{Handler: feature, Mentions: feature}, FollowUps: bot.FollowUpsConfig{Asker: a.Engine}, Steering: bot.SteeringConfig{Steerer: a.Engine}})
 	return &streamsE2E{t: t, fake: fake, svc: svc, engine: a.Engine, clock: clock, ctx: ctx, channel: streamChannel, metrics: metrics, convs: redisstore.NewConversations(rdb, "rb:", 0),
 		convCalls: func() []llmtest.Call { return conversationCalls(model) }}
 }

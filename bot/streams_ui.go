@@ -7,17 +7,18 @@ import (
 // The streams as the App routes them: "/research stream …", the stream
 // messages' buttons, the mentions in a stream's creation conversation, the
 // source review's "never use this site" for a digest and the App Home's
-// list of streams. The handlers themselves are Streams' (streams.go).
+// list of streams. The feature itself is package bot/streams, which bot does
+// not import: the assembly builds a *streams.Feature and sets it here.
 
 // StreamsUIConfig configures the streams feature of an App; its zero
 // value leaves streams off.
 type StreamsUIConfig struct {
-	// Handler handles "/research stream …" (the assembly passes *Streams);
-	// nil answers that streams are not enabled.
+	// Handler handles "/research stream …" (the assembly passes
+	// *streams.Feature); nil answers that streams are not enabled.
 	Handler StreamHandler
 	// Mentions takes the mentions in threads it holds a conversation in
-	// (the assembly passes *Streams); nil treats every mention in a thread
-	// as a follow-up question.
+	// (the assembly passes *streams.Feature); nil treats every mention in a
+	// thread as a follow-up question.
 	Mentions MentionHandler
 	// Domains saves "never use this site" at a digest's source review to
 	// its stream's never list; nil says streams' lists are not enabled.

@@ -21,6 +21,14 @@ func Escape(s string) string {
 	return mrkdwnEscaper.Replace(Visible(s))
 }
 
+// slackUnescaper undoes the escaping Slack applies to message text.
+var slackUnescaper = strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&")
+
+// Unescape undoes the escaping Slack applies to the text it sends (a
+// message, a slash command's arguments): &lt;, &gt; and &amp; become <, >
+// and &, so "R&amp;D" is read as the "R&D" it was typed as.
+func Unescape(s string) string { return slackUnescaper.Replace(s) }
+
 // escapeRune is one visible character as Escape writes it.
 func escapeRune(r rune) string {
 	switch r {

@@ -107,3 +107,16 @@ func TestVisibleDropsWhatPeopleCannotSee(t *testing.T) {
 		t.Errorf("EscapeTruncate keeps a bidi override: %q", got)
 	}
 }
+
+// TestUnescape: the entities Slack sends for &, < and > are read back as
+// the characters typed, and Escape's output is read back as its input.
+func TestUnescape(t *testing.T) {
+	if got := Unescape("R&amp;D &lt;lab&gt; &amp;lt;"); got != "R&D <lab> &lt;" {
+		t.Errorf("Unescape = %q", got)
+	}
+	for _, s := range []string{"a < b && c > d", "<!channel>", "&amp;"} {
+		if got := Unescape(Escape(s)); got != s {
+			t.Errorf("Unescape(Escape(%q)) = %q", s, got)
+		}
+	}
+}

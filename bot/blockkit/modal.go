@@ -12,6 +12,17 @@ import (
 	"github.com/researchbot/researchbot/pipeline"
 )
 
+// NoticeModal replaces a form with an explanation (blocks) and a Close
+// button.
+func NoticeModal(blocks []slack.Block) *slack.ModalViewRequest {
+	return &slack.ModalViewRequest{
+		Type:   slack.VTModal,
+		Title:  Plain("researchbot", MaxModalTitle),
+		Close:  Plain("Close", MaxModalTitle),
+		Blocks: slack.Blocks{BlockSet: blocks},
+	}
+}
+
 // Callback ids of the modals this package renders. A modal's
 // private_metadata is the checkpoint instance id.
 const (

@@ -346,6 +346,18 @@ func RenderError(what, todo string) []slack.Block {
 	return blocks
 }
 
+// RenderInviteHelp tells a user how to let the bot into channelID, where it
+// could not post (a direct message, "D…", cannot take an invitation).
+func RenderInviteHelp(channelID string) []slack.Block {
+	what := "I'm not a member of this channel, so I can't post the research thread here."
+	todo := "Invite me with `/invite @researchbot` and run the command again."
+	if strings.HasPrefix(channelID, "D") {
+		what = "I can't post in this conversation."
+		todo = "Open researchbot's *Messages* tab and use `/research` there, or run it in a channel I'm in (invite me with `/invite @researchbot`)."
+	}
+	return RenderError(what, todo)
+}
+
 // RenderCancelConfirm asks the requester to confirm cancelling a run.
 func RenderCancelConfirm(r *pipeline.Run) []slack.Block {
 	return []slack.Block{

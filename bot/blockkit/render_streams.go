@@ -344,6 +344,15 @@ func digestLine(d scheduler.DigestRecord) string {
 	return line
 }
 
+// RenderStreamEditRoot is the root message of a stream's edit thread, which
+// user opened.
+func RenderStreamEditRoot(st *scheduler.Stream, user string) []slack.Block {
+	return []slack.Block{
+		Section(":pencil2: " + Who(user) + " is editing the research stream *" + EscapeTruncate(st.Spec.Name, 100) + "*."),
+		ContextText("Its current settings are below. Choose *Change* and say what to change (mention @researchbot in this thread), then *Confirm*: the changes are saved together, a new schedule applies from its next time, and past digests are kept."),
+	}
+}
+
 // RenderStreamDeleteConfirm asks to confirm deleting a stream.
 func RenderStreamDeleteConfirm(st *scheduler.Stream) []slack.Block {
 	name := EscapeTruncate(st.Spec.Name, 100)

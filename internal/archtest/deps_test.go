@@ -1,6 +1,9 @@
 package archtest
 
 import (
+	"encoding/json"
+	"errors"
+	"io"
 	"os/exec"
 	"slices"
 	"strings"
@@ -34,6 +37,7 @@ var inward = map[string]struct {
 	"terminal":              {[]string{"pipeline", "checkpoints", "textmatch"}, "the terminal presenter adapts the domain to a TTY"},
 	"bot":                   {[]string{"bot/blockkit", "pipeline", "checkpoints", "scheduler", "textmatch", "dedup", "internal/obs", "extract"}, "the Slack adapter knows the domain; its memory and rate budgets are ports, not redisstore; its counters join the process's metrics; files people share in Slack are read by extract"},
 	"bot/blockkit":          {[]string{"pipeline", "checkpoints", "scheduler", "textmatch", "dedup"}, "Block Kit and mrkdwn rendering (messages, App Home, forms) are pure functions of the domain's types: a leaf under bot that knows neither the transport nor the process"},
+	"bot/streams":           {[]string{"bot", "bot/blockkit", "pipeline", "checkpoints", "scheduler", "textmatch", "dedup", "internal/obs", "extract"}, "the research streams feature (\"/research stream …\", the creation conversation, edits, the stream buttons): it imports the transport (bot), whose routes, requests and Sender it uses, the rendering leaf and the domain's scheduler, and reaches the rest (metrics, shared files) only through bot; its stores and model are ports it declares"},
 	"bot/workspacesearch":   {[]string{"pipeline", "checkpoints", "textmatch"}, "the Slack workspace (Real-time Search, assistant.search.context) as a pipeline.Searcher: an adapter under bot, the only room of slack-go, knowing only the domain's types"},
 	"internal/obs":          {[]string{"pipeline", "checkpoints", "textmatch"}, "metrics and health endpoints, shared by serve and worker: the engine's observer, fed by adapters through the wiring, knowing none of them"},
 	"redisstore":            {[]string{"pipeline", "checkpoints", "scheduler", "textmatch", "dedup"}, "the Redis adapter implements the domain's stores and the adapters' ports"},
@@ -49,7 +53,7 @@ var inward = map[string]struct {
 	"internal/archtest":     {nil, "this test"},
 	"internal/faults":       {nil, "the fault suite: its code is tests only (build tag faults)"},
 	"eval":                  {[]string{"pipeline", "checkpoints", "textmatch"}, "the built-in evaluation: its collection and questions (embedded files) and the grading of a run's report, a pure function of the domain's types"},
-	"internal/app/roles":    {[]string{"internal/app", "bot", "bot/blockkit", "bot/workspacesearch", "internal/obs", "internal/tracing", "config", "pipeline", "checkpoints", "scheduler", "textmatch", "dedup", "llm", "search", "search/mcpsearch", "search/docsearch", "fetch", "extract", "redisstore", "internal/retryafter"}, "the assembly of a process: internal/app's engine plus the roles a command asks for (Slack, workers, scheduler, HTTP, a foreground job), each part run and stopped by one owner; it knows every adapter but no terminal and no command"},
+	"internal/app/roles":    {[]string{"internal/app", "bot", "bot/blockkit", "bot/streams", "bot/workspacesearch", "internal/obs", "internal/tracing", "config", "pipeline", "checkpoints", "scheduler", "textmatch", "dedup", "llm", "search", "search/mcpsearch", "search/docsearch", "fetch", "extract", "redisstore", "internal/retryafter"}, "the assembly of a process: internal/app's engine plus the roles a command asks for (Slack, workers, scheduler, HTTP, a foreground job), each part run and stopped by one owner; it knows every adapter and plugs bot's features into it, but knows no terminal and no command"},
 	"cmd/researchbot":       {[]string{"*"}, "main is the only place that wires everything"},
 }
 
@@ -75,7 +79,7 @@ var rooms = []struct {
 	{"github.com/redis/go-redis/", []string{"redisstore", "internal/app", "cmd/researchbot", "internal/redistest"}, "Redis has one room: redisstore; consumers declare ports (rate budget, page cache, Slack memory)"},
 	{"github.com/go-redis/redis_rate/", []string{"redisstore", "internal/app", "cmd/researchbot"}, "one rate limiter, one key scheme (rb:rate:<area>:<key>), in redisstore"},
 	{"github.com/alicebob/miniredis/", []string{"redisstore", "internal/app", "cmd/researchbot"}, "the embedded Redis is how redisstore connects without REDIS_URL"},
-	{"github.com/slack-go/slack", []string{"bot", "bot/blockkit", "bot/workspacesearch", "internal/slackfake", "cmd/researchbot"}, "Slack has one room: bot/... (bot's rendering leaf uses the Block Kit types; workspace search is a Searcher under bot; the fake stands in for Slack in tests)"},
+	{"github.com/slack-go/slack", []string{"bot", "bot/blockkit", "bot/streams", "bot/workspacesearch", "internal/slackfake", "cmd/researchbot"}, "Slack has one room: bot/... (bot's rendering leaf uses the Block Kit types; a feature builds blocks and reads the clicks it routes; workspace search is a Searcher under bot; the fake stands in for Slack in tests)"},
 	{"go.opentelemetry.io/otel", []string{"internal/tracing", "internal/app", "cmd/researchbot"}, "OpenTelemetry has one room: internal/tracing (API, SDK and OTLP exporter); the engine sees the pipeline.Tracer port and llm, search, fetch and bot stay free of it: their spans are made around their calls by the wiring (adapters' hooks, an http.RoundTripper), so no package but the adapter changes when the tracing library does"},
 	{"github.com/modelcontextprotocol/go-sdk", []string{"search/mcpsearch", "internal/mcpfake", "internal/app", "cmd/researchbot"}, "MCP has one room: mcpsearch calls only the configured tools of a server; the engine sees search backends and documents (and the fake server stands in for MCP servers in tests)"},
 	{"github.com/fumiama/go-docx", []string{"extract", "fetch", "search/docsearch", "internal/app", "bot", "cmd/researchbot"}, "Word documents are read in extract only, behind its zip-bomb check"},
@@ -84,6 +88,26 @@ var rooms = []struct {
 	{"github.com/ledongthuc/pdf", []string{"extract", "fetch", "search/docsearch", "internal/app", "bot", "cmd/researchbot"}, "PDF parsing has one room: extract, behind its bounds (bytes, pages, decompressed bytes, deadline) and its panic guard"},
 	{"github.com/blevesearch/", []string{"search/docsearch", "internal/app", "cmd/researchbot"}, "full-text indexing has one room: docsearch keeps the document collection's index (bleve, BM25) and its on-disk layout; the engine sees a search backend and documents read by address"},
 	{"github.com/sashabaranov/go-openai", []string{"llm", "internal/app", "cmd/researchbot"}, "the OpenAI SDK stays in llm; the domain sees pipeline.Model"},
+}
+
+// features are bot's features, each with what it is: a feature imports the
+// transport (bot: the routes it registers, the requests it answers, the
+// Sender it posts with) and the rendering leaf (bot/blockkit), and no other
+// feature; bot imports no feature: the assembly (internal/app/roles) builds
+// each and plugs it into bot.Config. Every package under bot/ is a feature
+// but the two that are not the App's: bot/blockkit, the rendering leaf (it
+// knows no transport: see leaves), and bot/workspacesearch, a
+// pipeline.Searcher the assembly gives the engine (it knows no transport:
+// see inward). A feature reaches the libraries bot's rooms hold through bot;
+// it imports one itself only where the room names it.
+var features = map[string]string{
+	"bot/streams": "research streams, the most self-contained feature: it registers its own routes (bot.StreamHandler) and takes the mentions in its conversations (bot.MentionHandler)",
+}
+
+// notFeatures are the packages under bot/ that are not features, and why.
+var notFeatures = map[string]string{
+	"bot/blockkit":        "the rendering leaf: pure functions from the domain's types to Block Kit, imported by bot and every feature",
+	"bot/workspacesearch": "the Slack workspace as a pipeline.Searcher for the engine, built by the assembly: no part of the App",
 }
 
 // leaves lists packages that must stay pure functions although their
@@ -116,25 +140,61 @@ var pure = map[string][]string{
 // packages) is a third-party package.
 func thirdParty(d string) bool { return strings.Contains(strings.Split(d, "/")[0], ".") }
 
+// listed is what `go list -e -json` says of a package.
+type listed struct {
+	ImportPath string
+	Deps       []string
+	Imports    []string
+	Error      *struct{ Err string }
+}
+
+// list returns every package of the module as `go list -e` lists it
+// (module-relative, with its non-standard dependencies and imports). A
+// package go list finds in error (an import cycle, say) fails the test and
+// is listed all the same, so a dependency that makes a cycle (bot importing
+// a feature that imports bot) is also named by the rule it breaks.
+func list(t *testing.T) map[string]listed {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-e", "-json=ImportPath,Deps,Imports,Error", module+"...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	rel := func(ps []string) []string {
+		var ds []string
+		for _, d := range ps {
+			if strings.HasPrefix(d, module) || thirdParty(d) {
+				ds = append(ds, strings.TrimPrefix(d, module))
+			}
+		}
+		return ds
+	}
+	all := map[string]listed{}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for {
+		var p listed
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatalf("go list: %v", err)
+		}
+		if p.Error != nil {
+			t.Errorf("go list: %s: %s", p.ImportPath, p.Error.Err)
+		}
+		p.ImportPath = strings.TrimPrefix(p.ImportPath, module)
+		p.Deps, p.Imports = rel(p.Deps), rel(p.Imports)
+		all[p.ImportPath] = p
+	}
+	return all
+}
+
 // deps returns every package of the module with its transitive
 // non-standard dependencies (module-relative for the module's own), as
 // `go list -deps` lists them.
 func deps(t *testing.T) map[string][]string {
 	t.Helper()
-	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Deps " "}}`, module+"...").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
 	all := map[string][]string{}
-	for line := range strings.SplitSeq(strings.TrimSpace(string(out)), "\n") {
-		fields := strings.Fields(line)
-		var ds []string
-		for _, d := range fields[1:] {
-			if strings.HasPrefix(d, module) || thirdParty(d) {
-				ds = append(ds, strings.TrimPrefix(d, module))
-			}
-		}
-		all[strings.TrimPrefix(fields[0], module)] = ds
+	for pkg, p := range list(t) {
+		all[pkg] = p.Deps
 	}
 	return all
 }
@@ -171,14 +231,95 @@ func TestDependenciesPointInward(t *testing.T) {
 }
 
 func TestOneRoomPerTechnology(t *testing.T) {
-	for pkg, ds := range deps(t) {
+	for pkg, p := range list(t) {
 		for _, r := range rooms {
 			if _, ok := assemblers[pkg]; ok || slices.Contains(r.only, pkg) {
 				continue
 			}
-			if i := slices.IndexFunc(ds, func(d string) bool { return strings.HasPrefix(d, r.lib) }); i >= 0 {
-				t.Errorf("%s depends on %s (only %v may): %s", pkg, ds[i], r.only, r.why)
+			in := func(d string) bool { return strings.HasPrefix(d, r.lib) }
+			if _, ok := features[pkg]; ok && slices.Contains(r.only, "bot") {
+				// Through bot, where bot may; not by its own import.
+				if i := slices.IndexFunc(p.Imports, in); i >= 0 {
+					t.Errorf("feature %s imports %s itself (only %v may; a feature reaches it through bot): %s", pkg, p.Imports[i], r.only, r.why)
+				}
+				continue
 			}
+			if i := slices.IndexFunc(p.Deps, in); i >= 0 {
+				t.Errorf("%s depends on %s (only %v may): %s", pkg, p.Deps[i], r.only, r.why)
+			}
+		}
+	}
+}
+
+// featureProblems checks the features feats in all (package → its
+// dependencies): every package under bot/ is a feature or named as none, a
+// feature imports the transport and depends on no other feature, and bot
+// depends on no feature.
+func featureProblems(all map[string][]string, feats map[string]string) []string {
+	var problems []string
+	for pkg := range all {
+		_, f := feats[pkg]
+		_, nf := notFeatures[pkg]
+		if strings.HasPrefix(pkg, "bot/") && !f && !nf {
+			problems = append(problems, pkg+" is under bot/ but neither a feature nor named as none: say which (archtest's features or notFeatures) and why")
+		}
+	}
+	for f, why := range feats {
+		ds, ok := all[f]
+		if !ok {
+			problems = append(problems, "archtest names the feature "+f+", which does not exist")
+			continue
+		}
+		if !slices.Contains(ds, "bot") {
+			problems = append(problems, f+" does not import the transport (bot): a package under bot/ that is no part of the App is no feature ("+why+")")
+		}
+		for _, d := range ds {
+			if _, other := feats[d]; other {
+				problems = append(problems, f+" depends on "+d+": features import the transport (bot) and the rendering leaf, not each other; what two features share belongs in bot or bot/blockkit")
+			}
+		}
+	}
+	for _, core := range []string{"bot", "bot/blockkit"} {
+		for _, d := range all[core] {
+			if _, ok := feats[d]; ok {
+				problems = append(problems, core+" depends on the feature "+d+": the transport and its leaf know no feature; the assembly (internal/app/roles) builds each and plugs it into bot.Config")
+			}
+		}
+	}
+	slices.Sort(problems)
+	return problems
+}
+
+func TestFeaturesImportTheTransportNotEachOther(t *testing.T) {
+	for _, p := range featureProblems(deps(t), features) {
+		t.Error(p)
+	}
+}
+
+// TestFeatureRuleFires: featureProblems names bot depending on a feature,
+// a feature depending on another, a feature without the transport and a
+// package under bot/ that is not classified; the module as it is names
+// none (TestFeaturesImportTheTransportNotEachOther).
+func TestFeatureRuleFires(t *testing.T) {
+	all := deps(t)
+	bad := map[string][]string{}
+	for pkg, ds := range all {
+		bad[pkg] = ds
+	}
+	bad["bot"] = append(slices.Clone(all["bot"]), "bot/streams")
+	bad["bot/unsorted"] = []string{"bot"}
+	got := strings.Join(featureProblems(bad, features), "\n")
+	for _, want := range []string{"bot depends on the feature bot/streams", "bot/unsorted is under bot/ but neither a feature"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the feature rule does not say %q; it says:\n%s", want, got)
+		}
+	}
+	two := map[string]string{"bot/streams": features["bot/streams"], "bot/other": "a second feature, for this test"}
+	bad = map[string][]string{"bot/streams": {"bot", "bot/other"}, "bot/other": {"bot/blockkit"}}
+	got = strings.Join(featureProblems(bad, two), "\n")
+	for _, want := range []string{"bot/streams depends on bot/other: features import the transport", "bot/other does not import the transport"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the feature rule does not say %q; it says:\n%s", want, got)
 		}
 	}
 }

@@ -37,6 +37,7 @@ import (
 	"time"
 
 	"github.com/researchbot/researchbot/bot"
+	"github.com/researchbot/researchbot/bot/streams"
 	"github.com/researchbot/researchbot/bot/workspacesearch"
 	"github.com/researchbot/researchbot/config"
 	"github.com/researchbot/researchbot/internal/app"
@@ -321,7 +322,7 @@ func New(ctx context.Context, cfg Config) (_ *Process, err error) {
 // Socket Mode app with its features.
 func newSlackApp(a *app.App, c config.Config, sender *bot.Sender, metrics *bot.Metrics, streamSvc *scheduler.Service, spans *tracing.Tracing, log *slog.Logger) (*bot.App, error) {
 	clock := a.Clock()
-	streams, err := bot.NewStreams(bot.StreamsConfig{
+	streamsUI, err := streams.New(streams.Config{
 		Sender: sender, Service: streamSvc, Conversations: a.DB.Conversations(0),
 		Model: a.StreamModel(), Logger: log, Clock: clock,
 	})
@@ -337,7 +338,7 @@ func newSlackApp(a *app.App, c config.Config, sender *bot.Sender, metrics *bot.M
 			Decisions: decisionTracer(spans), Admin: a.Store},
 		FollowUps: bot.FollowUpsConfig{Asker: a.Engine},
 		Steering:  bot.SteeringConfig{Steerer: a.Engine},
-		Streams:   bot.StreamsUIConfig{Handler: streams, Mentions: streams, Domains: streamSvc, List: streamSvc},
+		Streams:   bot.StreamsUIConfig{Handler: streamsUI, Mentions: streamsUI, Domains: streamSvc, List: streamSvc},
 		Files:     a.Engine,
 		Start:     bot.StartConfig{Defaults: a.DB.ChannelDefaults(), WorkspaceSearch: c.WorkspaceSearch},
 		Clock:     clock,

@@ -1,4 +1,4 @@
-package bot
+package streams
 
 // The guided creation conversation in a thread: starting it, the clicks on its
 // turns, advancing it through the model (compare-and-set), creating the stream
@@ -13,13 +13,14 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/researchbot/researchbot/bot"
 	"github.com/researchbot/researchbot/bot/blockkit"
 	"github.com/researchbot/researchbot/pipeline"
 	"github.com/researchbot/researchbot/scheduler"
 )
 
 // userTZ is user's Slack profile time zone, "" when unknown.
-func (s *Streams) userTZ(ctx context.Context, user string) string {
+func (s *Feature) userTZ(ctx context.Context, user string) string {
 	u, err := s.send.UserInfo(ctx, user)
 	if err != nil {
 		s.log.Warn("bot: users.info failed; the stream's time zone defaults to UTC", "user", user, "err", err)
@@ -30,7 +31,7 @@ func (s *Streams) userTZ(ctx context.Context, user string) string {
 
 // startConversation opens a creation thread: the root message, then the
 // first turn in its thread, and the conversation stored under the thread.
-func (s *Streams) startConversation(ctx context.Context, cmd StreamCommand) error {
+func (s *Feature) startConversation(ctx context.Context, cmd bot.StreamCommand) error {
 	tz := s.userTZ(ctx, cmd.UserID)
 	conv, turn := scheduler.BeginConversation(cmd.UserID, cmd.ChannelID, tz, s.clock.Now())
 	if cmd.InThread != "" {
@@ -38,11 +39,11 @@ func (s *Streams) startConversation(ctx context.Context, cmd StreamCommand) erro
 	}
 	root, err := s.send.Post(ctx, cmd.ChannelID, "", blockkit.RenderStreamRoot(cmd.UserID), "New research stream")
 	if err != nil {
-		if notInChannel[slackErrorCode(err)] {
-			return tell(inviteHelp(cmd.ChannelID), "Invite me first: /invite @researchbot")
+		if bot.NotInChannel(err) {
+			return bot.Tell(blockkit.RenderInviteHelp(cmd.ChannelID), "Invite me first: /invite @researchbot")
 		}
 		s.log.Error("bot: posting a stream conversation failed", "user", cmd.UserID, "err", err)
-		return tell(blockkit.RenderError("I couldn't start the conversation here: "+blockkit.Escape(slackErrorCode(err))+".", "Please try again in a minute."), "Posting failed")
+		return bot.Tell(blockkit.RenderError("I couldn't start the conversation here: "+blockkit.Escape(bot.SlackErrorCode(err))+".", "Please try again in a minute."), "Posting failed")
 	}
 	if _, err := s.convs.Create(ctx, cmd.ChannelID, root, conv); err != nil {
 		s.log.Error("bot: storing a stream conversation failed", "err", err)
@@ -57,10 +58,10 @@ func (s *Streams) startConversation(ctx context.Context, cmd StreamCommand) erro
 // converseIn holds a creation conversation in an existing thread (an
 // assistant panel thread): the first turn is posted there, and the
 // conversation is stored under it.
-func (s *Streams) converseIn(ctx context.Context, channel, thread string, conv scheduler.Conversation, turn scheduler.Turn) error {
+func (s *Feature) converseIn(ctx context.Context, channel, thread string, conv scheduler.Conversation, turn scheduler.Turn) error {
 	if _, err := s.convs.Create(ctx, channel, thread, conv); err != nil {
 		s.log.Error("bot: storing a stream conversation failed", "err", err)
-		return tell(blockkit.RenderError("I couldn't start the conversation: my storage is not answering.", "Please try again in a few minutes."), "Storage unavailable")
+		return bot.Tell(blockkit.RenderError("I couldn't start the conversation: my storage is not answering.", "Please try again in a few minutes."), "Storage unavailable")
 	}
 	s.postTurn(ctx, channel, thread, conv, 0, turn)
 	s.log.Info("bot: stream conversation started", "user", conv.Spec.Owner, "channel", conv.Spec.Channel, "thread", thread)
@@ -76,8 +77,8 @@ type clicked struct {
 }
 
 // onAction handles a click on a stream message; a click that cannot be
-// taken is answered (App.answer) in the clicked message's thread.
-func (s *Streams) onAction(ctx context.Context, req *Request) error {
+// taken is answered (by bot.App) in the clicked message's thread.
+func (s *Feature) onAction(ctx context.Context, req *bot.Request) error {
 	cb, act := *req.Callback, *req.Action
 	user, channel, thread := req.UserID, req.Channel, req.Thread
 	switch act.ActionID {
@@ -136,19 +137,19 @@ func (s *Streams) onAction(ctx context.Context, req *Request) error {
 	switch {
 	case err != nil:
 		s.log.Error("bot: loading a stream conversation failed", "channel", channel, "err", err)
-		return tell(blockkit.RenderError("I couldn't load this conversation right now.", "Please click again in a minute."), "Try again")
+		return bot.Tell(blockkit.RenderError("I couldn't load this conversation right now.", "Please click again in a minute."), "Try again")
 	case !ok:
-		return tell(blockkit.RenderError("This stream conversation has ended or expired.", "Start a new one with `/research stream new`."), "Conversation ended")
+		return bot.Tell(blockkit.RenderError("This stream conversation has ended or expired.", "Start a new one with `/research stream new`."), "Conversation ended")
 	case user != c.Spec.Owner:
-		return tell(blockkit.RenderError("Only "+blockkit.Who(c.Spec.Owner)+", who is setting up this stream, can answer here.", "Nothing was changed. Start your own with `/research stream new`."), "Not your conversation")
+		return bot.Tell(blockkit.RenderError("Only "+blockkit.Who(c.Spec.Owner)+", who is setting up this stream, can answer here.", "Nothing was changed. Start your own with `/research stream new`."), "Not your conversation")
 	}
 	return s.advance(ctx, channel, thread, user, c, v, a, click)
 }
 
 // advance applies one action to the conversation of a thread: it asks the
 // model when needed, stores the result (compare-and-set) and posts the next
-// turn. A refused action is returned as a *UserError, for the user only.
-func (s *Streams) advance(ctx context.Context, channel, thread, user string, c scheduler.Conversation, version int64, a scheduler.ConversationAction, click *clicked) error {
+// turn. A refused action is returned as a *bot.UserError, for the user only.
+func (s *Feature) advance(ctx context.Context, channel, thread, user string, c scheduler.Conversation, version int64, a scheduler.ConversationAction, click *clicked) error {
 	log := s.log.With("channel", channel, "thread", thread, "user", user, "action", a.Kind)
 	if click == nil && c.Shown != "" {
 		// Answered by typing: the turn's buttons go, as after a click.
@@ -159,7 +160,7 @@ func (s *Streams) advance(ctx context.Context, channel, thread, user string, c s
 	switch {
 	case errors.As(err, &ae), errors.Is(err, scheduler.ErrModelUnavailable):
 		log.Info("bot: stream conversation did not move", "reason", err)
-		return tell(blockkit.RenderError(blockkit.EscapeTruncate(turn.Message, blockkit.SectionBudget-40), ""), blockkit.StreamTurnText(turn))
+		return bot.Tell(blockkit.RenderError(blockkit.EscapeTruncate(turn.Message, blockkit.SectionBudget-40), ""), blockkit.StreamTurnText(turn))
 	case err != nil:
 		log.Warn("bot: the model's proposal was refused", "err", err)
 	}
@@ -184,7 +185,7 @@ func (s *Streams) advance(ctx context.Context, channel, thread, user string, c s
 		if err != nil {
 			log.Error("bot: saving a stream conversation failed", "err", err)
 		}
-		return tell(blockkit.RenderError("I was still handling your previous answer, so this one was not applied.", "Please look at my latest message and answer again."), "Not applied")
+		return bot.Tell(blockkit.RenderError("I was still handling your previous answer, so this one was not applied.", "Please look at my latest message and answer again."), "Not applied")
 	}
 	if click != nil {
 		s.collapse(ctx, channel, click, user)
@@ -207,11 +208,11 @@ func sameButShown(a, b scheduler.Conversation) bool {
 // complete creates the stream after the review was confirmed. The
 // conversation is marked complete first, so a double click creates one
 // stream; when the creation fails it goes back to the review.
-func (s *Streams) complete(ctx context.Context, channel, thread, user string, before scheduler.Conversation, version int64, done scheduler.Conversation, click *clicked) error {
+func (s *Feature) complete(ctx context.Context, channel, thread, user string, before scheduler.Conversation, version int64, done scheduler.Conversation, click *clicked) error {
 	log := s.log.With("channel", channel, "thread", thread, "user", user)
 	nv, ok, err := s.convs.Update(ctx, channel, thread, version, done)
 	if err != nil || !ok {
-		return tell(blockkit.RenderError("This stream is already being created.", "Nothing else changed."), "Already confirmed")
+		return bot.Tell(blockkit.RenderError("This stream is already being created.", "Nothing else changed."), "Already confirmed")
 	}
 	st, err := s.save(ctx, done, user)
 	if err != nil {
@@ -251,20 +252,20 @@ func (s *Streams) complete(ctx context.Context, channel, thread, user string, be
 }
 
 // dryRun answers the buttons offered after a stream is created.
-func (s *Streams) dryRun(ctx context.Context, cb slack.InteractionCallback, channel, thread string, act slack.BlockAction) error {
+func (s *Feature) dryRun(ctx context.Context, cb slack.InteractionCallback, channel, thread string, act slack.BlockAction) error {
 	user := cb.User.ID
 	id, name := blockkit.ParseStreamValue(act.Value)
 	click := &clicked{ts: cb.Container.MessageTs, blocks: cb.Message.Blocks.BlockSet, text: cb.Message.Text}
 	if id != "" {
 		// The button is for one stream: not for another that took its name since.
 		if st, err := s.svc.Show(ctx, name); err == nil && st.ID != id || errors.Is(err, scheduler.ErrStreamNotFound) {
-			return tell(staleStreamButton(name), "That stream no longer exists")
+			return bot.Tell(staleStreamButton(name), "That stream no longer exists")
 		}
 	}
 	if act.ActionID == blockkit.ActionStreamDryRunSkip {
 		st, err := s.svc.Show(ctx, name)
 		if err == nil && !st.CanChange(user, false) {
-			return tell(blockkit.RenderStreamNotAllowed(st, "answer for"), "Not allowed")
+			return bot.Tell(blockkit.RenderStreamNotAllowed(st, "answer for"), "Not allowed")
 		}
 		click.what = "skipped the dry run"
 		s.collapse(ctx, channel, click, user)
@@ -278,7 +279,7 @@ func (s *Streams) dryRun(ctx context.Context, cb slack.InteractionCallback, chan
 		return r, err
 	}()
 	if err != nil {
-		return tell(s.changeProblem(ctx, err, name, "run"), "No dry run")
+		return bot.Tell(s.changeProblem(ctx, err, name, "run"), "No dry run")
 	}
 	click.what = "started a dry run (run " + blockkit.RunRef(run.ID) + "); the digest will appear in this thread"
 	s.collapse(ctx, channel, click, user)
@@ -286,7 +287,7 @@ func (s *Streams) dryRun(ctx context.Context, cb slack.InteractionCallback, chan
 }
 
 // collapse removes the controls from a clicked turn message and records the choice.
-func (s *Streams) collapse(ctx context.Context, channel string, click *clicked, user string) {
+func (s *Feature) collapse(ctx context.Context, channel string, click *clicked, user string) {
 	if click.ts == "" {
 		return
 	}

@@ -1,7 +1,14 @@
-package bot
+// Package streams is the Slack side of research streams, a feature of the
+// bot: "/research stream …", the guided creation conversation in a thread,
+// the edits and the stream messages' buttons. It plugs into the transport
+// (package bot) through the seam bot declares (bot.StreamHandler,
+// bot.MentionHandler, the routes it registers) and renders with bot/blockkit;
+// bot does not import it: the assembly (internal/app/roles) builds a Feature
+// and hands it to bot.Config.Streams.
+package streams
 
-// Streams, the Slack side of research streams: the ports it needs, its
-// configuration, its routes and how it posts.
+// The feature: the ports it needs, its configuration, its routes and how it
+// posts.
 
 import (
 	"context"
@@ -13,14 +20,15 @@ import (
 	"github.com/coder/quartz"
 	"github.com/slack-go/slack"
 
+	"github.com/researchbot/researchbot/bot"
 	"github.com/researchbot/researchbot/bot/blockkit"
 	"github.com/researchbot/researchbot/pipeline"
 	"github.com/researchbot/researchbot/scheduler"
 )
 
-// StreamService is what the stream commands need of the research-stream
+// Service is what the stream commands need of the research-stream
 // service (*scheduler.Service).
-type StreamService interface {
+type Service interface {
 	Create(ctx context.Context, spec scheduler.Spec, owner string) (*scheduler.Stream, error)
 	List(ctx context.Context) ([]*scheduler.Stream, error)
 	Show(ctx context.Context, name string) (*scheduler.Stream, error)
@@ -43,21 +51,21 @@ type ConversationStore interface {
 	Update(ctx context.Context, channel, threadTS string, version int64, c scheduler.Conversation) (newVersion int64, ok bool, err error)
 }
 
-// StreamsConfig configures Streams. Service, Conversations, Model and
+// Config configures a Feature. Service, Conversations, Model and
 // Sender (or BotToken) are required.
-type StreamsConfig struct {
+type Config struct {
 	// Sender is the Web API client shared with the App; nil makes one
 	// from BotToken, APIURL, Metrics and HTTPClient.
-	Sender   *Sender
+	Sender   *bot.Sender
 	BotToken string
 	// APIURL is the Web API base URL (SLACK_API_URL); "" means Slack's.
 	APIURL        string
-	Service       StreamService
+	Service       Service
 	Conversations ConversationStore
 	// Model proposes the conversation's turns (the LLM; see internal/app).
 	Model scheduler.TurnProposer
 	// Metrics counts Web API calls; nil means none.
-	Metrics    *Metrics
+	Metrics    *bot.Metrics
 	HTTPClient *http.Client
 	Logger     *slog.Logger
 	// Clock dates the streams' conversations and lists, and waits out
@@ -65,26 +73,24 @@ type StreamsConfig struct {
 	Clock quartz.Clock
 }
 
-// Streams is the Slack side of research streams: "/research stream …", the
+// Feature is the Slack side of research streams: "/research stream …", the
 // guided creation conversation in a thread (buttons, checkboxes, Skip,
 // answers typed by mentioning the bot in the thread) and the stream
-// buttons. Set it as StreamsUIConfig's Handler and Mentions. It keeps no
+// buttons. Set it as bot.StreamsUIConfig's Handler and Mentions. It keeps no
 // state in memory: the conversations live in the ConversationStore.
-type Streams struct {
-	send  *Sender
-	svc   StreamService
+type Feature struct {
+	send  *bot.Sender
+	svc   Service
 	convs ConversationStore
 	model scheduler.TurnProposer
 	log   *slog.Logger
 	clock quartz.Clock
 }
 
-var (
-	_ StreamHandler = (*Streams)(nil)
-)
+var _ bot.StreamHandler = (*Feature)(nil)
 
-// NewStreams checks cfg and returns a Streams.
-func NewStreams(cfg StreamsConfig) (*Streams, error) {
+// New checks cfg and returns a Feature.
+func New(cfg Config) (*Feature, error) {
 	var missing []string
 	if cfg.BotToken == "" && cfg.Sender == nil {
 		missing = append(missing, "the bot token")
@@ -101,38 +107,38 @@ func NewStreams(cfg StreamsConfig) (*Streams, error) {
 	if len(missing) > 0 {
 		return nil, errors.New("bot: streams need " + strings.Join(missing, ", "))
 	}
-	s := &Streams{
+	s := &Feature{
 		svc: cfg.Service, convs: cfg.Conversations, model: cfg.Model, log: cfg.Logger, clock: cfg.Clock,
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	s.log = slog.New(capLogs(s.log.Handler())) // stream clicks and replies carry what people typed
+	s.log = slog.New(bot.CapLogs(s.log.Handler())) // stream clicks and replies carry what people typed
 	if s.clock == nil {
 		s.clock = quartz.NewReal()
 	}
-	s.send = senderOr(cfg.Sender, SenderConfig{BotToken: cfg.BotToken, APIURL: cfg.APIURL, Metrics: cfg.Metrics, HTTPClient: cfg.HTTPClient, Logger: cfg.Logger, Clock: s.clock})
+	s.send = cfg.Sender
+	if s.send == nil {
+		s.send = bot.NewSender(bot.SenderConfig{BotToken: cfg.BotToken, APIURL: cfg.APIURL, Metrics: cfg.Metrics, HTTPClient: cfg.HTTPClient, Logger: cfg.Logger, Clock: s.clock})
+	}
 	return s, nil
 }
 
-// slackUnescaper undoes the escaping Slack applies to message text.
-var slackUnescaper = strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&")
-
 // Register routes the clicks on stream messages (action ids starting with
-// StreamActionPrefix) to s.
-func (s *Streams) Register(r *Routes) {
+// blockkit.StreamActionPrefix) and the field forms to s.
+func (s *Feature) Register(r *bot.Routes) {
 	r.ActionPrefix(blockkit.StreamActionPrefix, s.onAction)
 	r.View(blockkit.CallbackStreamField, s.onFieldForm)
 }
 
 // post posts a message in a thread.
-func (s *Streams) post(ctx context.Context, channel, thread string, blocks []slack.Block, text string) {
+func (s *Feature) post(ctx context.Context, channel, thread string, blocks []slack.Block, text string) {
 	if _, err := s.send.Post(ctx, channel, thread, blocks, text); err != nil {
 		s.log.Error("bot: posting in a stream thread failed", "channel", channel, "err", err)
 	}
 }
 
 // respond answers a command ephemerally through its response_url.
-func (s *Streams) respond(ctx context.Context, cmd StreamCommand, blocks []slack.Block, text string) {
+func (s *Feature) respond(ctx context.Context, cmd bot.StreamCommand, blocks []slack.Block, text string) {
 	s.send.Respond(ctx, cmd.ResponseURL, cmd.ChannelID, cmd.UserID, blocks, text)
 }

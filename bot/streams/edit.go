@@ -1,4 +1,4 @@
-package bot
+package streams
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/researchbot/researchbot/bot"
 	"github.com/researchbot/researchbot/bot/blockkit"
 	"github.com/researchbot/researchbot/scheduler"
 )
@@ -16,7 +17,7 @@ import (
 
 // save stores what a confirmed conversation describes: a new stream, or
 // the changes to the stream it edits.
-func (s *Streams) save(ctx context.Context, done scheduler.Conversation, user string) (*scheduler.Stream, error) {
+func (s *Feature) save(ctx context.Context, done scheduler.Conversation, user string) (*scheduler.Stream, error) {
 	if done.Editing == "" {
 		return s.svc.Create(ctx, done.Spec, done.Spec.Owner)
 	}
@@ -28,7 +29,7 @@ func (s *Streams) save(ctx context.Context, done scheduler.Conversation, user st
 // typing an answer later can take that turn's buttons away. When the
 // conversation moved on before the message was remembered (an answer typed
 // at once), the message's buttons are taken away here.
-func (s *Streams) postTurn(ctx context.Context, channel, thread string, c scheduler.Conversation, version int64, turn scheduler.Turn) {
+func (s *Feature) postTurn(ctx context.Context, channel, thread string, c scheduler.Conversation, version int64, turn scheduler.Turn) {
 	blocks, text := blockkit.RenderStreamTurn(turn, c.Spec.Owner), blockkit.StreamTurnText(turn)
 	ts, err := s.send.Post(ctx, channel, thread, blocks, text)
 	if err != nil {
@@ -59,26 +60,26 @@ func (s *Streams) postTurn(ctx context.Context, channel, thread string, c schedu
 }
 
 // startEdit opens the edit conversation of the stream called name in
-// channel, for user; problems are told through tell.
-func (s *Streams) startEdit(ctx context.Context, channel, user, name string, tell func([]slack.Block, string)) {
+// channel, for user; problems are answered through answer.
+func (s *Feature) startEdit(ctx context.Context, channel, user, name string, answer func([]slack.Block, string)) {
 	st, err := s.svc.Show(ctx, name)
 	if err != nil {
-		tell(s.lookupProblem(err, name), "No such stream")
+		answer(s.lookupProblem(err, name), "No such stream")
 		return
 	}
 	if !st.CanChange(user, false) && !s.isAdmin(ctx, user) {
-		tell(blockkit.RenderStreamNotAllowed(st, "edit"), "Not allowed")
+		answer(blockkit.RenderStreamNotAllowed(st, "edit"), "Not allowed")
 		return
 	}
 	conv, turn := scheduler.StartEdit(st)
-	root, err := s.send.Post(ctx, channel, "", RenderStreamEditRoot(st, user), "Editing research stream "+blockkit.EscapeTruncate(st.Spec.Name, 100))
+	root, err := s.send.Post(ctx, channel, "", blockkit.RenderStreamEditRoot(st, user), "Editing research stream "+blockkit.EscapeTruncate(st.Spec.Name, 100))
 	if err != nil {
-		if notInChannel[slackErrorCode(err)] {
-			tell(inviteHelp(channel), "Invite me first: /invite @researchbot")
+		if bot.NotInChannel(err) {
+			answer(blockkit.RenderInviteHelp(channel), "Invite me first: /invite @researchbot")
 			return
 		}
 		s.log.Error("bot: posting a stream edit failed", "user", user, "err", err)
-		tell(blockkit.RenderError("I couldn't open the edit here: "+blockkit.Escape(slackErrorCode(err))+".", "Please try again in a minute."), "Posting failed")
+		answer(blockkit.RenderError("I couldn't open the edit here: "+blockkit.Escape(bot.SlackErrorCode(err))+".", "Please try again in a minute."), "Posting failed")
 		return
 	}
 	// The conversation is the editor's: their answers count.
@@ -93,7 +94,7 @@ func (s *Streams) startEdit(ctx context.Context, channel, user, name string, tel
 }
 
 // editClicked answers the Edit button of "stream show".
-func (s *Streams) editClicked(ctx context.Context, cb slack.InteractionCallback, channel string, act slack.BlockAction) {
+func (s *Feature) editClicked(ctx context.Context, cb slack.InteractionCallback, channel string, act slack.BlockAction) {
 	id, name := blockkit.ParseStreamValue(act.Value)
 	if id != "" {
 		if st, err := s.svc.Show(ctx, name); err == nil && st.ID != id || errors.Is(err, scheduler.ErrStreamNotFound) {
@@ -104,12 +105,4 @@ func (s *Streams) editClicked(ctx context.Context, cb slack.InteractionCallback,
 	s.startEdit(ctx, channel, cb.User.ID, name, func(blocks []slack.Block, text string) {
 		s.send.Ephemeral(ctx, channel, cb.User.ID, "", blocks, text)
 	})
-}
-
-// RenderStreamEditRoot opens an edit thread.
-func RenderStreamEditRoot(st *scheduler.Stream, user string) []slack.Block {
-	return []slack.Block{
-		blockkit.Section(":pencil2: " + blockkit.Who(user) + " is editing the research stream *" + blockkit.EscapeTruncate(st.Spec.Name, 100) + "*."),
-		blockkit.ContextText("Its current settings are below. Choose *Change* and say what to change (mention @researchbot in this thread), then *Confirm*: the changes are saved together, a new schedule applies from its next time, and past digests are kept."),
-	}
 }

@@ -1,195 +1,17 @@
-package bot
+package streams
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/researchbot/researchbot/bot/blockkit"
-	"github.com/researchbot/researchbot/internal/redistest"
 	"github.com/researchbot/researchbot/internal/slackfake"
-	"github.com/researchbot/researchbot/pipeline"
 	"github.com/researchbot/researchbot/redisstore"
 	"github.com/researchbot/researchbot/scheduler"
 )
-
-// scriptModel is a scheduler.TurnProposer answering from a list; a nil entry
-// fails like an unreachable model.
-type scriptModel struct {
-	mu    sync.Mutex
-	props []*scheduler.Proposal
-	calls int
-}
-
-func (m *scriptModel) Propose(context.Context, scheduler.Conversation, scheduler.ConversationAction) (scheduler.Proposal, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.calls++
-	if m.calls > len(m.props) || m.props[m.calls-1] == nil {
-		return scheduler.Proposal{}, errors.New("connection refused")
-	}
-	return *m.props[m.calls-1], nil
-}
-
-func (m *scriptModel) count() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.calls
-}
-
-// fakeRunner starts runs that never finish.
-type fakeRunner struct {
-	mu   sync.Mutex
-	reqs []pipeline.Request
-}
-
-func (r *fakeRunner) Start(_ context.Context, req pipeline.Request) (*pipeline.Run, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.reqs = append(r.reqs, req)
-	return &pipeline.Run{ID: "run-" + string(rune('a'+len(r.reqs))), Status: pipeline.StatusQueued, Origin: req.Origin, CreatedAt: time.Now()}, nil
-}
-
-func (r *fakeRunner) Load(_ context.Context, id string) (*pipeline.Run, error) {
-	return &pipeline.Run{ID: id, Status: pipeline.StatusRunning, CreatedAt: time.Now()}, nil
-}
-
-// Cancel cancels nothing: these tests do not sweep digests.
-func (r *fakeRunner) Cancel(context.Context, string, string) error { return nil }
-
-func (r *fakeRunner) requests() []pipeline.Request {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]pipeline.Request(nil), r.reqs...)
-}
-
-// streamHarness is the bot harness with streams on the real scheduler
-// service (and a runner that only records), a real Redis and a scripted model.
-type streamHarness struct {
-	*harness
-	model  *scriptModel
-	svc    *scheduler.Service
-	runner *fakeRunner
-}
-
-func newStreamHarness(t *testing.T, props ...*scheduler.Proposal) *streamHarness {
-	t.Helper()
-	return newStreamHarnessWith(t, nil, props...)
-}
-
-// newStreamHarnessWith is newStreamHarness with the conversation store
-// wrapped by wrap (nil: as it is).
-func newStreamHarnessWith(t *testing.T, wrap func(ConversationStore) ConversationStore, props ...*scheduler.Proposal) *streamHarness {
-	t.Helper()
-	sh := &streamHarness{model: &scriptModel{props: props}, runner: &fakeRunner{}}
-	_, rdb := redistest.Start(t)
-	sh.harness = newHarnessOn(t, rdb, func(c *Config) {
-		svc, err := scheduler.NewService(scheduler.ServiceConfig{Store: redisstore.NewStreams(rdb, "rb:"), Runner: sh.runner})
-		if err != nil {
-			t.Fatal(err)
-		}
-		sh.svc = svc
-		var convs ConversationStore = redisstore.NewConversations(rdb, "rb:", 0)
-		if wrap != nil {
-			convs = wrap(convs)
-		}
-		st, err := NewStreams(StreamsConfig{BotToken: c.BotToken, APIURL: c.APIURL, Service: svc,
-			Conversations: convs, Model: sh.model, Logger: c.Logger})
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.Streams.Handler, c.Streams.Mentions = st, st
-	})
-	return sh
-}
-
-// wait waits for cond for up to 5 s.
-func (h *streamHarness) wait(what string, cond func() bool) {
-	h.t.Helper()
-	if !waitUntil(h.fake, 5*time.Second, cond) {
-		var b strings.Builder
-		for _, m := range h.fake.Messages(chanIn) {
-			b.WriteString(m.TS + " " + m.ThreadTS + " eph=" + map[bool]string{true: "y", false: "n"}[m.Ephemeral] + " " + m.Text + "\n")
-		}
-		h.t.Fatalf("timed out waiting for %s; messages:\n%s", what, b.String())
-	}
-}
-
-// ephemeralWith waits for an ephemeral message to user containing text.
-func (h *streamHarness) ephemeralWith(channel, user, text string) slackfake.Message {
-	h.t.Helper()
-	var found slackfake.Message
-	h.wait("an ephemeral message with "+text, func() bool {
-		for _, m := range h.fake.Messages(channel) {
-			if m.Ephemeral && m.ToUser == user && strings.Contains(string(m.Blocks)+m.Text, text) {
-				found = m
-				return true
-			}
-		}
-		return false
-	})
-	return found
-}
-
-// turns are the bot's visible messages in a thread, root excluded.
-func (h *streamHarness) turns(channel, thread string) []slackfake.Message {
-	var out []slackfake.Message
-	for _, m := range h.fake.Thread(channel, thread) {
-		if !m.Ephemeral && m.BotID != "" && m.TS != thread {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
-// waitShown waits until the bot has remembered which message shows the
-// thread's turn i (0 is the first). A person answers after reading a turn;
-// the tests wait for this so that each answer meets the state a person
-// would (an answer typed while the bot saves its turn is covered by
-// TestStreamAnswerTypedAsTheTurnIsRememberedIsApplied).
-func (h *streamHarness) waitShown(channel, thread string, i int) {
-	h.t.Helper()
-	convs := redisstore.NewConversations(h.rdb, "rb:", 0)
-	h.wait(fmt.Sprintf("turn %d remembered", i+1), func() bool {
-		c, _, ok, err := convs.Get(context.Background(), channel, thread)
-		turns := h.turns(channel, thread)
-		return err == nil && ok && len(turns) > i && c.Shown == turns[i].TS
-	})
-}
-
-// start runs /research stream new and returns the thread and first turn.
-func (h *streamHarness) start(user, channel string) (string, slackfake.Message) {
-	h.t.Helper()
-	h.slash(user, channel, "stream new")
-	var thread string
-	h.wait("the root message", func() bool {
-		for _, m := range h.fake.Messages(channel) {
-			if m.Text == "New research stream" {
-				thread = m.TS
-				return len(h.turns(channel, thread)) == 1
-			}
-		}
-		return false
-	})
-	h.waitShown(channel, thread, 0)
-	return thread, h.turns(channel, thread)[0]
-}
-
-func (h *streamHarness) reply(user, channel, thread, text string) {
-	h.t.Helper()
-	if err := h.fake.PostUserMention(context.Background(), user, channel, thread, text); err != nil {
-		h.t.Fatal(err)
-	}
-}
-
-func proposal(next scheduler.ConversationStep, target scheduler.SpecField, options ...string) *scheduler.Proposal {
-	return &scheduler.Proposal{Mode: scheduler.ModeSuggestion, Message: "Pick some.", TargetField: target,
-		ExtractedData: []scheduler.FieldValue{}, Suggestions: []string{}, Options: options, NextStep: next}
-}
 
 // TestStreamConversationRefusals: a Skip on a required field is refused with
 // a clear message, the model being down is explained, and nothing moves.
@@ -249,14 +71,6 @@ func TestStreamConversationInDM(t *testing.T) {
 	c, _, ok, _ := redisstore.NewConversations(h.rdb, "rb:", 0).Get(context.Background(), dm, thread)
 	if !ok || c.Spec.Channel != dm || c.Spec.TimeZone != "Europe/Paris" {
 		t.Errorf("DM conversation: ok %v channel %q tz %q", ok, c.Spec.Channel, c.Spec.TimeZone)
-	}
-}
-
-func testSpec() scheduler.Spec {
-	return scheduler.Spec{
-		Channel: chanIn, Purpose: "Follow heat pumps", BusinessGoals: []string{"Plan"}, ExpectedOutcomes: "Decisions",
-		Name: "Pumps", Type: scheduler.TypeMarket, FocusAreas: []string{"Cold climates"}, Keywords: []string{"heat pump"},
-		Frequency: scheduler.Weekly, TimeOfDay: "09:00", TimeZone: "UTC", Weekday: time.Monday, MonthDay: 1,
 	}
 }
 

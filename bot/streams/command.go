@@ -1,4 +1,4 @@
-package bot
+package streams
 
 // The "/research stream …" command: its verbs, the owner-or-admin checks, the
 // answers that explain why nothing changed, and the confirmed deletion.
@@ -11,6 +11,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/researchbot/researchbot/bot"
 	"github.com/researchbot/researchbot/bot/blockkit"
 	"github.com/researchbot/researchbot/pipeline"
 	"github.com/researchbot/researchbot/scheduler"
@@ -18,15 +19,15 @@ import (
 
 // HandleStream handles "/research stream …". Its answers are shown to the
 // caller only (through the command's response_url); what it cannot do is
-// returned as a *UserError, which App.answer shows the same way. The
+// returned as a *bot.UserError, which bot.App shows the same way. The
 // arguments are unescaped first: Slack sends &, < and > as &amp;, &lt; and
 // &gt;, and a stream called "R&D" must be found by its name.
-func (s *Streams) HandleStream(ctx context.Context, cmd StreamCommand) error {
-	verb, rest, _ := strings.Cut(strings.TrimSpace(slackUnescaper.Replace(cmd.Args)), " ")
+func (s *Feature) HandleStream(ctx context.Context, cmd bot.StreamCommand) error {
+	verb, rest, _ := strings.Cut(strings.TrimSpace(blockkit.Unescape(cmd.Args)), " ")
 	verb = strings.ToLower(verb)
 	name := strings.TrimSpace(rest)
 	if needsName(verb) && name == "" {
-		return tell(blockkit.RenderError(fmt.Sprintf("Which stream? Write its name: `/research stream %s NAME`.", blockkit.Escape(verb)), "`/research stream list` shows every stream."), "Which stream?")
+		return bot.Tell(blockkit.RenderError(fmt.Sprintf("Which stream? Write its name: `/research stream %s NAME`.", blockkit.Escape(verb)), "`/research stream list` shows every stream."), "Which stream?")
 	}
 	switch verb {
 	case "", "help":
@@ -42,7 +43,7 @@ func (s *Streams) HandleStream(ctx context.Context, cmd StreamCommand) error {
 	case "show":
 		st, err := s.svc.Show(ctx, name)
 		if err != nil {
-			return tell(s.lookupProblem(err, name), "No such stream")
+			return bot.Tell(s.lookupProblem(err, name), "No such stream")
 		}
 		s.respond(ctx, cmd, blockkit.RenderStreamShow(st), "Research stream "+blockkit.EscapeTruncate(st.Spec.Name, 100))
 	case "pause", "resume":
@@ -52,24 +53,24 @@ func (s *Streams) HandleStream(ctx context.Context, cmd StreamCommand) error {
 		}
 		st, err := s.asOwnerOrAdmin(ctx, cmd.UserID, func(admin bool) (*scheduler.Stream, error) { return op(ctx, name, cmd.UserID, admin) })
 		if err != nil {
-			return tell(s.changeProblem(ctx, err, name, verb), "Nothing was changed")
+			return bot.Tell(s.changeProblem(ctx, err, name, verb), "Nothing was changed")
 		}
 		s.respond(ctx, cmd, blockkit.RenderStreamChanged(st, done), "Done")
 	case "policy":
 		fields := strings.Fields(name)
 		if len(fields) < 2 {
-			return tell(blockkit.RenderError("Write the stream's name and the policy: `/research stream policy NAME auto|hold_draft`.", "`auto` posts digests straight away; `hold_draft` holds each draft for the owner's approval."), "Which policy?")
+			return bot.Tell(blockkit.RenderError("Write the stream's name and the policy: `/research stream policy NAME auto|hold_draft`.", "`auto` posts digests straight away; `hold_draft` holds each draft for the owner's approval."), "Which policy?")
 		}
 		p := scheduler.Policy(strings.ToLower(fields[len(fields)-1]))
 		name = strings.Join(fields[:len(fields)-1], " ")
 		if !p.Valid() {
-			return tell(blockkit.RenderError("The policy must be `auto` or `hold_draft`, not `"+blockkit.EscapeTruncate(string(p), 40)+"`.", ""), "Unknown policy")
+			return bot.Tell(blockkit.RenderError("The policy must be `auto` or `hold_draft`, not `"+blockkit.EscapeTruncate(string(p), 40)+"`.", ""), "Unknown policy")
 		}
 		st, err := s.asOwnerOrAdmin(ctx, cmd.UserID, func(admin bool) (*scheduler.Stream, error) {
 			return s.svc.SetPolicy(ctx, name, cmd.UserID, admin, p)
 		})
 		if err != nil {
-			return tell(s.changeProblem(ctx, err, name, "change"), "Nothing was changed")
+			return bot.Tell(s.changeProblem(ctx, err, name, "change"), "Nothing was changed")
 		}
 		s.respond(ctx, cmd, blockkit.RenderStreamChanged(st, "Policy set to `"+string(p)+"` for"), "Done")
 	case "domains":
@@ -81,14 +82,14 @@ func (s *Streams) HandleStream(ctx context.Context, cmd StreamCommand) error {
 	case "delete", "remove":
 		st, err := s.svc.Show(ctx, name)
 		if err != nil {
-			return tell(s.lookupProblem(err, name), "No such stream")
+			return bot.Tell(s.lookupProblem(err, name), "No such stream")
 		}
 		if !st.CanChange(cmd.UserID, false) && !s.isAdmin(ctx, cmd.UserID) {
-			return tell(blockkit.RenderStreamNotAllowed(st, "delete"), "Not allowed")
+			return bot.Tell(blockkit.RenderStreamNotAllowed(st, "delete"), "Not allowed")
 		}
 		s.respond(ctx, cmd, blockkit.RenderStreamDeleteConfirm(st), "Delete this stream?")
 	default:
-		return tell(blockkit.RenderError("I don't know `/research stream "+blockkit.EscapeTruncate(verb, 40)+"`.", "`/research stream help` lists the stream commands."), "Unknown stream command")
+		return bot.Tell(blockkit.RenderError("I don't know `/research stream "+blockkit.EscapeTruncate(verb, 40)+"`.", "`/research stream help` lists the stream commands."), "Unknown stream command")
 	}
 	return nil
 }
@@ -103,7 +104,7 @@ func needsName(verb string) bool {
 }
 
 // runNow starts a digest of the named stream now, posted to its channel.
-func (s *Streams) runNow(ctx context.Context, cmd StreamCommand, name string) error {
+func (s *Feature) runNow(ctx context.Context, cmd bot.StreamCommand, name string) error {
 	var run *pipeline.Run
 	st, err := s.asOwnerOrAdmin(ctx, cmd.UserID, func(admin bool) (*scheduler.Stream, error) {
 		var err error
@@ -114,7 +115,7 @@ func (s *Streams) runNow(ctx context.Context, cmd StreamCommand, name string) er
 		return s.svc.Show(ctx, name)
 	})
 	if err != nil {
-		return tell(s.changeProblem(ctx, err, name, "run"), "No digest started")
+		return bot.Tell(s.changeProblem(ctx, err, name, "run"), "No digest started")
 	}
 	s.respond(ctx, cmd, []slack.Block{blockkit.Section(fmt.Sprintf(":gear: Started a digest of *%s* (run %s); I'll post it in %s.",
 		blockkit.EscapeTruncate(st.Spec.Name, 100), blockkit.RunRef(run.ID), blockkit.ChannelRef(st.Spec.Channel)))}, "Digest started")
@@ -123,7 +124,7 @@ func (s *Streams) runNow(ctx context.Context, cmd StreamCommand, name string) er
 
 // asOwnerOrAdmin calls op as a plain user first and, when the service says
 // only the owner or an admin may, again as an admin if the user is one.
-func (s *Streams) asOwnerOrAdmin(ctx context.Context, user string, op func(admin bool) (*scheduler.Stream, error)) (*scheduler.Stream, error) {
+func (s *Feature) asOwnerOrAdmin(ctx context.Context, user string, op func(admin bool) (*scheduler.Stream, error)) (*scheduler.Stream, error) {
 	st, err := op(false)
 	if errors.Is(err, scheduler.ErrNotAllowed) && s.isAdmin(ctx, user) {
 		return op(true)
@@ -132,12 +133,12 @@ func (s *Streams) asOwnerOrAdmin(ctx context.Context, user string, op func(admin
 }
 
 // isAdmin reports whether user is a workspace admin or owner (users.info).
-func (s *Streams) isAdmin(ctx context.Context, user string) bool {
-	return workspaceAdmin(ctx, s.send, s.log, user)
+func (s *Feature) isAdmin(ctx context.Context, user string) bool {
+	return bot.IsWorkspaceAdmin(ctx, s.send, s.log, user)
 }
 
 // lookupProblem explains a failed stream lookup.
-func (s *Streams) lookupProblem(err error, name string) []slack.Block {
+func (s *Feature) lookupProblem(err error, name string) []slack.Block {
 	if errors.Is(err, scheduler.ErrStreamNotFound) {
 		return blockkit.RenderError("There is no research stream called *"+blockkit.EscapeTruncate(name, 100)+"*.", "`/research stream list` shows every stream.")
 	}
@@ -146,7 +147,7 @@ func (s *Streams) lookupProblem(err error, name string) []slack.Block {
 }
 
 // changeProblem explains why a stream command changed nothing.
-func (s *Streams) changeProblem(ctx context.Context, err error, name, verb string) []slack.Block {
+func (s *Feature) changeProblem(ctx context.Context, err error, name, verb string) []slack.Block {
 	switch {
 	case errors.Is(err, scheduler.ErrNotAllowed):
 		if st, lerr := s.svc.Show(ctx, name); lerr == nil {
@@ -168,18 +169,18 @@ func (s *Streams) changeProblem(ctx context.Context, err error, name, verb strin
 // the stream by id, so an old confirmation never deletes a newer stream that
 // took the same name; a confirmation without an id (from an older version)
 // is refused. Its answers replace the (ephemeral) confirmation.
-func (s *Streams) confirmDelete(ctx context.Context, req *Request, id, name string) error {
+func (s *Feature) confirmDelete(ctx context.Context, req *bot.Request, id, name string) error {
 	req.ReplaceOriginal = true
 	user := req.UserID
 	if id == "" {
-		return tell(blockkit.RenderError("This confirmation is out of date, so nothing was deleted.", "Run `/research stream delete "+blockkit.EscapeTruncate(name, 100)+"` again."), "Not deleted")
+		return bot.Tell(blockkit.RenderError("This confirmation is out of date, so nothing was deleted.", "Run `/research stream delete "+blockkit.EscapeTruncate(name, 100)+"` again."), "Not deleted")
 	}
 	st, err := s.asOwnerOrAdmin(ctx, user, func(admin bool) (*scheduler.Stream, error) { return s.svc.DeleteByID(ctx, id, user, admin) })
 	if errors.Is(err, scheduler.ErrStreamNotFound) {
-		return tell(staleStreamButton(name), "Not deleted")
+		return bot.Tell(staleStreamButton(name), "Not deleted")
 	}
 	if err != nil {
-		return tell(s.changeProblem(ctx, err, name, "delete"), "Not deleted")
+		return bot.Tell(s.changeProblem(ctx, err, name, "delete"), "Not deleted")
 	}
 	s.log.Info("bot: stream deleted", "stream", st.ID, "user", user)
 	req.Reply(ctx, blockkit.RenderStreamChanged(st, ":wastebasket: Deleted the research stream"), "Deleted")

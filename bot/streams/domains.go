@@ -1,9 +1,10 @@
-package bot
+package streams
 
 import (
 	"context"
 	"strings"
 
+	"github.com/researchbot/researchbot/bot"
 	"github.com/researchbot/researchbot/bot/blockkit"
 	"github.com/researchbot/researchbot/pipeline"
 	"github.com/researchbot/researchbot/scheduler"
@@ -15,15 +16,15 @@ const streamDomainsUsage = "Write `/research stream domains NAME --only-domain e
 // setDomains handles "/research stream domains NAME [--only-domain D]
 // [--never-domain D] | --clear": the stream's domain rules, which every
 // digest applies, replaced by the owner or an admin.
-func (s *Streams) setDomains(ctx context.Context, cmd StreamCommand, args string) error {
+func (s *Feature) setDomains(ctx context.Context, cmd bot.StreamCommand, args string) error {
 	name, rules, clearAll, problem := parseStreamDomains(args)
 	switch {
 	case problem != "":
-		return tell(blockkit.RenderError(problem, streamDomainsUsage), "Nothing was changed")
+		return bot.Tell(blockkit.RenderError(problem, streamDomainsUsage), "Nothing was changed")
 	case name == "":
-		return tell(blockkit.RenderError("Which stream?", streamDomainsUsage), "Which stream?")
+		return bot.Tell(blockkit.RenderError("Which stream?", streamDomainsUsage), "Which stream?")
 	case rules.Empty() && !clearAll:
-		return tell(blockkit.RenderError("Which sites?", streamDomainsUsage+" `/research stream show NAME` shows the lists."), "Which sites?")
+		return bot.Tell(blockkit.RenderError("Which sites?", streamDomainsUsage+" `/research stream show NAME` shows the lists."), "Which sites?")
 	}
 	st, err := s.asOwnerOrAdmin(ctx, cmd.UserID, func(admin bool) (*scheduler.Stream, error) {
 		return s.svc.SetDomains(ctx, name, cmd.UserID, admin, rules)
@@ -34,9 +35,9 @@ func (s *Streams) setDomains(ctx context.Context, cmd StreamCommand, args string
 			bad = nerr
 		}
 		if bad != nil {
-			return tell(blockkit.RenderError("I can't use these sites: "+blockkit.EscapeTruncate(bad.Error(), 500), "Nothing was changed."), "Nothing was changed")
+			return bot.Tell(blockkit.RenderError("I can't use these sites: "+blockkit.EscapeTruncate(bad.Error(), 500), "Nothing was changed."), "Nothing was changed")
 		}
-		return tell(s.changeProblem(ctx, err, name, "change"), "Nothing was changed")
+		return bot.Tell(s.changeProblem(ctx, err, name, "change"), "Nothing was changed")
 	}
 	what := "Domain rules cleared for"
 	if !st.Domains.Empty() {
@@ -63,9 +64,9 @@ func parseStreamDomains(args string) (name string, rules pipeline.DomainRules, c
 			}
 			i++
 			if w == "--only-domain" {
-				rules.Only = append(rules.Only, domainWords(words[i])...)
+				rules.Only = append(rules.Only, bot.SplitDomains(words[i])...)
 			} else {
-				rules.Never = append(rules.Never, domainWords(words[i])...)
+				rules.Never = append(rules.Never, bot.SplitDomains(words[i])...)
 			}
 			continue
 		}

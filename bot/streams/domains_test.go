@@ -1,4 +1,4 @@
-package bot
+package streams
 
 import (
 	"strings"
@@ -6,8 +6,8 @@ import (
 )
 
 // TestParseStreamDomains: the name before the options, both lists, --clear
-// alone, and every misuse named; "/research stream domains …" is a stream
-// command only with its options.
+// alone, and every misuse named. (That "/research stream domains …" is a
+// stream command only with its options is bot's TestStreamDomainsIsAStreamCommand.)
 func TestParseStreamDomains(t *testing.T) {
 	cases := []struct {
 		args, name, rules, problem string
@@ -31,12 +31,5 @@ func TestParseStreamDomains(t *testing.T) {
 		if name != c.name || rules.String() != c.rules || clearAll != c.clear || problem != "" {
 			t.Errorf("%q = %q, %q, %v, %q", c.args, name, rules, clearAll, problem)
 		}
-	}
-	sub := func(text string) (Command, bool) { return subcommand(text, strings.Fields(text)) }
-	if c, ok := sub("stream domains Heat Watch --never-domain a.example"); !ok || c.Kind != CmdStream {
-		t.Errorf("stream domains with options is not a stream command: %+v", c)
-	}
-	if _, ok := sub("stream domains of heat pump makers"); ok {
-		t.Error("a question starting \"stream domains\" became a stream command")
 	}
 }

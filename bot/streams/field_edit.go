@@ -1,4 +1,4 @@
-package bot
+package streams
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/researchbot/researchbot/bot"
 	"github.com/researchbot/researchbot/bot/blockkit"
 	"github.com/researchbot/researchbot/scheduler"
 )
@@ -29,20 +30,20 @@ type fieldFormMeta struct {
 
 // openFieldEdit answers an Edit button of a review: it opens the field's
 // form, or says why not (not the owner, an older review).
-func (s *Streams) openFieldEdit(ctx context.Context, req *Request) error {
+func (s *Feature) openFieldEdit(ctx context.Context, req *bot.Request) error {
 	turnNo, value := blockkit.ParseTurnValue(req.Action.Value)
 	f := scheduler.SpecField(value)
 	c, _, ok, err := s.convs.Get(ctx, req.Channel, req.Thread)
 	switch {
 	case err != nil:
 		s.log.Error("bot: loading a stream conversation failed", "channel", req.Channel, "err", err)
-		return tell(blockkit.RenderError("I couldn't load this conversation right now.", "Please click again in a minute."), "Try again")
+		return bot.Tell(blockkit.RenderError("I couldn't load this conversation right now.", "Please click again in a minute."), "Try again")
 	case !ok:
-		return tell(blockkit.RenderError("This stream conversation has ended or expired.", "Start a new one with `/research stream new`."), "Conversation ended")
+		return bot.Tell(blockkit.RenderError("This stream conversation has ended or expired.", "Start a new one with `/research stream new`."), "Conversation ended")
 	case req.UserID != c.Spec.Owner:
-		return tell(blockkit.RenderError("Only "+blockkit.Who(c.Spec.Owner)+", who is setting up this stream, can edit it here.", "Nothing was changed."), "Not your conversation")
+		return bot.Tell(blockkit.RenderError("Only "+blockkit.Who(c.Spec.Owner)+", who is setting up this stream, can edit it here.", "Nothing was changed."), "Not your conversation")
 	case turnNo != c.Last.Number || !slices.Contains(scheduler.EditableFields(c), f):
-		return tell(blockkit.RenderError("That review isn't the latest one any more.", "Use the Edit buttons on my latest message."), "Not the latest review")
+		return bot.Tell(blockkit.RenderError("That review isn't the latest one any more.", "Use the Edit buttons on my latest message."), "Not the latest review")
 	}
 	meta, err := json.Marshal(fieldFormMeta{Channel: req.Channel, Thread: req.Thread, Turn: turnNo, Field: f})
 	if err != nil {
@@ -50,18 +51,18 @@ func (s *Streams) openFieldEdit(ctx context.Context, req *Request) error {
 	}
 	if _, err := s.send.OpenView(ctx, req.TriggerID, blockkit.RenderStreamFieldModal(f, scheduler.FieldInput(c, f), string(meta))); err != nil {
 		s.log.Warn("bot: opening a stream field form failed", "field", f, "err", err)
-		return tell(blockkit.RenderError("I couldn't open the form: "+blockkit.Escape(slackErrorCode(err))+".", "Click Edit again, or choose Change and tell me in the thread."), "Form not opened")
+		return bot.Tell(blockkit.RenderError("I couldn't open the form: "+blockkit.Escape(bot.SlackErrorCode(err))+".", "Click Edit again, or choose Change and tell me in the thread."), "Form not opened")
 	}
 	return nil
 }
 
 // onFieldForm takes the field form: a refused value is shown in the form
 // (nothing saved); an accepted one closes it and moves the conversation on.
-func (s *Streams) onFieldForm(ctx context.Context, req *Request) error {
+func (s *Feature) onFieldForm(ctx context.Context, req *bot.Request) error {
 	cb := req.Callback
 	var meta fieldFormMeta
 	if err := json.Unmarshal([]byte(cb.View.PrivateMetadata), &meta); err != nil || meta.Channel == "" {
-		req.Ack(slack.NewUpdateViewSubmissionResponse(noticeModal(blockkit.RenderError("I couldn't read this form.", "Nothing was saved; click Edit on the review again."))))
+		req.Ack(slack.NewUpdateViewSubmissionResponse(blockkit.NoticeModal(blockkit.RenderError("I couldn't read this form.", "Nothing was saved; click Edit on the review again."))))
 		return nil
 	}
 	req.Channel, req.Thread = meta.Channel, meta.Thread
@@ -77,7 +78,7 @@ func (s *Streams) onFieldForm(ctx context.Context, req *Request) error {
 		} else if ok {
 			what = "Only " + blockkit.Who(c.Spec.Owner) + ", who is setting up this stream, can edit it."
 		}
-		req.Ack(slack.NewUpdateViewSubmissionResponse(noticeModal(blockkit.RenderError(what, "Nothing was saved."))))
+		req.Ack(slack.NewUpdateViewSubmissionResponse(blockkit.NoticeModal(blockkit.RenderError(what, "Nothing was saved."))))
 		return nil
 	}
 	a := scheduler.ConversationAction{Kind: scheduler.ActionFieldEdit, Turn: meta.Turn, Field: meta.Field, Text: text}
@@ -85,7 +86,7 @@ func (s *Streams) onFieldForm(ctx context.Context, req *Request) error {
 		var ae *scheduler.ActionError
 		switch {
 		case errors.Is(err, scheduler.ErrStaleChoice):
-			req.Ack(slack.NewUpdateViewSubmissionResponse(noticeModal(blockkit.RenderError("That review isn't the latest one any more, so nothing was saved.", "Use the Edit buttons on my latest message."))))
+			req.Ack(slack.NewUpdateViewSubmissionResponse(blockkit.NoticeModal(blockkit.RenderError("That review isn't the latest one any more, so nothing was saved.", "Use the Edit buttons on my latest message."))))
 		case errors.As(err, &ae):
 			req.Ack(slack.NewErrorsViewSubmissionResponse(map[string]string{blockkit.StreamFieldBlock: blockkit.CutRunes(ae.Message, 150)}))
 		default:
