@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	invopop "github.com/invopop/jsonschema"
@@ -28,6 +29,9 @@ type compiledSchema struct {
 	// against; it is only read once resolved.
 	lenient   *jsonschema.Schema
 	validator *jsonschema.Resolved
+	// shells holds, per node of lenient that a problem was searched in,
+	// its resolved shell (see locate).
+	shells sync.Map // *jsonschema.Schema -> *jsonschema.Resolved
 }
 
 // supportedFormat reports whether OpenAI strict mode accepts the string format
@@ -244,7 +248,7 @@ func (s *compiledSchema) locate(n *jsonschema.Schema, inst any, ptr string, prob
 		}
 		return
 	}
-	res, err := shell(n).Resolve(nil)
+	res, err := s.shellOf(n)
 	if err != nil {
 		s.whole(n, inst, ptr, problems)
 		return
@@ -289,6 +293,19 @@ func (s *compiledSchema) whole(n *jsonschema.Schema, inst any, ptr string, probl
 	if err != nil {
 		*problems = append(*problems, problem(ptr, err))
 	}
+}
+
+// shellOf is the resolved shell of n, made the first time it is needed.
+func (s *compiledSchema) shellOf(n *jsonschema.Schema) (*jsonschema.Resolved, error) {
+	if r, ok := s.shells.Load(n); ok {
+		return r.(*jsonschema.Resolved), nil
+	}
+	r, err := shell(n).Resolve(nil)
+	if err != nil {
+		return nil, err
+	}
+	s.shells.Store(n, r)
+	return r, nil
 }
 
 // shell is n with the schemas of its properties and items replaced by ones

@@ -3,6 +3,7 @@ package llm
 import (
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -163,5 +164,27 @@ func TestValidateOtherAnyOf(t *testing.T) {
 	t.Logf("%q", p)
 	if len(p) != 2 || !strings.HasPrefix(p[0], "at /either: anyOf") || !strings.HasPrefix(p[1], "at /items/1/either: anyOf") {
 		t.Errorf("problems %q, want one at /either and one at /items/1/either", p)
+	}
+}
+
+// TestValidateConcurrently: replies of one type are validated at once by
+// many calls (the schema is cached per client), problems included; run
+// with -race.
+func TestValidateConcurrently(t *testing.T) {
+	s, err := buildSchema(reflect.TypeFor[ruleReply]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	reply := strings.Replace(validRuleReply, `"kind": "news"`, `"kind": "blog"`, 1)
+	var wg sync.WaitGroup
+	got := make([][]string, 8)
+	for i := range got {
+		wg.Go(func() { got[i] = s.validate(reply) })
+	}
+	wg.Wait()
+	for i, p := range got {
+		if len(p) != 1 || !strings.HasPrefix(p[0], "at /items/0/kind: ") {
+			t.Errorf("call %d: problems %q", i, p)
+		}
 	}
 }
