@@ -1,23 +1,37 @@
 package llm
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	invopop "github.com/invopop/jsonschema"
-	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // compiledSchema is the strict JSON schema of one Go type, both as sent to the
-// provider and compiled for validating replies.
+// provider and resolved for validating replies.
+//
+// Schemas are derived with invopop/jsonschema (its output is what the
+// provider sees) and replies are validated with google/jsonschema-go, the
+// validator the MCP SDK links anyway. That validator ignores "format" (see
+// its package documentation): a time.Time field's date-time is checked when
+// the valid reply is decoded into the Go value (decodeInto), and no reply
+// type uses another format.
 type compiledSchema struct {
-	raw       json.RawMessage
-	validator *jsonschema.Schema
+	raw json.RawMessage
+	// lenient is the parsed lenient twin that replies are validated
+	// against; it is only read once resolved.
+	lenient   *jsonschema.Schema
+	validator *jsonschema.Resolved
+	// shells holds, per node of lenient that a problem was searched in,
+	// its resolved shell (see locate).
+	shells sync.Map // *jsonschema.Schema -> *jsonschema.Resolved
 }
 
 // supportedFormat reports whether OpenAI strict mode accepts the string format
@@ -52,22 +66,15 @@ func buildSchema(t reflect.Type) (*compiledSchema, error) {
 	if err != nil {
 		return nil, err
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(lenient))
-	if err != nil {
+	doc := new(jsonschema.Schema)
+	if err := json.Unmarshal(lenient, doc); err != nil {
 		return nil, fmt.Errorf("llm: reparse schema of %s: %w", t, err)
 	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.AssertFormat()
-	const loc = "mem://llm/schema.json"
-	if err := c.AddResource(loc, doc); err != nil {
-		return nil, fmt.Errorf("llm: schema of %s: %w", t, err)
-	}
-	sch, err := c.Compile(loc)
+	res, err := doc.Resolve(nil)
 	if err != nil {
-		return nil, fmt.Errorf("llm: compile schema of %s: %w", t, err)
+		return nil, fmt.Errorf("llm: resolve schema of %s: %w", t, err)
 	}
-	return &compiledSchema{raw: raw, validator: sch}, nil
+	return &compiledSchema{raw: raw, lenient: doc, validator: res}, nil
 }
 
 // reflectSchema derives the schema of t and makes it strict. With lenient,
@@ -187,38 +194,231 @@ func nullable(s *invopop.Schema) *invopop.Schema {
 }
 
 // validate checks raw (the model's reply) against the schema and returns the
-// problems found, in a form fit to show the model during repair. An empty
-// result means the reply is valid.
+// problems found, in a form fit to show the model during repair: one line
+// per problem, "at <JSON pointer>: <message>". An empty result means the
+// reply is valid.
 func (s *compiledSchema) validate(raw string) []string {
-	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(raw))
-	if err != nil {
+	var inst any
+	if err := json.Unmarshal([]byte(raw), &inst); err != nil {
 		return []string{"reply is not valid JSON: " + err.Error()}
 	}
-	err = s.validator.Validate(inst)
+	err := s.validator.Validate(inst)
 	if err == nil {
 		return nil
 	}
-	var ve *jsonschema.ValidationError
-	if !errors.As(err, &ve) {
-		return []string{err.Error()}
-	}
+	// The validator stops at the first problem and names it by its place in
+	// the schema, not in the reply; locate finds each one and where it is.
 	var problems []string
-	for _, u := range ve.BasicOutput().Errors {
-		if u.Error == nil {
-			continue
-		}
-		msg := u.Error.String()
-		if strings.HasPrefix(msg, "validation failed") {
-			continue // a summary line for a nested failure listed separately
-		}
-		loc := u.InstanceLocation
-		if loc == "" {
-			loc = "/"
-		}
-		problems = append(problems, fmt.Sprintf("at %s: %s", loc, msg))
-	}
+	s.locate(s.lenient, inst, "", &problems)
 	if len(problems) == 0 {
-		problems = []string{ve.Error()}
+		problems = []string{problem("", err)}
 	}
 	return problems
+}
+
+// locate walks the instance inst, at the JSON pointer ptr, along the schema n
+// and appends each problem found to problems. Every object and array is
+// validated on its own, its properties or items accepted whatever they are,
+// and then each of them is visited in turn; $ref and the "or null" anyOf
+// that nullable writes are followed. What locate cannot take apart (another
+// anyOf, a reference outside $defs) is validated whole, at its place.
+func (s *compiledSchema) locate(n *jsonschema.Schema, inst any, ptr string, problems *[]string) {
+	for n.Ref != "" {
+		name, ok := strings.CutPrefix(n.Ref, "#/$defs/")
+		def := s.lenient.Defs[name]
+		if !ok || def == nil {
+			s.whole(n, inst, ptr, problems)
+			return
+		}
+		n = def
+	}
+	if n.AnyOf != nil {
+		inner := orNull(n)
+		if inner == nil {
+			s.whole(n, inst, ptr, problems)
+			return
+		}
+		if inst == nil {
+			return
+		}
+		before := len(*problems)
+		s.locate(inner, inst, ptr, problems)
+		if len(*problems) > before && strings.HasPrefix((*problems)[before], at(ptr)+"type: ") {
+			(*problems)[before] += " (or null)"
+		}
+		return
+	}
+	res, err := s.shellOf(n)
+	if err != nil {
+		s.whole(n, inst, ptr, problems)
+		return
+	}
+	if err := res.Validate(inst); err != nil {
+		*problems = append(*problems, at(ptr)+reword(innermost(err), n, inst))
+	}
+	switch v := inst.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			if n.Properties[k] != nil {
+				keys = append(keys, k)
+			}
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			s.locate(n.Properties[k], v[k], ptr+"/"+escapePointer(k), problems)
+		}
+	case []any:
+		if n.Items != nil {
+			for i, item := range v {
+				s.locate(n.Items, item, ptr+"/"+strconv.Itoa(i), problems)
+			}
+		}
+	}
+}
+
+// whole validates inst against n with everything below it, the lenient
+// schema's $defs added so that references resolve, and appends the problem
+// found at ptr.
+func (s *compiledSchema) whole(n *jsonschema.Schema, inst any, ptr string, problems *[]string) {
+	c := n.CloneSchemas()
+	c.Defs = make(map[string]*jsonschema.Schema, len(s.lenient.Defs))
+	for name, d := range s.lenient.Defs {
+		c.Defs[name] = d.CloneSchemas()
+	}
+	res, err := c.Resolve(nil)
+	if err == nil {
+		err = res.Validate(inst)
+	}
+	if err != nil {
+		*problems = append(*problems, problem(ptr, err))
+	}
+}
+
+// shellOf is the resolved shell of n, made the first time it is needed.
+func (s *compiledSchema) shellOf(n *jsonschema.Schema) (*jsonschema.Resolved, error) {
+	if r, ok := s.shells.Load(n); ok {
+		return r.(*jsonschema.Resolved), nil
+	}
+	r, err := shell(n).Resolve(nil)
+	if err != nil {
+		return nil, err
+	}
+	s.shells.Store(n, r)
+	return r, nil
+}
+
+// shell is n with the schemas of its properties and items replaced by ones
+// that accept anything: it checks an object's or array's own rules
+// (required, additionalProperties, minItems…) and leaves its contents to
+// be checked one by one.
+func shell(n *jsonschema.Schema) *jsonschema.Schema {
+	c := *n
+	c.Defs = nil
+	if n.Properties != nil {
+		c.Properties = make(map[string]*jsonschema.Schema, len(n.Properties))
+		for k := range n.Properties {
+			c.Properties[k] = &jsonschema.Schema{}
+		}
+	}
+	if n.Items != nil {
+		c.Items = &jsonschema.Schema{}
+	}
+	c.AdditionalProperties = n.AdditionalProperties.CloneSchemas()
+	return &c
+}
+
+// orNull returns X when n is exactly {"anyOf": [X, {"type": "null"}]} (a
+// description aside), the form nullable writes; otherwise nil.
+func orNull(n *jsonschema.Schema) *jsonschema.Schema {
+	if len(n.AnyOf) != 2 {
+		return nil
+	}
+	rest := *n
+	rest.AnyOf, rest.Description = nil, ""
+	null := *n.AnyOf[1]
+	null.Type = ""
+	if n.AnyOf[1].Type != "null" || !reflect.ValueOf(rest).IsZero() || !reflect.ValueOf(null).IsZero() {
+		return nil
+	}
+	return n.AnyOf[0]
+}
+
+// maxProblem is the length past which a problem's message is shortened in
+// the middle: the validator quotes the offending value, which may be a
+// whole object.
+const maxProblem = 240
+
+// problem is the line shown to the model for err at the JSON pointer ptr.
+func problem(ptr string, err error) string {
+	return at(ptr) + shorten(innermost(err))
+}
+
+// innermost is the validator's message without the outer ones wrapped
+// around it, which name places in the schema rather than in the reply.
+func innermost(err error) string {
+	for u := errors.Unwrap(err); u != nil; u = errors.Unwrap(err) {
+		err = u
+	}
+	return err.Error()
+}
+
+// reword rewrites the validator's message msg about inst, which failed n,
+// where its wording misleads: it prints values with %v (the string "3" as
+// 3) and numeric bounds as fractions and %f (1.5 as 3/2, 1 as 1.000000).
+// Other messages are kept.
+func reword(msg string, n *jsonschema.Schema, inst any) string {
+	kw, _, _ := strings.Cut(msg, ":")
+	val := shorten(jsonText(inst))
+	switch kw {
+	case "type":
+		if i := strings.LastIndex(msg, " has type "); i >= 0 {
+			return "type: " + val + msg[i:]
+		}
+	case "enum":
+		return "enum: " + val + " is not one of " + jsonText(n.Enum)
+	case "const":
+		if n.Const != nil {
+			return "const: " + val + " is not " + jsonText(*n.Const)
+		}
+	case "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum":
+		bound := map[string]*float64{"minimum": n.Minimum, "maximum": n.Maximum, "exclusiveMinimum": n.ExclusiveMinimum, "exclusiveMaximum": n.ExclusiveMaximum}[kw]
+		_, rel, ok := strings.Cut(msg, " is ")
+		if i := strings.LastIndex(rel, " "); ok && i >= 0 && bound != nil {
+			return kw + ": " + val + " is " + rel[:i] + " " + strconv.FormatFloat(*bound, 'g', -1, 64)
+		}
+	}
+	return shorten(msg)
+}
+
+// jsonText is v as JSON, or with %v if it has none.
+func jsonText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// shorten cuts msg in the middle when it is longer than maxProblem runes.
+func shorten(msg string) string {
+	msg = strings.ReplaceAll(msg, "\n", " ")
+	if r := []rune(msg); len(r) > maxProblem {
+		msg = string(r[:maxProblem/3]) + " … " + string(r[len(r)-maxProblem*2/3:])
+	}
+	return msg
+}
+
+// at is the start of a problem's line: "at <JSON pointer>: ", the root
+// written "/".
+func at(ptr string) string {
+	if ptr == "" {
+		ptr = "/"
+	}
+	return "at " + ptr + ": "
+}
+
+// escapePointer escapes a property name as a JSON pointer segment (RFC 6901).
+func escapePointer(k string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(k, "~", "~0"), "/", "~1")
 }
