@@ -172,7 +172,7 @@ func startRealStackOn(t *testing.T, res *researchtest.Researcher, web *researcht
 	}
 	t.Cleanup(func() { _ = a0.Close() })
 	a, _ := startEngine(t, ctx, cfg, fake, redisstore.NewSlackMemory(a0.Conn.Client), metrics, "slack")
-	stopWorker, err := a.StartWorker(map[string]int{"slack": 1})
+	stopWorker, err := a.StartWorker([]string{"slack"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -130,7 +130,7 @@ func newStreamsE2E(t *testing.T) *streamsE2E {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stopWorker, err := a.StartWorker(map[string]int{"runs": 1})
+	stopWorker, err := a.StartWorker([]string{"runs"})
 	if err != nil {
 		t.Fatal(err)
 	}

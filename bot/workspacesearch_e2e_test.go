@@ -95,7 +95,7 @@ func startWorkspaceStack(t *testing.T) *workspaceStack {
 	}
 	t.Cleanup(func() { _ = a.Close() })
 	s.engine = a.Engine
-	stopWorker, err := a.StartWorker(map[string]int{"slack": 1})
+	stopWorker, err := a.StartWorker([]string{"slack"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -179,7 +179,7 @@ func TestAPassFindsItsQueuesRunsPastAbandonedTerminalRuns(t *testing.T) {
 	gone := &interrupter{}
 	now := t0.Add(20 * time.Second) // past the grace of half a lease
 	adv := &advancer{called: make(chan advanceCall, 8), block: make(chan struct{})}
-	w := NewWorker(rdb, adv, WorkerOptions{Queues: map[string]int{"runs": 1}, Lease: 15 * time.Second, Clock: readClock(func() time.Time { return now }),
+	w := NewWorker(rdb, adv, WorkerOptions{Queues: []string{"runs"}, Lease: 15 * time.Second, Clock: readClock(func() time.Time { return now }),
 		Abandoned: func(q string) bool { return strings.HasPrefix(q, "terminal-") }, Interrupter: gone})
 	t.Cleanup(w.Stop)
 	if age, _ := w.OldestUnleased(ctx); age != 19*time.Second {
@@ -193,7 +193,7 @@ func TestAPassFindsItsQueuesRunsPastAbandonedTerminalRuns(t *testing.T) {
 		t.Fatalf("advanced %s", c.run)
 	}
 	// Another replica's pass, while this one takes the run, leaves it.
-	other := NewWorker(rdb, &advancer{}, WorkerOptions{Queues: map[string]int{"runs": 1}, Lease: 15 * time.Second, Clock: readClock(func() time.Time { return now })})
+	other := NewWorker(rdb, &advancer{}, WorkerOptions{Queues: []string{"runs"}, Lease: 15 * time.Second, Clock: readClock(func() time.Time { return now })})
 	t.Cleanup(other.Stop)
 	if n, _ := other.PassOnce(ctx); n != 0 {
 		t.Errorf("another pass took %d runs claimed already", n)

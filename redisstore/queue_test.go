@@ -74,7 +74,7 @@ func (a *advancer) calls() int {
 func startWorker(t *testing.T, rdb *redis.Client, adv Advancer, opts WorkerOptions) *Worker {
 	t.Helper()
 	if opts.Queues == nil {
-		opts.Queues = map[string]int{"runs": 1}
+		opts.Queues = []string{"runs"}
 	}
 	w := NewWorker(rdb, adv, opts)
 	if err := w.Start(); err != nil {
@@ -284,7 +284,7 @@ func TestARunThatKeepsFailingIsEnded(t *testing.T) {
 func TestShutdownHandsTheRunBackToAnotherWorkerAtOnce(t *testing.T) {
 	_, rdb := redistest.Start(t)
 	first := &advancer{block: make(chan struct{}), called: make(chan advanceCall, 1)}
-	w := NewWorker(rdb, first, WorkerOptions{Queues: map[string]int{"runs": 1}, Lease: time.Hour, ShutdownTimeout: 50 * time.Millisecond})
+	w := NewWorker(rdb, first, WorkerOptions{Queues: []string{"runs"}, Lease: time.Hour, ShutdownTimeout: 50 * time.Millisecond})
 	if err := w.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -97,7 +97,7 @@ func TestAbandonedTerminalQueuesLeaveNoKeys(t *testing.T) {
 	}
 
 	now := t0.Add(61 * time.Second) // four leases without a worker
-	w := NewWorker(rdb, &advancer{}, WorkerOptions{Queues: map[string]int{"runs": 1}, Lease: 15 * time.Second, Clock: readClock(func() time.Time { return now }),
+	w := NewWorker(rdb, &advancer{}, WorkerOptions{Queues: []string{"runs"}, Lease: 15 * time.Second, Clock: readClock(func() time.Time { return now }),
 		Abandoned: func(q string) bool { return strings.HasPrefix(q, "terminal-") }, Interrupter: storeInterrupter{s}})
 	t.Cleanup(w.Stop)
 	for range 2 { // the first pass marks the runs interrupted, the next deletes their queues
@@ -131,7 +131,7 @@ func TestAPrivateWorkerLeavesNoKeys(t *testing.T) {
 		}
 		return nil
 	}}
-	w := NewWorker(rdb, adv, WorkerOptions{Queues: map[string]int{"terminal-x": 1}, NewQueues: true,
+	w := NewWorker(rdb, adv, WorkerOptions{Queues: []string{"terminal-x"}, NewQueues: true,
 		RetryDelay: func(int, error) time.Duration { return time.Millisecond }})
 	if err := w.Start(); err != nil {
 		t.Fatal(err)
@@ -217,7 +217,7 @@ func TestTheFirstPassSkipsNewQueuesOnly(t *testing.T) {
 	t.Cleanup(func() { _ = watched.Close() })
 	watched.AddHook(cmds)
 	adv := &advancer{called: make(chan advanceCall, 1)}
-	startWorker(t, watched, adv, WorkerOptions{Queues: map[string]int{"terminal-new": 1}, Lease: 400 * time.Millisecond, NewQueues: true,
+	startWorker(t, watched, adv, WorkerOptions{Queues: []string{"terminal-new"}, Lease: 400 * time.Millisecond, NewQueues: true,
 		Abandoned: func(q string) bool { return strings.HasPrefix(q, "terminal-") }, Interrupter: storeInterrupter{s},
 		Clock: readClock(func() time.Time { return t0.Add(time.Minute) })})
 	// The first pass ends with its look at abandoned queues.

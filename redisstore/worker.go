@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -28,9 +27,8 @@ type Interrupter interface {
 
 // WorkerOptions configure a Worker. Zero values take the defaults.
 type WorkerOptions struct {
-	// Queues to take work from (the values, priorities of old, are not
-	// read: every queue is looked at on every pass).
-	Queues map[string]int
+	// Queues to take work from; every one is looked at on every pass.
+	Queues []string
 	// Concurrency is how many runs this process advances at once (default 8).
 	Concurrency int
 	// ShutdownTimeout is how long Stop waits for steps in flight before
@@ -153,7 +151,7 @@ func NewWorker(rdb *redis.Client, adv Advancer, opts WorkerOptions) *Worker {
 	}
 	w := &Worker{
 		rdb: rdb, adv: adv, log: opts.Logger, opts: opts, clock: opts.Clock, delay: delay,
-		queues: slices.Sorted(maps.Keys(opts.Queues)), poke: make(chan struct{}, 1),
+		queues: slices.Compact(slices.Sorted(slices.Values(opts.Queues))), poke: make(chan struct{}, 1),
 		slots: make(chan struct{}, opts.Concurrency), inflight: map[string]bool{},
 		retrying: map[string]*retry{}, handedBack: map[string]string{},
 	}
@@ -174,8 +172,7 @@ func retryDelay(n int, err error) time.Duration {
 
 // serves reports whether queue is one of w's.
 func (w *Worker) serves(queue string) bool {
-	_, ok := w.opts.Queues[queue]
-	return ok
+	return slices.Contains(w.queues, queue)
 }
 
 // Start subscribes to the queues' wake channels and starts the claim

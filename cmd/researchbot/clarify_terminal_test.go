@@ -28,7 +28,7 @@ func TestClarifyingQuestionsAnsweredAtTheTerminal(t *testing.T) {
 	ctx := context.Background()
 	var out, errb bytes.Buffer
 	here := assemble(t, w.env(nil), app.Options{Presenters: map[string]pipeline.Presenter{"terminal": terminal.New(&errb)}})
-	stop, err := here.StartWorker(map[string]int{"terminal-clarify": 1})
+	stop, err := here.StartWorker([]string{"terminal-clarify"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -106,7 +106,7 @@ func cmdEval(ctx context.Context, args []string, getenv func(string) string, std
 	// a private queue made for them.
 	p, err := roles.New(ctx, roles.Config{
 		Config: cfg, Roles: []roles.Role{roles.Foreground, roles.Workers},
-		Queues: map[string]int{queue: 1}, NewQueue: true, Logger: log,
+		Queues: []string{queue}, NewQueue: true, Logger: log,
 		Open: func(ctx context.Context, opts app.Options) (*app.App, error) {
 			opts.OnlyDocuments = true
 			return openChecked(ctx, cfg, dependencies{llm: true}, opts)

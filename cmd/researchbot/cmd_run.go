@@ -128,7 +128,7 @@ func cmdRun(ctx context.Context, args []string, getenv func(string) string, stdi
 	// on --resume), and only then is the run marked interrupted.
 	p, err := roles.New(ctx, roles.Config{
 		Config: cfg, Roles: []roles.Role{roles.Foreground, roles.Workers},
-		Queues:     map[string]int{queue: 1},
+		Queues:     []string{queue},
 		NewQueue:   *resume == "", // a resumed run's queue may hold its timers
 		Presenters: map[string]pipeline.Presenter{"terminal": presenter}, Logger: log, Tracing: spans,
 		Open: func(ctx context.Context, opts app.Options) (*app.App, error) {

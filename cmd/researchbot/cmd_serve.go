@@ -34,7 +34,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	defer stopTracing()
 	p, err := roles.New(ctx, roles.Config{
 		Config: cfg, Roles: []roles.Role{roles.Slack, roles.Workers, roles.Scheduler, roles.HTTP},
-		Queues: map[string]int{slackQueue: 1}, Logger: log, Tracing: spans,
+		Queues: []string{slackQueue}, Logger: log, Tracing: spans,
 		Open: func(ctx context.Context, opts app.Options) (*app.App, error) {
 			a, err := openChecked(ctx, cfg, dependencies{slackBot: true, slackApp: true, llm: true}, opts)
 			if err != nil {

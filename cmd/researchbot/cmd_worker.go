@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/researchbot/researchbot/config"
@@ -27,15 +28,15 @@ func cmdWorker(ctx context.Context, args []string, getenv func(string) string, s
 	if len(rest) > 0 {
 		return usageError(stderr, "worker", "unexpected argument %q", rest[0])
 	}
-	qs := map[string]int{}
+	var qs []string
 	for _, q := range strings.Split(*queues, ",") {
-		if q = strings.TrimSpace(q); q != "" {
-			qs[q] = 1
+		if q = strings.TrimSpace(q); q != "" && !slices.Contains(qs, q) {
+			qs = append(qs, q)
 		}
 	}
 	log := bootLogger(getenv, stderr)
 	defer func() { err = logExit(log, jsonLogs(getenv), err) }()
-	if _, slack := qs[slackQueue]; slack && strings.TrimSpace(getenv("SLACK_BOT_TOKEN")) == "" {
+	if slices.Contains(qs, slackQueue) && strings.TrimSpace(getenv("SLACK_BOT_TOKEN")) == "" {
 		return &exitError{code: 2, msg: "researchbot worker: the " + slackQueue + " queue holds Slack runs and stream digests, which must be posted to Slack: " +
 			"set SLACK_BOT_TOKEN, or give --queues without " + slackQueue + " (for example the queue of terminal runs)"}
 	}

@@ -53,7 +53,7 @@ func TestTheTerminalFollowsItsRunWhicheverProcessAdvancesIt(t *testing.T) {
 	var out, errb bytes.Buffer
 	here := assemble(t, w.env(nil), app.Options{Presenters: map[string]pipeline.Presenter{"terminal": terminal.New(&errb)}})
 	there := assemble(t, w.env(nil), app.Options{})
-	stop, err := there.StartWorker(map[string]int{"terminal-elsewhere": 1})
+	stop, err := there.StartWorker([]string{"terminal-elsewhere"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,7 @@ func TestTheTerminalWarnsWhenALostDecisionIsAskedAgain(t *testing.T) {
 	var out lockedBuffer
 	errb := &lockedBuffer{}
 	here := assemble(t, w.env(nil), app.Options{Presenters: map[string]pipeline.Presenter{"terminal": terminal.New(errb)}})
-	stop, err := here.StartWorker(map[string]int{"terminal-lost": 1})
+	stop, err := here.StartWorker([]string{"terminal-lost"})
 	if err != nil {
 		t.Fatal(err)
 	}

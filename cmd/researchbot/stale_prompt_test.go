@@ -44,7 +44,7 @@ func TestAPromptAnsweredElsewhereIsWithdrawn(t *testing.T) {
 	var out lockedBuffer
 	errb := &lockedBuffer{}
 	here := assemble(t, w.env(nil), app.Options{Presenters: map[string]pipeline.Presenter{"terminal": terminal.New(errb)}})
-	stop, err := here.StartWorker(map[string]int{"terminal-stale": 1})
+	stop, err := here.StartWorker([]string{"terminal-stale"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -249,7 +249,7 @@ const TerminalQueuePrefix = "terminal-"
 // came, found in the store's indexes; it also marks terminal runs whose
 // process went away interrupted. The returned stop function hands steps in
 // flight back and waits.
-func (a *App) StartWorker(queues map[string]int) (stop func(), err error) {
+func (a *App) StartWorker(queues []string) (stop func(), err error) {
 	w := a.DB.Worker(a.Engine, redisstore.WorkerOptions{
 		Queues: queues, Concurrency: a.Config.WorkerConcurrency, Logger: a.log, RetryDelay: a.opts.RetryDelay,
 		ShutdownTimeout: a.opts.ShutdownTimeout, Lease: a.Config.LeaseTTL, Clock: a.opts.Clock,

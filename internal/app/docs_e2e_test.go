@@ -129,7 +129,7 @@ func TestOnlyWorkersOpenTheDocumentIndex(t *testing.T) {
 		t.Errorf("search without the index: %v", err)
 	}
 	// A worker started while another process holds the index runs without it.
-	stop, err := a.StartWorker(map[string]int{"test": 1})
+	stop, err := a.StartWorker([]string{"test"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -144,7 +144,7 @@ func startApp(t testing.TB, cfg config.Config, opts Options) *App {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = a.Close() })
-	stop, err := a.StartWorker(map[string]int{opts.DefaultQueue: 1})
+	stop, err := a.StartWorker([]string{opts.DefaultQueue})
 	if err != nil {
 		t.Fatal(err)
 	}

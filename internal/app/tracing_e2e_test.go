@@ -47,7 +47,7 @@ func tracedHarness(t *testing.T, redisURL string, tr *tracing.Tracing) (h *harne
 		t.Fatal(err)
 	}
 	h.app = a
-	stopWorker, err := a.StartWorker(map[string]int{"test": 1})
+	stopWorker, err := a.StartWorker([]string{"test"})
 	if err != nil {
 		_ = a.Close()
 		t.Fatal(err)

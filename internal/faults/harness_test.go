@@ -403,7 +403,7 @@ func (w *world) replica(redisURL string, work bool) *replica {
 	w.t.Cleanup(func() { _ = a.Close() })
 	r := &replica{App: a, stop: func() {}, http: hc}
 	if work {
-		stop, err := a.StartWorker(map[string]int{"test": 1})
+		stop, err := a.StartWorker([]string{"test"})
 		if err != nil {
 			w.t.Fatal(err)
 		}

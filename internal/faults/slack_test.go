@@ -53,7 +53,7 @@ func newSlackWorldBehind(t *testing.T, env map[string]string, workerBehindProxy 
 	if err := worker.Engine.SeedDefinitions(ctx); err != nil {
 		t.Fatal(err)
 	}
-	stop, err := worker.StartWorker(map[string]int{"slack": 1})
+	stop, err := worker.StartWorker([]string{"slack"})
 	if err != nil {
 		t.Fatal(err)
 	}

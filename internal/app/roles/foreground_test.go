@@ -192,7 +192,7 @@ func TestNewBuildsAForegroundProcess(t *testing.T) {
 	}
 	var events []string // the job's part, then the hook's: ordered by Run
 	p, err := New(context.Background(), Config{Config: cfg, Roles: []Role{Foreground, Workers},
-		Queues: map[string]int{"terminal-new": 1}, NewQueue: true,
+		Queues: []string{"terminal-new"}, NewQueue: true,
 		Job: Job{
 			Prepare: func(context.Context, *app.App) (string, error) { return "terminal-resumed", nil },
 			Run: func(context.Context, *app.App) error {

@@ -32,7 +32,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"maps"
 	"slices"
 	"time"
 
@@ -83,9 +82,8 @@ const SlackTimeout = 30 * time.Second
 type Config struct {
 	Config config.Config
 	Roles  []Role
-	// Queues are the queues Workers serve, each with its priority
-	// (default SlackQueue alone).
-	Queues map[string]int
+	// Queues are the queues Workers serve (default SlackQueue alone).
+	Queues []string
 	// NewQueue says Queues is a queue made for this process alone, new (a
 	// terminal run's or eval's: app.Options.NewPrivateQueue); not for a
 	// resumed run's, which may hold its timers.
@@ -161,7 +159,7 @@ func New(ctx context.Context, cfg Config) (_ *Process, err error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	if len(cfg.Queues) == 0 {
-		cfg.Queues = map[string]int{SlackQueue: 1}
+		cfg.Queues = []string{SlackQueue}
 	}
 	foreground := cfg.has(Foreground)
 	if foreground && (cfg.Job.Run == nil || cfg.has(Slack) || cfg.has(Scheduler)) {
@@ -215,7 +213,7 @@ func New(ctx context.Context, cfg Config) (_ *Process, err error) {
 			return nil, err
 		}
 		if q != "" {
-			cfg.Queues = map[string]int{q: 1}
+			cfg.Queues = []string{q}
 		}
 	}
 	clock := a.Clock()
@@ -285,7 +283,7 @@ func New(ctx context.Context, cfg Config) (_ *Process, err error) {
 	// workersUp tells the foreground job whether the workers started.
 	workersUp := make(chan bool, 1)
 	if cfg.has(Workers) {
-		queues := maps.Clone(cfg.Queues)
+		queues := slices.Clone(cfg.Queues)
 		p.add("workers", stageWorkers, func(ctx context.Context) error {
 			stop, err := a.StartWorker(queues)
 			workersUp <- err == nil
@@ -303,7 +301,7 @@ func New(ctx context.Context, cfg Config) (_ *Process, err error) {
 		p.addForeground(cfg.Job, workersUp)
 	}
 	if cfg.has(HTTP) {
-		watch(base, a, slices.Sorted(maps.Keys(cfg.Queues)))
+		watch(base, a, slices.Sorted(slices.Values(cfg.Queues)))
 		h := obs.Handler(base, redisReady(a))
 		if slackApp != nil {
 			h = slackApp.Handler() // its /readyz also asks whether Slack is connected

@@ -25,7 +25,7 @@ func TestNewBuildsThePartsOfItsRoles(t *testing.T) {
 		{[]Role{Workers, HTTP}, []string{"http", "workers"}},
 		{[]Role{Scheduler}, []string{"scheduler"}},
 	} {
-		p, err := New(context.Background(), Config{Config: cfg, Roles: tc.roles, Queues: map[string]int{"terminal-t": 1}})
+		p, err := New(context.Background(), Config{Config: cfg, Roles: tc.roles, Queues: []string{"terminal-t"}})
 		if err != nil {
 			t.Fatal(err)
 		}
