@@ -189,13 +189,16 @@ func evalQuestion(ctx context.Context, a *app.App, q eval.Question, depth pipeli
 	ctx, cancel := context.WithTimeout(ctx, evalQuestionTimeout)
 	defer cancel()
 	last := r
-	for got := range a.Store.Watch(ctx, r.ID, 0) {
+	runs := a.Store.Watch(ctx, r.ID, 0)
+	for got := range runs {
 		last = got
 		if got.Status.Final() || got.Status == pipeline.StatusWaiting {
 			break
 		}
 	}
 	cancel()
+	for range runs { // until the watch has stopped: it ends with a Redis call
+	}
 	s := eval.Grade(q, last.ID, last.Status, last.Report)
 	s.CostUSD, s.Seconds = last.Spend.CostUSD, time.Since(start).Seconds()
 	switch {

@@ -105,8 +105,11 @@ func (t *terminalRun) run(ctx context.Context, a *app.App) error {
 	if t.resume == "" {
 		watch = a.Store.WatchAdvancedHere
 	}
-	err := follow(ctx, a.Engine, watch(watchCtx, r.ID, 0), follower, prompter, steer, r.ID, !a.Conn.Embedded, t.outFile, t.reportStyle, t.stdout, stderr)
+	runs := watch(watchCtx, r.ID, 0)
+	err := follow(ctx, a.Engine, runs, follower, prompter, steer, r.ID, !a.Conn.Embedded, t.outFile, t.reportStyle, t.stdout, stderr)
 	stopWatching()
+	for range runs { // until the watch has stopped: it ends with a Redis call, before the store closes
+	}
 	if ctx.Err() != nil || err != nil {
 		t.interrupt = r.ID
 	}
