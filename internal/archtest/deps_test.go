@@ -38,6 +38,7 @@ var inward = map[string]struct {
 	"bot":                   {[]string{"bot/blockkit", "pipeline", "checkpoints", "scheduler", "textmatch", "dedup", "internal/obs", "extract"}, "the Slack adapter knows the domain; its memory and rate budgets are ports, not redisstore; its counters join the process's metrics; files people share in Slack are read by extract"},
 	"bot/blockkit":          {[]string{"pipeline", "checkpoints", "scheduler", "textmatch", "dedup"}, "Block Kit and mrkdwn rendering (messages, App Home, forms) are pure functions of the domain's types: a leaf under bot that knows neither the transport nor the process"},
 	"bot/streams":           {[]string{"bot", "bot/blockkit", "pipeline", "checkpoints", "scheduler", "textmatch", "dedup", "internal/obs", "extract"}, "the research streams feature (\"/research stream …\", the creation conversation, edits, the stream buttons): it imports the transport (bot), whose routes, requests and Sender it uses, the rendering leaf and the domain's scheduler, and reaches the rest (metrics, shared files) only through bot; its stores and model are ports it declares"},
+	"bot/bottest":           {[]string{"bot", "bot/blockkit", "pipeline", "checkpoints", "scheduler", "textmatch", "dedup", "internal/obs", "extract", "redisstore", "internal/redistest", "internal/slackfake"}, "test helper: a real bot.App on the fake Slack and a real Redis (redisstore's SlackMemory and rate budget) for the tests of bot's features, driven as Slack would; no package may import it but tests (no rule here names it)"},
 	"bot/workspacesearch":   {[]string{"pipeline", "checkpoints", "textmatch"}, "the Slack workspace (Real-time Search, assistant.search.context) as a pipeline.Searcher: an adapter under bot, the only room of slack-go, knowing only the domain's types"},
 	"internal/obs":          {[]string{"pipeline", "checkpoints", "textmatch"}, "metrics and health endpoints, shared by serve and worker: the engine's observer, fed by adapters through the wiring, knowing none of them"},
 	"redisstore":            {[]string{"pipeline", "checkpoints", "scheduler", "textmatch", "dedup"}, "the Redis adapter implements the domain's stores and the adapters' ports"},
@@ -76,10 +77,10 @@ var rooms = []struct {
 	only []string
 	why  string
 }{
-	{"github.com/redis/go-redis/", []string{"redisstore", "internal/app", "cmd/researchbot", "internal/redistest"}, "Redis has one room: redisstore; consumers declare ports (rate budget, page cache, Slack memory)"},
+	{"github.com/redis/go-redis/", []string{"redisstore", "internal/app", "cmd/researchbot", "internal/redistest", "bot/bottest"}, "Redis has one room: redisstore; consumers declare ports (rate budget, page cache, Slack memory); the test helpers start a Redis (redistest) and hand its client to tests (bot/bottest)"},
 	{"github.com/go-redis/redis_rate/", []string{"redisstore", "internal/app", "cmd/researchbot"}, "one rate limiter, one key scheme (rb:rate:<area>:<key>), in redisstore"},
 	{"github.com/alicebob/miniredis/", []string{"redisstore", "internal/app", "cmd/researchbot"}, "the embedded Redis is how redisstore connects without REDIS_URL"},
-	{"github.com/slack-go/slack", []string{"bot", "bot/blockkit", "bot/streams", "bot/workspacesearch", "internal/slackfake", "cmd/researchbot"}, "Slack has one room: bot/... (bot's rendering leaf uses the Block Kit types; a feature builds blocks and reads the clicks it routes; workspace search is a Searcher under bot; the fake stands in for Slack in tests)"},
+	{"github.com/slack-go/slack", []string{"bot", "bot/blockkit", "bot/streams", "bot/workspacesearch", "bot/bottest", "internal/slackfake", "cmd/researchbot"}, "Slack has one room: bot/... (bot's rendering leaf uses the Block Kit types; a feature builds blocks and reads the clicks it routes; workspace search is a Searcher under bot; the fake stands in for Slack in tests, and bot/bottest drives it as Slack would)"},
 	{"go.opentelemetry.io/otel", []string{"internal/tracing", "internal/app", "cmd/researchbot"}, "OpenTelemetry has one room: internal/tracing (API, SDK and OTLP exporter); the engine sees the pipeline.Tracer port and llm, search, fetch and bot stay free of it: their spans are made around their calls by the wiring (adapters' hooks, an http.RoundTripper), so no package but the adapter changes when the tracing library does"},
 	{"github.com/modelcontextprotocol/go-sdk", []string{"search/mcpsearch", "internal/mcpfake", "internal/app", "cmd/researchbot"}, "MCP has one room: mcpsearch calls only the configured tools of a server; the engine sees search backends and documents (and the fake server stands in for MCP servers in tests)"},
 	{"github.com/fumiama/go-docx", []string{"extract", "fetch", "search/docsearch", "internal/app", "bot", "cmd/researchbot"}, "Word documents are read in extract only, behind its zip-bomb check"},
@@ -108,6 +109,7 @@ var features = map[string]string{
 var notFeatures = map[string]string{
 	"bot/blockkit":        "the rendering leaf: pure functions from the domain's types to Block Kit, imported by bot and every feature",
 	"bot/workspacesearch": "the Slack workspace as a pipeline.Searcher for the engine, built by the assembly: no part of the App",
+	"bot/bottest":         "test support, imported only by tests: the features' tests run a real bot.App through it (it imports bot and may plug in any feature a test gives it, but imports none)",
 }
 
 // leaves lists packages that must stay pure functions although their
@@ -241,6 +243,15 @@ func TestOneRoomPerTechnology(t *testing.T) {
 				// Through bot, where bot may; not by its own import.
 				if i := slices.IndexFunc(p.Imports, in); i >= 0 {
 					t.Errorf("feature %s imports %s itself (only %v may; a feature reaches it through bot): %s", pkg, p.Imports[i], r.only, r.why)
+				}
+				continue
+			}
+			if _, ok := testSupport[pkg]; ok {
+				// Test support runs product packages as they are (bot/bottest
+				// runs a bot.App on redisstore's memory): it reaches their
+				// libraries through them, not by its own import.
+				if i := slices.IndexFunc(p.Imports, in); i >= 0 {
+					t.Errorf("test support %s imports %s itself (only %v may): %s", pkg, p.Imports[i], r.only, r.why)
 				}
 				continue
 			}
