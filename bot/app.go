@@ -28,7 +28,6 @@ type Engine interface {
 	List(ctx context.Context, f pipeline.RunFilter) ([]*pipeline.Run, error)
 	CheckpointActions
 	DomainExcluder
-	RecordVerdict(ctx context.Context, runID string, v pipeline.Verdict) (*pipeline.Run, error)
 	// Release and Withdraw end the hold of a run started held (heldruns.go).
 	Release(ctx context.Context, runID, threadTS string) (*pipeline.Run, error)
 	Withdraw(ctx context.Context, runID, reason string) error

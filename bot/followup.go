@@ -71,7 +71,7 @@ func (a *App) registerFollowUps(r *Routes) {
 
 // rememberThread records that thread is run runID's, for follow-ups.
 func (a *App) rememberThread(ctx context.Context, channel, thread, runID string) {
-	if err := a.cfg.Memory.RememberRunOfThread(ctx, channel, thread, runID, msgKeyTTL); err != nil {
+	if err := a.cfg.Memory.RememberRunOfThread(ctx, channel, thread, runID, MessageKeyTTL); err != nil {
 		a.log.Warn("bot: remembering a run's thread failed; follow-ups there will not be answered", "run_id", runID, "err", err)
 	}
 }

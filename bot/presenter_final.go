@@ -49,7 +49,7 @@ func (p *Presenter) Finished(ctx context.Context, r *pipeline.Run) error {
 		return nil
 	}
 	mark := func(field, value string) error {
-		return p.mem.RememberFinalPost(ctx, r.ID, field, value, msgKeyTTL)
+		return p.mem.RememberFinalPost(ctx, r.ID, field, value, MessageKeyTTL)
 	}
 	// A run without a thread (a stream digest posted to its channel) is a new
 	// message in the channel, with the file in that message's thread.
@@ -121,8 +121,8 @@ func (p *Presenter) upload(ctx context.Context, r *pipeline.Run, thread string) 
 	_, err := p.send.UploadFile(ctx, slack.UploadFileParameters{
 		Content:         r.Report.Markdown,
 		FileSize:        len(r.Report.Markdown),
-		Filename:        "research-" + fileSafe(r.ID) + ".md",
-		Title:           blockkit.Truncate(blockkit.OneLine(blockkit.FirstNonEmpty(r.Report.Title, "Research report")), 200),
+		Filename:        blockkit.ReportFileName(r.ID),
+		Title:           blockkit.ReportFileTitle(r),
 		Channel:         r.Origin.Channel,
 		ThreadTimestamp: thread,
 	})
@@ -149,16 +149,6 @@ func transient(err error) bool {
 		return false
 	}
 	return true
-}
-
-// fileSafe keeps letters, digits, dashes and underscores.
-func fileSafe(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r == '-' || r == '_' || (r >= '0' && r <= '9') || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') {
-			return r
-		}
-		return -1
-	}, s)
 }
 
 // offerShare posts, under a report finished in an assistant thread, the

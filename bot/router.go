@@ -243,11 +243,9 @@ func (a *App) registerRoutes() {
 	r.Command(CmdStream, a.stream)
 	a.registerStart(r)
 	a.registerNeverDomain(r)
-	a.registerFeedback(r)
 	a.registerHome(r)
 	a.registerFollowUps(r)
 	a.registerAssistant(r)
-	a.registerShare(r)
 	r.Action(blockkit.ActionCancelConfirm, a.confirmCancel)
 	r.Action(blockkit.ActionCancelAbort, func(ctx context.Context, req *Request) error {
 		req.ReplaceOriginal = true
@@ -394,10 +392,7 @@ func (a *App) mayView(r *pipeline.Run, cmd *slack.SlashCommand) bool {
 // runLookupError explains a failed run lookup.
 func (a *App) runLookupError(err error, runID string) []slack.Block {
 	if errors.Is(err, pipeline.ErrNotFound) {
-		if runID == "" {
-			return blockkit.RenderError("You have no research runs.", "Start one with `/research &lt;question&gt;`.")
-		}
-		return blockkit.RenderError("I can't find run "+blockkit.RunRef(runID)+".", "`/research list` shows your runs. To research a question that starts with this word, write `/research -- your question`.")
+		return blockkit.RenderRunNotFound(runID)
 	}
 	a.log.Error("bot: loading a run failed", "run_id", runID, "err", err)
 	return blockkit.RenderError("I couldn't load the run right now.", "Please try again in a minute.")

@@ -176,8 +176,9 @@ type prefixRoute struct {
 	h      Handler
 }
 
-// Registrar adds routes; features in other files (streams, App Home, …)
-// implement it and are listed in Config.Features.
+// Registrar adds routes; features in their own packages (bot/feedback,
+// bot/share, bot/streams) implement it and are listed in Config.Features
+// (streams through Config.Streams).
 type Registrar interface {
 	Register(r *Routes)
 }

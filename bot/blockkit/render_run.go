@@ -346,6 +346,15 @@ func RenderError(what, todo string) []slack.Block {
 	return blocks
 }
 
+// RenderRunNotFound answers a lookup of run runID that found none (the
+// person's runs when runID is "").
+func RenderRunNotFound(runID string) []slack.Block {
+	if runID == "" {
+		return RenderError("You have no research runs.", "Start one with `/research &lt;question&gt;`.")
+	}
+	return RenderError("I can't find run "+RunRef(runID)+".", "`/research list` shows your runs. To research a question that starts with this word, write `/research -- your question`.")
+}
+
 // RenderInviteHelp tells a user how to let the bot into channelID, where it
 // could not post (a direct message, "D…", cannot take an invitation).
 func RenderInviteHelp(channelID string) []slack.Block {

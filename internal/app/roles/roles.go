@@ -37,6 +37,8 @@ import (
 	"time"
 
 	"github.com/researchbot/researchbot/bot"
+	"github.com/researchbot/researchbot/bot/feedback"
+	"github.com/researchbot/researchbot/bot/share"
 	"github.com/researchbot/researchbot/bot/streams"
 	"github.com/researchbot/researchbot/bot/workspacesearch"
 	"github.com/researchbot/researchbot/config"
@@ -329,6 +331,14 @@ func newSlackApp(a *app.App, c config.Config, sender *bot.Sender, metrics *bot.M
 	if err != nil {
 		return nil, err
 	}
+	verdicts, err := feedback.New(feedback.Config{Engine: a.Engine, Sender: sender, Metrics: metrics, Logger: log, Clock: clock})
+	if err != nil {
+		return nil, err
+	}
+	shares, err := share.New(share.Config{Engine: a.Engine, Memory: a.DB.SlackMemory(), Sender: sender, Logger: log, Clock: clock})
+	if err != nil {
+		return nil, err
+	}
 	return bot.New(bot.Config{
 		AppToken: c.SlackAppToken, BotToken: c.SlackBotToken, APIURL: c.SlackAPIURL, Sender: sender,
 		Engine: a.Engine, Memory: a.DB.SlackMemory(), Budget: a.DB.RateLimiter("slack"), Metrics: metrics,
@@ -341,6 +351,7 @@ func newSlackApp(a *app.App, c config.Config, sender *bot.Sender, metrics *bot.M
 		Streams:   bot.StreamsUIConfig{Handler: streamsUI, Mentions: streamsUI, Domains: streamSvc, List: streamSvc},
 		Files:     a.Engine,
 		Start:     bot.StartConfig{Defaults: a.DB.ChannelDefaults(), WorkspaceSearch: c.WorkspaceSearch},
+		Features:  []bot.Registrar{verdicts, shares},
 		Clock:     clock,
 	})
 }
