@@ -27,7 +27,6 @@ type Engine interface {
 	Load(ctx context.Context, runID string) (*pipeline.Run, error)
 	List(ctx context.Context, f pipeline.RunFilter) ([]*pipeline.Run, error)
 	CheckpointActions
-	DomainExcluder
 	// Release and Withdraw end the hold of a run started held (heldruns.go).
 	Release(ctx context.Context, runID, threadTS string) (*pipeline.Run, error)
 	Withdraw(ctx context.Context, runID, reason string) error

@@ -27,7 +27,8 @@
 //
 // bot is the transport; a feature may live in its own package under bot/
 // (bot/streams, research streams; bot/feedback, the 👍 / 👎 verdicts;
-// bot/share, sharing a report from the assistant panel) and import bot —
+// bot/share, sharing a report from the assistant panel; bot/neverdomain,
+// the source review's "Never use a site…") and import bot —
 // the routes it registers (Registrar), the Request it answers, the Sender
 // it posts with, Tell for what it cannot do — and bot/blockkit, never
 // another feature. bot imports no feature: it declares the seam

@@ -19,7 +19,7 @@ const (
 	finalSummary = "summary" // ts of the summary message
 	finalFile    = "file"    // "uploaded", or "failed" when retrying cannot help
 	finalNotice  = "notice"  // "1" once the upload-failure notice was posted
-	finalShare   = "share"   // "1" once the share offer was posted (share.go)
+	finalShare   = "share"   // "1" once the share offer was posted (bot/share)
 	finalDone    = "done"    // "1" once everything was shown
 )
 
@@ -152,7 +152,7 @@ func transient(err error) bool {
 }
 
 // offerShare posts, under a report finished in an assistant thread, the
-// offer to share it to a channel (share.go), naming the channel the person
+// offer to share it to a channel (bot/share), naming the channel the person
 // views beside the panel. It reports whether it posted it.
 func (p *Presenter) offerShare(ctx context.Context, r *pipeline.Run) bool {
 	if r.Status != pipeline.StatusCompleted || r.Report == nil || r.Origin.Kind != OriginKind || r.Origin.ThreadTS == "" {

@@ -135,7 +135,7 @@ func (a *App) onEvent(d delivery, ev slackevents.EventsAPIEvent) {
 	if h == nil {
 		return
 	}
-	req := &Request{TeamID: ev.TeamID, Log: a.log, send: a.send}
+	req := &Request{TeamID: ev.TeamID, Log: a.log, send: a.send, app: a}
 	if msg, ok := ev.InnerEvent.Data.(*slackevents.MessageEvent); ok {
 		if msg.BotID != "" || (msg.SubType != "" && msg.SubType != fileShare) || msg.ThreadTimeStamp == "" || msg.ThreadTimeStamp == msg.TimeStamp {
 			return
@@ -217,7 +217,7 @@ func (a *App) onSlash(k *acker, d delivery, cmd slack.SlashCommand) {
 	req := &Request{
 		UserID: cmd.UserID, TeamID: cmd.TeamID, Channel: cmd.ChannelID,
 		TriggerID: cmd.TriggerID, ResponseURL: cmd.ResponseURL,
-		Command: &cmd, Parsed: c, Log: log, send: a.send,
+		Command: &cmd, Parsed: c, Log: log, send: a.send, app: a,
 	}
 	ok := a.pool.submit(func(ctx context.Context) {
 		if a.firstDelivery(ctx, d) {
@@ -242,7 +242,6 @@ func (a *App) registerRoutes() {
 	r.Command(CmdCancel, a.askCancel)
 	r.Command(CmdStream, a.stream)
 	a.registerStart(r)
-	a.registerNeverDomain(r)
 	a.registerHome(r)
 	a.registerFollowUps(r)
 	a.registerAssistant(r)

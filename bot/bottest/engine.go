@@ -16,9 +16,11 @@ import (
 
 // Engine is a bot.Engine that only keeps runs: the runs people start (a
 // question that no feature takes starts one), released at their root
-// message, and the runs a test puts in. Nothing runs; RecordVerdict keeps
-// one verdict per person on each report or answer, like the engine; the
-// checkpoint calls find no run. It is safe for concurrent use.
+// message, and the runs a test puts in. Nothing runs; the checkpoint calls
+// find no run. It is also bot/feedback's Engine: RecordVerdict keeps one
+// verdict per person on each report or answer, like the engine. A test
+// needing more embeds it and adds the methods of its feature's port. It is
+// safe for concurrent use.
 type Engine struct {
 	mu   sync.Mutex
 	runs map[string]*pipeline.Run
@@ -163,9 +165,4 @@ func (e *Engine) ContinueWithout(context.Context, string, string) (*pipeline.Run
 // OfferLostAgain finds no run.
 func (e *Engine) OfferLostAgain(context.Context, string, string) (*pipeline.Run, error) {
 	return nil, pipeline.ErrNotFound
-}
-
-// NeverDomain finds no checkpoint.
-func (e *Engine) NeverDomain(context.Context, string, string, string) (*pipeline.Run, string, error) {
-	return nil, "", pipeline.ErrNotFound
 }
