@@ -69,7 +69,8 @@ type Config struct {
 	// handler of replies in the bot's direct messages; nil leaves them to
 	// it.
 	Messages MessageHandler
-	// Features add routes of their own (see Routes).
+	// Features add routes of their own (see Routes): the assembly lists
+	// bot/feedback, bot/share and bot/neverdomain here.
 	Features   []Registrar
 	HTTPClient *http.Client
 	// Logger receives the bot's logs; values longer than a few hundred bytes

@@ -195,8 +195,8 @@ type prefixRoute struct {
 }
 
 // Registrar adds routes; features in their own packages (bot/feedback,
-// bot/neverdomain, bot/share, bot/streams) implement it and are listed in Config.Features
-// (streams through Config.Streams).
+// bot/neverdomain, bot/share, bot/streams) implement it and are listed in
+// Config.Features (streams through Config.Streams).
 type Registrar interface {
 	Register(r *Routes)
 }
