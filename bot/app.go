@@ -27,8 +27,6 @@ type Engine interface {
 	Load(ctx context.Context, runID string) (*pipeline.Run, error)
 	List(ctx context.Context, f pipeline.RunFilter) ([]*pipeline.Run, error)
 	CheckpointActions
-	DomainExcluder
-	RecordVerdict(ctx context.Context, runID string, v pipeline.Verdict) (*pipeline.Run, error)
 	// Release and Withdraw end the hold of a run started held (heldruns.go).
 	Release(ctx context.Context, runID, threadTS string) (*pipeline.Run, error)
 	Withdraw(ctx context.Context, runID, reason string) error
@@ -71,7 +69,8 @@ type Config struct {
 	// handler of replies in the bot's direct messages; nil leaves them to
 	// it.
 	Messages MessageHandler
-	// Features add routes of their own (see Routes).
+	// Features add routes of their own (see Routes): the assembly lists
+	// bot/feedback, bot/share and bot/neverdomain here.
 	Features   []Registrar
 	HTTPClient *http.Client
 	// Logger receives the bot's logs; values longer than a few hundred bytes

@@ -80,19 +80,41 @@ func newAssistantPanel(send *Sender, mem SlackMemory, log *slog.Logger) *assista
 
 // thread returns the assistant thread at channel and ts, if it is one.
 func (p *assistantPanel) thread(ctx context.Context, channel, ts string) (assistantThread, bool) {
-	var t assistantThread
-	if channel == "" || ts == "" {
-		return t, false
-	}
-	v, found, err := p.mem.AssistantThread(ctx, channel, ts)
+	t, ok, err := recallAssistantThread(ctx, p.mem, channel, ts)
 	if err != nil {
 		p.log.Warn("bot: recalling an assistant thread failed", "channel", channel, "err", err)
-		return t, false
 	}
-	if !found || json.Unmarshal([]byte(v), &t) != nil {
-		return t, false
+	return t, ok
+}
+
+// AssistantThreads is the part of SlackMemory that keeps the assistant
+// panel's threads.
+type AssistantThreads interface {
+	AssistantThread(ctx context.Context, channel, thread string) (value string, found bool, err error)
+}
+
+// recallAssistantThread returns the assistant thread at channel and ts, if
+// it is one; an error is mem's.
+func recallAssistantThread(ctx context.Context, mem AssistantThreads, channel, ts string) (assistantThread, bool, error) {
+	var t assistantThread
+	if channel == "" || ts == "" {
+		return t, false, nil
 	}
-	return t, true
+	v, found, err := mem.AssistantThread(ctx, channel, ts)
+	if err != nil || !found || json.Unmarshal([]byte(v), &t) != nil {
+		return assistantThread{}, false, err
+	}
+	return t, true, nil
+}
+
+// ViewedChannel returns the channel the person was viewing beside the
+// assistant panel when they last opened or moved it, for the assistant
+// thread at channel and ts: "" when none, or when that is no assistant
+// thread (an error is mem's). The App remembers it in mem; a feature
+// answering in the panel (sharing a report) reads it with this.
+func ViewedChannel(ctx context.Context, mem AssistantThreads, channel, ts string) (string, error) {
+	t, _, err := recallAssistantThread(ctx, mem, channel, ts)
+	return t.Context, err
 }
 
 // remember records an assistant thread.
@@ -101,7 +123,7 @@ func (p *assistantPanel) remember(ctx context.Context, channel, ts string, t ass
 	if err != nil {
 		return err
 	}
-	return p.mem.RememberAssistantThread(ctx, channel, ts, string(b), msgKeyTTL)
+	return p.mem.RememberAssistantThread(ctx, channel, ts, string(b), MessageKeyTTL)
 }
 
 // call makes one assistant.threads call for team unless the workspace is
@@ -268,7 +290,7 @@ func (a *App) onAssistantMessage(ctx context.Context, req *Request, m Mention) (
 	start := &Request{
 		UserID: m.User, TeamID: req.TeamID, Channel: m.Channel, Thread: m.Thread,
 		Command: &slack.SlashCommand{TeamID: req.TeamID, ChannelID: m.Channel, UserID: m.User},
-		Parsed:  c, Log: req.Log, send: a.send, ActionToken: req.ActionToken,
+		Parsed:  c, Log: req.Log, send: a.send, app: a, ActionToken: req.ActionToken,
 	}
 	a.serve(ctx, a.startResearch, start)
 	if _, found, err := a.cfg.Memory.RunOfThread(ctx, m.Channel, m.Thread); err == nil && !found {

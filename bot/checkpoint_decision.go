@@ -106,9 +106,7 @@ func alreadyDecided(inst *checkpoints.Instance) []slack.Block {
 }
 
 // superseded explains a click on an old checkpoint.
-func superseded(r *pipeline.Run) []slack.Block {
-	return blockkit.RenderError("This checkpoint is no longer current: the run has moved on and a newer message in the thread asks for the decision.", "Nothing was changed; use the latest message in run "+blockkit.RunRef(r.ID)+"'s thread.")
-}
+func superseded(r *pipeline.Run) []slack.Block { return blockkit.RenderNotCurrent(r.ID) }
 
 // decide records a decision and tells the user what became of it, truly:
 // recorded (the collapsed checkpoint message says so), unknown (the store

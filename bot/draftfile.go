@@ -56,7 +56,7 @@ func (p *Presenter) attachDraft(ctx context.Context, r *pipeline.Run, inst *chec
 	file, err := p.send.UploadFile(ctx, slack.UploadFileParameters{
 		Content:         md,
 		FileSize:        len(md),
-		Filename:        fmt.Sprintf("draft-%s-v%d.md", fileSafe(r.ID), d.Version),
+		Filename:        fmt.Sprintf("draft-%s-v%d.md", blockkit.FileSafe(r.ID), d.Version),
 		Title:           blockkit.Truncate(blockkit.OneLine(fmt.Sprintf("Draft %d: %s", d.Version, blockkit.FirstNonEmpty(d.Title, "Research report"))), 200),
 		InitialComment:  DraftFileComment(d),
 		Channel:         r.Origin.Channel,
@@ -66,10 +66,10 @@ func (p *Presenter) attachDraft(ctx context.Context, r *pipeline.Run, inst *chec
 		log.Warn("bot: attaching the draft failed", "version", d.Version, "err", err)
 		return
 	}
-	if err := p.mem.RememberDraftFile(ctx, r.ID, draftFileVersion, strconv.Itoa(d.Version), msgKeyTTL); err != nil {
+	if err := p.mem.RememberDraftFile(ctx, r.ID, draftFileVersion, strconv.Itoa(d.Version), MessageKeyTTL); err != nil {
 		log.Warn("bot: remembering the attached draft failed", "err", err)
 	}
-	if err := p.mem.RememberDraftFile(ctx, r.ID, draftFileID, file.ID, msgKeyTTL); err != nil {
+	if err := p.mem.RememberDraftFile(ctx, r.ID, draftFileID, file.ID, MessageKeyTTL); err != nil {
 		log.Warn("bot: remembering the attached draft failed", "err", err)
 	}
 	if old := had[draftFileID]; old != "" && old != file.ID {

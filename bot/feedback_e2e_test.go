@@ -10,14 +10,17 @@ import (
 
 	"github.com/researchbot/researchbot/bot"
 	"github.com/researchbot/researchbot/bot/blockkit"
+	"github.com/researchbot/researchbot/bot/feedback"
 	"github.com/researchbot/researchbot/internal/app"
 	"github.com/researchbot/researchbot/internal/researchtest"
 	"github.com/researchbot/researchbot/internal/slackfake"
 	"github.com/researchbot/researchbot/pipeline"
 )
 
-// TestE2EReportFeedback runs an auto-mode research with the real engine,
-// then people judge the report through Slack's native feedback element: 👍
+// TestE2EReportFeedback runs an auto-mode research with the real engine
+// and the verdicts feature (bot/feedback, plugged in as the assembly does;
+// its own tests, on bot/bottest's App and in-memory engine, cover the same
+// clicks), then people judge the report through Slack's native feedback element: 👍
 // from one, 👎 with a reason from the other, who then changes their mind.
 // Each verdict is stored with the run (one per person) and counted in the
 // metrics. The custom buttons of a report posted before the native element
@@ -28,7 +31,14 @@ func TestE2EReportFeedback(t *testing.T) {
 		t.Skip("a whole research run")
 	}
 	var metrics *bot.Metrics
-	fake, a, ctx, _ := startRealStack(t, &researchtest.Researcher{}, func(c *bot.Config, _ *app.App) { metrics = c.Metrics })
+	fake, a, ctx, _ := startRealStack(t, &researchtest.Researcher{}, func(c *bot.Config, a *app.App) {
+		metrics = c.Metrics
+		verdicts, err := feedback.New(feedback.Config{Engine: a.Engine, BotToken: c.BotToken, APIURL: c.APIURL, Metrics: c.Metrics})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Features = append(c.Features, verdicts)
+	})
 	const user, other, channel = "U0REQ0001", "U0OTHER01", "C0RESEARCH"
 	fake.AddUser(other, "grace", "UTC")
 	wctx, wcancel := context.WithTimeout(ctx, 90*time.Second)

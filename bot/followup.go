@@ -71,7 +71,7 @@ func (a *App) registerFollowUps(r *Routes) {
 
 // rememberThread records that thread is run runID's, for follow-ups.
 func (a *App) rememberThread(ctx context.Context, channel, thread, runID string) {
-	if err := a.cfg.Memory.RememberRunOfThread(ctx, channel, thread, runID, msgKeyTTL); err != nil {
+	if err := a.cfg.Memory.RememberRunOfThread(ctx, channel, thread, runID, MessageKeyTTL); err != nil {
 		a.log.Warn("bot: remembering a run's thread failed; follow-ups there will not be answered", "run_id", runID, "err", err)
 	}
 }
@@ -228,7 +228,7 @@ func (a *App) onResearchFollowUp(ctx context.Context, req *Request) error {
 			UserID: req.UserID, TeamID: req.TeamID, Channel: parent.Origin.Channel, Thread: req.Thread,
 			Command: &slack.SlashCommand{TeamID: req.TeamID, ChannelID: parent.Origin.Channel, UserID: req.UserID},
 			Parsed:  Command{Kind: CmdResearch, Question: f.Question, Mode: parent.Mode, Depth: parent.Depth, FollowUpOf: fid},
-			Log:     req.Log, send: a.send,
+			Log:     req.Log, send: a.send, app: a,
 		}
 		a.serve(ctx, a.startResearch, start)
 		if parent, err = a.engine.Load(ctx, parent.ID); err != nil {

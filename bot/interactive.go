@@ -56,7 +56,7 @@ func (a *App) onInteractive(k *acker, d delivery, cb slack.InteractionCallback) 
 			return
 		}
 		req := &Request{UserID: cb.User.ID, TeamID: cb.Team.ID, TriggerID: cb.TriggerID, Callback: &cb, ack: k.ack,
-			Log: a.log.With("user", cb.User.ID, "checkpoint_id", cb.View.PrivateMetadata), send: a.send}
+			Log: a.log.With("user", cb.User.ID, "checkpoint_id", cb.View.PrivateMetadata), send: a.send, app: a}
 		if !a.pool.submit(func(ctx context.Context) {
 			if !a.firstDelivery(ctx, d) {
 				k.ack(nil)
@@ -93,7 +93,7 @@ func (a *App) clickRequest(cb slack.InteractionCallback, act slack.BlockAction) 
 	return &Request{
 		UserID: cb.User.ID, TeamID: cb.Team.ID, Channel: channel, Thread: threadOf(cb),
 		TriggerID: cb.TriggerID, ResponseURL: cb.ResponseURL, Callback: &cb, Action: &act,
-		Log: a.log.With("user", cb.User.ID, "channel", channel, "action", act.ActionID), send: a.send,
+		Log: a.log.With("user", cb.User.ID, "channel", channel, "action", act.ActionID), send: a.send, app: a,
 	}
 }
 

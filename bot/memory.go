@@ -71,12 +71,6 @@ type SlackMemory interface {
 	// HomePublished reports whether user's App Home was published.
 	HomePublished(ctx context.Context, user string) (bool, error)
 	RememberHomePublished(ctx context.Context, user string, ttl time.Duration) error
-	// SharedSummary returns the ts of a run's report shared to channel.
-	SharedSummary(ctx context.Context, runID, channel string) (ts string, found bool, err error)
-	RememberSharedSummary(ctx context.Context, runID, channel, ts string, ttl time.Duration) error
-	// StartShare records, for ttl, that a run's report is being shared to
-	// channel and reports whether it was not being shared already.
-	StartShare(ctx context.Context, runID, channel string, ttl time.Duration) (first bool, err error)
 	// Ping reports whether the memory answers (/readyz).
 	Ping(ctx context.Context) error
 }

@@ -28,7 +28,7 @@ func (a *App) researchFromMention(ctx context.Context, req *Request, m Mention) 
 	start := &Request{
 		UserID: m.User, TeamID: req.TeamID, Channel: m.Channel,
 		Command: &slack.SlashCommand{TeamID: req.TeamID, ChannelID: m.Channel, UserID: m.User},
-		Parsed:  c, Log: req.Log, send: a.send, ActionToken: req.ActionToken,
+		Parsed:  c, Log: req.Log, send: a.send, app: a, ActionToken: req.ActionToken,
 	}
 	a.serve(ctx, a.startResearch, start)
 	return nil

@@ -16,9 +16,11 @@ import (
 // OriginKind is the pipeline.Origin.Kind of runs started in Slack.
 const OriginKind = "slack"
 
-// msgKeyTTL is how long the Slack adapter remembers where a run's messages
-// are (SlackMemory).
-const msgKeyTTL = 60 * 24 * time.Hour
+// MessageKeyTTL is how long the Slack adapter remembers where a run's
+// messages are (SlackMemory): the App, the Presenter and the features that
+// remember a run's messages (where a report was shared) keep them as long,
+// so they are forgotten together.
+const MessageKeyTTL = 60 * 24 * time.Hour
 
 // PresenterConfig configures a Presenter.
 type PresenterConfig struct {

@@ -249,7 +249,7 @@ func (p *Presenter) remember(ctx context.Context, instID string, m checkpointMsg
 // may look it up with lookupCheckpointMsg).
 func rememberCheckpointMsg(ctx context.Context, mem SlackMemory, instID string, m checkpointMsg) error {
 	b, _ := json.Marshal(m)
-	return mem.RememberCheckpointMessage(ctx, instID, string(b), msgKeyTTL)
+	return mem.RememberCheckpointMessage(ctx, instID, string(b), MessageKeyTTL)
 }
 
 // lookup finds where a checkpoint's message is; nil when unknown.

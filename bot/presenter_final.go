@@ -19,7 +19,7 @@ const (
 	finalSummary = "summary" // ts of the summary message
 	finalFile    = "file"    // "uploaded", or "failed" when retrying cannot help
 	finalNotice  = "notice"  // "1" once the upload-failure notice was posted
-	finalShare   = "share"   // "1" once the share offer was posted (share.go)
+	finalShare   = "share"   // "1" once the share offer was posted (bot/share)
 	finalDone    = "done"    // "1" once everything was shown
 )
 
@@ -49,7 +49,7 @@ func (p *Presenter) Finished(ctx context.Context, r *pipeline.Run) error {
 		return nil
 	}
 	mark := func(field, value string) error {
-		return p.mem.RememberFinalPost(ctx, r.ID, field, value, msgKeyTTL)
+		return p.mem.RememberFinalPost(ctx, r.ID, field, value, MessageKeyTTL)
 	}
 	// A run without a thread (a stream digest posted to its channel) is a new
 	// message in the channel, with the file in that message's thread.
@@ -121,8 +121,8 @@ func (p *Presenter) upload(ctx context.Context, r *pipeline.Run, thread string) 
 	_, err := p.send.UploadFile(ctx, slack.UploadFileParameters{
 		Content:         r.Report.Markdown,
 		FileSize:        len(r.Report.Markdown),
-		Filename:        "research-" + fileSafe(r.ID) + ".md",
-		Title:           blockkit.Truncate(blockkit.OneLine(blockkit.FirstNonEmpty(r.Report.Title, "Research report")), 200),
+		Filename:        blockkit.ReportFileName(r.ID),
+		Title:           blockkit.ReportFileTitle(r),
 		Channel:         r.Origin.Channel,
 		ThreadTimestamp: thread,
 	})
@@ -151,18 +151,8 @@ func transient(err error) bool {
 	return true
 }
 
-// fileSafe keeps letters, digits, dashes and underscores.
-func fileSafe(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r == '-' || r == '_' || (r >= '0' && r <= '9') || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') {
-			return r
-		}
-		return -1
-	}, s)
-}
-
 // offerShare posts, under a report finished in an assistant thread, the
-// offer to share it to a channel (share.go), naming the channel the person
+// offer to share it to a channel (bot/share), naming the channel the person
 // views beside the panel. It reports whether it posted it.
 func (p *Presenter) offerShare(ctx context.Context, r *pipeline.Run) bool {
 	if r.Status != pipeline.StatusCompleted || r.Report == nil || r.Origin.Kind != OriginKind || r.Origin.ThreadTS == "" {

@@ -212,7 +212,7 @@ func (p *Presenter) sendProgress(ctx context.Context, paced bool, runID, channel
 	if err != nil {
 		return err
 	}
-	return p.mem.RememberProgressMessage(ctx, runID, ts, msgKeyTTL)
+	return p.mem.RememberProgressMessage(ctx, runID, ts, MessageKeyTTL)
 }
 
 // withValues is ctx (its deadline and cancellation) with the values of

@@ -152,7 +152,7 @@ func (p *Presenter) saveStream(ctx context.Context, runID string, ps planStream)
 	if err != nil {
 		return err
 	}
-	return p.mem.RememberPlanStream(ctx, runID, string(b), msgKeyTTL)
+	return p.mem.RememberPlanStream(ctx, runID, string(b), MessageKeyTTL)
 }
 
 // streamUpdate is a run's progress as its streamed plan shows it, taken

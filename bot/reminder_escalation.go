@@ -79,7 +79,7 @@ func (p *Presenter) escalateTo(ctx context.Context, r *pipeline.Run, inst *check
 		}
 		wait *= 2
 	}
-	if err := p.mem.RememberEscalated(ctx, r.ID, inst.ID, user, msgKeyTTL); err != nil {
+	if err := p.mem.RememberEscalated(ctx, r.ID, inst.ID, user, MessageKeyTTL); err != nil {
 		p.log.Warn("bot: remembering a sent escalation DM failed", "run_id", r.ID, "checkpoint_id", inst.ID, "err", err)
 	}
 	return nil

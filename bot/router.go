@@ -135,7 +135,7 @@ func (a *App) onEvent(d delivery, ev slackevents.EventsAPIEvent) {
 	if h == nil {
 		return
 	}
-	req := &Request{TeamID: ev.TeamID, Log: a.log, send: a.send}
+	req := &Request{TeamID: ev.TeamID, Log: a.log, send: a.send, app: a}
 	if msg, ok := ev.InnerEvent.Data.(*slackevents.MessageEvent); ok {
 		if msg.BotID != "" || (msg.SubType != "" && msg.SubType != fileShare) || msg.ThreadTimeStamp == "" || msg.ThreadTimeStamp == msg.TimeStamp {
 			return
@@ -217,7 +217,7 @@ func (a *App) onSlash(k *acker, d delivery, cmd slack.SlashCommand) {
 	req := &Request{
 		UserID: cmd.UserID, TeamID: cmd.TeamID, Channel: cmd.ChannelID,
 		TriggerID: cmd.TriggerID, ResponseURL: cmd.ResponseURL,
-		Command: &cmd, Parsed: c, Log: log, send: a.send,
+		Command: &cmd, Parsed: c, Log: log, send: a.send, app: a,
 	}
 	ok := a.pool.submit(func(ctx context.Context) {
 		if a.firstDelivery(ctx, d) {
@@ -242,12 +242,9 @@ func (a *App) registerRoutes() {
 	r.Command(CmdCancel, a.askCancel)
 	r.Command(CmdStream, a.stream)
 	a.registerStart(r)
-	a.registerNeverDomain(r)
-	a.registerFeedback(r)
 	a.registerHome(r)
 	a.registerFollowUps(r)
 	a.registerAssistant(r)
-	a.registerShare(r)
 	r.Action(blockkit.ActionCancelConfirm, a.confirmCancel)
 	r.Action(blockkit.ActionCancelAbort, func(ctx context.Context, req *Request) error {
 		req.ReplaceOriginal = true
@@ -394,10 +391,7 @@ func (a *App) mayView(r *pipeline.Run, cmd *slack.SlashCommand) bool {
 // runLookupError explains a failed run lookup.
 func (a *App) runLookupError(err error, runID string) []slack.Block {
 	if errors.Is(err, pipeline.ErrNotFound) {
-		if runID == "" {
-			return blockkit.RenderError("You have no research runs.", "Start one with `/research &lt;question&gt;`.")
-		}
-		return blockkit.RenderError("I can't find run "+blockkit.RunRef(runID)+".", "`/research list` shows your runs. To research a question that starts with this word, write `/research -- your question`.")
+		return blockkit.RenderRunNotFound(runID)
 	}
 	a.log.Error("bot: loading a run failed", "run_id", runID, "err", err)
 	return blockkit.RenderError("I couldn't load the run right now.", "Please try again in a minute.")

@@ -54,6 +54,8 @@ type Request struct {
 	Log *slog.Logger
 
 	send *Sender
+	// app is the App serving the request (CheckCheckpoint asks it).
+	app *App
 	// span is the trace span a handler joined the request to (a person's
 	// decision, see App.traceDecision); nil when none. App.serve answers
 	// within it and then ends it.
@@ -81,6 +83,22 @@ func (r *Request) Reply(ctx context.Context, blocks []slack.Block, text string) 
 	default:
 		r.Log.Warn("bot: nowhere to answer a request", "text", text)
 	}
+}
+
+// CheckCheckpoint loads the run of checkpoint instID and checks, by the
+// App's rules, that the person who made the request may decide it now:
+// they asked for the run or approve in its channel, the checkpoint is not
+// decided and is the one the run waits on (a click on a checkpoint the
+// store lost offers the run's current one again). When they may not, it
+// returns why, written for them (run is nil when none was found). A
+// feature acting on a checkpoint (never use a site at the source review)
+// asks this before it changes anything.
+func (r *Request) CheckCheckpoint(ctx context.Context, instID string) (run *pipeline.Run, problem []slack.Block) {
+	if r.app == nil {
+		return nil, blockkit.RenderError("This button doesn't belong to any research run I know.", "Nothing was changed.")
+	}
+	run, _, problem = r.app.check(ctx, instID, r.UserID)
+	return run, problem
 }
 
 // answerBeside makes answers go where r's checkpoint messages are: its
@@ -176,8 +194,9 @@ type prefixRoute struct {
 	h      Handler
 }
 
-// Registrar adds routes; features in other files (streams, App Home, …)
-// implement it and are listed in Config.Features.
+// Registrar adds routes; features in their own packages (bot/feedback,
+// bot/neverdomain, bot/share, bot/streams) implement it and are listed in
+// Config.Features (streams through Config.Streams).
 type Registrar interface {
 	Register(r *Routes)
 }

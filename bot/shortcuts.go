@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -130,7 +131,7 @@ func (a *App) onStartSubmission(ctx context.Context, req *Request) error {
 	start := &Request{
 		UserID: req.UserID, TeamID: req.TeamID, Channel: f.Channel, Thread: f.Thread,
 		Command: &slack.SlashCommand{TeamID: req.TeamID, ChannelID: f.Channel, UserID: req.UserID},
-		Parsed:  c, Log: req.Log.With("channel", f.Channel), send: a.send,
+		Parsed:  c, Log: req.Log.With("channel", f.Channel), send: a.send, app: a,
 	}
 	// Remembered before the run starts: the run applies the channel's never
 	// list (withChannelNever), which is now what the form said.
@@ -143,4 +144,31 @@ func (a *App) onStartSubmission(ctx context.Context, req *Request) error {
 	}
 	a.serve(ctx, a.startResearch, start)
 	return nil
+}
+
+// withChannelNever adds the never list remembered for channel to rules,
+// except the domains rules allow explicitly; a storage failure keeps rules
+// as they are.
+func (a *App) withChannelNever(ctx context.Context, channel string, rules pipeline.DomainRules) pipeline.DomainRules {
+	if a.cfg.Start.Defaults == nil || channel == "" {
+		return rules
+	}
+	ctx, cancel := context.WithTimeout(ctx, defaultsBudget)
+	defer cancel()
+	f, err := a.cfg.Start.Defaults.Get(ctx, channel)
+	if err != nil {
+		a.log.Warn("bot: reading a channel's never list failed; the run goes on without it", "channel", channel, "err", err)
+		return rules
+	}
+	saved, err := (pipeline.DomainRules{Never: blockkit.DomainList(f["never_domains"])}).Normalize()
+	if err != nil {
+		return rules
+	}
+	out := pipeline.DomainRules{Only: slices.Clone(rules.Only), Never: slices.Clone(rules.Never)}
+	for _, d := range saved.Never {
+		if !slices.Contains(out.Only, d) && !slices.Contains(out.Never, d) && len(out.Never) < pipeline.MaxDomainRules {
+			out.Never = append(out.Never, d)
+		}
+	}
+	return out
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/researchbot/researchbot/bot"
 	"github.com/researchbot/researchbot/bot/blockkit"
+	"github.com/researchbot/researchbot/bot/neverdomain"
 	"github.com/researchbot/researchbot/internal/app"
 	"github.com/researchbot/researchbot/internal/researchtest"
 	"github.com/researchbot/researchbot/internal/slackfake"
@@ -36,6 +37,12 @@ func newStartFixture(t *testing.T) *startFixture {
 	}
 	fake, a, ctx, _ := startRealStack(t, &researchtest.Researcher{}, func(c *bot.Config, a *app.App) {
 		c.Start.Defaults = redisstore.NewChannelDefaults(a.Conn.Client, "rb:")
+		// "Never use a site…" is plugged in as the assembly plugs it.
+		never, err := neverdomain.New(neverdomain.Config{Engine: a.Engine, Defaults: c.Start.Defaults, BotToken: c.BotToken, APIURL: c.APIURL})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Features = append(c.Features, never)
 	})
 	return &startFixture{t: t, ctx: ctx, fake: fake, app: a}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/researchbot/researchbot/bot"
 	"github.com/researchbot/researchbot/bot/blockkit"
+	"github.com/researchbot/researchbot/bot/bottest"
 	"github.com/researchbot/researchbot/bot/streams"
 	"github.com/researchbot/researchbot/internal/app"
 	"github.com/researchbot/researchbot/internal/redistest"
@@ -625,21 +626,5 @@ func TestRetriedThreadReplyAdvancesTheConversationOnce(t *testing.T) {
 // counterValue reads one labelled counter from m's registry (0 when absent).
 func counterValue(t *testing.T, m *bot.Metrics, name, label string) float64 {
 	t.Helper()
-	mfs, err := m.Registry().Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-		for _, metric := range mf.GetMetric() {
-			for _, l := range metric.GetLabel() {
-				if l.GetValue() == label {
-					return metric.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return 0
+	return bottest.CounterValue(t, m, name, label)
 }

@@ -20,9 +20,6 @@ type StreamsUIConfig struct {
 	// (the assembly passes *streams.Feature); nil treats every mention in a
 	// thread as a follow-up question.
 	Mentions MentionHandler
-	// Domains saves "never use this site" at a digest's source review to
-	// its stream's never list; nil says streams' lists are not enabled.
-	Domains StreamDomainSaver
 	// List lists the streams the App Home shows; nil shows none.
 	List StreamLister
 }

@@ -346,6 +346,21 @@ func RenderError(what, todo string) []slack.Block {
 	return blocks
 }
 
+// RenderNotCurrent answers a click on a checkpoint of run runID that is
+// no longer the one the run waits on.
+func RenderNotCurrent(runID string) []slack.Block {
+	return RenderError("This checkpoint is no longer current: the run has moved on and a newer message in the thread asks for the decision.", "Nothing was changed; use the latest message in run "+RunRef(runID)+"'s thread.")
+}
+
+// RenderRunNotFound answers a lookup of run runID that found none (the
+// person's runs when runID is "").
+func RenderRunNotFound(runID string) []slack.Block {
+	if runID == "" {
+		return RenderError("You have no research runs.", "Start one with `/research &lt;question&gt;`.")
+	}
+	return RenderError("I can't find run "+RunRef(runID)+".", "`/research list` shows your runs. To research a question that starts with this word, write `/research -- your question`.")
+}
+
 // RenderInviteHelp tells a user how to let the bot into channelID, where it
 // could not post (a direct message, "D…", cannot take an invitation).
 func RenderInviteHelp(channelID string) []slack.Block {

@@ -43,10 +43,7 @@ func TestAssistantPanelStartsAStream(t *testing.T) {
 	if n := h.model.count(); n != 1 {
 		t.Errorf("%d model calls, want 1", n)
 	}
-	h.engine.mu.Lock()
-	runs := len(h.engine.runs)
-	h.engine.mu.Unlock()
-	if runs != 0 {
+	if runs := len(h.engine.Runs()); runs != 0 {
 		t.Errorf("%d runs started from a stream answer", runs)
 	}
 }

@@ -31,6 +31,7 @@ var testSupport = map[string]string{
 	"internal/mcpfake":      "a fake MCP server",
 	"internal/faults":       "the fault suite, tests only",
 	"internal/goldentest":   "test helper",
+	"bot/bottest":           "waits for the App it runs to stop and for the fake Slack, in real time, as the fake's acks are timed; its Engine stamps the runs people start",
 	"internal/archtest":     "this test",
 	"llm/llmtest":           "the fake OpenAI server's reply delays and response stamps",
 }

@@ -38,6 +38,10 @@ var inward = map[string]struct {
 	"bot":                   {[]string{"bot/blockkit", "pipeline", "checkpoints", "scheduler", "textmatch", "dedup", "internal/obs", "extract"}, "the Slack adapter knows the domain; its memory and rate budgets are ports, not redisstore; its counters join the process's metrics; files people share in Slack are read by extract"},
 	"bot/blockkit":          {[]string{"pipeline", "checkpoints", "scheduler", "textmatch", "dedup"}, "Block Kit and mrkdwn rendering (messages, App Home, forms) are pure functions of the domain's types: a leaf under bot that knows neither the transport nor the process"},
 	"bot/streams":           {[]string{"bot", "bot/blockkit", "pipeline", "checkpoints", "scheduler", "textmatch", "dedup", "internal/obs", "extract"}, "the research streams feature (\"/research stream …\", the creation conversation, edits, the stream buttons): it imports the transport (bot), whose routes, requests and Sender it uses, the rendering leaf and the domain's scheduler, and reaches the rest (metrics, shared files) only through bot; its stores and model are ports it declares"},
+	"bot/bottest":           {[]string{"bot", "bot/blockkit", "pipeline", "checkpoints", "scheduler", "textmatch", "dedup", "internal/obs", "extract", "redisstore", "internal/redistest", "internal/slackfake"}, "test helper: a real bot.App on the fake Slack and a real Redis (redisstore's SlackMemory and rate budget) for the tests of bot's features, driven as Slack would; no package may import it but tests (no rule here names it)"},
+	"bot/feedback":          {[]string{"bot", "bot/blockkit", "pipeline", "checkpoints", "scheduler", "textmatch", "dedup", "internal/obs", "extract"}, "the verdicts feature (the native 👍 / 👎, the old buttons, the reason form): it imports the transport (bot), whose routes, requests, Sender and metrics it uses, and the rendering leaf; the engine is a port it declares"},
+	"bot/neverdomain":       {[]string{"bot", "bot/blockkit", "pipeline", "checkpoints", "scheduler", "textmatch", "dedup", "internal/obs", "extract"}, "the source review's \"Never use a site…\" feature: it imports the transport (bot), whose routes, requests, Sender and checkpoint check (Request.CheckCheckpoint) it uses, and the rendering leaf; the engine, the streams' lists and the channels' defaults are ports it declares"},
+	"bot/share":             {[]string{"bot", "bot/blockkit", "pipeline", "checkpoints", "scheduler", "textmatch", "dedup", "internal/obs", "extract"}, "the share feature (a report from the assistant panel to a channel): it imports the transport (bot), whose routes, requests, Sender and reading of the assistant panel's threads it uses, and the rendering leaf; the engine and what it remembers are ports it declares"},
 	"bot/workspacesearch":   {[]string{"pipeline", "checkpoints", "textmatch"}, "the Slack workspace (Real-time Search, assistant.search.context) as a pipeline.Searcher: an adapter under bot, the only room of slack-go, knowing only the domain's types"},
 	"internal/obs":          {[]string{"pipeline", "checkpoints", "textmatch"}, "metrics and health endpoints, shared by serve and worker: the engine's observer, fed by adapters through the wiring, knowing none of them"},
 	"redisstore":            {[]string{"pipeline", "checkpoints", "scheduler", "textmatch", "dedup"}, "the Redis adapter implements the domain's stores and the adapters' ports"},
@@ -53,7 +57,7 @@ var inward = map[string]struct {
 	"internal/archtest":     {nil, "this test"},
 	"internal/faults":       {nil, "the fault suite: its code is tests only (build tag faults)"},
 	"eval":                  {[]string{"pipeline", "checkpoints", "textmatch"}, "the built-in evaluation: its collection and questions (embedded files) and the grading of a run's report, a pure function of the domain's types"},
-	"internal/app/roles":    {[]string{"internal/app", "bot", "bot/blockkit", "bot/streams", "bot/workspacesearch", "internal/obs", "internal/tracing", "config", "pipeline", "checkpoints", "scheduler", "textmatch", "dedup", "llm", "search", "search/mcpsearch", "search/docsearch", "fetch", "extract", "redisstore", "internal/retryafter"}, "the assembly of a process: internal/app's engine plus the roles a command asks for (Slack, workers, scheduler, HTTP, a foreground job), each part run and stopped by one owner; it knows every adapter and plugs bot's features into it, but knows no terminal and no command"},
+	"internal/app/roles":    {[]string{"internal/app", "bot", "bot/blockkit", "bot/streams", "bot/feedback", "bot/neverdomain", "bot/share", "bot/workspacesearch", "internal/obs", "internal/tracing", "config", "pipeline", "checkpoints", "scheduler", "textmatch", "dedup", "llm", "search", "search/mcpsearch", "search/docsearch", "fetch", "extract", "redisstore", "internal/retryafter"}, "the assembly of a process: internal/app's engine plus the roles a command asks for (Slack, workers, scheduler, HTTP, a foreground job), each part run and stopped by one owner; it knows every adapter and plugs bot's features into it, but knows no terminal and no command"},
 	"cmd/researchbot":       {[]string{"*"}, "main is the only place that wires everything"},
 }
 
@@ -76,10 +80,10 @@ var rooms = []struct {
 	only []string
 	why  string
 }{
-	{"github.com/redis/go-redis/", []string{"redisstore", "internal/app", "cmd/researchbot", "internal/redistest"}, "Redis has one room: redisstore; consumers declare ports (rate budget, page cache, Slack memory)"},
+	{"github.com/redis/go-redis/", []string{"redisstore", "internal/app", "cmd/researchbot", "internal/redistest", "bot/bottest"}, "Redis has one room: redisstore; consumers declare ports (rate budget, page cache, Slack memory); the test helpers start a Redis (redistest) and hand its client to tests (bot/bottest)"},
 	{"github.com/go-redis/redis_rate/", []string{"redisstore", "internal/app", "cmd/researchbot"}, "one rate limiter, one key scheme (rb:rate:<area>:<key>), in redisstore"},
 	{"github.com/alicebob/miniredis/", []string{"redisstore", "internal/app", "cmd/researchbot"}, "the embedded Redis is how redisstore connects without REDIS_URL"},
-	{"github.com/slack-go/slack", []string{"bot", "bot/blockkit", "bot/streams", "bot/workspacesearch", "internal/slackfake", "cmd/researchbot"}, "Slack has one room: bot/... (bot's rendering leaf uses the Block Kit types; a feature builds blocks and reads the clicks it routes; workspace search is a Searcher under bot; the fake stands in for Slack in tests)"},
+	{"github.com/slack-go/slack", []string{"bot", "bot/blockkit", "bot/streams", "bot/feedback", "bot/neverdomain", "bot/share", "bot/workspacesearch", "bot/bottest", "internal/slackfake", "cmd/researchbot"}, "Slack has one room: bot/... (bot's rendering leaf uses the Block Kit types; a feature builds blocks and reads the clicks it routes; workspace search is a Searcher under bot; the fake stands in for Slack in tests, and bot/bottest drives it as Slack would)"},
 	{"go.opentelemetry.io/otel", []string{"internal/tracing", "internal/app", "cmd/researchbot"}, "OpenTelemetry has one room: internal/tracing (API, SDK and OTLP exporter); the engine sees the pipeline.Tracer port and llm, search, fetch and bot stay free of it: their spans are made around their calls by the wiring (adapters' hooks, an http.RoundTripper), so no package but the adapter changes when the tracing library does"},
 	{"github.com/modelcontextprotocol/go-sdk", []string{"search/mcpsearch", "internal/mcpfake", "internal/app", "cmd/researchbot"}, "MCP has one room: mcpsearch calls only the configured tools of a server; the engine sees search backends and documents (and the fake server stands in for MCP servers in tests)"},
 	{"github.com/fumiama/go-docx", []string{"extract", "fetch", "search/docsearch", "internal/app", "bot", "cmd/researchbot"}, "Word documents are read in extract only, behind its zip-bomb check"},
@@ -101,13 +105,17 @@ var rooms = []struct {
 // see inward). A feature reaches the libraries bot's rooms hold through bot;
 // it imports one itself only where the room names it.
 var features = map[string]string{
-	"bot/streams": "research streams, the most self-contained feature: it registers its own routes (bot.StreamHandler) and takes the mentions in its conversations (bot.MentionHandler)",
+	"bot/streams":     "research streams, the most self-contained feature: it registers its own routes (bot.StreamHandler) and takes the mentions in its conversations (bot.MentionHandler)",
+	"bot/feedback":    "the verdicts on reports, digests and follow-up answers: its own buttons and form (bot.Registrar in bot.Config.Features), the engine's Load and RecordVerdict as its port",
+	"bot/neverdomain": "the source review's \"Never use a site…\": its own menu route (bot.Registrar in bot.Config.Features); who may decide the checkpoint is bot's rule (bot.Request.CheckCheckpoint), the engine, streams' and channels' never lists are its ports",
+	"bot/share":       "sharing a report from the assistant panel to a channel: its own buttons and form (bot.Registrar in bot.Config.Features), the shares remembered as its port; the offer under the report stays the Presenter's",
 }
 
 // notFeatures are the packages under bot/ that are not features, and why.
 var notFeatures = map[string]string{
 	"bot/blockkit":        "the rendering leaf: pure functions from the domain's types to Block Kit, imported by bot and every feature",
 	"bot/workspacesearch": "the Slack workspace as a pipeline.Searcher for the engine, built by the assembly: no part of the App",
+	"bot/bottest":         "test support, imported only by tests: the features' tests run a real bot.App through it (it imports bot and may plug in any feature a test gives it, but imports none)",
 }
 
 // leaves lists packages that must stay pure functions although their
@@ -241,6 +249,15 @@ func TestOneRoomPerTechnology(t *testing.T) {
 				// Through bot, where bot may; not by its own import.
 				if i := slices.IndexFunc(p.Imports, in); i >= 0 {
 					t.Errorf("feature %s imports %s itself (only %v may; a feature reaches it through bot): %s", pkg, p.Imports[i], r.only, r.why)
+				}
+				continue
+			}
+			if _, ok := testSupport[pkg]; ok {
+				// Test support runs product packages as they are (bot/bottest
+				// runs a bot.App on redisstore's memory): it reaches their
+				// libraries through them, not by its own import.
+				if i := slices.IndexFunc(p.Imports, in); i >= 0 {
+					t.Errorf("test support %s imports %s itself (only %v may): %s", pkg, p.Imports[i], r.only, r.why)
 				}
 				continue
 			}

@@ -36,6 +36,9 @@ import (
 	"time"
 
 	"github.com/researchbot/researchbot/bot"
+	"github.com/researchbot/researchbot/bot/feedback"
+	"github.com/researchbot/researchbot/bot/neverdomain"
+	"github.com/researchbot/researchbot/bot/share"
 	"github.com/researchbot/researchbot/bot/streams"
 	"github.com/researchbot/researchbot/bot/workspacesearch"
 	"github.com/researchbot/researchbot/config"
@@ -327,6 +330,19 @@ func newSlackApp(a *app.App, c config.Config, sender *bot.Sender, metrics *bot.M
 	if err != nil {
 		return nil, err
 	}
+	verdicts, err := feedback.New(feedback.Config{Engine: a.Engine, Sender: sender, Metrics: metrics, Logger: log, Clock: clock})
+	if err != nil {
+		return nil, err
+	}
+	shares, err := share.New(share.Config{Engine: a.Engine, Memory: a.DB.SlackMemory(), Sender: sender, Logger: log, Clock: clock})
+	if err != nil {
+		return nil, err
+	}
+	defaults := a.DB.ChannelDefaults()
+	never, err := neverdomain.New(neverdomain.Config{Engine: a.Engine, Streams: streamSvc, Defaults: defaults, Sender: sender, Logger: log})
+	if err != nil {
+		return nil, err
+	}
 	return bot.New(bot.Config{
 		AppToken: c.SlackAppToken, BotToken: c.SlackBotToken, APIURL: c.SlackAPIURL, Sender: sender,
 		Engine: a.Engine, Memory: a.DB.SlackMemory(), Budget: a.DB.RateLimiter("slack"), Metrics: metrics,
@@ -336,9 +352,10 @@ func newSlackApp(a *app.App, c config.Config, sender *bot.Sender, metrics *bot.M
 			Decisions: decisionTracer(spans), Admin: a.Store},
 		FollowUps: bot.FollowUpsConfig{Asker: a.Engine},
 		Steering:  bot.SteeringConfig{Steerer: a.Engine},
-		Streams:   bot.StreamsUIConfig{Handler: streamsUI, Mentions: streamsUI, Domains: streamSvc, List: streamSvc},
+		Streams:   bot.StreamsUIConfig{Handler: streamsUI, Mentions: streamsUI, List: streamSvc},
 		Files:     a.Engine,
-		Start:     bot.StartConfig{Defaults: a.DB.ChannelDefaults(), WorkspaceSearch: c.WorkspaceSearch},
+		Start:     bot.StartConfig{Defaults: defaults, WorkspaceSearch: c.WorkspaceSearch},
+		Features:  []bot.Registrar{verdicts, shares, never},
 		Clock:     clock,
 	})
 }

@@ -1,4 +1,4 @@
-package bot
+package neverdomain
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/researchbot/researchbot/internal/redistest"
 	"github.com/researchbot/researchbot/pipeline"
 	"github.com/researchbot/researchbot/redisstore"
 )
@@ -23,16 +24,21 @@ func (s *streamDomains) NeverDomain(_ context.Context, id, domain, actor string)
 // TestSaveNeverDomain: a digest's choice goes to its stream, a channel
 // run's to the channel's never list (taken off its only list, the other
 // remembered settings kept); each answer says what was saved and how to
-// undo it, and a failure says only this run skips the site.
+// undo it, and a failure says only this run skips the site. (That a run
+// started in the channel then applies the list is bot's
+// TestWithChannelNever.)
 func TestSaveNeverDomain(t *testing.T) {
 	ctx := context.Background()
 	sd := &streamDomains{}
-	h := newHarness(t, func(c *Config) { c.Streams.Domains = sd })
-	defaults := redisstore.NewChannelDefaults(h.rdb, "rb:")
-	h.app.cfg.Start.Defaults = defaults
+	_, rdb := redistest.Start(t)
+	defaults := redisstore.NewChannelDefaults(rdb, "rb:")
+	f, err := New(Config{Engine: noEngine{}, BotToken: "xoxb-unused", Streams: sd, Defaults: defaults})
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	digest := &pipeline.Run{Origin: pipeline.Origin{StreamID: "st-1", Channel: "C0DIGEST"}}
-	got := h.app.saveNeverDomain(ctx, digest, "spam.example", "U1")
+	got := f.saveNeverDomain(ctx, digest, "spam.example", "U1")
 	if len(sd.saved) != 1 || sd.saved[0] != "st-1 spam.example U1" {
 		t.Errorf("stream saves %q", sd.saved)
 	}
@@ -40,7 +46,7 @@ func TestSaveNeverDomain(t *testing.T) {
 		t.Errorf("stream answer %q", got)
 	}
 	sd.err = errors.New("stream not found")
-	if got := h.app.saveNeverDomain(ctx, digest, "spam.example", "U1"); !strings.Contains(got, "only this run skips it") {
+	if got := f.saveNeverDomain(ctx, digest, "spam.example", "U1"); !strings.Contains(got, "only this run skips it") {
 		t.Errorf("failed stream save answer %q", got)
 	}
 
@@ -48,18 +54,22 @@ func TestSaveNeverDomain(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := &pipeline.Run{Origin: pipeline.Origin{Channel: "C0CHAN"}}
-	got = h.app.saveNeverDomain(ctx, run, "spam.example", "U1")
+	got = f.saveNeverDomain(ctx, run, "spam.example", "U1")
 	if !strings.Contains(got, "Saved to this channel's never list") || !strings.Contains(got, "Never these sites") {
 		t.Errorf("channel answer %q", got)
 	}
-	f, err := defaults.Get(ctx, "C0CHAN")
+	fields, err := defaults.Get(ctx, "C0CHAN")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f["never_domains"] != "ads.example,spam.example" || f["only_domains"] != "example.org" || f["depth"] != "quick" {
-		t.Errorf("channel defaults after saving: %v", f)
+	if fields["never_domains"] != "ads.example,spam.example" || fields["only_domains"] != "example.org" || fields["depth"] != "quick" {
+		t.Errorf("channel defaults after saving: %v", fields)
 	}
-	if rules := h.app.withChannelNever(ctx, "C0CHAN", pipeline.DomainRules{Only: []string{"ads.example"}}); rules.String() != "only ads.example · never spam.example" {
-		t.Errorf("a run in the channel gets %q", rules)
-	}
+}
+
+// noEngine is an Engine for tests that never reach it.
+type noEngine struct{}
+
+func (noEngine) NeverDomain(context.Context, string, string, string) (*pipeline.Run, string, error) {
+	return nil, "", errors.New("not in this test")
 }

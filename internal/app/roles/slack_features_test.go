@@ -1,0 +1,80 @@
+package roles
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"github.com/researchbot/researchbot/bot/blockkit"
+	"github.com/researchbot/researchbot/config"
+	"github.com/researchbot/researchbot/internal/slackfake"
+)
+
+// TestSlackPlugsInTheFeatures: the Slack role's App routes the clicks of
+// the features the assembly plugs in (bot/feedback's 👍, bot/share's
+// "Share to this channel", bot/neverdomain's "Never use a site…"): each
+// answers the clicker about a run or review it cannot find, which only the
+// feature says.
+func TestSlackPlugsInTheFeatures(t *testing.T) {
+	fake := slackfake.New(t)
+	fake.AddChannel("C0RESEARCH", "research", true)
+	fake.AddUser("U1", "ana", "UTC")
+	env := map[string]string{"OPENAI_BASE_URL": "http://127.0.0.1:1/v1", "LOG_LEVEL": "warn",
+		"SLACK_APP_TOKEN": fake.AppToken(), "SLACK_BOT_TOKEN": fake.BotToken(), "SLACK_API_URL": fake.APIURL()}
+	cfg, err := config.Load(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := New(context.Background(), Config{Config: cfg, Roles: []Role{Slack}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = p.Close() }()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }() // owner: the test; ends with ctx
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+	wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
+	defer wcancel()
+	if err := fake.WaitConnected(wctx); err != nil {
+		t.Fatal(err)
+	}
+	api := slack.New(fake.BotToken(), slack.OptionAPIURL(fake.APIURL()))
+	_, ts, err := api.PostMessageContext(wctx, "C0RESEARCH", slack.MsgOptionText("buttons", false), slack.MsgOptionBlocks(slack.NewActionBlock("b",
+		slack.NewButtonBlockElement(blockkit.ActionUseful, "run-nope", blockkit.Plain("Useful", 75)),
+		slack.NewButtonBlockElement(blockkit.ActionShare, blockkit.ShareValue("run-nope", "C0RESEARCH"), blockkit.Plain("Share", 75))),
+		slack.NewActionBlock("not-a-review", slack.NewOptionsSelectBlockElement(slack.OptTypeStatic, blockkit.Plain("Never use a site…", 75), blockkit.ActionNeverDomain,
+			slack.NewOptionBlockObject("spam.example", blockkit.Plain("Never use spam.example", 75), nil)))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for action, want := range map[string]string{blockkit.ActionUseful: "I can't find run", blockkit.ActionShare: "any more",
+		blockkit.ActionNeverDomain: "doesn't belong to any source review"} {
+		if action == blockkit.ActionNeverDomain {
+			_, err = fake.SelectOption(wctx, "U1", "C0RESEARCH", ts, action, "spam.example")
+		} else {
+			_, err = fake.ClickButton(wctx, "U1", "C0RESEARCH", ts, action, "", "")
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !fake.WaitUntil(10*time.Second, func() bool {
+			for _, m := range fake.Messages("C0RESEARCH") {
+				if m.Ephemeral && m.ToUser == "U1" && strings.Contains(string(m.Blocks), want) {
+					return true
+				}
+			}
+			return false
+		}) {
+			t.Errorf("the click on %s was not answered with %q", action, want)
+		}
+	}
+}
