@@ -32,9 +32,6 @@ type CheckpointsConfig struct {
 	// assembly passes internal/tracing's when tracing is on); nil records
 	// none.
 	Decisions DecisionTracer
-	// Admin lets admins manage checkpoint definitions from the App Home;
-	// nil shows no admin section.
-	Admin CheckpointAdmin
 }
 
 // CheckpointActions are the engine's ways past a checkpoint other than a

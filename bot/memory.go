@@ -68,9 +68,6 @@ type SlackMemory interface {
 	// instance instID waits on them.
 	Escalated(ctx context.Context, runID, instID, user string) (bool, error)
 	RememberEscalated(ctx context.Context, runID, instID, user string, ttl time.Duration) error
-	// HomePublished reports whether user's App Home was published.
-	HomePublished(ctx context.Context, user string) (bool, error)
-	RememberHomePublished(ctx context.Context, user string, ttl time.Duration) error
 	// Ping reports whether the memory answers (/readyz).
 	Ping(ctx context.Context) error
 }

@@ -20,8 +20,6 @@ type StreamsUIConfig struct {
 	// (the assembly passes *streams.Feature); nil treats every mention in a
 	// thread as a follow-up question.
 	Mentions MentionHandler
-	// List lists the streams the App Home shows; nil shows none.
-	List StreamLister
 }
 
 // StreamCommand is a "/research stream …" invocation.
