@@ -15,8 +15,7 @@ import (
 
 // CheckpointsConfig configures the checkpoint feature of an App: who may
 // decide, who may pass over a checkpoint that could not be shown, where the
-// source review is asked for by default, how decisions are traced and what
-// the App Home offers admins.
+// source review is asked for by default and how decisions are traced.
 type CheckpointsConfig struct {
 	// Approvers lists, per channel id, who besides the requester may decide
 	// that channel's checkpoints; the key "*" applies to every channel.
