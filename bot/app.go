@@ -84,16 +84,19 @@ type Config struct {
 	// The features, one field each, each configured by a struct declared
 	// beside it; a nil port leaves its feature (or that part of it) off.
 
-	// Checkpoints configures who decides checkpoints and what the App
-	// Home offers admins (checkpoint_actions.go).
+	// Checkpoints configures who decides checkpoints
+	// (checkpoint_actions.go).
 	Checkpoints CheckpointsConfig
 	// FollowUps answers follow-up questions in a run's thread (followup.go).
 	FollowUps FollowUpsConfig
 	// Steering takes steering notes for unfinished runs (steering.go).
 	Steering SteeringConfig
-	// Streams routes "/research stream …", the streams' conversations and
-	// lists (streams_ui.go).
+	// Streams routes "/research stream …" and the streams' conversations
+	// (streams_ui.go).
 	Streams StreamsUIConfig
+	// Home is the App Home (the assembly passes *home.Feature of
+	// bot/home); nil means none (home.go).
+	Home Home
 	// Files adds files shared in a run's thread before its plan is
 	// approved (the assembly passes the Engine); nil answers that shared
 	// files are not read there. Files in the start form and sent with a

@@ -265,11 +265,11 @@ func (a *App) onAssistantMessage(ctx context.Context, req *Request, m Mention) (
 	case blockkit.PromptStream:
 		return true, a.startStreamInPanel(ctx, req, m)
 	case blockkit.PromptPending:
-		v, err := a.homeView(ctx, m.User, req.Log)
+		pending, err := a.pending(ctx, req)
 		if err != nil {
 			return true, err
 		}
-		_, err = a.send.Post(ctx, m.Channel, m.Thread, blockkit.RenderAssistantPending(v.Pending), "Waiting for your decision")
+		_, err = a.send.Post(ctx, m.Channel, m.Thread, blockkit.RenderAssistantPending(pending), "Waiting for your decision")
 		return true, err
 	}
 	c, err := ParseCommand(m.Text)

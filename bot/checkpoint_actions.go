@@ -15,8 +15,7 @@ import (
 
 // CheckpointsConfig configures the checkpoint feature of an App: who may
 // decide, who may pass over a checkpoint that could not be shown, where the
-// source review is asked for by default, how decisions are traced and what
-// the App Home offers admins.
+// source review is asked for by default and how decisions are traced.
 type CheckpointsConfig struct {
 	// Approvers lists, per channel id, who besides the requester may decide
 	// that channel's checkpoints; the key "*" applies to every channel.
@@ -32,9 +31,6 @@ type CheckpointsConfig struct {
 	// assembly passes internal/tracing's when tracing is on); nil records
 	// none.
 	Decisions DecisionTracer
-	// Admin lets admins manage checkpoint definitions from the App Home;
-	// nil shows no admin section.
-	Admin CheckpointAdmin
 }
 
 // CheckpointActions are the engine's ways past a checkpoint other than a

@@ -217,7 +217,7 @@ func (a *App) onSubmission(ctx context.Context, req *Request) error {
 	if err != nil {
 		return err
 	}
-	a.refreshOpenHome(ctx, user, req.Log)
+	a.homeDecided(ctx, req)
 	return nil
 }
 

@@ -28,12 +28,14 @@
 // bot is the transport; a feature may live in its own package under bot/
 // (bot/streams, research streams; bot/feedback, the 👍 / 👎 verdicts;
 // bot/share, sharing a report from the assistant panel; bot/neverdomain,
-// the source review's "Never use a site…") and import bot —
+// the source review's "Never use a site…"; bot/home, the App Home and the
+// checkpoint definitions' admin) and import bot —
 // the routes it registers (Registrar), the Request it answers, the Sender
 // it posts with, Tell for what it cannot do — and bot/blockkit, never
 // another feature. bot imports no feature: it declares the seam
 // (Config.Features for a feature's own routes; StreamHandler and
-// MentionHandler in Config.Streams for the streams' command and mentions)
+// MentionHandler in Config.Streams for the streams' command and mentions;
+// Home in Config.Home, told of clicks on the tab and decisions in forms)
 // and the assembly plugs the feature in (internal/archtest holds the
 // rule). bot/bottest runs a real App with the features a test plugs in.
 //

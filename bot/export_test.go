@@ -14,3 +14,16 @@ func DisplayedText(blocksJSON []byte) string { return displayedText(blocksJSON) 
 func WaitUntil(fake *slackfake.Server, limit time.Duration, cond func() bool) bool {
 	return waitUntil(fake, limit, cond)
 }
+
+// RoutedEvents lists the Events API event types an App configured by cfg
+// routes (its own and its features'), for package bot_test, which may plug
+// in the features the assembly does.
+func RoutedEvents(cfg Config) []string {
+	a := &App{cfg: cfg, routes: NewRoutes()}
+	a.registerRoutes()
+	var out []string
+	for typ := range a.routes.events {
+		out = append(out, typ)
+	}
+	return out
+}

@@ -12,12 +12,31 @@ import (
 
 	"github.com/researchbot/researchbot/bot"
 	"github.com/researchbot/researchbot/bot/blockkit"
+	"github.com/researchbot/researchbot/bot/home"
 	"github.com/researchbot/researchbot/checkpoints"
 	"github.com/researchbot/researchbot/internal/app"
 	"github.com/researchbot/researchbot/internal/researchtest"
 	"github.com/researchbot/researchbot/internal/slackfake"
 	"github.com/researchbot/researchbot/pipeline"
+	"github.com/researchbot/researchbot/redisstore"
 )
+
+// appHome is the App Home as the assembly builds it over a's engine and
+// Slack memory, for the App c configures (its Slack). With admins
+// (SLACK_ADMINS) it has a's checkpoint definitions, which they and
+// workspace admins manage from it; with none, no admin section.
+func appHome(t *testing.T, c *bot.Config, a *app.App, admins []string) *home.Feature {
+	t.Helper()
+	hc := home.Config{Runs: a.Engine, Memory: redisstore.NewSlackMemory(a.Conn.Client), Admins: admins, BotToken: c.BotToken, APIURL: c.APIURL}
+	if admins != nil {
+		hc.Definitions = a.Store
+	}
+	f, err := home.New(hc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
 
 // homeText is every text the user's App Home shows, "" when none was published.
 func homeText(fake *slackfake.Server, user string) string {
@@ -92,8 +111,7 @@ func TestAppHomeAdminCreatesACheckpointThatAUserMeets(t *testing.T) {
 	}
 	const admin, user, channel = "U0ADMIN01", "U0REQ0001", "C0RESEARCH"
 	fake, a, ctx, _ := startRealStack(t, &researchtest.Researcher{}, func(c *bot.Config, a *app.App) {
-		c.Checkpoints.Admins = []string{admin}
-		c.Checkpoints.Admin = a.Store
+		c.Home = appHome(t, c, a, []string{admin})
 	})
 	fake.AddUser(admin, "grace", "UTC")
 

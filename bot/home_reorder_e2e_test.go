@@ -61,8 +61,7 @@ func defKeys(d checkpoints.Definition) []string {
 func TestAppHomeAdminReordersFields(t *testing.T) {
 	const admin = "U0ADMIN01"
 	fake, a, ctx, _ := startRealStack(t, &researchtest.Researcher{}, func(c *bot.Config, a *app.App) {
-		c.Checkpoints.Admins = []string{admin}
-		c.Checkpoints.Admin = a.Store
+		c.Home = appHome(t, c, a, []string{admin})
 	})
 	fake.AddUser(admin, "grace", "UTC")
 	before, err := a.Store.Definition(ctx, checkpoints.PlanReview)

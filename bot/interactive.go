@@ -38,7 +38,7 @@ func (a *App) onInteractive(k *acker, d delivery, cb slack.InteractionCallback) 
 		if !a.pool.submit(func(ctx context.Context) {
 			if a.firstDelivery(ctx, d) {
 				a.serve(ctx, h, req)
-				a.refreshHome(ctx, cb, act)
+				a.homeClicked(ctx, req, cb)
 			}
 		}) {
 			a.log.Warn("bot: busy; dropped a click", "user", cb.User.ID, "action", act.ActionID)

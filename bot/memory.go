@@ -9,8 +9,8 @@ import (
 // thing by its name: where its messages are (a checkpoint's, a run's
 // progress, a shared report), how far a final post and a draft's file got,
 // which threads belong to a run or to the assistant panel, which
-// workspaces lack a feature, who was reminded or had their App Home
-// published, and which deliveries were taken. The values are the bot's
+// workspaces lack a feature, who was reminded, and which deliveries were
+// taken (whose App Home was published is bot/home's: its own port). The values are the bot's
 // (a message's ts, JSON of its own types); where they live is the store's
 // business: redisstore.SlackMemory keeps them under the keys of its key
 // table.
@@ -68,9 +68,6 @@ type SlackMemory interface {
 	// instance instID waits on them.
 	Escalated(ctx context.Context, runID, instID, user string) (bool, error)
 	RememberEscalated(ctx context.Context, runID, instID, user string, ttl time.Duration) error
-	// HomePublished reports whether user's App Home was published.
-	HomePublished(ctx context.Context, user string) (bool, error)
-	RememberHomePublished(ctx context.Context, user string, ttl time.Duration) error
 	// Ping reports whether the memory answers (/readyz).
 	Ping(ctx context.Context) error
 }

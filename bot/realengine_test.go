@@ -178,6 +178,7 @@ func startRealStackOn(t *testing.T, res *researchtest.Researcher, web *researcht
 	}
 	t.Cleanup(stopWorker)
 	bc := bot.Config{AppToken: fake.AppToken(), BotToken: fake.BotToken(), APIURL: fake.APIURL(), Engine: a.Engine, FollowUps: bot.FollowUpsConfig{Asker: a.Engine}, Steering: bot.SteeringConfig{Steerer: a.Engine}, Memory: redisstore.NewSlackMemory(a.Conn.Client), Budget: redisstore.NewRateLimiter(a.Conn.Client, "slack"), Metrics: metrics}
+	bc.Home = appHome(t, &bc, a, nil) // as the assembly plugs it in
 	if edit != nil {
 		edit(&bc, a)
 	}

@@ -233,7 +233,8 @@ func (a *App) onSlash(k *acker, d delivery, cmd slack.SlashCommand) {
 }
 
 // registerRoutes fills the App's routing table: its own commands, buttons
-// and forms, the streams when configured, and every feature in cfg.Features.
+// and forms, the streams and the App Home when configured, and every feature
+// in cfg.Features.
 func (a *App) registerRoutes() {
 	r := a.routes
 	r.Command(CmdResearch, a.startResearch)
@@ -242,7 +243,6 @@ func (a *App) registerRoutes() {
 	r.Command(CmdCancel, a.askCancel)
 	r.Command(CmdStream, a.stream)
 	a.registerStart(r)
-	a.registerHome(r)
 	a.registerFollowUps(r)
 	a.registerAssistant(r)
 	r.Action(blockkit.ActionCancelConfirm, a.confirmCancel)
@@ -261,6 +261,9 @@ func (a *App) registerRoutes() {
 	r.View(blockkit.CallbackReject, a.onSubmission)
 	if a.cfg.Streams.Handler != nil {
 		a.cfg.Streams.Handler.Register(r)
+	}
+	if a.cfg.Home != nil {
+		a.cfg.Home.Register(r)
 	}
 	if a.cfg.Messages != nil {
 		r.Event(string(slackevents.Message), func(ctx context.Context, req *Request) error {

@@ -195,8 +195,9 @@ type prefixRoute struct {
 }
 
 // Registrar adds routes; features in their own packages (bot/feedback,
-// bot/neverdomain, bot/share, bot/streams) implement it and are listed in
-// Config.Features (streams through Config.Streams).
+// bot/neverdomain, bot/share, bot/streams, bot/home) implement it and are
+// listed in Config.Features (streams through Config.Streams, the App Home
+// through Config.Home).
 type Registrar interface {
 	Register(r *Routes)
 }

@@ -5,9 +5,8 @@ import (
 )
 
 // The streams as the App routes them: "/research stream …", the stream
-// messages' buttons, the mentions in a stream's creation conversation, the
-// source review's "never use this site" for a digest and the App Home's
-// list of streams. The feature itself is package bot/streams, which bot does
+// messages' buttons and the mentions in a stream's creation conversation
+// (the App Home lists streams through its own port, in bot/home). The feature itself is package bot/streams, which bot does
 // not import: the assembly builds a *streams.Feature and sets it here.
 
 // StreamsUIConfig configures the streams feature of an App; its zero
@@ -20,8 +19,6 @@ type StreamsUIConfig struct {
 	// (the assembly passes *streams.Feature); nil treats every mention in a
 	// thread as a follow-up question.
 	Mentions MentionHandler
-	// List lists the streams the App Home shows; nil shows none.
-	List StreamLister
 }
 
 // StreamCommand is a "/research stream …" invocation.

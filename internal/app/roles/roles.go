@@ -37,6 +37,7 @@ import (
 
 	"github.com/researchbot/researchbot/bot"
 	"github.com/researchbot/researchbot/bot/feedback"
+	"github.com/researchbot/researchbot/bot/home"
 	"github.com/researchbot/researchbot/bot/neverdomain"
 	"github.com/researchbot/researchbot/bot/share"
 	"github.com/researchbot/researchbot/bot/streams"
@@ -343,16 +344,22 @@ func newSlackApp(a *app.App, c config.Config, sender *bot.Sender, metrics *bot.M
 	if err != nil {
 		return nil, err
 	}
+	appHome, err := home.New(home.Config{Runs: a.Engine, Memory: a.DB.SlackMemory(), Definitions: a.Store, Admins: c.Admins, Streams: streamSvc,
+		Sender: sender, Logger: log, Clock: clock})
+	if err != nil {
+		return nil, err
+	}
 	return bot.New(bot.Config{
 		AppToken: c.SlackAppToken, BotToken: c.SlackBotToken, APIURL: c.SlackAPIURL, Sender: sender,
 		Engine: a.Engine, Memory: a.DB.SlackMemory(), Budget: a.DB.RateLimiter("slack"), Metrics: metrics,
 		Limits: bot.RateLimits{PerUser: bot.PerHour(c.UserRunsPerHour), PerWorkspace: bot.PerHour(c.TeamRunsPerHour)},
 		Logger: log, HTTPClient: spans.SlackHTTPClient(nil, SlackTimeout),
 		Checkpoints: bot.CheckpointsConfig{Approvers: c.Approvers, Admins: c.Admins, ReviewSources: c.ReviewSources,
-			Decisions: decisionTracer(spans), Admin: a.Store},
+			Decisions: decisionTracer(spans)},
 		FollowUps: bot.FollowUpsConfig{Asker: a.Engine},
 		Steering:  bot.SteeringConfig{Steerer: a.Engine},
-		Streams:   bot.StreamsUIConfig{Handler: streamsUI, Mentions: streamsUI, List: streamSvc},
+		Streams:   bot.StreamsUIConfig{Handler: streamsUI, Mentions: streamsUI},
+		Home:      appHome,
 		Files:     a.Engine,
 		Start:     bot.StartConfig{Defaults: defaults, WorkspaceSearch: c.WorkspaceSearch},
 		Features:  []bot.Registrar{verdicts, shares, never},

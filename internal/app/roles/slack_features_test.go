@@ -17,7 +17,7 @@ import (
 // the features the assembly plugs in (bot/feedback's 👍, bot/share's
 // "Share to this channel", bot/neverdomain's "Never use a site…"): each
 // answers the clicker about a run or review it cannot find, which only the
-// feature says.
+// feature says; and bot/home publishes the App Home when it is opened.
 func TestSlackPlugsInTheFeatures(t *testing.T) {
 	fake := slackfake.New(t)
 	fake.AddChannel("C0RESEARCH", "research", true)
@@ -76,5 +76,12 @@ func TestSlackPlugsInTheFeatures(t *testing.T) {
 		}) {
 			t.Errorf("the click on %s was not answered with %q", action, want)
 		}
+	}
+	// bot/home: the App Home is published when opened.
+	if err := fake.OpenHome(wctx, "U1"); err != nil {
+		t.Fatal(err)
+	}
+	if !fake.WaitUntil(10*time.Second, func() bool { _, ok := fake.Home("U1"); return ok }) {
+		t.Error("the App Home was not published when opened")
 	}
 }
