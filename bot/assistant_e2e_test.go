@@ -202,6 +202,17 @@ func TestE2EAssistantPanelPrompts(t *testing.T) {
 		return ok
 	})
 	_ = first
+
+	// The channel's approver is asked about the requester's plan too.
+	adm := slackfake.DMChannelID(approver)
+	athread, err := h.fake.StartAssistantThread(h.ctx, approver, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.fake.PostUserMessage(h.ctx, approver, adm, athread, blockkit.PromptPending); err != nil {
+		t.Fatal(err)
+	}
+	h.waitFor("the approver's pending decisions", func() bool { _, ok := inThread(h.fake, adm, athread, "what is RAG?"); return ok })
 }
 
 // TestE2EAssistantPanelWithoutTheFeature: in a workspace whose assistant

@@ -26,14 +26,10 @@ type Home interface {
 	// which may have been opened from their Home: a Home published before
 	// is published again (a tab open underneath is not told).
 	Decided(ctx context.Context, req *Request)
-	// Pending lists the checkpoints waiting on the person's decision, as
-	// their Home shows them (the assistant panel's "What is waiting for my
-	// decision?").
-	Pending(ctx context.Context, req *Request) ([]blockkit.HomePending, error)
 }
 
 // Bounds of the runs the assistant panel reads for what waits on a person
-// when the App has no Home: as the Home's.
+// (the App Home reads as many for its own list).
 const (
 	pendingMyRuns  = 20  // the person's own runs
 	pendingAllRuns = 200 // everyone's, for approvers
@@ -73,13 +69,11 @@ func (a *App) waitingOn(ctx context.Context, user string, runs []*pipeline.Run) 
 	return out
 }
 
-// pending lists what waits on the decision of the person who made req: as
-// their Home shows it, or, with no Home, from their own runs (everyone's
-// for an approver).
+// pending lists what waits on the decision of the person who made req (the
+// assistant panel's "What is waiting for my decision?"), by the rule their
+// Home's list follows (WaitingOn): from their own runs, everyone's for an
+// approver.
 func (a *App) pending(ctx context.Context, req *Request) ([]blockkit.HomePending, error) {
-	if a.cfg.Home != nil {
-		return a.cfg.Home.Pending(ctx, req)
-	}
 	f := pipeline.RunFilter{RequestedBy: req.UserID, Limit: pendingMyRuns}
 	if a.approvesAnywhere(req.UserID) {
 		f = pipeline.RunFilter{Limit: pendingAllRuns}

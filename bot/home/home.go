@@ -191,13 +191,6 @@ func (f *Feature) Decided(ctx context.Context, req *bot.Request) {
 	}
 }
 
-// Pending lists what waits on the person's decision, as their Home shows
-// it.
-func (f *Feature) Pending(ctx context.Context, req *bot.Request) ([]blockkit.HomePending, error) {
-	v, err := f.view(ctx, req, req.Log)
-	return v.Pending, err
-}
-
 // isAdmin reports whether user manages checkpoints: listed in SLACK_ADMINS,
 // or a workspace admin or owner.
 func (f *Feature) isAdmin(ctx context.Context, user string) bool {

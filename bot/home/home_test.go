@@ -319,23 +319,6 @@ func TestAClickOnTheHomePublishesItAgain(t *testing.T) {
 	h.Wait("the Home published again", func() bool { return len(h.Fake.Calls("views.publish")) > before })
 }
 
-// TestTheAssistantPanelAsksTheHomeWhatWaits: "What is waiting for my
-// decision?" in the assistant panel lists what the person's Home would
-// (bot.Home.Pending): the channel's approver is shown the plan review.
-func TestTheAssistantPanelAsksTheHomeWhatWaits(t *testing.T) {
-	h, _ := start(t, nil)
-	dm := slackfake.DMChannelID(bottest.Approver)
-	thread, err := h.Fake.StartAssistantThread(h.Ctx, bottest.Approver, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.Message(bottest.Approver, dm, thread, blockkit.PromptPending)
-	h.Wait("the pending decisions", func() bool {
-		_, ok := bottest.InThread(h.Fake, dm, thread, "Heat pumps in the cold?")
-		return ok
-	})
-}
-
 // TestNewNamesWhatIsMissing: New refuses a Config without runs, a memory
 // or a way to reach Slack, and says which.
 func TestNewNamesWhatIsMissing(t *testing.T) {
