@@ -70,7 +70,7 @@ type Config struct {
 	// it.
 	Messages MessageHandler
 	// Features add routes of their own (see Routes): the assembly lists
-	// bot/feedback, bot/share and bot/neverdomain here.
+	// bot/feedback, bot/share, bot/neverdomain and bot/followups here.
 	Features   []Registrar
 	HTTPClient *http.Client
 	// Logger receives the bot's logs; values longer than a few hundred bytes
@@ -87,10 +87,14 @@ type Config struct {
 	// Checkpoints configures who decides checkpoints and what the App
 	// Home offers admins (checkpoint_actions.go).
 	Checkpoints CheckpointsConfig
-	// FollowUps answers follow-up questions in a run's thread (followup.go).
-	FollowUps FollowUpsConfig
-	// Steering takes steering notes for unfinished runs (steering.go).
-	Steering SteeringConfig
+	// Steering takes what is said in the thread of a run that has not
+	// finished (the assembly passes bot/steering); nil passes it on to
+	// FollowUps. See converse for the order.
+	Steering RunMessageHandler
+	// FollowUps answers follow-up questions in a run's thread (the
+	// assembly passes bot/followups, whose "Research this" button is in
+	// Features); nil answers that follow-up questions are not enabled.
+	FollowUps RunMessageHandler
 	// Streams routes "/research stream …", the streams' conversations and
 	// lists (streams_ui.go).
 	Streams StreamsUIConfig

@@ -58,3 +58,7 @@ func notAllowedToAnswer(r *pipeline.Run) error {
 	return Tell(blockkit.RenderError("Only "+blockkit.Who(r.RequestedBy)+", who started this research, and this channel's approvers can answer its questions.",
 		"Your message was not passed on."), "Not allowed")
 }
+
+// isStopRequest reports whether text asks to stop the run
+// (pipeline.IsStopRequest, shared with the terminal and bot/steering).
+func isStopRequest(text string) bool { return pipeline.IsStopRequest(text) }

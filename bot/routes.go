@@ -101,6 +101,34 @@ func (r *Request) CheckCheckpoint(ctx context.Context, instID string) (run *pipe
 	return run, problem
 }
 
+// MayDecide reports, by the App's rule, whether the person who made the
+// request may decide run's checkpoints or cancel it: they asked for it or
+// approve in its channel. A feature acting on a run for its people
+// (steering it) asks this.
+func (r *Request) MayDecide(run *pipeline.Run) bool {
+	return r.app != nil && r.app.allowed(run, r.UserID)
+}
+
+// StartResearch starts the research c asks for (c.Kind CmdResearch) in
+// channel, for the person who made the request, as "/research" would
+// there: within their rate limits, in a new thread, telling them in
+// r.Thread why it did not start. It returns when the run has started or
+// been refused. A feature that offers a new research (a follow-up's
+// "Research this") calls it.
+func (r *Request) StartResearch(ctx context.Context, channel string, c Command) {
+	if r.app == nil {
+		r.Log.Warn("bot: a research started outside an App was dropped")
+		return
+	}
+	a := r.app
+	start := &Request{
+		UserID: r.UserID, TeamID: r.TeamID, Channel: channel, Thread: r.Thread,
+		Command: &slack.SlashCommand{TeamID: r.TeamID, ChannelID: channel, UserID: r.UserID},
+		Parsed:  c, Log: r.Log, send: a.send, app: a,
+	}
+	a.serve(ctx, a.startResearch, start)
+}
+
 // answerBeside makes answers go where r's checkpoint messages are: its
 // thread, or the person's direct messages with the app when its checkpoints
 // are private (see checkpointPlace). A form submission needs it: Slack does

@@ -37,8 +37,10 @@ import (
 
 	"github.com/researchbot/researchbot/bot"
 	"github.com/researchbot/researchbot/bot/feedback"
+	"github.com/researchbot/researchbot/bot/followups"
 	"github.com/researchbot/researchbot/bot/neverdomain"
 	"github.com/researchbot/researchbot/bot/share"
+	"github.com/researchbot/researchbot/bot/steering"
 	"github.com/researchbot/researchbot/bot/streams"
 	"github.com/researchbot/researchbot/bot/workspacesearch"
 	"github.com/researchbot/researchbot/config"
@@ -343,19 +345,28 @@ func newSlackApp(a *app.App, c config.Config, sender *bot.Sender, metrics *bot.M
 	if err != nil {
 		return nil, err
 	}
+	budget := a.DB.RateLimiter("slack")
+	steer, err := steering.New(steering.Config{Engine: a.Engine, Budget: budget, Sender: sender, Metrics: metrics, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	followUps, err := followups.New(followups.Config{Engine: a.Engine, Budget: budget, Sender: sender, Metrics: metrics, Logger: log, Clock: clock})
+	if err != nil {
+		return nil, err
+	}
 	return bot.New(bot.Config{
 		AppToken: c.SlackAppToken, BotToken: c.SlackBotToken, APIURL: c.SlackAPIURL, Sender: sender,
-		Engine: a.Engine, Memory: a.DB.SlackMemory(), Budget: a.DB.RateLimiter("slack"), Metrics: metrics,
+		Engine: a.Engine, Memory: a.DB.SlackMemory(), Budget: budget, Metrics: metrics,
 		Limits: bot.RateLimits{PerUser: bot.PerHour(c.UserRunsPerHour), PerWorkspace: bot.PerHour(c.TeamRunsPerHour)},
 		Logger: log, HTTPClient: spans.SlackHTTPClient(nil, SlackTimeout),
 		Checkpoints: bot.CheckpointsConfig{Approvers: c.Approvers, Admins: c.Admins, ReviewSources: c.ReviewSources,
 			Decisions: decisionTracer(spans), Admin: a.Store},
-		FollowUps: bot.FollowUpsConfig{Asker: a.Engine},
-		Steering:  bot.SteeringConfig{Steerer: a.Engine},
+		Steering:  steer,
+		FollowUps: followUps,
 		Streams:   bot.StreamsUIConfig{Handler: streamsUI, Mentions: streamsUI, List: streamSvc},
 		Files:     a.Engine,
 		Start:     bot.StartConfig{Defaults: defaults, WorkspaceSearch: c.WorkspaceSearch},
-		Features:  []bot.Registrar{verdicts, shares, never},
+		Features:  []bot.Registrar{verdicts, shares, never, followUps},
 		Clock:     clock,
 	})
 }
