@@ -87,6 +87,11 @@ type Config struct {
 	// Checkpoints configures who decides checkpoints and what the App
 	// Home offers admins (checkpoint_actions.go).
 	Checkpoints CheckpointsConfig
+	// Clarify takes what is said in the thread of a run waiting at its
+	// clarify checkpoint as the answers to its questions (the assembly
+	// passes bot/clarify); nil passes it on to Steering. See converse for
+	// the order.
+	Clarify RunMessageHandler
 	// Steering takes what is said in the thread of a run that has not
 	// finished (the assembly passes bot/steering); nil passes it on to
 	// FollowUps. See converse for the order.

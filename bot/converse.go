@@ -18,8 +18,8 @@ import (
 // research (mention_research.go); in a stream creation thread it is the
 // answer to the conversation's question (Config.Streams.Mentions); in a
 // run's thread it goes, in this order, to the files shared with it
-// (shared_files.go), to the run's clarifying question (clarify.go), to
-// steering while the run has not finished (Config.Steering, bot/steering),
+// (shared_files.go), to the run's clarifying question (Config.Clarify,
+// bot/clarify), to steering while the run has not finished (Config.Steering, bot/steering),
 // and to follow-up questions once it has (Config.FollowUps, bot/followups).
 
 // Mention is what a person said to the bot with an @mention in a thread,
@@ -41,7 +41,8 @@ type MentionHandler interface {
 // run runID (a mention, or a reply in the bot's direct messages), m, made
 // in request req, and reports whether it took it; what it could not do is
 // returned (a Tell), for App.answer to tell the person. The App asks
-// Config.Steering, then Config.FollowUps (see converse).
+// Config.Clarify, then Config.Steering, then Config.FollowUps (see
+// converse).
 type RunMessageHandler interface {
 	HandleRunMessage(ctx context.Context, req *Request, m Mention, runID string) (taken bool, err error)
 }
@@ -102,9 +103,9 @@ func (a *App) onDirectMessage(ctx context.Context, req *Request) error {
 
 // converse answers what a person said to the bot in a thread: a stream
 // conversation's reply, or, in a run's thread, in this order: files shared
-// with it, the answer to the run's clarifying question, a steering note
-// (Config.Steering) and a follow-up question (Config.FollowUps), each
-// taking it or passing it on.
+// with it, the answer to the run's clarifying question (Config.Clarify), a
+// steering note (Config.Steering) and a follow-up question
+// (Config.FollowUps), each taking it or passing it on.
 func (a *App) converse(ctx context.Context, req *Request, m Mention) error {
 	if m.Thread == "" {
 		return a.researchFromMention(ctx, req, m)
@@ -124,10 +125,7 @@ func (a *App) converse(ctx context.Context, req *Request, m Mention) error {
 	if taken, err := a.shareFiles(ctx, m, runID); taken || err != nil {
 		return err
 	}
-	if taken, err := a.answerClarify(ctx, req, m, runID); taken || err != nil {
-		return err
-	}
-	for _, h := range []RunMessageHandler{a.cfg.Steering, a.cfg.FollowUps} {
+	for _, h := range []RunMessageHandler{a.cfg.Clarify, a.cfg.Steering, a.cfg.FollowUps} {
 		if h == nil {
 			continue
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/slack-go/slack/slackevents"
 
 	"github.com/researchbot/researchbot/bot/blockkit"
+	"github.com/researchbot/researchbot/checkpoints"
 	"github.com/researchbot/researchbot/pipeline"
 )
 
@@ -107,6 +108,22 @@ func (r *Request) CheckCheckpoint(ctx context.Context, instID string) (run *pipe
 // (steering it) asks this.
 func (r *Request) MayDecide(run *pipeline.Run) bool {
 	return r.app != nil && r.app.allowed(run, r.UserID)
+}
+
+// Decide records d, a decision of the person who made the request, on
+// checkpoint instID of run, the App's way: the engine decides, the
+// decision is a span of the run's trace when tracing is on (the context
+// returned carries it, for the Slack calls made for the decision), and
+// when it was not recorded the error returned says why, written for the
+// person (a Tell: already decided, no longer current, lost, the store's
+// answer unknown…). A feature deciding a checkpoint from something else
+// than its buttons (a clarifying question answered by a mention) calls it
+// after Request.MayDecide.
+func (r *Request) Decide(ctx context.Context, run *pipeline.Run, instID string, d checkpoints.Decision) (context.Context, error) {
+	if r.app == nil {
+		return ctx, Tell(blockkit.RenderError("This doesn't belong to any research run I know.", "Nothing was changed."), "Nothing was changed")
+	}
+	return r.app.decide(ctx, r, run, instID, d)
 }
 
 // StartResearch starts the research c asks for (c.Kind CmdResearch) in

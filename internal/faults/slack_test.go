@@ -10,6 +10,7 @@ import (
 
 	"github.com/researchbot/researchbot/bot"
 	"github.com/researchbot/researchbot/bot/blockkit"
+	"github.com/researchbot/researchbot/bot/clarify"
 	"github.com/researchbot/researchbot/bot/followups"
 	"github.com/researchbot/researchbot/bot/steering"
 	"github.com/researchbot/researchbot/checkpoints"
@@ -63,6 +64,10 @@ func newSlackWorldBehind(t *testing.T, env map[string]string, workerBehindProxy 
 	w.worker = worker.App
 	front := w.slackReplica(ctx, w.px.URL(), metrics)
 	budget := redisstore.NewRateLimiter(front.Conn.Client, "slack")
+	answers, err := clarify.New(clarify.Config{Engine: front.Engine, BotToken: w.fake.BotToken(), APIURL: w.fake.APIURL(), Metrics: metrics, Logger: w.logger()})
+	if err != nil {
+		t.Fatal(err)
+	}
 	steer, err := steering.New(steering.Config{Engine: front.Engine, Budget: budget, BotToken: w.fake.BotToken(), APIURL: w.fake.APIURL(), Metrics: metrics, Logger: w.logger()})
 	if err != nil {
 		t.Fatal(err)
@@ -71,7 +76,7 @@ func newSlackWorldBehind(t *testing.T, env map[string]string, workerBehindProxy 
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := bot.New(bot.Config{AppToken: w.fake.AppToken(), BotToken: w.fake.BotToken(), APIURL: w.fake.APIURL(), Engine: front.Engine, Steering: steer, FollowUps: followUps, Features: []bot.Registrar{followUps},
+	b, err := bot.New(bot.Config{AppToken: w.fake.AppToken(), BotToken: w.fake.BotToken(), APIURL: w.fake.APIURL(), Engine: front.Engine, Clarify: answers, Steering: steer, FollowUps: followUps, Features: []bot.Registrar{followUps},
 		Memory: redisstore.NewSlackMemory(front.Conn.Client), Budget: budget, Metrics: metrics, Logger: w.logger()})
 	if err != nil {
 		t.Fatal(err)

@@ -36,6 +36,7 @@ import (
 	"time"
 
 	"github.com/researchbot/researchbot/bot"
+	"github.com/researchbot/researchbot/bot/clarify"
 	"github.com/researchbot/researchbot/bot/feedback"
 	"github.com/researchbot/researchbot/bot/followups"
 	"github.com/researchbot/researchbot/bot/neverdomain"
@@ -346,6 +347,10 @@ func newSlackApp(a *app.App, c config.Config, sender *bot.Sender, metrics *bot.M
 		return nil, err
 	}
 	budget := a.DB.RateLimiter("slack")
+	clarifications, err := clarify.New(clarify.Config{Engine: a.Engine, Sender: sender, Logger: log, Clock: clock})
+	if err != nil {
+		return nil, err
+	}
 	steer, err := steering.New(steering.Config{Engine: a.Engine, Budget: budget, Sender: sender, Metrics: metrics, Logger: log})
 	if err != nil {
 		return nil, err
@@ -361,6 +366,7 @@ func newSlackApp(a *app.App, c config.Config, sender *bot.Sender, metrics *bot.M
 		Logger: log, HTTPClient: spans.SlackHTTPClient(nil, SlackTimeout),
 		Checkpoints: bot.CheckpointsConfig{Approvers: c.Approvers, Admins: c.Admins, ReviewSources: c.ReviewSources,
 			Decisions: decisionTracer(spans), Admin: a.Store},
+		Clarify:   clarifications,
 		Steering:  steer,
 		FollowUps: followUps,
 		Streams:   bot.StreamsUIConfig{Handler: streamsUI, Mentions: streamsUI, List: streamSvc},
