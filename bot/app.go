@@ -103,11 +103,12 @@ type Config struct {
 	// Streams routes "/research stream …", the streams' conversations and
 	// lists (streams_ui.go).
 	Streams StreamsUIConfig
-	// Files adds files shared in a run's thread before its plan is
-	// approved (the assembly passes the Engine); nil answers that shared
-	// files are not read there. Files in the start form and sent with a
-	// question need no port: they go with the new run.
-	Files FileAttacher
+	// Files takes the files shared in a run's thread (the assembly
+	// passes bot/sharedfiles, which adds them before the run searches);
+	// nil answers that shared files are not read there. It is asked first
+	// (see converse). Files in the start form and sent with a question
+	// need no feature: they go with the new run.
+	Files RunMessageHandler
 	// Start configures how runs start: the start form's remembered
 	// settings and the person's token for workspace search (shortcuts.go).
 	Start StartConfig

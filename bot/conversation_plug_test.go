@@ -7,6 +7,7 @@ import (
 	"github.com/researchbot/researchbot/bot"
 	"github.com/researchbot/researchbot/bot/clarify"
 	"github.com/researchbot/researchbot/bot/followups"
+	"github.com/researchbot/researchbot/bot/sharedfiles"
 	"github.com/researchbot/researchbot/bot/steering"
 	"github.com/researchbot/researchbot/pipeline"
 )
@@ -32,4 +33,15 @@ func plugConversation(t *testing.T, c *bot.Config, e *pipeline.Engine, steerLimi
 	}
 	c.Features = slices.DeleteFunc(c.Features, func(r bot.Registrar) bool { _, ok := r.(*followups.Feature); return ok })
 	c.Clarify, c.Steering, c.FollowUps, c.Features = answers, steer, fu, append(c.Features, fu)
+}
+
+// plugSharedFiles plugs bot/sharedfiles into c (Files), over the real
+// engine e, as the assembly does.
+func plugSharedFiles(t *testing.T, c *bot.Config, e *pipeline.Engine) {
+	t.Helper()
+	files, err := sharedfiles.New(sharedfiles.Config{Engine: e, Sender: c.Sender, BotToken: c.BotToken, APIURL: c.APIURL, Metrics: c.Metrics, Logger: c.Logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Files = files
 }

@@ -18,9 +18,11 @@ import (
 // research (mention_research.go); in a stream creation thread it is the
 // answer to the conversation's question (Config.Streams.Mentions); in a
 // run's thread it goes, in this order, to the files shared with it
-// (shared_files.go), to the run's clarifying question (Config.Clarify,
-// bot/clarify), to steering while the run has not finished (Config.Steering, bot/steering),
-// and to follow-up questions once it has (Config.FollowUps, bot/followups).
+// (Config.Files, bot/sharedfiles), to the run's clarifying question
+// (Config.Clarify, bot/clarify), to steering while the run has not
+// finished (Config.Steering, bot/steering), and to follow-up questions once
+// it has (Config.FollowUps, bot/followups): each feature takes the message
+// or passes it on.
 
 // Mention is what a person said to the bot with an @mention in a thread,
 // without the mention.
@@ -41,8 +43,8 @@ type MentionHandler interface {
 // run runID (a mention, or a reply in the bot's direct messages), m, made
 // in request req, and reports whether it took it; what it could not do is
 // returned (a Tell), for App.answer to tell the person. The App asks
-// Config.Clarify, then Config.Steering, then Config.FollowUps (see
-// converse).
+// Config.Files, then Config.Clarify, then Config.Steering, then
+// Config.FollowUps (see converse).
 type RunMessageHandler interface {
 	HandleRunMessage(ctx context.Context, req *Request, m Mention, runID string) (taken bool, err error)
 }
@@ -103,9 +105,11 @@ func (a *App) onDirectMessage(ctx context.Context, req *Request) error {
 
 // converse answers what a person said to the bot in a thread: a stream
 // conversation's reply, or, in a run's thread, in this order: files shared
-// with it, the answer to the run's clarifying question (Config.Clarify), a
-// steering note (Config.Steering) and a follow-up question
-// (Config.FollowUps), each taking it or passing it on.
+// with it (Config.Files; without it, bot says they are not read), the
+// answer to the run's clarifying question (Config.Clarify), a steering
+// note (Config.Steering) and a follow-up question (Config.FollowUps), each
+// taking it or passing it on; when none takes it, follow-up questions are
+// not enabled.
 func (a *App) converse(ctx context.Context, req *Request, m Mention) error {
 	if m.Thread == "" {
 		return a.researchFromMention(ctx, req, m)
@@ -122,10 +126,10 @@ func (a *App) converse(ctx context.Context, req *Request, m Mention) error {
 	if !found {
 		return Tell(blockkit.RenderError("I don't know a research run in this thread, so I have no sources to answer from.", "Mention me in the thread of a research report, or start one with `/research &lt;question&gt;`."), "No research here")
 	}
-	if taken, err := a.shareFiles(ctx, m, runID); taken || err != nil {
-		return err
+	if a.cfg.Files == nil && a.notEnabledFiles(ctx, m) {
+		return nil
 	}
-	for _, h := range []RunMessageHandler{a.cfg.Clarify, a.cfg.Steering, a.cfg.FollowUps} {
+	for _, h := range []RunMessageHandler{a.cfg.Files, a.cfg.Clarify, a.cfg.Steering, a.cfg.FollowUps} {
 		if h == nil {
 			continue
 		}

@@ -28,15 +28,16 @@
 // bot is the transport; a feature may live in its own package under bot/
 // (bot/streams, research streams; bot/feedback, the 👍 / 👎 verdicts;
 // bot/share, sharing a report from the assistant panel; bot/neverdomain,
-// the source review's "Never use a site…"; bot/steering, steering notes
-// for unfinished runs; bot/followups, follow-up questions and "Research
-// this") and import bot — the routes it registers (Registrar), the Request
+// the source review's "Never use a site…"; bot/sharedfiles, files shared
+// in a run's thread; bot/clarify, clarifying questions answered by
+// mention; bot/steering, steering notes for unfinished runs;
+// bot/followups, follow-up questions and "Research this") and import bot — the routes it registers (Registrar), the Request
 // it answers, the Sender it posts with, Tell for what it cannot do — and
 // bot/blockkit, never another feature. bot imports no feature: it declares
 // the seam (Config.Features for a feature's own routes; StreamHandler and
 // MentionHandler in Config.Streams for the streams' command and mentions;
-// RunMessageHandler in Config.Steering and Config.FollowUps for what is
-// said in a run's thread) and the assembly plugs the feature in
+// RunMessageHandler in Config.Files, Config.Clarify, Config.Steering and
+// Config.FollowUps for what is said in a run's thread) and the assembly plugs the feature in
 // (internal/archtest holds the rule). The routing of mentions and thread
 // replies stays bot's (converse.go): one order, stated once.
 // bot/bottest runs a real App with the features a test plugs in.

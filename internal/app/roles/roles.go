@@ -41,6 +41,7 @@ import (
 	"github.com/researchbot/researchbot/bot/followups"
 	"github.com/researchbot/researchbot/bot/neverdomain"
 	"github.com/researchbot/researchbot/bot/share"
+	"github.com/researchbot/researchbot/bot/sharedfiles"
 	"github.com/researchbot/researchbot/bot/steering"
 	"github.com/researchbot/researchbot/bot/streams"
 	"github.com/researchbot/researchbot/bot/workspacesearch"
@@ -347,6 +348,10 @@ func newSlackApp(a *app.App, c config.Config, sender *bot.Sender, metrics *bot.M
 		return nil, err
 	}
 	budget := a.DB.RateLimiter("slack")
+	files, err := sharedfiles.New(sharedfiles.Config{Engine: a.Engine, Sender: sender, Logger: log})
+	if err != nil {
+		return nil, err
+	}
 	clarifications, err := clarify.New(clarify.Config{Engine: a.Engine, Sender: sender, Logger: log, Clock: clock})
 	if err != nil {
 		return nil, err
@@ -370,7 +375,7 @@ func newSlackApp(a *app.App, c config.Config, sender *bot.Sender, metrics *bot.M
 		Steering:  steer,
 		FollowUps: followUps,
 		Streams:   bot.StreamsUIConfig{Handler: streamsUI, Mentions: streamsUI, List: streamSvc},
-		Files:     a.Engine,
+		Files:     files,
 		Start:     bot.StartConfig{Defaults: defaults, WorkspaceSearch: c.WorkspaceSearch},
 		Features:  []bot.Registrar{verdicts, shares, never, followUps},
 		Clock:     clock,
