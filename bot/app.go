@@ -70,7 +70,7 @@ type Config struct {
 	// it.
 	Messages MessageHandler
 	// Features add routes of their own (see Routes): the assembly lists
-	// bot/feedback, bot/share and bot/neverdomain here.
+	// bot/feedback, bot/share, bot/neverdomain and bot/followups here.
 	Features   []Registrar
 	HTTPClient *http.Client
 	// Logger receives the bot's logs; values longer than a few hundred bytes
@@ -87,21 +87,31 @@ type Config struct {
 	// Checkpoints configures who decides checkpoints
 	// (checkpoint_actions.go).
 	Checkpoints CheckpointsConfig
-	// FollowUps answers follow-up questions in a run's thread (followup.go).
-	FollowUps FollowUpsConfig
-	// Steering takes steering notes for unfinished runs (steering.go).
-	Steering SteeringConfig
+	// Clarify takes what is said in the thread of a run waiting at its
+	// clarify checkpoint as the answers to its questions (the assembly
+	// passes bot/clarify); nil passes it on to Steering. See converse for
+	// the order.
+	Clarify RunMessageHandler
+	// Steering takes what is said in the thread of a run that has not
+	// finished (the assembly passes bot/steering); nil passes it on to
+	// FollowUps. See converse for the order.
+	Steering RunMessageHandler
+	// FollowUps answers follow-up questions in a run's thread (the
+	// assembly passes bot/followups, whose "Research this" button is in
+	// Features); nil answers that follow-up questions are not enabled.
+	FollowUps RunMessageHandler
 	// Streams routes "/research stream …" and the streams' conversations
 	// (streams_ui.go).
 	Streams StreamsUIConfig
 	// Home is the App Home (the assembly passes *home.Feature of
 	// bot/home); nil means none (home.go).
 	Home Home
-	// Files adds files shared in a run's thread before its plan is
-	// approved (the assembly passes the Engine); nil answers that shared
-	// files are not read there. Files in the start form and sent with a
-	// question need no port: they go with the new run.
-	Files FileAttacher
+	// Files takes the files shared in a run's thread (the assembly
+	// passes bot/sharedfiles, which adds them before the run searches);
+	// nil answers that shared files are not read there. It is asked first
+	// (see converse). Files in the start form and sent with a question
+	// need no feature: they go with the new run.
+	Files RunMessageHandler
 	// Start configures how runs start: the start form's remembered
 	// settings and the person's token for workspace search (shortcuts.go).
 	Start StartConfig

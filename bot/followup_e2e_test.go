@@ -25,8 +25,8 @@ func TestE2EFollowUpQuestions(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a whole research run")
 	}
-	fake, a, ctx, _ := startRealStack(t, &researchtest.Researcher{}, func(c *bot.Config, _ *app.App) {
-		c.FollowUps.Limit = bot.Limit{Rate: 2, Period: time.Hour}
+	fake, a, ctx, _ := startRealStack(t, &researchtest.Researcher{}, func(c *bot.Config, a *app.App) {
+		plugConversation(t, c, a.Engine, bot.Limit{}, bot.Limit{Rate: 2, Period: time.Hour})
 	})
 	const user, channel = "U0REQ0001", "C0RESEARCH"
 	wctx, wcancel := context.WithTimeout(ctx, 90*time.Second)

@@ -66,8 +66,10 @@ func (m *Metrics) ack(kind string, d time.Duration) {
 // event counts one Socket Mode event.
 func (m *Metrics) event(kind string) { m.events.WithLabelValues(kind).Inc() }
 
-// limited counts a refused request.
-func (m *Metrics) limited(scope string) { m.rateLimited.WithLabelValues(scope).Inc() }
+// Limited counts a request refused by a rate limit, by scope ("user",
+// "workspace", or a feature's own: "follow_up", "steering"), on
+// researchbot_requests_rate_limited_total.
+func (m *Metrics) Limited(scope string) { m.rateLimited.WithLabelValues(scope).Inc() }
 
 // Transport wraps an HTTP transport so every Slack Web API call is counted
 // by method and status, and 429s separately.

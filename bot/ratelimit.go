@@ -88,11 +88,12 @@ func limitMessage(e *LimitedError, now time.Time) string {
 		wait = time.Second
 	}
 	return fmt.Sprintf("%s started as many research runs as allowed (%d per %s). Try again in %s (%s).",
-		who, e.Limit.Rate, periodName(e.Limit.Period), blockkit.Duration(wait), blockkit.SlackDate(now.Add(wait)))
+		who, e.Limit.Rate, PeriodName(e.Limit.Period), blockkit.Duration(wait), blockkit.SlackDate(now.Add(wait)))
 }
 
-// periodName names a limit's period.
-func periodName(d time.Duration) string {
+// PeriodName names a limit's period ("hour", "minute", or a duration), as
+// the messages refusing a request over a limit say it ("20 per hour").
+func PeriodName(d time.Duration) string {
 	switch d {
 	case time.Second:
 		return "second"

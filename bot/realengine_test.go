@@ -177,7 +177,8 @@ func startRealStackOn(t *testing.T, res *researchtest.Researcher, web *researcht
 		t.Fatal(err)
 	}
 	t.Cleanup(stopWorker)
-	bc := bot.Config{AppToken: fake.AppToken(), BotToken: fake.BotToken(), APIURL: fake.APIURL(), Engine: a.Engine, FollowUps: bot.FollowUpsConfig{Asker: a.Engine}, Steering: bot.SteeringConfig{Steerer: a.Engine}, Memory: redisstore.NewSlackMemory(a.Conn.Client), Budget: redisstore.NewRateLimiter(a.Conn.Client, "slack"), Metrics: metrics}
+	bc := bot.Config{AppToken: fake.AppToken(), BotToken: fake.BotToken(), APIURL: fake.APIURL(), Engine: a.Engine, Memory: redisstore.NewSlackMemory(a.Conn.Client), Budget: redisstore.NewRateLimiter(a.Conn.Client, "slack"), Metrics: metrics}
+	plugConversation(t, &bc, a.Engine, bot.Limit{}, bot.Limit{})
 	bc.Home = appHome(t, &bc, a, nil) // as the assembly plugs it in
 	if edit != nil {
 		edit(&bc, a)

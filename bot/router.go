@@ -243,7 +243,7 @@ func (a *App) registerRoutes() {
 	r.Command(CmdCancel, a.askCancel)
 	r.Command(CmdStream, a.stream)
 	a.registerStart(r)
-	a.registerFollowUps(r)
+	a.registerConversation(r)
 	a.registerAssistant(r)
 	r.Action(blockkit.ActionCancelConfirm, a.confirmCancel)
 	r.Action(blockkit.ActionCancelAbort, func(ctx context.Context, req *Request) error {
@@ -294,7 +294,7 @@ func (a *App) startResearch(ctx context.Context, req *Request) error {
 	if err := a.limiter.allow(ctx, cmd.TeamID, cmd.UserID); err != nil {
 		var le *LimitedError
 		if errors.As(err, &le) {
-			a.metrics.limited(le.Scope)
+			a.metrics.Limited(le.Scope)
 			return Tell(blockkit.RenderError(limitMessage(le, a.now()), ""), "Rate limited")
 		}
 		log.Error("bot: rate limiter unavailable", "err", err)

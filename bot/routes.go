@@ -12,6 +12,7 @@ import (
 	"github.com/slack-go/slack/slackevents"
 
 	"github.com/researchbot/researchbot/bot/blockkit"
+	"github.com/researchbot/researchbot/checkpoints"
 	"github.com/researchbot/researchbot/pipeline"
 )
 
@@ -99,6 +100,50 @@ func (r *Request) CheckCheckpoint(ctx context.Context, instID string) (run *pipe
 	}
 	run, _, problem = r.app.check(ctx, instID, r.UserID)
 	return run, problem
+}
+
+// MayDecide reports, by the App's rule, whether the person who made the
+// request may decide run's checkpoints or cancel it: they asked for it or
+// approve in its channel. A feature acting on a run for its people
+// (steering it) asks this.
+func (r *Request) MayDecide(run *pipeline.Run) bool {
+	return r.app != nil && r.app.allowed(run, r.UserID)
+}
+
+// Decide records d, a decision of the person who made the request, on
+// checkpoint instID of run, the App's way: the engine decides, the
+// decision is a span of the run's trace when tracing is on (the context
+// returned carries it, for the Slack calls made for the decision), and
+// when it was not recorded the error returned says why, written for the
+// person (a Tell: already decided, no longer current, lost, the store's
+// answer unknown…). A feature deciding a checkpoint from something else
+// than its buttons (a clarifying question answered by a mention) calls it
+// after Request.MayDecide.
+func (r *Request) Decide(ctx context.Context, run *pipeline.Run, instID string, d checkpoints.Decision) (context.Context, error) {
+	if r.app == nil {
+		return ctx, Tell(blockkit.RenderError("This doesn't belong to any research run I know.", "Nothing was changed."), "Nothing was changed")
+	}
+	return r.app.decide(ctx, r, run, instID, d)
+}
+
+// StartResearch starts the research c asks for (c.Kind CmdResearch) in
+// channel, for the person who made the request, as "/research" would
+// there: within their rate limits, in a new thread, telling them in
+// r.Thread why it did not start. It returns when the run has started or
+// been refused. A feature that offers a new research (a follow-up's
+// "Research this") calls it.
+func (r *Request) StartResearch(ctx context.Context, channel string, c Command) {
+	if r.app == nil {
+		r.Log.Warn("bot: a research started outside an App was dropped")
+		return
+	}
+	a := r.app
+	start := &Request{
+		UserID: r.UserID, TeamID: r.TeamID, Channel: channel, Thread: r.Thread,
+		Command: &slack.SlashCommand{TeamID: r.TeamID, ChannelID: channel, UserID: r.UserID},
+		Parsed:  c, Log: r.Log, send: a.send, app: a,
+	}
+	a.serve(ctx, a.startResearch, start)
 }
 
 // answerBeside makes answers go where r's checkpoint messages are: its

@@ -26,13 +26,9 @@ import (
 // bounds and given to the run (pipeline.File, with who shared it and
 // where). A run takes only files shared in its own conversation or its
 // start form (invariant 12). A file that cannot be read is named with the
-// reason, and the run goes on without it.
-
-// FileAttacher is what files shared in a run's thread need of the engine
-// (*pipeline.Engine).
-type FileAttacher interface {
-	AttachFiles(ctx context.Context, runID string, files []pipeline.File) (*pipeline.Run, error)
-}
+// reason, and the run goes on without it. When files shared in a run's
+// thread are added is bot/sharedfiles' (a feature); reading them is here
+// (Request.ReadSharedFiles), as for the start form's.
 
 // Bounds of reading a shared file.
 const (
@@ -197,7 +193,7 @@ func (a *App) readSharedFiles(ctx context.Context, shared []sharedFile, room int
 		defer cancel()
 	}
 	for _, s := range shared {
-		name := fileName(s.file)
+		name := FileName(s.file)
 		if readCtx.Err() != nil {
 			problems = append(problems, blockkit.FileProblem{Name: name, Why: "not read in the time I have for one request; share fewer or smaller files"})
 			continue
@@ -268,13 +264,14 @@ func (a *App) readSharedFile(ctx context.Context, d *fileDownloader, s sharedFil
 		return pipeline.File{}, err
 	}
 	return pipeline.File{
-		Name: fileName(f), Kind: string(doc.Kind), Bytes: int64(len(body)), Text: doc.Text, Truncated: doc.Truncated,
+		Name: FileName(f), Kind: string(doc.Kind), Bytes: int64(len(body)), Text: doc.Text, Truncated: doc.Truncated,
 		PageCount: doc.PageCount, PageStarts: doc.PageStarts, Note: doc.Note, SharedBy: s.by, SharedIn: s.in,
 	}, nil
 }
 
-// fileName is a shared file's base name, never a path.
-func fileName(f slack.File) string {
+// FileName is a shared file's base name, never a path: how the bot names
+// it to people (a feature naming the files it refuses says it so).
+func FileName(f slack.File) string {
 	n := strings.TrimSpace(blockkit.FirstNonEmpty(f.Name, f.Title, f.ID, "file"))
 	n = path.Base(strings.ReplaceAll(n, `\`, "/"))
 	if n == "/" || n == "." || n == ".." {
@@ -320,63 +317,35 @@ func (a *App) tellFileProblems(ctx context.Context, channel, thread string, prob
 	}
 }
 
-// shareFiles takes the files of a mention in a run's thread: read and
-// added to the run when it has not searched yet, refused with the reason
-// otherwise. It reports true when the mention has nothing more to say
-// (no text); a mention with text goes on as a steering note or question.
-func (a *App) shareFiles(ctx context.Context, m Mention, runID string) (bool, error) {
-	if len(m.Files) == 0 {
-		return false, nil
+// ReadSharedFiles downloads (with the bot token, sent only to Slack) and
+// reads files, shared by the person who made the request in its channel,
+// within the room a run has left (room files, roomBytes bytes; see
+// pipeline.FilesRoom). It returns the files read, and the others with why,
+// written for people. A feature adding files shared in a run's thread
+// (bot/sharedfiles) calls it: the reading, its bounds and its token are
+// the transport's, as for the files a research starts with.
+func (r *Request) ReadSharedFiles(ctx context.Context, files []slack.File, room int, roomBytes int64) ([]pipeline.File, []blockkit.FileProblem) {
+	if r.app == nil {
+		problems := make([]blockkit.FileProblem, len(files))
+		for i, f := range files {
+			problems[i] = blockkit.FileProblem{Name: FileName(f), Why: "not read: no App serves this request"}
+		}
+		return nil, problems
 	}
-	taken := m.Text == ""
+	return r.app.readSharedFiles(ctx, sharedFilesOf(files, r.UserID, r.Channel), room, roomBytes)
+}
+
+// notEnabledFiles tells, when no feature takes the files shared in a run's
+// thread (Config.Files is nil), that they are not read; it reports true
+// when the mention has nothing more to say (no text).
+func (a *App) notEnabledFiles(ctx context.Context, m Mention) bool {
+	if len(m.Files) == 0 {
+		return false
+	}
 	names := make([]blockkit.FileProblem, len(m.Files))
 	for i, f := range m.Files {
-		names[i] = blockkit.FileProblem{Name: fileName(f)}
+		names[i] = blockkit.FileProblem{Name: FileName(f), Why: "reading shared files is not enabled on this researchbot"}
 	}
-	refuse := func(why, outcome string) (bool, error) {
-		for i := range names {
-			names[i].Why = why
-		}
-		a.tellFileProblems(ctx, m.Channel, m.Thread, names, outcome)
-		return taken, nil
-	}
-	att := a.cfg.Files
-	if att == nil {
-		return refuse("reading shared files is not enabled on this researchbot", "")
-	}
-	r, err := a.engine.Load(ctx, runID)
-	if err != nil {
-		if errors.Is(err, pipeline.ErrNotFound) {
-			return false, nil
-		}
-		return taken, err
-	}
-	if !a.allowed(r, m.User) {
-		return refuse("only the person who started this research and the channel's approvers can add files to it", "")
-	}
-	if !pipeline.FilesOpen(r) {
-		return refuse("this research has already searched, so it would not read the file first", "Start a new research with `/research` and share the file there.")
-	}
-	room, roomBytes := pipeline.FilesRoom(r)
-	files, problems := a.readSharedFiles(ctx, sharedFilesOf(m.Files, m.User, m.Channel), room, roomBytes)
-	outcome := "The research goes on without " + blockkit.ItOrThem(len(problems)) + "."
-	if len(files) > 0 {
-		r, err = att.AttachFiles(ctx, runID, files)
-		switch {
-		case errors.Is(err, pipeline.ErrRunBusy):
-			return refuse("I'm making this research's plan right now", "Share the file again, with a mention, once the plan is shown.")
-		case errors.Is(err, pipeline.ErrFilesClosed):
-			return refuse("this research has already searched, so it would not read the file first", "Start a new research with `/research` and share the file there.")
-		case errors.Is(err, pipeline.ErrTooManyFiles):
-			return refuse(fmt.Sprintf("a research reads at most %d files, %d MiB together", pipeline.MaxFiles, pipeline.MaxFilesBytes>>20), "The research goes on with the files it has.")
-		case err != nil:
-			a.log.Error("bot: adding shared files failed", "run_id", runID, "err", err)
-			return refuse("I couldn't add it to the research; nothing was changed", "Please share it again in a minute.")
-		}
-		if _, err := a.send.Post(ctx, m.Channel, m.Thread, blockkit.RenderFilesAttached(files, len(r.Files)), blockkit.FilesAttachedText(len(files))); err != nil {
-			a.log.Warn("bot: confirming shared files failed", "run_id", runID, "err", err)
-		}
-	}
-	a.tellFileProblems(ctx, m.Channel, m.Thread, problems, outcome)
-	return taken, nil
+	a.tellFileProblems(ctx, m.Channel, m.Thread, names, "")
+	return m.Text == ""
 }

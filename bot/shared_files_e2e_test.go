@@ -74,7 +74,7 @@ func filesStack(t *testing.T) (*slackfake.Server, *app.App, context.Context) {
 	if testing.Short() {
 		t.Skip("a whole research run")
 	}
-	fake, a, ctx, _ := startRealStack(t, &researchtest.Researcher{}, func(c *bot.Config, a *app.App) { c.Files = a.Engine })
+	fake, a, ctx, _ := startRealStack(t, &researchtest.Researcher{}, func(c *bot.Config, a *app.App) { plugSharedFiles(t, c, a.Engine) })
 	return fake, a, ctx
 }
 

@@ -176,8 +176,8 @@ func TestASharedFileOfAKindNotReadIsRefusedWithTheAcceptedKinds(t *testing.T) {
 // to its base name.
 func TestSharedFileNamesAreBaseNames(t *testing.T) {
 	for in, want := range map[string]string{"report.pdf": "report.pdf", "../../etc/passwd": "passwd", `a\b.md`: "b.md", "": "F9"} {
-		if got := fileName(slack.File{ID: "F9", Name: in}); got != want {
-			t.Errorf("fileName(%q) = %q, want %q", in, got, want)
+		if got := FileName(slack.File{ID: "F9", Name: in}); got != want {
+			t.Errorf("FileName(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -45,8 +45,8 @@ func TestE2ESteeringARunWhileItSearches(t *testing.T) {
 		defer mu.Unlock()
 		prompts[c.SchemaName] = append(prompts[c.SchemaName], c.User)
 	}}
-	fake, a, ctx, _ := startRealStackOn(t, res, web, func(c *bot.Config, _ *app.App) {
-		c.Steering.Limit = bot.Limit{Rate: 2, Period: time.Hour}
+	fake, a, ctx, _ := startRealStackOn(t, res, web, func(c *bot.Config, a *app.App) {
+		plugConversation(t, c, a.Engine, bot.Limit{Rate: 2, Period: time.Hour}, bot.Limit{})
 	})
 	const user, other, channel = "U0REQ0001", "U0OTHER01", "C0RESEARCH"
 	fake.AddUser(other, "grace", "UTC")

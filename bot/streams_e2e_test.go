@@ -136,8 +136,10 @@ func newStreamsE2E(t *testing.T) *streamsE2E {
 		t.Fatal(err)
 	}
 	t.Cleanup(stopWorker)
-	runBot(t, ctx, cancel, fake, bot.Config{AppToken: fake.AppToken(), BotToken: fake.BotToken(), APIURL: fake.APIURL(), Engine: a.Engine,
-		Memory: redisstore.NewSlackMemory(rdb), Budget: redisstore.NewRateLimiter(rdb, "slack"), Metrics: metrics, Streams: bot.StreamsUIConfig{Handler: feature, Mentions: feature}, FollowUps: bot.FollowUpsConfig{Asker: a.Engine}, Steering: bot.SteeringConfig{Steerer: a.Engine}})
+	bc := bot.Config{AppToken: fake.AppToken(), BotToken: fake.BotToken(), APIURL: fake.APIURL(), Engine: a.Engine,
+		Memory: redisstore.NewSlackMemory(rdb), Budget: redisstore.NewRateLimiter(rdb, "slack"), Metrics: metrics, Streams: bot.StreamsUIConfig{Handler: feature, Mentions: feature}}
+	plugConversation(t, &bc, a.Engine, bot.Limit{}, bot.Limit{})
+	runBot(t, ctx, cancel, fake, bc)
 	return &streamsE2E{t: t, fake: fake, svc: svc, engine: a.Engine, clock: clock, ctx: ctx, channel: streamChannel, metrics: metrics, convs: redisstore.NewConversations(rdb, "rb:", 0),
 		convCalls: func() []llmtest.Call { return conversationCalls(model) }}
 }

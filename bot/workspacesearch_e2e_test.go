@@ -100,11 +100,13 @@ func startWorkspaceStack(t *testing.T) *workspaceStack {
 		t.Fatal(err)
 	}
 	t.Cleanup(stopWorker)
-	runBot(t, ctx, cancel, s.fake, bot.Config{
-		AppToken: s.fake.AppToken(), BotToken: s.fake.BotToken(), APIURL: s.fake.APIURL(), Engine: a.Engine, FollowUps: bot.FollowUpsConfig{Asker: a.Engine},
-		Steering: bot.SteeringConfig{Steerer: a.Engine}, Memory: redisstore.NewSlackMemory(a.Conn.Client), Budget: redisstore.NewRateLimiter(a.Conn.Client, "slack"),
+	bc := bot.Config{
+		AppToken: s.fake.AppToken(), BotToken: s.fake.BotToken(), APIURL: s.fake.APIURL(), Engine: a.Engine,
+		Memory: redisstore.NewSlackMemory(a.Conn.Client), Budget: redisstore.NewRateLimiter(a.Conn.Client, "slack"),
 		Metrics: metrics, Start: bot.StartConfig{WorkspaceSearch: true},
-	})
+	}
+	plugConversation(t, &bc, a.Engine, bot.Limit{}, bot.Limit{})
+	runBot(t, ctx, cancel, s.fake, bc)
 	return s
 }
 

@@ -10,6 +10,9 @@ import (
 
 	"github.com/researchbot/researchbot/bot"
 	"github.com/researchbot/researchbot/bot/blockkit"
+	"github.com/researchbot/researchbot/bot/clarify"
+	"github.com/researchbot/researchbot/bot/followups"
+	"github.com/researchbot/researchbot/bot/steering"
 	"github.com/researchbot/researchbot/checkpoints"
 	"github.com/researchbot/researchbot/internal/app"
 	"github.com/researchbot/researchbot/internal/researchtest"
@@ -60,8 +63,21 @@ func newSlackWorldBehind(t *testing.T, env map[string]string, workerBehindProxy 
 	t.Cleanup(stop)
 	w.worker = worker.App
 	front := w.slackReplica(ctx, w.px.URL(), metrics)
-	b, err := bot.New(bot.Config{AppToken: w.fake.AppToken(), BotToken: w.fake.BotToken(), APIURL: w.fake.APIURL(), Engine: front.Engine, FollowUps: bot.FollowUpsConfig{Asker: front.Engine}, Steering: bot.SteeringConfig{Steerer: front.Engine},
-		Memory: redisstore.NewSlackMemory(front.Conn.Client), Budget: redisstore.NewRateLimiter(front.Conn.Client, "slack"), Metrics: metrics, Logger: w.logger()})
+	budget := redisstore.NewRateLimiter(front.Conn.Client, "slack")
+	answers, err := clarify.New(clarify.Config{Engine: front.Engine, BotToken: w.fake.BotToken(), APIURL: w.fake.APIURL(), Metrics: metrics, Logger: w.logger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	steer, err := steering.New(steering.Config{Engine: front.Engine, Budget: budget, BotToken: w.fake.BotToken(), APIURL: w.fake.APIURL(), Metrics: metrics, Logger: w.logger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	followUps, err := followups.New(followups.Config{Engine: front.Engine, Budget: budget, BotToken: w.fake.BotToken(), APIURL: w.fake.APIURL(), Metrics: metrics, Logger: w.logger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := bot.New(bot.Config{AppToken: w.fake.AppToken(), BotToken: w.fake.BotToken(), APIURL: w.fake.APIURL(), Engine: front.Engine, Clarify: answers, Steering: steer, FollowUps: followUps, Features: []bot.Registrar{followUps},
+		Memory: redisstore.NewSlackMemory(front.Conn.Client), Budget: budget, Metrics: metrics, Logger: w.logger()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,10 +36,14 @@ import (
 	"time"
 
 	"github.com/researchbot/researchbot/bot"
+	"github.com/researchbot/researchbot/bot/clarify"
 	"github.com/researchbot/researchbot/bot/feedback"
+	"github.com/researchbot/researchbot/bot/followups"
 	"github.com/researchbot/researchbot/bot/home"
 	"github.com/researchbot/researchbot/bot/neverdomain"
 	"github.com/researchbot/researchbot/bot/share"
+	"github.com/researchbot/researchbot/bot/sharedfiles"
+	"github.com/researchbot/researchbot/bot/steering"
 	"github.com/researchbot/researchbot/bot/streams"
 	"github.com/researchbot/researchbot/bot/workspacesearch"
 	"github.com/researchbot/researchbot/config"
@@ -349,20 +353,38 @@ func newSlackApp(a *app.App, c config.Config, sender *bot.Sender, metrics *bot.M
 	if err != nil {
 		return nil, err
 	}
+	budget := a.DB.RateLimiter("slack")
+	files, err := sharedfiles.New(sharedfiles.Config{Engine: a.Engine, Sender: sender, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	clarifications, err := clarify.New(clarify.Config{Engine: a.Engine, Sender: sender, Logger: log, Clock: clock})
+	if err != nil {
+		return nil, err
+	}
+	steer, err := steering.New(steering.Config{Engine: a.Engine, Budget: budget, Sender: sender, Metrics: metrics, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	followUps, err := followups.New(followups.Config{Engine: a.Engine, Budget: budget, Sender: sender, Metrics: metrics, Logger: log, Clock: clock})
+	if err != nil {
+		return nil, err
+	}
 	return bot.New(bot.Config{
 		AppToken: c.SlackAppToken, BotToken: c.SlackBotToken, APIURL: c.SlackAPIURL, Sender: sender,
-		Engine: a.Engine, Memory: a.DB.SlackMemory(), Budget: a.DB.RateLimiter("slack"), Metrics: metrics,
+		Engine: a.Engine, Memory: a.DB.SlackMemory(), Budget: budget, Metrics: metrics,
 		Limits: bot.RateLimits{PerUser: bot.PerHour(c.UserRunsPerHour), PerWorkspace: bot.PerHour(c.TeamRunsPerHour)},
 		Logger: log, HTTPClient: spans.SlackHTTPClient(nil, SlackTimeout),
 		Checkpoints: bot.CheckpointsConfig{Approvers: c.Approvers, Admins: c.Admins, ReviewSources: c.ReviewSources,
 			Decisions: decisionTracer(spans)},
-		FollowUps: bot.FollowUpsConfig{Asker: a.Engine},
-		Steering:  bot.SteeringConfig{Steerer: a.Engine},
+		Clarify:   clarifications,
+		Steering:  steer,
+		FollowUps: followUps,
 		Streams:   bot.StreamsUIConfig{Handler: streamsUI, Mentions: streamsUI},
 		Home:      appHome,
-		Files:     a.Engine,
+		Files:     files,
 		Start:     bot.StartConfig{Defaults: defaults, WorkspaceSearch: c.WorkspaceSearch},
-		Features:  []bot.Registrar{verdicts, shares, never},
+		Features:  []bot.Registrar{verdicts, shares, never, followUps},
 		Clock:     clock,
 	})
 }

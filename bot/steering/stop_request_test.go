@@ -1,9 +1,14 @@
-package bot
+package steering_test
 
-import "testing"
+import (
+	"testing"
 
-// TestStopRequests: a message that asks to stop the run is the cancel flow;
-// one that steers what to stop doing is a note.
+	"github.com/researchbot/researchbot/pipeline"
+)
+
+// TestStopRequests: a message that asks to stop the run is the cancel flow
+// (pipeline.IsStopRequest, which steering and clarify ask); one that steers
+// what to stop doing is a note.
 func TestStopRequests(t *testing.T) {
 	for text, want := range map[string]bool{
 		"stop": true, "Stop!": true, "please cancel": true, "cancel this run": true, "abort the research": true,
@@ -11,8 +16,8 @@ func TestStopRequests(t *testing.T) {
 		"stop including vendor blogs": false, "don't stop at 2020": false, "cancel culture in Europe": false,
 		"focus on Europe": false, "": false, "stopping distance of heat pumps": false, "abort the search for US data and focus on Europe": false,
 	} {
-		if got := isStopRequest(text); got != want {
-			t.Errorf("isStopRequest(%q) = %v, want %v", text, got, want)
+		if got := pipeline.IsStopRequest(text); got != want {
+			t.Errorf("IsStopRequest(%q) = %v, want %v", text, got, want)
 		}
 	}
 }
