@@ -19,15 +19,15 @@ import (
 // edit of startRealStack's Config sets its own limits so).
 func plugConversation(t *testing.T, c *bot.Config, e *pipeline.Engine, steerLimit, followUpLimit bot.Limit) {
 	t.Helper()
-	answers, err := clarify.New(clarify.Config{Engine: e, Sender: c.Sender, BotToken: c.BotToken, APIURL: c.APIURL, Metrics: c.Metrics, Logger: c.Logger, Clock: c.Clock})
+	answers, err := clarify.New(clarify.Config{Engine: e, Kit: kitOf(c)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	steer, err := steering.New(steering.Config{Engine: e, Budget: c.Budget, Limit: steerLimit, Sender: c.Sender, BotToken: c.BotToken, APIURL: c.APIURL, Metrics: c.Metrics, Logger: c.Logger})
+	steer, err := steering.New(steering.Config{Engine: e, Budget: c.Budget, Limit: steerLimit, Kit: kitOf(c)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	fu, err := followups.New(followups.Config{Engine: e, Budget: c.Budget, Limit: followUpLimit, Sender: c.Sender, BotToken: c.BotToken, APIURL: c.APIURL, Metrics: c.Metrics, Logger: c.Logger, Clock: c.Clock})
+	fu, err := followups.New(followups.Config{Engine: e, Budget: c.Budget, Limit: followUpLimit, Kit: kitOf(c)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func plugConversation(t *testing.T, c *bot.Config, e *pipeline.Engine, steerLimi
 // engine e, as the assembly does.
 func plugSharedFiles(t *testing.T, c *bot.Config, e *pipeline.Engine) {
 	t.Helper()
-	files, err := sharedfiles.New(sharedfiles.Config{Engine: e, Sender: c.Sender, BotToken: c.BotToken, APIURL: c.APIURL, Metrics: c.Metrics, Logger: c.Logger})
+	files, err := sharedfiles.New(sharedfiles.Config{Engine: e, Kit: kitOf(c)})
 	if err != nil {
 		t.Fatal(err)
 	}

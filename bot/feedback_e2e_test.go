@@ -33,7 +33,7 @@ func TestE2EReportFeedback(t *testing.T) {
 	var metrics *bot.Metrics
 	fake, a, ctx, _ := startRealStack(t, &researchtest.Researcher{}, func(c *bot.Config, a *app.App) {
 		metrics = c.Metrics
-		verdicts, err := feedback.New(feedback.Config{Engine: a.Engine, BotToken: c.BotToken, APIURL: c.APIURL, Metrics: c.Metrics})
+		verdicts, err := feedback.New(feedback.Config{Engine: a.Engine, Kit: kitOf(c)})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -27,7 +27,7 @@ import (
 // workspace admins manage from it; with none, no admin section.
 func appHome(t *testing.T, c *bot.Config, a *app.App, admins []string) *home.Feature {
 	t.Helper()
-	hc := home.Config{Runs: a.Engine, Memory: redisstore.NewSlackMemory(a.Conn.Client), Admins: admins, BotToken: c.BotToken, APIURL: c.APIURL}
+	hc := home.Config{Runs: a.Engine, Memory: redisstore.NewSlackMemory(a.Conn.Client), Admins: admins, Kit: kitOf(c)}
 	if admins != nil {
 		hc.Definitions = a.Store
 	}

@@ -31,7 +31,7 @@ func (noMemory) RememberHomePublished(context.Context, string, time.Duration) er
 // nothing else is: each subscription is a scope, so one the code does not
 // need is a privilege too many.
 func TestManifestSubscribesToTheEventsTheBotRoutes(t *testing.T) {
-	appHome, err := home.New(home.Config{Runs: noRuns{}, Memory: noMemory{}, BotToken: "xoxb-test"})
+	appHome, err := home.New(home.Config{Runs: noRuns{}, Memory: noMemory{}, Kit: bot.Kit{Sender: bot.NewSender(bot.SenderConfig{BotToken: "xoxb-test"})}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -249,3 +249,13 @@ func realBot(t *testing.T, res *researchtest.Researcher, user, channel string) (
 	fake.AddUser(user, "ada", "UTC")
 	return fake, a, ctx
 }
+
+// kitOf is what the features plugged into the App c configures take from
+// its transport, as the assembly hands it: c's Sender (made here when c has
+// none, and given to the App too, so they share it), metrics and logger.
+func kitOf(c *bot.Config) bot.Kit {
+	if c.Sender == nil {
+		c.Sender = bot.NewSender(bot.SenderConfig{BotToken: c.BotToken, AppToken: c.AppToken, APIURL: c.APIURL, Metrics: c.Metrics, Logger: c.Logger})
+	}
+	return bot.Kit{Sender: c.Sender, Metrics: c.Metrics, Logger: c.Logger, Clock: c.Clock}
+}

@@ -38,7 +38,7 @@ func newStartFixture(t *testing.T) *startFixture {
 	fake, a, ctx, _ := startRealStack(t, &researchtest.Researcher{}, func(c *bot.Config, a *app.App) {
 		c.Start.Defaults = redisstore.NewChannelDefaults(a.Conn.Client, "rb:")
 		// "Never use a site…" is plugged in as the assembly plugs it.
-		never, err := neverdomain.New(neverdomain.Config{Engine: a.Engine, Defaults: c.Start.Defaults, BotToken: c.BotToken, APIURL: c.APIURL})
+		never, err := neverdomain.New(neverdomain.Config{Engine: a.Engine, Defaults: c.Start.Defaults, Kit: kitOf(c)})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -125,8 +125,8 @@ func newStreamsE2E(t *testing.T) *streamsE2E {
 		t.Fatal(err)
 	}
 	feature, err := streams.New(streams.Config{
-		BotToken: fake.BotToken(), APIURL: fake.APIURL(), Service: svc,
-		Conversations: redisstore.NewConversations(rdb, "rb:", 0), Model: a.StreamModel(), Metrics: metrics, Clock: clock,
+		Service: svc, Conversations: redisstore.NewConversations(rdb, "rb:", 0), Model: a.StreamModel(),
+		Kit: bot.Kit{Sender: bot.NewSender(bot.SenderConfig{BotToken: fake.BotToken(), APIURL: fake.APIURL(), Metrics: metrics}), Metrics: metrics, Clock: clock},
 	})
 	if err != nil {
 		t.Fatal(err)

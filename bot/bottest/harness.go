@@ -56,6 +56,9 @@ type Harness struct {
 	Metrics *bot.Metrics
 	// Memory is the App's SlackMemory.
 	Memory bot.SlackMemory
+	// Sender is the App's Web API client, on the fake Slack: features share
+	// it (Kit), as they do in the assembly.
+	Sender *bot.Sender
 	App    *bot.App
 
 	logs *lockedBuffer
@@ -66,8 +69,8 @@ type Harness struct {
 // Stranger, Approver and Channel known (the bot a member of Channel), an
 // *Engine, 4 workers and a queue of 32. setup (nil: none) may change the
 // Config before the App is built: plug features in (Config.Features,
-// Config.Streams…) built over h.Fake (BotToken, APIURL), h.Redis and
-// h.Logger, or set another Engine. The App stops when the test ends.
+// Config.Streams…) built over h.Kit() (the App's Sender, metrics and
+// logger) and h.Redis, or set another Engine. The App stops when the test ends.
 func New(t *testing.T, setup func(h *Harness, c *bot.Config)) *Harness {
 	t.Helper()
 	_, rdb := redistest.Start(t)
@@ -84,7 +87,8 @@ func New(t *testing.T, setup func(h *Harness, c *bot.Config)) *Harness {
 	h := &Harness{t: t, Ctx: context.Background(), Fake: fake, Redis: rdb, Engine: NewEngine(),
 		Logger:  slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Metrics: bot.NewMetrics(), Memory: redisstore.NewSlackMemory(rdb), logs: logs}
-	cfg := bot.Config{AppToken: fake.AppToken(), BotToken: fake.BotToken(), APIURL: fake.APIURL(), Engine: h.Engine,
+	h.Sender = bot.NewSender(bot.SenderConfig{BotToken: fake.BotToken(), AppToken: fake.AppToken(), APIURL: fake.APIURL(), Metrics: h.Metrics, Logger: h.Logger})
+	cfg := bot.Config{AppToken: fake.AppToken(), BotToken: fake.BotToken(), APIURL: fake.APIURL(), Sender: h.Sender, Engine: h.Engine,
 		Memory: h.Memory, Budget: redisstore.NewRateLimiter(rdb, "slack"), Metrics: h.Metrics, Logger: h.Logger, Workers: 4, Queue: 32}
 	if setup != nil {
 		setup(h, &cfg)
@@ -112,6 +116,12 @@ func New(t *testing.T, setup func(h *Harness, c *bot.Config)) *Harness {
 		}
 	})
 	return h
+}
+
+// Kit is what the App's features take from the transport here: the App's
+// Sender, metrics and logger (as the assembly hands them to each feature).
+func (h *Harness) Kit() bot.Kit {
+	return bot.Kit{Sender: h.Sender, Metrics: h.Metrics, Logger: h.Logger}
 }
 
 // run runs the App until the returned stop is called (idempotent) and waits

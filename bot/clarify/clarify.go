@@ -19,8 +19,6 @@ package clarify
 import (
 	"context"
 	"errors"
-	"log/slog"
-	"net/http"
 	"strings"
 
 	"github.com/coder/quartz"
@@ -42,19 +40,9 @@ type Engine interface {
 // required.
 type Config struct {
 	Engine Engine
-	// Sender is the Web API client shared with the App; nil makes one
-	// from BotToken, APIURL, Metrics and HTTPClient.
-	Sender   *bot.Sender
-	BotToken string
-	// APIURL is the Web API base URL (SLACK_API_URL); "" means Slack's.
-	APIURL string
-	// Metrics counts Web API calls; nil means none.
-	Metrics    *bot.Metrics
-	HTTPClient *http.Client
-	Logger     *slog.Logger
-	// Clock dates the decisions (give the App's); nil means the real
-	// clock.
-	Clock quartz.Clock
+	// Kit is the transport's Sender, metrics, logger and clock (it dates
+	// the decisions).
+	bot.Kit
 }
 
 // Feature takes answers to clarifying questions given by mention.
@@ -66,25 +54,15 @@ type Feature struct {
 
 // New checks cfg and returns a Feature.
 func New(cfg Config) (*Feature, error) {
-	var missing []string
-	if cfg.BotToken == "" && cfg.Sender == nil {
-		missing = append(missing, "the bot token")
-	}
+	missing := cfg.Missing()
 	if cfg.Engine == nil {
 		missing = append(missing, "an engine")
 	}
 	if len(missing) > 0 {
 		return nil, errors.New("bot: clarify needs " + strings.Join(missing, ", "))
 	}
-	f := &Feature{engine: cfg.Engine, clock: cfg.Clock}
-	if f.clock == nil {
-		f.clock = quartz.NewReal()
-	}
-	f.send = cfg.Sender
-	if f.send == nil {
-		f.send = bot.NewSender(bot.SenderConfig{BotToken: cfg.BotToken, APIURL: cfg.APIURL, Metrics: cfg.Metrics, HTTPClient: cfg.HTTPClient, Logger: cfg.Logger, Clock: f.clock})
-	}
-	return f, nil
+	kit := cfg.WithDefaults()
+	return &Feature{engine: cfg.Engine, send: kit.Sender, clock: kit.Clock}, nil
 }
 
 // HandleRunMessage takes m as the answers to the clarifying questions run

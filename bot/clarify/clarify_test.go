@@ -72,7 +72,7 @@ func newFixture(t *testing.T, decideErr error) *fixture {
 	f := &fixture{engine: &decideEngine{Engine: bottest.NewEngine(), err: decideErr}}
 	f.Harness = bottest.New(t, func(h *bottest.Harness, c *bot.Config) {
 		c.Engine = f.engine
-		cl, err := clarify.New(clarify.Config{Engine: f.engine, BotToken: h.Fake.BotToken(), APIURL: h.Fake.APIURL(), Metrics: c.Metrics, Logger: h.Logger})
+		cl, err := clarify.New(clarify.Config{Engine: f.engine, Kit: h.Kit()})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,7 +12,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"net/http"
 	"strings"
 
 	"github.com/coder/quartz"
@@ -35,19 +34,9 @@ type Engine interface {
 // required.
 type Config struct {
 	Engine Engine
-	// Sender is the Web API client shared with the App; nil makes one
-	// from BotToken, APIURL, Metrics and HTTPClient.
-	Sender   *bot.Sender
-	BotToken string
-	// APIURL is the Web API base URL (SLACK_API_URL); "" means Slack's.
-	APIURL string
-	// Metrics counts the verdicts (and Web API calls); give the App's, so
-	// they are served on its /metrics. nil means new ones.
-	Metrics    *bot.Metrics
-	HTTPClient *http.Client
-	Logger     *slog.Logger
-	// Clock dates the verdicts; nil means the real clock.
-	Clock quartz.Clock
+	// Kit is the transport's Sender, metrics (the verdicts are counted
+	// there), logger and clock (it dates the verdicts).
+	bot.Kit
 }
 
 // Feature records the verdicts people give with 👍 / 👎.
@@ -61,32 +50,15 @@ type Feature struct {
 
 // New checks cfg and returns a Feature.
 func New(cfg Config) (*Feature, error) {
-	var missing []string
-	if cfg.BotToken == "" && cfg.Sender == nil {
-		missing = append(missing, "the bot token")
-	}
+	missing := cfg.Missing()
 	if cfg.Engine == nil {
 		missing = append(missing, "an engine")
 	}
 	if len(missing) > 0 {
 		return nil, errors.New("bot: feedback needs " + strings.Join(missing, ", "))
 	}
-	f := &Feature{engine: cfg.Engine, metrics: cfg.Metrics, log: cfg.Logger, clock: cfg.Clock}
-	if f.metrics == nil {
-		f.metrics = bot.NewMetrics()
-	}
-	if f.log == nil {
-		f.log = slog.New(slog.DiscardHandler)
-	}
-	f.log = slog.New(bot.CapLogs(f.log.Handler())) // a reason is what a person typed
-	if f.clock == nil {
-		f.clock = quartz.NewReal()
-	}
-	f.send = cfg.Sender
-	if f.send == nil {
-		f.send = bot.NewSender(bot.SenderConfig{BotToken: cfg.BotToken, APIURL: cfg.APIURL, Metrics: f.metrics, HTTPClient: cfg.HTTPClient, Logger: cfg.Logger, Clock: f.clock})
-	}
-	return f, nil
+	kit := cfg.WithDefaults()
+	return &Feature{engine: cfg.Engine, send: kit.Sender, metrics: kit.Metrics, log: kit.Logger, clock: kit.Clock}, nil
 }
 
 // Register routes the native 👍 / 👎 (feedback_buttons), the custom

@@ -43,7 +43,7 @@ func newFixture(t *testing.T) *fixture {
 	f := &fixture{t: t, engine: bottest.NewEngine()}
 	f.Harness = bottest.New(t, func(h *bottest.Harness, c *bot.Config) {
 		c.Engine = f.engine
-		fb, err := feedback.New(feedback.Config{Engine: f.engine, BotToken: h.Fake.BotToken(), APIURL: h.Fake.APIURL(), Metrics: c.Metrics, Logger: h.Logger})
+		fb, err := feedback.New(feedback.Config{Engine: f.engine, Kit: h.Kit()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -257,7 +257,7 @@ func TestFeedbackWithoutAReportIsExplained(t *testing.T) {
 // way to reach Slack, and says which.
 func TestNewNamesWhatIsMissing(t *testing.T) {
 	_, err := feedback.New(feedback.Config{})
-	if err == nil || !strings.Contains(err.Error(), "the bot token") || !strings.Contains(err.Error(), "an engine") {
+	if err == nil || !strings.Contains(err.Error(), "a Sender") || !strings.Contains(err.Error(), "an engine") {
 		t.Errorf("New(empty) = %v", err)
 	}
 }

@@ -17,7 +17,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"net/http"
 	"strings"
 	"time"
 
@@ -56,20 +55,10 @@ type Config struct {
 	// Limit bounds the follow-up questions one person may ask (zero: 20
 	// per hour).
 	Limit bot.Limit
-	// Sender is the Web API client shared with the App; nil makes one
-	// from BotToken, APIURL, Metrics and HTTPClient.
-	Sender   *bot.Sender
-	BotToken string
-	// APIURL is the Web API base URL (SLACK_API_URL); "" means Slack's.
-	APIURL string
-	// Metrics counts the answers and the refusals (and Web API calls);
-	// give the App's, so they are served on its /metrics. nil means new
-	// ones.
-	Metrics    *bot.Metrics
-	HTTPClient *http.Client
-	Logger     *slog.Logger
-	// Clock dates when a person may ask again; nil means the real clock.
-	Clock quartz.Clock
+	// Kit is the transport's Sender, metrics (the answers and refusals are
+	// counted there), logger and clock (it dates when a person may ask
+	// again).
+	bot.Kit
 }
 
 // Feature answers follow-up questions in a run's thread.
@@ -85,10 +74,7 @@ type Feature struct {
 
 // New checks cfg and returns a Feature.
 func New(cfg Config) (*Feature, error) {
-	var missing []string
-	if cfg.BotToken == "" && cfg.Sender == nil {
-		missing = append(missing, "the bot token")
-	}
+	missing := cfg.Missing()
 	if cfg.Engine == nil {
 		missing = append(missing, "an engine")
 	}
@@ -98,23 +84,10 @@ func New(cfg Config) (*Feature, error) {
 	if len(missing) > 0 {
 		return nil, errors.New("bot: follow-ups need " + strings.Join(missing, ", "))
 	}
-	f := &Feature{engine: cfg.Engine, budget: cfg.Budget, limit: cfg.Limit, metrics: cfg.Metrics, log: cfg.Logger, clock: cfg.Clock}
+	kit := cfg.WithDefaults()
+	f := &Feature{engine: cfg.Engine, budget: cfg.Budget, limit: cfg.Limit, metrics: kit.Metrics, log: kit.Logger, clock: kit.Clock, send: kit.Sender}
 	if f.limit.Rate <= 0 || f.limit.Period <= 0 {
 		f.limit = DefaultLimit
-	}
-	if f.metrics == nil {
-		f.metrics = bot.NewMetrics()
-	}
-	if f.log == nil {
-		f.log = slog.New(slog.DiscardHandler)
-	}
-	f.log = slog.New(bot.CapLogs(f.log.Handler())) // a question is what a person typed
-	if f.clock == nil {
-		f.clock = quartz.NewReal()
-	}
-	f.send = cfg.Sender
-	if f.send == nil {
-		f.send = bot.NewSender(bot.SenderConfig{BotToken: cfg.BotToken, APIURL: cfg.APIURL, Metrics: f.metrics, HTTPClient: cfg.HTTPClient, Logger: cfg.Logger, Clock: f.clock})
 	}
 	return f, nil
 }

@@ -94,7 +94,7 @@ func newFixture(t *testing.T, limit bot.Limit) *fixture {
 	f := &fixture{engine: &askEngine{Engine: bottest.NewEngine()}}
 	f.Harness = bottest.New(t, func(h *bottest.Harness, c *bot.Config) {
 		c.Engine = f.engine
-		fu, err := followups.New(followups.Config{Engine: f.engine, Budget: c.Budget, Limit: limit, BotToken: h.Fake.BotToken(), APIURL: h.Fake.APIURL(), Metrics: c.Metrics, Logger: h.Logger})
+		fu, err := followups.New(followups.Config{Engine: f.engine, Budget: c.Budget, Limit: limit, Kit: h.Kit()})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -23,7 +23,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -81,19 +80,9 @@ type Config struct {
 	// Streams lists the streams the Home shows (a person's own); nil shows
 	// none.
 	Streams Streams
-	// Sender is the Web API client shared with the App; nil makes one
-	// from BotToken, APIURL, Metrics and HTTPClient.
-	Sender   *bot.Sender
-	BotToken string
-	// APIURL is the Web API base URL (SLACK_API_URL); "" means Slack's.
-	APIURL string
-	// Metrics counts Web API calls; nil means none.
-	Metrics    *bot.Metrics
-	HTTPClient *http.Client
-	Logger     *slog.Logger
-	// Clock is the App's: it dates the Home and the definitions changed;
-	// nil means the real clock.
-	Clock quartz.Clock
+	// Kit is the transport's Sender, metrics, logger and clock (it dates
+	// the Home and the definitions changed).
+	bot.Kit
 }
 
 // Bounds of the runs the App Home reads.
@@ -123,10 +112,7 @@ var _ bot.Home = (*Feature)(nil)
 
 // New checks cfg and returns a Feature.
 func New(cfg Config) (*Feature, error) {
-	var missing []string
-	if cfg.BotToken == "" && cfg.Sender == nil {
-		missing = append(missing, "the bot token")
-	}
+	missing := cfg.Missing()
 	if cfg.Runs == nil {
 		missing = append(missing, "the runs")
 	}
@@ -136,19 +122,9 @@ func New(cfg Config) (*Feature, error) {
 	if len(missing) > 0 {
 		return nil, errors.New("bot: the App Home needs " + strings.Join(missing, ", "))
 	}
-	f := &Feature{runs: cfg.Runs, mem: cfg.Memory, defs: cfg.Definitions, admins: slices.Clone(cfg.Admins), streams: cfg.Streams, log: cfg.Logger, clock: cfg.Clock}
-	if f.log == nil {
-		f.log = slog.New(slog.DiscardHandler)
-	}
-	f.log = slog.New(bot.CapLogs(f.log.Handler()))
-	if f.clock == nil {
-		f.clock = quartz.NewReal()
-	}
-	f.send = cfg.Sender
-	if f.send == nil {
-		f.send = bot.NewSender(bot.SenderConfig{BotToken: cfg.BotToken, APIURL: cfg.APIURL, Metrics: cfg.Metrics, HTTPClient: cfg.HTTPClient, Logger: cfg.Logger, Clock: f.clock})
-	}
-	return f, nil
+	kit := cfg.WithDefaults()
+	return &Feature{runs: cfg.Runs, mem: cfg.Memory, defs: cfg.Definitions, admins: slices.Clone(cfg.Admins), streams: cfg.Streams,
+		send: kit.Sender, log: kit.Logger, clock: kit.Clock}, nil
 }
 
 // adminActions are the admin buttons of the App Home.

@@ -107,8 +107,8 @@ func start(t *testing.T, defs home.Definitions) (*bottest.Harness, *bottest.Engi
 		c.Engine = engine
 		c.Checkpoints.Approvers = map[string][]string{bottest.Channel: {bottest.Approver}}
 		f, err := home.New(home.Config{Runs: engine, Memory: redisstore.NewSlackMemory(h.Redis), Definitions: defs, Admins: []string{admin},
-			Streams:  streamList{{ID: "s1", Spec: scheduler.Spec{Name: "heat pumps weekly", Channel: bottest.Channel}, Owner: bottest.Stranger, Paused: true}},
-			BotToken: h.Fake.BotToken(), APIURL: h.Fake.APIURL(), Logger: h.Logger})
+			Streams: streamList{{ID: "s1", Spec: scheduler.Spec{Name: "heat pumps weekly", Channel: bottest.Channel}, Owner: bottest.Stranger, Paused: true}},
+			Kit:     h.Kit()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -323,7 +323,7 @@ func TestAClickOnTheHomePublishesItAgain(t *testing.T) {
 // or a way to reach Slack, and says which.
 func TestNewNamesWhatIsMissing(t *testing.T) {
 	_, err := home.New(home.Config{})
-	if err == nil || !strings.Contains(err.Error(), "the bot token") || !strings.Contains(err.Error(), "the runs") || !strings.Contains(err.Error(), "a memory") {
+	if err == nil || !strings.Contains(err.Error(), "a Sender") || !strings.Contains(err.Error(), "the runs") || !strings.Contains(err.Error(), "a memory") {
 		t.Errorf("New(empty) = %v", err)
 	}
 }

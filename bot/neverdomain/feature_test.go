@@ -92,7 +92,7 @@ func TestNeverUseASite(t *testing.T) {
 		c.Engine = engine
 		defaults = redisstore.NewChannelDefaults(h.Redis, "rb:")
 		c.Start.Defaults = defaults
-		f, err := neverdomain.New(neverdomain.Config{Engine: engine, Defaults: defaults, BotToken: h.Fake.BotToken(), APIURL: h.Fake.APIURL(), Logger: h.Logger})
+		f, err := neverdomain.New(neverdomain.Config{Engine: engine, Defaults: defaults, Kit: h.Kit()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -152,7 +152,7 @@ func TestNeverUseASite(t *testing.T) {
 // way to reach Slack, and says which.
 func TestNewNamesWhatIsMissing(t *testing.T) {
 	_, err := neverdomain.New(neverdomain.Config{})
-	if err == nil || !strings.Contains(err.Error(), "the bot token") || !strings.Contains(err.Error(), "an engine") {
+	if err == nil || !strings.Contains(err.Error(), "a Sender") || !strings.Contains(err.Error(), "an engine") {
 		t.Errorf("New(empty) = %v", err)
 	}
 }

@@ -16,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"slices"
 	"strings"
 
@@ -57,16 +56,8 @@ type Config struct {
 	// Defaults keeps a channel run's choice in the channel's never list
 	// (give the App's Start.Defaults); nil says only the run skips it.
 	Defaults ChannelDefaults
-	// Sender is the Web API client shared with the App; nil makes one
-	// from BotToken, APIURL, Metrics and HTTPClient.
-	Sender   *bot.Sender
-	BotToken string
-	// APIURL is the Web API base URL (SLACK_API_URL); "" means Slack's.
-	APIURL string
-	// Metrics counts Web API calls; nil means none.
-	Metrics    *bot.Metrics
-	HTTPClient *http.Client
-	Logger     *slog.Logger
+	// Kit is the transport's Sender, metrics, logger and clock.
+	bot.Kit
 }
 
 // Feature takes a site out of a run at its source review and saves it to
@@ -81,26 +72,15 @@ type Feature struct {
 
 // New checks cfg and returns a Feature.
 func New(cfg Config) (*Feature, error) {
-	var missing []string
-	if cfg.BotToken == "" && cfg.Sender == nil {
-		missing = append(missing, "the bot token")
-	}
+	missing := cfg.Missing()
 	if cfg.Engine == nil {
 		missing = append(missing, "an engine")
 	}
 	if len(missing) > 0 {
 		return nil, errors.New("bot: never-use needs " + strings.Join(missing, ", "))
 	}
-	f := &Feature{engine: cfg.Engine, streams: cfg.Streams, defaults: cfg.Defaults, log: cfg.Logger}
-	if f.log == nil {
-		f.log = slog.New(slog.DiscardHandler)
-	}
-	f.log = slog.New(bot.CapLogs(f.log.Handler()))
-	f.send = cfg.Sender
-	if f.send == nil {
-		f.send = bot.NewSender(bot.SenderConfig{BotToken: cfg.BotToken, APIURL: cfg.APIURL, Metrics: cfg.Metrics, HTTPClient: cfg.HTTPClient, Logger: cfg.Logger})
-	}
-	return f, nil
+	kit := cfg.WithDefaults()
+	return &Feature{engine: cfg.Engine, streams: cfg.Streams, defaults: cfg.Defaults, send: kit.Sender, log: kit.Logger}, nil
 }
 
 // Register routes the source review's "Never use a site…" menu.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/researchbot/researchbot/bot"
 	"github.com/researchbot/researchbot/internal/redistest"
 	"github.com/researchbot/researchbot/pipeline"
 	"github.com/researchbot/researchbot/redisstore"
@@ -32,7 +33,7 @@ func TestSaveNeverDomain(t *testing.T) {
 	sd := &streamDomains{}
 	_, rdb := redistest.Start(t)
 	defaults := redisstore.NewChannelDefaults(rdb, "rb:")
-	f, err := New(Config{Engine: noEngine{}, BotToken: "xoxb-unused", Streams: sd, Defaults: defaults})
+	f, err := New(Config{Engine: noEngine{}, Streams: sd, Defaults: defaults, Kit: bot.Kit{Sender: bot.NewSender(bot.SenderConfig{BotToken: "xoxb-unused"})}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"strings"
 	"time"
 
@@ -63,19 +62,9 @@ type Memory interface {
 type Config struct {
 	Engine Engine
 	Memory Memory
-	// Sender is the Web API client shared with the App; nil makes one
-	// from BotToken, APIURL, Metrics and HTTPClient.
-	Sender   *bot.Sender
-	BotToken string
-	// APIURL is the Web API base URL (SLACK_API_URL); "" means Slack's.
-	APIURL string
-	// Metrics counts Web API calls; nil means none.
-	Metrics    *bot.Metrics
-	HTTPClient *http.Client
-	Logger     *slog.Logger
-	// Clock dates the shares' records and waits out Slack's Retry-After;
-	// nil means the real clock.
-	Clock quartz.Clock
+	// Kit is the transport's Sender, metrics, logger and clock (it dates
+	// the shares' records).
+	bot.Kit
 }
 
 // Feature shares reports from the assistant panel to channels.
@@ -89,10 +78,7 @@ type Feature struct {
 
 // New checks cfg and returns a Feature.
 func New(cfg Config) (*Feature, error) {
-	var missing []string
-	if cfg.BotToken == "" && cfg.Sender == nil {
-		missing = append(missing, "the bot token")
-	}
+	missing := cfg.Missing()
 	if cfg.Engine == nil {
 		missing = append(missing, "an engine")
 	}
@@ -102,19 +88,8 @@ func New(cfg Config) (*Feature, error) {
 	if len(missing) > 0 {
 		return nil, errors.New("bot: sharing needs " + strings.Join(missing, ", "))
 	}
-	f := &Feature{engine: cfg.Engine, mem: cfg.Memory, log: cfg.Logger, clock: cfg.Clock}
-	if f.log == nil {
-		f.log = slog.New(slog.DiscardHandler)
-	}
-	f.log = slog.New(bot.CapLogs(f.log.Handler()))
-	if f.clock == nil {
-		f.clock = quartz.NewReal()
-	}
-	f.send = cfg.Sender
-	if f.send == nil {
-		f.send = bot.NewSender(bot.SenderConfig{BotToken: cfg.BotToken, APIURL: cfg.APIURL, Metrics: cfg.Metrics, HTTPClient: cfg.HTTPClient, Logger: cfg.Logger, Clock: f.clock})
-	}
-	return f, nil
+	kit := cfg.WithDefaults()
+	return &Feature{engine: cfg.Engine, mem: cfg.Memory, send: kit.Sender, log: kit.Logger, clock: kit.Clock}, nil
 }
 
 // Register routes the share buttons and the channel form.

@@ -33,7 +33,7 @@ func newHarness(t *testing.T) (*bottest.Harness, *bottest.Engine) {
 	engine := bottest.NewEngine()
 	h := bottest.New(t, func(h *bottest.Harness, c *bot.Config) {
 		c.Engine = engine
-		f, err := share.New(share.Config{Engine: engine, Memory: h.Memory.(share.Memory), BotToken: h.Fake.BotToken(), APIURL: h.Fake.APIURL(), Logger: h.Logger})
+		f, err := share.New(share.Config{Engine: engine, Memory: h.Memory.(share.Memory), Kit: h.Kit()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -253,7 +253,7 @@ func TestShareFormRefusal(t *testing.T) {
 // memory or a way to reach Slack, and says which.
 func TestNewNamesWhatIsMissing(t *testing.T) {
 	_, err := share.New(share.Config{})
-	for _, want := range []string{"the bot token", "an engine", "a memory"} {
+	for _, want := range []string{"a Sender", "an engine", "a memory"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("New(empty) = %v, want it to name %s", err, want)
 		}

@@ -19,7 +19,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"strings"
 
 	"github.com/researchbot/researchbot/bot"
@@ -38,16 +37,8 @@ type Engine interface {
 // required.
 type Config struct {
 	Engine Engine
-	// Sender is the Web API client shared with the App; nil makes one
-	// from BotToken, APIURL, Metrics and HTTPClient.
-	Sender   *bot.Sender
-	BotToken string
-	// APIURL is the Web API base URL (SLACK_API_URL); "" means Slack's.
-	APIURL string
-	// Metrics counts Web API calls; nil means none.
-	Metrics    *bot.Metrics
-	HTTPClient *http.Client
-	Logger     *slog.Logger
+	// Kit is the transport's Sender, metrics, logger and clock.
+	bot.Kit
 }
 
 // Feature adds the files shared in a run's thread to the run.
@@ -59,26 +50,15 @@ type Feature struct {
 
 // New checks cfg and returns a Feature.
 func New(cfg Config) (*Feature, error) {
-	var missing []string
-	if cfg.BotToken == "" && cfg.Sender == nil {
-		missing = append(missing, "the bot token")
-	}
+	missing := cfg.Missing()
 	if cfg.Engine == nil {
 		missing = append(missing, "an engine")
 	}
 	if len(missing) > 0 {
 		return nil, errors.New("bot: shared files need " + strings.Join(missing, ", "))
 	}
-	f := &Feature{engine: cfg.Engine, log: cfg.Logger}
-	if f.log == nil {
-		f.log = slog.New(slog.DiscardHandler)
-	}
-	f.log = slog.New(bot.CapLogs(f.log.Handler()))
-	f.send = cfg.Sender
-	if f.send == nil {
-		f.send = bot.NewSender(bot.SenderConfig{BotToken: cfg.BotToken, APIURL: cfg.APIURL, Metrics: cfg.Metrics, HTTPClient: cfg.HTTPClient, Logger: cfg.Logger})
-	}
-	return f, nil
+	kit := cfg.WithDefaults()
+	return &Feature{engine: cfg.Engine, send: kit.Sender, log: kit.Logger}, nil
 }
 
 // HandleRunMessage takes the files of m, said in run runID's thread: read

@@ -65,7 +65,7 @@ func newFixture(t *testing.T, step pipeline.Step) *fixture {
 	f := &fixture{engine: &attachEngine{Engine: bottest.NewEngine()}}
 	f.Harness = bottest.New(t, func(h *bottest.Harness, c *bot.Config) {
 		c.Engine = f.engine
-		sf, err := sharedfiles.New(sharedfiles.Config{Engine: f.engine, BotToken: h.Fake.BotToken(), APIURL: h.Fake.APIURL(), Metrics: c.Metrics, Logger: h.Logger})
+		sf, err := sharedfiles.New(sharedfiles.Config{Engine: f.engine, Kit: h.Kit()})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -17,8 +17,6 @@ package steering
 import (
 	"context"
 	"errors"
-	"log/slog"
-	"net/http"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -54,18 +52,9 @@ type Config struct {
 	// 3 per minute); the count and length of notes are the engine's
 	// bounds.
 	Limit bot.Limit
-	// Sender is the Web API client shared with the App; nil makes one
-	// from BotToken, APIURL, Metrics and HTTPClient.
-	Sender   *bot.Sender
-	BotToken string
-	// APIURL is the Web API base URL (SLACK_API_URL); "" means Slack's.
-	APIURL string
-	// Metrics counts the notes refused by the rate (and Web API calls);
-	// give the App's, so they are served on its /metrics. nil means new
-	// ones.
-	Metrics    *bot.Metrics
-	HTTPClient *http.Client
-	Logger     *slog.Logger
+	// Kit is the transport's Sender, metrics (the notes refused by the
+	// rate are counted there), logger and clock.
+	bot.Kit
 }
 
 // Feature takes steering notes for unfinished runs.
@@ -79,10 +68,7 @@ type Feature struct {
 
 // New checks cfg and returns a Feature.
 func New(cfg Config) (*Feature, error) {
-	var missing []string
-	if cfg.BotToken == "" && cfg.Sender == nil {
-		missing = append(missing, "the bot token")
-	}
+	missing := cfg.Missing()
 	if cfg.Engine == nil {
 		missing = append(missing, "an engine")
 	}
@@ -92,16 +78,10 @@ func New(cfg Config) (*Feature, error) {
 	if len(missing) > 0 {
 		return nil, errors.New("bot: steering needs " + strings.Join(missing, ", "))
 	}
-	f := &Feature{engine: cfg.Engine, budget: cfg.Budget, limit: cfg.Limit, metrics: cfg.Metrics}
+	kit := cfg.WithDefaults()
+	f := &Feature{engine: cfg.Engine, budget: cfg.Budget, limit: cfg.Limit, metrics: kit.Metrics, send: kit.Sender}
 	if f.limit.Rate <= 0 || f.limit.Period <= 0 {
 		f.limit = DefaultLimit
-	}
-	if f.metrics == nil {
-		f.metrics = bot.NewMetrics()
-	}
-	f.send = cfg.Sender
-	if f.send == nil {
-		f.send = bot.NewSender(bot.SenderConfig{BotToken: cfg.BotToken, APIURL: cfg.APIURL, Metrics: f.metrics, HTTPClient: cfg.HTTPClient, Logger: cfg.Logger})
 	}
 	return f, nil
 }

@@ -68,7 +68,7 @@ func newFixture(t *testing.T, status pipeline.Status, limit bot.Limit) *fixture 
 	f := &fixture{engine: &steerEngine{Engine: bottest.NewEngine()}}
 	f.Harness = bottest.New(t, func(h *bottest.Harness, c *bot.Config) {
 		c.Engine = f.engine
-		st, err := steering.New(steering.Config{Engine: f.engine, Budget: c.Budget, Limit: limit, BotToken: h.Fake.BotToken(), APIURL: h.Fake.APIURL(), Metrics: c.Metrics, Logger: h.Logger})
+		st, err := steering.New(steering.Config{Engine: f.engine, Budget: c.Budget, Limit: limit, Kit: h.Kit()})
 		if err != nil {
 			t.Fatal(err)
 		}

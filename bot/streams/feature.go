@@ -14,7 +14,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"net/http"
 	"strings"
 
 	"github.com/coder/quartz"
@@ -54,23 +53,13 @@ type ConversationStore interface {
 // Config configures a Feature. Service, Conversations, Model and
 // Sender (or BotToken) are required.
 type Config struct {
-	// Sender is the Web API client shared with the App; nil makes one
-	// from BotToken, APIURL, Metrics and HTTPClient.
-	Sender   *bot.Sender
-	BotToken string
-	// APIURL is the Web API base URL (SLACK_API_URL); "" means Slack's.
-	APIURL        string
 	Service       Service
 	Conversations ConversationStore
 	// Model proposes the conversation's turns (the LLM; see internal/app).
 	Model scheduler.TurnProposer
-	// Metrics counts Web API calls; nil means none.
-	Metrics    *bot.Metrics
-	HTTPClient *http.Client
-	Logger     *slog.Logger
-	// Clock dates the streams' conversations and lists, and waits out
-	// Slack's Retry-After; nil means the real clock.
-	Clock quartz.Clock
+	// Kit is the transport's Sender, metrics, logger and clock (it dates
+	// the streams' conversations and lists).
+	bot.Kit
 }
 
 // Feature is the Slack side of research streams: "/research stream …", the
@@ -91,10 +80,7 @@ var _ bot.StreamHandler = (*Feature)(nil)
 
 // New checks cfg and returns a Feature.
 func New(cfg Config) (*Feature, error) {
-	var missing []string
-	if cfg.BotToken == "" && cfg.Sender == nil {
-		missing = append(missing, "the bot token")
-	}
+	missing := cfg.Missing()
 	if cfg.Service == nil {
 		missing = append(missing, "the stream service")
 	}
@@ -107,21 +93,8 @@ func New(cfg Config) (*Feature, error) {
 	if len(missing) > 0 {
 		return nil, errors.New("bot: streams need " + strings.Join(missing, ", "))
 	}
-	s := &Feature{
-		svc: cfg.Service, convs: cfg.Conversations, model: cfg.Model, log: cfg.Logger, clock: cfg.Clock,
-	}
-	if s.log == nil {
-		s.log = slog.New(slog.DiscardHandler)
-	}
-	s.log = slog.New(bot.CapLogs(s.log.Handler())) // stream clicks and replies carry what people typed
-	if s.clock == nil {
-		s.clock = quartz.NewReal()
-	}
-	s.send = cfg.Sender
-	if s.send == nil {
-		s.send = bot.NewSender(bot.SenderConfig{BotToken: cfg.BotToken, APIURL: cfg.APIURL, Metrics: cfg.Metrics, HTTPClient: cfg.HTTPClient, Logger: cfg.Logger, Clock: s.clock})
-	}
-	return s, nil
+	kit := cfg.WithDefaults()
+	return &Feature{svc: cfg.Service, convs: cfg.Conversations, model: cfg.Model, send: kit.Sender, log: kit.Logger, clock: kit.Clock}, nil
 }
 
 // Register routes the clicks on stream messages (action ids starting with

@@ -20,7 +20,7 @@ func TestOneWebAPIClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(Config{Sender: send, Service: svc, Conversations: redisstore.NewConversations(rdb, "rb:", 0), Model: &scriptModel{}})
+	s, err := New(Config{Kit: bot.Kit{Sender: send}, Service: svc, Conversations: redisstore.NewConversations(rdb, "rb:", 0), Model: &scriptModel{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +36,7 @@ func TestNewNamesWhatIsMissing(t *testing.T) {
 	if err == nil {
 		t.Fatal("New accepted an empty configuration")
 	}
-	for _, want := range []string{"the bot token", "the stream service", "a conversation store", "a model"} {
+	for _, want := range []string{"a Sender", "the stream service", "a conversation store", "a model"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("%q does not name %s", err, want)
 		}

@@ -123,7 +123,7 @@ func newStreamHarnessWith(t *testing.T, wrap func(ConversationStore) Conversatio
 		if wrap != nil {
 			convs = wrap(convs)
 		}
-		st, err := New(Config{BotToken: b.Fake.BotToken(), APIURL: b.Fake.APIURL(), Service: svc, Conversations: convs, Model: h.model, Logger: b.Logger})
+		st, err := New(Config{Service: svc, Conversations: convs, Model: h.model, Kit: b.Kit()})
 		if err != nil {
 			t.Fatal(err)
 		}

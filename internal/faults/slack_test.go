@@ -64,19 +64,21 @@ func newSlackWorldBehind(t *testing.T, env map[string]string, workerBehindProxy 
 	w.worker = worker.App
 	front := w.slackReplica(ctx, w.px.URL(), metrics)
 	budget := redisstore.NewRateLimiter(front.Conn.Client, "slack")
-	answers, err := clarify.New(clarify.Config{Engine: front.Engine, BotToken: w.fake.BotToken(), APIURL: w.fake.APIURL(), Metrics: metrics, Logger: w.logger()})
+	sender := bot.NewSender(bot.SenderConfig{BotToken: w.fake.BotToken(), AppToken: w.fake.AppToken(), APIURL: w.fake.APIURL(), Metrics: metrics, Logger: w.logger()})
+	kit := bot.Kit{Sender: sender, Metrics: metrics, Logger: w.logger()} // the App's, as the assembly hands them to its features
+	answers, err := clarify.New(clarify.Config{Engine: front.Engine, Kit: kit})
 	if err != nil {
 		t.Fatal(err)
 	}
-	steer, err := steering.New(steering.Config{Engine: front.Engine, Budget: budget, BotToken: w.fake.BotToken(), APIURL: w.fake.APIURL(), Metrics: metrics, Logger: w.logger()})
+	steer, err := steering.New(steering.Config{Engine: front.Engine, Budget: budget, Kit: kit})
 	if err != nil {
 		t.Fatal(err)
 	}
-	followUps, err := followups.New(followups.Config{Engine: front.Engine, Budget: budget, BotToken: w.fake.BotToken(), APIURL: w.fake.APIURL(), Metrics: metrics, Logger: w.logger()})
+	followUps, err := followups.New(followups.Config{Engine: front.Engine, Budget: budget, Kit: kit})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := bot.New(bot.Config{AppToken: w.fake.AppToken(), BotToken: w.fake.BotToken(), APIURL: w.fake.APIURL(), Engine: front.Engine, Clarify: answers, Steering: steer, FollowUps: followUps, Features: []bot.Registrar{followUps},
+	b, err := bot.New(bot.Config{AppToken: w.fake.AppToken(), BotToken: w.fake.BotToken(), APIURL: w.fake.APIURL(), Sender: sender, Engine: front.Engine, Clarify: answers, Steering: steer, FollowUps: followUps, Features: []bot.Registrar{followUps},
 		Memory: redisstore.NewSlackMemory(front.Conn.Client), Budget: budget, Metrics: metrics, Logger: w.logger()})
 	if err != nil {
 		t.Fatal(err)

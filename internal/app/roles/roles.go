@@ -327,46 +327,42 @@ func New(ctx context.Context, cfg Config) (_ *Process, err error) {
 // newSlackApp builds the Slack side: the streams' conversation and the
 // Socket Mode app with its features.
 func newSlackApp(a *app.App, c config.Config, sender *bot.Sender, metrics *bot.Metrics, streamSvc *scheduler.Service, spans *tracing.Tracing, log *slog.Logger) (*bot.App, error) {
-	clock := a.Clock()
-	streamsUI, err := streams.New(streams.Config{
-		Sender: sender, Service: streamSvc, Conversations: a.DB.Conversations(0),
-		Model: a.StreamModel(), Logger: log, Clock: clock,
-	})
+	kit := bot.Kit{Sender: sender, Metrics: metrics, Logger: log, Clock: a.Clock()}
+	streamsUI, err := streams.New(streams.Config{Service: streamSvc, Conversations: a.DB.Conversations(0), Model: a.StreamModel(), Kit: kit})
 	if err != nil {
 		return nil, err
 	}
-	verdicts, err := feedback.New(feedback.Config{Engine: a.Engine, Sender: sender, Metrics: metrics, Logger: log, Clock: clock})
+	verdicts, err := feedback.New(feedback.Config{Engine: a.Engine, Kit: kit})
 	if err != nil {
 		return nil, err
 	}
-	shares, err := share.New(share.Config{Engine: a.Engine, Memory: a.DB.SlackMemory(), Sender: sender, Logger: log, Clock: clock})
+	shares, err := share.New(share.Config{Engine: a.Engine, Memory: a.DB.SlackMemory(), Kit: kit})
 	if err != nil {
 		return nil, err
 	}
 	defaults := a.DB.ChannelDefaults()
-	never, err := neverdomain.New(neverdomain.Config{Engine: a.Engine, Streams: streamSvc, Defaults: defaults, Sender: sender, Logger: log})
+	never, err := neverdomain.New(neverdomain.Config{Engine: a.Engine, Streams: streamSvc, Defaults: defaults, Kit: kit})
 	if err != nil {
 		return nil, err
 	}
-	appHome, err := home.New(home.Config{Runs: a.Engine, Memory: a.DB.SlackMemory(), Definitions: a.Store, Admins: c.Admins, Streams: streamSvc,
-		Sender: sender, Logger: log, Clock: clock})
+	appHome, err := home.New(home.Config{Runs: a.Engine, Memory: a.DB.SlackMemory(), Definitions: a.Store, Admins: c.Admins, Streams: streamSvc, Kit: kit})
 	if err != nil {
 		return nil, err
 	}
 	budget := a.DB.RateLimiter("slack")
-	files, err := sharedfiles.New(sharedfiles.Config{Engine: a.Engine, Sender: sender, Logger: log})
+	files, err := sharedfiles.New(sharedfiles.Config{Engine: a.Engine, Kit: kit})
 	if err != nil {
 		return nil, err
 	}
-	clarifications, err := clarify.New(clarify.Config{Engine: a.Engine, Sender: sender, Logger: log, Clock: clock})
+	clarifications, err := clarify.New(clarify.Config{Engine: a.Engine, Kit: kit})
 	if err != nil {
 		return nil, err
 	}
-	steer, err := steering.New(steering.Config{Engine: a.Engine, Budget: budget, Sender: sender, Metrics: metrics, Logger: log})
+	steer, err := steering.New(steering.Config{Engine: a.Engine, Budget: budget, Kit: kit})
 	if err != nil {
 		return nil, err
 	}
-	followUps, err := followups.New(followups.Config{Engine: a.Engine, Budget: budget, Sender: sender, Metrics: metrics, Logger: log, Clock: clock})
+	followUps, err := followups.New(followups.Config{Engine: a.Engine, Budget: budget, Kit: kit})
 	if err != nil {
 		return nil, err
 	}
@@ -385,7 +381,7 @@ func newSlackApp(a *app.App, c config.Config, sender *bot.Sender, metrics *bot.M
 		Files:     files,
 		Start:     bot.StartConfig{Defaults: defaults, WorkspaceSearch: c.WorkspaceSearch},
 		Features:  []bot.Registrar{verdicts, shares, never, followUps},
-		Clock:     clock,
+		Clock:     kit.Clock,
 	})
 }
 
