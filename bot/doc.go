@@ -27,24 +27,28 @@
 //
 // bot is the transport; a feature may live in its own package under bot/
 // (bot/streams, research streams; bot/feedback, the 👍 / 👎 verdicts;
-// bot/share, sharing a report from the assistant panel; bot/neverdomain,
-// the source review's "Never use a site…"; bot/home, the App Home and the
+// bot/share, sharing a report from the assistant panel; bot/neverdomain, the
+// source review's "Never use a site…"; bot/home, the App Home and the
 // checkpoint definitions' admin; bot/sharedfiles, files shared in a run's
 // thread; bot/clarify, clarifying questions answered by mention;
-// bot/steering, steering notes for unfinished runs; bot/followups,
-// follow-up questions and "Research this") and import bot — the routes it
+// bot/steering, steering notes for unfinished runs; bot/followups, follow-up
+// questions and "Research this"; bot/start, the start form opened by
+// "/research" without text and the shortcuts) and import bot — the routes it
 // registers (Registrar), the Request it answers, the Kit it is built with
 // (the Sender it posts with, the App's metrics, logger and clock), Tell for
 // what it cannot do — and bot/blockkit, never another feature. bot imports
 // no feature: it declares the seam (Config.Features for a feature's own
-// routes; StreamHandler and MentionHandler in Config.Streams for the
-// streams' command and mentions; Home in Config.Home, told of clicks on the
-// tab and decisions in forms; RunMessageHandler in Config.Files,
-// Config.Clarify, Config.Steering and Config.FollowUps for what is said in
-// a run's thread) and the assembly plugs the feature in (internal/archtest
-// holds the rule). The routing of mentions and thread replies stays bot's
-// (converse.go): one order, stated once. bot/bottest runs a real App with
-// the features a test plugs in.
+// routes, shortcuts among them (Routes.Shortcut); StreamHandler and
+// MentionHandler in Config.Streams for the streams' command and mentions;
+// Home in Config.Home, told of clicks on the tab and decisions in forms;
+// RunMessageHandler in Config.Files, Config.Clarify, Config.Steering and
+// Config.FollowUps for what is said in a run's thread) and the assembly
+// plugs the feature in (internal/archtest holds the rule). The routing of
+// mentions and thread replies stays bot's (converse.go): one order, stated
+// once; so does starting a run, whichever way it is asked for
+// (startResearch: the slash command, a mention, the start form and "Research
+// this" through Request.StartResearch). bot/bottest runs a real App with the
+// features a test plugs in.
 //
 // The assistant panel (assistant.go), where a workspace has Slack's AI-app
 // feature: a person opens researchbot beside a channel, is greeted with

@@ -75,6 +75,26 @@ func (a *App) onInteractive(k *acker, d delivery, cb slack.InteractionCallback) 
 	}
 }
 
+// onShortcut acks a global or message shortcut at once and hands it to its
+// route (bot/start routes the start form's two shortcuts).
+func (a *App) onShortcut(k *acker, d delivery, cb slack.InteractionCallback) {
+	k.ack(nil)
+	h := a.routes.shortcut(cb.CallbackID)
+	if h == nil {
+		a.log.Warn("bot: unknown shortcut", "callback_id", cb.CallbackID, "type", string(cb.Type))
+		return
+	}
+	req := &Request{UserID: cb.User.ID, TeamID: cb.Team.ID, Channel: cb.Channel.ID, TriggerID: cb.TriggerID, Callback: &cb,
+		Log: a.log.With("user", cb.User.ID, "shortcut", cb.CallbackID), send: a.send, app: a}
+	if !a.pool.submit(func(ctx context.Context) {
+		if a.firstDelivery(ctx, d) {
+			a.serve(ctx, h, req)
+		}
+	}) {
+		a.log.Warn("bot: busy; could not take a shortcut", "user", cb.User.ID, "shortcut", cb.CallbackID)
+	}
+}
+
 // threadOf is the thread a clicked message is in.
 func threadOf(cb slack.InteractionCallback) string {
 	if cb.Container.ThreadTs != "" {

@@ -242,7 +242,6 @@ func (a *App) registerRoutes() {
 	r.Command(CmdList, a.list)
 	r.Command(CmdCancel, a.askCancel)
 	r.Command(CmdStream, a.stream)
-	a.registerStart(r)
 	a.registerConversation(r)
 	a.registerAssistant(r)
 	r.Action(blockkit.ActionCancelConfirm, a.confirmCancel)

@@ -232,6 +232,8 @@ type Routes struct {
 	prefixes []prefixRoute // longest prefix first
 	views    map[string]Handler
 	events   map[string]Handler
+	// shortcuts are the global and message shortcuts, by callback id.
+	shortcuts map[string]Handler
 }
 
 type prefixRoute struct {
@@ -240,16 +242,16 @@ type prefixRoute struct {
 }
 
 // Registrar adds routes; features in their own packages (bot/feedback,
-// bot/neverdomain, bot/share, bot/streams, bot/home) implement it and are
-// listed in Config.Features (streams through Config.Streams, the App Home
-// through Config.Home).
+// bot/neverdomain, bot/share, bot/start, bot/streams, bot/home) implement it
+// and are listed in Config.Features (streams through Config.Streams, the App
+// Home through Config.Home).
 type Registrar interface {
 	Register(r *Routes)
 }
 
 // NewRoutes returns an empty table.
 func NewRoutes() *Routes {
-	return &Routes{commands: map[CommandKind]Handler{}, actions: map[string]Handler{}, views: map[string]Handler{}, events: map[string]Handler{}}
+	return &Routes{commands: map[CommandKind]Handler{}, actions: map[string]Handler{}, views: map[string]Handler{}, events: map[string]Handler{}, shortcuts: map[string]Handler{}}
 }
 
 func register[K comparable](m map[K]Handler, what string, k K, h Handler) {
@@ -288,6 +290,15 @@ func (r *Routes) View(callbackID string, h Handler) { register(r.views, "view", 
 
 // Event routes Events API events of the inner type typ ("message", …).
 func (r *Routes) Event(typ string, h Handler) { register(r.events, "event", typ, h) }
+
+// Shortcut routes the global or message shortcut callbackID (the
+// manifest's callback_id). Its Request carries the shortcut's Callback and
+// TriggerID; the handler checks the callback's type if it cares.
+func (r *Routes) Shortcut(callbackID string, h Handler) {
+	register(r.shortcuts, "shortcut", callbackID, h)
+}
+
+func (r *Routes) shortcut(callbackID string) Handler { return r.shortcuts[callbackID] }
 
 func (r *Routes) command(kind CommandKind) Handler { return r.commands[kind] }
 

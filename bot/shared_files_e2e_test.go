@@ -74,7 +74,10 @@ func filesStack(t *testing.T) (*slackfake.Server, *app.App, context.Context) {
 	if testing.Short() {
 		t.Skip("a whole research run")
 	}
-	fake, a, ctx, _ := startRealStack(t, &researchtest.Researcher{}, func(c *bot.Config, a *app.App) { plugSharedFiles(t, c, a.Engine) })
+	fake, a, ctx, _ := startRealStack(t, &researchtest.Researcher{}, func(c *bot.Config, a *app.App) {
+		plugSharedFiles(t, c, a.Engine)
+		plugStart(t, c) // the start form's file_input
+	})
 	return fake, a, ctx
 }
 

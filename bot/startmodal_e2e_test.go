@@ -11,6 +11,7 @@ import (
 	"github.com/researchbot/researchbot/bot"
 	"github.com/researchbot/researchbot/bot/blockkit"
 	"github.com/researchbot/researchbot/bot/neverdomain"
+	"github.com/researchbot/researchbot/bot/start"
 	"github.com/researchbot/researchbot/internal/app"
 	"github.com/researchbot/researchbot/internal/researchtest"
 	"github.com/researchbot/researchbot/internal/slackfake"
@@ -42,9 +43,23 @@ func newStartFixture(t *testing.T) *startFixture {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The start form is plugged in as the assembly plugs it, with the
+		// same store of channel defaults.
 		c.Features = append(c.Features, never)
+		plugStart(t, c)
 	})
 	return &startFixture{t: t, ctx: ctx, fake: fake, app: a}
+}
+
+// plugStart plugs the start form (bot/start) into c as the assembly does,
+// with c's store of channel defaults.
+func plugStart(t *testing.T, c *bot.Config) {
+	t.Helper()
+	form, err := start.New(start.Config{Defaults: c.Start.Defaults, Kit: kitOf(c)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Features = append(c.Features, form)
 }
 
 // waitFor waits for cond (the fake Slack and the engine work on their own

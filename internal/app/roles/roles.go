@@ -43,6 +43,7 @@ import (
 	"github.com/researchbot/researchbot/bot/neverdomain"
 	"github.com/researchbot/researchbot/bot/share"
 	"github.com/researchbot/researchbot/bot/sharedfiles"
+	"github.com/researchbot/researchbot/bot/start"
 	"github.com/researchbot/researchbot/bot/steering"
 	"github.com/researchbot/researchbot/bot/streams"
 	"github.com/researchbot/researchbot/bot/workspacesearch"
@@ -345,6 +346,10 @@ func newSlackApp(a *app.App, c config.Config, sender *bot.Sender, metrics *bot.M
 	if err != nil {
 		return nil, err
 	}
+	startForm, err := start.New(start.Config{Defaults: defaults, Kit: kit})
+	if err != nil {
+		return nil, err
+	}
 	appHome, err := home.New(home.Config{Runs: a.Engine, Memory: a.DB.SlackMemory(), Definitions: a.Store, Admins: c.Admins, Streams: streamSvc, Kit: kit})
 	if err != nil {
 		return nil, err
@@ -380,7 +385,7 @@ func newSlackApp(a *app.App, c config.Config, sender *bot.Sender, metrics *bot.M
 		Home:      appHome,
 		Files:     files,
 		Start:     bot.StartConfig{Defaults: defaults, WorkspaceSearch: c.WorkspaceSearch},
-		Features:  []bot.Registrar{verdicts, shares, never, followUps},
+		Features:  []bot.Registrar{startForm, verdicts, shares, never, followUps},
 		Clock:     kit.Clock,
 	})
 }

@@ -84,7 +84,8 @@ func startSlackRole(t *testing.T) (*slackfake.Server, *Process, context.Context)
 // "Share to this channel", bot/neverdomain's "Never use a site…",
 // bot/followups' "Research this"): each answers the clicker about a run,
 // review or question it cannot find, which only the feature says; and
-// bot/home publishes the App Home when it is opened.
+// bot/home publishes the App Home when it is opened; bot/start opens the
+// start form from the global shortcut.
 func TestSlackPlugsInTheFeatures(t *testing.T) {
 	fake, _, wctx := startSlackRole(t)
 	api := slack.New(fake.BotToken(), slack.OptionAPIURL(fake.APIURL()))
@@ -124,5 +125,19 @@ func TestSlackPlugsInTheFeatures(t *testing.T) {
 	}
 	if !fake.WaitUntil(10*time.Second, func() bool { _, ok := fake.Home("U1"); return ok }) {
 		t.Error("the App Home was not published when opened")
+	}
+	// bot/start: the global shortcut opens the start form.
+	if _, err := fake.GlobalShortcut(wctx, "U1", blockkit.ShortcutStart); err != nil {
+		t.Fatal(err)
+	}
+	if !fake.WaitUntil(10*time.Second, func() bool {
+		for _, v := range fake.Views() {
+			if strings.Contains(string(v.JSON), `"callback_id":"`+blockkit.CallbackStart+`"`) {
+				return true
+			}
+		}
+		return false
+	}) {
+		t.Error("the global shortcut did not open the start form")
 	}
 }
