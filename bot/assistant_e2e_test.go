@@ -86,14 +86,14 @@ func TestE2EAssistantPanelResearchToReport(t *testing.T) {
 		t.Errorf("setSuggestedPrompts params = %v", c.Params)
 	}
 	// The context is remembered per thread, and follows the person.
-	if got, ok := h.app.panel.thread(h.ctx, dm, thread); !ok || got.Context != chanIn || got.User != requester {
+	if got, ok, _ := recallAssistantThread(h.ctx, h.cfg.Memory, dm, thread); !ok || got.Context != chanIn || got.User != requester {
 		t.Errorf("remembered thread = %+v, %v; want context %s", got, ok, chanIn)
 	}
 	if err := h.fake.ChangeAssistantContext(h.ctx, requester, thread, chanOut); err != nil {
 		t.Fatal(err)
 	}
 	h.waitFor("the new context", func() bool {
-		got, _ := h.app.panel.thread(h.ctx, dm, thread)
+		got, _, _ := recallAssistantThread(h.ctx, h.cfg.Memory, dm, thread)
 		return got.Context == chanOut
 	})
 
