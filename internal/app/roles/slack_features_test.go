@@ -84,7 +84,8 @@ func startSlackRole(t *testing.T) (*slackfake.Server, *Process, context.Context)
 // "Share to this channel", bot/neverdomain's "Never use a site…",
 // bot/followups' "Research this"): each answers the clicker about a run,
 // review or question it cannot find, which only the feature says; and
-// bot/home publishes the App Home when it is opened.
+// bot/home publishes the App Home when it is opened; bot/assistant greets
+// the person who opens the assistant panel.
 func TestSlackPlugsInTheFeatures(t *testing.T) {
 	fake, _, wctx := startSlackRole(t)
 	api := slack.New(fake.BotToken(), slack.OptionAPIURL(fake.APIURL()))
@@ -124,5 +125,20 @@ func TestSlackPlugsInTheFeatures(t *testing.T) {
 	}
 	if !fake.WaitUntil(10*time.Second, func() bool { _, ok := fake.Home("U1"); return ok }) {
 		t.Error("the App Home was not published when opened")
+	}
+	// bot/assistant: the assistant panel greets the person who opens it.
+	thread, err := fake.StartAssistantThread(wctx, "U1", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !fake.WaitUntil(10*time.Second, func() bool {
+		for _, m := range fake.Thread(slackfake.DMChannelID("U1"), thread) {
+			if strings.Contains(string(m.Blocks), "I research questions") {
+				return true
+			}
+		}
+		return false
+	}) {
+		t.Error("the assistant panel did not greet the person who opened it")
 	}
 }
