@@ -16,21 +16,21 @@ import (
 	"github.com/researchbot/researchbot/pipeline"
 )
 
-// The assistant panel: Slack's AI-app split view, where a person opens
-// researchbot beside what they are reading. Slack starts an assistant
-// thread in the person's direct messages with the app
-// (assistant_thread_started); the bot greets them and suggests prompts, and
-// remembers the thread with the channel the person is viewing (updated by
-// assistant_thread_context_changed). A message in that thread is a research
-// question: the run, its checkpoints, progress and report live in the
-// thread (followup.go's rules apply once it has a run). The thread is
-// titled after the question, and while the run works the panel shows a
-// status naming its stage, cleared when it waits for a decision or posts
-// its report (the Presenter, through assistantPanel).
+// The assistant panel as the transport keeps it: Slack's AI-app split view,
+// where a person opens researchbot beside what they are reading. Its
+// people's events (the greeting and suggested prompts, the channel viewed,
+// the prompts and questions typed in it, the thread's title) are a feature,
+// bot/assistant, plugged in as Config.Assistant (the port Assistant). What
+// stays here is what the feature and the Presenter share: the panel's
+// threads remembered in SlackMemory with the channel viewed beside them,
+// and the assistant.threads calls (AssistantPanel), among them the status
+// naming a run's stage while it works, cleared when it waits for a
+// decision or posts its report (the Presenter's).
 //
 // A workspace without Slack's AI-app feature answers the assistant.threads
-// calls with an error: the bot then remembers, per workspace, not to make
-// them for a while, and the person sees today's messages and no error.
+// calls with an error: AssistantPanel then remembers, per workspace, not to
+// make them for a while, and the person sees today's messages and no
+// error.
 
 // What the assistant panel remembers (SlackMemory.AssistantThread,
 // SlackMemory.AssistantOff) is kept for these.
@@ -116,7 +116,7 @@ func recallAssistantThread(ctx context.Context, mem AssistantThreads, channel, t
 // ViewedChannel returns the channel the person was viewing beside the
 // assistant panel when they last opened or moved it, for the assistant
 // thread at channel and ts: "" when none, or when that is no assistant
-// thread (an error is mem's). The App remembers it in mem; a feature
+// thread (an error is mem's). bot/assistant remembers it in mem; a feature
 // answering in the panel (sharing a report) reads it with this.
 func ViewedChannel(ctx context.Context, mem AssistantThreads, channel, ts string) (string, error) {
 	t, _, err := recallAssistantThread(ctx, mem, channel, ts)

@@ -32,7 +32,8 @@
 // checkpoint definitions' admin; bot/sharedfiles, files shared in a run's
 // thread; bot/clarify, clarifying questions answered by mention;
 // bot/steering, steering notes for unfinished runs; bot/followups,
-// follow-up questions and "Research this") and import bot — the routes it
+// follow-up questions and "Research this"; bot/assistant, the assistant
+// panel) and import bot — the routes it
 // registers (Registrar), the Request it answers, the Kit it is built with
 // (the Sender it posts with, the App's metrics, logger and clock), Tell for
 // what it cannot do — and bot/blockkit, never another feature. bot imports
@@ -41,7 +42,8 @@
 // streams' command and mentions; Home in Config.Home, told of clicks on the
 // tab and decisions in forms; RunMessageHandler in Config.Files,
 // Config.Clarify, Config.Steering and Config.FollowUps for what is said in
-// a run's thread) and the assembly plugs the feature in (internal/archtest
+// a run's thread; Assistant in Config.Assistant for the assistant panel's
+// events and what is said in its threads) and the assembly plugs the feature in (internal/archtest
 // holds the rule). The routing of mentions and thread replies stays bot's
 // (converse.go): one order, stated once. bot/bottest runs a real App with
 // the features a test plugs in.
