@@ -113,6 +113,13 @@ type Config struct {
 	// (see converse). Files in the start form and sent with a question
 	// need no feature: they go with the new run.
 	Files RunMessageHandler
+	// Assistant is the assistant panel (the assembly passes
+	// *assistant.Feature of bot/assistant): it routes the panel's events
+	// and is asked first about a person's message in a direct-message
+	// thread. nil means no panel: the panel's events are not answered (no
+	// greeting, no suggested prompts) and a message in its thread is taken
+	// as in any direct-message thread (converse).
+	Assistant Assistant
 	// Start configures how runs start: the start form's remembered
 	// settings and the person's token for workspace search (shortcuts.go).
 	Start StartConfig
@@ -126,7 +133,6 @@ type App struct {
 	// once posts a request's root message once (postonce.go).
 	once      *postOnce
 	routes    *Routes
-	panel     *assistantPanel // the assistant panel's calls (assistant.go)
 	sm        *socketmode.Client
 	engine    Engine
 	limiter   *limiter
@@ -223,7 +229,6 @@ func New(cfg Config) (*App, error) {
 		}
 	}
 	a.send = senderOr(cfg.Sender, SenderConfig{BotToken: cfg.BotToken, AppToken: cfg.AppToken, APIURL: cfg.APIURL, HTTPClient: cfg.HTTPClient, Metrics: a.metrics, Logger: a.log, Clock: a.clock})
-	a.panel = newAssistantPanel(a.send, cfg.Memory, a.log)
 	a.once = &postOnce{send: a.send, mem: cfg.Memory, clock: a.clock, log: a.log}
 	a.routes = NewRoutes()
 	a.registerRoutes()

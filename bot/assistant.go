@@ -16,21 +16,21 @@ import (
 	"github.com/researchbot/researchbot/pipeline"
 )
 
-// The assistant panel: Slack's AI-app split view, where a person opens
-// researchbot beside what they are reading. Slack starts an assistant
-// thread in the person's direct messages with the app
-// (assistant_thread_started); the bot greets them and suggests prompts, and
-// remembers the thread with the channel the person is viewing (updated by
-// assistant_thread_context_changed). A message in that thread is a research
-// question: the run, its checkpoints, progress and report live in the
-// thread (followup.go's rules apply once it has a run). The thread is
-// titled after the question, and while the run works the panel shows a
-// status naming its stage, cleared when it waits for a decision or posts
-// its report (the Presenter, through assistantPanel).
+// The assistant panel as the transport keeps it: Slack's AI-app split view,
+// where a person opens researchbot beside what they are reading. Its
+// people's events (the greeting and suggested prompts, the channel viewed,
+// the prompts and questions typed in it, the thread's title) are a feature,
+// bot/assistant, plugged in as Config.Assistant (the port Assistant). What
+// stays here is what the feature and the Presenter share: the panel's
+// threads remembered in SlackMemory with the channel viewed beside them,
+// and the assistant.threads calls (AssistantPanel), among them the status
+// naming a run's stage while it works, cleared when it waits for a
+// decision or posts its report (the Presenter's).
 //
 // A workspace without Slack's AI-app feature answers the assistant.threads
-// calls with an error: the bot then remembers, per workspace, not to make
-// them for a while, and the person sees today's messages and no error.
+// calls with an error: AssistantPanel then remembers, per workspace, not to
+// make them for a while, and the person sees today's messages and no
+// error.
 
 // What the assistant panel remembers (SlackMemory.AssistantThread,
 // SlackMemory.AssistantOff) is kept for these.
@@ -49,18 +49,20 @@ var assistantFeatureErrors = map[string]bool{
 	"missing_scope": true, "not_allowed_token_type": true, "team_not_allowed": true,
 }
 
-// assistantThread is what is remembered of one assistant thread.
-type assistantThread struct {
+// AssistantThread is what is remembered of one assistant thread.
+type AssistantThread struct {
+	// User is the person whose panel it is.
 	User string `json:"user"`
 	// Context is the channel the person was viewing when they last opened
 	// or moved the panel ("" when none).
 	Context string `json:"context,omitempty"`
 }
 
-// assistantPanel makes the assistant.threads calls of the App and the
-// Presenter, once per status change, and not at all in a workspace that
-// answered with a feature error.
-type assistantPanel struct {
+// AssistantPanel makes the assistant.threads calls of the assistant
+// panel's feature (bot/assistant) and the Presenter, a run's status once
+// per change, and none at all in a workspace that answered with a feature
+// error; it remembers the panel's threads in SlackMemory.
+type AssistantPanel struct {
 	// send makes the calls; it retries 429s.
 	send *Sender
 	mem  SlackMemory
@@ -72,14 +74,18 @@ type assistantPanel struct {
 	shown map[string]string
 }
 
-// newAssistantPanel makes the panel over send, which waits out a 429 on its
-// own clock.
-func newAssistantPanel(send *Sender, mem SlackMemory, log *slog.Logger) *assistantPanel {
-	return &assistantPanel{send: send, mem: mem, log: log, shown: map[string]string{}}
+// NewAssistantPanel makes the panel over send, which waits out a 429 on its
+// own clock; what it remembers is in mem (shared by every replica), and
+// log (nil: discarded) gets its failures.
+func NewAssistantPanel(send *Sender, mem SlackMemory, log *slog.Logger) *AssistantPanel {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &AssistantPanel{send: send, mem: mem, log: log, shown: map[string]string{}}
 }
 
-// thread returns the assistant thread at channel and ts, if it is one.
-func (p *assistantPanel) thread(ctx context.Context, channel, ts string) (assistantThread, bool) {
+// Thread returns the assistant thread at channel and ts, if it is one.
+func (p *AssistantPanel) Thread(ctx context.Context, channel, ts string) (AssistantThread, bool) {
 	t, ok, err := recallAssistantThread(ctx, p.mem, channel, ts)
 	if err != nil {
 		p.log.Warn("bot: recalling an assistant thread failed", "channel", channel, "err", err)
@@ -95,14 +101,14 @@ type AssistantThreads interface {
 
 // recallAssistantThread returns the assistant thread at channel and ts, if
 // it is one; an error is mem's.
-func recallAssistantThread(ctx context.Context, mem AssistantThreads, channel, ts string) (assistantThread, bool, error) {
-	var t assistantThread
+func recallAssistantThread(ctx context.Context, mem AssistantThreads, channel, ts string) (AssistantThread, bool, error) {
+	var t AssistantThread
 	if channel == "" || ts == "" {
 		return t, false, nil
 	}
 	v, found, err := mem.AssistantThread(ctx, channel, ts)
 	if err != nil || !found || json.Unmarshal([]byte(v), &t) != nil {
-		return assistantThread{}, false, err
+		return AssistantThread{}, false, err
 	}
 	return t, true, nil
 }
@@ -110,15 +116,15 @@ func recallAssistantThread(ctx context.Context, mem AssistantThreads, channel, t
 // ViewedChannel returns the channel the person was viewing beside the
 // assistant panel when they last opened or moved it, for the assistant
 // thread at channel and ts: "" when none, or when that is no assistant
-// thread (an error is mem's). The App remembers it in mem; a feature
+// thread (an error is mem's). bot/assistant remembers it in mem; a feature
 // answering in the panel (sharing a report) reads it with this.
 func ViewedChannel(ctx context.Context, mem AssistantThreads, channel, ts string) (string, error) {
 	t, _, err := recallAssistantThread(ctx, mem, channel, ts)
 	return t.Context, err
 }
 
-// remember records an assistant thread.
-func (p *assistantPanel) remember(ctx context.Context, channel, ts string, t assistantThread) error {
+// Remember records t as the assistant thread at channel and ts.
+func (p *AssistantPanel) Remember(ctx context.Context, channel, ts string, t AssistantThread) error {
 	b, err := json.Marshal(t)
 	if err != nil {
 		return err
@@ -129,7 +135,7 @@ func (p *assistantPanel) remember(ctx context.Context, channel, ts string, t ass
 // call makes one assistant.threads call for team unless the workspace is
 // known to have no AI-app feature; a feature error is remembered, any
 // other failure logged. Nothing is shown to anyone either way.
-func (p *assistantPanel) call(ctx context.Context, team, method string, fn func() error) bool {
+func (p *AssistantPanel) call(ctx context.Context, team, method string, fn func() error) bool {
 	if team != "" {
 		if _, off, err := p.mem.AssistantOff(ctx, team); err == nil && off {
 			return false
@@ -152,8 +158,8 @@ func (p *assistantPanel) call(ctx context.Context, team, method string, fn func(
 	return false
 }
 
-// prompts sets the suggested prompts of a new assistant thread.
-func (p *assistantPanel) prompts(ctx context.Context, team, channel, ts string) {
+// Prompts sets the suggested prompts of a new assistant thread.
+func (p *AssistantPanel) Prompts(ctx context.Context, team, channel, ts string) {
 	params := slack.AssistantThreadsSetSuggestedPromptsParameters{Title: blockkit.AssistantPromptsTitle, ChannelID: channel, ThreadTS: ts}
 	for _, pr := range blockkit.AssistantPrompts() {
 		params.AddPrompt(pr.Title, pr.Message)
@@ -163,15 +169,15 @@ func (p *assistantPanel) prompts(ctx context.Context, team, channel, ts string) 
 	})
 }
 
-// title names an assistant thread.
-func (p *assistantPanel) title(ctx context.Context, team, channel, ts, title string) {
+// Title names an assistant thread.
+func (p *AssistantPanel) Title(ctx context.Context, team, channel, ts, title string) {
 	p.call(ctx, team, "assistant.threads.setTitle", func() error {
 		return p.send.SetThreadTitle(ctx, slack.AssistantThreadsSetTitleParameters{ChannelID: channel, ThreadTS: ts, Title: title})
 	})
 }
 
-// status sets (or, with "", clears) the status of an assistant thread.
-func (p *assistantPanel) status(ctx context.Context, team, channel, ts, status string, loading []string) bool {
+// Status sets (or, with "", clears) the status of an assistant thread.
+func (p *AssistantPanel) Status(ctx context.Context, team, channel, ts, status string, loading []string) bool {
 	return p.call(ctx, team, "assistant.threads.setStatus", func() error {
 		return p.send.SetThreadStatus(ctx, slack.AssistantThreadsSetStatusParameters{ChannelID: channel, ThreadTS: ts, Status: status, LoadingMessages: loading})
 	})
@@ -182,7 +188,7 @@ func (p *assistantPanel) status(ctx context.Context, team, channel, ts, status s
 // Only a change is sent (as this replica knows it: a status another
 // replica or the App set is cleared all the same, as the first thing this
 // one sends for the run is sent).
-func (p *assistantPanel) runStatus(ctx context.Context, r *pipeline.Run) {
+func (p *AssistantPanel) runStatus(ctx context.Context, r *pipeline.Run) {
 	if r.Origin.Kind != OriginKind || r.Origin.ThreadTS == "" {
 		return
 	}
@@ -202,114 +208,27 @@ func (p *assistantPanel) runStatus(ctx context.Context, r *pipeline.Run) {
 	if seen && last == key {
 		return // unchanged
 	}
-	if _, ok := p.thread(ctx, r.Origin.Channel, r.Origin.ThreadTS); !ok {
+	if _, ok := p.Thread(ctx, r.Origin.Channel, r.Origin.ThreadTS); !ok {
 		return
 	}
-	p.status(ctx, r.Origin.TeamID, r.Origin.Channel, r.Origin.ThreadTS, status, loading)
+	p.Status(ctx, r.Origin.TeamID, r.Origin.Channel, r.Origin.ThreadTS, status, loading)
 }
 
 // maxShownStatuses bounds the runs whose last status is kept.
 const maxShownStatuses = 10000
 
-// registerAssistant routes the assistant panel's events.
-func (a *App) registerAssistant(r *Routes) {
-	r.Event(string(slackevents.AssistantThreadStarted), a.onAssistantStarted)
-	r.Event(string(slackevents.AssistantThreadContextChanged), a.onAssistantContext)
-}
-
-// onAssistantStarted greets a person who opened the assistant panel,
-// suggests prompts, and remembers the thread and what they are viewing.
-func (a *App) onAssistantStarted(ctx context.Context, req *Request) error {
-	t := req.Assistant
-	if err := a.panel.remember(ctx, t.ChannelID, t.ThreadTimeStamp, assistantThread{User: t.UserID, Context: t.Context.ChannelID}); err != nil {
-		return err
-	}
-	if _, err := a.send.Post(ctx, t.ChannelID, t.ThreadTimeStamp, blockkit.RenderAssistantGreeting(), blockkit.AssistantGreetingText); err != nil {
-		req.Log.Warn("bot: greeting in the assistant panel failed", "err", err)
-	}
-	a.panel.prompts(ctx, req.TeamID, t.ChannelID, t.ThreadTimeStamp)
-	return nil
-}
-
-// onAssistantContext remembers the channel the person now views beside
-// the panel.
-func (a *App) onAssistantContext(ctx context.Context, req *Request) error {
-	t := req.Assistant
-	prev, _ := a.panel.thread(ctx, t.ChannelID, t.ThreadTimeStamp)
-	prev.User = blockkit.FirstNonEmpty(prev.User, t.UserID)
-	prev.Context = t.Context.ChannelID
-	return a.panel.remember(ctx, t.ChannelID, t.ThreadTimeStamp, prev)
-}
-
-// onAssistantMessage takes a person's message in an assistant thread that
-// has no run yet: a suggested prompt is answered, anything else is a
-// research question started in the thread (startResearch, as a slash
-// command would). It reports false when the thread is not an assistant
-// thread, or already has a run (then the message is a follow-up).
-func (a *App) onAssistantMessage(ctx context.Context, req *Request, m Mention) (bool, error) {
-	if _, ok := a.panel.thread(ctx, m.Channel, m.Thread); !ok {
-		return false, nil
-	}
-	if _, found, err := a.cfg.Memory.RunOfThread(ctx, m.Channel, m.Thread); err != nil || found {
-		return false, err
-	}
-	if a.cfg.Streams.Mentions != nil { // a stream conversation started from the panel
-		if taken, err := a.cfg.Streams.Mentions.HandleMention(ctx, m); taken || err != nil {
-			return true, err
-		}
-	}
-	switch blockkit.AssistantPromptOf(m.Text) {
-	case blockkit.PromptResearch:
-		_, err := a.send.Post(ctx, m.Channel, m.Thread, blockkit.RenderAssistantHowTo(), "Type your question")
-		return true, err
-	case blockkit.PromptStream:
-		return true, a.startStreamInPanel(ctx, req, m)
-	case blockkit.PromptPending:
-		pending, err := a.pending(ctx, req)
-		if err != nil {
-			return true, err
-		}
-		_, err = a.send.Post(ctx, m.Channel, m.Thread, blockkit.RenderAssistantPending(pending), "Waiting for your decision")
-		return true, err
-	}
-	c, err := ParseCommand(m.Text)
-	var ue *UsageError
-	switch {
-	case errors.As(err, &ue):
-		return true, Tell(blockkit.RenderError(ue.Msg, ""), "Not understood")
-	case err != nil:
-		return true, err
-	case c.Kind != CmdResearch:
-		_, err := a.send.Post(ctx, m.Channel, m.Thread, blockkit.RenderAssistantHowTo(), "Type your question")
-		return true, err
-	}
-	c.ThreadTS, c.Files = m.Thread, m.Files
-	a.panel.title(ctx, req.TeamID, m.Channel, m.Thread, blockkit.AssistantTitle(c.Question))
-	status, loading := blockkit.AssistantStatus(&pipeline.Run{Status: pipeline.StatusRunning, Step: pipeline.StepPlan})
-	a.panel.status(ctx, req.TeamID, m.Channel, m.Thread, status, loading)
-	start := &Request{
-		UserID: m.User, TeamID: req.TeamID, Channel: m.Channel, Thread: m.Thread,
-		Command: &slack.SlashCommand{TeamID: req.TeamID, ChannelID: m.Channel, UserID: m.User},
-		Parsed:  c, Log: req.Log, send: a.send, app: a, ActionToken: req.ActionToken,
-	}
-	a.serve(ctx, a.startResearch, start)
-	if _, found, err := a.cfg.Memory.RunOfThread(ctx, m.Channel, m.Thread); err == nil && !found {
-		a.panel.status(ctx, req.TeamID, m.Channel, m.Thread, "", nil) // not started: startResearch said why
-	}
-	return true, nil
-}
-
-// startStreamInPanel answers the "Start a research stream" prompt: with
-// streams enabled and a channel viewed beside the panel, the stream's
-// guided conversation starts in the assistant thread, for digests in that
-// channel; otherwise it explains /research stream new.
-func (a *App) startStreamInPanel(ctx context.Context, req *Request, m Mention) error {
-	t, _ := a.panel.thread(ctx, m.Channel, m.Thread)
-	if a.cfg.Streams.Handler == nil || t.Context == "" || t.Context == m.Channel {
-		_, err := a.send.Post(ctx, m.Channel, m.Thread, blockkit.RenderAssistantStreamHowTo(), "Research streams")
-		return err
-	}
-	return a.cfg.Streams.Handler.HandleStream(ctx, StreamCommand{TeamID: req.TeamID, ChannelID: t.Context, UserID: m.User, Args: "new", InChannel: m.Channel, InThread: m.Thread})
+// Assistant is the assistant panel as the transport sees it (bot/assistant's
+// Feature, which the assembly plugs in as Config.Assistant): it registers
+// the panel's events (assistant_thread_started and
+// assistant_thread_context_changed, whose thread is Request.Assistant), and
+// is asked first about what a person says in a direct-message thread.
+type Assistant interface {
+	Registrar
+	// HandlePanelMessage takes m, said in the direct-message thread of
+	// req, when that is an assistant thread without a run yet; it reports
+	// false to pass m on (to converse: a stream's conversation, a run's
+	// thread).
+	HandlePanelMessage(ctx context.Context, req *Request, m Mention) (taken bool, err error)
 }
 
 // assistantThreadOf returns the thread of an assistant panel event, or nil.

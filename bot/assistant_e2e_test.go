@@ -86,14 +86,14 @@ func TestE2EAssistantPanelResearchToReport(t *testing.T) {
 		t.Errorf("setSuggestedPrompts params = %v", c.Params)
 	}
 	// The context is remembered per thread, and follows the person.
-	if got, ok := h.app.panel.thread(h.ctx, dm, thread); !ok || got.Context != chanIn || got.User != requester {
+	if got, ok, _ := recallAssistantThread(h.ctx, h.cfg.Memory, dm, thread); !ok || got.Context != chanIn || got.User != requester {
 		t.Errorf("remembered thread = %+v, %v; want context %s", got, ok, chanIn)
 	}
 	if err := h.fake.ChangeAssistantContext(h.ctx, requester, thread, chanOut); err != nil {
 		t.Fatal(err)
 	}
 	h.waitFor("the new context", func() bool {
-		got, _ := h.app.panel.thread(h.ctx, dm, thread)
+		got, _, _ := recallAssistantThread(h.ctx, h.cfg.Memory, dm, thread)
 		return got.Context == chanOut
 	})
 
@@ -168,51 +168,6 @@ func TestE2EAssistantPanelResearchToReport(t *testing.T) {
 	if n := len(h.fake.Calls("assistant.threads.setTitle")); n != 1 {
 		t.Errorf("%d setTitle calls, want 1", n)
 	}
-}
-
-// TestE2EAssistantPanelPrompts: the suggested prompts are answered, not
-// researched; the thread still takes a question afterwards.
-func TestE2EAssistantPanelPrompts(t *testing.T) {
-	h := newHarness(t, nil)
-	dm := slackfake.DMChannelID(requester)
-	first := h.startRun("what is RAG?") // a plan waiting for the requester
-	thread, err := h.fake.StartAssistantThread(h.ctx, requester, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.waitFor("the greeting", func() bool { _, ok := inThread(h.fake, dm, thread, "I research questions"); return ok })
-	for _, p := range []struct{ prompt, want string }{
-		{blockkit.PromptPending, "Research plan"},
-		{blockkit.PromptStream, "/research stream new"},
-		{blockkit.PromptResearch, "Type your question"},
-	} {
-		if err := h.fake.PostUserMessage(h.ctx, requester, dm, thread, p.prompt); err != nil {
-			t.Fatal(err)
-		}
-		h.waitFor("the answer to "+p.prompt, func() bool { _, ok := inThread(h.fake, dm, thread, p.want); return ok })
-	}
-	if n := len(h.fake.Calls("assistant.threads.setTitle")); n != 0 {
-		t.Errorf("a prompt titled the thread (%d calls)", n)
-	}
-	if err := h.fake.PostUserMessage(h.ctx, requester, dm, thread, "Is solar cheaper than wind in 2026?"); err != nil {
-		t.Fatal(err)
-	}
-	h.waitFor("the second run's plan", func() bool {
-		_, ok := inThread(h.fake, dm, thread, blockkit.ActionApprove, "Research plan")
-		return ok
-	})
-	_ = first
-
-	// The channel's approver is asked about the requester's plan too.
-	adm := slackfake.DMChannelID(approver)
-	athread, err := h.fake.StartAssistantThread(h.ctx, approver, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := h.fake.PostUserMessage(h.ctx, approver, adm, athread, blockkit.PromptPending); err != nil {
-		t.Fatal(err)
-	}
-	h.waitFor("the approver's pending decisions", func() bool { _, ok := inThread(h.fake, adm, athread, "what is RAG?"); return ok })
 }
 
 // TestE2EAssistantPanelWithoutTheFeature: in a workspace whose assistant

@@ -18,17 +18,17 @@ func TestAssistantPanelRemembersOnlyFeatureErrors(t *testing.T) {
 	fake.AddUser(requester, "ada", "UTC")
 	send := NewSender(SenderConfig{BotToken: fake.BotToken(), APIURL: fake.APIURL()})
 	mem := redisstore.NewSlackMemory(rdb)
-	p := newAssistantPanel(send, mem, slog.New(slog.DiscardHandler))
+	p := NewAssistantPanel(send, mem, slog.New(slog.DiscardHandler))
 	ctx := t.Context()
 	dm := slackfake.DMChannelID(requester)
 
 	// Not an assistant thread of the channel: logged, not remembered.
-	p.title(ctx, slackfake.TeamID, dm, "1.000001", "t")
+	p.Title(ctx, slackfake.TeamID, dm, "1.000001", "t")
 	if _, off, _ := mem.AssistantOff(ctx, slackfake.TeamID); off {
 		t.Fatal("invalid_thread_ts switched the panel off")
 	}
 	fake.FailWith("assistant.threads.setTitle", 1, "internal_error")
-	p.title(ctx, slackfake.TeamID, dm, "1.000001", "t")
+	p.Title(ctx, slackfake.TeamID, dm, "1.000001", "t")
 	if _, off, _ := mem.AssistantOff(ctx, slackfake.TeamID); off {
 		t.Fatal("internal_error switched the panel off")
 	}
@@ -36,12 +36,12 @@ func TestAssistantPanelRemembersOnlyFeatureErrors(t *testing.T) {
 	for _, code := range []string{"not_allowed", "feature_not_enabled"} {
 		fake.DisableAssistant(code)
 		other := "T0OTHER" + code
-		p.status(ctx, other, dm, "1.000001", "is researching…", nil)
+		p.Status(ctx, other, dm, "1.000001", "is researching…", nil)
 		if v, off, _ := mem.AssistantOff(ctx, other); !off || v != code {
 			t.Errorf("%s: remembered %q, %v", code, v, off)
 		}
 		n := len(fake.Calls("assistant.threads.setStatus"))
-		p.status(ctx, other, dm, "1.000001", "is researching…", nil)
+		p.Status(ctx, other, dm, "1.000001", "is researching…", nil)
 		if len(fake.Calls("assistant.threads.setStatus")) != n {
 			t.Errorf("%s: the call was made again", code)
 		}

@@ -97,8 +97,10 @@ func (a *App) onDirectMessage(ctx context.Context, req *Request) error {
 	if ev.Message != nil {
 		m.Files = ev.Message.Files
 	}
-	if taken, err := a.onAssistantMessage(ctx, req, m); taken || err != nil {
-		return err
+	if a.cfg.Assistant != nil {
+		if taken, err := a.cfg.Assistant.HandlePanelMessage(ctx, req, m); taken || err != nil {
+			return err
+		}
 	}
 	return a.converse(ctx, req, m)
 }

@@ -33,7 +33,8 @@
 // thread; bot/clarify, clarifying questions answered by mention;
 // bot/steering, steering notes for unfinished runs; bot/followups, follow-up
 // questions and "Research this"; bot/start, the start form opened by
-// "/research" without text and the shortcuts) and import bot — the routes it
+// "/research" without text and the shortcuts; bot/assistant, the assistant
+// panel) and import bot — the routes it
 // registers (Registrar), the Request it answers, the Kit it is built with
 // (the Sender it posts with, the App's metrics, logger and clock), Tell for
 // what it cannot do — and bot/blockkit, never another feature. bot imports
@@ -42,13 +43,15 @@
 // MentionHandler in Config.Streams for the streams' command and mentions;
 // Home in Config.Home, told of clicks on the tab and decisions in forms;
 // RunMessageHandler in Config.Files, Config.Clarify, Config.Steering and
-// Config.FollowUps for what is said in a run's thread) and the assembly
-// plugs the feature in (internal/archtest holds the rule). The routing of
-// mentions and thread replies stays bot's (converse.go): one order, stated
-// once; so does starting a run, whichever way it is asked for
-// (startResearch: the slash command, a mention, the start form and "Research
-// this" through Request.StartResearch). bot/bottest runs a real App with the
-// features a test plugs in.
+// Config.FollowUps for what is said in a run's thread; Assistant in
+// Config.Assistant for the assistant panel's events and what is said in
+// its threads) and the assembly plugs the feature in (internal/archtest
+// holds the rule). The routing of mentions and thread replies stays bot's
+// (converse.go): one order, stated once; so does starting a run, whichever
+// way it is asked for (startResearch: the slash command, a mention, the
+// start form, the assistant panel and "Research this" through
+// Request.StartResearch). bot/bottest runs a real App with the features a
+// test plugs in.
 //
 // The assistant panel (assistant.go), where a workspace has Slack's AI-app
 // feature: a person opens researchbot beside a channel, is greeted with

@@ -102,6 +102,10 @@ func newHarnessClocked(t *testing.T, rdb *redis.Client, clock quartz.Clock, twea
 	if tweak != nil {
 		tweak(&cfg)
 	}
+	if PlugAssistant == nil {
+		t.Fatal("the assistant panel is not plugged in: bot_test's TestMain sets PlugAssistant")
+	}
+	PlugAssistant(t, &cfg)
 	app, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"testing"
 	"time"
 
 	"github.com/researchbot/researchbot/internal/slackfake"
@@ -27,3 +28,9 @@ func RoutedEvents(cfg Config) []string {
 	}
 	return out
 }
+
+// PlugAssistant plugs the assistant panel (bot/assistant) into the Config
+// of the package's own end-to-end harness (newHarness), as the assembly
+// does: package bot cannot import a feature, even in its tests, so package
+// bot_test's TestMain sets it (main_test.go) before any test runs.
+var PlugAssistant func(t testing.TB, c *Config)

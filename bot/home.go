@@ -6,6 +6,7 @@ package bot
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 
 	"github.com/slack-go/slack"
@@ -83,6 +84,16 @@ func (a *App) pending(ctx context.Context, req *Request) ([]blockkit.HomePending
 		return nil, err
 	}
 	return a.waitingOn(ctx, req.UserID, runs), nil
+}
+
+// PendingDecisions lists what waits on the decision of the person who made
+// r, by the App's rule (WaitingOn over their own runs, everyone's for an
+// approver): the assistant panel's "What is waiting for my decision?".
+func (r *Request) PendingDecisions(ctx context.Context) ([]blockkit.HomePending, error) {
+	if r.app == nil {
+		return nil, errors.New("bot: pending decisions asked outside an App")
+	}
+	return r.app.pending(ctx, r)
 }
 
 // homeClicked tells the Home of a click served on the clicker's Home tab.

@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"github.com/researchbot/researchbot/bot"
+	"github.com/researchbot/researchbot/bot/assistant"
 	"github.com/researchbot/researchbot/bot/home"
 	"github.com/researchbot/researchbot/pipeline"
+	"github.com/researchbot/researchbot/redisstore"
 )
 
 // noRuns and noMemory stand in for the App Home's ports: routing asks
@@ -27,7 +29,7 @@ func (noMemory) RememberHomePublished(context.Context, string, time.Duration) er
 
 // TestManifestSubscribesToTheEventsTheBotRoutes: every Events API event the
 // bot routes, with the features the assembly plugs in that route events
-// (bot/home: app_home_opened), is subscribed to in the manifest, and
+// (bot/home: app_home_opened; bot/assistant: the panel's), is subscribed to in the manifest, and
 // nothing else is: each subscription is a scope, so one the code does not
 // need is a privilege too many.
 func TestManifestSubscribesToTheEventsTheBotRoutes(t *testing.T) {
@@ -35,8 +37,12 @@ func TestManifestSubscribesToTheEventsTheBotRoutes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	panel, err := assistant.New(assistant.Config{Memory: redisstore.NewSlackMemory(nil), Kit: bot.Kit{Sender: bot.NewSender(bot.SenderConfig{BotToken: "xoxb-test"})}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	routed := map[string]bool{}
-	for _, typ := range bot.RoutedEvents(bot.Config{Home: appHome}) {
+	for _, typ := range bot.RoutedEvents(bot.Config{Home: appHome, Assistant: panel}) {
 		routed[typ] = true
 	}
 	raw, err := os.ReadFile("../slack-app-manifest.yaml")

@@ -72,7 +72,7 @@ type Presenter struct {
 	admins   []string
 	alerts   BreakerAlerts
 	// panel shows a run's stage in its assistant thread (assistant.go).
-	panel *assistantPanel
+	panel *AssistantPanel
 	// streamChannels and streamMu: the streamed plan (presenter_stream.go).
 	streamChannels bool
 	streamMu       streamLocks
@@ -133,7 +133,7 @@ func NewPresenter(cfg PresenterConfig) (*Presenter, error) {
 	if p.interval <= 0 {
 		p.interval = 3 * time.Second
 	}
-	p.panel = newAssistantPanel(p.send, p.mem, p.log)
+	p.panel = NewAssistantPanel(p.send, p.mem, p.log)
 	p.once = &postOnce{send: p.send, mem: p.mem, clock: p.clock, log: p.log}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	return p, nil

@@ -158,7 +158,7 @@ func (p *Presenter) offerShare(ctx context.Context, r *pipeline.Run) bool {
 	if r.Status != pipeline.StatusCompleted || r.Report == nil || r.Origin.Kind != OriginKind || r.Origin.ThreadTS == "" {
 		return false
 	}
-	t, ok := p.panel.thread(ctx, r.Origin.Channel, r.Origin.ThreadTS)
+	t, ok := p.panel.Thread(ctx, r.Origin.Channel, r.Origin.ThreadTS)
 	if !ok {
 		return false
 	}

@@ -121,7 +121,7 @@ func (p *Presenter) streamTarget(ctx context.Context, r *pipeline.Run) (streamPl
 		return streamPlace{}, false
 	}
 	place := streamPlace{channel: o.Channel, thread: o.ThreadTS, user: r.RequestedBy, team: o.TeamID}
-	if t, ok := p.panel.thread(ctx, o.Channel, o.ThreadTS); ok {
+	if t, ok := p.panel.Thread(ctx, o.Channel, o.ThreadTS); ok {
 		place.user = blockkit.FirstNonEmpty(t.User, place.user)
 	} else if !p.streamChannels || place.user == "" || place.team == "" {
 		return streamPlace{}, false

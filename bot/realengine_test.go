@@ -183,6 +183,7 @@ func startRealStackOn(t *testing.T, res *researchtest.Researcher, web *researcht
 	if edit != nil {
 		edit(&bc, a)
 	}
+	plugAssistant(t, &bc) // over the streams an edit plugged in, as the assembly does
 	runBot(t, ctx, cancel, fake, bc)
 	return fake, a, ctx, cancel
 }

@@ -243,7 +243,6 @@ func (a *App) registerRoutes() {
 	r.Command(CmdCancel, a.askCancel)
 	r.Command(CmdStream, a.stream)
 	a.registerConversation(r)
-	a.registerAssistant(r)
 	r.Action(blockkit.ActionCancelConfirm, a.confirmCancel)
 	r.Action(blockkit.ActionCancelAbort, func(ctx context.Context, req *Request) error {
 		req.ReplaceOriginal = true
@@ -263,6 +262,9 @@ func (a *App) registerRoutes() {
 	}
 	if a.cfg.Home != nil {
 		a.cfg.Home.Register(r)
+	}
+	if a.cfg.Assistant != nil {
+		a.cfg.Assistant.Register(r)
 	}
 	if a.cfg.Messages != nil {
 		r.Event(string(slackevents.Message), func(ctx context.Context, req *Request) error {

@@ -128,10 +128,11 @@ func (r *Request) Decide(ctx context.Context, run *pipeline.Run, instID string, 
 
 // StartResearch starts the research c asks for (c.Kind CmdResearch) in
 // channel, for the person who made the request, as "/research" would
-// there: within their rate limits, in a new thread, telling them in
-// r.Thread why it did not start. It returns when the run has started or
-// been refused. A feature that offers a new research (a follow-up's
-// "Research this") calls it.
+// there: within their rate limits, in a new thread (in c.ThreadTS when
+// set), with r's ActionToken, telling them in r.Thread why it did not
+// start. It returns when the run has started or been refused. A feature
+// that offers a new research (a follow-up's "Research this", a question in
+// the assistant panel) calls it.
 func (r *Request) StartResearch(ctx context.Context, channel string, c Command) {
 	if r.app == nil {
 		r.Log.Warn("bot: a research started outside an App was dropped")
@@ -141,7 +142,7 @@ func (r *Request) StartResearch(ctx context.Context, channel string, c Command) 
 	start := &Request{
 		UserID: r.UserID, TeamID: r.TeamID, Channel: channel, Thread: r.Thread,
 		Command: &slack.SlashCommand{TeamID: r.TeamID, ChannelID: channel, UserID: r.UserID},
-		Parsed:  c, Log: r.Log, send: a.send, app: a,
+		Parsed:  c, Log: r.Log, send: a.send, app: a, ActionToken: r.ActionToken,
 	}
 	a.serve(ctx, a.startResearch, start)
 }

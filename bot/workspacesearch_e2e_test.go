@@ -106,6 +106,7 @@ func startWorkspaceStack(t *testing.T) *workspaceStack {
 		Metrics: metrics, Start: bot.StartConfig{WorkspaceSearch: true},
 	}
 	plugConversation(t, &bc, a.Engine, bot.Limit{}, bot.Limit{})
+	plugAssistant(t, &bc)
 	runBot(t, ctx, cancel, s.fake, bc)
 	return s
 }

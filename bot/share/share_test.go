@@ -8,6 +8,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/researchbot/researchbot/bot"
+	"github.com/researchbot/researchbot/bot/assistant"
 	"github.com/researchbot/researchbot/bot/blockkit"
 	"github.com/researchbot/researchbot/bot/bottest"
 	"github.com/researchbot/researchbot/bot/share"
@@ -38,6 +39,13 @@ func newHarness(t *testing.T) (*bottest.Harness, *bottest.Engine) {
 			t.Fatal(err)
 		}
 		c.Features = append(c.Features, f)
+		// The assistant panel, where the shared reports are asked for,
+		// plugged in as the assembly does.
+		panel, err := assistant.New(assistant.Config{Memory: h.Memory, Kit: h.Kit()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Assistant = panel
 	})
 	h.Fake.AddChannel(chanOut, "elsewhere", false)
 	return h, engine

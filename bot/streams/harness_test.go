@@ -18,6 +18,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/researchbot/researchbot/bot"
+	"github.com/researchbot/researchbot/bot/assistant"
 	"github.com/researchbot/researchbot/bot/bottest"
 	"github.com/researchbot/researchbot/internal/slackfake"
 	"github.com/researchbot/researchbot/pipeline"
@@ -129,6 +130,13 @@ func newStreamHarnessWith(t *testing.T, wrap func(ConversationStore) Conversatio
 		}
 		c.Checkpoints = bot.CheckpointsConfig{Approvers: map[string][]string{chanIn: {approver}}}
 		c.Streams = bot.StreamsUIConfig{Handler: st, Mentions: st}
+		// The assistant panel, whose "Start a research stream" opens a
+		// stream's conversation, plugged in as the assembly does.
+		panel, err := assistant.New(assistant.Config{Memory: b.Memory, Streams: st, Mentions: st, Kit: b.Kit()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Assistant = panel
 	})
 	h.fake, h.ctx, h.rdb, h.engine = h.Fake, h.Ctx, h.Redis, h.Engine.(*bottest.Engine)
 	return h

@@ -36,6 +36,7 @@ import (
 	"time"
 
 	"github.com/researchbot/researchbot/bot"
+	"github.com/researchbot/researchbot/bot/assistant"
 	"github.com/researchbot/researchbot/bot/clarify"
 	"github.com/researchbot/researchbot/bot/feedback"
 	"github.com/researchbot/researchbot/bot/followups"
@@ -371,6 +372,10 @@ func newSlackApp(a *app.App, c config.Config, sender *bot.Sender, metrics *bot.M
 	if err != nil {
 		return nil, err
 	}
+	panel, err := assistant.New(assistant.Config{Memory: a.DB.SlackMemory(), Streams: streamsUI, Mentions: streamsUI, Kit: kit})
+	if err != nil {
+		return nil, err
+	}
 	return bot.New(bot.Config{
 		AppToken: c.SlackAppToken, BotToken: c.SlackBotToken, APIURL: c.SlackAPIURL, Sender: sender,
 		Engine: a.Engine, Memory: a.DB.SlackMemory(), Budget: budget, Metrics: metrics,
@@ -384,6 +389,7 @@ func newSlackApp(a *app.App, c config.Config, sender *bot.Sender, metrics *bot.M
 		Streams:   bot.StreamsUIConfig{Handler: streamsUI, Mentions: streamsUI},
 		Home:      appHome,
 		Files:     files,
+		Assistant: panel,
 		Start:     bot.StartConfig{Defaults: defaults, WorkspaceSearch: c.WorkspaceSearch},
 		Features:  []bot.Registrar{startForm, verdicts, shares, never, followUps},
 		Clock:     kit.Clock,

@@ -85,7 +85,8 @@ func startSlackRole(t *testing.T) (*slackfake.Server, *Process, context.Context)
 // bot/followups' "Research this"): each answers the clicker about a run,
 // review or question it cannot find, which only the feature says; and
 // bot/home publishes the App Home when it is opened; bot/start opens the
-// start form from the global shortcut.
+// start form from the global shortcut; bot/assistant greets the person who
+// opens the assistant panel.
 func TestSlackPlugsInTheFeatures(t *testing.T) {
 	fake, _, wctx := startSlackRole(t)
 	api := slack.New(fake.BotToken(), slack.OptionAPIURL(fake.APIURL()))
@@ -139,5 +140,20 @@ func TestSlackPlugsInTheFeatures(t *testing.T) {
 		return false
 	}) {
 		t.Error("the global shortcut did not open the start form")
+	}
+	// bot/assistant: the assistant panel greets the person who opens it.
+	thread, err := fake.StartAssistantThread(wctx, "U1", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !fake.WaitUntil(10*time.Second, func() bool {
+		for _, m := range fake.Thread(slackfake.DMChannelID("U1"), thread) {
+			if strings.Contains(string(m.Blocks), "I research questions") {
+				return true
+			}
+		}
+		return false
+	}) {
+		t.Error("the assistant panel did not greet the person who opened it")
 	}
 }
