@@ -18,12 +18,15 @@ func foregroundProcess(r *recorder, job func(ctx context.Context) error, started
 	up := make(chan bool, 1)
 	p.add("workers", stageWorkers, func(ctx context.Context) error {
 		<-started
-		up <- startErr == nil
+		// Noted before the job is told, as the workers are up (or failed)
+		// before StartWorker returns: the job's note comes after.
 		if startErr != nil {
 			r.note("workers failed")
+			up <- false
 			return startErr
 		}
 		r.note("workers up")
+		up <- true
 		return waiting(r, "workers", nil, nil)(ctx)
 	})
 	p.add("presenters", stagePresenters, waiting(r, "presenters", nil, nil))
@@ -105,8 +108,8 @@ func ctrlC(t *testing.T, stopped error) {
 	p := newProcess()
 	up := make(chan bool, 1)
 	p.add("workers", stageWorkers, func(ctx context.Context) error {
+		r.note("workers up") // before the job is told (see foregroundProcess)
 		up <- true
-		r.note("workers up")
 		return waiting(r, "workers", handBack, nil)(ctx)
 	})
 	p.add("presenters", stagePresenters, waiting(r, "presenters", nil, nil))
