@@ -36,7 +36,7 @@ type Engine interface {
 	Load(ctx context.Context, runID string) (*pipeline.Run, error)
 }
 
-// Config configures a Feature. Engine and Sender (or BotToken) are
+// Config configures a Feature. Engine and the Kit's Sender are
 // required.
 type Config struct {
 	Engine Engine

@@ -30,7 +30,7 @@ type Engine interface {
 	RecordVerdict(ctx context.Context, runID string, v pipeline.Verdict) (*pipeline.Run, error)
 }
 
-// Config configures a Feature. Engine and Sender (or BotToken) are
+// Config configures a Feature. Engine and the Kit's Sender are
 // required.
 type Config struct {
 	Engine Engine

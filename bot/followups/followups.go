@@ -47,7 +47,7 @@ type Budget interface {
 // Config.Limit is zero.
 var DefaultLimit = bot.Limit{Rate: 20, Period: time.Hour}
 
-// Config configures a Feature. Engine, Budget and Sender (or BotToken) are
+// Config configures a Feature. Engine, Budget and the Kit's Sender are
 // required.
 type Config struct {
 	Engine Engine

@@ -66,7 +66,7 @@ type Streams interface {
 	List(ctx context.Context) ([]*scheduler.Stream, error)
 }
 
-// Config configures a Feature. Runs, Memory and Sender (or BotToken) are
+// Config configures a Feature. Runs, Memory and the Kit's Sender are
 // required.
 type Config struct {
 	Runs   Runs

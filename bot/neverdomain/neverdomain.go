@@ -46,7 +46,7 @@ type ChannelDefaults interface {
 	Put(ctx context.Context, channel string, fields map[string]string) error
 }
 
-// Config configures a Feature. Engine and Sender (or BotToken) are
+// Config configures a Feature. Engine and the Kit's Sender are
 // required.
 type Config struct {
 	Engine Engine

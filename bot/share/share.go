@@ -57,7 +57,7 @@ type Memory interface {
 	StartShare(ctx context.Context, runID, channel string, ttl time.Duration) (first bool, err error)
 }
 
-// Config configures a Feature. Engine, Memory and Sender (or BotToken)
+// Config configures a Feature. Engine, Memory and the Kit's Sender
 // are required.
 type Config struct {
 	Engine Engine

@@ -33,7 +33,7 @@ type Engine interface {
 	AttachFiles(ctx context.Context, runID string, files []pipeline.File) (*pipeline.Run, error)
 }
 
-// Config configures a Feature. Engine and Sender (or BotToken) are
+// Config configures a Feature. Engine and the Kit's Sender are
 // required.
 type Config struct {
 	Engine Engine

@@ -43,7 +43,7 @@ type Budget interface {
 // zero.
 var DefaultLimit = bot.Limit{Rate: 3, Period: time.Minute}
 
-// Config configures a Feature. Engine, Budget and Sender (or BotToken) are
+// Config configures a Feature. Engine, Budget and the Kit's Sender are
 // required.
 type Config struct {
 	Engine Engine

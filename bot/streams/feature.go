@@ -51,7 +51,7 @@ type ConversationStore interface {
 }
 
 // Config configures a Feature. Service, Conversations, Model and
-// Sender (or BotToken) are required.
+// the Kit's Sender are required.
 type Config struct {
 	Service       Service
 	Conversations ConversationStore
