@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/coder/quartz"
@@ -121,14 +122,16 @@ func decodeJSON(body []byte, v any) error {
 	return nil
 }
 
-var tagRe = regexp.MustCompile(`<[^>]*>`)
+// tagRe matches a tag; built on first use, not at start (see
+// TestPackageInitIsLight).
+var tagRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`<[^>]*>`) })
 
 // cleanText removes HTML/JATS tags and entities and collapses whitespace.
 func cleanText(s string) string {
 	if s == "" {
 		return ""
 	}
-	s = html.UnescapeString(tagRe.ReplaceAllString(s, ""))
+	s = html.UnescapeString(tagRe().ReplaceAllString(s, ""))
 	return strings.Join(strings.Fields(s), " ")
 }
 

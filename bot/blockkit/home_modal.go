@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/slack-go/slack"
@@ -416,8 +417,9 @@ func parseSlot(i int, base checkpoints.Definition, v formValues, errs map[string
 	return f, true
 }
 
-// fieldPath matches a problem's path inside field_schema.
-var fieldPath = regexp.MustCompile(`^field_schema\[(\d+)\]\.?([a-z_]*)`)
+// fieldPath matches a problem's path inside field_schema; built on first
+// use, not at start (see TestPackageInitIsLight).
+var fieldPath = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^field_schema\[(\d+)\]\.?([a-z_]*)`) })
 
 // DefinitionErrors places definition problems on the form's blocks; slots
 // maps field indexes to slots. Several problems on one block are joined.
@@ -431,7 +433,7 @@ func DefinitionErrors(ps []checkpoints.Problem, slots []int, create bool) map[st
 	out := map[string]string{}
 	for _, p := range ps {
 		block := defLabelBlock
-		if m := fieldPath.FindStringSubmatch(p.Path); m != nil {
+		if m := fieldPath().FindStringSubmatch(p.Path); m != nil {
 			idx, _ := strconv.Atoi(m[1])
 			part := m[2]
 			if !slices.Contains([]string{slotLabel, slotType, slotRequired, slotOptions, slotMin, slotMax, slotDefault, slotPlaceholder}, part) {
