@@ -43,9 +43,12 @@ type Budget interface {
 	Allow(ctx context.Context, key string, n int, per time.Duration) (wait time.Duration, err error)
 }
 
-// DefaultLimit is how many follow-up questions one person may ask when
-// Config.Limit is zero.
-var DefaultLimit = bot.Limit{Rate: 20, Period: time.Hour}
+// How many follow-up questions one person may ask when Config.Limit is
+// zero: 20 an hour.
+const (
+	defaultRate   = 20
+	defaultPeriod = time.Hour
+)
 
 // Config configures a Feature. Engine, Budget and the Kit's Sender are
 // required.
@@ -87,7 +90,7 @@ func New(cfg Config) (*Feature, error) {
 	kit := cfg.WithDefaults()
 	f := &Feature{engine: cfg.Engine, budget: cfg.Budget, limit: cfg.Limit, metrics: kit.Metrics, log: kit.Logger, clock: kit.Clock, send: kit.Sender}
 	if f.limit.Rate <= 0 || f.limit.Period <= 0 {
-		f.limit = DefaultLimit
+		f.limit = bot.Limit{Rate: defaultRate, Period: defaultPeriod}
 	}
 	return f, nil
 }

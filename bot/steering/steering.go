@@ -39,9 +39,11 @@ type Budget interface {
 	Allow(ctx context.Context, key string, n int, per time.Duration) (wait time.Duration, err error)
 }
 
-// DefaultLimit is the per-run rate of steering notes when Config.Limit is
-// zero.
-var DefaultLimit = bot.Limit{Rate: 3, Period: time.Minute}
+// The per-run rate of steering notes when Config.Limit is zero: 3 a minute.
+const (
+	defaultRate   = 3
+	defaultPeriod = time.Minute
+)
 
 // Config configures a Feature. Engine, Budget and the Kit's Sender are
 // required.
@@ -81,7 +83,7 @@ func New(cfg Config) (*Feature, error) {
 	kit := cfg.WithDefaults()
 	f := &Feature{engine: cfg.Engine, budget: cfg.Budget, limit: cfg.Limit, metrics: kit.Metrics, send: kit.Sender}
 	if f.limit.Rate <= 0 || f.limit.Period <= 0 {
-		f.limit = DefaultLimit
+		f.limit = bot.Limit{Rate: defaultRate, Period: defaultPeriod}
 	}
 	return f, nil
 }
