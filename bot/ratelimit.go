@@ -17,6 +17,19 @@ type Limit struct {
 // PerHour is a limit of n per hour.
 func PerHour(n int) Limit { return Limit{Rate: n, Period: time.Hour} }
 
+// Take takes one event from key's budget b under l. It returns 0 when the
+// event is allowed, otherwise how long to wait before asking again, in
+// whole seconds and at least one, as every message refusing a request says
+// it. The transport's run limits and the features' own (follow-up
+// questions, steering notes) all take their events here.
+func (l Limit) Take(ctx context.Context, b RateBudget, key string) (time.Duration, error) {
+	wait, err := b.Allow(ctx, key, l.Rate, l.Period)
+	if err != nil || wait <= 0 {
+		return 0, err
+	}
+	return max(wait.Round(time.Second), time.Second), nil
+}
+
 // String describes the limit, e.g. "10 per 1h0m0s".
 func (l Limit) String() string { return fmt.Sprintf("%d per %s", l.Rate, l.Period) }
 
@@ -66,7 +79,7 @@ func (l *limiter) allow(ctx context.Context, team, user string) error {
 		{"user", "user:" + team + ":" + user, l.limits.PerUser},
 		{"workspace", "team:" + team, l.limits.PerWorkspace},
 	} {
-		wait, err := l.budget.Allow(ctx, b.key, b.limit.Rate, b.limit.Period)
+		wait, err := b.limit.Take(ctx, l.budget, b.key)
 		if err != nil {
 			return fmt.Errorf("rate limit: %w", err)
 		}
@@ -83,10 +96,7 @@ func limitMessage(e *LimitedError, now time.Time) string {
 	if e.Scope == "workspace" {
 		who = "This workspace has"
 	}
-	wait := e.RetryAfter.Round(time.Second)
-	if wait < time.Second {
-		wait = time.Second
-	}
+	wait := e.RetryAfter
 	return fmt.Sprintf("%s started as many research runs as allowed (%d per %s). Try again in %s (%s).",
 		who, e.Limit.Rate, PeriodName(e.Limit.Period), blockkit.Duration(wait), blockkit.SlackDate(now.Add(wait)))
 }

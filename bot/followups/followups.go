@@ -36,13 +36,6 @@ type Engine interface {
 	Ask(ctx context.Context, runID, question, by string) (*pipeline.Run, pipeline.FollowUp, error)
 }
 
-// Budget keeps the per-person rate of follow-up questions (the App's
-// bot.Config.Budget, redisstore's rate limiter): Allow takes one from key's
-// budget of n per period and says how long to wait when it is spent.
-type Budget interface {
-	Allow(ctx context.Context, key string, n int, per time.Duration) (wait time.Duration, err error)
-}
-
 // How many follow-up questions one person may ask when Config.Limit is
 // zero: 20 an hour.
 const (
@@ -54,7 +47,9 @@ const (
 // required.
 type Config struct {
 	Engine Engine
-	Budget Budget
+	// Budget keeps the per-person rate of follow-up questions (the App's
+	// bot.Config.Budget).
+	Budget bot.RateBudget
 	// Limit bounds the follow-up questions one person may ask (zero: 20
 	// per hour).
 	Limit bot.Limit
@@ -67,7 +62,7 @@ type Config struct {
 // Feature answers follow-up questions in a run's thread.
 type Feature struct {
 	engine  Engine
-	budget  Budget
+	budget  bot.RateBudget
 	limit   bot.Limit
 	send    *bot.Sender
 	metrics *bot.Metrics
@@ -143,7 +138,7 @@ func (f *Feature) answer(ctx context.Context, req *bot.Request, m bot.Mention, r
 // ask:<team>:<user>).
 func (f *Feature) allow(ctx context.Context, req *bot.Request) error {
 	l := f.limit
-	wait, err := f.budget.Allow(ctx, "ask:"+req.TeamID+":"+req.UserID, l.Rate, l.Period)
+	wait, err := l.Take(ctx, f.budget, "ask:"+req.TeamID+":"+req.UserID)
 	if err != nil {
 		return err
 	}
@@ -156,7 +151,6 @@ func (f *Feature) allow(ctx context.Context, req *bot.Request) error {
 
 // limitMessage explains a refused follow-up and when to ask again.
 func limitMessage(l bot.Limit, wait time.Duration, now time.Time) string {
-	wait = max(wait.Round(time.Second), time.Second)
 	return "You have asked as many follow-up questions as allowed (" + blockkit.Count(l.Rate) + " per " + bot.PeriodName(l.Period) + "). Ask again in " + blockkit.Duration(wait) + " (" + blockkit.SlackDate(now.Add(wait)) + ")."
 }
 

@@ -32,13 +32,6 @@ type Engine interface {
 	Steer(ctx context.Context, runID, by, text string) (*pipeline.Run, pipeline.SteeringNote, error)
 }
 
-// Budget keeps the per-run rate of steering notes (the App's
-// bot.Config.Budget, redisstore's rate limiter): Allow takes one from key's
-// budget of n per period and says how long to wait when it is spent.
-type Budget interface {
-	Allow(ctx context.Context, key string, n int, per time.Duration) (wait time.Duration, err error)
-}
-
 // The per-run rate of steering notes when Config.Limit is zero: 3 a minute.
 const (
 	defaultRate   = 3
@@ -49,7 +42,9 @@ const (
 // required.
 type Config struct {
 	Engine Engine
-	Budget Budget
+	// Budget keeps the per-run rate of steering notes (the App's
+	// bot.Config.Budget).
+	Budget bot.RateBudget
 	// Limit bounds the steering notes one running research takes (zero:
 	// 3 per minute); the count and length of notes are the engine's
 	// bounds.
@@ -62,7 +57,7 @@ type Config struct {
 // Feature takes steering notes for unfinished runs.
 type Feature struct {
 	engine  Engine
-	budget  Budget
+	budget  bot.RateBudget
 	limit   bot.Limit
 	send    *bot.Sender
 	metrics *bot.Metrics
@@ -144,13 +139,12 @@ func (f *Feature) HandleRunMessage(ctx context.Context, req *bot.Request, m bot.
 // allow takes one note from the run's budget (key steer:<run id>).
 func (f *Feature) allow(ctx context.Context, runID string) error {
 	l := f.limit
-	wait, err := f.budget.Allow(ctx, "steer:"+runID, l.Rate, l.Period)
+	wait, err := l.Take(ctx, f.budget, "steer:"+runID)
 	if err != nil {
 		return err
 	}
 	if wait > 0 {
 		f.metrics.Limited("steering")
-		wait = max(wait.Round(time.Second), time.Second)
 		return bot.Tell(blockkit.SteeringTooFast(l.Rate, bot.PeriodName(l.Period), blockkit.Duration(wait)), "Rate limited")
 	}
 	return nil
