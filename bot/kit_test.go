@@ -29,4 +29,3 @@ func TestKitNamesAMissingSenderAndFillsTheRest(t *testing.T) {
 		t.Errorf("a 10,000-byte value logged as %d bytes", n)
 	}
 }
-
