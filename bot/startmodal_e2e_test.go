@@ -10,6 +10,7 @@ import (
 
 	"github.com/researchbot/researchbot/bot"
 	"github.com/researchbot/researchbot/bot/blockkit"
+	"github.com/researchbot/researchbot/bot/bottest"
 	"github.com/researchbot/researchbot/bot/neverdomain"
 	"github.com/researchbot/researchbot/bot/start"
 	"github.com/researchbot/researchbot/internal/app"
@@ -111,19 +112,6 @@ func (f *startFixture) run(question string) *pipeline.Run {
 	return found
 }
 
-// form builds submission values (block id → "value" → action).
-func form(fields map[string]slack.BlockAction) map[string]map[string]slack.BlockAction {
-	out := map[string]map[string]slack.BlockAction{}
-	for block, act := range fields {
-		out[block] = map[string]slack.BlockAction{"value": act}
-	}
-	return out
-}
-
-func selected(v string) slack.BlockAction {
-	return slack.BlockAction{SelectedOption: slack.OptionBlockObject{Value: v}}
-}
-
 func TestE2EStartFormDefaultsAndValidation(t *testing.T) {
 	f := newStartFixture(t)
 	ctx, cancel := context.WithTimeout(f.ctx, 10*time.Second)
@@ -142,9 +130,9 @@ func TestE2EStartFormDefaultsAndValidation(t *testing.T) {
 		t.Errorf("a form opened from a channel asks for the channel: %s", js)
 	}
 
-	bad := f.submit(v, form(map[string]slack.BlockAction{
+	bad := f.submit(v, bottest.Form(map[string]slack.BlockAction{
 		"start_question":      {Value: "why?"},
-		"start_mode":          selected("auto"),
+		"start_mode":          bottest.Selected("auto"),
 		"start_sources":       {SelectedOptions: []slack.OptionBlockObject{{Value: "review_sources"}}},
 		"start_budget":        {Value: "lots"},
 		"start_never_domains": {Value: "spam.example, not_a_domain"},
@@ -154,10 +142,10 @@ func TestE2EStartFormDefaultsAndValidation(t *testing.T) {
 		t.Fatalf("an invalid form was acked %+v", bad)
 	}
 	const q = "How well do heat pumps work in cold climates?"
-	ok := f.submit(v, form(map[string]slack.BlockAction{
+	ok := f.submit(v, bottest.Form(map[string]slack.BlockAction{
 		"start_question":      {Value: q},
-		"start_mode":          selected("guided"),
-		"start_depth":         selected("quick"),
+		"start_mode":          bottest.Selected("guided"),
+		"start_depth":         bottest.Selected("quick"),
 		"start_sources":       {SelectedOptions: []slack.OptionBlockObject{{Value: "review_sources"}}},
 		"start_budget":        {Value: "$1.5"},
 		"start_only_domains":  {Value: "Example.org"},
@@ -214,10 +202,10 @@ func TestE2EShortcutsOpenTheStartForm(t *testing.T) {
 		t.Fatalf("the global shortcut's form has no channel picker: %s", v.JSON)
 	}
 	const q1 = "What limits battery storage in cold climates?"
-	if a := f.submit(v, form(map[string]slack.BlockAction{"start_question": {Value: q1}})); a.Errors["start_channel"] == "" {
+	if a := f.submit(v, bottest.Form(map[string]slack.BlockAction{"start_question": {Value: q1}})); a.Errors["start_channel"] == "" {
 		t.Errorf("a form without a channel was acked %+v", a)
 	}
-	f.submit(v, form(map[string]slack.BlockAction{"start_question": {Value: q1}, "start_channel": {SelectedConversation: startChannel}}))
+	f.submit(v, bottest.Form(map[string]slack.BlockAction{"start_question": {Value: q1}, "start_channel": {SelectedConversation: startChannel}}))
 	if r := f.run(q1); r.Origin.Channel != startChannel || r.Mode != "guided" || r.Depth != pipeline.DepthStandard {
 		t.Errorf("global shortcut run: %+v", r.Origin)
 	}
@@ -240,7 +228,7 @@ func TestE2EShortcutsOpenTheStartForm(t *testing.T) {
 		t.Fatalf("the message shortcut's form is not pre-filled with the message: %s", v.JSON)
 	}
 	const q2 = "Is <b>district heating</b> cheaper than heat pumps?"
-	f.submit(v, form(map[string]slack.BlockAction{"start_question": {Value: q2}}))
+	f.submit(v, bottest.Form(map[string]slack.BlockAction{"start_question": {Value: q2}}))
 	r := f.run(q2)
 	if r.Origin.ThreadTS != msgTS {
 		t.Errorf("the run's thread is %q, want the message's %q", r.Origin.ThreadTS, msgTS)

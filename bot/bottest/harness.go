@@ -184,6 +184,21 @@ func (h *Harness) Click(user string, m slackfake.Message, actionID string) slack
 	return ack
 }
 
+// Form is a form's submission values as Submit takes them: each block's
+// input, whose action id is "value" (block id → "value" → action).
+func Form(fields map[string]slack.BlockAction) map[string]map[string]slack.BlockAction {
+	out := map[string]map[string]slack.BlockAction{}
+	for block, act := range fields {
+		out[block] = map[string]slack.BlockAction{"value": act}
+	}
+	return out
+}
+
+// Selected is a select menu's input with the option v chosen.
+func Selected(v string) slack.BlockAction {
+	return slack.BlockAction{SelectedOption: slack.OptionBlockObject{Value: v}}
+}
+
 // Submit submits, as user, the open view v with values (block id → action
 // id → value) and returns Slack's reading of the ack.
 func (h *Harness) Submit(user string, v slackfake.View, values map[string]map[string]slack.BlockAction) slackfake.ViewSubmissionAck {

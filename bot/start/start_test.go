@@ -94,18 +94,6 @@ func (f *fixture) run(question string) *pipeline.Run {
 	return found
 }
 
-func form(fields map[string]slack.BlockAction) map[string]map[string]slack.BlockAction {
-	out := map[string]map[string]slack.BlockAction{}
-	for block, act := range fields {
-		out[block] = map[string]slack.BlockAction{"value": act}
-	}
-	return out
-}
-
-func selected(v string) slack.BlockAction {
-	return slack.BlockAction{SelectedOption: slack.OptionBlockObject{Value: v}}
-}
-
 // TestSlashOpensTheFormWithTheChannelsDefaults: "/research" without text
 // opens the form with what the channel remembers; a form with problems is
 // answered in the form; a valid one starts the run in the channel and is
@@ -124,11 +112,11 @@ func TestSlashOpensTheFormWithTheChannelsDefaults(t *testing.T) {
 	if strings.Contains(js, `"start_channel"`) {
 		t.Errorf("a form opened from a channel asks for the channel: %s", js)
 	}
-	if bad := f.Submit(user, v, form(map[string]slack.BlockAction{"start_question": {Value: "why?"}, "start_budget": {Value: "lots"}})); bad.ResponseAction != "errors" || bad.Errors["start_budget"] == "" {
+	if bad := f.Submit(user, v, bottest.Form(map[string]slack.BlockAction{"start_question": {Value: "why?"}, "start_budget": {Value: "lots"}})); bad.ResponseAction != "errors" || bad.Errors["start_budget"] == "" {
 		t.Fatalf("an invalid form was acked %+v", bad)
 	}
 	const q = "How well do heat pumps work in cold climates?"
-	if ok := f.Submit(user, v, form(map[string]slack.BlockAction{"start_question": {Value: q}, "start_depth": selected("quick"), "start_never_domains": {Value: "spam.example"}})); ok.ResponseAction != "" {
+	if ok := f.Submit(user, v, bottest.Form(map[string]slack.BlockAction{"start_question": {Value: q}, "start_depth": bottest.Selected("quick"), "start_never_domains": {Value: "spam.example"}})); ok.ResponseAction != "" {
 		t.Fatalf("a valid form was acked %+v", ok)
 	}
 	r := f.run(q)
@@ -171,7 +159,7 @@ func TestShortcutsOpenTheForm(t *testing.T) {
 		t.Fatalf("the message shortcut's form is not pre-filled with the message: %s", v.JSON)
 	}
 	const q = "Is district heating cheaper than heat pumps?"
-	f.Submit(user, v, form(map[string]slack.BlockAction{"start_question": {Value: q}}))
+	f.Submit(user, v, bottest.Form(map[string]slack.BlockAction{"start_question": {Value: q}}))
 	if r := f.run(q); r.Origin.Channel != channel || r.Origin.ThreadTS != msgTS {
 		t.Errorf("the run is in %s/%s, want the message's thread %s", r.Origin.Channel, r.Origin.ThreadTS, msgTS)
 	}
