@@ -59,7 +59,7 @@ image:
 bench: redis-server
 	$(GO) test -run '^$$' -bench . -benchtime 1x -count 3 ./internal/app
 	$(GO) test -run '^$$' -bench ExtractionQuality -benchtime 1x ./fetch
-	$(GO) test -run '^$$' -bench 'Startup|TerminalRun' -benchtime 1x -count 3 ./cmd/researchbot
+	$(GO) test -run '^$$' -bench 'Startup|TerminalRun' -benchtime 1x -count 1 ./cmd/researchbot
 
 # fuzz: every fuzz target, FUZZTIME each (make fuzz FUZZTIME=5m), with a
 # new failure minimised for at most 5 s so the time goes to exploring (Go's
