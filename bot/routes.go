@@ -27,7 +27,7 @@ type Handler func(ctx context.Context, req *Request) error
 type Request struct {
 	UserID, TeamID string
 	// Channel and Thread are where answers to the person are shown; a
-	// handler may move them (see answerBeside).
+	// handler may move them (see AnswerBeside).
 	Channel, Thread string
 	// Direct sends answers to the person's direct messages with the app, as
 	// messages only they see there, instead of to Channel.
@@ -147,11 +147,12 @@ func (r *Request) StartResearch(ctx context.Context, channel string, c Command) 
 	a.serve(ctx, a.startResearch, start)
 }
 
-// answerBeside makes answers go where r's checkpoint messages are: its
-// thread, or the person's direct messages with the app when its checkpoints
-// are private (see checkpointPlace). A form submission needs it: Slack does
-// not say where the form was opened from.
-func (r *Request) answerBeside(run *pipeline.Run) {
+// AnswerBeside makes answers go where run's checkpoint messages are: its
+// thread, or the person's direct messages with the app when its
+// checkpoints are private (see checkpointPlace, the Presenter's rule). A
+// form submission about a run needs it: Slack does not say where the form
+// was opened from.
+func (r *Request) AnswerBeside(run *pipeline.Run) {
 	if run.Origin.Direct {
 		r.Channel, r.Thread, r.Direct = "", "", true
 		return
@@ -197,17 +198,23 @@ func (a *App) answer(ctx context.Context, req *Request, err error) {
 	if err == nil {
 		return
 	}
-	blocks, text := genericProblem()
-	var ue *UserError
-	if errors.As(err, &ue) {
-		blocks, text = ue.Blocks, ue.Text
-	} else {
-		req.Log.Error("bot: request failed", "err", err)
-	}
+	blocks, text := a.explain(req, err)
 	if req.Ack(slack.NewUpdateViewSubmissionResponse(blockkit.NoticeModal(blocks))) {
 		return
 	}
 	req.Reply(ctx, blocks, text)
+}
+
+// explain is what the person who made req is told of err, a handler's
+// error: a *UserError's words, or a generic, truthful message (and the
+// cause logged).
+func (a *App) explain(req *Request, err error) ([]slack.Block, string) {
+	var ue *UserError
+	if errors.As(err, &ue) {
+		return ue.Blocks, ue.Text
+	}
+	req.Log.Error("bot: request failed", "err", err)
+	return genericProblem()
 }
 
 // serve runs h for req and answers its error, within the span h joined
@@ -233,6 +240,8 @@ type Routes struct {
 	prefixes []prefixRoute // longest prefix first
 	views    map[string]Handler
 	events   map[string]Handler
+	// forms are the clicks that open a form on the fast path (forms.go).
+	forms map[string]formRoute
 	// shortcuts are the global and message shortcuts, by callback id.
 	shortcuts map[string]Handler
 }
@@ -252,7 +261,7 @@ type Registrar interface {
 
 // NewRoutes returns an empty table.
 func NewRoutes() *Routes {
-	return &Routes{commands: map[CommandKind]Handler{}, actions: map[string]Handler{}, views: map[string]Handler{}, events: map[string]Handler{}, shortcuts: map[string]Handler{}}
+	return &Routes{commands: map[CommandKind]Handler{}, actions: map[string]Handler{}, views: map[string]Handler{}, events: map[string]Handler{}, shortcuts: map[string]Handler{}, forms: map[string]formRoute{}}
 }
 
 func register[K comparable](m map[K]Handler, what string, k K, h Handler) {
