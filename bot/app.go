@@ -72,8 +72,8 @@ type Config struct {
 	// it.
 	Messages MessageHandler
 	// Features add routes of their own (see Routes): the assembly lists
-	// bot/start, bot/feedback, bot/share, bot/neverdomain and bot/followups
-	// here.
+	// bot/decisions, bot/start, bot/feedback, bot/share, bot/neverdomain and
+	// bot/followups here.
 	Features   []Registrar
 	HTTPClient *http.Client
 	// Logger receives the bot's logs; values longer than a few hundred bytes

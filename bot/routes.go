@@ -92,8 +92,9 @@ func (r *Request) Reply(ctx context.Context, blocks []slack.Block, text string) 
 // decided and is the one the run waits on (a click on a checkpoint the
 // store lost offers the run's current one again). When they may not, it
 // returns why, written for them (run is nil when none was found). A
-// feature acting on a checkpoint (never use a site at the source review)
-// asks this before it changes anything.
+// feature acting on a checkpoint (its buttons and forms, bot/decisions;
+// never use a site at the source review) asks this before it changes
+// anything.
 func (r *Request) CheckCheckpoint(ctx context.Context, instID string) (run *pipeline.Run, problem []slack.Block) {
 	if r.app == nil {
 		return nil, blockkit.RenderError("This button doesn't belong to any research run I know.", "Nothing was changed.")
@@ -116,9 +117,9 @@ func (r *Request) MayDecide(run *pipeline.Run) bool {
 // returned carries it, for the Slack calls made for the decision), and
 // when it was not recorded the error returned says why, written for the
 // person (a Tell: already decided, no longer current, lost, the store's
-// answer unknown…). A feature deciding a checkpoint from something else
-// than its buttons (a clarifying question answered by a mention) calls it
-// after Request.MayDecide.
+// answer unknown…). A feature deciding a checkpoint calls it: its buttons
+// and forms (bot/decisions) after Request.CheckCheckpoint, a clarifying
+// question answered by a mention after Request.MayDecide.
 func (r *Request) Decide(ctx context.Context, run *pipeline.Run, instID string, d checkpoints.Decision) (context.Context, error) {
 	if r.app == nil {
 		return ctx, Tell(blockkit.RenderError("This doesn't belong to any research run I know.", "Nothing was changed."), "Nothing was changed")
@@ -251,10 +252,11 @@ type prefixRoute struct {
 	h      Handler
 }
 
-// Registrar adds routes; features in their own packages (bot/feedback,
-// bot/neverdomain, bot/share, bot/start, bot/streams, bot/home) implement it
-// and are listed in Config.Features (streams through Config.Streams, the App
-// Home through Config.Home).
+// Registrar adds routes; features in their own packages (bot/decisions,
+// bot/feedback, bot/neverdomain, bot/share, bot/start, bot/followups,
+// bot/streams, bot/home, bot/assistant) implement it and are listed in
+// Config.Features (streams through Config.Streams, the App Home through
+// Config.Home, the assistant panel through Config.Assistant).
 type Registrar interface {
 	Register(r *Routes)
 }
