@@ -22,11 +22,13 @@ import (
 type Engine interface {
 	Start(ctx context.Context, req pipeline.Request) (*pipeline.Run, error)
 	Decide(ctx context.Context, instanceID string, d checkpoints.Decision) (*pipeline.Run, error)
-	Opened(ctx context.Context, instanceID, actor string) error
 	Cancel(ctx context.Context, runID, by string) error
 	Load(ctx context.Context, runID string) (*pipeline.Run, error)
 	List(ctx context.Context, f pipeline.RunFilter) ([]*pipeline.Run, error)
-	CheckpointActions
+	// OfferLostAgain offers the run's current checkpoint again after its
+	// stored state was found to have gone back (pipeline.Engine.OfferLostAgain):
+	// a click on a checkpoint of the lost future asks it (lost_checkpoint.go).
+	OfferLostAgain(ctx context.Context, runID, evidence string) (*pipeline.Run, error)
 	// Release and Withdraw end the hold of a run started held (heldruns.go).
 	Release(ctx context.Context, runID, threadTS string) (*pipeline.Run, error)
 	Withdraw(ctx context.Context, runID, reason string) error
@@ -70,8 +72,8 @@ type Config struct {
 	// it.
 	Messages MessageHandler
 	// Features add routes of their own (see Routes): the assembly lists
-	// bot/start, bot/feedback, bot/share, bot/neverdomain and bot/followups
-	// here.
+	// bot/decisions, bot/start, bot/feedback, bot/share, bot/neverdomain and
+	// bot/followups here.
 	Features   []Registrar
 	HTTPClient *http.Client
 	// Logger receives the bot's logs; values longer than a few hundred bytes
@@ -85,8 +87,8 @@ type Config struct {
 	// The features, one field each, each configured by a struct declared
 	// beside it; a nil port leaves its feature (or that part of it) off.
 
-	// Checkpoints configures who decides checkpoints
-	// (checkpoint_actions.go).
+	// Checkpoints configures who decides checkpoints (checkpoint_rules.go);
+	// their buttons and forms are a feature (bot/decisions, in Features).
 	Checkpoints CheckpointsConfig
 	// Clarify takes what is said in the thread of a run waiting at its
 	// clarify checkpoint as the answers to its questions (the assembly
@@ -151,8 +153,8 @@ type App struct {
 	// spare bounds the goroutines that tell people the pool is full.
 	spare   chan struct{}
 	spareWG sync.WaitGroup
-	// formSlots bounds the Edit and Reject forms being opened, apart from
-	// the pool (see openFast).
+	// formSlots bounds the forms being opened on the fast path
+	// (Routes.FormAction), apart from the pool (see openFast).
 	formSlots chan struct{}
 	formWG    sync.WaitGroup
 	// refused receives, once, the error that stops Run when Slack refuses a

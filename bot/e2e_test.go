@@ -102,10 +102,11 @@ func newHarnessClocked(t *testing.T, rdb *redis.Client, clock quartz.Clock, twea
 	if tweak != nil {
 		tweak(&cfg)
 	}
-	if PlugAssistant == nil {
-		t.Fatal("the assistant panel is not plugged in: bot_test's TestMain sets PlugAssistant")
+	if PlugAssistant == nil || PlugDecisions == nil {
+		t.Fatal("the features are not plugged in: bot_test's TestMain sets PlugAssistant and PlugDecisions")
 	}
 	PlugAssistant(t, &cfg)
+	PlugDecisions(t, &cfg)
 	app, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)

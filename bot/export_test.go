@@ -34,3 +34,9 @@ func RoutedEvents(cfg Config) []string {
 // does: package bot cannot import a feature, even in its tests, so package
 // bot_test's TestMain sets it (main_test.go) before any test runs.
 var PlugAssistant func(t testing.TB, c *Config)
+
+// PlugDecisions plugs the checkpoints' buttons and forms (bot/decisions)
+// into the Config of the package's own end-to-end harness, as the
+// assembly does (Features): set by package bot_test's TestMain for the
+// reason PlugAssistant is.
+var PlugDecisions func(t testing.TB, c *Config)

@@ -110,7 +110,7 @@ func TestGoldenMessages(t *testing.T) {
 		"already_decided":        alreadyDecided(decided(planInstance(), checkpoints.Approve, "", nil)),
 		"superseded_click":       superseded(sampleRun()),
 		"approve_refused":        approveRefused(allTypesInstance(), []checkpoints.FieldError{{Key: "title"}, {Key: "nolabel"}}),
-		"validation_problem":     validationProblem([]checkpoints.FieldError{{Key: "queries", Message: "This is required"}, {Key: "depth", Message: `"deep" is not one of the options`}}),
+		"validation_problem":     blockkit.RenderFieldProblems([]checkpoints.FieldError{{Key: "queries", Message: "This is required"}, {Key: "depth", Message: `"deep" is not one of the options`}}),
 		"rate_limited":           blockkit.RenderError(limitMessage(&LimitedError{Scope: "user", Limit: RateLimits{}.withDefaults().PerUser, RetryAfter: 12*time.Minute + 3*time.Second}, t0), ""),
 		"rate_limited_team":      blockkit.RenderError(limitMessage(&LimitedError{Scope: "workspace", Limit: RateLimits{}.withDefaults().PerWorkspace, RetryAfter: 40 * time.Second}, t0), ""),
 	}

@@ -16,17 +16,15 @@ import (
 )
 
 // Home is the App Home (bot/home's Feature, which the assembly plugs in as
-// Config.Home): the App registers its routes and tells it what may change
-// what a person's Home shows. nil means the App has no Home.
+// Config.Home): the App registers its routes and tells it of a click served
+// on the tab, which may change what the person's Home shows. (A decision
+// made in a form is told to it by the form's feature, bot/decisions.) nil
+// means the App has no Home.
 type Home interface {
 	Registrar
 	// Clicked is told after a click on the person's Home tab was served
 	// (a checkpoint's button there), so their Home shows its effect.
 	Clicked(ctx context.Context, req *Request)
-	// Decided is told after the person decided a checkpoint in a form,
-	// which may have been opened from their Home: a Home published before
-	// is published again (a tab open underneath is not told).
-	Decided(ctx context.Context, req *Request)
 }
 
 // Bounds of the runs the assistant panel reads for what waits on a person
@@ -100,14 +98,6 @@ func (r *Request) PendingDecisions(ctx context.Context) ([]blockkit.HomePending,
 func (a *App) homeClicked(ctx context.Context, req *Request, cb slack.InteractionCallback) {
 	if a.cfg.Home != nil && cb.View.Type == slack.VTHomeTab {
 		a.cfg.Home.Clicked(ctx, req)
-	}
-}
-
-// homeDecided tells the Home that the person who made req decided in a
-// form.
-func (a *App) homeDecided(ctx context.Context, req *Request) {
-	if a.cfg.Home != nil {
-		a.cfg.Home.Decided(ctx, req)
 	}
 }
 

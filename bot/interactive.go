@@ -26,7 +26,7 @@ func (a *App) onInteractive(k *acker, d delivery, cb slack.InteractionCallback) 
 			return
 		}
 		act := *cb.ActionCallback.BlockActions[0]
-		if (act.ActionID == blockkit.ActionEdit || act.ActionID == blockkit.ActionReject) && a.openFast(d, cb, act) {
+		if fr, ok := a.routes.form(act.ActionID); ok && a.openFast(d, cb, act, fr) {
 			return // a form opens on its own fast path: its trigger_id lives 3 s
 		}
 		req := a.clickRequest(cb, act)

@@ -28,31 +28,6 @@ func (a *App) lostCheckpoint(ctx context.Context, r *pipeline.Run, instID string
 	return fresh, lostCheckpointAnswer(fresh)
 }
 
-// retireLostMessage replaces the clicked message of checkpoint instID, which
-// run r lost, with a line saying so, so that its stale buttons are not
-// clicked again (best effort: the clicker was answered already).
-func (a *App) retireLostMessage(ctx context.Context, req *Request, r *pipeline.Run, instID string) {
-	cb := req.Callback
-	if cb == nil || r == nil || r.LostDecision == nil || r.Instance(instID) != nil {
-		return
-	}
-	ts := cb.Container.MessageTs
-	if ts == "" {
-		ts = cb.Message.Timestamp
-	}
-	channel := cb.Container.ChannelID
-	if channel == "" {
-		channel = cb.Channel.ID
-	}
-	if ts == "" || channel == "" || cb.Container.IsEphemeral {
-		return
-	}
-	blocks := blockkit.RenderLostCheckpointRetired(r)
-	if err := a.send.Update(ctx, channel, ts, blocks, "This checkpoint was lost when the bot's storage was restored"); err != nil {
-		req.Log.Warn("bot: replacing the message of a lost checkpoint failed", "run_id", r.ID, "checkpoint_id", instID, "err", err)
-	}
-}
-
 // lostCheckpointAnswer is the answer to a click on a lost checkpoint.
 func lostCheckpointAnswer(r *pipeline.Run) []slack.Block {
 	return blockkit.RenderLostCheckpointClick(r)

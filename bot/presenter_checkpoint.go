@@ -270,3 +270,16 @@ func lookupCheckpointMsg(ctx context.Context, mem SlackMemory, instID string) (*
 	}
 	return &m, nil
 }
+
+// Stranded posts RenderStranded where the checkpoint would have been shown
+// (checkpointPlace) (pipeline.Presenter).
+func (p *Presenter) Stranded(ctx context.Context, r *pipeline.Run, inst *checkpoints.Instance) error {
+	channel, thread := checkpointPlace(r)
+	if channel == "" {
+		return nil
+	}
+	blocks := blockkit.RenderStranded(inst)
+	text := blockkit.EscapeTruncate(blockkit.OneLine(blockkit.FirstNonEmpty(inst.Label, inst.DefinitionID))+": could not be shown", 300)
+	_, _, err := p.send.PostMessage(ctx, channel, slack.MsgOptionBlocks(blocks...), slack.MsgOptionText(text, false), slack.MsgOptionTS(thread))
+	return err
+}

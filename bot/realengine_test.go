@@ -183,7 +183,8 @@ func startRealStackOn(t *testing.T, res *researchtest.Researcher, web *researcht
 	if edit != nil {
 		edit(&bc, a)
 	}
-	plugAssistant(t, &bc) // over the streams an edit plugged in, as the assembly does
+	plugAssistant(t, &bc)           // over the streams an edit plugged in, as the assembly does
+	plugDecisions(t, &bc, a.Engine) // telling the Home an edit plugged in
 	runBot(t, ctx, cancel, fake, bc)
 	return fake, a, ctx, cancel
 }
@@ -252,11 +253,12 @@ func realBot(t *testing.T, res *researchtest.Researcher, user, channel string) (
 }
 
 // kitOf is what the features plugged into the App c configures take from
-// its transport, as the assembly hands it: c's Sender (made here when c has
-// none, and given to the App too, so they share it), metrics and logger.
+// its transport, as the assembly hands it: c's Sender (made here as the App
+// would make its own, on c's clock, when c has none, and given to the App
+// too, so they share it), metrics, logger and clock.
 func kitOf(c *bot.Config) bot.Kit {
 	if c.Sender == nil {
-		c.Sender = bot.NewSender(bot.SenderConfig{BotToken: c.BotToken, AppToken: c.AppToken, APIURL: c.APIURL, Metrics: c.Metrics, Logger: c.Logger})
+		c.Sender = bot.NewSender(bot.SenderConfig{BotToken: c.BotToken, AppToken: c.AppToken, APIURL: c.APIURL, HTTPClient: c.HTTPClient, Metrics: c.Metrics, Logger: c.Logger, Clock: c.Clock})
 	}
 	return bot.Kit{Sender: c.Sender, Metrics: c.Metrics, Logger: c.Logger, Clock: c.Clock}
 }

@@ -249,14 +249,6 @@ func (a *App) registerRoutes() {
 		req.Reply(ctx, []slack.Block{blockkit.Section("OK — the run keeps going.")}, "Not cancelled")
 		return nil
 	})
-	for _, id := range []string{blockkit.ActionApprove, blockkit.ActionEdit, blockkit.ActionReject} {
-		r.Action(id, a.onCheckpointAction)
-	}
-	for _, id := range []string{blockkit.ActionSkip, blockkit.ActionRetry, blockkit.ActionContinueWithout} {
-		r.Action(id, a.onPassOver)
-	}
-	r.View(blockkit.CallbackEdit, a.onSubmission)
-	r.View(blockkit.CallbackReject, a.onSubmission)
 	if a.cfg.Streams.Handler != nil {
 		a.cfg.Streams.Handler.Register(r)
 	}

@@ -27,7 +27,7 @@ type Handler func(ctx context.Context, req *Request) error
 type Request struct {
 	UserID, TeamID string
 	// Channel and Thread are where answers to the person are shown; a
-	// handler may move them (see answerBeside).
+	// handler may move them (see AnswerBeside).
 	Channel, Thread string
 	// Direct sends answers to the person's direct messages with the app, as
 	// messages only they see there, instead of to Channel.
@@ -92,8 +92,9 @@ func (r *Request) Reply(ctx context.Context, blocks []slack.Block, text string) 
 // decided and is the one the run waits on (a click on a checkpoint the
 // store lost offers the run's current one again). When they may not, it
 // returns why, written for them (run is nil when none was found). A
-// feature acting on a checkpoint (never use a site at the source review)
-// asks this before it changes anything.
+// feature acting on a checkpoint (its buttons and forms, bot/decisions;
+// never use a site at the source review) asks this before it changes
+// anything.
 func (r *Request) CheckCheckpoint(ctx context.Context, instID string) (run *pipeline.Run, problem []slack.Block) {
 	if r.app == nil {
 		return nil, blockkit.RenderError("This button doesn't belong to any research run I know.", "Nothing was changed.")
@@ -116,9 +117,9 @@ func (r *Request) MayDecide(run *pipeline.Run) bool {
 // returned carries it, for the Slack calls made for the decision), and
 // when it was not recorded the error returned says why, written for the
 // person (a Tell: already decided, no longer current, lost, the store's
-// answer unknown…). A feature deciding a checkpoint from something else
-// than its buttons (a clarifying question answered by a mention) calls it
-// after Request.MayDecide.
+// answer unknown…). A feature deciding a checkpoint calls it: its buttons
+// and forms (bot/decisions) after Request.CheckCheckpoint, a clarifying
+// question answered by a mention after Request.MayDecide.
 func (r *Request) Decide(ctx context.Context, run *pipeline.Run, instID string, d checkpoints.Decision) (context.Context, error) {
 	if r.app == nil {
 		return ctx, Tell(blockkit.RenderError("This doesn't belong to any research run I know.", "Nothing was changed."), "Nothing was changed")
@@ -147,11 +148,12 @@ func (r *Request) StartResearch(ctx context.Context, channel string, c Command) 
 	a.serve(ctx, a.startResearch, start)
 }
 
-// answerBeside makes answers go where r's checkpoint messages are: its
-// thread, or the person's direct messages with the app when its checkpoints
-// are private (see checkpointPlace). A form submission needs it: Slack does
-// not say where the form was opened from.
-func (r *Request) answerBeside(run *pipeline.Run) {
+// AnswerBeside makes answers go where run's checkpoint messages are: its
+// thread, or the person's direct messages with the app when its
+// checkpoints are private (see checkpointPlace, the Presenter's rule). A
+// form submission about a run needs it: Slack does not say where the form
+// was opened from.
+func (r *Request) AnswerBeside(run *pipeline.Run) {
 	if run.Origin.Direct {
 		r.Channel, r.Thread, r.Direct = "", "", true
 		return
@@ -197,17 +199,23 @@ func (a *App) answer(ctx context.Context, req *Request, err error) {
 	if err == nil {
 		return
 	}
-	blocks, text := genericProblem()
-	var ue *UserError
-	if errors.As(err, &ue) {
-		blocks, text = ue.Blocks, ue.Text
-	} else {
-		req.Log.Error("bot: request failed", "err", err)
-	}
+	blocks, text := a.explain(req, err)
 	if req.Ack(slack.NewUpdateViewSubmissionResponse(blockkit.NoticeModal(blocks))) {
 		return
 	}
 	req.Reply(ctx, blocks, text)
+}
+
+// explain is what the person who made req is told of err, a handler's
+// error: a *UserError's words, or a generic, truthful message (and the
+// cause logged).
+func (a *App) explain(req *Request, err error) ([]slack.Block, string) {
+	var ue *UserError
+	if errors.As(err, &ue) {
+		return ue.Blocks, ue.Text
+	}
+	req.Log.Error("bot: request failed", "err", err)
+	return genericProblem()
 }
 
 // serve runs h for req and answers its error, within the span h joined
@@ -233,6 +241,8 @@ type Routes struct {
 	prefixes []prefixRoute // longest prefix first
 	views    map[string]Handler
 	events   map[string]Handler
+	// forms are the clicks that open a form on the fast path (forms.go).
+	forms map[string]formRoute
 	// shortcuts are the global and message shortcuts, by callback id.
 	shortcuts map[string]Handler
 }
@@ -242,17 +252,18 @@ type prefixRoute struct {
 	h      Handler
 }
 
-// Registrar adds routes; features in their own packages (bot/feedback,
-// bot/neverdomain, bot/share, bot/start, bot/streams, bot/home) implement it
-// and are listed in Config.Features (streams through Config.Streams, the App
-// Home through Config.Home).
+// Registrar adds routes; features in their own packages (bot/decisions,
+// bot/feedback, bot/neverdomain, bot/share, bot/start, bot/followups,
+// bot/streams, bot/home, bot/assistant) implement it and are listed in
+// Config.Features (streams through Config.Streams, the App Home through
+// Config.Home, the assistant panel through Config.Assistant).
 type Registrar interface {
 	Register(r *Routes)
 }
 
 // NewRoutes returns an empty table.
 func NewRoutes() *Routes {
-	return &Routes{commands: map[CommandKind]Handler{}, actions: map[string]Handler{}, views: map[string]Handler{}, events: map[string]Handler{}, shortcuts: map[string]Handler{}}
+	return &Routes{commands: map[CommandKind]Handler{}, actions: map[string]Handler{}, views: map[string]Handler{}, events: map[string]Handler{}, shortcuts: map[string]Handler{}, forms: map[string]formRoute{}}
 }
 
 func register[K comparable](m map[K]Handler, what string, k K, h Handler) {

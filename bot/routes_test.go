@@ -44,6 +44,11 @@ func TestRoutesRefuseTwoHandlersForOneKey(t *testing.T) {
 		"prefix":  func(r *Routes, h Handler) { r.ActionPrefix("p_", h) },
 		"view":    func(r *Routes, h Handler) { r.View("v", h) },
 		"event":   func(r *Routes, h Handler) { r.Event("message", h) },
+		"form": func(r *Routes, h Handler) {
+			r.FormAction("f", slack.ModalViewRequest{}, func(ctx context.Context, req *Request) (slack.ModalViewRequest, func(context.Context), error) {
+				return slack.ModalViewRequest{}, nil, h(ctx, req)
+			})
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			r := NewRoutes()
@@ -115,5 +120,27 @@ func TestOneWebAPIClient(t *testing.T) {
 	defer p.Close()
 	if a.send != send || p.send != send {
 		t.Error("a second Web API client was made")
+	}
+}
+
+// TestAFormOpensOnThePoolWhenTheFastPathIsFull: when every slot of the
+// forms' fast path is taken, a click on Edit is served by its Action route
+// on the pool (bot/decisions registers both), and its form still opens.
+func TestAFormOpensOnThePoolWhenTheFastPathIsFull(t *testing.T) {
+	h := newHarness(t, nil)
+	plan := h.startRun("what is RAG?")
+	for range cap(h.app.formSlots) {
+		h.app.formSlots <- struct{}{}
+	}
+	h.click(requester, plan, blockkit.ActionEdit)
+	h.waitFor("the Edit form", func() bool { return len(h.fake.Views()) == 1 })
+	if v := h.fake.Views()[0]; v.Method != "views.open" || !strings.Contains(string(v.JSON), `"callback_id":"`+blockkit.CallbackEdit+`"`) {
+		t.Errorf("view = %s %s", v.Method, v.JSON)
+	}
+	if len(h.app.formSlots) != cap(h.app.formSlots) {
+		t.Error("the click took a slot of the full fast path")
+	}
+	for range cap(h.app.formSlots) {
+		<-h.app.formSlots
 	}
 }

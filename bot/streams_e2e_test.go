@@ -139,6 +139,7 @@ func newStreamsE2E(t *testing.T) *streamsE2E {
 	bc := bot.Config{AppToken: fake.AppToken(), BotToken: fake.BotToken(), APIURL: fake.APIURL(), Engine: a.Engine,
 		Memory: redisstore.NewSlackMemory(rdb), Budget: redisstore.NewRateLimiter(rdb, "slack"), Metrics: metrics, Streams: bot.StreamsUIConfig{Handler: feature, Mentions: feature}}
 	plugConversation(t, &bc, a.Engine, bot.Limit{}, bot.Limit{})
+	plugDecisions(t, &bc, a.Engine)
 	runBot(t, ctx, cancel, fake, bc)
 	return &streamsE2E{t: t, fake: fake, svc: svc, engine: a.Engine, clock: clock, ctx: ctx, channel: streamChannel, metrics: metrics, convs: redisstore.NewConversations(rdb, "rb:", 0),
 		convCalls: func() []llmtest.Call { return conversationCalls(model) }}

@@ -107,6 +107,7 @@ func startWorkspaceStack(t *testing.T) *workspaceStack {
 	}
 	plugConversation(t, &bc, a.Engine, bot.Limit{}, bot.Limit{})
 	plugAssistant(t, &bc)
+	plugDecisions(t, &bc, a.Engine)
 	runBot(t, ctx, cancel, s.fake, bc)
 	return s
 }

@@ -17,7 +17,8 @@ import (
 // Engine is a bot.Engine that only keeps runs: the runs people start (a
 // question that no feature takes starts one), released at their root
 // message, and the runs a test puts in. Nothing runs; the checkpoint calls
-// find no run. It is also bot/feedback's Engine: RecordVerdict keeps one
+// (bot's Decide, and Opened, Skip, Retry and ContinueWithout, which make it
+// bot/decisions' Engine too) find no run. It is also bot/feedback's Engine: RecordVerdict keeps one
 // verdict per person on each report or answer, like the engine. A test
 // needing more embeds it and adds the methods of its feature's port. It is
 // safe for concurrent use.

@@ -8,9 +8,10 @@
 // only door: its buttons are on the tab and its form refreshes it.
 //
 // It plugs into the transport (package bot) as bot.Config.Home
-// (bot.Home): the App registers its routes and tells it when a person's
-// Home may have changed (a click on the tab, a decision in a form), and
-// asks it what waits on a person for the assistant panel. What waits on
+// (bot.Home): the App registers its routes and tells it when a click on
+// the tab may have changed a person's Home; the checkpoints' forms
+// (bot/decisions) tell it of a decision made in a form (Decided, their
+// port decisions.Home, which the assembly plugs it into). What waits on
 // whom is the App's rule, asked through the Request
 // (bot.Request.WaitingOn, bot.Request.ApprovesAnywhere). It renders with
 // bot/blockkit; bot does not import it: the assembly (internal/app/roles)
@@ -157,7 +158,7 @@ func (f *Feature) Clicked(ctx context.Context, req *bot.Request) {
 
 // Decided publishes the person's App Home again after they decided in a
 // form, if they have one: the form may have been opened from it, and a tab
-// open underneath is not told.
+// open underneath is not told. bot/decisions tells it (decisions.Home).
 func (f *Feature) Decided(ctx context.Context, req *bot.Request) {
 	if seen, err := f.mem.HomePublished(ctx, req.UserID); err != nil || !seen {
 		return

@@ -113,6 +113,7 @@ func start(t *testing.T, defs home.Definitions) (*bottest.Harness, *bottest.Engi
 			t.Fatal(err)
 		}
 		c.Home = f
+		c.Features = append(c.Features, checkpointButtons{})
 	})
 	h.Fake.AddUser(admin, "grace", "UTC")
 	d := checkpoints.Builtins(t0)[0]
@@ -121,6 +122,16 @@ func start(t *testing.T, defs home.Definitions) (*bottest.Harness, *bottest.Engi
 	engine.Put(&pipeline.Run{ID: "run-1", Question: "Heat pumps in the cold?", RequestedBy: bottest.Requester, Status: pipeline.StatusWaiting,
 		Waiting: planID, Checkpoints: []checkpoints.Instance{inst}, Origin: pipeline.Origin{Kind: bot.OriginKind, Channel: bottest.Channel, ThreadTS: "100.000001"}, CreatedAt: t0})
 	return h, engine
+}
+
+// checkpointButtons stands for the feature that serves a checkpoint's
+// Approve (bot/decisions, which the assembly plugs in and a feature's test
+// may not import): the click is served, doing nothing, so the App tells
+// the Home of it.
+type checkpointButtons struct{}
+
+func (checkpointButtons) Register(r *bot.Routes) {
+	r.Action(blockkit.ActionApprove, func(context.Context, *bot.Request) error { return nil })
 }
 
 // homeOf is user's published App Home as JSON without HTML escaping, ""

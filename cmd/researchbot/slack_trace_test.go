@@ -14,6 +14,7 @@ import (
 
 	"github.com/researchbot/researchbot/bot"
 	"github.com/researchbot/researchbot/bot/blockkit"
+	"github.com/researchbot/researchbot/bot/decisions"
 	"github.com/researchbot/researchbot/checkpoints"
 	"github.com/researchbot/researchbot/config"
 	"github.com/researchbot/researchbot/internal/app"
@@ -78,9 +79,13 @@ func TestADecisionInServeAndItsSlackCallsAreOneTrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer presenter.Close()
+	checkpointButtons, err := decisions.New(decisions.Config{Engine: a.Engine, Kit: bot.Kit{Sender: sender}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	slackApp, err := bot.New(bot.Config{AppToken: fake.AppToken(), BotToken: fake.BotToken(), APIURL: fake.APIURL(), Sender: sender,
 		Engine: a.Engine, Checkpoints: bot.CheckpointsConfig{Decisions: spans}, Memory: memory, Budget: redisstore.NewRateLimiter(a.Conn.Client, "slack"),
-		HTTPClient: spans.SlackHTTPClient(nil, roles.SlackTimeout)})
+		HTTPClient: spans.SlackHTTPClient(nil, roles.SlackTimeout), Features: []bot.Registrar{checkpointButtons}})
 	if err != nil {
 		t.Fatal(err)
 	}

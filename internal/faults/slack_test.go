@@ -11,6 +11,7 @@ import (
 	"github.com/researchbot/researchbot/bot"
 	"github.com/researchbot/researchbot/bot/blockkit"
 	"github.com/researchbot/researchbot/bot/clarify"
+	"github.com/researchbot/researchbot/bot/decisions"
 	"github.com/researchbot/researchbot/bot/followups"
 	"github.com/researchbot/researchbot/bot/steering"
 	"github.com/researchbot/researchbot/checkpoints"
@@ -78,7 +79,11 @@ func newSlackWorldBehind(t *testing.T, env map[string]string, workerBehindProxy 
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := bot.New(bot.Config{AppToken: w.fake.AppToken(), BotToken: w.fake.BotToken(), APIURL: w.fake.APIURL(), Sender: sender, Engine: front.Engine, Clarify: answers, Steering: steer, FollowUps: followUps, Features: []bot.Registrar{followUps},
+	buttons, err := decisions.New(decisions.Config{Engine: front.Engine, Kit: kit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := bot.New(bot.Config{AppToken: w.fake.AppToken(), BotToken: w.fake.BotToken(), APIURL: w.fake.APIURL(), Sender: sender, Engine: front.Engine, Clarify: answers, Steering: steer, FollowUps: followUps, Features: []bot.Registrar{buttons, followUps},
 		Memory: redisstore.NewSlackMemory(front.Conn.Client), Budget: budget, Metrics: metrics, Logger: w.logger()})
 	if err != nil {
 		t.Fatal(err)

@@ -38,6 +38,7 @@ import (
 	"github.com/researchbot/researchbot/bot"
 	"github.com/researchbot/researchbot/bot/assistant"
 	"github.com/researchbot/researchbot/bot/clarify"
+	"github.com/researchbot/researchbot/bot/decisions"
 	"github.com/researchbot/researchbot/bot/feedback"
 	"github.com/researchbot/researchbot/bot/followups"
 	"github.com/researchbot/researchbot/bot/home"
@@ -355,6 +356,10 @@ func newSlackApp(a *app.App, c config.Config, sender *bot.Sender, metrics *bot.M
 	if err != nil {
 		return nil, err
 	}
+	buttons, err := decisions.New(decisions.Config{Engine: a.Engine, Admins: c.Admins, Home: appHome, Kit: kit})
+	if err != nil {
+		return nil, err
+	}
 	budget := a.DB.RateLimiter("slack")
 	files, err := sharedfiles.New(sharedfiles.Config{Engine: a.Engine, Kit: kit})
 	if err != nil {
@@ -381,7 +386,7 @@ func newSlackApp(a *app.App, c config.Config, sender *bot.Sender, metrics *bot.M
 		Engine: a.Engine, Memory: a.DB.SlackMemory(), Budget: budget, Metrics: metrics,
 		Limits: bot.RateLimits{PerUser: bot.PerHour(c.UserRunsPerHour), PerWorkspace: bot.PerHour(c.TeamRunsPerHour)},
 		Logger: log, HTTPClient: spans.SlackHTTPClient(nil, SlackTimeout),
-		Checkpoints: bot.CheckpointsConfig{Approvers: c.Approvers, Admins: c.Admins, ReviewSources: c.ReviewSources,
+		Checkpoints: bot.CheckpointsConfig{Approvers: c.Approvers, ReviewSources: c.ReviewSources,
 			Decisions: decisionTracer(spans)},
 		Clarify:   clarifications,
 		Steering:  steer,
@@ -391,7 +396,7 @@ func newSlackApp(a *app.App, c config.Config, sender *bot.Sender, metrics *bot.M
 		Files:     files,
 		Assistant: panel,
 		Start:     bot.StartConfig{Defaults: defaults, WorkspaceSearch: c.WorkspaceSearch},
-		Features:  []bot.Registrar{startForm, verdicts, shares, never, followUps},
+		Features:  []bot.Registrar{buttons, startForm, verdicts, shares, never, followUps},
 		Clock:     kit.Clock,
 	})
 }

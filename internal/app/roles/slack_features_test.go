@@ -82,7 +82,8 @@ func startSlackRole(t *testing.T) (*slackfake.Server, *Process, context.Context)
 // TestSlackPlugsInTheFeatures: the Slack role's App routes the clicks of
 // the features the assembly plugs in (bot/feedback's 👍, bot/share's
 // "Share to this channel", bot/neverdomain's "Never use a site…",
-// bot/followups' "Research this"): each answers the clicker about a run,
+// bot/followups' "Research this", bot/decisions' Approve and Edit, the
+// latter on the forms' fast path): each answers the clicker about a run,
 // review or question it cannot find, which only the feature says; and
 // bot/home publishes the App Home when it is opened; bot/start opens the
 // start form from the global shortcut; bot/assistant greets the person who
@@ -93,14 +94,17 @@ func TestSlackPlugsInTheFeatures(t *testing.T) {
 	_, ts, err := api.PostMessageContext(wctx, "C0RESEARCH", slack.MsgOptionText("buttons", false), slack.MsgOptionBlocks(slack.NewActionBlock("b",
 		slack.NewButtonBlockElement(blockkit.ActionUseful, "run-nope", blockkit.Plain("Useful", 75)),
 		slack.NewButtonBlockElement(blockkit.ActionShare, blockkit.ShareValue("run-nope", "C0RESEARCH"), blockkit.Plain("Share", 75)),
-		slack.NewButtonBlockElement(blockkit.ActionResearchFollowUp, "run-nope.f1", blockkit.Plain("Research this", 75))),
+		slack.NewButtonBlockElement(blockkit.ActionResearchFollowUp, "run-nope.f1", blockkit.Plain("Research this", 75)),
+		slack.NewButtonBlockElement(blockkit.ActionApprove, "nope", blockkit.Plain("Approve", 75)),
+		slack.NewButtonBlockElement(blockkit.ActionEdit, "nope", blockkit.Plain("Edit", 75))),
 		slack.NewActionBlock("not-a-review", slack.NewOptionsSelectBlockElement(slack.OptTypeStatic, blockkit.Plain("Never use a site…", 75), blockkit.ActionNeverDomain,
 			slack.NewOptionBlockObject("spam.example", blockkit.Plain("Never use spam.example", 75), nil)))))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for action, want := range map[string]string{blockkit.ActionUseful: "I can't find run", blockkit.ActionShare: "any more",
-		blockkit.ActionNeverDomain: "doesn't belong to any source review", blockkit.ActionResearchFollowUp: "can't find this follow-up question"} {
+		blockkit.ActionNeverDomain: "doesn't belong to any source review", blockkit.ActionResearchFollowUp: "can't find this follow-up question",
+		blockkit.ActionApprove: "doesn't belong to any research run", blockkit.ActionEdit: "doesn't belong to any research run"} {
 		if action == blockkit.ActionNeverDomain {
 			_, err = fake.SelectOption(wctx, "U1", "C0RESEARCH", ts, action, "spam.example")
 		} else {

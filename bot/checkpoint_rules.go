@@ -1,15 +1,21 @@
 package bot
 
-// Deciding a checkpoint from a click (Approve) or a submitted Edit or Reject
-// form: who may decide, whether it is still current, recording the decision
-// and explaining a refusal.
+// The App's rules about checkpoints, which every feature acting on one
+// follows (through Request.CheckCheckpoint and Request.Decide): who may
+// decide, whether a checkpoint is still the one its run waits on, how a
+// decision is recorded and traced, and how a refusal is explained. They
+// stay in bot, stated once, because more than one feature follows them:
+// the checkpoint's buttons and forms (bot/decisions, on the thread's
+// message or the App Home's), a clarifying answer (bot/clarify, Decide)
+// and the source review's "Never use a site…" (bot/neverdomain,
+// CheckCheckpoint); who may decide (allowed, Request.MayDecide) is also
+// what steering, shared files and the Home's list follow.
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/slack-go/slack"
 
@@ -18,47 +24,22 @@ import (
 	"github.com/researchbot/researchbot/pipeline"
 )
 
-// preAckBudget bounds the work a view submission does before its ack.
-const preAckBudget = 2 * time.Second
-
-// onCheckpointAction handles a click on a checkpoint's Approve, Edit or
-// Reject button after the ack (Edit and Reject come here only when the form
-// fast path is full).
-func (a *App) onCheckpointAction(ctx context.Context, req *Request) error {
-	cb, act, user, log := req.Callback, req.Action, req.UserID, req.Log
-	action, _ := blockkit.ActionOf(act.ActionID)
-	instID := act.Value
-	log = log.With("checkpoint_id", instID)
-	r, inst, problem := a.check(ctx, instID, user)
-	if problem != nil {
-		log.Info("bot: click refused")
-		if inst == nil {
-			a.retireLostMessage(ctx, req, r, instID)
-		}
-		return Tell(problem, "Nothing was changed")
-	}
-	log = log.With("run_id", r.ID)
-	a.adoptClickedMessage(ctx, req, inst, log)
-	switch action {
-	case checkpoints.Edit, checkpoints.Reject:
-		view := blockkit.EditModal(inst)
-		if action == checkpoints.Reject {
-			view = blockkit.RejectModal(inst)
-		}
-		if _, err := a.send.OpenView(ctx, cb.TriggerID, view); err != nil {
-			log.Error("bot: opening the form failed", "err", err)
-			return Tell(blockkit.RenderError("I couldn't open the form ("+blockkit.Escape(SlackErrorCode(err))+").", "Please click the button again."), "Could not open the form")
-		}
-		if action == checkpoints.Edit {
-			if err := a.engine.Opened(ctx, instID, user); err != nil {
-				log.Warn("bot: marking the checkpoint opened failed", "err", err)
-			}
-		}
-	case checkpoints.Approve:
-		_, err := a.decide(ctx, req, r, instID, checkpoints.Decision{Action: checkpoints.Approve, By: user, At: a.now()})
-		return err
-	}
-	return nil
+// CheckpointsConfig configures the App's rules about checkpoints: who may
+// decide, where the source review is asked for by default and how
+// decisions are traced. (Who may pass over a checkpoint that could not be
+// shown is bot/decisions' Config.)
+type CheckpointsConfig struct {
+	// Approvers lists, per channel id, who besides the requester may decide
+	// that channel's checkpoints; the key "*" applies to every channel.
+	Approvers map[string][]string
+	// ReviewSources lists the channels whose guided runs ask for the source
+	// review by default ("*": every channel); --review-sources asks for it
+	// in any channel.
+	ReviewSources []string
+	// Decisions records each person's decision in its run's trace (the
+	// assembly passes internal/tracing's when tracing is on); nil records
+	// none.
+	Decisions DecisionTracer
 }
 
 // check loads the run of a checkpoint and checks that user may decide it and
@@ -155,7 +136,7 @@ func (a *App) decide(ctx context.Context, req *Request, r *pipeline.Run, instID 
 		blocks = approveRefused(r.Instance(instID), ve.Fields)
 		text = "Not approved: a required field is empty"
 	case errors.As(err, &ve):
-		blocks = validationProblem(ve.Fields)
+		blocks = blockkit.RenderFieldProblems(ve.Fields)
 	default:
 		// Decide reports any other error only when nothing was written.
 		log.Error("bot: recording a decision failed", "err", err)
@@ -163,71 +144,6 @@ func (a *App) decide(ctx context.Context, req *Request, r *pipeline.Run, instID 
 	}
 	log.Info(outcome, "reason", err)
 	return ctx, Tell(blocks, text)
-}
-
-// onSubmission handles a submitted Edit or Reject form: it validates before
-// the ack (field errors go back in the ack), then records the decision. A
-// problem found after the form was closed (at the ack deadline) is told in
-// the run's thread, where the person clicked.
-func (a *App) onSubmission(ctx context.Context, req *Request) error {
-	cb := req.Callback
-	user, instID := cb.User.ID, cb.View.PrivateMetadata
-	var state map[string]map[string]slack.BlockAction
-	if cb.View.State != nil {
-		state = cb.View.State.Values
-	}
-	pctx, cancel := context.WithTimeout(ctx, preAckBudget)
-	r, inst, problem := a.check(pctx, instID, user)
-	cancel()
-	if r != nil {
-		req.answerBeside(r)
-	}
-	if problem != nil {
-		if r == nil {
-			req.Log.Info("bot: a refused form cannot be explained in a thread: the run is unknown")
-		}
-		return Tell(problem, "Your form was not saved")
-	}
-	d := checkpoints.Decision{By: user, At: a.now()}
-	switch cb.View.CallbackID {
-	case blockkit.CallbackEdit:
-		values := blockkit.ParseSubmission(inst.Fields, state)
-		if _, errs := checkpoints.Validate(inst.Fields, values); len(errs) > 0 {
-			if !req.Ack(slack.NewErrorsViewSubmissionResponse(blockkit.SubmissionErrors(inst.Fields, errs))) {
-				return Tell(validationProblem(errs), "Your changes were not saved")
-			}
-			return nil
-		}
-		d.Action, d.Values = checkpoints.Edit, values
-	case blockkit.CallbackReject:
-		reason := blockkit.RejectReason(state)
-		if reason == "" {
-			if !req.Ack(slack.NewErrorsViewSubmissionResponse(map[string]string{blockkit.ReasonBlockID: "Please say why, so the researcher can do better."})) {
-				return Tell(blockkit.RenderError("Nothing was rejected: a rejection needs a reason.", "Click *Reject* again and say why."), "Nothing was rejected")
-			}
-			return nil
-		}
-		d.Action, d.Note = checkpoints.Reject, reason
-	default:
-		req.Ack(nil)
-		return nil
-	}
-	req.Ack(nil)
-	ctx, err := a.decide(ctx, req, r, instID, d)
-	if err != nil {
-		return err
-	}
-	a.homeDecided(ctx, req)
-	return nil
-}
-
-// validationProblem lists field problems for people.
-func validationProblem(errs []checkpoints.FieldError) []slack.Block {
-	var parts []string
-	for _, fe := range errs {
-		parts = append(parts, "• *"+blockkit.EscapeTruncate(fe.Key, 100)+"*: "+blockkit.EscapeTruncate(fe.Message, 300))
-	}
-	return blockkit.RenderError(blockkit.CutRunes("Your changes were not saved:\n"+strings.Join(parts, "\n"), blockkit.MaxSectionText-40), "Click *Edit* again to fix them.")
 }
 
 // approveRefused says why an Approve was refused: the required fields of
