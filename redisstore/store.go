@@ -47,6 +47,11 @@ type StoreOptions struct {
 	// Clock drives Watch's safety-net check and stamps breaker alerts
 	// (default the real clock).
 	Clock quartz.Clock
+	// OnWatchSubscribe, when set, is told each time a Watch subscribes to
+	// a run's channel (Watch at its start, WatchAdvancedHere once the run
+	// is not carried here): another process may change the run from then
+	// on, and wake its queue (Worker.Listen). It must not block.
+	OnWatchSubscribe func(runID string)
 }
 
 // Store implements pipeline.Store on Redis.
