@@ -169,3 +169,72 @@ func TestATakenLeaseIsAnsweredByItsHolderOnly(t *testing.T) {
 		t.Errorf("a missing run got %d, want -1", f)
 	}
 }
+
+// TestAFinishedRunsLastSaveGivesTheLeaseBack: the save that records a
+// finished run as shown, made under the lease, deletes the lease key in the
+// same step as its fence check, and the lease's Release then sends nothing
+// (store and locker of one DB); the next worker takes the lease at once. A
+// holder whose fence moved (another worker took the lease) neither saves
+// nor touches the new holder's lease.
+func TestAFinishedRunsLastSaveGivesTheLeaseBack(t *testing.T) {
+	srv, _ := redistest.Start(t)
+	ctx := context.Background()
+	conn, err := Connect(ctx, srv.URL, ConnOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	db := Open(conn, "")
+	s, l := db.Store(StoreOptions{}), db.Locker(time.Minute)
+	finish := func(id string, fence int64) error {
+		r, err := s.Load(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Fence, r.Status, r.Presented = fence, pipeline.StatusCompleted, true
+		return s.Save(ctx, r)
+	}
+	createRun(t, s, "r-1")
+	lctx, lease, err := l.Lock(ctx, "r-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := finish("r-1", lease.Fence()); err != nil {
+		t.Fatal(err)
+	}
+	if n := conn.Client.Exists(ctx, "rb:lock:run:r-1").Val(); n != 0 {
+		t.Fatal("the finished run's last save left its lease key")
+	}
+	c := &countCommands{}
+	conn.Client.AddHook(c)
+	lease.Release()
+	if n := c.n.Load(); n != 0 {
+		t.Errorf("Release sent %d commands after the save gave the lease back, want 0", n)
+	}
+	if lctx.Err() == nil {
+		t.Error("Release did not end the lease's context")
+	}
+	if _, next, err := l.Lock(ctx, "r-1"); err != nil {
+		t.Fatalf("the next worker could not take the lease: %v", err)
+	} else {
+		next.Release()
+	}
+
+	createRun(t, s, "r-2")
+	_, a, err := l.Lock(ctx, "r-2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Release()
+	_, b, err := l.Lock(ctx, "r-2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Release()
+	if err := finish("r-2", a.Fence()); !errors.Is(err, pipeline.ErrLeaseLost) {
+		t.Fatalf("a finished save with a stale fence = %v, want ErrLeaseLost", err)
+	}
+	if n := conn.Client.Exists(ctx, "rb:lock:run:r-2").Val(); n != 1 {
+		t.Error("a stale holder's save deleted the new holder's lease")
+	}
+}

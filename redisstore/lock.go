@@ -31,6 +31,9 @@ type Locker struct {
 	rdb    *redis.Client
 	prefix string
 	ttl    time.Duration
+	// givenBack, shared with the Store of the same DB (nil otherwise), are
+	// the leases a finished run's last save gave back (see saveScript).
+	givenBack *boundedMap[int64]
 }
 
 // NewLocker returns a Locker; ttl is the lease (default 15 s).
@@ -167,12 +170,16 @@ func (ls *lease) keep(lastOK time.Time) {
 }
 
 // Release stops refreshing, cancels the lease's context and gives the lease
-// back (if it is still ours).
+// back (if it is still ours), unless the run's last save gave it back
+// already (the Store of the same DB says so).
 func (ls *lease) Release() {
 	ls.once.Do(func() {
 		close(ls.stop)
 		ls.wg.Wait()
 		ls.cancel(nil)
+		if g := ls.l.givenBack; g != nil && g.take(ls.runID, ls.fence, func(a, b int64) bool { return a == b }) {
+			return
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), ls.l.ttl/3)
 		defer cancel()
 		_ = releaseScript.Run(ctx, ls.l.rdb, []string{ls.l.lockKey(ls.runID)}, ls.token).Err()

@@ -102,6 +102,13 @@ func (s *Store) Create(ctx context.Context, r *pipeline.Run) error {
 // user without PUBLISH in its ACL), the save still holds and Watch's
 // safety net reads it.
 //
+// The last save of a finished run made under a lease (done, fence) also
+// gives the lease back: it deletes the lease key (KEYS[6]). The fence it
+// checked in the same step says nobody took the lease since the writer
+// did (every take moves the fence), so the key is the writer's, or gone.
+// Nothing of the run is left to do under the lease, and Release, told by
+// the store (givenBack), sends nothing.
+//
 // A writer that saved its copy itself (Run.SaveNonce) writes only over
 // that save: the stored nonce must still be its own. After a write Redis
 // lost (a failover to a replica that was behind) another writer may have
@@ -113,7 +120,7 @@ func (s *Store) Create(ctx context.Context, r *pipeline.Run) error {
 // worker that goes straight on to its next step needs no probe (see
 // Run.SaveProbe).
 //
-// KEYS: run, pages, active, work, timers.
+// KEYS: run, pages, active, work, timers, lease.
 // ARGV: 1 version, 2 fence (0: no lease), 3 nonce, 4 data, 5 status,
 // 6 updated ms, 7 done ("1": finished and shown), 8 id, 9 work ("1"/"0"),
 // 10 deadline ms ("0": none), 11 retention ms, 12 page retention ms,
@@ -167,6 +174,7 @@ if #ARGV >= 17 then
   redis.call('HSET', KEYS[2], unpack(hs))
 end
 if ARGV[7] == '1' then redis.call('PEXPIRE', KEYS[2], ARGV[12]) end
+if ARGV[7] == '1' and fence > 0 and KEYS[6] then redis.call('DEL', KEYS[6]) end
 if tonumber(cur[6] or '0') > tonumber(ARGV[15]) then
   redis.pcall('PUBLISH', ARGV[14], (tonumber(v) + 1) .. ' ' .. ARGV[4])
 end
@@ -206,7 +214,8 @@ func (s *Store) Save(ctx context.Context, r *pipeline.Run) error {
 	for id, text := range texts {
 		args = append(args, id, text)
 	}
-	keys := []string{s.runKey(r.ID), s.pagesKey(r.ID), s.prefix + "runs:active", s.workKey(r.Origin.Queue), s.timersKey(r.Origin.Queue)}
+	keys := []string{s.runKey(r.ID), s.pagesKey(r.ID), s.prefix + "runs:active", s.workKey(r.Origin.Queue), s.timersKey(r.Origin.Queue),
+		leaseKey(s.prefix, r.ID)}
 	res, cancelBy, err := saveReply(saveScript.Run(ctx, s.rdb, keys, args...))
 	if err != nil {
 		return fmt.Errorf("save run %s: %w", r.ID, classify(err))
@@ -219,6 +228,9 @@ func (s *Store) Save(ctx context.Context, r *pipeline.Run) error {
 		r.SaveProbe = nil
 		if cancelBy != nil {
 			r.SaveProbe = &pipeline.StepProbe{Version: r.Version, SaveNonce: nonce, CancelBy: *cancelBy}
+		}
+		if done == "1" && r.Fence > 0 && s.givenBack != nil {
+			s.givenBack.put(r.ID, r.Fence)
 		}
 		s.remember(r, stored, len(texts) > 0)
 		s.watchers.tell(r.ID, r.Version, data)

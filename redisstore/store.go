@@ -70,6 +70,9 @@ type Store struct {
 	// created holds the runs this process created and has not read or
 	// saved since, as written (see LoadForStep).
 	created *boundedMap[createdRun]
+	// givenBack, shared with the Locker of the same DB (nil otherwise),
+	// notes the leases a save gave back (run id → fence; see saveScript).
+	givenBack *boundedMap[int64]
 }
 
 // createdRun is a run as Create wrote it: its record and the nonce of the write.
