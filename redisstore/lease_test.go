@@ -150,7 +150,7 @@ func TestATakenLeaseIsAnsweredByItsHolderOnly(t *testing.T) {
 	}
 	acquire := func(runID, token string) int64 {
 		t.Helper()
-		n, err := acquireScript.Run(ctx, rdb, []string{"rb:lock:run:" + runID, "rb:run:" + runID}, token, 15000).Int64()
+		n, _, err := acquireReply(acquireScript.Run(ctx, rdb, []string{"rb:lock:run:" + runID, "rb:run:" + runID}, token, 15000))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -236,5 +236,59 @@ func TestAFinishedRunsLastSaveGivesTheLeaseBack(t *testing.T) {
 	}
 	if n := conn.Client.Exists(ctx, "rb:lock:run:r-2").Val(); n != 1 {
 		t.Error("a stale holder's save deleted the new holder's lease")
+	}
+}
+
+// TestTheFirstReadUnderALeaseTakenHereSendsNothing: the lease's script
+// reads the run's version, nonce and cancel request in the step that takes
+// it, so a worker's first read of a run its process created, under a lease
+// the same DB's Locker took, is no command at all, and sees a cancel request
+// made before the lease was taken; a run saved by anyone since it was
+// created is read in full, as before.
+func TestTheFirstReadUnderALeaseTakenHereSendsNothing(t *testing.T) {
+	srv, _ := redistest.Start(t)
+	ctx := context.Background()
+	conn, err := Connect(ctx, srv.URL, ConnOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	db := Open(conn, "")
+	s, l := db.Store(StoreOptions{}), db.Locker(time.Minute)
+	createRun(t, s, "r-1")
+	createRun(t, s, "r-2")
+	if err := s.RequestCancel(ctx, "r-1", "U2"); err != nil {
+		t.Fatal(err)
+	}
+	_, a, err := l.Lock(ctx, "r-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Release()
+	c := &countCommands{}
+	conn.Client.AddHook(c)
+	r, by, err := s.LoadForStep(ctx, "r-1")
+	if err != nil || r.Version != 1 || r.Question != "q r-1" || by != "U2" {
+		t.Fatalf("first read under the lease = %+v, %q, %v; want version 1, cancelled by U2", r, by, err)
+	}
+	if n := c.n.Load(); n != 0 {
+		t.Errorf("the first read under a lease taken here sent %d commands, want 0", n)
+	}
+	other := NewStore(conn.Client, "") // another process saves r-2
+	stale, err := other.Load(ctx, "r-2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale.Step = pipeline.StepSearch
+	if err := other.Save(ctx, stale); err != nil {
+		t.Fatal(err)
+	}
+	_, b, err := l.Lock(ctx, "r-2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Release()
+	if r, _, err := s.LoadForStep(ctx, "r-2"); err != nil || r.Version != 2 || r.Step != pipeline.StepSearch {
+		t.Fatalf("first read of a run saved elsewhere = %+v, %v; want version 2 at search", r, err)
 	}
 }

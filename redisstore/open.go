@@ -3,6 +3,8 @@ package redisstore
 import (
 	"context"
 	"time"
+
+	"github.com/researchbot/researchbot/pipeline"
 )
 
 // DefaultPrefix starts every key researchbot writes in Redis (the key table
@@ -19,6 +21,9 @@ type DB struct {
 	// leases a finished run's last save gave back, which Release then
 	// does not give back again (see saveScript).
 	givenBack *boundedMap[int64]
+	// takenProbes is shared by the Locker and the Store it hands out: what
+	// a run's hash said when its lease was taken (see LoadForStep).
+	takenProbes *boundedMap[pipeline.StepProbe]
 }
 
 // Open returns the stores of the Redis of conn under prefix ("" means
@@ -29,7 +34,7 @@ func Open(conn *Conn, prefix string) *DB {
 	if prefix == "" {
 		prefix = DefaultPrefix
 	}
-	return &DB{conn: conn, prefix: prefix, givenBack: newBoundedMap[int64](1024)}
+	return &DB{conn: conn, prefix: prefix, givenBack: newBoundedMap[int64](1024), takenProbes: newBoundedMap[pipeline.StepProbe](1024)}
 }
 
 // Prefix is the prefix of the stores' keys.
@@ -42,7 +47,7 @@ func (d *DB) Ping(ctx context.Context) error { return d.conn.Client.Ping(ctx).Er
 func (d *DB) Store(opts StoreOptions) *Store {
 	opts.Prefix = d.prefix
 	s := NewStoreWithOptions(d.conn.Client, opts)
-	s.givenBack = d.givenBack
+	s.givenBack, s.takenProbes = d.givenBack, d.takenProbes
 	return s
 }
 
@@ -62,7 +67,7 @@ func (d *DB) Worker(adv Advancer, opts WorkerOptions) *Worker {
 // Locker returns the runs' leases; ttl is the lease (RUN_LEASE).
 func (d *DB) Locker(ttl time.Duration) *Locker {
 	l := NewLocker(d.conn.Client, d.prefix, ttl)
-	l.givenBack = d.givenBack
+	l.givenBack, l.takenProbes = d.givenBack, d.takenProbes
 	return l
 }
 

@@ -10,6 +10,8 @@ import (
 
 	"github.com/coder/quartz"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/researchbot/researchbot/pipeline"
 )
 
 // Default retention of finished runs and of their page texts.
@@ -73,6 +75,9 @@ type Store struct {
 	// givenBack, shared with the Locker of the same DB (nil otherwise),
 	// notes the leases a save gave back (run id → fence; see saveScript).
 	givenBack *boundedMap[int64]
+	// takenProbes, shared with the Locker of the same DB (nil otherwise):
+	// what a run's hash said when its lease was last taken here.
+	takenProbes *boundedMap[pipeline.StepProbe]
 }
 
 // createdRun is a run as Create wrote it: its record and the nonce of the write.
