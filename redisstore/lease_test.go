@@ -291,4 +291,18 @@ func TestTheFirstReadUnderALeaseTakenHereSendsNothing(t *testing.T) {
 	if r, _, err := s.LoadForStep(ctx, "r-2"); err != nil || r.Version != 2 || r.Step != pipeline.StepSearch {
 		t.Fatalf("first read of a run saved elsewhere = %+v, %v; want version 2 at search", r, err)
 	}
+	// What a take read is that lease's only: after its release the first
+	// read asks Redis (and sees a cancel request made since).
+	createRun(t, s, "r-3")
+	_, d, err := l.Lock(ctx, "r-3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Release()
+	if err := s.RequestCancel(ctx, "r-3", "U3"); err != nil {
+		t.Fatal(err)
+	}
+	if _, by, err := s.LoadForStep(ctx, "r-3"); err != nil || by != "U3" {
+		t.Errorf("first read after the lease was released = %q, %v; want cancelled by U3 (the released lease's read was used)", by, err)
+	}
 }

@@ -109,8 +109,13 @@ func (l *Locker) Lock(ctx context.Context, runID string) (context.Context, pipel
 	_, _ = rand.Read(b)
 	token := hex.EncodeToString(b)
 	sent := time.Now()
+	if l.takenProbes != nil {
+		// What an earlier take read is not this lease's (a retried take
+		// that found its lease taken already answers the fence alone).
+		l.takenProbes.del(runID)
+	}
 	fence, probe, err := acquireReply(acquireScript.Run(ctx, l.rdb, []string{l.lockKey(runID), l.runKey(runID)}, token, l.ttl.Milliseconds()))
-	if probe != nil && l.takenProbes != nil {
+	if probe != nil && fence > 0 && l.takenProbes != nil {
 		l.takenProbes.put(runID, *probe)
 	}
 	switch {
@@ -215,6 +220,9 @@ func (ls *lease) Release() {
 		close(ls.stop)
 		ls.wg.Wait()
 		ls.cancel(nil)
+		if p := ls.l.takenProbes; p != nil {
+			p.del(ls.runID) // read under this lease only
+		}
 		if g := ls.l.givenBack; g != nil && g.take(ls.runID, ls.fence, func(a, b int64) bool { return a == b }) {
 			return
 		}
