@@ -90,8 +90,9 @@ func (s *Store) takeCreated(id string) (createdRun, bool) {
 // ProbeForStep returns the stored version of the run, the nonce of the
 // save that wrote it, and who asked to cancel it, in one round trip,
 // without reading the run: what a worker that saved the run itself reads
-// before its next step, to know whether its copy is still the stored one.
-// A missing run is pipeline.ErrNotFound.
+// before its next step, to know whether its copy is still the stored one,
+// when its save's reply did not say (Run.SaveProbe), and after it released
+// the lease. A missing run is pipeline.ErrNotFound.
 //
 // It is one command: the cancel request is read from the run's hash, where
 // RequestCancel writes it beside its own key. (A request made by a process
