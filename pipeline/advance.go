@@ -123,7 +123,7 @@ func (e *Engine) advanceLeased(ctx context.Context, runID string) (*Run, error) 
 	leasedAt := e.cfg.Clock.Now()
 	var saved *Run // the run as this worker saved it after its last step
 	for {
-		r, by, err := e.reloadForStep(ctx, runID, saved)
+		r, by, err := e.stepRead(ctx, runID, saved)
 		if err != nil {
 			return nil, err
 		}
@@ -206,6 +206,27 @@ func (e *Engine) reloadForStep(ctx context.Context, runID string, saved *Run) (*
 		}
 	}
 	return e.loadForStep(ctx, runID)
+}
+
+// stepRead is what a worker under its lease reads before a step: nothing
+// when the step before ended with the save of the copy in hand, which
+// counted the attempt at this step (saved.attemptSaved: the worker goes
+// straight on), and that save's reply said how the run stood — the save
+// read the stored version, its own nonce and the cancel request in the
+// same step as its write (Run.SaveProbe) — otherwise what reloadForStep
+// reads. (A step that failed and ended the run saved another copy: its
+// copy in hand is not the stored one, and has no attempt saved.) A cancel request
+// made after that save is seen at the end of the next step, as one made
+// during a step is (the next save's reply carries it); another writer's
+// save made after it makes the next save's compare-and-set fail, and the
+// run is read again. (Advance's look after the lease is released is not a
+// step boundary: it always asks the store.)
+func (e *Engine) stepRead(ctx context.Context, runID string, saved *Run) (*Run, string, error) {
+	if saved != nil && saved.attemptSaved && saved.SaveProbe != nil &&
+		saved.SaveProbe.Version == saved.Version && saved.SaveProbe.SaveNonce == saved.SaveNonce {
+		return saved, saved.SaveProbe.CancelBy, nil
+	}
+	return e.reloadForStep(ctx, runID, saved)
 }
 
 // loadForStep returns the run and who asked to cancel it ("" for no one).

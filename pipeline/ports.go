@@ -232,7 +232,9 @@ type Store interface {
 	LoadForStep(ctx context.Context, id string) (*Run, string, error)
 	// ProbeForStep returns a StepProbe of the run in one round trip,
 	// without reading the run: what a worker that saved the run itself
-	// reads before its next step. A missing run is ErrNotFound.
+	// reads before its next step when that save's reply did not say
+	// (Run.SaveProbe), and after it released the lease. A missing run is
+	// ErrNotFound.
 	ProbeForStep(ctx context.Context, id string) (StepProbe, error)
 }
 

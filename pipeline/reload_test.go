@@ -2,6 +2,7 @@ package pipeline_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"testing"
@@ -93,24 +94,59 @@ func (s *searches) searched() []string {
 
 // TestAWorkerReadsTheRunAgainWhenAnyoneElseSavedItBetweenItsSteps: a
 // worker that saved the run after a step keeps its copy for the next step
-// only while the stored version is still its own. Between the plan and the
-// search step (one Advance of an auto-mode run) another writer asks to
-// cancel, edits the run, or Redis loses the worker's save (a failover to a
-// replica that was behind): the worker sees each, and when nobody else
-// wrote it does not read the run again.
+// only while it is the stored run. The save that ends a step reads the
+// stored version, nonce and cancel request in the same step as its write
+// (Run.SaveProbe), so the worker going straight on asks Redis nothing at
+// the boundary. Around the save that ends the plan step (one Advance of
+// an auto-mode run) another writer asks to cancel, edits the run, or Redis
+// loses the worker's save (a failover to a replica that was behind):
+// made before that save, the save sees it (its reply, or its
+// compare-and-set); made after it, the next save does — a cancel request
+// stops the run at the next boundary, as one made during a step, and a
+// write the worker did not make fails its next compare-and-set (version
+// and nonce), so nothing is overwritten and the next advance reads the run
+// again. When nobody else wrote, the run is not read again.
 func TestAWorkerReadsTheRunAgainWhenAnyoneElseSavedItBetweenItsSteps(t *testing.T) {
 	ctx := context.Background()
 	const edited = "heat pump edited by another writer"
+	cancel := func(store *redisstore.Store) error { return store.RequestCancel(ctx, "r-1", "U2") }
+	edit := func(store *redisstore.Store) error {
+		r, err := store.Load(ctx, "r-1")
+		if err != nil {
+			return err
+		}
+		r.Queries[0].Text = edited
+		return store.Save(ctx, r)
+	}
+	cancelledBeforeSearch := func(t *testing.T, _ *scripted, s *searches, r *pipeline.Run) {
+		if r.CancelledBy != "U2" {
+			t.Errorf("cancelled by %q, want U2", r.CancelledBy)
+		}
+		if got := s.searched(); len(got) != 0 {
+			t.Errorf("searched %q after the cancel request, want nothing", got)
+		}
+	}
+	searchedTheEdit := func(t *testing.T, _ *scripted, s *searches, r *pipeline.Run) {
+		if got := s.searched(); !slices.Contains(got, edited) {
+			t.Errorf("searched %q, want the query another writer saved (%q): the worker kept its stale copy", got, edited)
+		}
+		if r.Queries[0].Text != edited {
+			t.Errorf("the stored query is %q, want %q: the worker's save overwrote the other writer's", r.Queries[0].Text, edited)
+		}
+	}
 	for _, tc := range []struct {
 		name string
-		// between acts at the boundary; write is the worker's own save.
+		// between acts around the plan step's save; write is that save.
 		between func(store *redisstore.Store, rdb *redis.Client, write func() error) error
 		status  pipeline.Status
-		// loads is the whole-run reads during the Advance: one on taking the
-		// lease, one for each time the worker had to read the run again, and
-		// one after releasing it (work that arrived meanwhile) unless the
-		// run it ended with finished and shown is, by a probe, still the
-		// stored one.
+		// conflict: the first Advance ends with ErrConflict (its next save
+		// met a write it did not make) and a second one finishes the run.
+		conflict bool
+		// loads is the whole-run reads during an Advance that does not
+		// conflict: one on taking the lease, one for each time the worker
+		// had to read the run again, and one after releasing it (work
+		// that arrived meanwhile) unless the run it ended with finished
+		// and shown is, by a probe, still the stored one.
 		loads int
 		check func(t *testing.T, m *scripted, s *searches, r *pipeline.Run)
 	}{
@@ -120,43 +156,59 @@ func TestAWorkerReadsTheRunAgainWhenAnyoneElseSavedItBetweenItsSteps(t *testing.
 					t.Errorf("the plan was asked %d times, want once", n)
 				}
 			}},
-		{name: "a cancel request: the run stops before its next step",
+		{name: "a cancel request before the save: its reply stops the run before the next step",
+			between: func(store *redisstore.Store, _ *redis.Client, write func() error) error {
+				if err := cancel(store); err != nil {
+					return err
+				}
+				return write()
+			},
+			status: pipeline.StatusCancelled, loads: 2, check: cancelledBeforeSearch},
+		{name: "a cancel request after the save: the run stops at the next boundary",
 			between: func(store *redisstore.Store, _ *redis.Client, write func() error) error {
 				if err := write(); err != nil {
 					return err
 				}
-				return store.RequestCancel(ctx, "r-1", "U2")
+				return cancel(store)
 			},
 			status: pipeline.StatusCancelled, loads: 2,
-			check: func(t *testing.T, _ *scripted, s *searches, r *pipeline.Run) {
+			check: func(t *testing.T, m *scripted, s *searches, r *pipeline.Run) {
 				if r.CancelledBy != "U2" {
 					t.Errorf("cancelled by %q, want U2", r.CancelledBy)
 				}
-				if got := s.searched(); len(got) != 0 {
-					t.Errorf("searched %q after the cancel request, want nothing", got)
+				if r.Step != pipeline.StepDone || r.Report != nil || len(m.sent("analysis")) != 0 {
+					t.Errorf("the run went on to %s (report %v) after the cancel request, want it stopped after the search step", r.Step, r.Report != nil)
 				}
 			}},
-		{name: "another writer saved the run: the next step reads its change",
+		{name: "another writer saved the run before the save: the save loses, the next advance reads its change",
 			between: func(store *redisstore.Store, _ *redis.Client, write func() error) error {
-				if err := write(); err != nil {
-					return err
-				}
 				r, err := store.Load(ctx, "r-1")
 				if err != nil {
 					return err
 				}
-				r.Queries[0].Text = edited
-				return store.Save(ctx, r)
-			},
-			status: pipeline.StatusCompleted, loads: 2,
-			check: func(t *testing.T, _ *scripted, s *searches, r *pipeline.Run) {
-				if got := s.searched(); !slices.Contains(got, edited) {
-					t.Errorf("searched %q, want the query another writer saved (%q): the worker kept its stale copy", got, edited)
+				r.Context = edited
+				if err := store.Save(ctx, r); err != nil {
+					return err
 				}
-				if r.Queries[0].Text != edited {
-					t.Errorf("the stored query is %q, want %q: the worker's save overwrote the other writer's", r.Queries[0].Text, edited)
+				return write()
+			},
+			status: pipeline.StatusCompleted, conflict: true,
+			check: func(t *testing.T, m *scripted, _ *searches, r *pipeline.Run) {
+				if r.Context != edited {
+					t.Errorf("the stored context is %q, want %q: the worker's save overwrote the other writer's", r.Context, edited)
+				}
+				if n := len(m.sent("research_plan")); n != 2 {
+					t.Errorf("the plan was asked %d times, want twice (once more on the other writer's run)", n)
 				}
 			}},
+		{name: "another writer saved the run after the save: the next save loses, the next advance reads its change",
+			between: func(store *redisstore.Store, _ *redis.Client, write func() error) error {
+				if err := write(); err != nil {
+					return err
+				}
+				return edit(store)
+			},
+			status: pipeline.StatusCompleted, conflict: true, check: searchedTheEdit},
 		{name: "the stored version went back: the lost step is done again",
 			between: func(_ *redisstore.Store, rdb *redis.Client, write func() error) error {
 				// Redis acknowledges the save, then loses it: the run's hash
@@ -171,7 +223,7 @@ func TestAWorkerReadsTheRunAgainWhenAnyoneElseSavedItBetweenItsSteps(t *testing.
 				}
 				return rdb.RestoreReplace(ctx, "rb:run:r-1", 0, before).Err()
 			},
-			status: pipeline.StatusCompleted, loads: 2,
+			status: pipeline.StatusCompleted, conflict: true,
 			check: func(t *testing.T, m *scripted, _ *searches, r *pipeline.Run) {
 				if n := len(m.sent("research_plan")); n != 2 {
 					t.Errorf("the plan was asked %d times, want twice (once more after its save was lost)", n)
@@ -180,7 +232,7 @@ func TestAWorkerReadsTheRunAgainWhenAnyoneElseSavedItBetweenItsSteps(t *testing.
 					t.Errorf("the finished run has plan %v and %d queries, want the plan done again", r.Plan, len(r.Queries))
 				}
 			}},
-		{name: "the save was lost and another writer saved the same version: the next step reads its change",
+		{name: "the save was lost and another writer saved the same version: the next save loses, the change is kept",
 			between: func(store *redisstore.Store, rdb *redis.Client, write func() error) error {
 				// The worker's save is lost as above; then another writer
 				// saves the run it finds, which brings the stored version
@@ -202,7 +254,7 @@ func TestAWorkerReadsTheRunAgainWhenAnyoneElseSavedItBetweenItsSteps(t *testing.
 				r.Context = edited
 				return store.Save(ctx, r)
 			},
-			status: pipeline.StatusCompleted, loads: 2,
+			status: pipeline.StatusCompleted, conflict: true,
 			check: func(t *testing.T, m *scripted, _ *searches, r *pipeline.Run) {
 				if r.Context != edited {
 					t.Errorf("the stored context is %q, want %q: the worker kept its copy of the same version number and overwrote the other writer's save", r.Context, edited)
@@ -244,18 +296,21 @@ func TestAWorkerReadsTheRunAgainWhenAnyoneElseSavedItBetweenItsSteps(t *testing.
 				}
 			}
 			loads0, _ := cs.counts()
-			if err := eng.Advance(ctx, "r-1"); err != nil {
-				t.Fatal(err)
-			}
+			err = eng.Advance(ctx, "r-1")
 			if tc.between != nil && !hooked {
 				t.Fatal("the plan step's save was never seen: the test acted at no step boundary")
 			}
-			loads, probes := cs.counts()
-			if probes == 0 {
-				t.Error("the worker never probed the stored version")
+			if tc.conflict {
+				if !errors.Is(err, pipeline.ErrConflict) {
+					t.Fatalf("the first Advance = %v, want ErrConflict: the worker wrote over, or went on past, a write it did not make", err)
+				}
+				err = eng.Advance(ctx, "r-1")
 			}
-			if got := loads - loads0; got != tc.loads {
-				t.Errorf("the run was read %d times during the Advance, want %d", got, tc.loads)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if loads, _ := cs.counts(); !tc.conflict && loads-loads0 != tc.loads {
+				t.Errorf("the run was read %d times during the Advance, want %d", loads-loads0, tc.loads)
 			}
 			r, err := store.Load(ctx, "r-1")
 			if err != nil {

@@ -231,6 +231,13 @@ type Run struct {
 	// another writer's save, the stored version can come back to the same
 	// number with other contents. It is never stored.
 	SaveNonce string `json:"-"`
+	// SaveProbe is what the Store's save that produced this copy read in
+	// the same step, as ProbeForStep would have right after it: its own
+	// version and nonce, and who had asked to cancel the run (nil: the
+	// Store did not say; a copy that was loaded, or changed since). The
+	// worker that goes straight on to the next step takes it for the probe
+	// at the step boundary. It is never stored.
+	SaveProbe *StepProbe `json:"-"`
 	// attemptSaved says this copy's last save already counted the attempt
 	// in Attempt at the step it names (the save that ended the step
 	// before): the worker that made it runs that step without another save.

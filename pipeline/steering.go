@@ -115,7 +115,7 @@ func (e *Engine) rebaseNotes(ctx context.Context, r *Run) bool {
 		r.Notes = append(r.Notes, n)
 		r.trace(n.At, n.Step, "steering note from %s: %s", n.By, clipText(flatLine(n.Text), 120))
 	}
-	r.Version = fresh.Version
+	r.Version, r.SaveNonce, r.SaveProbe = fresh.Version, fresh.SaveNonce, nil
 	return true
 }
 

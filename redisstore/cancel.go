@@ -10,7 +10,8 @@ import (
 
 // cancelScript records a cancel request: in its own key ({p}cancel:{id}),
 // which every version reads, and in the run's hash ("cancel"), which a
-// worker's probe between steps reads with the version in one command. A
+// worker's save (saveScript) and probe (ProbeForStep) read with the
+// version in one command. A
 // run that does not exist gets no hash. A run that exists is put in its
 // queue's work index (scored now) and its index note ("ix") says so, so
 // the next save takes it out again: the index is the queue, and the

@@ -82,6 +82,7 @@ func Connect(ctx context.Context, url string, opts ConnOptions) (*Conn, error) {
 	}
 	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout, opt.PoolTimeout = tuned.DialTimeout, tuned.ReadTimeout, tuned.WriteTimeout, tuned.PoolTimeout
 	opt.ContextTimeoutEnabled, opt.MaxRetries, opt.MinRetryBackoff, opt.MaxRetryBackoff = tuned.ContextTimeoutEnabled, tuned.MaxRetries, tuned.MinRetryBackoff, tuned.MaxRetryBackoff
+	opt.PipelinePoolSize = tuned.PipelinePoolSize
 	network := opt.Network
 	if network == "" {
 		network = "tcp"
@@ -99,12 +100,20 @@ func Connect(ctx context.Context, url string, opts ConnOptions) (*Conn, error) {
 }
 
 // tuning returns the client options every connection shares (see Connect).
+//
+// Pipelines share the commands' pool (PipelinePoolSize -1): go-redis keeps
+// a second pool for them by default, so a process's first pipeline (the
+// page cache's batches, a full read of a run) opened a connection of its
+// own, and each new connection is a HELLO. The commands' pool is the
+// default size (10 a CPU), so a pipeline does not make a lease refresh
+// wait for a connection.
 func tuning(lease time.Duration) *redis.Options {
 	dial, rw := Timeouts(lease)
 	return &redis.Options{
 		DialTimeout: dial, ReadTimeout: rw, WriteTimeout: rw, PoolTimeout: rw + time.Second,
 		ContextTimeoutEnabled: true,
 		MaxRetries:            2, MinRetryBackoff: 50 * time.Millisecond, MaxRetryBackoff: 500 * time.Millisecond,
+		PipelinePoolSize: -1,
 	}
 }
 
@@ -126,6 +135,7 @@ func connectSentinel(ctx context.Context, url string, tuned *redis.Options) (*Co
 	}
 	fo.DialTimeout, fo.ReadTimeout, fo.WriteTimeout, fo.PoolTimeout = tuned.DialTimeout, tuned.ReadTimeout, tuned.WriteTimeout, tuned.PoolTimeout
 	fo.ContextTimeoutEnabled, fo.MaxRetries, fo.MinRetryBackoff, fo.MaxRetryBackoff = tuned.ContextTimeoutEnabled, tuned.MaxRetries, tuned.MinRetryBackoff, tuned.MaxRetryBackoff
+	fo.PipelinePoolSize = tuned.PipelinePoolSize
 	var errs []error
 	for _, addr := range fo.SentinelAddrs {
 		if err := reachable(ctx, "tcp", addr); err != nil {

@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -63,4 +64,52 @@ func TestConnectSentinelErrorsSayWhat(t *testing.T) {
 	if _, err := Connect(t.Context(), "redis://127.0.0.1:1/0?master_name=m&bogus=1", ConnOptions{}); err == nil || !strings.Contains(err.Error(), "Sentinel URL") {
 		t.Errorf("bad option: %v", err)
 	}
+}
+
+// TestAPipelineRunsOnTheCommandsConnection: a process's first pipeline,
+// after a command, runs on the connection the command opened: go-redis's
+// separate pipeline pool would open another, and every new connection is
+// a HELLO.
+func TestAPipelineRunsOnTheCommandsConnection(t *testing.T) {
+	srv, rdb := redistest.Start(t)
+	ctx := t.Context()
+	before := helloCalls(t, rdb)
+	conn, err := Connect(ctx, srv.URL, ConnOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if err := conn.Client.Set(ctx, "k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.Get(ctx, "k")
+		p.Set(ctx, "k2", "v", time.Minute)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n := helloCalls(t, rdb) - before; n != 1 {
+		t.Errorf("a command and a pipeline opened %d connections (HELLOs), want 1", n)
+	}
+}
+
+// helloCalls is how many HELLOs the server has answered (INFO commandstats).
+func helloCalls(t *testing.T, rdb *redis.Client) int {
+	t.Helper()
+	info, err := rdb.Info(t.Context(), "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_hello:calls="); ok {
+			n, _, _ := strings.Cut(rest, ",")
+			calls, err := strconv.Atoi(n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return calls
+		}
+	}
+	return 0
 }

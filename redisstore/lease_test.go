@@ -150,7 +150,7 @@ func TestATakenLeaseIsAnsweredByItsHolderOnly(t *testing.T) {
 	}
 	acquire := func(runID, token string) int64 {
 		t.Helper()
-		n, err := acquireScript.Run(ctx, rdb, []string{"rb:lock:run:" + runID, "rb:run:" + runID}, token, 15000).Int64()
+		n, _, err := acquireReply(acquireScript.Run(ctx, rdb, []string{"rb:lock:run:" + runID, "rb:run:" + runID}, token, 15000))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -167,5 +167,142 @@ func TestATakenLeaseIsAnsweredByItsHolderOnly(t *testing.T) {
 	}
 	if f := acquire("r-none", "a"); f != -1 {
 		t.Errorf("a missing run got %d, want -1", f)
+	}
+}
+
+// TestAFinishedRunsLastSaveGivesTheLeaseBack: the save that records a
+// finished run as shown, made under the lease, deletes the lease key in the
+// same step as its fence check, and the lease's Release then sends nothing
+// (store and locker of one DB); the next worker takes the lease at once. A
+// holder whose fence moved (another worker took the lease) neither saves
+// nor touches the new holder's lease.
+func TestAFinishedRunsLastSaveGivesTheLeaseBack(t *testing.T) {
+	srv, _ := redistest.Start(t)
+	ctx := context.Background()
+	conn, err := Connect(ctx, srv.URL, ConnOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	db := Open(conn, "")
+	s, l := db.Store(StoreOptions{}), db.Locker(time.Minute)
+	finish := func(id string, fence int64) error {
+		r, err := s.Load(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Fence, r.Status, r.Presented = fence, pipeline.StatusCompleted, true
+		return s.Save(ctx, r)
+	}
+	createRun(t, s, "r-1")
+	lctx, lease, err := l.Lock(ctx, "r-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := finish("r-1", lease.Fence()); err != nil {
+		t.Fatal(err)
+	}
+	if n := conn.Client.Exists(ctx, "rb:lock:run:r-1").Val(); n != 0 {
+		t.Fatal("the finished run's last save left its lease key")
+	}
+	c := &countCommands{}
+	conn.Client.AddHook(c)
+	lease.Release()
+	if n := c.n.Load(); n != 0 {
+		t.Errorf("Release sent %d commands after the save gave the lease back, want 0", n)
+	}
+	if lctx.Err() == nil {
+		t.Error("Release did not end the lease's context")
+	}
+	if _, next, err := l.Lock(ctx, "r-1"); err != nil {
+		t.Fatalf("the next worker could not take the lease: %v", err)
+	} else {
+		next.Release()
+	}
+
+	createRun(t, s, "r-2")
+	_, a, err := l.Lock(ctx, "r-2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Release()
+	_, b, err := l.Lock(ctx, "r-2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Release()
+	if err := finish("r-2", a.Fence()); !errors.Is(err, pipeline.ErrLeaseLost) {
+		t.Fatalf("a finished save with a stale fence = %v, want ErrLeaseLost", err)
+	}
+	if n := conn.Client.Exists(ctx, "rb:lock:run:r-2").Val(); n != 1 {
+		t.Error("a stale holder's save deleted the new holder's lease")
+	}
+}
+
+// TestTheFirstReadUnderALeaseTakenHereSendsNothing: the lease's script
+// reads the run's version, nonce and cancel request in the step that takes
+// it, so a worker's first read of a run its process created, under a lease
+// the same DB's Locker took, is no command at all, and sees a cancel request
+// made before the lease was taken; a run saved by anyone since it was
+// created is read in full, as before.
+func TestTheFirstReadUnderALeaseTakenHereSendsNothing(t *testing.T) {
+	srv, _ := redistest.Start(t)
+	ctx := context.Background()
+	conn, err := Connect(ctx, srv.URL, ConnOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	db := Open(conn, "")
+	s, l := db.Store(StoreOptions{}), db.Locker(time.Minute)
+	createRun(t, s, "r-1")
+	createRun(t, s, "r-2")
+	if err := s.RequestCancel(ctx, "r-1", "U2"); err != nil {
+		t.Fatal(err)
+	}
+	_, a, err := l.Lock(ctx, "r-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Release()
+	c := &countCommands{}
+	conn.Client.AddHook(c)
+	r, by, err := s.LoadForStep(ctx, "r-1")
+	if err != nil || r.Version != 1 || r.Question != "q r-1" || by != "U2" {
+		t.Fatalf("first read under the lease = %+v, %q, %v; want version 1, cancelled by U2", r, by, err)
+	}
+	if n := c.n.Load(); n != 0 {
+		t.Errorf("the first read under a lease taken here sent %d commands, want 0", n)
+	}
+	other := NewStore(conn.Client, "") // another process saves r-2
+	stale, err := other.Load(ctx, "r-2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale.Step = pipeline.StepSearch
+	if err := other.Save(ctx, stale); err != nil {
+		t.Fatal(err)
+	}
+	_, b, err := l.Lock(ctx, "r-2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Release()
+	if r, _, err := s.LoadForStep(ctx, "r-2"); err != nil || r.Version != 2 || r.Step != pipeline.StepSearch {
+		t.Fatalf("first read of a run saved elsewhere = %+v, %v; want version 2 at search", r, err)
+	}
+	// What a take read is that lease's only: after its release the first
+	// read asks Redis (and sees a cancel request made since).
+	createRun(t, s, "r-3")
+	_, d, err := l.Lock(ctx, "r-3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Release()
+	if err := s.RequestCancel(ctx, "r-3", "U3"); err != nil {
+		t.Fatal(err)
+	}
+	if _, by, err := s.LoadForStep(ctx, "r-3"); err != nil || by != "U3" {
+		t.Errorf("first read after the lease was released = %q, %v; want cancelled by U3 (the released lease's read was used)", by, err)
 	}
 }

@@ -26,7 +26,10 @@ func (s *Store) Load(ctx context.Context, id string) (*pipeline.Run, error) {
 //
 // The first read of a run this process created (a worker taking the run it
 // was just handed) is one command, not three: the probe of ProbeForStep
-// (version, the nonce of the save that wrote it, the cancel request), and
+// (version, the nonce of the save that wrote it, the cancel request) — or
+// none, when the lease the caller holds was taken by this process's Locker
+// of the same DB, whose script read the same fields in the step that took
+// it (what is read moves from just after the take to the take) — and
 // when the stored run is still the one Create wrote (version 1, Create's
 // nonce), the record Create wrote is decoded instead of read again; a new
 // run has no page texts. Anything else — a run saved since by anyone, or
@@ -36,9 +39,14 @@ func (s *Store) Load(ctx context.Context, id string) (*pipeline.Run, error) {
 func (s *Store) LoadForStep(ctx context.Context, id string) (*pipeline.Run, string, error) {
 	if c, ok := s.takeCreated(id); ok {
 		floor := s.watermark(id)
-		vals, err := s.rdb.HMGet(ctx, s.runKey(id), "v", "nonce", "cancel").Result()
-		if err != nil {
-			return nil, "", err
+		var vals []any
+		if p, ok := s.takenProbe(id); ok {
+			vals = []any{strconv.FormatInt(p.Version, 10), p.SaveNonce, p.CancelBy}
+		} else {
+			var err error
+			if vals, err = s.rdb.HMGet(ctx, s.runKey(id), "v", "nonce", "cancel").Result(); err != nil {
+				return nil, "", err
+			}
 		}
 		if len(vals) == 3 && vals[0] == "1" && vals[1] == c.nonce {
 			r, err := s.decodeRun(id, []any{"1", string(c.data)}, floor)
@@ -55,6 +63,20 @@ func (s *Store) LoadForStep(ctx context.Context, id string) (*pipeline.Run, stri
 	return s.load(ctx, id, true)
 }
 
+// takenProbe returns (and forgets) what the run's hash said when this
+// process last took its lease (Locker of the same DB): the caller holds
+// that lease, taken just before.
+func (s *Store) takenProbe(id string) (pipeline.StepProbe, bool) {
+	if s.takenProbes == nil {
+		return pipeline.StepProbe{}, false
+	}
+	s.takenProbes.mu.Lock()
+	defer s.takenProbes.mu.Unlock()
+	p, ok := s.takenProbes.items[id]
+	delete(s.takenProbes.items, id)
+	return p, ok
+}
+
 // takeCreated returns (and forgets) the run as this process created it, if
 // it has not been read or saved since.
 func (s *Store) takeCreated(id string) (createdRun, bool) {
@@ -68,8 +90,9 @@ func (s *Store) takeCreated(id string) (createdRun, bool) {
 // ProbeForStep returns the stored version of the run, the nonce of the
 // save that wrote it, and who asked to cancel it, in one round trip,
 // without reading the run: what a worker that saved the run itself reads
-// before its next step, to know whether its copy is still the stored one.
-// A missing run is pipeline.ErrNotFound.
+// before its next step, to know whether its copy is still the stored one,
+// when its save's reply did not say (Run.SaveProbe), and after it released
+// the lease. A missing run is pipeline.ErrNotFound.
 //
 // It is one command: the cancel request is read from the run's hash, where
 // RequestCancel writes it beside its own key. (A request made by a process

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -31,6 +32,14 @@ type Locker struct {
 	rdb    *redis.Client
 	prefix string
 	ttl    time.Duration
+	// givenBack, shared with the Store of the same DB (nil otherwise), are
+	// the leases a finished run's last save gave back (see saveScript).
+	givenBack *boundedMap[int64]
+	// takenProbes, shared with the Store of the same DB (nil otherwise),
+	// are what the run's hash said when its lease was last taken here
+	// (acquireScript): the first read under the lease (LoadForStep) of a
+	// run this process created uses it instead of asking again.
+	takenProbes *boundedMap[pipeline.StepProbe]
 }
 
 // NewLocker returns a Locker; ttl is the lease (default 15 s).
@@ -59,14 +68,18 @@ func (l *Locker) Held(ctx context.Context, runID string) (bool, error) {
 }
 
 // acquireScript takes the lease and increments the run's fence.
-// KEYS: lock, run. ARGV: token, ttl ms. Returns the new fence, 0 when the
-// lease is held by someone else, -1 when the run does not exist. A retried
-// call that already took the lease gets its fence again. (SET NX takes a
-// free lease in one command; the holder is read only when it is taken.)
+// KEYS: lock, run. ARGV: token, ttl ms. Returns {the new fence, and the
+// run's version, the nonce of the save that wrote it and its cancel
+// request, read in the same step: what a worker's first read under the
+// lease probes}, 0 when the lease is held by someone else, -1 when the run
+// does not exist. A retried call that already took the lease gets its
+// fence again (alone). (SET NX takes a free lease in one command; the
+// holder is read only when it is taken.)
 var acquireScript = newScript(`
-if redis.call('EXISTS', KEYS[2]) == 0 then return -1 end
+local cur = redis.call('HMGET', KEYS[2], 'v', 'nonce', 'cancel')
+if not cur[1] then return -1 end
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  return redis.call('HINCRBY', KEYS[2], 'fence', 1)
+  return {redis.call('HINCRBY', KEYS[2], 'fence', 1), cur[1], cur[2] or '', cur[3] or ''}
 end
 if redis.call('GET', KEYS[1]) == ARGV[1] then return tonumber(redis.call('HGET', KEYS[2], 'fence')) end
 return 0
@@ -96,7 +109,15 @@ func (l *Locker) Lock(ctx context.Context, runID string) (context.Context, pipel
 	_, _ = rand.Read(b)
 	token := hex.EncodeToString(b)
 	sent := time.Now()
-	fence, err := acquireScript.Run(ctx, l.rdb, []string{l.lockKey(runID), l.runKey(runID)}, token, l.ttl.Milliseconds()).Int64()
+	if l.takenProbes != nil {
+		// What an earlier take read is not this lease's (a retried take
+		// that found its lease taken already answers the fence alone).
+		l.takenProbes.del(runID)
+	}
+	fence, probe, err := acquireReply(acquireScript.Run(ctx, l.rdb, []string{l.lockKey(runID), l.runKey(runID)}, token, l.ttl.Milliseconds()))
+	if probe != nil && fence > 0 && l.takenProbes != nil {
+		l.takenProbes.put(runID, *probe)
+	}
 	switch {
 	case err != nil:
 		return nil, nil, fmt.Errorf("lease run %s: %w", runID, err)
@@ -110,6 +131,31 @@ func (l *Locker) Lock(ctx context.Context, runID string) (context.Context, pipel
 	ls.wg.Add(1)
 	go ls.keep(sent) // owner: this lease; stopped by Release
 	return lctx, ls, nil
+}
+
+// acquireReply splits acquireScript's reply into the fence (or code) and,
+// for a lease taken now, what the run's hash said then.
+func acquireReply(cmd *redis.Cmd) (int64, *pipeline.StepProbe, error) {
+	v, err := cmd.Result()
+	if err != nil {
+		return 0, nil, err
+	}
+	switch v := v.(type) {
+	case int64:
+		return v, nil, nil
+	case []any:
+		if len(v) == 4 {
+			fence, ok := v[0].(int64)
+			ver, _ := v[1].(string)
+			nonce, _ := v[2].(string)
+			by, _ := v[3].(string)
+			n, perr := strconv.ParseInt(ver, 10, 64)
+			if ok && perr == nil {
+				return fence, &pipeline.StepProbe{Version: n, SaveNonce: nonce, CancelBy: by}, nil
+			}
+		}
+	}
+	return 0, nil, fmt.Errorf("unexpected reply %v", v)
 }
 
 // lease is one holding of a run's lease.
@@ -167,12 +213,19 @@ func (ls *lease) keep(lastOK time.Time) {
 }
 
 // Release stops refreshing, cancels the lease's context and gives the lease
-// back (if it is still ours).
+// back (if it is still ours), unless the run's last save gave it back
+// already (the Store of the same DB says so).
 func (ls *lease) Release() {
 	ls.once.Do(func() {
 		close(ls.stop)
 		ls.wg.Wait()
 		ls.cancel(nil)
+		if p := ls.l.takenProbes; p != nil {
+			p.del(ls.runID) // read under this lease only
+		}
+		if g := ls.l.givenBack; g != nil && g.take(ls.runID, ls.fence, func(a, b int64) bool { return a == b }) {
+			return
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), ls.l.ttl/3)
 		defer cancel()
 		_ = releaseScript.Run(ctx, ls.l.rdb, []string{ls.l.lockKey(ls.runID)}, ls.token).Err()

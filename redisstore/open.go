@@ -3,6 +3,8 @@ package redisstore
 import (
 	"context"
 	"time"
+
+	"github.com/researchbot/researchbot/pipeline"
 )
 
 // DefaultPrefix starts every key researchbot writes in Redis (the key table
@@ -15,6 +17,13 @@ const DefaultPrefix = "rb:"
 type DB struct {
 	conn   *Conn
 	prefix string
+	// givenBack is shared by the Store and the Locker it hands out: the
+	// leases a finished run's last save gave back, which Release then
+	// does not give back again (see saveScript).
+	givenBack *boundedMap[int64]
+	// takenProbes is shared by the Locker and the Store it hands out: what
+	// a run's hash said when its lease was taken (see LoadForStep).
+	takenProbes *boundedMap[pipeline.StepProbe]
 }
 
 // Open returns the stores of the Redis of conn under prefix ("" means
@@ -25,7 +34,7 @@ func Open(conn *Conn, prefix string) *DB {
 	if prefix == "" {
 		prefix = DefaultPrefix
 	}
-	return &DB{conn: conn, prefix: prefix}
+	return &DB{conn: conn, prefix: prefix, givenBack: newBoundedMap[int64](1024), takenProbes: newBoundedMap[pipeline.StepProbe](1024)}
 }
 
 // Prefix is the prefix of the stores' keys.
@@ -37,7 +46,9 @@ func (d *DB) Ping(ctx context.Context) error { return d.conn.Client.Ping(ctx).Er
 // Store returns the runs' store; opts.Prefix is the DB's.
 func (d *DB) Store(opts StoreOptions) *Store {
 	opts.Prefix = d.prefix
-	return NewStoreWithOptions(d.conn.Client, opts)
+	s := NewStoreWithOptions(d.conn.Client, opts)
+	s.givenBack, s.takenProbes = d.givenBack, d.takenProbes
+	return s
 }
 
 // Queue returns the work queue (the store's indexes, see Queue); opts.Prefix is the DB's.
@@ -54,7 +65,11 @@ func (d *DB) Worker(adv Advancer, opts WorkerOptions) *Worker {
 }
 
 // Locker returns the runs' leases; ttl is the lease (RUN_LEASE).
-func (d *DB) Locker(ttl time.Duration) *Locker { return NewLocker(d.conn.Client, d.prefix, ttl) }
+func (d *DB) Locker(ttl time.Duration) *Locker {
+	l := NewLocker(d.conn.Client, d.prefix, ttl)
+	l.givenBack, l.takenProbes = d.givenBack, d.takenProbes
+	return l
+}
 
 // Streams returns the research streams' store.
 func (d *DB) Streams() *Streams { return NewStreams(d.conn.Client, d.prefix) }

@@ -348,3 +348,42 @@ func TestACancelIsInTheWorkIndex(t *testing.T) {
 		})
 	}
 }
+
+// TestANewQueuesWorkerSubscribesOnlyWhenAskedTo: the worker of a queue
+// made for this process (NewQueues) advances the runs woken here without
+// subscribing to the queue's wake channel (a connection, its HELLO and a
+// SUBSCRIBE); once Listen is called it subscribes, and takes at once a
+// wake-up another process publishes.
+func TestANewQueuesWorkerSubscribesOnlyWhenAskedTo(t *testing.T) {
+	_, rdb := redistest.Start(t)
+	ctx := context.Background()
+	adv := &advancer{called: make(chan advanceCall, 8)}
+	w := startWorker(t, rdb, adv, WorkerOptions{Queues: []string{"terminal-x"}, NewQueues: true, Lease: time.Hour})
+	q := newQueue(t, rdb)
+	q.RunLocally(w)
+	for i := range 3 {
+		if err := q.Wake(ctx, "terminal-x", fmt.Sprint("r-", i)); err != nil {
+			t.Fatal(err)
+		}
+		next(t, adv)
+	}
+	// (Asked 50 times: a subscription made at Start, in the background,
+	// would be there within the first few.)
+	for range 50 {
+		if n := rdb.PubSubNumSub(ctx, "rb:wake:terminal-x").Val()["rb:wake:terminal-x"]; n != 0 {
+			t.Fatalf("%d subscribers to the new queue's wake channel before Listen, want 0", n)
+		}
+	}
+	w.Listen()
+	w.Listen() // once
+	waitFor(t, "the subscription", func() bool {
+		return rdb.PubSubNumSub(ctx, "rb:wake:terminal-x").Val()["rb:wake:terminal-x"] == 1
+	})
+	_, other := redistest.Connect(t, "redis://"+rdb.Options().Addr)
+	if err := newQueue(t, other).Wake(ctx, "terminal-x", "r-elsewhere"); err != nil {
+		t.Fatal(err)
+	}
+	if c := next(t, adv); c.run != "r-elsewhere" {
+		t.Errorf("advanced %s, want the run woken by another process", c.run)
+	}
+}

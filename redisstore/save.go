@@ -102,21 +102,43 @@ func (s *Store) Create(ctx context.Context, r *pipeline.Run) error {
 // user without PUBLISH in its ACL), the save still holds and Watch's
 // safety net reads it.
 //
-// KEYS: run, pages, active, work, timers.
+// The last save of a finished run made under a lease (done, fence) also
+// gives the lease back: it deletes the lease key (KEYS[6]). The fence it
+// checked in the same step says nobody took the lease since the writer
+// did (every take moves the fence), so the key is the writer's, or gone.
+// Nothing of the run is left to do under the lease, and Release, told by
+// the store (givenBack), sends nothing.
+//
+// A writer that saved its copy itself (Run.SaveNonce) writes only over
+// that save: the stored nonce must still be its own. After a write Redis
+// lost (a failover to a replica that was behind) another writer may have
+// saved the run at the same version number, with other contents; the
+// version alone would not tell.
+//
+// A write answers with who asked to cancel the run ("cancel", read with the
+// version it checks): what ProbeForStep would read right after it, so the
+// worker that goes straight on to its next step needs no probe (see
+// Run.SaveProbe).
+//
+// KEYS: run, pages, active, work, timers, lease.
 // ARGV: 1 version, 2 fence (0: no lease), 3 nonce, 4 data, 5 status,
 // 6 updated ms, 7 done ("1": finished and shown), 8 id, 9 work ("1"/"0"),
 // 10 deadline ms ("0": none), 11 retention ms, 12 page retention ms,
 // 13 index refresh ms, 14 channel, 15 the saver's own watchers,
-// 16… pairs of page source id and text.
-// Returns 1 saved, 0 version conflict, -1 no such run, -2 fence moved.
+// 16 the nonce of the save that produced the writer's copy ("" for a copy
+// that was read), 17… pairs of page source id and text.
+// Returns {1, cancel request or ""} saved, 1 saved before (the same write
+// retried: the cancel request is not read), 0 version conflict, -1 no such
+// run, -2 fence moved.
 var saveScript = newScript(`
-local cur = redis.call('HMGET', KEYS[1], 'v', 'fence', 'nonce', 'ix', 'ixat', 'watchers')
+local cur = redis.call('HMGET', KEYS[1], 'v', 'fence', 'nonce', 'ix', 'ixat', 'watchers', 'cancel')
 local v = cur[1]
 if not v then return -1 end
 if tonumber(v) ~= tonumber(ARGV[1]) then
   if tonumber(v) == tonumber(ARGV[1]) + 1 and cur[3] == ARGV[3] then return 1 end
   return 0
 end
+if ARGV[16] ~= '' and cur[3] ~= ARGV[16] then return 0 end
 local fence = tonumber(ARGV[2])
 if fence > 0 and tonumber(cur[2] or '0') ~= fence then return -2 end
 local ix = ARGV[7] .. ARGV[9] .. ':' .. ARGV[10]
@@ -146,16 +168,17 @@ else
     end
   end
 end
-if #ARGV >= 16 then
+if #ARGV >= 17 then
   local hs = {}
-  for i = 16, #ARGV do hs[#hs + 1] = ARGV[i] end
+  for i = 17, #ARGV do hs[#hs + 1] = ARGV[i] end
   redis.call('HSET', KEYS[2], unpack(hs))
 end
 if ARGV[7] == '1' then redis.call('PEXPIRE', KEYS[2], ARGV[12]) end
+if ARGV[7] == '1' and fence > 0 and KEYS[6] then redis.call('DEL', KEYS[6]) end
 if tonumber(cur[6] or '0') > tonumber(ARGV[15]) then
   redis.pcall('PUBLISH', ARGV[14], (tonumber(v) + 1) .. ' ' .. ARGV[4])
 end
-return 1
+return {1, cur[7] or ''}
 `)
 
 // Save writes r if the stored version still equals r.Version and, when
@@ -187,12 +210,13 @@ func (s *Store) Save(ctx context.Context, r *pipeline.Run) error {
 	nonce := newNonce()
 	args := []any{r.Version, r.Fence, nonce, data, string(r.Status), r.UpdatedAt.UnixMilli(), done, r.ID, work, deadline,
 		s.opts.Retention.Milliseconds(), s.opts.PageRetention.Milliseconds(), s.opts.IndexRefresh.Milliseconds(), s.savedChannel(r.ID),
-		s.watchers.count(r.ID)}
+		s.watchers.count(r.ID), r.SaveNonce}
 	for id, text := range texts {
 		args = append(args, id, text)
 	}
-	keys := []string{s.runKey(r.ID), s.pagesKey(r.ID), s.prefix + "runs:active", s.workKey(r.Origin.Queue), s.timersKey(r.Origin.Queue)}
-	res, err := saveScript.Run(ctx, s.rdb, keys, args...).Int()
+	keys := []string{s.runKey(r.ID), s.pagesKey(r.ID), s.prefix + "runs:active", s.workKey(r.Origin.Queue), s.timersKey(r.Origin.Queue),
+		leaseKey(s.prefix, r.ID)}
+	res, cancelBy, err := saveReply(saveScript.Run(ctx, s.rdb, keys, args...))
 	if err != nil {
 		return fmt.Errorf("save run %s: %w", r.ID, classify(err))
 	}
@@ -201,6 +225,13 @@ func (s *Store) Save(ctx context.Context, r *pipeline.Run) error {
 		s.created.del(r.ID)
 		r.Version++
 		r.SaveNonce = nonce
+		r.SaveProbe = nil
+		if cancelBy != nil {
+			r.SaveProbe = &pipeline.StepProbe{Version: r.Version, SaveNonce: nonce, CancelBy: *cancelBy}
+		}
+		if done == "1" && r.Fence > 0 && s.givenBack != nil {
+			s.givenBack.put(r.ID, r.Fence)
+		}
 		s.remember(r, stored, len(texts) > 0)
 		s.watchers.tell(r.ID, r.Version, data)
 		return nil
@@ -211,6 +242,29 @@ func (s *Store) Save(ctx context.Context, r *pipeline.Run) error {
 	default:
 		return fmt.Errorf("save run %s: %w", r.ID, pipeline.ErrNotFound)
 	}
+}
+
+// saveReply splits saveScript's reply into its code and, for a write made
+// now, who had asked to cancel the run ("" for no one; nil when the reply
+// does not say).
+func saveReply(cmd *redis.Cmd) (int64, *string, error) {
+	v, err := cmd.Result()
+	if err != nil {
+		return 0, nil, err
+	}
+	switch v := v.(type) {
+	case int64:
+		return v, nil, nil
+	case []any:
+		if len(v) == 2 {
+			code, ok := v[0].(int64)
+			by, isString := v[1].(string)
+			if ok && isString {
+				return code, &by, nil
+			}
+		}
+	}
+	return 0, nil, fmt.Errorf("unexpected reply %v", v)
 }
 
 // remember notes what this process knows of a run it saved: its version

@@ -10,6 +10,8 @@ import (
 
 	"github.com/coder/quartz"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/researchbot/researchbot/pipeline"
 )
 
 // Default retention of finished runs and of their page texts.
@@ -47,6 +49,11 @@ type StoreOptions struct {
 	// Clock drives Watch's safety-net check and stamps breaker alerts
 	// (default the real clock).
 	Clock quartz.Clock
+	// OnWatchSubscribe, when set, is told each time a Watch subscribes to
+	// a run's channel (Watch at its start, WatchAdvancedHere once the run
+	// is not carried here): another process may change the run from then
+	// on, and wake its queue (Worker.Listen). It must not block.
+	OnWatchSubscribe func(runID string)
 }
 
 // Store implements pipeline.Store on Redis.
@@ -65,6 +72,12 @@ type Store struct {
 	// created holds the runs this process created and has not read or
 	// saved since, as written (see LoadForStep).
 	created *boundedMap[createdRun]
+	// givenBack, shared with the Locker of the same DB (nil otherwise),
+	// notes the leases a save gave back (run id → fence; see saveScript).
+	givenBack *boundedMap[int64]
+	// takenProbes, shared with the Locker of the same DB (nil otherwise):
+	// what a run's hash said when its lease was last taken here.
+	takenProbes *boundedMap[pipeline.StepProbe]
 }
 
 // createdRun is a run as Create wrote it: its record and the nonce of the write.

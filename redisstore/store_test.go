@@ -559,3 +559,61 @@ func TestTheSaveThatRecordsARunWasShownSendsNoPageTextAgain(t *testing.T) {
 		t.Fatalf("stored run %+v (%v), want it shown with its page's text", got, err)
 	}
 }
+
+// TestASaveSaysHowTheRunStoodAndWritesOnlyOverItsOwnSave: a save's reply
+// carries what a probe right after it would read (its own version and
+// nonce, and the cancel request, none or made before it), so a worker
+// going straight on needs no probe; and a copy this store saved is written
+// again only while the stored run is that save's: after a write Redis lost,
+// another writer's save at the same version number makes it conflict.
+func TestASaveSaysHowTheRunStoodAndWritesOnlyOverItsOwnSave(t *testing.T) {
+	_, rdb := redistest.Start(t)
+	s := NewStore(rdb, "")
+	ctx := context.Background()
+	if err := s.Create(ctx, newRun("r-1", "U1", t0)); err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Load(ctx, "r-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Save(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if p := r.SaveProbe; p == nil || *p != (pipeline.StepProbe{Version: 2, SaveNonce: r.SaveNonce}) {
+		t.Fatalf("the save's reply = %+v, want version 2, its nonce %q, no cancel request", p, r.SaveNonce)
+	}
+	if err := s.RequestCancel(ctx, "r-1", "U2"); err != nil {
+		t.Fatal(err)
+	}
+	before, err := rdb.Dump(ctx, "rb:run:r-1").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Save(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if p := r.SaveProbe; p == nil || p.CancelBy != "U2" || p.Version != 3 {
+		t.Fatalf("the save's reply after a cancel request = %+v, want version 3, cancelled by U2", p)
+	}
+	// Redis loses that save; another writer saves the run it finds, at the
+	// version number the worker holds.
+	if err := rdb.RestoreReplace(ctx, "rb:run:r-1", 0, before).Err(); err != nil {
+		t.Fatal(err)
+	}
+	other := NewStore(rdb, "")
+	o, err := other.Load(ctx, "r-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Context = "the other writer's"
+	if err := other.Save(ctx, o); err != nil || o.Version != r.Version {
+		t.Fatalf("the other writer's save: %v at version %d, want version %d", err, o.Version, r.Version)
+	}
+	if err := s.Save(ctx, r); !errors.Is(err, pipeline.ErrConflict) {
+		t.Fatalf("a save over another writer's save at the same version = %v, want ErrConflict", err)
+	}
+	if got, _ := s.Load(ctx, "r-1"); got.Context != "the other writer's" {
+		t.Errorf("the stored context is %q: the other writer's save was overwritten", got.Context)
+	}
+}

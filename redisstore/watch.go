@@ -68,6 +68,9 @@ func (s *Store) watch(ctx context.Context, runID string, every time.Duration, ad
 		subscribe := func() {
 			sub = s.rdb.Subscribe(ctx, s.savedChannel(runID))
 			told = sub.ChannelWithSubscriptions()
+			if s.opts.OnWatchSubscribe != nil {
+				s.opts.OnWatchSubscribe(runID)
+			}
 		}
 		defer func() {
 			if sub == nil {

@@ -44,6 +44,17 @@ func (m *boundedMap[V]) put(k string, v V) {
 	m.items[k] = v
 }
 
+// take reports whether k's value is v, and forgets k if it is.
+func (m *boundedMap[V]) take(k string, v V, equal func(a, b V) bool) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if old, ok := m.items[k]; ok && equal(old, v) {
+		delete(m.items, k)
+		return true
+	}
+	return false
+}
+
 // raise sets k's value to v if k is known and v is higher.
 func (m *boundedMap[V]) raise(k string, v V, higher func(a, b V) bool) {
 	m.mu.Lock()

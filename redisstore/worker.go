@@ -46,7 +46,14 @@ type WorkerOptions struct {
 	// NewQueues says Queues were made for this process just now (a
 	// terminal run's private queue): the first pass does not look in them,
 	// since nothing there can be half a lease old yet (its look at
-	// abandoned queues is made as usual).
+	// abandoned queues is made as usual). Nor does the worker subscribe to
+	// their wake channels until Listen is called: only this process knows
+	// the queues, its own wake-ups are kicks in memory, and a hint from
+	// another process matters only once one of its runs may be changed
+	// there (it waits for a person, is interrupted, or another process
+	// saved it: the moments its Watch subscribes). Until then, and for a
+	// hint that comes before the subscription, the claim passes find the
+	// run in the work index.
 	NewQueues bool
 	// Abandoned, when set, names queues of other processes whose runs no
 	// one else would take (a terminal's private queue): a run of such a
@@ -107,6 +114,9 @@ type Worker struct {
 
 	loopCancel context.CancelFunc
 	loopDone   chan struct{}
+	// listenNow is closed by Listen: a NewQueues worker subscribes then.
+	listenNow  chan struct{}
+	listenOnce sync.Once
 }
 
 // pending is a run to advance when a slot frees: its queue, how often in
@@ -153,7 +163,7 @@ func NewWorker(rdb *redis.Client, adv Advancer, opts WorkerOptions) *Worker {
 		rdb: rdb, adv: adv, log: opts.Logger, opts: opts, clock: opts.Clock, delay: delay,
 		queues: slices.Compact(slices.Sorted(slices.Values(opts.Queues))), poke: make(chan struct{}, 1),
 		slots: make(chan struct{}, opts.Concurrency), inflight: map[string]bool{},
-		retrying: map[string]*retry{}, handedBack: map[string]string{},
+		retrying: map[string]*retry{}, handedBack: map[string]string{}, listenNow: make(chan struct{}),
 	}
 	w.ctx, w.cancel = context.WithCancel(context.Background())
 	w.timers = newDeadlineTimer(opts.Clock, w.wakeLoop)
@@ -177,9 +187,9 @@ func (w *Worker) serves(queue string) bool {
 
 // Start subscribes to the queues' wake channels and starts the claim
 // passes in the background (the first one at once). The queues of a
-// NewQueues worker are subscribed to in the background: nobody else can
-// know their names before this process saves a run there, so no hint can
-// come before, and the process's first step does not wait for it.
+// NewQueues worker are subscribed to when Listen is called, in the
+// background: nobody else can know their names before this process saves
+// a run there, so no hint can come before, and no step waits for it.
 func (w *Worker) Start() error {
 	ctx, cancel := context.WithCancel(context.Background())
 	var sub *redis.PubSub
@@ -197,12 +207,25 @@ func (w *Worker) Start() error {
 		hints.Add(1)
 		go func() { // owner: this loop, which waits for it
 			defer hints.Done()
+			if sub == nil {
+				select {
+				case <-w.listenNow:
+				case <-ctx.Done():
+					return
+				}
+			}
 			w.listen(ctx, sub)
 		}()
 		w.loop(ctx)
 		hints.Wait()
 	}()
 	return nil
+}
+
+// Listen makes a NewQueues worker subscribe to its queues' wake channels
+// (once; see WorkerOptions.NewQueues). Any other worker subscribed at Start.
+func (w *Worker) Listen() {
+	w.listenOnce.Do(func() { close(w.listenNow) })
 }
 
 // wakeLoop asks the loop for a pass now.

@@ -88,6 +88,10 @@ type App struct {
 	llm *llm.Client
 	// worker is the worker StartWorker started (for OldestUnleased).
 	worker atomic.Pointer[redisstore.Worker]
+	// listen is set once a Watch of this process subscribed to a run: the
+	// worker of a new private queue subscribes to its wake channel from
+	// then on (listenForHints).
+	listen atomic.Bool
 	// mcp are the MCP servers' backends (their sessions end with Close).
 	mcp []*mcpsearch.Backend
 	// lost carries runs found rolled back to watchLostWrites.
@@ -186,7 +190,7 @@ func (a *App) build() error {
 	a.Store = a.DB.Store(redisstore.StoreOptions{
 		Retention: cfg.Retention, PageRetention: cfg.PageRetention, Logger: a.log,
 		OnLostWrites: a.noteLostWrites, Clock: a.opts.Clock,
-		IndexRefresh: indexRefresh(cfg.LeaseTTL),
+		IndexRefresh: indexRefresh(cfg.LeaseTTL), OnWatchSubscribe: a.listenForHints,
 	})
 	a.Queue = a.DB.Queue(redisstore.QueueOptions{Clock: a.opts.Clock})
 	a.Locker = a.DB.Locker(cfg.LeaseTTL)
@@ -261,6 +265,9 @@ func (a *App) StartWorker(queues []string) (stop func(), err error) {
 	}
 	a.Queue.RunLocally(w)
 	a.worker.Store(w)
+	if a.listen.Load() {
+		w.Listen()
+	}
 	stopDocs, err := a.watchDocs()
 	if err != nil {
 		w.Stop()
@@ -281,6 +288,19 @@ func (a *App) StartWorker(queues []string) (stop func(), err error) {
 			w.Stop()
 		})
 	}, nil
+}
+
+// listenForHints makes the worker subscribe to its queues' wake channels
+// once a Watch of this process subscribed to a run (OnWatchSubscribe): a
+// run followed here may then be changed, and woken, by another process.
+// Only a worker of a new private queue waits for this
+// (redisstore.WorkerOptions.NewQueues); a worker started later listens at
+// its start.
+func (a *App) listenForHints(string) {
+	a.listen.Store(true)
+	if w := a.worker.Load(); w != nil {
+		w.Listen()
+	}
 }
 
 // OldestUnleased is how long the oldest run with work in this process's
