@@ -1,7 +1,9 @@
 package bot
 
 import (
+	"errors"
 	"log/slog"
+	"strings"
 
 	"github.com/coder/quartz"
 )
@@ -23,13 +25,31 @@ type Kit struct {
 	Clock quartz.Clock
 }
 
-// Missing names what k lacks that a feature cannot do without, for the
-// feature's New to report with its own missing ports.
-func (k Kit) Missing() []string {
+// Need is one port a feature's Config must have: how the error names it
+// ("an engine") and whether it is there.
+type Need struct {
+	Name    string
+	Present bool
+}
+
+// Require is the rule every feature's New states its ports with: nil when
+// k has the App's Sender and every need is present, otherwise one error
+// that starts with lacking ("bot: follow-ups need") and names all that is
+// missing, the Sender first.
+func (k Kit) Require(lacking string, needs ...Need) error {
+	var missing []string
 	if k.Sender == nil {
-		return []string{"a Sender (the Web API client the App shares)"}
+		missing = append(missing, "a Sender (the Web API client the App shares)")
 	}
-	return nil
+	for _, n := range needs {
+		if !n.Present {
+			missing = append(missing, n.Name)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return errors.New(lacking + " " + strings.Join(missing, ", "))
 }
 
 // WithDefaults returns k with nil Metrics, Logger and Clock filled in. Its

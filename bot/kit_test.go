@@ -8,15 +8,22 @@ import (
 )
 
 // TestKitNamesAMissingSenderAndFillsTheRest: a feature cannot do without
-// the App's Sender, and takes defaults for the rest; its logger shortens
-// the long values people type.
+// the App's Sender or the ports it requires, and is told all it lacks at
+// once; it takes defaults for the rest; its logger shortens the long
+// values people type.
 func TestKitNamesAMissingSenderAndFillsTheRest(t *testing.T) {
-	if m := (Kit{}).Missing(); len(m) != 1 || !strings.Contains(m[0], "Sender") {
-		t.Errorf("Missing() of an empty Kit = %q", m)
+	var engine any
+	needs := []Need{{Name: "an engine", Present: engine != nil}, {Name: "a memory", Present: true}}
+	err := (Kit{}).Require("bot: sharing needs", needs...)
+	if want := "bot: sharing needs a Sender (the Web API client the App shares), an engine"; err == nil || err.Error() != want {
+		t.Errorf("Require of an empty Kit = %v, want %q", err, want)
 	}
 	k := Kit{Sender: NewSender(SenderConfig{BotToken: "xoxb-1"})}
-	if m := k.Missing(); m != nil {
-		t.Errorf("Missing() with a Sender = %q", m)
+	if err := k.Require("bot: sharing needs", needs...); err == nil || err.Error() != "bot: sharing needs an engine" {
+		t.Errorf("Require with a Sender and no engine = %v", err)
+	}
+	if err := k.Require("bot: sharing needs", Need{Name: "an engine", Present: true}); err != nil {
+		t.Errorf("Require with all it needs = %v", err)
 	}
 	d := k.WithDefaults()
 	if d.Sender != k.Sender || d.Metrics == nil || d.Logger == nil || d.Clock == nil {

@@ -29,7 +29,6 @@ package assistant
 import (
 	"context"
 	"errors"
-	"strings"
 
 	"github.com/slack-go/slack/slackevents"
 
@@ -67,12 +66,9 @@ type Feature struct {
 
 // New checks cfg and returns a Feature.
 func New(cfg Config) (*Feature, error) {
-	missing := cfg.Missing()
-	if cfg.Memory == nil {
-		missing = append(missing, "a Slack memory")
-	}
-	if len(missing) > 0 {
-		return nil, errors.New("bot: the assistant panel needs " + strings.Join(missing, ", "))
+	if err := cfg.Require("bot: the assistant panel needs",
+		bot.Need{Name: "a Slack memory", Present: cfg.Memory != nil}); err != nil {
+		return nil, err
 	}
 	kit := cfg.WithDefaults()
 	return &Feature{

@@ -26,7 +26,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/coder/quartz"
@@ -82,12 +81,9 @@ type Feature struct {
 
 // New checks cfg and returns a Feature.
 func New(cfg Config) (*Feature, error) {
-	missing := cfg.Missing()
-	if cfg.Engine == nil {
-		missing = append(missing, "an engine")
-	}
-	if len(missing) > 0 {
-		return nil, errors.New("bot: the checkpoints' decisions need " + strings.Join(missing, ", "))
+	if err := cfg.Require("bot: the checkpoints' decisions need",
+		bot.Need{Name: "an engine", Present: cfg.Engine != nil}); err != nil {
+		return nil, err
 	}
 	kit := cfg.WithDefaults()
 	return &Feature{engine: cfg.Engine, admins: slices.Clone(cfg.Admins), home: cfg.Home, send: kit.Sender, log: kit.Logger, clock: kit.Clock}, nil

@@ -12,7 +12,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"strings"
 
 	"github.com/coder/quartz"
 	"github.com/prometheus/client_golang/prometheus"
@@ -50,12 +49,9 @@ type Feature struct {
 
 // New checks cfg and returns a Feature.
 func New(cfg Config) (*Feature, error) {
-	missing := cfg.Missing()
-	if cfg.Engine == nil {
-		missing = append(missing, "an engine")
-	}
-	if len(missing) > 0 {
-		return nil, errors.New("bot: feedback needs " + strings.Join(missing, ", "))
+	if err := cfg.Require("bot: feedback needs",
+		bot.Need{Name: "an engine", Present: cfg.Engine != nil}); err != nil {
+		return nil, err
 	}
 	kit := cfg.WithDefaults()
 	return &Feature{engine: cfg.Engine, send: kit.Sender, metrics: kit.Metrics, log: kit.Logger, clock: kit.Clock}, nil

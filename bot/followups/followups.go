@@ -72,15 +72,10 @@ type Feature struct {
 
 // New checks cfg and returns a Feature.
 func New(cfg Config) (*Feature, error) {
-	missing := cfg.Missing()
-	if cfg.Engine == nil {
-		missing = append(missing, "an engine")
-	}
-	if cfg.Budget == nil {
-		missing = append(missing, "a rate budget")
-	}
-	if len(missing) > 0 {
-		return nil, errors.New("bot: follow-ups need " + strings.Join(missing, ", "))
+	if err := cfg.Require("bot: follow-ups need",
+		bot.Need{Name: "an engine", Present: cfg.Engine != nil},
+		bot.Need{Name: "a rate budget", Present: cfg.Budget != nil}); err != nil {
+		return nil, err
 	}
 	kit := cfg.WithDefaults()
 	f := &Feature{engine: cfg.Engine, budget: cfg.Budget, limit: cfg.Limit, metrics: kit.Metrics, log: kit.Logger, clock: kit.Clock, send: kit.Sender}

@@ -25,7 +25,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/coder/quartz"
@@ -113,15 +112,10 @@ var _ bot.Home = (*Feature)(nil)
 
 // New checks cfg and returns a Feature.
 func New(cfg Config) (*Feature, error) {
-	missing := cfg.Missing()
-	if cfg.Runs == nil {
-		missing = append(missing, "the runs")
-	}
-	if cfg.Memory == nil {
-		missing = append(missing, "a memory")
-	}
-	if len(missing) > 0 {
-		return nil, errors.New("bot: the App Home needs " + strings.Join(missing, ", "))
+	if err := cfg.Require("bot: the App Home needs",
+		bot.Need{Name: "the runs", Present: cfg.Runs != nil},
+		bot.Need{Name: "a memory", Present: cfg.Memory != nil}); err != nil {
+		return nil, err
 	}
 	kit := cfg.WithDefaults()
 	return &Feature{runs: cfg.Runs, mem: cfg.Memory, defs: cfg.Definitions, admins: slices.Clone(cfg.Admins), streams: cfg.Streams,

@@ -72,12 +72,9 @@ type Feature struct {
 
 // New checks cfg and returns a Feature.
 func New(cfg Config) (*Feature, error) {
-	missing := cfg.Missing()
-	if cfg.Engine == nil {
-		missing = append(missing, "an engine")
-	}
-	if len(missing) > 0 {
-		return nil, errors.New("bot: never-use needs " + strings.Join(missing, ", "))
+	if err := cfg.Require("bot: never-use needs",
+		bot.Need{Name: "an engine", Present: cfg.Engine != nil}); err != nil {
+		return nil, err
 	}
 	kit := cfg.WithDefaults()
 	return &Feature{engine: cfg.Engine, streams: cfg.Streams, defaults: cfg.Defaults, send: kit.Sender, log: kit.Logger}, nil

@@ -78,15 +78,10 @@ type Feature struct {
 
 // New checks cfg and returns a Feature.
 func New(cfg Config) (*Feature, error) {
-	missing := cfg.Missing()
-	if cfg.Engine == nil {
-		missing = append(missing, "an engine")
-	}
-	if cfg.Memory == nil {
-		missing = append(missing, "a memory")
-	}
-	if len(missing) > 0 {
-		return nil, errors.New("bot: sharing needs " + strings.Join(missing, ", "))
+	if err := cfg.Require("bot: sharing needs",
+		bot.Need{Name: "an engine", Present: cfg.Engine != nil},
+		bot.Need{Name: "a memory", Present: cfg.Memory != nil}); err != nil {
+		return nil, err
 	}
 	kit := cfg.WithDefaults()
 	return &Feature{engine: cfg.Engine, mem: cfg.Memory, send: kit.Sender, log: kit.Logger, clock: kit.Clock}, nil

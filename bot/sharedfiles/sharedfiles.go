@@ -19,7 +19,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 
 	"github.com/researchbot/researchbot/bot"
 	"github.com/researchbot/researchbot/bot/blockkit"
@@ -50,12 +49,9 @@ type Feature struct {
 
 // New checks cfg and returns a Feature.
 func New(cfg Config) (*Feature, error) {
-	missing := cfg.Missing()
-	if cfg.Engine == nil {
-		missing = append(missing, "an engine")
-	}
-	if len(missing) > 0 {
-		return nil, errors.New("bot: shared files need " + strings.Join(missing, ", "))
+	if err := cfg.Require("bot: shared files need",
+		bot.Need{Name: "an engine", Present: cfg.Engine != nil}); err != nil {
+		return nil, err
 	}
 	kit := cfg.WithDefaults()
 	return &Feature{engine: cfg.Engine, send: kit.Sender, log: kit.Logger}, nil

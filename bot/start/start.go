@@ -17,7 +17,6 @@ package start
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -51,8 +50,8 @@ type Feature struct {
 
 // New checks cfg and returns a Feature.
 func New(cfg Config) (*Feature, error) {
-	if missing := cfg.Missing(); len(missing) > 0 {
-		return nil, errors.New("bot: the start form needs " + strings.Join(missing, ", "))
+	if err := cfg.Require("bot: the start form needs"); err != nil {
+		return nil, err
 	}
 	kit := cfg.WithDefaults()
 	return &Feature{defaults: cfg.Defaults, send: kit.Sender, log: kit.Logger}, nil

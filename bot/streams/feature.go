@@ -12,9 +12,7 @@ package streams
 
 import (
 	"context"
-	"errors"
 	"log/slog"
-	"strings"
 
 	"github.com/coder/quartz"
 	"github.com/slack-go/slack"
@@ -80,18 +78,11 @@ var _ bot.StreamHandler = (*Feature)(nil)
 
 // New checks cfg and returns a Feature.
 func New(cfg Config) (*Feature, error) {
-	missing := cfg.Missing()
-	if cfg.Service == nil {
-		missing = append(missing, "the stream service")
-	}
-	if cfg.Conversations == nil {
-		missing = append(missing, "a conversation store")
-	}
-	if cfg.Model == nil {
-		missing = append(missing, "a model")
-	}
-	if len(missing) > 0 {
-		return nil, errors.New("bot: streams need " + strings.Join(missing, ", "))
+	if err := cfg.Require("bot: streams need",
+		bot.Need{Name: "the stream service", Present: cfg.Service != nil},
+		bot.Need{Name: "a conversation store", Present: cfg.Conversations != nil},
+		bot.Need{Name: "a model", Present: cfg.Model != nil}); err != nil {
+		return nil, err
 	}
 	kit := cfg.WithDefaults()
 	return &Feature{svc: cfg.Service, convs: cfg.Conversations, model: cfg.Model, send: kit.Sender, log: kit.Logger, clock: kit.Clock}, nil
