@@ -506,6 +506,28 @@ func TestAStepThatKeepsFailingEndsTheRunWithItsCause(t *testing.T) {
 	if got := e2.load(); got.Status != pipeline.StatusFailed || !strings.Contains(got.Failure, "its worker stopped before it finished") || e2.model.calls != 0 {
 		t.Fatalf("status %s, failure %q, calls %d", got.Status, got.Failure, e2.model.calls)
 	}
+
+	// One attempt failed and reported why, the later ones' workers died:
+	// the run ends saying the last attempt's worker stopped, and names the
+	// earlier failure beside it, not as the cause of all three.
+	e3 := newEnv(t, nil)
+	r3, err := e3.eng.Start(ctx, pipeline.Request{Question: "How do heat pumps cope with frost?", Mode: checkpoints.ModeAuto, Origin: pipeline.Origin{Kind: "test", Queue: "runs"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored = e3.load()
+	stored.Attempt = pipeline.StepAttempt{Step: pipeline.StepPlan, N: pipeline.MaxStepAttempts, LastError: "the shared rate limit had no room within 5s"}
+	stored.Status = pipeline.StatusRunning
+	if err := e3.real.Save(ctx, stored); err != nil {
+		t.Fatal(err)
+	}
+	if err := e3.eng.Advance(ctx, r3.ID); err != nil {
+		t.Fatal(err)
+	}
+	want = "the plan step failed 3 times: its worker stopped before it finished (an earlier attempt failed: the shared rate limit had no room within 5s)"
+	if got := e3.load(); got.Status != pipeline.StatusFailed || got.Failure != want {
+		t.Fatalf("status %s, failure %q; want failed: %q", got.Status, got.Failure, want)
+	}
 }
 
 // TestTheWaitForTheModelIsBoundedAcrossAttempts: the time a step's model

@@ -53,10 +53,12 @@ func (e *Engine) runStep(ctx context.Context, r *Run) (err error) {
 			r.Attempt = StepAttempt{Step: step}
 		}
 		if r.Attempt.N >= st.Retry {
-			// The last attempt never reported back (its worker died): stop here.
-			cause := r.Attempt.LastError
-			if cause == "" {
-				cause = "its worker stopped before it finished"
+			// The last attempt never reported back (its worker died): stop
+			// here, and say so; an earlier attempt's own failure is named
+			// beside it, not in its place.
+			cause := "its worker stopped before it finished"
+			if r.Attempt.LastError != "" {
+				cause += " (an earlier attempt failed: " + r.Attempt.LastError + ")"
 			}
 			return e.endAfterAttempts(ctx, r, cause)
 		}
