@@ -79,7 +79,7 @@ func (r *Run) skipPendingQueries(now time.Time) {
 // have given; the step fails instead, and its retry searches again.
 func searchesInterrupted(r *Run, pending []int, outcomes []SearchOutcome) error {
 	if allPaced(outcomes) {
-		return fmt.Errorf("none of %d searches could be made: %w", len(outcomes), outcomes[0].Paced)
+		return heldBackError{fmt.Errorf("none of %d searches could be made: %w", len(outcomes), outcomes[0].Paced)}
 	}
 	n, first := 0, -1
 	for k, out := range outcomes {

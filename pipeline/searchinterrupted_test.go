@@ -207,7 +207,8 @@ func (s *heldBack) Search(ctx context.Context, q pipeline.SearchRequest) pipelin
 
 // TestASearchStepOurRateLimitHeldBackEntirelyIsRetried: when our own
 // shared rate limit held back every search of the step (many runs at
-// once), nothing was searched: the step fails and is tried again, and the
+// once), nothing was searched: the step fails and is tried again after the
+// rate limit's backoff (HeldBackRetryDelay), and the
 // run does not end with "the searches found no sources". When only some
 // were held back, the others' results are used and the step goes on.
 func TestASearchStepOurRateLimitHeldBackEntirelyIsRetried(t *testing.T) {
@@ -218,6 +219,11 @@ func TestASearchStepOurRateLimitHeldBackEntirelyIsRetried(t *testing.T) {
 	if err := eng.Advance(ctx, "r-1"); !errors.As(err, &re) || re.Step != pipeline.StepSearch {
 		r, _ := store.Load(ctx, "r-1")
 		t.Fatalf("every search held back: %v (run %s, %q), want a RetryError of the search step", err, r.Status, r.FallbackReason)
+	}
+	// Our budget refills with time, not with asking sooner: the retry waits
+	// the rate limit's backoff, not a failed step's.
+	if want := pipeline.HeldBackRetryDelay(1); re.After != want || want <= pipeline.StepRetryDelay(1) {
+		t.Errorf("a step held back entirely is tried again after %v, want %v (longer than a failed step's %v)", re.After, want, pipeline.StepRetryDelay(1))
 	}
 	r, err := store.Load(ctx, "r-1")
 	if err != nil {

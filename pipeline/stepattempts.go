@@ -23,6 +23,23 @@ const MaxStepAttempts = 3
 // backed off between its own retries, and a person may be watching.
 func StepRetryDelay(n int) time.Duration { return time.Duration(1<<min(max(n, 1), 5)) * time.Second }
 
+// HeldBackRetryDelay is how long a run waits before the next attempt at a
+// step that our own shared rate limit held back entirely, n times: 10 s,
+// then 20 s (seed 001's backoff for a rate limit). Longer than
+// StepRetryDelay on purpose: the budget is spent by many runs at once, and
+// it refills with time, not with trying again sooner.
+func HeldBackRetryDelay(n int) time.Duration {
+	return time.Duration(1<<min(max(n, 1)-1, 5)) * 10 * time.Second
+}
+
+// heldBackError is a step's failure when our own shared rate limit held
+// back all it had to do (pipeline.SearchOutcome.Paced for every search):
+// tried again after HeldBackRetryDelay.
+type heldBackError struct{ err error }
+
+func (h heldBackError) Error() string { return h.err.Error() }
+func (h heldBackError) Unwrap() error { return h.err }
+
 // handBackAttempt returns the cause of ctx's end for a worker that stops at
 // a step boundary. When its last save counted the attempt at the step it
 // will not run now (countNextAttempt) and it is shutting down, the attempt
@@ -175,6 +192,9 @@ func (e *Engine) stepFailed(ctx context.Context, runID string, fence int64, elap
 		return err
 	}
 	after := StepRetryDelay(r.Attempt.N)
+	if errors.As(cause, new(heldBackError)) {
+		after = HeldBackRetryDelay(r.Attempt.N)
+	}
 	e.notice(ctx, r, "the %s step failed (%s); trying again in %s (attempt %d of %d)", r.Step, msg, roundWait(after), r.Attempt.N+1, limit)
 	return &RetryError{Step: r.Step, Attempt: r.Attempt.N, After: after, Err: cause}
 }
