@@ -136,26 +136,15 @@ func (l *Locker) Lock(ctx context.Context, runID string) (context.Context, pipel
 // acquireReply splits acquireScript's reply into the fence (or code) and,
 // for a lease taken now, what the run's hash said then.
 func acquireReply(cmd *redis.Cmd) (int64, *pipeline.StepProbe, error) {
-	v, err := cmd.Result()
+	fence, hash, err := codeAndStrings(cmd, 3)
+	if err != nil || hash == nil {
+		return fence, nil, err
+	}
+	version, err := strconv.ParseInt(hash[0], 10, 64)
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, fmt.Errorf("unexpected run version %q in the lease's reply", hash[0])
 	}
-	switch v := v.(type) {
-	case int64:
-		return v, nil, nil
-	case []any:
-		if len(v) == 4 {
-			fence, ok := v[0].(int64)
-			ver, _ := v[1].(string)
-			nonce, _ := v[2].(string)
-			by, _ := v[3].(string)
-			n, perr := strconv.ParseInt(ver, 10, 64)
-			if ok && perr == nil {
-				return fence, &pipeline.StepProbe{Version: n, SaveNonce: nonce, CancelBy: by}, nil
-			}
-		}
-	}
-	return 0, nil, fmt.Errorf("unexpected reply %v", v)
+	return fence, &pipeline.StepProbe{Version: version, SaveNonce: hash[1], CancelBy: hash[2]}, nil
 }
 
 // lease is one holding of a run's lease.

@@ -248,23 +248,11 @@ func (s *Store) Save(ctx context.Context, r *pipeline.Run) error {
 // now, who had asked to cancel the run ("" for no one; nil when the reply
 // does not say).
 func saveReply(cmd *redis.Cmd) (int64, *string, error) {
-	v, err := cmd.Result()
-	if err != nil {
-		return 0, nil, err
+	code, rest, err := codeAndStrings(cmd, 1)
+	if err != nil || rest == nil {
+		return code, nil, err
 	}
-	switch v := v.(type) {
-	case int64:
-		return v, nil, nil
-	case []any:
-		if len(v) == 2 {
-			code, ok := v[0].(int64)
-			by, isString := v[1].(string)
-			if ok && isString {
-				return code, &by, nil
-			}
-		}
-	}
-	return 0, nil, fmt.Errorf("unexpected reply %v", v)
+	return code, &rest[0], nil
 }
 
 // remember notes what this process knows of a run it saved: its version

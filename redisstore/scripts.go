@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 
@@ -84,4 +85,34 @@ func (h *firstEval) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 		}
 		return err
 	}
+}
+
+// codeAndStrings splits the reply of a script that answers either a code
+// alone or the code followed by want strings (a field Redis did not have
+// is ""); rest is nil for a code alone.
+func codeAndStrings(cmd *redis.Cmd, want int) (code int64, rest []string, err error) {
+	v, err := cmd.Result()
+	if err != nil {
+		return 0, nil, err
+	}
+	switch v := v.(type) {
+	case int64:
+		return v, nil, nil
+	case []any:
+		if len(v) != want+1 {
+			break
+		}
+		code, ok := v[0].(int64)
+		if !ok {
+			break
+		}
+		rest = make([]string, want)
+		for i, f := range v[1:] {
+			if rest[i], ok = f.(string); !ok && f != nil {
+				return 0, nil, fmt.Errorf("unexpected reply %v", v)
+			}
+		}
+		return code, rest, nil
+	}
+	return 0, nil, fmt.Errorf("unexpected reply %v", v)
 }

@@ -1,6 +1,8 @@
 package redisstore
 
 import (
+	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -87,5 +89,29 @@ func TestAScriptsFirstRunOnAClientIsOneEval(t *testing.T) {
 	}
 	if got, err := s.Load(ctx, "r-1"); err != nil || got.Version != r.Version {
 		t.Errorf("stored version %v (%v), want %d", got, err, r.Version)
+	}
+}
+
+// TestCodeAndStringsReadsAScriptsReply: a code alone, or the code and the
+// strings asked for (a field Redis did not have is ""); any other shape is
+// an error, never a panic.
+func TestCodeAndStringsReadsAScriptsReply(t *testing.T) {
+	reply := func(v any) *redis.Cmd {
+		cmd := redis.NewCmd(context.Background())
+		cmd.SetVal(v)
+		return cmd
+	}
+	code, rest, err := codeAndStrings(reply(int64(-2)), 3)
+	if code != -2 || rest != nil || err != nil {
+		t.Errorf("a code alone: %d %q %v", code, rest, err)
+	}
+	code, rest, err = codeAndStrings(reply([]any{int64(7), "12", nil, "U1"}), 3)
+	if code != 7 || !slices.Equal(rest, []string{"12", "", "U1"}) || err != nil {
+		t.Errorf("a code and three fields: %d %q %v", code, rest, err)
+	}
+	for _, bad := range []any{[]any{}, []any{int64(1), "a"}, []any{"1", "a", "b", "c"}, []any{int64(1), int64(2), "b", "c"}, "OK"} {
+		if _, _, err := codeAndStrings(reply(bad), 3); err == nil {
+			t.Errorf("reply %v was taken", bad)
+		}
 	}
 }
