@@ -30,6 +30,15 @@ func (l Limit) Take(ctx context.Context, b RateBudget, key string) (time.Duratio
 	return max(wait.Round(time.Second), time.Second), nil
 }
 
+// Or is l, or def when l is unset (a zero Rate or Period): how every
+// configurable limit takes its default.
+func (l Limit) Or(def Limit) Limit {
+	if l.Rate <= 0 || l.Period <= 0 {
+		return def
+	}
+	return l
+}
+
 // String describes the limit, e.g. "10 per 1h0m0s".
 func (l Limit) String() string { return fmt.Sprintf("%d per %s", l.Rate, l.Period) }
 
@@ -41,12 +50,7 @@ type RateLimits struct {
 
 // withDefaults fills zero limits.
 func (l RateLimits) withDefaults() RateLimits {
-	if l.PerUser.Rate <= 0 || l.PerUser.Period <= 0 {
-		l.PerUser = PerHour(10)
-	}
-	if l.PerWorkspace.Rate <= 0 || l.PerWorkspace.Period <= 0 {
-		l.PerWorkspace = PerHour(100)
-	}
+	l.PerUser, l.PerWorkspace = l.PerUser.Or(PerHour(10)), l.PerWorkspace.Or(PerHour(100))
 	return l
 }
 

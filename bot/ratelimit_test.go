@@ -24,3 +24,19 @@ func TestLimitTakeSaysTheWaitInWholeSeconds(t *testing.T) {
 		}
 	}
 }
+
+// TestLimitOrTakesTheDefaultOnlyWhenUnset: a limit with a zero rate or a
+// zero period is unset and takes the default; any other is kept.
+func TestLimitOrTakesTheDefaultOnlyWhenUnset(t *testing.T) {
+	def := PerHour(20)
+	for _, tc := range []struct{ l, want Limit }{
+		{Limit{}, def},
+		{Limit{Rate: 3}, def},
+		{Limit{Period: time.Minute}, def},
+		{Limit{Rate: 3, Period: time.Minute}, Limit{Rate: 3, Period: time.Minute}},
+	} {
+		if got := tc.l.Or(def); got != tc.want {
+			t.Errorf("%v.Or(%v) = %v, want %v", tc.l, def, got, tc.want)
+		}
+	}
+}

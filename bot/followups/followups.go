@@ -78,11 +78,7 @@ func New(cfg Config) (*Feature, error) {
 		return nil, err
 	}
 	kit := cfg.WithDefaults()
-	f := &Feature{engine: cfg.Engine, budget: cfg.Budget, limit: cfg.Limit, metrics: kit.Metrics, log: kit.Logger, clock: kit.Clock, send: kit.Sender}
-	if f.limit.Rate <= 0 || f.limit.Period <= 0 {
-		f.limit = bot.Limit{Rate: defaultRate, Period: defaultPeriod}
-	}
-	return f, nil
+	return &Feature{engine: cfg.Engine, budget: cfg.Budget, limit: cfg.Limit.Or(bot.Limit{Rate: defaultRate, Period: defaultPeriod}), metrics: kit.Metrics, log: kit.Logger, clock: kit.Clock, send: kit.Sender}, nil
 }
 
 // Register routes the "Research this" button.

@@ -70,11 +70,7 @@ func New(cfg Config) (*Feature, error) {
 		return nil, err
 	}
 	kit := cfg.WithDefaults()
-	f := &Feature{engine: cfg.Engine, budget: cfg.Budget, limit: cfg.Limit, metrics: kit.Metrics, send: kit.Sender}
-	if f.limit.Rate <= 0 || f.limit.Period <= 0 {
-		f.limit = bot.Limit{Rate: defaultRate, Period: defaultPeriod}
-	}
-	return f, nil
+	return &Feature{engine: cfg.Engine, budget: cfg.Budget, limit: cfg.Limit.Or(bot.Limit{Rate: defaultRate, Period: defaultPeriod}), metrics: kit.Metrics, send: kit.Sender}, nil
 }
 
 // HandleRunMessage takes m as a steering note when run runID has not
