@@ -323,7 +323,7 @@ func (r *Run) routeAfterReview(c Critique, canIterate bool) {
 
 // ---- output and fallback ----
 
-func (e *Engine) stepOutput(_ context.Context, r *Run) error {
+func (e *Engine) stepOutput(r *Run) {
 	now := e.cfg.Clock.Now()
 	if len(r.Drafts) == 0 {
 		if r.restrictedToNew() {
@@ -332,20 +332,19 @@ func (e *Engine) stepOutput(_ context.Context, r *Run) error {
 			r.Step = StepDone
 			r.FinishedAt = now
 			r.trace(now, StepOutput, "nothing new since the last digest")
-			return nil
+			return
 		}
 		r.toFallback("no draft was written")
-		return nil
+		return
 	}
 	r.Report = BuildReport(r, now)
 	r.Status = StatusCompleted
 	r.Step = StepDone
 	r.FinishedAt = now
 	r.trace(now, StepOutput, "report published")
-	return nil
 }
 
-func (e *Engine) stepFallback(_ context.Context, r *Run) error {
+func (e *Engine) stepFallback(r *Run) {
 	now := e.cfg.Clock.Now()
 	reason := r.FallbackReason
 	if reason == "" {
@@ -356,5 +355,4 @@ func (e *Engine) stepFallback(_ context.Context, r *Run) error {
 	r.Step = StepDone
 	r.FinishedAt = now
 	r.trace(now, StepFallback, "partial report: %s", reason)
-	return nil
 }

@@ -108,6 +108,7 @@ func (e *Engine) runStep(ctx context.Context, r *Run) (err error) {
 	}
 	r.Attempt = StepAttempt{}
 	r.Active += elapsed
+	e.runLocalSteps(ctx, r)
 	e.countNextAttempt(r)
 	if r.Status.Final() && e.finishesSilently(r) {
 		// Nothing is shown: the end and its showing are one save, and
@@ -132,8 +133,7 @@ func (e *Engine) runStep(ctx context.Context, r *Run) (err error) {
 // cancel request, a shutdown) does not run that step on this count: it
 // reads the run again, or hands the attempt back (handBackAttempt).
 func (e *Engine) countNextAttempt(r *Run) {
-	if r.Status.Final() || r.Status == StatusWaiting || r.Status == StatusInterrupted ||
-		r.Offering != "" || r.Current() != nil || r.Pause != nil {
+	if !r.goesStraightOn() {
 		return
 	}
 	if e.steps.lookup(r.Step).Retry <= 0 {
@@ -142,6 +142,45 @@ func (e *Engine) countNextAttempt(r *Run) {
 	r.Attempt = StepAttempt{Step: r.Step, N: 1}
 	r.Status = StatusRunning
 	r.attemptSaved = true
+}
+
+// goesStraightOn reports whether a worker that just saved r goes on to its
+// next step without stopping: not finished, not waiting for or offering a
+// checkpoint, not paused to ask a question, not interrupted.
+func (r *Run) goesStraightOn() bool {
+	return !r.Status.Final() && r.Status != StatusWaiting && r.Status != StatusInterrupted &&
+		r.Offering == "" && r.Current() == nil && r.Pause == nil
+}
+
+// runLocalSteps runs the local steps (step.Local: the report built from the
+// run in hand, no I/O, cannot fail) that a run goes straight on to after a
+// step that ended normally, before that step's save, so one save records
+// both: a research run's review and its report are one save, not two (three
+// Redis commands, one round trip). Each is still traced, logged and
+// observed as a step with its one attempt. Its attempt is not saved before
+// it runs, as a step's is: it does no I/O, so whatever stops the worker
+// during it stops it before the save of the step before, whose attempt
+// was counted.
+func (e *Engine) runLocalSteps(ctx context.Context, r *Run) {
+	for r.goesStraightOn() {
+		st := e.steps.lookup(r.Step)
+		if st.Local == nil {
+			return
+		}
+		r.Attempt = StepAttempt{Step: st.Name, N: 1}
+		_, endSpan := e.traceStep(ctx, r)
+		e.log.Debug("step start", "run", r.ID, "step", st.Name, "attempt", 1, "saved_with_step_before", true)
+		start := e.cfg.Clock.Now()
+		st.Local(r)
+		elapsed := e.cfg.Clock.Now().Sub(start)
+		e.log.Debug("step end", "run", r.ID, "step", st.Name, "attempt", 1, "duration", elapsed, "ok", true)
+		endSpan(nil)
+		if e.cfg.Observer != nil {
+			e.cfg.Observer.StepDone(st.Name, elapsed, nil)
+		}
+		r.Attempt = StepAttempt{}
+		r.Active += elapsed
+	}
 }
 
 // stepFailed records a failed attempt. The run in memory holds the failed

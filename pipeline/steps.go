@@ -94,9 +94,15 @@ func clamp01(f float64) float64 { return max(0, min(1, f)) }
 // step is one entry of the run's step table: what it does, how long one
 // attempt may take, and how many attempts it gets (counted in the run
 // record, across workers).
+//
+// A local step (Local instead of Run) only computes from the run in hand:
+// no I/O, no model, and it cannot fail. When the run goes straight on to
+// one after a step that ended normally, it runs in that step's save
+// (Engine.runLocalSteps).
 type step struct {
 	Name    Step
 	Run     func(context.Context, *Run) error
+	Local   func(*Run)
 	Timeout time.Duration // bounds one attempt; a step past it fails that attempt
 	Retry   int           // attempts before the run ends with the cause
 }
@@ -136,8 +142,8 @@ func (e *Engine) newStepTable() stepTable {
 		{Name: StepAnalyze, Run: e.stepAnalyze, Timeout: llmStepTimeout, Retry: MaxStepAttempts},
 		{Name: StepWrite, Run: e.stepWrite, Timeout: llmStepTimeout, Retry: MaxStepAttempts},
 		{Name: StepReview, Run: e.stepReview, Timeout: llmStepTimeout, Retry: MaxStepAttempts},
-		{Name: StepOutput, Run: e.stepOutput, Timeout: localStepTimeout, Retry: MaxStepAttempts},
-		{Name: StepFallback, Run: e.stepFallback, Timeout: localStepTimeout, Retry: MaxStepAttempts},
+		{Name: StepOutput, Local: e.stepOutput, Timeout: localStepTimeout, Retry: MaxStepAttempts},
+		{Name: StepFallback, Local: e.stepFallback, Timeout: localStepTimeout, Retry: MaxStepAttempts},
 	}
 }
 
@@ -147,6 +153,10 @@ func (e *Engine) execStep(ctx context.Context, r *Run, st step) error {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, st.Timeout)
 		defer cancel()
+	}
+	if st.Local != nil {
+		st.Local(r)
+		return nil
 	}
 	return st.Run(ctx, r)
 }

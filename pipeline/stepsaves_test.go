@@ -36,15 +36,20 @@ func (s *savingStore) Save(ctx context.Context, r *pipeline.Run) error {
 	return s.Store.Save(ctx, r)
 }
 
-// stepsDone counts the steps the engine ran (Observer).
+// stepsDone counts the steps the engine ran (Observer), and the local ones
+// (output, fallback) among them.
 type stepsDone struct {
-	mu sync.Mutex
-	n  int
+	mu    sync.Mutex
+	n     int
+	local int
 }
 
-func (o *stepsDone) StepDone(pipeline.Step, time.Duration, error) {
+func (o *stepsDone) StepDone(s pipeline.Step, _ time.Duration, _ error) {
 	o.mu.Lock()
 	o.n++
+	if s == pipeline.StepOutput || s == pipeline.StepFallback {
+		o.local++
+	}
 	o.mu.Unlock()
 }
 func (o *stepsDone) LLMUsage(pipeline.Role, pipeline.Usage)                      {}
@@ -74,6 +79,8 @@ func (a *attemptWatcher) Search(ctx context.Context, q pipeline.SearchRequest) p
 // a step also counts the attempt at the next — and the attempt at a step is
 // in the store while the step runs, so a worker that dies in the middle of
 // it has used that attempt (the bound on attempts holds across crashes).
+// The report, built from the run in hand (the output step, a local one), is
+// built in the review's save: no save of its own.
 //
 // A presenter that shows nothing when the run finishes (the terminal's,
 // pipeline.SilentFinisher) has the run's end saved as shown in the step's
@@ -129,14 +136,18 @@ func testStepSaves(t *testing.T, silent bool) {
 	if err != nil || r.Status != pipeline.StatusCompleted {
 		t.Fatalf("the run is %v (%v), want completed", r, err)
 	}
-	// The first step's attempt, one save per step, and the record that
-	// the outcome was shown (in the last step's save when nothing is shown).
-	want := steps.n + 2
+	// The first step's attempt, one save per step but the local one, and
+	// the record that the outcome was shown (in the last step's save when
+	// nothing is shown).
+	if steps.local != 1 {
+		t.Fatalf("%d local steps ran, want 1 (the output)", steps.local)
+	}
+	want := steps.n - steps.local + 2
 	if silent {
-		want = steps.n + 1
+		want--
 	}
 	if ss.saves != want {
-		t.Errorf("%d saves for %d steps, want %d", ss.saves, steps.n, want)
+		t.Errorf("%d saves for %d steps (%d local), want %d", ss.saves, steps.n, steps.local, want)
 	}
 	if !r.Presented {
 		t.Error("the stored run is not marked shown")
