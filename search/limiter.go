@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -10,6 +11,15 @@ import (
 // per period and returns 0, or how long to wait when it is spent.
 type RateBudget interface {
 	Allow(ctx context.Context, key string, n int, per time.Duration) (wait time.Duration, err error)
+}
+
+// BatchRateBudget is a RateBudget that can also take several events at
+// once (redisstore.RateLimiter): AllowN takes events events from key's
+// budget of n per period, all or none, and returns 0 when all were taken,
+// or how long to wait (none taken).
+type BatchRateBudget interface {
+	RateBudget
+	AllowN(ctx context.Context, key string, events, n int, per time.Duration) (wait time.Duration, err error)
 }
 
 // SharedLimiter is a Limiter whose per-backend budgets (keyed by the
@@ -33,4 +43,15 @@ func NewSharedLimiter(budget RateBudget, perMinute map[string]int) *SharedLimite
 // Allow implements Limiter.
 func (l *SharedLimiter) Allow(ctx context.Context, backend string) (time.Duration, error) {
 	return l.budget.Allow(ctx, backend, l.perMinute[backend], time.Minute)
+}
+
+// AllowN implements BatchLimiter. Over a budget that cannot take several
+// events at once (not a BatchRateBudget) it takes none and fails with
+// errors.ErrUnsupported.
+func (l *SharedLimiter) AllowN(ctx context.Context, backend string, n int) (time.Duration, error) {
+	budget, ok := l.budget.(BatchRateBudget)
+	if !ok {
+		return 0, errors.ErrUnsupported
+	}
+	return budget.AllowN(ctx, backend, n, l.perMinute[backend], time.Minute)
 }
