@@ -13,10 +13,13 @@ import (
 	"github.com/researchbot/researchbot/dedup"
 )
 
-// Limiter decides whether a backend may be called now. Allow returns 0 when
-// the call is allowed, otherwise how long to wait.
+// Limiter decides whether a backend may be called now (SharedLimiter).
+// Allow returns 0 when the call is allowed, otherwise how long to wait.
+// AllowN takes n calls to backend at once, all or none: 0 when all were
+// taken, otherwise how long to wait, and none was taken (Multi.Reserve).
 type Limiter interface {
 	Allow(ctx context.Context, backend string) (retryAfter time.Duration, err error)
+	AllowN(ctx context.Context, backend string, n int) (retryAfter time.Duration, err error)
 }
 
 // Options tune a Multi.

@@ -4,17 +4,7 @@ import (
 	"context"
 	"strings"
 	"sync"
-	"time"
 )
-
-// BatchLimiter is a Limiter that can also take several calls to one
-// backend at once (SharedLimiter).
-type BatchLimiter interface {
-	Limiter
-	// AllowN takes n calls to backend at once, all or none: it returns 0
-	// when all were taken, otherwise how long to wait, and none was taken.
-	AllowN(ctx context.Context, backend string, n int) (retryAfter time.Duration, err error)
-}
 
 // Reservation is calls to backends taken from a Multi's limiter ahead of a
 // set of queries (Multi.Reserve), so that queries searched together ask
@@ -26,15 +16,15 @@ type Reservation struct {
 }
 
 // Reserve takes from the limiter, for each backend that two or more of qs
-// will call, the calls they need in one ask (BatchLimiter.AllowN), all or
+// will call, the calls they need in one ask (Limiter.AllowN), all or
 // none, and returns them for the queries' searches (Reservation.Search).
 // A backend whose budget has no room for them all, whose limiter fails,
 // or that is cooling down (the service asked to wait) reserves nothing:
 // each query then asks the limiter alone, as Multi.Search does, so none is
 // refused for the others' sake and a failure is reported by the search
 // that meets it. A backend asked by one query alone reserves nothing
-// either (its one ask gains nothing by going ahead). Without a
-// BatchLimiter nothing is reserved.
+// either (its one ask gains nothing by going ahead). Without a Limiter
+// nothing is reserved.
 //
 // A reserved call is spent whether or not the backend is called: a query
 // that does not call it (the service asked to wait meanwhile, the search
@@ -43,8 +33,8 @@ type Reservation struct {
 // never under-spent.
 func (m *Multi) Reserve(ctx context.Context, qs []Query) *Reservation {
 	r := &Reservation{m: m, left: map[string]int{}}
-	limiter, ok := m.opts.Limiter.(BatchLimiter)
-	if !ok {
+	limiter := m.opts.Limiter
+	if limiter == nil {
 		return r
 	}
 	need := map[string]int{}

@@ -1,7 +1,6 @@
 package search
 
 import (
-	"context"
 	"errors"
 	"strconv"
 	"strings"
@@ -15,7 +14,7 @@ import (
 	"github.com/researchbot/researchbot/redisstore"
 )
 
-var _ BatchRateBudget = (*redisstore.RateLimiter)(nil)
+var _ RateBudget = (*redisstore.RateLimiter)(nil)
 
 // rateScriptRuns is how many rate-limit scripts the server has run (EVAL
 // and EVALSHA, INFO commandstats): one per ask of a budget.
@@ -162,8 +161,8 @@ func TestAReservedCallNotUsedIsSpent(t *testing.T) {
 // TestAReservationWhoseLimiterFailedLeavesTheFailureToTheSearches: with the
 // budgets' Redis gone, nothing is reserved, and each search meets the
 // failure as without a reservation: the backend is not called, and its
-// error is ErrLimiterFailed with Redis's error. A limiter that cannot take
-// several calls at once reserves nothing, and is asked once per call.
+// error is ErrLimiterFailed with Redis's error. A limiter that refuses the
+// calls together reserves nothing, and is asked once per call.
 func TestAReservationWhoseLimiterFailedLeavesTheFailureToTheSearches(t *testing.T) {
 	_, rdb := redistest.Start(t)
 	b := &stub{name: "searxng", kinds: []Kind{KindWeb}, results: []Result{{URL: "https://b.example/"}}}
@@ -179,26 +178,10 @@ func TestAReservationWhoseLimiterFailedLeavesTheFailureToTheSearches(t *testing.
 		t.Errorf("backend called %d times with its limiter failing", b.calls.Load())
 	}
 
-	l := &scriptedLimiter{}
+	l := &scriptedLimiter{refuseTogether: true}
 	m = NewMulti([]Backend{b}, Options{Limiter: l})
 	searchAll(m.Reserve(bg, qs), qs)
 	if len(l.asked) != 3 || b.calls.Load() != 3 {
-		t.Errorf("a limiter without AllowN was asked %d times for 3 calls made %d; want 3 and 3", len(l.asked), b.calls.Load())
+		t.Errorf("a limiter refusing the calls together was asked %d times for 3 calls made %d; want 3 and 3", len(l.asked), b.calls.Load())
 	}
-}
-
-// TestASharedLimiterOverABudgetWithoutAllowNSaysSo: over a budget that
-// takes one event at a time, AllowN takes none and says it cannot.
-func TestASharedLimiterOverABudgetWithoutAllowNSaysSo(t *testing.T) {
-	l := NewSharedLimiter(oneAtATime{}, map[string]int{"searxng": 20})
-	if _, err := l.AllowN(context.Background(), "searxng", 2); !errors.Is(err, errors.ErrUnsupported) {
-		t.Errorf("AllowN over a budget without AllowN: %v, want errors.ErrUnsupported", err)
-	}
-}
-
-// oneAtATime is a RateBudget that always allows, one event at a time.
-type oneAtATime struct{}
-
-func (oneAtATime) Allow(context.Context, string, int, time.Duration) (time.Duration, error) {
-	return 0, nil
 }
