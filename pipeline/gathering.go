@@ -168,19 +168,28 @@ func (e *Engine) stepSearch(ctx context.Context, r *Run) error {
 		return nil
 	}
 	pending := r.pendingQueries()
+	requests := make([]SearchRequest, len(pending))
+	for n, i := range pending {
+		q := r.Queries[i]
+		requests[n] = SearchRequest{
+			Text: q.Text, Kind: q.Kind, Since: r.Since, Limit: 10, Asker: r.RequestedBy, PersonToken: r.PersonToken, Audience: r.Audience,
+		}
+	}
+	searcher := e.cfg.Searcher
+	if sr, ok := searcher.(SearchReserver); ok {
+		// The step's searches take their rate budgets in one ask per budget.
+		searcher = sr.Reserve(ctx, requests)
+	}
 	outcomes := make([]SearchOutcome, len(pending))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, bound(e.cfg.SearchConcurrency, len(pending)))
-	for n, i := range pending {
+	for n := range pending {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			q := r.Queries[i]
-			outcomes[n] = e.cfg.Searcher.Search(ctx, SearchRequest{
-				Text: q.Text, Kind: q.Kind, Since: r.Since, Limit: 10, Asker: r.RequestedBy, PersonToken: r.PersonToken, Audience: r.Audience,
-			})
+			outcomes[n] = searcher.Search(ctx, requests[n])
 		}()
 	}
 	wg.Wait()

@@ -142,6 +142,21 @@ type Searcher interface {
 	Search(ctx context.Context, r SearchRequest) SearchOutcome
 }
 
+// SearchReserver is optionally implemented by a Searcher whose backends
+// are paced by shared rate budgets: told every request a search step is
+// about to make, Reserve takes what they need of each budget in one ask,
+// and returns the Searcher that then makes them (each request at most
+// once), drawing on what was reserved. A budget that cannot hold them all
+// reserves nothing, and each search asks for itself, as without Reserve.
+// What is reserved for a search that then does not call its backend is
+// spent (budgets are over-spent by at most one call per request and
+// backend, never under-spent). Reserve itself never fails: a failure is
+// met and reported by the searches.
+type SearchReserver interface {
+	Searcher
+	Reserve(ctx context.Context, rs []SearchRequest) Searcher
+}
+
 // Document is a fetched and extracted page.
 type Document struct {
 	URL       string

@@ -39,16 +39,34 @@ func NewRateLimiter(rdb redis.UniversalClient, area string) *RateLimiter {
 // to wait before asking again (at least a millisecond). n <= 0 or per <= 0
 // means no limit, and Redis is not asked.
 func (l *RateLimiter) Allow(ctx context.Context, key string, n int, per time.Duration) (time.Duration, error) {
-	if n <= 0 || per <= 0 {
+	return l.AllowN(ctx, key, 1, n, per)
+}
+
+// AllowN takes events events at once from key's budget of n events per
+// period, all or none: it returns 0 when all were taken, otherwise how
+// long to wait before asking again (at least a millisecond), and none was
+// taken. More events than the budget holds (events > n) can never be taken
+// at once: they are refused with a wait of per, and Redis is not asked.
+// n <= 0 or per <= 0 means no limit, and Redis is not asked; so does
+// events <= 0.
+//
+// Its events join the batch of the calls for the same budget (groupCommit),
+// as one call's would: when the batch does not fit, it asks again alone for
+// its own events.
+func (l *RateLimiter) AllowN(ctx context.Context, key string, events, n int, per time.Duration) (time.Duration, error) {
+	if n <= 0 || per <= 0 || events <= 0 {
 		return 0, nil
+	}
+	if events > n {
+		return per, nil
 	}
 	limit := redis_rate.Limit{Rate: n, Burst: n, Period: per}
 	budget := rateBudgetName(l.area, key, n, per)
-	var alone redis_rate.Result // the reply to a batch of one event
-	b, _, lead, err := l.batches.do(ctx, budget, func(*rateReply) int { return 0 },
-		func(callCtx context.Context, events int, r *rateReply) {
-			res, err := l.limiter.AllowN(callCtx, l.area+":"+key, limit, events)
-			r.allowed, r.err = err == nil && res.Allowed == events, err
+	var alone redis_rate.Result // the reply to a batch of this call alone
+	b, _, lead, err := l.batches.do(ctx, budget, func(r *rateReply) int { r.events += events; return 0 },
+		func(callCtx context.Context, _ int, r *rateReply) {
+			res, err := l.limiter.AllowN(callCtx, l.area+":"+key, limit, r.events)
+			r.allowed, r.err = err == nil && res.Allowed == r.events, err
 			if res != nil {
 				alone = *res
 			}
@@ -67,11 +85,11 @@ func (l *RateLimiter) Allow(ctx context.Context, key string, n int, per time.Dur
 	}
 	// The batch did not fit in what is left of the budget: each of its
 	// callers asks alone, so none is refused for the others' sake.
-	res, err := l.limiter.Allow(ctx, l.area+":"+key, limit)
+	res, err := l.limiter.AllowN(ctx, l.area+":"+key, limit, events)
 	if err != nil {
 		return 0, fmt.Errorf("rate limit %s:%s: %w", l.area, key, err)
 	}
-	if res.Allowed > 0 {
+	if res.Allowed == events {
 		return 0, nil
 	}
 	return max(res.RetryAfter, time.Millisecond), nil
@@ -163,10 +181,11 @@ func (c rateKeys) Del(ctx context.Context, keys ...string) *redis.IntCmd {
 	return c.UniversalClient.Del(ctx, c.keys(keys)...)
 }
 
-// rateReply is the answer to a batch of one budget's events: allowed
-// (every event taken), or not (each caller then asks alone, so none is
-// refused for the others' sake).
+// rateReply is a batch of one budget's events (how many its calls ask
+// for together) and its answer: allowed (every event taken), or not (each
+// caller then asks alone, so none is refused for the others' sake).
 type rateReply struct {
+	events  int
 	allowed bool
 	err     error
 }

@@ -132,3 +132,105 @@ func TestARateScriptsFirstRunIsOneCommand(t *testing.T) {
 		t.Errorf("after a call on a server without the script: %d EVAL and %d EVALSHA, want 2 and 2 (EVALSHA refused, then EVAL)", e, es)
 	}
 }
+
+// TestAllowNTakesAllItsEventsOrNone: AllowN takes its events in one call,
+// all of them or none: a request that does not fit takes nothing, says how
+// long to wait, and leaves the rest for a smaller one; a request larger
+// than the whole budget is refused without asking Redis.
+func TestAllowNTakesAllItsEventsOrNone(t *testing.T) {
+	_, rdb := redistest.Start(t)
+	ctx := t.Context()
+	l := NewRateLimiter(rdb, "search")
+	scripts := func() int {
+		t.Helper()
+		evals, evalshas, _ := scriptCalls(t, rdb)
+		return evals + evalshas
+	}
+	if wait, err := l.AllowN(ctx, "searxng", 3, 5, time.Minute); err != nil || wait != 0 {
+		t.Fatalf("3 events of an unused budget of 5: wait %v (%v), want taken", wait, err)
+	}
+	if got := scripts(); got != 1 {
+		t.Errorf("3 events took %d script runs, want 1", got)
+	}
+	if wait, err := l.AllowN(ctx, "searxng", 3, 5, time.Minute); err != nil || wait <= 0 {
+		t.Fatalf("3 more events with 2 left: wait %v (%v), want refused with a wait", wait, err)
+	}
+	if wait, err := l.AllowN(ctx, "searxng", 2, 5, time.Minute); err != nil || wait != 0 {
+		t.Fatalf("the 2 events left after a refusal: wait %v (%v), want taken (the refusal took none)", wait, err)
+	}
+	if wait, err := l.Allow(ctx, "searxng", 5, time.Minute); err != nil || wait <= 0 {
+		t.Fatalf("one event after the budget was spent: wait %v (%v), want refused", wait, err)
+	}
+	before := scripts()
+	if wait, err := l.AllowN(ctx, "brave", 6, 5, time.Minute); err != nil || wait != time.Minute {
+		t.Errorf("6 events of a budget of 5: wait %v (%v), want refused with a wait of the period", wait, err)
+	}
+	if got := scripts() - before; got != 0 {
+		t.Errorf("more events than the budget holds sent %d script runs, want none", got)
+	}
+}
+
+// TestAllowNJoinsTheBatchOfItsBudget: a call for several events that
+// arrives while another call for the budget is on its way to Redis goes in
+// the next batch with the other callers, its events counted as many; when
+// that batch does not fit, it asks alone for its own events, all or none,
+// and the single-event callers still get what is left.
+func TestAllowNJoinsTheBatchOfItsBudget(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		budget      int
+		manyAllowed bool
+		oneAllowed  int64
+		calls       int64
+	}{
+		{name: "the batch fits", budget: 1 + 4 + 2, manyAllowed: true, oneAllowed: 3, calls: 2},
+		{name: "the batch does not fit", budget: 4, manyAllowed: false, oneAllowed: 3, calls: 2 + 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, rdb := redistest.Start(t)
+			ctx := t.Context()
+			l := NewRateLimiter(rdb, "search")
+			if _, err := l.Allow(ctx, "warm-up", 1, time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			h := &holdFirstRateCall{held: make(chan struct{}), release: make(chan struct{})}
+			rdb.AddHook(h)
+			var oneAllowed atomic.Int64
+			var manyAllowed atomic.Bool
+			var wg sync.WaitGroup
+			one := func() {
+				defer wg.Done()
+				wait, err := l.Allow(ctx, "searxng", tc.budget, time.Minute)
+				if err != nil {
+					t.Error(err)
+				}
+				if wait == 0 {
+					oneAllowed.Add(1)
+				}
+			}
+			wg.Add(4)
+			go one()
+			<-h.held
+			go one()
+			go one()
+			go func() {
+				defer wg.Done()
+				wait, err := l.AllowN(ctx, "searxng", 4, tc.budget, time.Minute)
+				if err != nil {
+					t.Error(err)
+				}
+				manyAllowed.Store(wait == 0)
+			}()
+			name := rateBudgetName("search", "searxng", tc.budget, time.Minute)
+			waitFor(t, "the callers to gather behind the first call", func() bool { return l.batches.waiting(name) == 3 })
+			close(h.release)
+			wg.Wait()
+			if manyAllowed.Load() != tc.manyAllowed || oneAllowed.Load() != tc.oneAllowed {
+				t.Errorf("budget %d: the 4 events taken %v, %d single events taken; want %v and %d", tc.budget, manyAllowed.Load(), oneAllowed.Load(), tc.manyAllowed, tc.oneAllowed)
+			}
+			if got := h.calls.Load(); got != tc.calls {
+				t.Errorf("%d calls to Redis, want %d", got, tc.calls)
+			}
+		})
+	}
+}

@@ -6,10 +6,11 @@ import (
 )
 
 // RateBudget is a rate budget shared by every replica
-// (redisstore.RateLimiter): Allow takes one event from key's budget of n
-// per period and returns 0, or how long to wait when it is spent.
+// (redisstore.RateLimiter): AllowN takes events events from key's budget
+// of n per period, all or none, and returns 0 when all were taken, or how
+// long to wait (none taken).
 type RateBudget interface {
-	Allow(ctx context.Context, key string, n int, per time.Duration) (wait time.Duration, err error)
+	AllowN(ctx context.Context, key string, events, n int, per time.Duration) (wait time.Duration, err error)
 }
 
 // SharedLimiter is a Limiter whose per-backend budgets (keyed by the
@@ -32,5 +33,10 @@ func NewSharedLimiter(budget RateBudget, perMinute map[string]int) *SharedLimite
 
 // Allow implements Limiter.
 func (l *SharedLimiter) Allow(ctx context.Context, backend string) (time.Duration, error) {
-	return l.budget.Allow(ctx, backend, l.perMinute[backend], time.Minute)
+	return l.AllowN(ctx, backend, 1)
+}
+
+// AllowN implements Limiter.
+func (l *SharedLimiter) AllowN(ctx context.Context, backend string, n int) (time.Duration, error) {
+	return l.budget.AllowN(ctx, backend, n, l.perMinute[backend], time.Minute)
 }

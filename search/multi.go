@@ -13,10 +13,13 @@ import (
 	"github.com/researchbot/researchbot/dedup"
 )
 
-// Limiter decides whether a backend may be called now. Allow returns 0 when
-// the call is allowed, otherwise how long to wait.
+// Limiter decides whether a backend may be called now (SharedLimiter).
+// Allow returns 0 when the call is allowed, otherwise how long to wait.
+// AllowN takes n calls to backend at once, all or none: 0 when all were
+// taken, otherwise how long to wait, and none was taken (Multi.Reserve).
 type Limiter interface {
 	Allow(ctx context.Context, backend string) (retryAfter time.Duration, err error)
+	AllowN(ctx context.Context, backend string, n int) (retryAfter time.Duration, err error)
 }
 
 // Options tune a Multi.
@@ -110,6 +113,12 @@ func (m *Multi) route(k Kind) []Backend {
 // and returns empty results when every backend fails. An empty q.Text asks
 // no backend and returns an empty Outcome.
 func (m *Multi) Search(ctx context.Context, q Query) Outcome {
+	return m.search(ctx, q, nil)
+}
+
+// search is Search, taking the backend calls it makes from reserved where
+// it holds some (nil: none).
+func (m *Multi) search(ctx context.Context, q Query, reserved *Reservation) Outcome {
 	if strings.TrimSpace(q.Text) == "" {
 		return Outcome{}
 	}
@@ -139,7 +148,7 @@ func (m *Multi) Search(ctx context.Context, q Query) Outcome {
 				return
 			}
 			defer func() { <-sem }()
-			res, err := m.searchOne(ctx, b, q)
+			res, err := m.searchOne(ctx, b, q, reserved)
 			answers[i] = answer{results: res, err: err}
 		}()
 	}
@@ -165,8 +174,10 @@ func (m *Multi) Search(ctx context.Context, q Query) Outcome {
 	return out
 }
 
-// searchOne queries one backend under the limiter, the cooldown and the timeout.
-func (m *Multi) searchOne(ctx context.Context, b Backend, q Query) (res []Result, berr *BackendError) {
+// searchOne queries one backend under the limiter, the cooldown and the
+// timeout; a call reserved for the backend (reserved.take) stands for the
+// limiter's answer.
+func (m *Multi) searchOne(ctx context.Context, b Backend, q Query, reserved *Reservation) (res []Result, berr *BackendError) {
 	name := b.Name()
 	defer func() {
 		if p := recover(); p != nil {
@@ -179,7 +190,7 @@ func (m *Multi) searchOne(ctx context.Context, b Backend, q Query) (res []Result
 	if until, ok := m.coolingDown(name); ok {
 		return nil, &BackendError{Backend: name, Err: errors.New("service asked to wait"), RateLimited: true, RetryAfter: until}
 	}
-	if m.opts.Limiter != nil {
+	if m.opts.Limiter != nil && !reserved.take(name) {
 		if err := m.waitLimiter(ctx, name); err != nil {
 			return nil, err
 		}

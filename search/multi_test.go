@@ -279,12 +279,25 @@ func TestCooldownAfterRetryAfter(t *testing.T) {
 	}
 }
 
-// scriptedLimiter answers Allow from a list, then allows.
+// scriptedLimiter answers Allow from a list, then allows; AllowN of
+// several calls is refused for a minute when refuseTogether, and allowed
+// otherwise (neither counted in asked).
 type scriptedLimiter struct {
-	mu      sync.Mutex
-	answers []time.Duration
-	err     error
-	asked   []string
+	mu             sync.Mutex
+	answers        []time.Duration
+	err            error
+	asked          []string
+	refuseTogether bool
+}
+
+func (l *scriptedLimiter) AllowN(ctx context.Context, backend string, n int) (time.Duration, error) {
+	if n == 1 {
+		return l.Allow(ctx, backend)
+	}
+	if l.refuseTogether {
+		return time.Minute, nil
+	}
+	return 0, nil
 }
 
 func (l *scriptedLimiter) Allow(_ context.Context, backend string) (time.Duration, error) {

@@ -6,6 +6,8 @@
 // Query out to the backends that serve its Kind, in parallel with bounded concurrency, a per-backend timeout and a
 // per-backend rate limit (shared across replicas with NewSharedLimiter over
 // a shared budget such as redisstore.RateLimiter), then merges and deduplicates the results (package dedup).
+// Queries searched together (a search step's) can take their calls from
+// each backend's budget in one ask first (Multi.Reserve).
 // A backend that fails, is slow or is rate-limited never stops a search: its
 // error is returned in Outcome.Errors next to the other backends' results.
 package search

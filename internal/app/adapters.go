@@ -123,13 +123,33 @@ func (m *model) Price(role pipeline.Role) (float64, float64) {
 	return p.InputPerMTok, p.OutputPerMTok
 }
 
-// searcher adapts search.Multi to pipeline.Searcher.
+// searcher adapts search.Multi to pipeline.Searcher, and to
+// pipeline.SearchReserver: a search step's queries take their calls to
+// each backend from its shared rate budget in one ask (search.Multi.Reserve).
 type searcher struct {
 	multi    *search.Multi
+	reserved *search.Reservation // the calls a step reserved (Reserve); nil: none
 	clock    quartz.Clock
 	backends []string
 	calls    CallObserver
 	spans    *tracing.Tracing // nil: none
+}
+
+// Reserve implements pipeline.SearchReserver: the searcher it returns
+// searches through the calls reserved for rs.
+func (s *searcher) Reserve(ctx context.Context, rs []pipeline.SearchRequest) pipeline.Searcher {
+	qs := make([]search.Query, len(rs))
+	for i, r := range rs {
+		qs[i] = searchQuery(r)
+	}
+	reserved := *s
+	reserved.reserved = s.multi.Reserve(ctx, qs)
+	return &reserved
+}
+
+// searchQuery is the search.Query of a pipeline's request.
+func searchQuery(r pipeline.SearchRequest) search.Query {
+	return search.Query{Text: r.Text, Kind: search.Kind(r.Kind), Since: r.Since, Limit: r.Limit}
 }
 
 // Kinds returns the query kinds the configured backends serve
@@ -145,7 +165,12 @@ func (s *searcher) Kinds() []string {
 func (s *searcher) Search(ctx context.Context, r pipeline.SearchRequest) pipeline.SearchOutcome {
 	start := s.clock.Now()
 	spanCtx, endSpan := s.spans.Search(ctx, r)
-	out := s.multi.Search(spanCtx, search.Query{Text: r.Text, Kind: search.Kind(r.Kind), Since: r.Since, Limit: r.Limit})
+	var out search.Outcome
+	if s.reserved != nil {
+		out = s.reserved.Search(spanCtx, searchQuery(r))
+	} else {
+		out = s.multi.Search(spanCtx, searchQuery(r))
+	}
 	outcomes := searchOutcomes(s.backends, out)
 	endSpan(len(out.Results), outcomes)
 	s.calls.Search(outcomes, s.clock.Now().Sub(start))

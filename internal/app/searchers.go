@@ -38,6 +38,19 @@ func (ss searchers) Kinds() []string {
 	return out
 }
 
+// Reserve implements pipeline.SearchReserver: each searcher that reserves
+// (pipeline.SearchReserver) does so for rs, the others are asked as they are.
+func (ss searchers) Reserve(ctx context.Context, rs []pipeline.SearchRequest) pipeline.Searcher {
+	out := make(searchers, len(ss))
+	for i, s := range ss {
+		if r, ok := s.(pipeline.SearchReserver); ok {
+			s = r.Reserve(ctx, rs)
+		}
+		out[i] = s
+	}
+	return out
+}
+
 func (ss searchers) Search(ctx context.Context, r pipeline.SearchRequest) pipeline.SearchOutcome {
 	outs := make([]pipeline.SearchOutcome, len(ss))
 	var wg sync.WaitGroup

@@ -38,7 +38,7 @@ func (b *countingBackend) Search(ctx context.Context, _ search.Query) ([]search.
 // redisstore.RateLimiter answers on a worker cut off from Redis.
 type redisDown struct{}
 
-func (redisDown) Allow(context.Context, string, int, time.Duration) (time.Duration, error) {
+func (redisDown) AllowN(context.Context, string, int, int, time.Duration) (time.Duration, error) {
 	return 0, errors.New("rate limit search:searxng: dial tcp 127.0.0.1:6379: connect: connection refused")
 }
 
@@ -88,7 +88,7 @@ func TestASearchOurLimiterCouldNotAllowIsInterrupted(t *testing.T) {
 // redisstore.RateLimiter answers when every replica together has spent it.
 type fullBudget struct{}
 
-func (fullBudget) Allow(context.Context, string, int, time.Duration) (time.Duration, error) {
+func (fullBudget) AllowN(context.Context, string, int, int, time.Duration) (time.Duration, error) {
 	return time.Minute, nil
 }
 
@@ -138,7 +138,7 @@ func (b *namedBackend) Name() string { return b.name }
 // onlyFor is a budget full for one backend and open for the others.
 type onlyFor struct{ full string }
 
-func (o onlyFor) Allow(_ context.Context, key string, _ int, _ time.Duration) (time.Duration, error) {
+func (o onlyFor) AllowN(_ context.Context, key string, _, _ int, _ time.Duration) (time.Duration, error) {
 	if strings.HasSuffix(key, o.full) {
 		return time.Minute, nil
 	}
