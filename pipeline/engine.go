@@ -324,7 +324,7 @@ func (e *Engine) create(ctx context.Context, req Request, id string) (*Run, erro
 		r.Status, r.Held = StatusInterrupted, true
 		r.trace(now, StepPlan, "held until its starter shows where it runs")
 	}
-	if err := e.cfg.Store.Create(ctx, r); err != nil {
+	if err := e.createRun(ctx, r); err != nil {
 		return nil, fmt.Errorf("store the new run: %w", err)
 	}
 	if r.Held {

@@ -78,6 +78,9 @@ type Store struct {
 	// takenProbes, shared with the Locker of the same DB (nil otherwise):
 	// what a run's hash said when its lease was last taken here.
 	takenProbes *boundedMap[pipeline.StepProbe]
+	// createdLeases, shared with the Locker of the same DB (nil
+	// otherwise): the leases CreateLeased took, for that Locker to adopt.
+	createdLeases *createdLeases
 }
 
 // createdRun is a run as Create wrote it: its record and the nonce of the write.
