@@ -104,6 +104,9 @@ type Engine struct {
 	// seededAt is when SeedDefinitions last found every built-in stored
 	// (Unix ns on the engine's clock; 0: never).
 	seededAt atomic.Int64
+	// countedAtCreate are the runs created here with their first attempt
+	// counted, until this process's worker reads them (createRun).
+	countedAtCreate countedAtCreate
 }
 
 // seedFresh is how long after SeedDefinitions found every built-in stored

@@ -23,6 +23,14 @@ func openDB(t *testing.T, srvURL string) (*DB, *Conn) {
 	return Open(conn, ""), conn
 }
 
+// createLeased stores a fresh run with its lease taken for s's Locker.
+func createLeased(t *testing.T, s *Store, id string) {
+	t.Helper()
+	if leased, err := s.CreateLeased(context.Background(), newRun(id, "U1", t0)); err != nil || !leased {
+		t.Fatalf("CreateLeased(%s) = %v, %v; want created leased", id, leased, err)
+	}
+}
+
 // TestARunCreatedLeasedIsTakenByItsWorkerWithoutACommand: CreateLeased
 // takes the run's lease in the create script (the lease key with its TTL,
 // the fence 1 in the run's hash); the first Lock of the same DB's Locker
@@ -36,9 +44,7 @@ func TestARunCreatedLeasedIsTakenByItsWorkerWithoutACommand(t *testing.T) {
 	ctx := context.Background()
 	db, conn := openDB(t, srv.URL)
 	s, l := db.Store(StoreOptions{}), db.Locker(time.Minute)
-	if err := s.CreateLeased(ctx, newRun("r-1", "U1", t0)); err != nil {
-		t.Fatal(err)
-	}
+	createLeased(t, s, "r-1")
 	rdb := conn.Client
 	if pttl := rdb.PTTL(ctx, "rb:lock:run:r-1").Val(); pttl <= 0 || pttl > time.Minute {
 		t.Fatalf("the created run's lease key has TTL %v, want the lease (1m)", pttl)
@@ -117,12 +123,8 @@ func TestACreatedLeaseThatOutlivedItsMarginIsTakenAgain(t *testing.T) {
 	s, l := db.Store(StoreOptions{}), db.Locker(time.Minute)
 
 	offset = 0
-	if err := s.CreateLeased(ctx, newRun("r-young", "U1", t0)); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.CreateLeased(ctx, newRun("r-old", "U1", t0)); err != nil {
-		t.Fatal(err)
-	}
+	createLeased(t, s, "r-young")
+	createLeased(t, s, "r-old")
 	created := rdb.Get(ctx, "rb:lock:run:r-old").Val()
 	offset = 20*time.Second - time.Millisecond // just under a third of the lease
 	_, young, err := l.Lock(ctx, "r-young")
@@ -161,9 +163,7 @@ func TestACreatedLeaseThatOutlivedItsMarginIsTakenAgain(t *testing.T) {
 
 	// A Locker of another lease length takes the lease anew too.
 	offset = 0
-	if err := s.CreateLeased(ctx, newRun("r-other", "U1", t0)); err != nil {
-		t.Fatal(err)
-	}
+	createLeased(t, s, "r-other")
 	short := db.Locker(30 * time.Second)
 	_, o, err := short.Lock(ctx, "r-other")
 	if err != nil {
@@ -206,9 +206,7 @@ func TestARunWhoseCreatorDiedBeforeItsWorkerStartedIsRecovered(t *testing.T) {
 	const lease = 1500 * time.Millisecond
 	dead, deadConn := openDB(t, srv.URL)
 	_ = dead.Locker(lease)
-	if err := dead.Store(StoreOptions{}).CreateLeased(ctx, newRun("r-1", "U1", t0)); err != nil {
-		t.Fatal(err)
-	}
+	createLeased(t, dead.Store(StoreOptions{}), "r-1")
 	_ = deadConn.Close() // the creator is gone: nothing of it adopts or refreshes the lease
 
 	db, conn := openDB(t, srv.URL)
@@ -239,5 +237,67 @@ func TestARunWhoseCreatorDiedBeforeItsWorkerStartedIsRecovered(t *testing.T) {
 	}
 	if r.Status != pipeline.StatusQueued || r.Attempt.N != 0 {
 		t.Errorf("the recovered run is %s with attempt %d, want queued with none counted", r.Status, r.Attempt.N)
+	}
+}
+
+// TestCreateLeasedStoresNothingWithoutItsLease: without a Locker of the
+// same DB (the lease's length unknown) or with the run's lease key held
+// already, CreateLeased stores nothing and says so, and the caller creates
+// the run as usual.
+func TestCreateLeasedStoresNothingWithoutItsLease(t *testing.T) {
+	srv, _ := redistest.Start(t)
+	ctx := context.Background()
+	db, conn := openDB(t, srv.URL)
+	rdb := conn.Client
+	s := db.Store(StoreOptions{})
+	if leased, err := s.CreateLeased(ctx, newRun("r-1", "U1", t0)); err != nil || leased {
+		t.Fatalf("CreateLeased before any Locker = %v, %v; want false, nil", leased, err)
+	}
+	_ = db.Locker(time.Minute)
+	rdb.Set(ctx, "rb:lock:run:r-2", "someone", time.Minute)
+	if leased, err := s.CreateLeased(ctx, newRun("r-2", "U1", t0)); err != nil || leased {
+		t.Fatalf("CreateLeased with the lease key held = %v, %v; want false, nil", leased, err)
+	}
+	if n := rdb.Exists(ctx, "rb:run:r-1", "rb:run:r-2").Val(); n != 0 {
+		t.Fatalf("%d runs stored by a CreateLeased that could not lease them", n)
+	}
+	if got := rdb.Get(ctx, "rb:lock:run:r-2").Val(); got != "someone" {
+		t.Fatalf("the held lease key now holds %q", got)
+	}
+}
+
+// TestAWatchOfARunCreatedLeasedHereShowsItAsCreated: the worker of a run
+// created leased saves nothing before its first step ends (the create
+// counted the step's attempt), so WatchAdvancedHere sends the run as
+// created first, in memory, with no command: the follower's first line
+// still comes at once.
+func TestAWatchOfARunCreatedLeasedHereShowsItAsCreated(t *testing.T) {
+	srv, _ := redistest.Start(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	db, conn := openDB(t, srv.URL)
+	clock := quartz.NewMock(t)
+	s := db.Store(StoreOptions{Clock: clock})
+	_ = db.Locker(time.Minute)
+	r := newRun("r-1", "U1", t0)
+	r.Status, r.Attempt = pipeline.StatusRunning, pipeline.StepAttempt{Step: pipeline.StepPlan, N: 1}
+	if leased, err := s.CreateLeased(ctx, r); err != nil || !leased {
+		t.Fatalf("CreateLeased = %v, %v", leased, err)
+	}
+	c := &countCommands{}
+	conn.Client.AddHook(c)
+	runs := s.WatchAdvancedHere(ctx, "r-1", 0)
+	select {
+	case got := <-runs:
+		if got.Version != 1 || got.Status != pipeline.StatusRunning || got.Attempt.N != 1 || got.Question != "q r-1" {
+			t.Errorf("first run sent = v%d %s attempt %d, want the run as created (v1, running, attempt 1)", got.Version, got.Status, got.Attempt.N)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the watch sent nothing for a run created leased here")
+	}
+	if n := c.n.Load(); n != 0 {
+		t.Errorf("the watch sent %d commands to show the run as created, want 0", n)
+	}
+	cancel()
+	for range runs {
 	}
 }

@@ -34,13 +34,13 @@ func newNonce() string {
 // Given a lease key (KEYS[7]), it also takes the run's lease with the
 // token ARGV[8] for ARGV[9] ms, as the Locker's take would (SET NX PX),
 // and writes the fence 1 — the first holding's — in the same step: the run
-// is created leased (CreateLeased). A lease key that is somehow held
-// already is left alone, and the run is created unleased (fence 0).
+// is created leased (CreateLeased). When that lease key is somehow held
+// already, it stores nothing.
 // KEYS: run, runs, active, work, user (or ""), queues, lease (or "").
 // ARGV: id, data, status, created ms, updated ms, nonce, queue, lease
-// token, lease ms. Returns 2 created leased, 1 created (or either, for
-// the same create retried: 2 when its lease is still its own), 0 when the
-// id is taken.
+// token, lease ms. Returns 1 created (2 created leased; for the same
+// create retried: 2 when its lease is still its own), 0 when the id is
+// taken, 3 when the lease could not be taken (nothing stored).
 var createScript = newScript(`
 if redis.call('EXISTS', KEYS[1]) == 1 then
   if redis.call('HGET', KEYS[1], 'nonce') == ARGV[6] then
@@ -50,7 +50,10 @@ if redis.call('EXISTS', KEYS[1]) == 1 then
   return 0
 end
 local fence = 0
-if KEYS[7] ~= '' and redis.call('SET', KEYS[7], ARGV[8], 'NX', 'PX', ARGV[9]) then fence = 1 end
+if KEYS[7] ~= '' then
+  if not redis.call('SET', KEYS[7], ARGV[8], 'NX', 'PX', ARGV[9]) then return 3 end
+  fence = 1
+end
 redis.call('HSET', KEYS[1], 'v', 1, 'data', ARGV[2], 'status', ARGV[3], 'fence', fence, 'nonce', ARGV[6], 'ix', '01:0', 'ixat', ARGV[5])
 redis.call('ZADD', KEYS[2], ARGV[4], ARGV[1])
 redis.call('ZADD', KEYS[3], ARGV[5], ARGV[1])
@@ -62,7 +65,8 @@ return 1 + fence
 
 // Create stores a new run at Version 1, with its indexes, atomically.
 func (s *Store) Create(ctx context.Context, r *pipeline.Run) error {
-	return s.create(ctx, r, false)
+	_, err := s.create(ctx, r, 0)
+	return err
 }
 
 // CreateLeased is Create for a run this process's worker will advance at
@@ -72,31 +76,38 @@ func (s *Store) Create(ctx context.Context, r *pipeline.Run) error {
 // its own — the fence is the create's, checked by every save as any
 // holder's. A lease the worker does not adopt in time is given back then
 // and taken anew; one whose process died expires with its TTL, and claim
-// passes recover the run as any dead worker's. Without a Locker of the
-// same DB (the lease's length is unknown) it is Create.
-func (s *Store) CreateLeased(ctx context.Context, r *pipeline.Run) error {
-	return s.create(ctx, r, true)
+// passes recover the run as any dead worker's. A Watch of the run started
+// here is handed the run as created first, in memory (the first thing a
+// follower shows). It reports false, having stored nothing, without a
+// Locker of the same DB (the lease's length is unknown) or when the lease
+// key is held already.
+func (s *Store) CreateLeased(ctx context.Context, r *pipeline.Run) (bool, error) {
+	if s.createdLeases == nil {
+		return false, nil
+	}
+	ttl := time.Duration(s.createdLeases.ttl.Load())
+	if ttl <= 0 {
+		return false, nil
+	}
+	return s.create(ctx, r, ttl)
 }
 
-// create is Create, taking the run's lease for this process when leased.
-func (s *Store) create(ctx context.Context, r *pipeline.Run, leased bool) error {
+// create is Create, taking the run's lease for this process with the
+// create when ttl is set (and reporting whether it did).
+func (s *Store) create(ctx context.Context, r *pipeline.Run, ttl time.Duration) (bool, error) {
 	r.Version = 1
 	data, texts, err := s.encode(r, nil)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if len(texts) > 0 {
-		return fmt.Errorf("run %s: a new run has no pages", r.ID)
+		return false, fmt.Errorf("run %s: a new run has no pages", r.ID)
 	}
 	userKey := ""
 	if r.RequestedBy != "" {
 		userKey = s.userKey(r.RequestedBy)
 	}
 	nonce := newNonce()
-	var ttl time.Duration
-	if leased && s.createdLeases != nil {
-		ttl = time.Duration(s.createdLeases.ttl.Load())
-	}
 	lockKey, token, takenAt := "", "", time.Time{}
 	if ttl > 0 {
 		lockKey, token, takenAt = leaseKey(s.prefix, r.ID), newLeaseToken(), s.createdLeases.now()
@@ -104,19 +115,22 @@ func (s *Store) create(ctx context.Context, r *pipeline.Run, leased bool) error 
 	res, err := createScript.Run(ctx, s.rdb,
 		[]string{s.runKey(r.ID), s.prefix + "runs", s.prefix + "runs:active", s.workKey(r.Origin.Queue), userKey, s.prefix + "queues", lockKey},
 		r.ID, data, string(r.Status), r.CreatedAt.UnixMilli(), r.UpdatedAt.UnixMilli(), nonce, r.Origin.Queue, token, ttl.Milliseconds()).Int()
-	if err != nil {
-		return fmt.Errorf("create run %s: %w", r.ID, err)
-	}
-	if res == 0 {
-		return fmt.Errorf("run %s already exists", r.ID)
+	switch {
+	case err != nil:
+		return false, fmt.Errorf("create run %s: %w", r.ID, err)
+	case res == 0:
+		return false, fmt.Errorf("run %s already exists", r.ID)
+	case res == 3:
+		return false, nil
 	}
 	s.seen.put(r.ID, 1)
 	s.created.put(r.ID, createdRun{data: data, nonce: nonce})
 	if res == 2 {
 		s.createdLeases.leases.put(r.ID, createdLease{token: token, fence: 1, ttl: ttl, takenAt: takenAt,
 			probe: pipeline.StepProbe{Version: 1, SaveNonce: nonce}})
+		s.createdForWatch.put(r.ID, data)
 	}
-	return nil
+	return res == 2, nil
 }
 
 // saveScript writes the run only if its stored version equals the one the
