@@ -199,7 +199,8 @@ func (a *fencingAdvancer) Fail(context.Context, string, error) error { return ni
 // lease that expires with its TTL; until then another worker's claim
 // Lock is refused (ErrLeaseBusy, as for any dead holder: claim passes
 // skip a leased run), and after it a claim pass takes the run, with a
-// higher fence. The run says what happened: queued, no attempt counted.
+// higher fence. The run is as it was created: nothing but the lease was
+// added to it.
 func TestARunWhoseCreatorDiedBeforeItsWorkerStartedIsRecovered(t *testing.T) {
 	srv, _ := redistest.Start(t)
 	ctx := context.Background()
@@ -236,7 +237,7 @@ func TestARunWhoseCreatorDiedBeforeItsWorkerStartedIsRecovered(t *testing.T) {
 		t.Fatal(err)
 	}
 	if r.Status != pipeline.StatusQueued || r.Attempt.N != 0 {
-		t.Errorf("the recovered run is %s with attempt %d, want queued with none counted", r.Status, r.Attempt.N)
+		t.Errorf("the recovered run is %s with attempt %d, want it as created (queued, none counted)", r.Status, r.Attempt.N)
 	}
 }
 
