@@ -127,6 +127,9 @@ func (e *Engine) advanceLeased(ctx context.Context, runID string) (*Run, error) 
 		if err != nil {
 			return nil, err
 		}
+		if saved == nil {
+			e.adoptCreatedAttempt(r) // the run as created here may carry its first attempt
+		}
 		saved = nil
 		r.Fence, r.LeasedAt = lease.Fence(), leasedAt
 		if r.Status.Final() {

@@ -104,6 +104,9 @@ type Engine struct {
 	// seededAt is when SeedDefinitions last found every built-in stored
 	// (Unix ns on the engine's clock; 0: never).
 	seededAt atomic.Int64
+	// countedAtCreate are the runs created here with their first attempt
+	// counted, until this process's worker reads them (createRun).
+	countedAtCreate countedAtCreate
 }
 
 // seedFresh is how long after SeedDefinitions found every built-in stored
@@ -324,7 +327,7 @@ func (e *Engine) create(ctx context.Context, req Request, id string) (*Run, erro
 		r.Status, r.Held = StatusInterrupted, true
 		r.trace(now, StepPlan, "held until its starter shows where it runs")
 	}
-	if err := e.cfg.Store.Create(ctx, r); err != nil {
+	if err := e.createRun(ctx, r); err != nil {
 		return nil, fmt.Errorf("store the new run: %w", err)
 	}
 	if r.Held {

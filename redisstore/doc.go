@@ -36,7 +36,8 @@
 //	                             a retry, until its time): other replicas' passes leave it alone
 //	{p}wake:{queue}              pub/sub channel, not a key: wake hints for the workers of a queue
 //	                             (a run id, or "t:{unix ms}" for a deadline; Queue.Wake/WakeAt)
-//	{p}lock:run:{id}             string: the run's lease, the holder's token, with a TTL
+//	{p}lock:run:{id}             string: the run's lease, the holder's token, with a TTL (taken by the
+//	                             Locker, or by the create of a run this process's worker takes at once)
 //	{p}defs                      hash: checkpoint definition id → JSON
 //	{p}cpfail:{def}              zset: failure times (ms) of a checkpoint definition
 //	{p}cpalert:{def}             string: the admins were alerted about this tripped breaker (TTL: its window; reset deletes it)

@@ -40,6 +40,10 @@ type Locker struct {
 	// (acquireScript): the first read under the lease (LoadForStep) of a
 	// run this process created uses it instead of asking again.
 	takenProbes *boundedMap[pipeline.StepProbe]
+	// created, shared with the Store of the same DB (nil otherwise), are
+	// the leases its creates took for this process's worker (CreateLeased),
+	// which Lock adopts from memory (adopt).
+	created *createdLeases
 }
 
 // NewLocker returns a Locker; ttl is the lease (default 15 s).
@@ -104,10 +108,16 @@ return 0
 // Lock takes the run's lease, or returns pipeline.ErrLeaseBusy at once. The
 // returned context is ctx, cancelled with pipeline.ErrLeaseLost when the
 // lease cannot be kept, and cancelled when the lease is released.
+//
+// A lease the run's create took for this process's worker (Store's
+// CreateLeased on the same DB) is adopted without a command while it is
+// certainly still held (createdLease.adoptable), with the fence the create
+// wrote; otherwise it is given back and the lease is taken as usual.
 func (l *Locker) Lock(ctx context.Context, runID string) (context.Context, pipeline.Lease, error) {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b)
-	token := hex.EncodeToString(b)
+	if lctx, ls, ok := l.adopt(ctx, runID); ok {
+		return lctx, ls, nil
+	}
+	token := newLeaseToken()
 	sent := time.Now()
 	if l.takenProbes != nil {
 		// What an earlier take read is not this lease's (a retried take
@@ -126,11 +136,26 @@ func (l *Locker) Lock(ctx context.Context, runID string) (context.Context, pipel
 	case fence < 0:
 		return nil, nil, fmt.Errorf("lease run %s: %w", runID, pipeline.ErrNotFound)
 	}
+	lctx, ls := l.hold(ctx, runID, token, fence, sent)
+	return lctx, ls, nil
+}
+
+// newLeaseToken returns a random lease token: the lease key's value, which
+// only its holder knows.
+func newLeaseToken() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// hold returns the holding of the run's lease with token and fence, taken
+// by a command sent at sent, and starts keeping it.
+func (l *Locker) hold(ctx context.Context, runID, token string, fence int64, sent time.Time) (context.Context, *lease) {
 	lctx, cancel := context.WithCancelCause(ctx)
 	ls := &lease{l: l, runID: runID, token: token, fence: fence, cancel: cancel, stop: make(chan struct{})}
 	ls.wg.Add(1)
 	go ls.keep(sent) // owner: this lease; stopped by Release
-	return lctx, ls, nil
+	return lctx, ls
 }
 
 // acquireReply splits acquireScript's reply into the fence (or code) and,
@@ -161,16 +186,18 @@ type lease struct {
 
 func (ls *lease) Fence() int64 { return ls.fence }
 
-// keep refreshes the lease every TTL/3 until Release. lastOK is when the
-// last successful refresh (or the acquisition) was sent: the lease is
-// certainly ours until lastOK+TTL, so the holder gives up at lastOK+2·TTL/3,
-// a third of a TTL before anyone else could take the lease.
+// keep refreshes the lease every TTL/3 until Release, the first time TTL/3
+// after the acquisition (an adopted lease was taken a moment before it was
+// adopted). lastOK is when the last successful refresh (or the acquisition)
+// was sent: the lease is certainly ours until lastOK+TTL, so the holder
+// gives up at lastOK+2·TTL/3, a third of a TTL before anyone else could
+// take the lease.
 func (ls *lease) keep(lastOK time.Time) {
 	defer ls.wg.Done()
 	ttl := ls.l.ttl
 	interval := ttl / 3
 	giveUp := func() time.Time { return lastOK.Add(2 * ttl / 3) }
-	wait := interval
+	wait := max(interval-time.Since(lastOK), time.Millisecond)
 	for {
 		t := time.NewTimer(wait)
 		select {

@@ -24,6 +24,9 @@ type DB struct {
 	// takenProbes is shared by the Locker and the Store it hands out: what
 	// a run's hash said when its lease was taken (see LoadForStep).
 	takenProbes *boundedMap[pipeline.StepProbe]
+	// created is shared by the Store and the Locker it hands out: the
+	// leases a create took for this process's worker (see CreateLeased).
+	created *createdLeases
 }
 
 // Open returns the stores of the Redis of conn under prefix ("" means
@@ -34,7 +37,8 @@ func Open(conn *Conn, prefix string) *DB {
 	if prefix == "" {
 		prefix = DefaultPrefix
 	}
-	return &DB{conn: conn, prefix: prefix, givenBack: newBoundedMap[int64](1024), takenProbes: newBoundedMap[pipeline.StepProbe](1024)}
+	return &DB{conn: conn, prefix: prefix, givenBack: newBoundedMap[int64](1024), takenProbes: newBoundedMap[pipeline.StepProbe](1024),
+		created: newCreatedLeases()}
 }
 
 // Prefix is the prefix of the stores' keys.
@@ -47,7 +51,7 @@ func (d *DB) Ping(ctx context.Context) error { return d.conn.Client.Ping(ctx).Er
 func (d *DB) Store(opts StoreOptions) *Store {
 	opts.Prefix = d.prefix
 	s := NewStoreWithOptions(d.conn.Client, opts)
-	s.givenBack, s.takenProbes = d.givenBack, d.takenProbes
+	s.givenBack, s.takenProbes, s.createdLeases = d.givenBack, d.takenProbes, d.created
 	return s
 }
 
@@ -67,7 +71,8 @@ func (d *DB) Worker(adv Advancer, opts WorkerOptions) *Worker {
 // Locker returns the runs' leases; ttl is the lease (RUN_LEASE).
 func (d *DB) Locker(ttl time.Duration) *Locker {
 	l := NewLocker(d.conn.Client, d.prefix, ttl)
-	l.givenBack, l.takenProbes = d.givenBack, d.takenProbes
+	l.givenBack, l.takenProbes, l.created = d.givenBack, d.takenProbes, d.created
+	d.created.ttl.Store(int64(l.ttl)) // a create takes leases of this length from now on
 	return l
 }
 

@@ -75,6 +75,18 @@ func (q *Queue) Wake(ctx context.Context, queue, runID string) error {
 	return q.rdb.Publish(ctx, wakeChannel(q.prefix, queue), runID).Err()
 }
 
+// RunsHereAtOnce reports whether a run of queue woken now (Wake) would be
+// advanced by this process's worker at once, and could be by no other: the
+// worker serves queue as a queue made for this process alone
+// (WorkerOptions.NewQueues: a terminal run's private queue), has not
+// stopped, and has a free slot. The engine then creates the run with its
+// lease taken for that worker (Store.CreateLeased). A shared queue is never
+// such a queue: any replica's worker may be the one to take its runs.
+func (q *Queue) RunsHereAtOnce(queue string) bool {
+	w := q.local.Load()
+	return w != nil && w.opts.NewQueues && w.serves(queue) && w.hasFreeSlot()
+}
+
 // WakeAt tells the workers of queue that a run waits for the deadline at
 // (the store's deadline index has it already, durably): this process's
 // worker, when it serves the queue, arms its timer for it without a

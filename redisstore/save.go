@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -30,49 +31,106 @@ func newNonce() string {
 // createScript stores a new run and its indexes in one step, and notes
 // what the indexes say of it ("ix", "ixat": active, with work, no deadline;
 // see saveScript), so its first save rewrites none that stay the same.
-// KEYS: run, runs, active, work, user (or ""), queues.
-// ARGV: id, data, status, created ms, updated ms, nonce, queue.
+// Given a lease key (KEYS[7]), it also takes the run's lease with the
+// token ARGV[8] for ARGV[9] ms, as the Locker's take would (SET NX PX),
+// and writes the fence 1 — the first holding's — in the same step: the run
+// is created leased (CreateLeased). When that lease key is somehow held
+// already, it stores nothing.
+// KEYS: run, runs, active, work, user (or ""), queues, lease (or "").
+// ARGV: id, data, status, created ms, updated ms, nonce, queue, lease
+// token, lease ms. Returns 1 created (2 created leased; for the same
+// create retried: 2 when its lease is still its own), 0 when the id is
+// taken, 3 when the lease could not be taken (nothing stored).
 var createScript = newScript(`
 if redis.call('EXISTS', KEYS[1]) == 1 then
-  if redis.call('HGET', KEYS[1], 'nonce') == ARGV[6] then return 1 end
+  if redis.call('HGET', KEYS[1], 'nonce') == ARGV[6] then
+    if KEYS[7] ~= '' and redis.call('GET', KEYS[7]) == ARGV[8] then return 2 end
+    return 1
+  end
   return 0
 end
-redis.call('HSET', KEYS[1], 'v', 1, 'data', ARGV[2], 'status', ARGV[3], 'fence', 0, 'nonce', ARGV[6], 'ix', '01:0', 'ixat', ARGV[5])
+local fence = 0
+if KEYS[7] ~= '' then
+  if not redis.call('SET', KEYS[7], ARGV[8], 'NX', 'PX', ARGV[9]) then return 3 end
+  fence = 1
+end
+redis.call('HSET', KEYS[1], 'v', 1, 'data', ARGV[2], 'status', ARGV[3], 'fence', fence, 'nonce', ARGV[6], 'ix', '01:0', 'ixat', ARGV[5])
 redis.call('ZADD', KEYS[2], ARGV[4], ARGV[1])
 redis.call('ZADD', KEYS[3], ARGV[5], ARGV[1])
 redis.call('ZADD', KEYS[4], ARGV[5], ARGV[1])
 if KEYS[5] ~= '' then redis.call('ZADD', KEYS[5], ARGV[4], ARGV[1]) end
 redis.call('SADD', KEYS[6], ARGV[7])
-return 1
+return 1 + fence
 `)
 
 // Create stores a new run at Version 1, with its indexes, atomically.
 func (s *Store) Create(ctx context.Context, r *pipeline.Run) error {
+	_, err := s.create(ctx, r, 0)
+	return err
+}
+
+// CreateLeased is Create for a run this process's worker will advance at
+// once (pipeline's leasedCreator): the create script also takes the run's
+// lease, and the Locker of the same DB adopts it from memory at the
+// worker's first Lock (Locker.adopt) instead of taking it with a script of
+// its own — the fence is the create's, checked by every save as any
+// holder's. A lease the worker does not adopt in time is given back then
+// and taken anew; one whose process died expires with its TTL, and claim
+// passes recover the run as any dead worker's. A Watch of the run started
+// here is handed the run as created first, in memory (the first thing a
+// follower shows). It reports false, having stored nothing, without a
+// Locker of the same DB (the lease's length is unknown) or when the lease
+// key is held already.
+func (s *Store) CreateLeased(ctx context.Context, r *pipeline.Run) (bool, error) {
+	if s.createdLeases == nil {
+		return false, nil
+	}
+	ttl := time.Duration(s.createdLeases.ttl.Load())
+	if ttl <= 0 {
+		return false, nil
+	}
+	return s.create(ctx, r, ttl)
+}
+
+// create is Create, taking the run's lease for this process with the
+// create when ttl is set (and reporting whether it did).
+func (s *Store) create(ctx context.Context, r *pipeline.Run, ttl time.Duration) (bool, error) {
 	r.Version = 1
 	data, texts, err := s.encode(r, nil)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if len(texts) > 0 {
-		return fmt.Errorf("run %s: a new run has no pages", r.ID)
+		return false, fmt.Errorf("run %s: a new run has no pages", r.ID)
 	}
 	userKey := ""
 	if r.RequestedBy != "" {
 		userKey = s.userKey(r.RequestedBy)
 	}
 	nonce := newNonce()
-	res, err := createScript.Run(ctx, s.rdb,
-		[]string{s.runKey(r.ID), s.prefix + "runs", s.prefix + "runs:active", s.workKey(r.Origin.Queue), userKey, s.prefix + "queues"},
-		r.ID, data, string(r.Status), r.CreatedAt.UnixMilli(), r.UpdatedAt.UnixMilli(), nonce, r.Origin.Queue).Int()
-	if err != nil {
-		return fmt.Errorf("create run %s: %w", r.ID, err)
+	lockKey, token, takenAt := "", "", time.Time{}
+	if ttl > 0 {
+		lockKey, token, takenAt = leaseKey(s.prefix, r.ID), newLeaseToken(), s.createdLeases.now()
 	}
-	if res == 0 {
-		return fmt.Errorf("run %s already exists", r.ID)
+	res, err := createScript.Run(ctx, s.rdb,
+		[]string{s.runKey(r.ID), s.prefix + "runs", s.prefix + "runs:active", s.workKey(r.Origin.Queue), userKey, s.prefix + "queues", lockKey},
+		r.ID, data, string(r.Status), r.CreatedAt.UnixMilli(), r.UpdatedAt.UnixMilli(), nonce, r.Origin.Queue, token, ttl.Milliseconds()).Int()
+	switch {
+	case err != nil:
+		return false, fmt.Errorf("create run %s: %w", r.ID, err)
+	case res == 0:
+		return false, fmt.Errorf("run %s already exists", r.ID)
+	case res == 3:
+		return false, nil
 	}
 	s.seen.put(r.ID, 1)
 	s.created.put(r.ID, createdRun{data: data, nonce: nonce})
-	return nil
+	if res == 2 {
+		s.createdLeases.leases.put(r.ID, createdLease{token: token, fence: 1, ttl: ttl, takenAt: takenAt,
+			probe: pipeline.StepProbe{Version: 1, SaveNonce: nonce}})
+		s.createdForWatch.put(r.ID, data)
+	}
+	return res == 2, nil
 }
 
 // saveScript writes the run only if its stored version equals the one the

@@ -78,6 +78,12 @@ type Store struct {
 	// takenProbes, shared with the Locker of the same DB (nil otherwise):
 	// what a run's hash said when its lease was last taken here.
 	takenProbes *boundedMap[pipeline.StepProbe]
+	// createdLeases, shared with the Locker of the same DB (nil
+	// otherwise): the leases CreateLeased took, for that Locker to adopt.
+	createdLeases *createdLeases
+	// createdForWatch holds the runs CreateLeased created, as written,
+	// until a Watch of this Store starts (it sends them first, see watch).
+	createdForWatch *boundedMap[[]byte]
 }
 
 // createdRun is a run as Create wrote it: its record and the nonce of the write.
@@ -117,7 +123,7 @@ func NewStoreWithOptions(rdb *redis.Client, opts StoreOptions) *Store {
 	}
 	return &Store{rdb: rdb, prefix: opts.Prefix, opts: opts, log: log, clock: clock,
 		texts: newBoundedMap[map[int]bool](4096), seen: newBoundedMap[int64](65536),
-		created: newBoundedMap[createdRun](256)}
+		created: newBoundedMap[createdRun](256), createdForWatch: newBoundedMap[[]byte](256)}
 }
 
 func (s *Store) runKey(id string) string       { return s.prefix + "run:" + id }

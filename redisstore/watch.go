@@ -46,8 +46,10 @@ func (s *Store) Watch(ctx context.Context, runID string, every time.Duration) <-
 // decision or a resume may then come from another process — or once the
 // safety-net check finds a version it was not told of (another process
 // saved the run: its worker here lost the lease, say). It then stays
-// subscribed. Nothing is read at the start: the first run sent is the
-// first save of the worker here, or what the first safety-net check reads.
+// subscribed. Nothing is read at the start: the first run sent is the run
+// as this Store created it when it created it leased (CreateLeased: its
+// worker saves nothing before its first step ends), else the first save
+// of the worker here, or what the first safety-net check reads.
 func (s *Store) WatchAdvancedHere(ctx context.Context, runID string, every time.Duration) <-chan *pipeline.Run {
 	return s.watch(ctx, runID, every, true)
 }
@@ -63,6 +65,12 @@ func (s *Store) watch(ctx context.Context, runID string, every time.Duration, ad
 		// Saves of this process are handed over in memory from now on.
 		here := s.watchers.add(runID)
 		defer s.watchers.remove(runID, here)
+		if data, ok := s.takeCreatedForWatch(runID); advancedHere && ok {
+			// Created here leased, with the attempt at its first step
+			// counted: the worker here makes no save before that step
+			// ends, so the run as created is the first thing to show.
+			here.put(1, "1 "+string(data))
+		}
 		var sub *redis.PubSub
 		var told <-chan any // nil (never ready) until subscribed
 		subscribe := func() {
@@ -129,6 +137,16 @@ func (s *Store) watch(ctx context.Context, runID string, every time.Duration, ad
 		}
 	}()
 	return out
+}
+
+// takeCreatedForWatch returns (and forgets) the run as CreateLeased wrote
+// it, if no Watch of this Store took it yet.
+func (s *Store) takeCreatedForWatch(id string) ([]byte, bool) {
+	s.createdForWatch.mu.Lock()
+	defer s.createdForWatch.mu.Unlock()
+	data, ok := s.createdForWatch.items[id]
+	delete(s.createdForWatch.items, id)
+	return data, ok
 }
 
 // carriedHere reports whether a run saved by this process is still carried

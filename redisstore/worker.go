@@ -275,6 +275,14 @@ func (w *Worker) kick(queue, runID string) bool {
 	return w.take(pending{queue: queue, run: runID})
 }
 
+// hasFreeSlot reports whether the worker is running and a run woken now
+// would find a free slot (unless another takes it first).
+func (w *Worker) hasFreeSlot() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return !w.stopped && len(w.slots) < cap(w.slots)
+}
+
 // take starts p's advance if a slot is free (true), or notes it for the
 // next free slot (false); a run already advanced or waiting for its retry
 // here is taken already (true).

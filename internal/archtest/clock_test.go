@@ -52,9 +52,10 @@ var realClock = map[string]string{
 	// span starts on the same clock as the library ends it.
 	// The Redis adapter's own timing, in real time where Redis or the
 	// operating system measures it so.
-	"redisstore/lock.go":     "a lease's validity is measured from before its command was sent, against Redis's own expiry of the key: both real time",
-	"redisstore/worker.go":   "the worker's shutdown bound: a process given SIGTERM is killed after a real grace period, whatever clock its runs read (its passes, deadline timer and retries read the injected clock)",
-	"redisstore/quietlog.go": "the rate of repeated warnings of go-redis's logger: log timing, like the log's timestamps",
+	"redisstore/lock.go":         "a lease's validity is measured from before its command was sent, against Redis's own expiry of the key: both real time",
+	"redisstore/createdlease.go": "a lease taken by a create is adopted by its age measured as lock.go measures a lease's (from before the create was sent, against Redis's own expiry of the key): real time",
+	"redisstore/worker.go":       "the worker's shutdown bound: a process given SIGTERM is killed after a real grace period, whatever clock its runs read (its passes, deadline timer and retries read the injected clock)",
+	"redisstore/quietlog.go":     "the rate of repeated warnings of go-redis's logger: log timing, like the log's timestamps",
 }
 
 // clockCall is a use of one of package time's clock functions.
