@@ -11,24 +11,6 @@ import (
 	"sync"
 )
 
-// hereQueue is a Queue that knows when a run of a queue woken now would be
-// advanced at once by this process's worker and by no other (a queue made
-// for this process alone, with a free slot).
-type hereQueue interface {
-	RunsHereAtOnce(queue string) bool
-}
-
-// leasedCreator is a Store that can create a run with its lease already
-// taken for this process's worker: the Locker of this process hands that
-// lease, with the fence the create wrote, to the worker's first Lock while
-// it is certainly still held, and takes the lease anew otherwise. A
-// process that dies before its worker started leaves a lease that expires
-// as any dead worker's does. CreateLeased reports false, having stored
-// nothing, when it cannot take the lease with the create.
-type leasedCreator interface {
-	CreateLeased(ctx context.Context, r *Run) (bool, error)
-}
-
 // createRun stores the new run r: created leased when this process's
 // worker will advance it at once and only here (Wake follows at once), and
 // as usual otherwise — a held run (nobody advances it until it is
@@ -43,9 +25,7 @@ type leasedCreator interface {
 // ended, the worker that takes the run over counts its own attempt after
 // it, within the step's bound.
 func (e *Engine) createRun(ctx context.Context, r *Run) error {
-	lc, ok := e.cfg.Store.(leasedCreator)
-	hq, here := e.cfg.Queue.(hereQueue)
-	if !ok || !here || r.Held || !hq.RunsHereAtOnce(r.Origin.Queue) {
+	if r.Held || !e.cfg.Queue.RunsHereAtOnce(r.Origin.Queue) {
 		return e.cfg.Store.Create(ctx, r)
 	}
 	status, attempt := r.Status, r.Attempt
@@ -53,7 +33,7 @@ func (e *Engine) createRun(ctx context.Context, r *Run) error {
 	if counted {
 		r.Attempt, r.Status = StepAttempt{Step: r.Step, N: 1}, StatusRunning
 	}
-	leased, err := lc.CreateLeased(ctx, r)
+	leased, err := e.cfg.Store.CreateLeased(ctx, r)
 	if err != nil || !leased {
 		r.Status, r.Attempt = status, attempt
 		if err != nil {

@@ -59,6 +59,9 @@ func (q *queue) Wake(ctx context.Context, _, runID string) error {
 	return nil
 }
 
+// RunsHereAtOnce: no run of this queue is created with its lease taken.
+func (q *queue) RunsHereAtOnce(string) bool { return false }
+
 func (q *queue) WakeAt(_ context.Context, _ string, at time.Time) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()

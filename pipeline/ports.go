@@ -214,6 +214,15 @@ type Store interface {
 	// Create stores a new run at Version 1, with its indexes, in one step:
 	// a crash cannot leave a run that is stored but never listed or queued.
 	Create(ctx context.Context, r *Run) error
+	// CreateLeased is Create for a run this process's worker will advance
+	// at once (Queue.RunsHereAtOnce): it also takes the run's lease, which
+	// the Locker of this process hands to the worker's first Lock, with
+	// the fence the create wrote, while it is certainly still held (and
+	// takes anew otherwise). A process that dies before its worker started
+	// leaves a lease that expires as any dead worker's does. It reports
+	// false, having stored nothing, when it cannot take the lease with the
+	// create (the caller then creates the run with Create).
+	CreateLeased(ctx context.Context, r *Run) (bool, error)
 	// Load returns the run, or ErrNotFound.
 	Load(ctx context.Context, id string) (*Run, error)
 	// Save writes r if the stored version still equals r.Version and, when
@@ -268,6 +277,11 @@ type Queue interface {
 	// again), so that a worker serving queue advances it then: never
 	// before.
 	WakeAt(ctx context.Context, queue string, at time.Time) error
+	// RunsHereAtOnce reports whether a run of queue woken now would be
+	// advanced at once by this process's worker and by no other (a queue
+	// made for this process alone, with a free slot): such a run is
+	// created with its lease taken (Store.CreateLeased).
+	RunsHereAtOnce(queue string) bool
 }
 
 // Locker gives one worker at a time the right to advance a run.
