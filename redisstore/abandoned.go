@@ -9,7 +9,9 @@ import (
 // interruptAbandoned marks runs of abandoned queues (Worker.Abandoned:
 // terminal runs' private queues, which nobody else serves) interrupted once
 // nobody advanced them for 4 leases, and forgets queues that have no work
-// left (forgetIfDone).
+// left (forgetIfDone). A terminal process whose runs all finished forgot
+// its queue itself (privatequeue.go): what is left here are the queues of
+// processes that died or stopped first.
 func (w *Worker) interruptAbandoned(ctx context.Context, now time.Time) error {
 	queues, err := w.rdb.SMembers(ctx, w.opts.Prefix+"queues").Result()
 	if err != nil {

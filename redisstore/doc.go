@@ -31,7 +31,8 @@
 //	                             with the timers index, the work queue itself (Worker claims from it)
 //	{p}timers:{queue}            zset: runs of a queue waiting at a checkpoint with a deadline, by deadline
 //	                             (ms, rounded up): the durable timers
-//	{p}queues                    set: queues that have had runs (abandoned terminal queues are forgotten)
+//	{p}queues                    set: queues that have had runs (a terminal's private queue is forgotten
+//	                             by its last run's final save, or, abandoned, by another process's claim pass)
 //	{p}claim:{id}                string, with a TTL: a worker claimed the run (a claim pass, for a lease;
 //	                             a retry, until its time): other replicas' passes leave it alone
 //	{p}wake:{queue}              pub/sub channel, not a key: wake hints for the workers of a queue

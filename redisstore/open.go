@@ -27,6 +27,10 @@ type DB struct {
 	// created is shared by the Store and the Locker it hands out: the
 	// leases a create took for this process's worker (see CreateLeased).
 	created *createdLeases
+	// private is shared by the Store and the Workers it hands out: the
+	// private queues of this process's NewQueues workers, forgotten by the
+	// final save of their last run (see privatequeue.go).
+	private *privateQueues
 }
 
 // Open returns the stores of the Redis of conn under prefix ("" means
@@ -38,7 +42,7 @@ func Open(conn *Conn, prefix string) *DB {
 		prefix = DefaultPrefix
 	}
 	return &DB{conn: conn, prefix: prefix, givenBack: newBoundedMap[int64](1024), takenProbes: newBoundedMap[pipeline.StepProbe](1024),
-		created: newCreatedLeases()}
+		created: newCreatedLeases(), private: newPrivateQueues()}
 }
 
 // Prefix is the prefix of the stores' keys.
@@ -51,7 +55,7 @@ func (d *DB) Ping(ctx context.Context) error { return d.conn.Client.Ping(ctx).Er
 func (d *DB) Store(opts StoreOptions) *Store {
 	opts.Prefix = d.prefix
 	s := NewStoreWithOptions(d.conn.Client, opts)
-	s.givenBack, s.takenProbes, s.createdLeases = d.givenBack, d.takenProbes, d.created
+	s.givenBack, s.takenProbes, s.createdLeases, s.private = d.givenBack, d.takenProbes, d.created, d.private
 	return s
 }
 
@@ -62,9 +66,14 @@ func (d *DB) Queue(opts QueueOptions) *Queue {
 }
 
 // Worker returns a worker that advances runs from the queues of opts;
-// opts.Prefix is the DB's.
+// opts.Prefix is the DB's. The queues of a NewQueues worker are this
+// process's own from now on: the Stores of d count the runs created there,
+// and the final save of the last one forgets the queue (privatequeue.go).
 func (d *DB) Worker(adv Advancer, opts WorkerOptions) *Worker {
 	opts.Prefix = d.prefix
+	if opts.NewQueues {
+		d.private.register(opts.Queues)
+	}
 	return NewWorker(d.conn.Client, adv, opts)
 }
 

@@ -186,7 +186,7 @@ func TestASaveWhoseReplyIsLostIsUnknownAndARetryIsNotDoubled(t *testing.T) {
 	r.Checkpoints = []checkpoints.Instance{inst}
 	data, _, _ := s.encode(r, nil)
 	keys := []string{"rb:run:r-1", "rb:run:r-1:pages", "rb:runs:active", "rb:work:runs", "rb:timers:runs"}
-	args := []any{r.Version, 0, "nonce-1", data, "queued", 1, "0", "r-1", "1", "0", 1, 1, 1, "rb:saved:r-1", 0, ""}
+	args := []any{r.Version, 0, "nonce-1", data, "queued", 1, "0", "r-1", "1", "0", 1, 1, 1, "rb:saved:r-1", 0, "", ""}
 	for i := range 2 {
 		if n, _, err := saveReply(saveScript.Run(ctx, rdb, keys, args...)); err != nil || n != 1 {
 			t.Fatalf("send %d of one write: %d, %v", i+1, n, err)

@@ -108,6 +108,7 @@ func (s *Store) create(ctx context.Context, r *pipeline.Run, ttl time.Duration) 
 		userKey = s.userKey(r.RequestedBy)
 	}
 	nonce := newNonce()
+	storedNothing := s.private.creating(r.Origin.Queue, r.ID)
 	lockKey, token, takenAt := "", "", time.Time{}
 	if ttl > 0 {
 		lockKey, token, takenAt = leaseKey(s.prefix, r.ID), newLeaseToken(), s.createdLeases.now()
@@ -119,8 +120,10 @@ func (s *Store) create(ctx context.Context, r *pipeline.Run, ttl time.Duration) 
 	case err != nil:
 		return false, fmt.Errorf("create run %s: %w", r.ID, err)
 	case res == 0:
+		storedNothing()
 		return false, fmt.Errorf("run %s already exists", r.ID)
 	case res == 3:
+		storedNothing()
 		return false, nil
 	}
 	s.seen.put(r.ID, 1)
@@ -167,6 +170,15 @@ func (s *Store) create(ctx context.Context, r *pipeline.Run, ttl time.Duration) 
 // Nothing of the run is left to do under the lease, and Release, told by
 // the store (givenBack), sends nothing.
 //
+// The last save of a finished run given a queue to forget (ARGV 17: the
+// run's own queue, or "") removes that queue from {p}queues (KEYS[7]): the
+// saver's process made the queue for itself alone and this was the last
+// of its runs there not finished and shown (privateQueues), so with this
+// save's removals its work and deadline indexes are empty, and Redis has
+// deleted them; only the name is left. A run created there later
+// registers the queue again (createScript). A save refused forgets
+// nothing.
+//
 // A writer that saved its copy itself (Run.SaveNonce) writes only over
 // that save: the stored nonce must still be its own. After a write Redis
 // lost (a failover to a replica that was behind) another writer may have
@@ -178,13 +190,14 @@ func (s *Store) create(ctx context.Context, r *pipeline.Run, ttl time.Duration) 
 // worker that goes straight on to its next step needs no probe (see
 // Run.SaveProbe).
 //
-// KEYS: run, pages, active, work, timers, lease.
+// KEYS: run, pages, active, work, timers, lease, queues.
 // ARGV: 1 version, 2 fence (0: no lease), 3 nonce, 4 data, 5 status,
 // 6 updated ms, 7 done ("1": finished and shown), 8 id, 9 work ("1"/"0"),
 // 10 deadline ms ("0": none), 11 retention ms, 12 page retention ms,
 // 13 index refresh ms, 14 channel, 15 the saver's own watchers,
 // 16 the nonce of the save that produced the writer's copy ("" for a copy
-// that was read), 17… pairs of page source id and text.
+// that was read), 17 the queue to forget when done ("" for none),
+// 18… pairs of page source id and text.
 // Returns {1, cancel request or ""} saved, 1 saved before (the same write
 // retried: the cancel request is not read), 0 version conflict, -1 no such
 // run, -2 fence moved.
@@ -226,13 +239,14 @@ else
     end
   end
 end
-if #ARGV >= 17 then
+if #ARGV >= 18 then
   local hs = {}
-  for i = 17, #ARGV do hs[#hs + 1] = ARGV[i] end
+  for i = 18, #ARGV do hs[#hs + 1] = ARGV[i] end
   redis.call('HSET', KEYS[2], unpack(hs))
 end
 if ARGV[7] == '1' then redis.call('PEXPIRE', KEYS[2], ARGV[12]) end
 if ARGV[7] == '1' and fence > 0 and KEYS[6] then redis.call('DEL', KEYS[6]) end
+if ARGV[7] == '1' and ARGV[17] ~= '' then redis.call('SREM', KEYS[7], ARGV[17]) end
 if tonumber(cur[6] or '0') > tonumber(ARGV[15]) then
   redis.pcall('PUBLISH', ARGV[14], (tonumber(v) + 1) .. ' ' .. ARGV[4])
 end
@@ -265,16 +279,27 @@ func (s *Store) Save(ctx context.Context, r *pipeline.Run) error {
 		// deadline came, which must never be before it.
 		deadline = strconv.FormatInt(ceilMilli(d), 10)
 	}
+	// The last run of this process's private queue to finish forgets the
+	// queue with its last save (see saveScript).
+	forget, forgotten := false, func(bool) {}
+	if done == "1" {
+		forget, forgotten = s.private.finishing(r.Origin.Queue, r.ID)
+	}
+	forgetQueue := ""
+	if forget {
+		forgetQueue = r.Origin.Queue
+	}
 	nonce := newNonce()
 	args := []any{r.Version, r.Fence, nonce, data, string(r.Status), r.UpdatedAt.UnixMilli(), done, r.ID, work, deadline,
 		s.opts.Retention.Milliseconds(), s.opts.PageRetention.Milliseconds(), s.opts.IndexRefresh.Milliseconds(), s.savedChannel(r.ID),
-		s.watchers.count(r.ID), r.SaveNonce}
+		s.watchers.count(r.ID), r.SaveNonce, forgetQueue}
 	for id, text := range texts {
 		args = append(args, id, text)
 	}
 	keys := []string{s.runKey(r.ID), s.pagesKey(r.ID), s.prefix + "runs:active", s.workKey(r.Origin.Queue), s.timersKey(r.Origin.Queue),
-		leaseKey(s.prefix, r.ID)}
+		leaseKey(s.prefix, r.ID), s.prefix + "queues"}
 	res, cancelBy, err := saveReply(saveScript.Run(ctx, s.rdb, keys, args...))
+	forgotten(err == nil && res == 1)
 	if err != nil {
 		return fmt.Errorf("save run %s: %w", r.ID, classify(err))
 	}

@@ -81,6 +81,10 @@ type Store struct {
 	// createdLeases, shared with the Locker of the same DB (nil
 	// otherwise): the leases CreateLeased took, for that Locker to adopt.
 	createdLeases *createdLeases
+	// private, shared with the Workers of the same DB (nil otherwise):
+	// this process's private queues and their runs not finished and shown,
+	// so the last one's final save forgets the queue (privatequeue.go).
+	private *privateQueues
 	// createdForWatch holds the runs CreateLeased created, as written,
 	// until a Watch of this Store starts (it sends them first, see watch).
 	createdForWatch *boundedMap[[]byte]

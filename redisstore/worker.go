@@ -53,7 +53,10 @@ type WorkerOptions struct {
 	// there (it waits for a person, is interrupted, or another process
 	// saved it: the moments its Watch subscribes). Until then, and for a
 	// hint that comes before the subscription, the claim passes find the
-	// run in the work index.
+	// run in the work index. The process knows every run in such a queue
+	// (none is created there before the worker is made, DB.Worker): the
+	// final save of the last of them forgets the queue's name, as the
+	// claim passes of the next process would (privatequeue.go).
 	NewQueues bool
 	// Abandoned, when set, names queues of other processes whose runs no
 	// one else would take (a terminal's private queue): a run of such a

@@ -106,6 +106,11 @@ func TestEvalGradesScriptedReports(t *testing.T) {
 	if len(got.Questions) != 2 {
 		t.Fatalf("%d questions graded:\n%s", len(got.Questions), out.String())
 	}
+	// Both runs were on one private queue: the process forgot it with the
+	// final save of the last of them to finish.
+	if left := terminalQueuesLeft(t, srv.URL); len(left) != 0 {
+		t.Errorf("eval's private queue is left behind: %v", left)
+	}
 	fc, s2 := got.Questions[0], got.Questions[1]
 	if fc.Status != "completed" || fc.Claims != 1 || fc.Verified != 1 || fc.Precise != 1 || fc.FactsFound() != 2 {
 		t.Errorf("the right answer is not graded 1.0 on every measure: %+v\n%s", fc, errb.String())
