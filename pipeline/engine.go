@@ -357,10 +357,10 @@ func (e *Engine) SeedDefinitions(ctx context.Context) error {
 	}
 	now := e.cfg.Clock.Now()
 	builtins := checkpoints.Builtins(now)
-	if fs, ok := e.cfg.Store.(firstSeeder); ok && len(have) == 0 {
+	if len(have) == 0 {
 		// A store with no definition at all (a fresh Redis) takes them all
 		// in one step, while it still has none: no edit can be lost.
-		done, err := fs.CreateDefinitionsIfNone(ctx, builtins)
+		done, err := e.cfg.Store.CreateDefinitionsIfNone(ctx, builtins)
 		if err != nil {
 			return fmt.Errorf("seed checkpoint definitions: %w", err)
 		}
@@ -380,13 +380,6 @@ func (e *Engine) SeedDefinitions(ctx context.Context) error {
 	}
 	e.seededAt.Store(now.UnixNano())
 	return nil
-}
-
-// firstSeeder is a Store that stores several checkpoint definitions in one
-// step when it holds none at all, and reports whether it did (false: it
-// holds some by now, and nothing was written).
-type firstSeeder interface {
-	CreateDefinitionsIfNone(ctx context.Context, defs []checkpoints.Definition) (bool, error)
 }
 
 // Load returns a run.

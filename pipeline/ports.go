@@ -241,6 +241,10 @@ type Store interface {
 	// CreateDefinition stores a definition whose id is not taken, or returns
 	// checkpoints.ErrDefinitionExists and changes nothing.
 	CreateDefinition(ctx context.Context, d checkpoints.Definition) error
+	// CreateDefinitionsIfNone stores defs in one step when no definition is
+	// stored at all, and reports whether it did (false: some are stored by
+	// now, and nothing was written).
+	CreateDefinitionsIfNone(ctx context.Context, defs []checkpoints.Definition) (bool, error)
 	// RecordCheckpointFailure notes a failure of a definition and returns the
 	// failure times within window before at.
 	RecordCheckpointFailure(ctx context.Context, defID string, at time.Time, window time.Duration) ([]time.Time, error)
