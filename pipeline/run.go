@@ -378,6 +378,10 @@ type StepAttempt struct {
 	// brought no answer (timeouts, errors, the waits between retries),
 	// bounded by Config.ModelWait.
 	ModelWait time.Duration `json:"model_wait,omitempty"`
+	// HeldBack counts the rounds in which our own shared rate limit held
+	// back all the step had to do; they use up no attempt, up to
+	// MaxHeldBackRounds.
+	HeldBack int `json:"held_back,omitempty"`
 }
 
 // Counters count the loops of a run; each is bounded by Limits.

@@ -247,3 +247,72 @@ func TestASearchStepOurRateLimitHeldBackEntirelyIsRetried(t *testing.T) {
 		t.Fatalf("with one search held back the run is %s (%q) with %d sources, want completed with sources", r.Status, r.FallbackReason, len(r.Sources))
 	}
 }
+
+// TestAStepOurRateLimitHoldsBackUsesNoAttemptForAWhile: a search step
+// whose every search our own shared rate limit held back tried nothing, so
+// it uses up none of its attempts for MaxHeldBackRounds rounds, each
+// waiting longer (HeldBackRetryDelay: the budget refills with time), and
+// then goes on as soon as the budget has room; a budget that stays spent
+// past those rounds uses up the attempts and ends the run with the cause.
+func TestAStepOurRateLimitHoldsBackUsesNoAttemptForAWhile(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name        string
+		freedAfter  int // rounds held back before the budget has room; -1: never
+		wantStatus  pipeline.Status
+		wantRetries int
+	}{
+		{"the budget frees up after the last free round", pipeline.MaxHeldBackRounds, pipeline.StatusCompleted, pipeline.MaxHeldBackRounds},
+		{"the budget stays spent", -1, pipeline.StatusFailed, pipeline.MaxHeldBackRounds + pipeline.MaxStepAttempts - 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			searcher := &heldBack{all: true}
+			eng, store := newSearchEngine(t, searcher)
+			retries := 0
+			for {
+				if retries == tc.freedAfter {
+					searcher.mu.Lock()
+					searcher.all, searcher.calls = false, 1 // nothing held back any more
+					searcher.mu.Unlock()
+				}
+				err := eng.Advance(ctx, "r-1")
+				var re *pipeline.RetryError
+				if !errors.As(err, &re) {
+					if err != nil {
+						t.Fatal(err)
+					}
+					break
+				}
+				retries++
+				r, lerr := store.Load(ctx, "r-1")
+				if lerr != nil {
+					t.Fatal(lerr)
+				}
+				if retries <= pipeline.MaxHeldBackRounds {
+					if r.Attempt.N != 0 || r.Attempt.HeldBack != retries || re.After != pipeline.HeldBackRetryDelay(retries) {
+						t.Fatalf("held back %d times: attempts used %d, rounds %d, next try after %v; want 0, %d, %v",
+							retries, r.Attempt.N, r.Attempt.HeldBack, re.After, retries, pipeline.HeldBackRetryDelay(retries))
+					}
+				} else if r.Attempt.N != retries-pipeline.MaxHeldBackRounds {
+					t.Fatalf("held back %d times: attempts used %d, want %d", retries, r.Attempt.N, retries-pipeline.MaxHeldBackRounds)
+				}
+				if retries > pipeline.MaxHeldBackRounds+pipeline.MaxStepAttempts {
+					t.Fatal("the run never ends")
+				}
+			}
+			r, err := store.Load(ctx, "r-1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if retries != tc.wantRetries || r.Status != tc.wantStatus {
+				t.Fatalf("%d retries, run %s (%q); want %d, %s", retries, r.Status, r.Failure, tc.wantRetries, tc.wantStatus)
+			}
+			if tc.wantStatus == pipeline.StatusFailed && !strings.Contains(r.Failure, "the search step failed 3 times") {
+				t.Errorf("failure %q: want the search step's attempts named", r.Failure)
+			}
+			if tc.wantStatus == pipeline.StatusCompleted && len(r.Errors) != 0 {
+				t.Errorf("a run our rate limit only made wait recorded errors: %+v", r.Errors)
+			}
+		})
+	}
+}

@@ -32,9 +32,18 @@ func HeldBackRetryDelay(n int) time.Duration {
 	return time.Duration(1<<min(max(n, 1)-1, 5)) * 10 * time.Second
 }
 
+// MaxHeldBackRounds bounds the rounds in which our own shared rate limit
+// may hold back all a step had to do without using up one of its
+// attempts: 10 s, 20 s, … 320 s of waiting, about ten and a half minutes, in
+// which many runs at once share the budget as it refills. A step held back
+// once more counts the attempt as failed, so a budget that stays spent still
+// ends the run, with the cause.
+const MaxHeldBackRounds = 6
+
 // heldBackError is a step's failure when our own shared rate limit held
 // back all it had to do (pipeline.SearchOutcome.Paced for every search):
-// tried again after HeldBackRetryDelay.
+// not a failure of the step, tried again after HeldBackRetryDelay
+// (Engine.heldBack).
 type heldBackError struct{ err error }
 
 func (h heldBackError) Error() string { return h.err.Error() }
@@ -221,6 +230,9 @@ func (e *Engine) stepFailed(ctx context.Context, runID string, fence int64, elap
 	r.Active += elapsed
 	r.Spend = spend
 	r.Attempt.ModelWait = max(r.Attempt.ModelWait, modelWait)
+	if errors.As(cause, new(heldBackError)) && r.Attempt.HeldBack < MaxHeldBackRounds {
+		return e.heldBack(ctx, r, msg, cause)
+	}
 	limit := e.attempts(r.Step)
 	r.recordError(now, r.Step, "step", fmt.Sprintf("attempt %d of %d failed: %s", r.Attempt.N, limit, msg))
 	e.log.Info("step failed", "run", r.ID, "step", r.Step, "attempt", r.Attempt.N, "err", cause)
@@ -235,6 +247,25 @@ func (e *Engine) stepFailed(ctx context.Context, runID string, fence int64, elap
 		after = HeldBackRetryDelay(r.Attempt.N)
 	}
 	e.notice(ctx, r, "the %s step failed (%s); trying again in %s (attempt %d of %d)", r.Step, msg, roundWait(after), r.Attempt.N+1, limit)
+	return &RetryError{Step: r.Step, Attempt: r.Attempt.N, After: after, Err: cause}
+}
+
+// heldBack records a round of a step that our own shared rate limit held
+// back entirely (heldBackError): nothing was tried, so its attempt is
+// handed back, as a stopped step's is, and the step is tried again after
+// HeldBackRetryDelay of the rounds so far; people are told it waits, not
+// that it failed. r is the run as stored, read under the lease, with what
+// the round spent recorded.
+func (e *Engine) heldBack(ctx context.Context, r *Run, msg string, cause error) error {
+	r.Attempt.HeldBack++
+	r.Attempt.N = max(r.Attempt.N-1, 0)
+	after := HeldBackRetryDelay(r.Attempt.HeldBack)
+	r.trace(e.cfg.Clock.Now(), r.Step, "held back by our shared rate limit (round %d of %d): %s", r.Attempt.HeldBack, MaxHeldBackRounds, msg)
+	e.log.Info("step held back by our shared rate limit", "run", r.ID, "step", r.Step, "round", r.Attempt.HeldBack, "err", cause)
+	if err := e.save(ctx, r); err != nil {
+		return err
+	}
+	e.notice(ctx, r, "the %s step waits for our shared rate limit, spent by many runs at once (%s); trying again in %s", r.Step, msg, roundWait(after))
 	return &RetryError{Step: r.Step, Attempt: r.Attempt.N, After: after, Err: cause}
 }
 
