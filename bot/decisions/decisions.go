@@ -144,6 +144,7 @@ func (f *Feature) prepareForm(ctx context.Context, req *bot.Request) (slack.Moda
 	r, problem := req.CheckCheckpoint(ctx, instID)
 	if problem != nil {
 		req.Log.Info("bot: click refused")
+		f.retireLostMessage(ctx, req, r, instID)
 		return slack.ModalViewRequest{}, nil, bot.Tell(problem, "Nothing was changed")
 	}
 	inst := r.Instance(instID)

@@ -251,22 +251,27 @@ func TestContinueWithoutIsForAdmins(t *testing.T) {
 
 // TestAClickOnALostCheckpointRetiresItsMessage: a click on a checkpoint
 // the run no longer has, after the store lost writes, is answered with
-// where the run waits, and the clicked message says it was lost.
+// where the run waits, and the clicked message says it was lost — Approve,
+// and Edit and Reject, which open no form.
 func TestAClickOnALostCheckpointRetiresItsMessage(t *testing.T) {
-	f := newFixture(t, func(r *pipeline.Run) {
-		r.Checkpoints[0].ID, r.Waiting = runID+".cp2", runID+".cp2"
-		r.LostDecision = &pipeline.LostDecision{Checkpoint: runID + ".cp2", At: t0}
-	})
-	f.Click(requester, f.plan, blockkit.ActionApprove)
-	f.Wait("the clicked message retired", func() bool {
-		for _, m := range f.Fake.Messages(channel) {
-			if m.TS == f.plan.TS {
-				return !strings.Contains(string(m.Blocks), blockkit.ActionApprove)
+	for _, action := range []string{blockkit.ActionApprove, blockkit.ActionEdit, blockkit.ActionReject} {
+		t.Run(action, func(t *testing.T) {
+			f := newFixture(t, func(r *pipeline.Run) {
+				r.Checkpoints[0].ID, r.Waiting = runID+".cp2", runID+".cp2"
+				r.LostDecision = &pipeline.LostDecision{Checkpoint: runID + ".cp2", At: t0}
+			})
+			f.Click(requester, f.plan, action)
+			f.Wait("the clicked message retired", func() bool {
+				for _, m := range f.Fake.Messages(channel) {
+					if m.TS == f.plan.TS {
+						return !strings.Contains(string(m.Blocks), blockkit.ActionApprove)
+					}
+				}
+				return false
+			})
+			if got := f.engine.decisionsSoFar(); len(got) != 0 {
+				t.Errorf("a click on a lost checkpoint decided: %+v", got)
 			}
-		}
-		return false
-	})
-	if got := f.engine.decisionsSoFar(); len(got) != 0 {
-		t.Errorf("a click on a lost checkpoint decided: %+v", got)
+		})
 	}
 }
