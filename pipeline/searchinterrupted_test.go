@@ -50,12 +50,18 @@ func (s *limiterDown) setDown(down bool) {
 // newSearchEngine is an engine with the scripted model over searcher.
 func newSearchEngine(t *testing.T, searcher pipeline.Searcher) (*pipeline.Engine, *redisstore.Store) {
 	t.Helper()
+	return newSearchEngineShowing(t, searcher, &presenter{})
+}
+
+// newSearchEngineShowing is newSearchEngine with the run shown by p.
+func newSearchEngineShowing(t *testing.T, searcher pipeline.Searcher, p pipeline.Presenter) (*pipeline.Engine, *redisstore.Store) {
+	t.Helper()
 	_, rdb := redistest.Start(t)
 	store := redisstore.NewStore(rdb, "")
 	eng, err := pipeline.New(pipeline.Config{
 		Store: store, Queue: &queue{}, Locker: redisstore.NewLocker(rdb, "", 5*time.Second),
 		Model: &scripted{reviews: []pipeline.CritiqueOutput{passes}}, Searcher: searcher, Fetcher: web{},
-		Presenters: map[string]pipeline.Presenter{"test": &presenter{}}, Clock: researchtest.NewClock(t0),
+		Presenters: map[string]pipeline.Presenter{"test": p}, Clock: researchtest.NewClock(t0),
 		NewID: func() string { return "r-1" },
 	})
 	if err != nil {
@@ -267,7 +273,8 @@ func TestAStepOurRateLimitHoldsBackUsesNoAttemptForAWhile(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			searcher := &heldBack{all: true}
-			eng, store := newSearchEngine(t, searcher)
+			shows := &noticesShown{presenter: &presenter{}}
+			eng, store := newSearchEngineShowing(t, searcher, shows)
 			retries := 0
 			for {
 				if retries == tc.freedAfter {
@@ -289,6 +296,10 @@ func TestAStepOurRateLimitHoldsBackUsesNoAttemptForAWhile(t *testing.T) {
 					t.Fatal(lerr)
 				}
 				if retries <= pipeline.MaxHeldBackRounds {
+					// People are told the step waits, not that it failed.
+					if n := shows.last(); !strings.Contains(n, "the search step is waiting") || strings.Contains(n, "failed") {
+						t.Fatalf("held back %d times, people were told %q", retries, n)
+					}
 					if r.Attempt.N != 0 || r.Attempt.HeldBack != retries || re.After != pipeline.HeldBackRetryDelay(retries) {
 						t.Fatalf("held back %d times: attempts used %d, rounds %d, next try after %v; want 0, %d, %v",
 							retries, r.Attempt.N, r.Attempt.HeldBack, re.After, retries, pipeline.HeldBackRetryDelay(retries))
@@ -315,4 +326,27 @@ func TestAStepOurRateLimitHoldsBackUsesNoAttemptForAWhile(t *testing.T) {
 			}
 		})
 	}
+}
+
+// noticesShown is a presenter that keeps the notices people were shown.
+type noticesShown struct {
+	*presenter
+	mu      sync.Mutex
+	notices []string
+}
+
+func (p *noticesShown) Notice(_ context.Context, _ *pipeline.Run, text string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.notices = append(p.notices, text)
+}
+
+// last is the latest notice shown ("" for none).
+func (p *noticesShown) last() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.notices) == 0 {
+		return ""
+	}
+	return p.notices[len(p.notices)-1]
 }

@@ -265,7 +265,7 @@ func (e *Engine) heldBack(ctx context.Context, r *Run, msg string, cause error) 
 	if err := e.save(ctx, r); err != nil {
 		return err
 	}
-	e.notice(ctx, r, "the %s step waits for our shared rate limit, spent by many runs at once (%s); trying again in %s", r.Step, msg, roundWait(after))
+	e.notice(ctx, r, "the %s step is waiting: our shared rate limit, spent by many runs at once, held back all it had to do; trying again in %s", r.Step, roundWait(after))
 	return &RetryError{Step: r.Step, Attempt: r.Attempt.N, After: after, Err: cause}
 }
 
