@@ -36,6 +36,20 @@ func (h *holdFirstRateCall) ProcessPipelineHook(next redis.ProcessPipelineHook) 
 	return next
 }
 
+// heldRateLimiter is a search RateLimiter on a fresh Redis whose script is
+// loaded already (each call is one EVALSHA), with h holding its next call.
+func heldRateLimiter(t *testing.T) (*RateLimiter, *holdFirstRateCall) {
+	t.Helper()
+	_, rdb := redistest.Start(t)
+	l := NewRateLimiter(rdb, "search")
+	if _, err := l.Allow(t.Context(), "warm-up", 1, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	h := &holdFirstRateCall{held: make(chan struct{}), release: make(chan struct{})}
+	rdb.AddHook(h)
+	return l, h
+}
+
 // TestRateCallsThatMeetTakeTheirEventsTogether: callers of one budget that
 // arrive while a call is on its way to Redis take their events in one call
 // after it — five searches at once are two calls, not five — and every
@@ -53,15 +67,8 @@ func TestRateCallsThatMeetTakeTheirEventsTogether(t *testing.T) {
 		{name: "the batch does not fit", budget: 3, callers: 5, allowed: 3, calls: 2 + 4},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, rdb := redistest.Start(t)
 			ctx := t.Context()
-			l := NewRateLimiter(rdb, "search")
-			// Load the script, so each call below is one EVALSHA.
-			if _, err := l.Allow(ctx, "warm-up", 1, time.Minute); err != nil {
-				t.Fatal(err)
-			}
-			h := &holdFirstRateCall{held: make(chan struct{}), release: make(chan struct{})}
-			rdb.AddHook(h)
+			l, h := heldRateLimiter(t)
 			var allowed atomic.Int64
 			var wg sync.WaitGroup
 			ask := func() {
@@ -187,14 +194,8 @@ func TestAllowNJoinsTheBatchOfItsBudget(t *testing.T) {
 		{name: "the batch does not fit", budget: 4, manyAllowed: false, oneAllowed: 3, calls: 2 + 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, rdb := redistest.Start(t)
 			ctx := t.Context()
-			l := NewRateLimiter(rdb, "search")
-			if _, err := l.Allow(ctx, "warm-up", 1, time.Minute); err != nil {
-				t.Fatal(err)
-			}
-			h := &holdFirstRateCall{held: make(chan struct{}), release: make(chan struct{})}
-			rdb.AddHook(h)
+			l, h := heldRateLimiter(t)
 			var oneAllowed atomic.Int64
 			var manyAllowed atomic.Bool
 			var wg sync.WaitGroup
