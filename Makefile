@@ -15,13 +15,17 @@ vet:
 # vet and lint also see the fault suite and the soak (their build tags).
 TEST_TAGS = faults,soak
 
-# lint: staticcheck and golangci-lint (.golangci.yml) at pinned versions,
-# built from the Go module proxy on first use and cached after.
+# lint: staticcheck, golangci-lint (.golangci.yml) and deadcode (.ci/deadcode:
+# no function the program never reaches, but those .ci/deadcode-allow names)
+# at pinned versions, built from the Go module proxy on first use and cached
+# after.
 STATICCHECK_VERSION ?= v0.8.2
 GOLANGCI_LINT_VERSION ?= v2.15.0
+DEADCODE_VERSION ?= v0.52.0
 lint:
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) -tags '$(TEST_TAGS)' ./...
 	$(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION) run --build-tags '$(TEST_TAGS)' ./...
+	DEADCODE_VERSION=$(DEADCODE_VERSION) .ci/deadcode
 
 # The tests start private redis-server processes; install it when missing.
 redis-server:

@@ -17,7 +17,7 @@ import (
 // failures; after a reset, the next trip alerts again.
 func TestATrippedBreakerDMsTheAdminsOnce(t *testing.T) {
 	_, rdb := redistest.Start(t)
-	store := redisstore.NewStore(rdb, "t:")
+	store := redisstore.NewStoreWithOptions(rdb, redisstore.StoreOptions{Prefix: "t:"})
 	fake := slackfake.New(t)
 	admins := []string{"U0ADMIN01", "U0ADMIN02"}
 	for _, a := range admins {

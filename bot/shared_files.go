@@ -97,17 +97,13 @@ func (d *fileDownloader) trusted(u *url.URL) bool {
 	return d.hosts[strings.ToLower(u.Host)]
 }
 
-// download fetches rawURL (a file's url_private_download) and returns its
-// bytes and Content-Type, at most maxBytes of them. An HTML answer is
-// Slack's sign-in page, refused.
-func (d *fileDownloader) download(ctx context.Context, rawURL string) ([]byte, string, error) {
-	return d.downloadFile(ctx, rawURL, false)
-}
-
-// downloadFile is download for a file that may itself be HTML (isHTML):
-// then an HTML answer is the file, unless Slack redirected the download
-// to its sign-in page (an address with a "redir" parameter, as Slack
-// answers a download it does not authorise: slackapi/node-slack-sdk#1750).
+// downloadFile fetches rawURL (a file's url_private_download) and returns
+// its bytes and Content-Type, at most maxBytes of them. An HTML answer is
+// Slack's sign-in page, refused, unless the file may itself be HTML
+// (isHTML): then an HTML answer is the file, unless Slack redirected the
+// download to its sign-in page (an address with a "redir" parameter, as
+// Slack answers a download it does not authorise:
+// slackapi/node-slack-sdk#1750).
 func (d *fileDownloader) downloadFile(ctx context.Context, rawURL string, isHTML bool) ([]byte, string, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || !d.trusted(u) {

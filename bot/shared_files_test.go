@@ -279,3 +279,8 @@ func TestASharedHTMLFileIsReadAsItsMainText(t *testing.T) {
 		t.Errorf("a text file answered with HTML: %v, want errRefused (the sign-in page)", err)
 	}
 }
+
+// download is downloadFile for a file that is not HTML.
+func (d *fileDownloader) download(ctx context.Context, rawURL string) ([]byte, string, error) {
+	return d.downloadFile(ctx, rawURL, false)
+}

@@ -45,7 +45,7 @@ const (
 func finishedRun(t *testing.T) (*pipeline.Engine, *asker, *redisstore.Store) {
 	t.Helper()
 	_, rdb := redistest.Start(t)
-	store := redisstore.NewStore(rdb, "")
+	store := redisstore.NewStoreWithOptions(rdb, redisstore.StoreOptions{})
 	m := &asker{}
 	ids := []string{"r-child", "r-child2"}
 	var idMu sync.Mutex

@@ -159,7 +159,7 @@ func TestBoundaryHoldsInRuns(t *testing.T) {
 		t.Run(a.name, func(t *testing.T) {
 			ctx := context.Background()
 			_, rdb := redistest.Start(t)
-			store := redisstore.NewStore(rdb, "")
+			store := redisstore.NewStoreWithOptions(rdb, redisstore.StoreOptions{})
 			m := boundaryModel{&scripted{reviews: []pipeline.CritiqueOutput{passes}, prompts: map[string][]string{}}}
 			eng, err := pipeline.New(pipeline.Config{
 				Store: store, Queue: &queue{}, Locker: redisstore.NewLocker(rdb, "", 5*time.Second),

@@ -150,7 +150,7 @@ func (s *definitionsStore) Definitions(ctx context.Context) ([]checkpoints.Defin
 func newFlow(t *testing.T, reviews ...pipeline.CritiqueOutput) (*flow, *definitionsStore) {
 	t.Helper()
 	_, rdb := redistest.Start(t)
-	f := &flow{t: t, store: redisstore.NewStore(rdb, ""), model: &scripted{reviews: reviews}, pres: &presenter{}, clock: researchtest.NewClock(t0), rdb: rdb}
+	f := &flow{t: t, store: redisstore.NewStoreWithOptions(rdb, redisstore.StoreOptions{}), model: &scripted{reviews: reviews}, pres: &presenter{}, clock: researchtest.NewClock(t0), rdb: rdb}
 	ds := &definitionsStore{Store: f.store}
 	eng, err := pipeline.New(pipeline.Config{
 		Store: ds, Queue: &queue{}, Locker: redisstore.NewLocker(rdb, "", 5*time.Second),
@@ -365,7 +365,7 @@ func (p *failing) fix() { p.mu.Lock(); p.broken = false; p.mu.Unlock() }
 // advances it until the plan review's retries are used up.
 func strand(t *testing.T) (*flow, *failing) {
 	_, rdb := redistest.Start(t)
-	f := &flow{t: t, store: redisstore.NewStore(rdb, ""), model: &scripted{reviews: []pipeline.CritiqueOutput{passes}}}
+	f := &flow{t: t, store: redisstore.NewStoreWithOptions(rdb, redisstore.StoreOptions{}), model: &scripted{reviews: []pipeline.CritiqueOutput{passes}}}
 	p := &failing{presenter: &presenter{}, broken: true}
 	eng, err := pipeline.New(pipeline.Config{
 		Store: f.store, Queue: &queue{}, Locker: redisstore.NewLocker(rdb, "", 5*time.Second),

@@ -268,20 +268,15 @@ func CheckCitations(d Draft, pages []Page) (Draft, []string) {
 	return out, s.notes
 }
 
-// Number renumbers a draft's citations 1..k in order of first appearance
-// (abstract, then sections in order, then conclusion) and returns the
-// draft with markers rewritten as [n] or [n, m] (sorted, without duplicates),
-// Section.Citations holding reference numbers, and the References: one per
-// cited page, with its title (or domain), URL (the final URL when known),
-// domain and publication date. Markers naming no page in pages are dropped;
-// call CheckCitations first to also unlink unread URLs.
-func Number(d Draft, pages []Page) (Draft, []Reference) {
-	out, refs, _ := numberDraft(d, pages)
-	return out, refs
-}
-
-// numberDraft is Number that also returns the function that renumbers the
-// markers of any text of d (such as one of its sentences) the same way.
+// numberDraft renumbers a draft's citations 1..k in order of first
+// appearance (abstract, then sections in order, then conclusion) and returns
+// the draft with markers rewritten as [n] or [n, m] (sorted, without
+// duplicates), Section.Citations holding reference numbers, and the
+// References: one per cited page, with its title (or domain), URL (the final
+// URL when known), domain and publication date. Markers naming no page in
+// pages are dropped; call CheckCitations first to also unlink unread URLs.
+// The function it also returns renumbers the markers of any text of d (such
+// as one of its sentences) the same way.
 func numberDraft(d Draft, pages []Page) (Draft, []Reference, func(string) string) {
 	byID := make(map[int]Page, len(pages))
 	for _, p := range pages {

@@ -7,6 +7,12 @@ import (
 	"time"
 )
 
+// Number is numberDraft without its renumbering function.
+func Number(d Draft, pages []Page) (Draft, []Reference) {
+	out, refs, _ := numberDraft(d, pages)
+	return out, refs
+}
+
 func citationPages() []Page {
 	return []Page{
 		{SourceID: 2, URL: "https://example.org/a", FinalURL: "https://www.example.org/a/", Title: "Page A", Published: time.Date(2025, 5, 1, 0, 0, 0, 0, time.UTC)},

@@ -134,7 +134,7 @@ func TestDomainRulesApplyToResultsAndFetches(t *testing.T) {
 	w := &domainWeb{}
 	m := &scripted{reviews: []pipeline.CritiqueOutput{passes}}
 	_, rdb := redistest.Start(t)
-	store := redisstore.NewStore(rdb, "")
+	store := redisstore.NewStoreWithOptions(rdb, redisstore.StoreOptions{})
 	eng, err := pipeline.New(pipeline.Config{
 		Store: store, Queue: &queue{}, Locker: redisstore.NewLocker(rdb, "", 5*time.Second),
 		Model: m, Searcher: w, Fetcher: w,

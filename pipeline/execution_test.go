@@ -217,7 +217,7 @@ func newEnv(t *testing.T, wrap func(pipeline.Store) pipeline.Store) *env {
 func newEnvWith(t *testing.T, wrap func(pipeline.Store) pipeline.Store, tune func(*pipeline.Config)) *env {
 	t.Helper()
 	_, rdb := redistest.Start(t)
-	e := &env{t: t, real: redisstore.NewStore(rdb, ""), queue: &queue{}, pres: &presenter{},
+	e := &env{t: t, real: redisstore.NewStoreWithOptions(rdb, redisstore.StoreOptions{}), queue: &queue{}, pres: &presenter{},
 		model: &model{err: errors.New("the model at http://127.0.0.1:9/v1 could not be reached (connection refused)")},
 		clock: researchtest.NewClock(t0)}
 	e.queue.store = e.real

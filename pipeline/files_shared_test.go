@@ -23,7 +23,7 @@ import (
 func TestAFileSharedBeforeThePlanIsApprovedIsReadAndCitedWithItsSharer(t *testing.T) {
 	ctx := context.Background()
 	_, rdb := redistest.Start(t)
-	store := redisstore.NewStore(rdb, "")
+	store := redisstore.NewStoreWithOptions(rdb, redisstore.StoreOptions{})
 	eng, err := pipeline.New(pipeline.Config{
 		Store: store, Queue: &queue{}, Locker: redisstore.NewLocker(rdb, "", 5*time.Second),
 		Model: fileModel{&scripted{reviews: []pipeline.CritiqueOutput{passes}}}, Searcher: web{}, Fetcher: web{},

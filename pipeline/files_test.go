@@ -57,7 +57,7 @@ func (w *fileWeb) Search(ctx context.Context, q pipeline.SearchRequest) pipeline
 func TestFilesAreReadFirstAndCitedByName(t *testing.T) {
 	ctx := context.Background()
 	_, rdb := redistest.Start(t)
-	store := redisstore.NewStore(rdb, "")
+	store := redisstore.NewStoreWithOptions(rdb, redisstore.StoreOptions{})
 	w := &fileWeb{store: store}
 	pres := &presenter{}
 	eng, err := pipeline.New(pipeline.Config{

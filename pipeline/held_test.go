@@ -21,7 +21,7 @@ import (
 func TestAHeldRunWaitsForItsReleaseAndIsMadeOnce(t *testing.T) {
 	ctx := context.Background()
 	_, rdb := redistest.Start(t)
-	store := redisstore.NewStore(rdb, "")
+	store := redisstore.NewStoreWithOptions(rdb, redisstore.StoreOptions{})
 	q := &queue{}
 	eng, err := pipeline.New(pipeline.Config{
 		Store: store, Queue: q, Locker: redisstore.NewLocker(rdb, "", 5*time.Second),

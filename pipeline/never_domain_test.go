@@ -25,7 +25,7 @@ func TestNeverDomainAtSourceReview(t *testing.T) {
 	ctx := context.Background()
 	w := &domainWeb{}
 	_, rdb := redistest.Start(t)
-	store := redisstore.NewStore(rdb, "")
+	store := redisstore.NewStoreWithOptions(rdb, redisstore.StoreOptions{})
 	eng, err := pipeline.New(pipeline.Config{
 		Store: store, Queue: &queue{}, Locker: redisstore.NewLocker(rdb, "", 5*time.Second),
 		Model: &scripted{reviews: []pipeline.CritiqueOutput{passes}}, Searcher: w, Fetcher: w,

@@ -66,7 +66,7 @@ func runWorkspace(t *testing.T, token pipeline.PersonToken) (*pipeline.Run, *wor
 	t.Helper()
 	ctx := context.Background()
 	_, rdb := redistest.Start(t)
-	store := redisstore.NewStore(rdb, "")
+	store := redisstore.NewStoreWithOptions(rdb, redisstore.StoreOptions{})
 	w := &workspaceSearcher{}
 	eng, err := pipeline.New(pipeline.Config{
 		Store: store, Queue: &queue{}, Locker: redisstore.NewLocker(rdb, "", 5*time.Second),

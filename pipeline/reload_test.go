@@ -266,7 +266,7 @@ func TestAWorkerReadsTheRunAgainWhenAnyoneElseSavedItBetweenItsSteps(t *testing.
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, rdb := redistest.Start(t)
-			store := redisstore.NewStore(rdb, "")
+			store := redisstore.NewStoreWithOptions(rdb, redisstore.StoreOptions{})
 			cs := &countingStore{Store: store}
 			m := &scripted{reviews: []pipeline.CritiqueOutput{passes}}
 			s := &searches{}

@@ -87,7 +87,7 @@ func runRetry(t *testing.T, m *retryModel, w *kindWeb) *pipeline.Run {
 	ctx := context.Background()
 	m.reviews = []pipeline.CritiqueOutput{passes}
 	_, rdb := redistest.Start(t)
-	store := redisstore.NewStore(rdb, "")
+	store := redisstore.NewStoreWithOptions(rdb, redisstore.StoreOptions{})
 	eng, err := pipeline.New(pipeline.Config{
 		Store: store, Queue: &queue{}, Locker: redisstore.NewLocker(rdb, "", 5*time.Second),
 		Model: m, Searcher: w, Fetcher: w,

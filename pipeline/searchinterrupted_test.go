@@ -57,7 +57,7 @@ func newSearchEngine(t *testing.T, searcher pipeline.Searcher) (*pipeline.Engine
 func newSearchEngineShowing(t *testing.T, searcher pipeline.Searcher, p pipeline.Presenter) (*pipeline.Engine, *redisstore.Store) {
 	t.Helper()
 	_, rdb := redistest.Start(t)
-	store := redisstore.NewStore(rdb, "")
+	store := redisstore.NewStoreWithOptions(rdb, redisstore.StoreOptions{})
 	eng, err := pipeline.New(pipeline.Config{
 		Store: store, Queue: &queue{}, Locker: redisstore.NewLocker(rdb, "", 5*time.Second),
 		Model: &scripted{reviews: []pipeline.CritiqueOutput{passes}}, Searcher: searcher, Fetcher: web{},

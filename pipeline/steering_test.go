@@ -34,7 +34,7 @@ func (w *steeringWeb) Search(ctx context.Context, q pipeline.SearchRequest) pipe
 func steeringEngine(t *testing.T, m *scripted, w pipeline.Searcher) (*pipeline.Engine, *redisstore.Store) {
 	t.Helper()
 	_, rdb := redistest.Start(t)
-	store := redisstore.NewStore(rdb, "")
+	store := redisstore.NewStoreWithOptions(rdb, redisstore.StoreOptions{})
 	eng, err := pipeline.New(pipeline.Config{
 		Store: store, Queue: &queue{}, Locker: redisstore.NewLocker(rdb, "", 5*time.Second),
 		Model: m, Searcher: w, Fetcher: web{},

@@ -102,7 +102,7 @@ func (silentPresenter) FinishesSilently() bool { return true }
 func testStepSaves(t *testing.T, silent bool) {
 	ctx := context.Background()
 	_, rdb := redistest.Start(t)
-	store := redisstore.NewStore(rdb, "")
+	store := redisstore.NewStoreWithOptions(rdb, redisstore.StoreOptions{})
 	ss := &savingStore{Store: store}
 	steps := &stepsDone{}
 	searcher := &attemptWatcher{store: store}
@@ -199,7 +199,7 @@ func (s *seedCountingStore) count() int {
 func TestANewRunSeedsTheDefinitionsUnlessTheyWereJustSeeded(t *testing.T) {
 	ctx := context.Background()
 	_, rdb := redistest.Start(t)
-	ds := &seedCountingStore{Store: redisstore.NewStore(rdb, "")}
+	ds := &seedCountingStore{Store: redisstore.NewStoreWithOptions(rdb, redisstore.StoreOptions{})}
 	clock := researchtest.NewClock(t0)
 	n := 0
 	eng, err := pipeline.New(pipeline.Config{
@@ -247,7 +247,7 @@ func TestANewRunSeedsTheDefinitionsUnlessTheyWereJustSeeded(t *testing.T) {
 func TestSeedingAFreshStoreIsOneStep(t *testing.T) {
 	ctx := context.Background()
 	_, rdb := redistest.Start(t)
-	store := redisstore.NewStore(rdb, "")
+	store := redisstore.NewStoreWithOptions(rdb, redisstore.StoreOptions{})
 	eng, err := pipeline.New(pipeline.Config{
 		Store: store, Queue: &queue{}, Locker: redisstore.NewLocker(rdb, "", 5*time.Second),
 		Model: &scripted{}, Searcher: web{}, Fetcher: web{}, Clock: researchtest.NewClock(t0),

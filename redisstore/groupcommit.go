@@ -121,13 +121,3 @@ func (g *groupCommit[T]) finish(key string, b *groupBatch[T]) {
 	g.mu.Unlock()
 	close(b.done)
 }
-
-// waiting is how many calls wait in key's open batch (tests).
-func (g *groupCommit[T]) waiting(key string) int {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if c := g.keys[key]; c != nil && c.open != nil {
-		return c.open.calls
-	}
-	return 0
-}

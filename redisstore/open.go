@@ -45,9 +45,6 @@ func Open(conn *Conn, prefix string) *DB {
 		created: newCreatedLeases(), private: newPrivateQueues()}
 }
 
-// Prefix is the prefix of the stores' keys.
-func (d *DB) Prefix() string { return d.prefix }
-
 // Ping reports whether the Redis answers (a readiness check).
 func (d *DB) Ping(ctx context.Context) error { return d.conn.Client.Ping(ctx).Err() }
 

@@ -96,12 +96,6 @@ type createdRun struct {
 	nonce string
 }
 
-// NewStore returns a Store using rdb with the default retention; prefix
-// namespaces its keys ("" = "rb:").
-func NewStore(rdb *redis.Client, prefix string) *Store {
-	return NewStoreWithOptions(rdb, StoreOptions{Prefix: prefix})
-}
-
 // NewStoreWithOptions returns a Store using rdb.
 func NewStoreWithOptions(rdb *redis.Client, opts StoreOptions) *Store {
 	if opts.Prefix == "" {

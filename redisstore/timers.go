@@ -50,13 +50,6 @@ func (d *deadlineTimer) armAt(ms int64) {
 	}, "redisstore", "deadline")
 }
 
-// armed is the deadline the timer is armed for (Unix ms, 0 for none).
-func (d *deadlineTimer) armed() int64 {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.at
-}
-
 // stop disarms the timer for good.
 func (d *deadlineTimer) stop() {
 	d.mu.Lock()

@@ -73,7 +73,7 @@ func BenchmarkTerminalRun(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer conn.Close()
-	store := redisstore.NewStore(conn.Client, "rb:")
+	store := redisstore.NewStoreWithOptions(conn.Client, redisstore.StoreOptions{})
 	env := append(os.Environ(), "RESEARCHBOT_NO_EDITOR=1", "REDIS_URL="+srv.URL,
 		"OPENAI_API_KEY=sk-test", "OPENAI_BASE_URL="+model.URL(), "SEARXNG_URL="+web.URL(),
 		"FETCH_ALLOW_PRIVATE_NETWORKS=true", "FETCH_CACHE_TTL=1ms")

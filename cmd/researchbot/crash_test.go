@@ -255,7 +255,7 @@ func TestAnotherWorkerTakesOverADeadWorkersRun(t *testing.T) {
 	w := newWorld(t, res)
 	c, runID := w.startStuckInAnalysis(t, res)
 	_, rdb := redistest.Connect(t, w.redisURL)
-	store := redisstore.NewStore(rdb, "")
+	store := redisstore.NewStoreWithOptions(rdb, redisstore.StoreOptions{})
 	r, err := store.Load(context.Background(), runID)
 	if err != nil {
 		t.Fatal(err)
@@ -392,7 +392,7 @@ func TestFlagsAfterTheQuestionAreFlags(t *testing.T) {
 func TestResumingASlackRunFromTheTerminalIsRefused(t *testing.T) {
 	w := newWorld(t, &researchtest.Researcher{})
 	_, rdb := redistest.Connect(t, w.redisURL)
-	store := redisstore.NewStore(rdb, "")
+	store := redisstore.NewStoreWithOptions(rdb, redisstore.StoreOptions{})
 	r := &pipeline.Run{ID: "r-slack1", Question: "q", Status: pipeline.StatusWaiting, Step: pipeline.StepSearch,
 		Origin: pipeline.Origin{Kind: "slack", Queue: "runs"}, CreatedAt: time.Now(), UpdatedAt: time.Now()}
 	if err := store.Create(context.Background(), r); err != nil {

@@ -30,7 +30,7 @@ func TestATerminalKilledInItsFirstStepIsTakenOver(t *testing.T) {
 	c := w.start(t, "run", "--mode", "auto", "How well do heat pumps work in cold climates?")
 	runID := c.waitFor(t, startedRe)[1]
 	_, rdb := redistest.Connect(t, w.redisURL)
-	store := redisstore.NewStore(rdb, "")
+	store := redisstore.NewStoreWithOptions(rdb, redisstore.StoreOptions{})
 	ctx := context.Background()
 	r, err := store.Load(ctx, runID)
 	if err != nil {

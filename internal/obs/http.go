@@ -66,9 +66,6 @@ func Listen(addr string, h http.Handler, log *slog.Logger) (*Server, error) {
 	return &Server{ln: ln, srv: &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}, log: log}, nil
 }
 
-// Addr is the listener's address.
-func (s *Server) Addr() net.Addr { return s.ln.Addr() }
-
 // Run serves until ctx ends, then shuts the server down (waiting up to 5 s
 // for requests in flight) and returns nil. A server that fails is logged,
 // not fatal: the process goes on without its endpoints until ctx ends.

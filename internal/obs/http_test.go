@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"testing"
 
@@ -49,3 +50,6 @@ func TestServerRunsUntilItsContextEnds(t *testing.T) {
 		t.Error("the server still answers after Run returned")
 	}
 }
+
+// Addr is the listener's address.
+func (s *Server) Addr() net.Addr { return s.ln.Addr() }

@@ -414,19 +414,6 @@ func (p *Process) add(name string, s stage, run func(context.Context) error) {
 	p.parts = append(p.parts, part{name: name, stage: s, run: run})
 }
 
-// Parts names the process's parts in stop order (for logs and tests).
-func (p *Process) Parts() []string {
-	var names []string
-	for s := range stages {
-		for _, pt := range p.parts {
-			if pt.stage == s {
-				names = append(names, pt.name)
-			}
-		}
-	}
-	return names
-}
-
 // Close releases what the Process holds: the presenters' flushes and the
 // HTTP listener if Run never ran, then the App (Redis, queue, MCP sessions).
 func (p *Process) Close() error {
