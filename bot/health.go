@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -74,9 +75,7 @@ func (m *Metrics) Limited(scope string) { m.rateLimited.WithLabelValues(scope).I
 // Transport wraps an HTTP transport so every Slack Web API call is counted
 // by method and status, and 429s separately.
 func (m *Metrics) Transport(next http.RoundTripper) http.RoundTripper {
-	if next == nil {
-		next = http.DefaultTransport
-	}
+	next = cmp.Or(next, http.DefaultTransport)
 	return countingTransport{m: m, next: next}
 }
 

@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/url"
@@ -69,9 +70,7 @@ func originOf(evt socketmode.Event) (requestOrigin, bool) {
 		return requestOrigin{team: d.TeamID, app: d.APIAppID}, true
 	case slack.InteractionCallback:
 		team := d.Team.ID
-		if team == "" {
-			team = d.User.TeamID
-		}
+		team = cmp.Or(team, d.User.TeamID)
 		shortcut := d.Type == slack.InteractionTypeShortcut || d.Type == slack.InteractionTypeMessageAction
 		return requestOrigin{team: team, app: d.APIAppID, anyApp: shortcut && d.APIAppID == ""}, true
 	case slackevents.EventsAPIEvent:

@@ -5,6 +5,7 @@ package bot
 // replaces a form, and the confirmed cancel of a run.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 
@@ -107,9 +108,7 @@ func threadOf(cb slack.InteractionCallback) string {
 // the thread of the clicked message.
 func (a *App) clickRequest(cb slack.InteractionCallback, act slack.BlockAction) *Request {
 	channel := cb.Channel.ID
-	if channel == "" {
-		channel = cb.Container.ChannelID
-	}
+	channel = cmp.Or(channel, cb.Container.ChannelID)
 	return &Request{
 		UserID: cb.User.ID, TeamID: cb.Team.ID, Channel: channel, Thread: threadOf(cb),
 		TriggerID: cb.TriggerID, ResponseURL: cb.ResponseURL, Callback: &cb, Action: &act,

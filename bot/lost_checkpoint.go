@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"cmp"
 	"context"
 
 	"github.com/slack-go/slack"
@@ -22,9 +23,7 @@ func (a *App) lostCheckpoint(ctx context.Context, r *pipeline.Run, instID string
 	if err != nil {
 		a.log.Error("bot: could not offer a checkpoint again after a loss", "run_id", r.ID, "err", err)
 	}
-	if fresh == nil {
-		fresh = r
-	}
+	fresh = cmp.Or(fresh, r)
 	return fresh, lostCheckpointAnswer(fresh)
 }
 

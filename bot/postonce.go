@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -118,9 +119,7 @@ func (o *postOnce) post(ctx context.Context, k postKey, channel, thread string, 
 		send = send.Paced()
 	}
 	ch, ts, err := send.PostMessage(ctx, channel, opts...)
-	if ch == "" {
-		ch = channel
-	}
+	ch = cmp.Or(ch, channel)
 	return ch, ts, err
 }
 

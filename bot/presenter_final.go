@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -71,9 +72,7 @@ func (p *Presenter) Finished(ctx context.Context, r *pipeline.Run) error {
 			return fmt.Errorf("recording the result message of run %s: %w", r.ID, err)
 		}
 	}
-	if thread == "" {
-		thread = summaryTS
-	}
+	thread = cmp.Or(thread, summaryTS)
 	if r.Report != nil && strings.TrimSpace(r.Report.Markdown) != "" && done[finalFile] == "" {
 		if err := p.upload(ctx, r, thread); err != nil {
 			if transient(err) {

@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -248,9 +249,7 @@ func (a *App) readSharedFile(ctx context.Context, d *fileDownloader, s sharedFil
 	if err != nil {
 		return pipeline.File{}, err
 	}
-	if mt == "" {
-		mt = ctype
-	}
+	mt = cmp.Or(mt, ctype)
 	doc, err := extract.Extract(ctx, body, mt, extract.Limits{MaxBytes: d.maxBytes})
 	if err != nil {
 		var xe *extract.Error

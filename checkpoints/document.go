@@ -2,6 +2,7 @@ package checkpoints
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -86,9 +87,7 @@ func (doc Document) Definition() Definition {
 		Actions: doc.Actions, Required: doc.Required, OnTimeout: doc.OnTimeout, MaxRetries: DefaultMaxRetries,
 		BreakerThreshold: DefaultBreakerThreshold, BreakerWindow: DefaultBreakerWindow, Enabled: true,
 	}
-	if d.ID == "" {
-		d.ID = d.ControlType
-	}
+	d.ID = cmp.Or(d.ID, d.ControlType)
 	if d.Modes == nil {
 		d.Modes = []string{"*"}
 	}
@@ -246,9 +245,7 @@ func decodeObject(path string, raw []byte, targets map[string]any) []Problem {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
 		p := path
-		if p == "" {
-			p = "$"
-		}
+		p = cmp.Or(p, "$")
 		return []Problem{{Path: p, Message: "must be an object"}}
 	}
 	known := slices.Sorted(maps.Keys(targets))

@@ -1,6 +1,7 @@
 package checkpoints
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -127,9 +128,7 @@ func NewInstance(def Definition, id, runID string, payload json.RawMessage, fiel
 
 // record appends an audit entry and moves the instance to state to.
 func (in *Instance) record(now time.Time, actor string, to State, note string, changes []Change) {
-	if actor == "" {
-		actor = actorSystem
-	}
+	actor = cmp.Or(actor, actorSystem)
 	in.Audit = append(in.Audit, AuditEntry{At: now, Actor: actor, From: in.State, To: to, Note: note, Changes: changes})
 	in.State = to
 }

@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"cmp"
 	"math"
 	"strings"
 	"unicode"
@@ -254,9 +255,7 @@ func layoutText(p pdf.Page) string {
 
 	show := func(raw string) {
 		f := g.font
-		if f == nil {
-			f = unknownFont
-		}
+		f = cmp.Or(f, unknownFont)
 		step := 1
 		if f.twoByte {
 			step = 2

@@ -6,6 +6,7 @@ package fetch
 // *Error, and the Page built from what was read.
 
 import (
+	"cmp"
 	"compress/gzip"
 	"context"
 	"errors"
@@ -147,9 +148,7 @@ func (f *Fetcher) get(ctx context.Context, rawURL string, u *url.URL) (Page, err
 		StatusCode:   resp.StatusCode,
 		FetchedAt:    f.cfg.Clock.Now(),
 	}
-	if p.CanonicalURL == "" {
-		p.CanonicalURL = p.FinalURL
-	}
+	p.CanonicalURL = cmp.Or(p.CanonicalURL, p.FinalURL)
 	return p, nil
 }
 

@@ -28,6 +28,7 @@
 package fetch
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -114,9 +115,7 @@ func (c Config) withDefaults() Config {
 	if c.PerHostConcurrency <= 0 {
 		c.PerHostConcurrency = DefaultPerHostConcurrency
 	}
-	if c.UserAgent == "" {
-		c.UserAgent = DefaultUserAgent
-	}
+	c.UserAgent = cmp.Or(c.UserAgent, DefaultUserAgent)
 	if c.CacheTTL <= 0 {
 		c.CacheTTL = DefaultCacheTTL
 	}

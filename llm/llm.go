@@ -13,6 +13,7 @@
 package llm
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -145,9 +146,7 @@ type Client struct {
 // New returns a Client for cfg.
 func New(cfg Config) (*Client, error) {
 	base := strings.TrimSpace(cfg.BaseURL)
-	if base == "" {
-		base = DefaultBaseURL
-	}
+	base = cmp.Or(base, DefaultBaseURL)
 	u, err := url.Parse(base)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("llm: base URL %q must be an absolute http(s) URL", redact(base, cfg.APIKey))
@@ -318,9 +317,7 @@ func sanitizeName(s string) string {
 		}
 	}
 	name := b.String()
-	if name == "" {
-		name = "output"
-	}
+	name = cmp.Or(name, "output")
 	if len(name) > 64 {
 		name = name[:64]
 	}

@@ -4,6 +4,7 @@ package llm
 // into a Usage.
 
 import (
+	"cmp"
 	"strings"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -37,9 +38,7 @@ func DefaultPrices() map[string]Price {
 // account adds the tokens and cost of one successful response to u.
 func (c *Client) account(u *Usage, requested string, resp openai.ChatCompletionResponse) {
 	model := resp.Model
-	if model == "" {
-		model = requested
-	}
+	model = cmp.Or(model, requested)
 	u.Model = model
 	u.PromptTokens += resp.Usage.PromptTokens
 	u.CompletionTokens += resp.Usage.CompletionTokens

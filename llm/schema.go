@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -412,9 +413,7 @@ func shorten(msg string) string {
 // at is the start of a problem's line: "at <JSON pointer>: ", the root
 // written "/".
 func at(ptr string) string {
-	if ptr == "" {
-		ptr = "/"
-	}
+	ptr = cmp.Or(ptr, "/")
 	return "at " + ptr + ": "
 }
 

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -116,9 +117,7 @@ func CheckAnswer(out AskOutput, pages []Page) FollowUp {
 	f := FollowUp{Answer: d.Abstract, Notes: notes, Missing: flatLine(out.Missing)}
 	if !out.Answerable || strings.TrimSpace(f.Answer) == "" {
 		f.Answer = ""
-		if f.Missing == "" {
-			f.Missing = "The sources of this report do not answer the question."
-		}
+		f.Missing = cmp.Or(f.Missing, "The sources of this report do not answer the question.")
 		return f
 	}
 	f.Claims = VerifyClaims(d, out.Claims, pages)
@@ -255,9 +254,7 @@ func (s *Spend) add(u Usage) {
 	s.CompletionTokens += u.CompletionTokens
 	s.CostUSD += u.CostUSD
 	calls := u.Calls
-	if calls == 0 {
-		calls = 1
-	}
+	calls = cmp.Or(calls, 1)
 	s.LLMCalls += calls
 }
 
@@ -286,12 +283,8 @@ func (e *Engine) claimFollowUp(ctx context.Context, req *Request, childID string
 	if strings.TrimSpace(req.Question) == "" {
 		req.Question = f.Question
 	}
-	if req.Mode == "" {
-		req.Mode = parent.Mode
-	}
-	if req.Depth == "" {
-		req.Depth = parent.Depth
-	}
+	req.Mode = cmp.Or(req.Mode, parent.Mode)
+	req.Depth = cmp.Or(req.Depth, parent.Depth)
 	req.Context = strings.TrimSpace(FollowUpContext(parent, *f) + "\n" + req.Context)
 	if err := ValidateRequest(*req); err != nil {
 		return err

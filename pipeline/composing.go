@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -347,9 +348,7 @@ func (e *Engine) stepOutput(r *Run) {
 func (e *Engine) stepFallback(r *Run) {
 	now := e.cfg.Clock.Now()
 	reason := r.FallbackReason
-	if reason == "" {
-		reason = "the run could not complete normally"
-	}
+	reason = cmp.Or(reason, "the run could not complete normally")
 	r.Report = BuildFallback(r, reason, now)
 	r.Status = StatusPartial
 	r.Step = StepDone

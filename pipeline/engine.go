@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/base32"
@@ -147,9 +148,7 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.NewID == nil {
 		cfg.NewID = NewRunID
 	}
-	if cfg.DefaultQueue == "" {
-		cfg.DefaultQueue = "runs"
-	}
+	cfg.DefaultQueue = cmp.Or(cfg.DefaultQueue, "runs")
 	cfg.Defaults = cfg.Defaults.withDefaults()
 	e := &Engine{cfg: cfg, log: cfg.Logger}
 	e.steps = e.newStepTable()
@@ -176,30 +175,14 @@ func (l Limits) withDefaults() Limits {
 
 // merge fills the zero fields of l from d.
 func (l Limits) merge(d Limits) Limits {
-	if l.MaxIterations == 0 {
-		l.MaxIterations = d.MaxIterations
-	}
-	if l.MaxGapRounds == 0 {
-		l.MaxGapRounds = d.MaxGapRounds
-	}
-	if l.MaxCostUSD == 0 {
-		l.MaxCostUSD = d.MaxCostUSD
-	}
-	if l.MaxWall == 0 {
-		l.MaxWall = d.MaxWall
-	}
-	if l.MaxSources == 0 {
-		l.MaxSources = d.MaxSources
-	}
-	if l.MaxSourceChars == 0 {
-		l.MaxSourceChars = d.MaxSourceChars
-	}
-	if l.MaxSourceTokens == 0 {
-		l.MaxSourceTokens = d.MaxSourceTokens
-	}
-	if l.MaxSearchErrors == 0 {
-		l.MaxSearchErrors = d.MaxSearchErrors
-	}
+	l.MaxIterations = cmp.Or(l.MaxIterations, d.MaxIterations)
+	l.MaxGapRounds = cmp.Or(l.MaxGapRounds, d.MaxGapRounds)
+	l.MaxCostUSD = cmp.Or(l.MaxCostUSD, d.MaxCostUSD)
+	l.MaxWall = cmp.Or(l.MaxWall, d.MaxWall)
+	l.MaxSources = cmp.Or(l.MaxSources, d.MaxSources)
+	l.MaxSourceChars = cmp.Or(l.MaxSourceChars, d.MaxSourceChars)
+	l.MaxSourceTokens = cmp.Or(l.MaxSourceTokens, d.MaxSourceTokens)
+	l.MaxSearchErrors = cmp.Or(l.MaxSearchErrors, d.MaxSearchErrors)
 	return l
 }
 
@@ -291,9 +274,7 @@ func (e *Engine) create(ctx context.Context, req Request, id string) (*Run, erro
 	depth, _ := ParseDepth(string(req.Depth))
 	domains, _ := req.Domains.Normalize() // validated above
 	mode := req.Mode
-	if mode == "" {
-		mode = checkpoints.ModeGuided
-	}
+	mode = cmp.Or(mode, checkpoints.ModeGuided)
 	now := e.cfg.Clock.Now()
 	r := &Run{
 		ID:            id,
@@ -318,9 +299,7 @@ func (e *Engine) create(ctx context.Context, req Request, id string) (*Run, erro
 		CreatedAt:     now,
 		UpdatedAt:     now,
 	}
-	if r.Origin.Queue == "" {
-		r.Origin.Queue = e.cfg.DefaultQueue
-	}
+	r.Origin.Queue = cmp.Or(r.Origin.Queue, e.cfg.DefaultQueue)
 	e.traceRun(ctx, r)
 	r.trace(now, StepPlan, "run created")
 	if req.Held {

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"math"
 	"time"
 )
@@ -79,9 +80,7 @@ func expectedGapRounds(r *Run) int {
 		n = 1
 	}
 	limit := r.Limits.MaxGapRounds
-	if limit == 0 {
-		limit = 2
-	}
+	limit = cmp.Or(limit, 2)
 	return max(0, min(n, limit))
 }
 
@@ -116,9 +115,7 @@ func EstimatePlan(r *Run, inPerMTok, outPerMTok float64) Estimate {
 			queries++
 		}
 	}
-	if queries == 0 {
-		queries = depthQueries
-	}
+	queries = cmp.Or(queries, depthQueries)
 	gapRounds := expectedGapRounds(r)
 	searches := queries + gapRounds*estGapQueries
 	rankCalls := ceilDiv(searches*estResultsPerQuery, estRankBatch)

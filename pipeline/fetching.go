@@ -4,6 +4,7 @@ package pipeline
 // domain rules, near-duplicates left out, and the pages kept.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -71,9 +72,7 @@ func (e *Engine) stepFetch(ctx context.Context, r *Run) error {
 		}
 		s.Fetched, s.Content = true, ""
 		title := d.Title
-		if title == "" {
-			title = s.Title
-		}
+		title = cmp.Or(title, s.Title)
 		published := d.Published
 		if published.IsZero() {
 			published = s.Published

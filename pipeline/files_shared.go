@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -114,9 +115,7 @@ func (e *Engine) AttachFiles(ctx context.Context, runID string, files []File) (*
 		}
 		return true
 	})
-	if err == nil {
-		err = refused
-	}
+	err = cmp.Or(err, refused)
 	if err != nil && !errors.Is(err, ErrFilesClosed) && !errors.Is(err, ErrTooManyFiles) && !errors.Is(err, ErrRunBusy) {
 		return r, fmt.Errorf("attach files to run %s: %w", runID, err)
 	}

@@ -5,6 +5,7 @@ package pipeline
 // hits kept as sources).
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -226,9 +227,7 @@ func (e *Engine) stepSearch(ctx context.Context, r *Run) error {
 		r.noteSearch(now, out.Notes)
 		for _, h := range out.Hits {
 			key := h.Key
-			if key == "" {
-				key = h.URL
-			}
+			key = cmp.Or(key, h.URL)
 			if !r.admit(key, h.Visibility) {
 				continue // never stored, never in a prompt (invariant 12)
 			}

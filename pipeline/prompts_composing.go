@@ -5,6 +5,7 @@ package pipeline
 // analysis, drafts and critiques they are shown.
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -37,9 +38,7 @@ type analystData struct {
 // previous analysis' gaps. Reply with AnalysisOutput.
 func AnalystPrompt(r *Run, pages []Page) (system, user string) {
 	maxGap := r.Limits.MaxGapRounds
-	if maxGap == 0 {
-		maxGap = 2
-	}
+	maxGap = cmp.Or(maxGap, 2)
 	d := analystData{
 		Steering:     steeringBlocks(r),
 		Today:        runToday(r),
@@ -350,9 +349,7 @@ func ReviewerPrompt(r *Run, d Draft) (system, user string) {
 		}
 		data.Unsupported = untrustedBlock("unsupported_claims", b.String())
 	}
-	if data.Iteration == 0 {
-		data.Iteration = 1
-	}
+	data.Iteration = cmp.Or(data.Iteration, 1)
 	data.Today = runToday(r)
 	if r.Plan != nil {
 		data.SubQuestions = untrustedBlock("sub_questions", numberedLines(r.Plan.SubQuestions))

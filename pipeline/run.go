@@ -22,6 +22,7 @@ package pipeline
 // run_composing.go and run_report.go.
 
 import (
+	"cmp"
 	"time"
 
 	"github.com/researchbot/researchbot/checkpoints"
@@ -151,12 +152,8 @@ type Writing struct {
 
 // merge fills the zero fields of w from d.
 func (w Writing) merge(d Writing) Writing {
-	if w.StyleGuide == "" {
-		w.StyleGuide = d.StyleGuide
-	}
-	if w.TargetWords == 0 {
-		w.TargetWords = d.TargetWords
-	}
+	w.StyleGuide = cmp.Or(w.StyleGuide, d.StyleGuide)
+	w.TargetWords = cmp.Or(w.TargetWords, d.TargetWords)
 	return w
 }
 

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -86,9 +87,7 @@ func (e *Engine) Steer(ctx context.Context, runID, by, text string) (*Run, Steer
 		r.trace(now, r.Step, "steering note from %s: %s", by, clipText(flatLine(text), 120))
 		return true
 	})
-	if err == nil {
-		err = refused
-	}
+	err = cmp.Or(err, refused)
 	return r, note, err
 }
 

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -83,9 +84,7 @@ func (e *Engine) overBudget(r *Run) bool {
 
 // toFallback routes the run to the fallback with a reason.
 func (r *Run) toFallback(reason string) {
-	if r.FallbackReason == "" {
-		r.FallbackReason = reason
-	}
+	r.FallbackReason = cmp.Or(r.FallbackReason, reason)
 	r.Step = StepFallback
 }
 

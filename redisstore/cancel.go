@@ -4,6 +4,7 @@ package redisstore
 // it (LoadForStep and ProbeForStep read it).
 
 import (
+	"cmp"
 	"context"
 	"time"
 )
@@ -37,9 +38,7 @@ return 1
 
 // RequestCancel marks a run to stop at its next step boundary.
 func (s *Store) RequestCancel(ctx context.Context, runID, by string) error {
-	if by == "" {
-		by = "someone"
-	}
+	by = cmp.Or(by, "someone")
 	return cancelScript.Run(ctx, s.rdb, []string{s.cancelKey(runID), s.runKey(runID)}, by, (30 * 24 * time.Hour).Milliseconds(),
 		workIndexKey(s.prefix, ""), s.clock.Now().UnixMilli(), runID).Err()
 }

@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
@@ -24,9 +25,7 @@ type ChannelDefaults struct {
 // NewChannelDefaults returns a ChannelDefaults using rdb; prefix namespaces
 // its keys ("" = "rb:").
 func NewChannelDefaults(rdb *redis.Client, prefix string) *ChannelDefaults {
-	if prefix == "" {
-		prefix = DefaultPrefix
-	}
+	prefix = cmp.Or(prefix, DefaultPrefix)
 	return &ChannelDefaults{rdb: rdb, prefix: prefix}
 }
 

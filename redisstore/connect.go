@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -84,9 +85,7 @@ func Connect(ctx context.Context, url string, opts ConnOptions) (*Conn, error) {
 	opt.ContextTimeoutEnabled, opt.MaxRetries, opt.MinRetryBackoff, opt.MaxRetryBackoff = tuned.ContextTimeoutEnabled, tuned.MaxRetries, tuned.MinRetryBackoff, tuned.MaxRetryBackoff
 	opt.PipelinePoolSize = tuned.PipelinePoolSize
 	network := opt.Network
-	if network == "" {
-		network = "tcp"
-	}
+	network = cmp.Or(network, "tcp")
 	if err := reachable(ctx, network, opt.Addr); err != nil {
 		return nil, fmt.Errorf("cannot reach Redis at %s (%w): is it running? Check REDIS_URL, or unset it to use an embedded Redis whose state dies with the process", opt.Addr, err)
 	}

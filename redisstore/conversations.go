@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -33,9 +34,7 @@ type Conversations struct {
 // keys ("" = "rb:"), ttl is how long an untouched conversation lives (zero
 // means DefaultConversationTTL).
 func NewConversations(rdb *redis.Client, prefix string, ttl time.Duration) *Conversations {
-	if prefix == "" {
-		prefix = DefaultPrefix
-	}
+	prefix = cmp.Or(prefix, DefaultPrefix)
 	if ttl <= 0 {
 		ttl = DefaultConversationTTL
 	}

@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -48,9 +49,7 @@ type Locker struct {
 
 // NewLocker returns a Locker; ttl is the lease (default 15 s).
 func NewLocker(rdb *redis.Client, prefix string, ttl time.Duration) *Locker {
-	if prefix == "" {
-		prefix = DefaultPrefix
-	}
+	prefix = cmp.Or(prefix, DefaultPrefix)
 	if ttl <= 0 {
 		ttl = 15 * time.Second
 	}

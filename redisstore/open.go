@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"cmp"
 	"context"
 	"time"
 
@@ -38,9 +39,7 @@ type DB struct {
 // definitions, streams, conversations, channel defaults); the ports (rate
 // budgets, page cache, Slack memory) keep their own fixed keys (doc.go). The caller closes conn; Open opens nothing.
 func Open(conn *Conn, prefix string) *DB {
-	if prefix == "" {
-		prefix = DefaultPrefix
-	}
+	prefix = cmp.Or(prefix, DefaultPrefix)
 	return &DB{conn: conn, prefix: prefix, givenBack: newBoundedMap[int64](1024), takenProbes: newBoundedMap[pipeline.StepProbe](1024),
 		created: newCreatedLeases(), private: newPrivateQueues()}
 }

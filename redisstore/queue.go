@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"cmp"
 	"context"
 	"strconv"
 	"sync/atomic"
@@ -46,9 +47,7 @@ var _ pipeline.Queue = (*Queue)(nil)
 
 // NewQueue returns a Queue on the Redis of rdb.
 func NewQueue(rdb *redis.Client, opts QueueOptions) *Queue {
-	if opts.Prefix == "" {
-		opts.Prefix = DefaultPrefix
-	}
+	opts.Prefix = cmp.Or(opts.Prefix, DefaultPrefix)
 	if opts.Clock == nil {
 		opts.Clock = quartz.NewReal()
 	}

@@ -4,6 +4,7 @@ package redisstore
 // keys, and Ping.
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"time"
@@ -98,9 +99,7 @@ type createdRun struct {
 
 // NewStoreWithOptions returns a Store using rdb.
 func NewStoreWithOptions(rdb *redis.Client, opts StoreOptions) *Store {
-	if opts.Prefix == "" {
-		opts.Prefix = DefaultPrefix
-	}
+	opts.Prefix = cmp.Or(opts.Prefix, DefaultPrefix)
 	if opts.Retention <= 0 {
 		opts.Retention = DefaultRetention
 	}

@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -28,9 +29,7 @@ var _ scheduler.Store = (*Streams)(nil)
 
 // NewStreams returns a Streams using rdb; prefix namespaces its keys ("" = "rb:").
 func NewStreams(rdb *redis.Client, prefix string) *Streams {
-	if prefix == "" {
-		prefix = DefaultPrefix
-	}
+	prefix = cmp.Or(prefix, DefaultPrefix)
 	return &Streams{rdb: rdb, prefix: prefix}
 }
 

@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -146,9 +147,7 @@ func NewWorker(rdb *redis.Client, adv Advancer, opts WorkerOptions) *Worker {
 	if opts.Lease <= 0 {
 		opts.Lease = 15 * time.Second
 	}
-	if opts.Prefix == "" {
-		opts.Prefix = DefaultPrefix
-	}
+	opts.Prefix = cmp.Or(opts.Prefix, DefaultPrefix)
 	if opts.Clock == nil {
 		opts.Clock = quartz.NewReal()
 	}

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -87,9 +88,7 @@ func previousPeriod(f Frequency, t time.Time) time.Time {
 // digestQuestion builds "What is new about K1, K2 in F1, F2, including C1 (T research)?".
 func digestQuestion(spec Spec) string {
 	subject := strings.Join(spec.Keywords, ", ")
-	if subject == "" {
-		subject = spec.Name
-	}
+	subject = cmp.Or(subject, spec.Name)
 	var b strings.Builder
 	b.WriteString("What is new about " + subject)
 	if len(spec.FocusAreas) > 0 {

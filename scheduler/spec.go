@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"strconv"
@@ -95,9 +96,7 @@ func (s Spec) ReviewLines() []ReviewLine {
 		if d.kind == kindList {
 			text = strings.Join(v.Values, ", ")
 		}
-		if text == "" {
-			text = "—"
-		}
+		text = cmp.Or(text, "—")
 		out = append(out, ReviewLine{Field: d.field, Label: d.label, Value: text})
 	}
 	if err := s.Schedule().Validate(); err == nil {

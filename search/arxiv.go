@@ -1,6 +1,7 @@
 package search
 
 import (
+	"cmp"
 	"context"
 	"encoding/xml"
 	"fmt"
@@ -28,9 +29,7 @@ type Arxiv struct {
 // NewArxiv returns an arXiv backend; an empty baseURL means DefaultArxivURL.
 // baseURL is the full query endpoint (…/api/query).
 func NewArxiv(baseURL string, hs HTTPSettings) *Arxiv {
-	if baseURL == "" {
-		baseURL = DefaultArxivURL
-	}
+	baseURL = cmp.Or(baseURL, DefaultArxivURL)
 	return &Arxiv{base: baseURL, hs: hs.withDefaults()}
 }
 

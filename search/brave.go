@@ -1,6 +1,7 @@
 package search
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,9 +23,7 @@ type Brave struct {
 
 // NewBrave returns a Brave backend; an empty baseURL means DefaultBraveURL.
 func NewBrave(baseURL, apiKey string, hs HTTPSettings) *Brave {
-	if baseURL == "" {
-		baseURL = DefaultBraveURL
-	}
+	baseURL = cmp.Or(baseURL, DefaultBraveURL)
 	return &Brave{base: baseURL, key: apiKey, hs: hs.withDefaults()}
 }
 

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"cmp"
 	"net/http"
 	"strings"
 
@@ -37,9 +38,7 @@ type Config struct {
 // OpenAlex, at their default addresses. Callers log the names (Multi.Active).
 func BackendsFromConfig(cfg Config) []Backend {
 	ua := cfg.UserAgent
-	if ua == "" {
-		ua = DefaultUserAgent
-	}
+	ua = cmp.Or(ua, DefaultUserAgent)
 	if c := strings.TrimSpace(cfg.Contact); c != "" && !strings.Contains(ua, c) {
 		if strings.HasSuffix(ua, ")") {
 			ua = strings.TrimSuffix(ua, ")") + "; mailto:" + c + ")"

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -24,9 +25,7 @@ type Crossref struct {
 // NewCrossref returns a Crossref backend; an empty baseURL means
 // DefaultCrossrefURL.
 func NewCrossref(baseURL, mailto string, hs HTTPSettings) *Crossref {
-	if baseURL == "" {
-		baseURL = DefaultCrossrefURL
-	}
+	baseURL = cmp.Or(baseURL, DefaultCrossrefURL)
 	return &Crossref{base: baseURL, mailto: mailto, hs: hs.withDefaults()}
 }
 

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -45,9 +46,7 @@ func (s HTTPSettings) withDefaults() HTTPSettings {
 	if s.Client == nil {
 		s.Client = &http.Client{Timeout: DefaultTimeout}
 	}
-	if s.UserAgent == "" {
-		s.UserAgent = DefaultUserAgent
-	}
+	s.UserAgent = cmp.Or(s.UserAgent, DefaultUserAgent)
 	if s.Clock == nil {
 		s.Clock = quartz.NewReal()
 	}
@@ -75,9 +74,7 @@ func (s HTTPSettings) do(ctx context.Context, backend string, req *http.Request,
 		}
 		// Unwrap *url.Error so the query string (the user's text) is not repeated.
 		inner := errors.Unwrap(err)
-		if inner == nil {
-			inner = err
-		}
+		inner = cmp.Or(inner, err)
 		return nil, fmt.Errorf("request to %s failed: %w", req.URL.Host, inner)
 	}
 	defer resp.Body.Close()

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -164,9 +165,7 @@ func (m *Multi) search(ctx context.Context, q Query, reserved *Reservation) Outc
 		for j := range a.results {
 			r := &a.results[j]
 			r.Backend = backends[i].Name()
-			if r.Kind == "" {
-				r.Kind = q.Kind
-			}
+			r.Kind = cmp.Or(r.Kind, q.Kind)
 		}
 		lists = append(lists, a.results)
 	}
@@ -366,12 +365,8 @@ func fillIdentifiers(r *Result) {
 	doi, arx := dedup.Identifiers(r.URL)
 	r.DOI = dedup.NormalizeDOI(r.DOI)
 	r.ArxivID = dedup.NormalizeArxivID(r.ArxivID)
-	if r.DOI == "" {
-		r.DOI = doi
-	}
-	if r.ArxivID == "" {
-		r.ArxivID = arx
-	}
+	r.DOI = cmp.Or(r.DOI, doi)
+	r.ArxivID = cmp.Or(r.ArxivID, arx)
 	if r.ArxivID == "" && r.DOI != "" {
 		_, r.ArxivID = dedup.Identifiers("https://doi.org/" + r.DOI)
 	}
@@ -379,9 +374,7 @@ func fillIdentifiers(r *Result) {
 
 // mergeInto fills what kept lacks from dup.
 func mergeInto(kept *Result, dup Result) {
-	if kept.Title == "" {
-		kept.Title = dup.Title
-	}
+	kept.Title = cmp.Or(kept.Title, dup.Title)
 	if len(dup.Snippet) > len(kept.Snippet) && kept.Snippet == "" {
 		kept.Snippet = dup.Snippet
 	}
@@ -392,10 +385,6 @@ func mergeInto(kept *Result, dup Result) {
 		kept.Authors = dup.Authors
 	}
 	kept.Citations = max(kept.Citations, dup.Citations)
-	if kept.DOI == "" {
-		kept.DOI = dup.DOI
-	}
-	if kept.ArxivID == "" {
-		kept.ArxivID = dup.ArxivID
-	}
+	kept.DOI = cmp.Or(kept.DOI, dup.DOI)
+	kept.ArxivID = cmp.Or(kept.ArxivID, dup.ArxivID)
 }

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -26,9 +27,7 @@ type OpenAlex struct {
 // NewOpenAlex returns an OpenAlex backend; an empty baseURL means
 // DefaultOpenAlexURL. mailto, when set, is sent with every request.
 func NewOpenAlex(baseURL, mailto string, hs HTTPSettings) *OpenAlex {
-	if baseURL == "" {
-		baseURL = DefaultOpenAlexURL
-	}
+	baseURL = cmp.Or(baseURL, DefaultOpenAlexURL)
 	return &OpenAlex{base: baseURL, mailto: mailto, hs: hs.withDefaults()}
 }
 

@@ -2,6 +2,7 @@ package search
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -21,9 +22,7 @@ type Tavily struct {
 
 // NewTavily returns a Tavily backend; an empty baseURL means DefaultTavilyURL.
 func NewTavily(baseURL, apiKey string, hs HTTPSettings) *Tavily {
-	if baseURL == "" {
-		baseURL = DefaultTavilyURL
-	}
+	baseURL = cmp.Or(baseURL, DefaultTavilyURL)
 	return &Tavily{base: baseURL, key: apiKey, hs: hs.withDefaults()}
 }
 

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -25,9 +26,7 @@ type Wikipedia struct {
 // /wiki/) or the API endpoint itself (…/w/api.php). Empty means
 // DefaultWikipediaURL.
 func NewWikipedia(baseURL string, hs HTTPSettings) *Wikipedia {
-	if baseURL == "" {
-		baseURL = DefaultWikipediaURL
-	}
+	baseURL = cmp.Or(baseURL, DefaultWikipediaURL)
 	root := strings.TrimRight(baseURL, "/")
 	api := root + "/w/api.php"
 	if strings.HasSuffix(root, "/api.php") {

@@ -1,6 +1,7 @@
 package blockkit
 
 import (
+	"cmp"
 	"net/url"
 	"strings"
 	"unicode"
@@ -130,9 +131,7 @@ func safeURL(u string) string {
 // to maxLabel runes.
 func mdLink(u, label string, maxLabel int) string {
 	label = OneLine(label)
-	if label == "" {
-		label = u
-	}
+	label = cmp.Or(label, u)
 	text := EscapeTruncate(label, maxLabel)
 	su := safeURL(u)
 	if su == "" {

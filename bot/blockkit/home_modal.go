@@ -210,9 +210,7 @@ func reminderText(p *checkpoints.ReminderPolicy) string {
 		return ""
 	}
 	gap := durationText(p.MaxInterval)
-	if gap == "" {
-		gap = "0"
-	}
+	gap = cmp.Or(gap, "0")
 	return fmt.Sprintf("%d, %d, %s, %s", p.Count, p.Factor, gap, p.Escalate)
 }
 

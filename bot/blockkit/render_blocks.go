@@ -1,6 +1,7 @@
 package blockkit
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"strings"
@@ -51,9 +52,7 @@ var plainSafe = strings.NewReplacer("<", "‹", ">", "›")
 // Plain is a plain_text text object on one line, truncated to limit runes.
 func Plain(s string, limit int) *slack.TextBlockObject {
 	s = plainSafe.Replace(OneLine(strings.ToValidUTF8(s, "\uFFFD")))
-	if s == "" {
-		s = " "
-	}
+	s = cmp.Or(s, " ")
 	return slack.NewTextBlockObject(slack.PlainTextType, Truncate(s, limit), true, false)
 }
 

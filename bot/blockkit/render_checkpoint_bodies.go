@@ -5,6 +5,7 @@ package blockkit
 // reviewer's critical issues.
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -30,9 +31,7 @@ func planBody(p pipeline.PlanPayload) []slack.Block {
 	lines = lines[:0]
 	for i, q := range p.Queries {
 		kind := q.Kind
-		if kind == "" {
-			kind = "web"
-		}
+		kind = cmp.Or(kind, "web")
 		lines = append(lines, fmt.Sprintf("%d. `%s` %s", i+1, Escape(Truncate(OneLine(kind), 12)), EscapeTruncate(OneLine(q.Text), 300)))
 	}
 	if len(lines) > 0 {

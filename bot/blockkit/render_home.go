@@ -1,6 +1,7 @@
 package blockkit
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
@@ -236,9 +237,7 @@ func ReminderPolicyText(def checkpoints.Definition) string {
 		checkpoints.EscalateAdmins:    "the admins are told",
 		checkpoints.EscalateRequester: "the requester is told",
 	}[p.Escalate]
-	if told == "" {
-		told = "nobody else is told"
-	}
+	told = cmp.Or(told, "nobody else is told")
 	if p.Count == 0 {
 		return fmt.Sprintf("%sno reminders: at the timeout %s; the run keeps waiting", prefix, told)
 	}

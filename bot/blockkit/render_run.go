@@ -1,6 +1,7 @@
 package blockkit
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
@@ -131,9 +132,7 @@ func RenderProgress(r *pipeline.Run, now time.Time) []slack.Block {
 		}
 	}
 	pages := len(r.Pages)
-	if pages == 0 {
-		pages = fetched
-	}
+	pages = cmp.Or(pages, fetched)
 	text := fmt.Sprintf("*Progress* · run %s\n*%s*\n`%s`", RunRef(r.ID), stage, progressBar(frac, 20))
 	counts := fmt.Sprintf("Queries *%s* · Sources *%s* · Pages read *%s*", Count(len(r.Queries)), Count(len(r.Sources)), Count(pages))
 	if r.Counters.Iteration > 0 {

@@ -21,6 +21,7 @@
 package decisions
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -294,13 +295,9 @@ func (f *Feature) retireLostMessage(ctx context.Context, req *bot.Request, r *pi
 		return
 	}
 	ts := cb.Container.MessageTs
-	if ts == "" {
-		ts = cb.Message.Timestamp
-	}
+	ts = cmp.Or(ts, cb.Message.Timestamp)
 	channel := cb.Container.ChannelID
-	if channel == "" {
-		channel = cb.Channel.ID
-	}
+	channel = cmp.Or(channel, cb.Channel.ID)
 	if ts == "" || channel == "" || cb.Container.IsEphemeral {
 		return
 	}

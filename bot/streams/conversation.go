@@ -6,6 +6,7 @@ package streams
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -103,9 +104,7 @@ func (s *Feature) onAction(ctx context.Context, req *bot.Request) error {
 	turnNo, value := blockkit.ParseTurnValue(act.Value)
 	var a scheduler.ConversationAction
 	click := &clicked{ts: cb.Container.MessageTs, blocks: cb.Message.Blocks.BlockSet, text: cb.Message.Text}
-	if click.ts == "" {
-		click.ts = cb.Message.Timestamp
-	}
+	click.ts = cmp.Or(click.ts, cb.Message.Timestamp)
 	switch {
 	case strings.HasPrefix(act.ActionID, blockkit.ActionStreamPick):
 		a = scheduler.ConversationAction{Kind: scheduler.ActionOptionSelected, Value: value}

@@ -19,6 +19,7 @@
 package workspacesearch
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -166,9 +167,7 @@ func fileHit(f slack.AssistantSearchContextFile, asker string) (pipeline.Hit, bo
 		return pipeline.Hit{}, false
 	}
 	name := strings.TrimSpace(f.Title)
-	if name == "" {
-		name = "a file"
-	}
+	name = cmp.Or(name, "a file")
 	h := pipeline.Hit{
 		Key: f.Permalink, URL: f.Permalink, Title: name, Snippet: snippet(text), Text: text,
 		Backend: BackendName, Kind: pipeline.KindWorkspace, Heuristic: 0.6,

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"net/url"
@@ -30,9 +31,7 @@ func cmdEnv(args []string, getenv func(string) string, stdout, stderr io.Writer)
 	}
 	for _, v := range tracing.Variables() {
 		def := v.Default
-		if def == "" {
-			def = "none"
-		}
+		def = cmp.Or(def, "none")
 		if value := strings.TrimSpace(getenv(v.Name)); value != "" {
 			fmt.Fprintf(stdout, "%s=%s  (from the environment; default: %s)\n", v.Name, redactedURL(value), def)
 		} else {

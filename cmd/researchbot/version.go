@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"runtime"
@@ -56,12 +57,8 @@ func versionLine(version, commit string, bi *debug.BuildInfo) string {
 			}
 		}
 	}
-	if version == "" {
-		version = "devel"
-	}
-	if commit == "" {
-		commit = revision
-	}
+	version = cmp.Or(version, "devel")
+	commit = cmp.Or(commit, revision)
 	var details []string
 	if commit != "" {
 		c := "commit " + shortCommit(commit)

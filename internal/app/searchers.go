@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"sync"
@@ -67,9 +68,7 @@ func (ss searchers) Search(ctx context.Context, r pipeline.SearchRequest) pipeli
 		out.Hits = append(out.Hits, o.Hits...)
 		out.Errors = append(out.Errors, o.Errors...)
 		out.Notes = append(out.Notes, o.Notes...)
-		if out.Interrupted == nil {
-			out.Interrupted = o.Interrupted
-		}
+		out.Interrupted = cmp.Or(out.Interrupted, o.Interrupted)
 	}
 	if len(out.Hits) == 0 {
 		out.Paced = allHeldBack(outs)
@@ -86,9 +85,7 @@ func allHeldBack(outs []pipeline.SearchOutcome) error {
 		if o.Paced == nil && len(o.Errors) > 0 {
 			return nil
 		}
-		if first == nil {
-			first = o.Paced
-		}
+		first = cmp.Or(first, o.Paced)
 	}
 	return first
 }

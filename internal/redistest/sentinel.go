@@ -1,6 +1,7 @@
 package redistest
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -172,9 +173,7 @@ func (s *Sentinel) currentMaster(ctx context.Context) (addr string, busy bool, e
 		m, err := c.Master(ctx, MasterName).Result()
 		_ = c.Close()
 		if err != nil {
-			if firstErr == nil {
-				firstErr = err
-			}
+			firstErr = cmp.Or(firstErr, err)
 			continue
 		}
 		busy = busy || strings.Contains(m["flags"], "failover_in_progress")

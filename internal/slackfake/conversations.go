@@ -4,6 +4,7 @@ package slackfake
 // .replies and .history, and users.info.
 
 import (
+	"cmp"
 	"strconv"
 	"time"
 )
@@ -61,9 +62,7 @@ func (s *Server) usersInfo(req *apiRequest) (map[string]any, *apiError) {
 		return nil, errCode("user_not_found")
 	}
 	tz, label, offset := u.tz, "", 0
-	if tz == "" {
-		tz = "UTC"
-	}
+	tz = cmp.Or(tz, "UTC")
 	if loc, err := time.LoadLocation(tz); err == nil {
 		label, offset = now.In(loc).Zone()
 	}

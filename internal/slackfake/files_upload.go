@@ -4,6 +4,7 @@ package slackfake
 // files.completeUploadExternal.
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -102,9 +103,7 @@ func (s *Server) filesCompleteUploadExternal(req *apiRequest) (map[string]any, *
 			return nil, errCode("file_not_found")
 		}
 		f.Title = sum.Title
-		if f.Title == "" {
-			f.Title = f.Name
-		}
+		f.Title = cmp.Or(f.Title, f.Name)
 		f.ThreadTS = p["thread_ts"]
 		f.InitialComment = p["initial_comment"]
 		f.Completed = true

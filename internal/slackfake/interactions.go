@@ -1,6 +1,7 @@
 package slackfake
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -52,9 +53,7 @@ func (s *Server) newResponseURL(kind string, t responseTarget) string {
 // ephemeral message, or in the channel when response_type is "in_channel".
 func (s *Server) SlashCommand(ctx context.Context, cmd SlashCommand) (Ack, error) {
 	s.mu.Lock()
-	if cmd.TeamID == "" {
-		cmd.TeamID = TeamID
-	}
+	cmd.TeamID = cmp.Or(cmd.TeamID, TeamID)
 	cmd.TriggerID = s.issueTrigger(cmd.TriggerID, cmd.UserID)
 	if cmd.ResponseURL == "" {
 		cmd.ResponseURL = s.newResponseURL("commands", responseTarget{channel: cmd.ChannelID, userID: cmd.UserID})
@@ -399,9 +398,7 @@ func (s *Server) applyResponse(body json.RawMessage, t responseTarget, interacti
 		return
 	}
 	threadTS := msg.ThreadTS
-	if threadTS == "" {
-		threadTS = t.threadTS
-	}
+	threadTS = cmp.Or(threadTS, t.threadTS)
 	m := &Message{Channel: t.channel, TS: s.nextTS(), ThreadTS: threadTS, User: BotUserID, BotID: BotID,
 		Text: msg.Text, Blocks: msg.Blocks}
 	if msg.ResponseType != "in_channel" {

@@ -5,6 +5,7 @@ package slackfake
 // (apps.connections.open, auth.test, bots.info).
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -167,9 +168,7 @@ func (s *Server) handleAPI(w http.ResponseWriter, r *http.Request) {
 	}
 	if scripted != nil {
 		status := scripted.Status
-		if status == 0 {
-			status = http.StatusOK
-		}
+		status = cmp.Or(status, http.StatusOK)
 		body := any(scripted.Body)
 		if scripted.Error != "" || body == nil {
 			body = map[string]any{"ok": scripted.Error == "", "error": scripted.Error}

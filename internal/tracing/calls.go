@@ -1,6 +1,7 @@
 package tracing
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net/http"
@@ -120,9 +121,7 @@ func withTransport(c *http.Client, timeout time.Duration, wrap func(http.RoundTr
 // string: search APIs may carry keys there). Requests outside a run are
 // not traced, and no trace header is sent to the servers called.
 func (t *Tracing) Transport(next http.RoundTripper) http.RoundTripper {
-	if next == nil {
-		next = http.DefaultTransport
-	}
+	next = cmp.Or(next, http.DefaultTransport)
 	if t == nil {
 		return next
 	}

@@ -1,6 +1,7 @@
 package tracing
 
 import (
+	"cmp"
 	"net/http"
 	"net/url"
 	"strings"
@@ -35,9 +36,7 @@ func (t *Tracing) SlackHTTPClient(c *http.Client, timeout time.Duration) *http.C
 // (sent in a header) nor the message (sent in the body) is ever recorded,
 // and no trace header is sent to Slack.
 func (t *Tracing) SlackTransport(next http.RoundTripper) http.RoundTripper {
-	if next == nil {
-		next = http.DefaultTransport
-	}
+	next = cmp.Or(next, http.DefaultTransport)
 	if t == nil {
 		return next
 	}

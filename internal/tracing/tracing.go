@@ -12,6 +12,7 @@
 package tracing
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -61,9 +62,7 @@ func (s Settings) EndpointForLog() string {
 // refused, all problems at once.
 func Configure(getenv func(string) string) (Settings, error) {
 	s := Settings{ServiceName: getenv("OTEL_SERVICE_NAME")}
-	if s.ServiceName == "" {
-		s.ServiceName = "researchbot"
-	}
+	s.ServiceName = cmp.Or(s.ServiceName, "researchbot")
 	if strings.EqualFold(strings.TrimSpace(getenv("OTEL_SDK_DISABLED")), "true") {
 		return s, nil
 	}

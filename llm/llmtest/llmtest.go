@@ -190,9 +190,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, req *http.Request) {
 		w.Header().Set("Retry-After", rep.RetryAfter)
 	}
 	status := rep.Status
-	if status == 0 {
-		status = http.StatusOK
-	}
+	status = cmp.Or(status, http.StatusOK)
 	if status >= 400 {
 		if rep.ErrorCode == "" && rep.ErrorType == "" && rep.ErrorMessage == "" && rep.Content != "" {
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
