@@ -26,8 +26,8 @@ func StepRetryDelay(n int) time.Duration { return time.Duration(1<<min(max(n, 1)
 // HeldBackRetryDelay is how long a run waits before the next attempt at a
 // step that our own shared rate limit held back entirely, n times: 10 s,
 // then 20 s (seed 001's backoff for a rate limit). Longer than
-// StepRetryDelay on purpose: the budget is spent by many runs at once, and
-// it refills with time, not with trying again sooner.
+// StepRetryDelay on purpose: every run shares the budget, and it refills
+// with time, not with trying again sooner.
 func HeldBackRetryDelay(n int) time.Duration {
 	return time.Duration(1<<min(max(n, 1)-1, 5)) * 10 * time.Second
 }
@@ -265,7 +265,7 @@ func (e *Engine) heldBack(ctx context.Context, r *Run, msg string, cause error) 
 	if err := e.save(ctx, r); err != nil {
 		return err
 	}
-	e.notice(ctx, r, "the %s step is waiting: our shared rate limit, spent by many runs at once, held back all it had to do; trying again in %s", r.Step, roundWait(after))
+	e.notice(ctx, r, "the %s step is waiting: the rate limit every run shares for the search services has no room just now, so none of its searches could be made; trying again in %s", r.Step, roundWait(after))
 	return &RetryError{Step: r.Step, Attempt: r.Attempt.N, After: after, Err: cause}
 }
 
