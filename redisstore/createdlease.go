@@ -41,11 +41,7 @@ func newCreatedLeases() *createdLeases {
 
 // take returns (and forgets) the lease a create took for runID, if any.
 func (c *createdLeases) take(runID string) (createdLease, bool) {
-	c.leases.mu.Lock()
-	defer c.leases.mu.Unlock()
-	cl, ok := c.leases.items[runID]
-	delete(c.leases.items, runID)
-	return cl, ok
+	return c.leases.pop(runID)
 }
 
 // adoptable reports whether a Locker whose lease is ttl may hold cl as its

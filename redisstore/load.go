@@ -70,21 +70,13 @@ func (s *Store) takenProbe(id string) (pipeline.StepProbe, bool) {
 	if s.takenProbes == nil {
 		return pipeline.StepProbe{}, false
 	}
-	s.takenProbes.mu.Lock()
-	defer s.takenProbes.mu.Unlock()
-	p, ok := s.takenProbes.items[id]
-	delete(s.takenProbes.items, id)
-	return p, ok
+	return s.takenProbes.pop(id)
 }
 
 // takeCreated returns (and forgets) the run as this process created it, if
 // it has not been read or saved since.
 func (s *Store) takeCreated(id string) (createdRun, bool) {
-	s.created.mu.Lock()
-	defer s.created.mu.Unlock()
-	c, ok := s.created.items[id]
-	delete(s.created.items, id)
-	return c, ok
+	return s.created.pop(id)
 }
 
 // ProbeForStep returns the stored version of the run, the nonce of the

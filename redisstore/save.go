@@ -70,11 +70,11 @@ func (s *Store) Create(ctx context.Context, r *pipeline.Run) error {
 }
 
 // CreateLeased is Create for a run this process's worker will advance at
-// once (pipeline's leasedCreator): the create script also takes the run's
-// lease, and the Locker of the same DB adopts it from memory at the
-// worker's first Lock (Locker.adopt) instead of taking it with a script of
-// its own — the fence is the create's, checked by every save as any
-// holder's. A lease the worker does not adopt in time is given back then
+// once (the engine asks for it when Queue.RunsHereAtOnce): the create
+// script also takes the run's lease, and the Locker of the same DB adopts
+// it from memory at the worker's first Lock (Locker.adopt) instead of
+// taking it with a script of its own — the fence is the create's, checked
+// by every save as any holder's. A lease the worker does not adopt in time is given back then
 // and taken anew; one whose process died expires with its TTL, and claim
 // passes recover the run as any dead worker's. A Watch of the run started
 // here is handed the run as created first, in memory (the first thing a

@@ -142,11 +142,7 @@ func (s *Store) watch(ctx context.Context, runID string, every time.Duration, ad
 // takeCreatedForWatch returns (and forgets) the run as CreateLeased wrote
 // it, if no Watch of this Store took it yet.
 func (s *Store) takeCreatedForWatch(id string) ([]byte, bool) {
-	s.createdForWatch.mu.Lock()
-	defer s.createdForWatch.mu.Unlock()
-	data, ok := s.createdForWatch.items[id]
-	delete(s.createdForWatch.items, id)
-	return data, ok
+	return s.createdForWatch.pop(id)
 }
 
 // carriedHere reports whether a run saved by this process is still carried

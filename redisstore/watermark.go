@@ -44,6 +44,15 @@ func (m *boundedMap[V]) put(k string, v V) {
 	m.items[k] = v
 }
 
+// pop returns k's value, if any, and forgets it.
+func (m *boundedMap[V]) pop(k string) (V, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	v, ok := m.items[k]
+	delete(m.items, k)
+	return v, ok
+}
+
 // take reports whether k's value is v, and forgets k if it is.
 func (m *boundedMap[V]) take(k string, v V, equal func(a, b V) bool) bool {
 	m.mu.Lock()
