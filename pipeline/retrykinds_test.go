@@ -7,13 +7,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
-	"github.com/researchbot/researchbot/checkpoints"
-	"github.com/researchbot/researchbot/internal/redistest"
-	"github.com/researchbot/researchbot/internal/researchtest"
 	"github.com/researchbot/researchbot/pipeline"
-	"github.com/researchbot/researchbot/redisstore"
 )
 
 // retryModel is the scripted model, plus a reformulator that rewrites every
@@ -84,36 +79,8 @@ func (w *kindWeb) searches() []pipeline.SearchRequest {
 // runRetry runs the scripted plan in auto mode to its end.
 func runRetry(t *testing.T, m *retryModel, w *kindWeb) *pipeline.Run {
 	t.Helper()
-	ctx := context.Background()
 	m.reviews = []pipeline.CritiqueOutput{passes}
-	_, rdb := redistest.Start(t)
-	store := redisstore.NewStoreWithOptions(rdb, redisstore.StoreOptions{})
-	eng, err := pipeline.New(pipeline.Config{
-		Store: store, Queue: &queue{}, Locker: redisstore.NewLocker(rdb, "", 5*time.Second),
-		Model: m, Searcher: w, Fetcher: w,
-		Presenters: map[string]pipeline.Presenter{"test": &presenter{}}, Clock: researchtest.NewClock(t0),
-		NewID: func() string { return "r-1" },
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := eng.Start(ctx, pipeline.Request{
-		Question: "How well do heat pumps work in cold climates?", Mode: checkpoints.ModeAuto, RequestedBy: "U1",
-		Origin: pipeline.Origin{Kind: "test", Queue: "runs"},
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if err := eng.Advance(ctx, "r-1"); err != nil {
-		t.Fatal(err)
-	}
-	r, err := store.Load(ctx, "r-1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.Status != pipeline.StatusCompleted {
-		t.Fatalf("run %s at %s (%s), want completed", r.Status, r.Step, r.FallbackReason)
-	}
-	return r
+	return runAuto(t, m, w)
 }
 
 // retries returns the run's retried searches.

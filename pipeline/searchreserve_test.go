@@ -5,13 +5,8 @@ import (
 	"slices"
 	"sync"
 	"testing"
-	"time"
 
-	"github.com/researchbot/researchbot/checkpoints"
-	"github.com/researchbot/researchbot/internal/redistest"
-	"github.com/researchbot/researchbot/internal/researchtest"
 	"github.com/researchbot/researchbot/pipeline"
-	"github.com/researchbot/researchbot/redisstore"
 )
 
 // reservingWeb is web{} as a pipeline.SearchReserver: it records each
@@ -58,35 +53,8 @@ func (r reservation) Search(ctx context.Context, q pipeline.SearchRequest) pipel
 // Reserve returned (so their shared rate budgets are asked once per step,
 // issue 25).
 func TestASearchStepReservesForAllItsQueriesAtOnce(t *testing.T) {
-	ctx := context.Background()
 	w := &reservingWeb{}
-	_, rdb := redistest.Start(t)
-	store := redisstore.NewStoreWithOptions(rdb, redisstore.StoreOptions{})
-	eng, err := pipeline.New(pipeline.Config{
-		Store: store, Queue: &queue{}, Locker: redisstore.NewLocker(rdb, "", 5*time.Second),
-		Model: &scripted{reviews: []pipeline.CritiqueOutput{passes}}, Searcher: w, Fetcher: w,
-		Presenters: map[string]pipeline.Presenter{"test": &presenter{}}, Clock: researchtest.NewClock(t0),
-		NewID: func() string { return "r-1" },
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := eng.Start(ctx, pipeline.Request{
-		Question: "How well do heat pumps work in cold climates?", Mode: checkpoints.ModeAuto, RequestedBy: "U1",
-		Origin: pipeline.Origin{Kind: "test", Queue: "runs"},
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if err := eng.Advance(ctx, "r-1"); err != nil {
-		t.Fatal(err)
-	}
-	r, err := store.Load(ctx, "r-1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.Status != pipeline.StatusCompleted {
-		t.Fatalf("run %s at %s (%s), want completed", r.Status, r.Step, r.FallbackReason)
-	}
+	r := runAuto(t, &scripted{reviews: []pipeline.CritiqueOutput{passes}}, w)
 	var searched []string
 	for _, q := range r.Queries {
 		searched = append(searched, q.Text)
