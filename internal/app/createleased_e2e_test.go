@@ -58,6 +58,20 @@ type planTime struct {
 	attempt int
 }
 
+// storedRun reads how run id stands in rdb: its version, status and attempt.
+func storedRun(ctx context.Context, rdb *redis.Client, id string) (planTime, error) {
+	vals, err := rdb.HMGet(ctx, "rb:run:"+id, "v", "data").Result()
+	if err != nil {
+		return planTime{}, err
+	}
+	var r pipeline.Run
+	v, _ := strconv.ParseInt(fmt.Sprint(vals[0]), 10, 64)
+	if err := json.Unmarshal([]byte(fmt.Sprint(vals[1])), &r); err != nil {
+		return planTime{}, err
+	}
+	return planTime{version: v, status: r.Status, attempt: r.Attempt.N}, nil
+}
+
 // TestARunCreatedToBeRunHereSendsNoLeaseTake: a run created on a queue
 // only this process serves (a terminal run's private queue) is created
 // with its lease taken for this process's worker, which adopts it: the run
@@ -83,14 +97,12 @@ func TestARunCreatedToBeRunHereSendsNoLeaseTake(t *testing.T) {
 			t.Errorf("%d active runs when the plan was asked for, want 1", len(ids))
 			return 0
 		}
-		vals := rdb.HMGet(ctx, "rb:run:"+ids[0], "v", "data").Val()
-		var r pipeline.Run
-		v, _ := strconv.ParseInt(fmt.Sprint(vals[0]), 10, 64)
-		if err := json.Unmarshal([]byte(fmt.Sprint(vals[1])), &r); err != nil {
+		pt, err := storedRun(ctx, rdb, ids[0])
+		if err != nil {
 			t.Errorf("the run when the plan was asked for: %v", err)
 		}
 		mu.Lock()
-		atPlan = append(atPlan, planTime{version: v, status: r.Status, attempt: r.Attempt.N})
+		atPlan = append(atPlan, pt)
 		mu.Unlock()
 		return 0
 	}}
@@ -182,12 +194,12 @@ func TestARunWhoseCreatorDiedBeforeItsWorkerTookItIsRecovered(t *testing.T) {
 		if schema == "research_plan" {
 			ids := rdb.ZRange(ctx, "rb:runs:active", 0, -1).Val()
 			if len(ids) == 1 {
-				var r pipeline.Run
-				vals := rdb.HMGet(ctx, "rb:run:"+ids[0], "v", "data").Val()
-				v, _ := strconv.ParseInt(fmt.Sprint(vals[0]), 10, 64)
-				_ = json.Unmarshal([]byte(fmt.Sprint(vals[1])), &r)
+				pt, err := storedRun(ctx, rdb, ids[0])
+				if err != nil {
+					t.Errorf("the run when the plan was asked for: %v", err)
+				}
 				mu.Lock()
-				atPlan = append(atPlan, planTime{version: v, status: r.Status, attempt: r.Attempt.N})
+				atPlan = append(atPlan, pt)
 				mu.Unlock()
 			}
 		}
