@@ -99,14 +99,7 @@ func (e *Engine) runStep(ctx context.Context, r *Run) (err error) {
 	}
 	ctx, endSpan := e.traceStep(ctx, r)
 	defer func() { endSpan(err) }()
-	e.log.Debug("step start", "run", r.ID, "step", step, "attempt", r.Attempt.N)
-	start := e.cfg.Clock.Now()
-	err = e.execStep(ctx, r, st)
-	elapsed := e.cfg.Clock.Now().Sub(start)
-	e.log.Debug("step end", "run", r.ID, "step", step, "attempt", r.Attempt.N, "duration", elapsed, "ok", err == nil)
-	if e.cfg.Observer != nil {
-		e.cfg.Observer.StepDone(step, elapsed, err)
-	}
+	elapsed, err := e.timeAttempt(r, func() error { return e.execStep(ctx, r, st) })
 	if errors.Is(err, ErrModelUnusable) {
 		// Retrying will not help: end now, with what the run has.
 		e.endEarly(r, fmt.Sprintf("the model could not do the %s step: %v", step, err))
@@ -178,18 +171,27 @@ func (e *Engine) runLocalSteps(ctx context.Context, r *Run) {
 		}
 		r.Attempt = StepAttempt{Step: st.Name, N: 1}
 		_, endSpan := e.traceStep(ctx, r)
-		e.log.Debug("step start", "run", r.ID, "step", st.Name, "attempt", 1, "saved_with_step_before", true)
-		start := e.cfg.Clock.Now()
-		st.Local(r)
-		elapsed := e.cfg.Clock.Now().Sub(start)
-		e.log.Debug("step end", "run", r.ID, "step", st.Name, "attempt", 1, "duration", elapsed, "ok", true)
+		elapsed, _ := e.timeAttempt(r, func() error { st.Local(r); return nil }, "saved_with_step_before", true)
 		endSpan(nil)
-		if e.cfg.Observer != nil {
-			e.cfg.Observer.StepDone(st.Name, elapsed, nil)
-		}
 		r.Attempt = StepAttempt{}
 		r.Active += elapsed
 	}
+}
+
+// timeAttempt runs do, the attempt r.Attempt at step r.Step, and returns
+// how long it took and its error: logged at its start (with attrs) and
+// end, and observed (Config.Observer).
+func (e *Engine) timeAttempt(r *Run, do func() error, attrs ...any) (time.Duration, error) {
+	step, n := r.Step, r.Attempt.N
+	e.log.Debug("step start", append([]any{"run", r.ID, "step", step, "attempt", n}, attrs...)...)
+	start := e.cfg.Clock.Now()
+	err := do()
+	elapsed := e.cfg.Clock.Now().Sub(start)
+	e.log.Debug("step end", "run", r.ID, "step", step, "attempt", n, "duration", elapsed, "ok", err == nil)
+	if e.cfg.Observer != nil {
+		e.cfg.Observer.StepDone(step, elapsed, err)
+	}
+	return elapsed, err
 }
 
 // stepFailed records a failed attempt. The run in memory holds the failed
