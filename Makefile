@@ -1,5 +1,5 @@
 # researchbot — the two commands of the README, and their helpers.
-.PHONY: test run build image bench vet lint redis-server cgo faults soak fuzz
+.PHONY: test run build image bench vet lint lint-tools redis-server cgo faults soak fuzz
 
 GO ?= go
 
@@ -26,6 +26,15 @@ lint:
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) -tags '$(TEST_TAGS)' ./...
 	$(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION) run --build-tags '$(TEST_TAGS)' ./...
 	DEADCODE_VERSION=$(DEADCODE_VERSION) .ci/deadcode
+
+# lint-tools: fetch and build the pinned linters without running them, so
+# that their modules are in the module cache (.ci/fresh-debian-check mounts
+# that cache read-only into its chroot).
+lint-tools:
+	@bin=$$(mktemp -d) && trap 'rm -rf "$$bin"' EXIT && \
+	GOBIN=$$bin $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) && \
+	GOBIN=$$bin $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION) && \
+	GOBIN=$$bin $(GO) install golang.org/x/tools/cmd/deadcode@$(DEADCODE_VERSION)
 
 # The tests start private redis-server processes; install it when missing.
 redis-server:
