@@ -16,12 +16,14 @@
 FROM golang:1.26.8-bookworm AS build
 WORKDIR /src
 
-# Modules, cached across builds. go.mod replaces one module with a
-# directory of this repository, so that directory is needed too.
+# Modules, cached across builds. go.mod replaces two modules with
+# directories of this repository, so those directories are needed too
+# (internal/archtest checks that each is mounted here).
 RUN --mount=type=cache,target=/go/pkg/mod \
     --mount=type=bind,source=go.mod,target=go.mod \
     --mount=type=bind,source=go.sum,target=go.sum \
     --mount=type=bind,source=internal/dateparserstub,target=internal/dateparserstub \
+    --mount=type=bind,source=internal/domdistillerstub,target=internal/domdistillerstub \
     go mod download
 
 # The binary, with the module and build caches kept between builds. The

@@ -88,7 +88,10 @@ func readHTML(body []byte, contentType string, pageURL *url.URL) (Document, erro
 	}
 	pruneForExtraction(doc, maxHTMLTextBytes, maxHTMLNodes)
 	res, err := trafilatura.ExtractDocument(doc, trafilatura.Options{
-		OriginalURL:     pageURL,
+		OriginalURL: pageURL,
+		// When its own extraction finds too little, go-trafilatura tries
+		// go-readability's. (Its second fallback, DOM Distiller, is not
+		// linked: see internal/domdistillerstub.)
 		EnableFallback:  true,
 		ExcludeComments: true,
 		// Fast mode finds dates in metadata, JSON-LD, <time> elements,

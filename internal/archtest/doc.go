@@ -12,5 +12,7 @@
 // It also keeps .ci/tools true: every program a Go file runs by name
 // (exec.Command, exec.LookPath, a script's #! line) must be listed there,
 // so that .ci/run installs it on a fresh machine and .ci/check-tools fails
-// CI when it is missing.
+// CI when it is missing; and the Dockerfile buildable: every directory
+// go.mod replaces a module with (the stand-ins under internal/) is bound
+// into its module download.
 package archtest
