@@ -16,7 +16,7 @@
 FROM golang:1.26.8-bookworm AS build
 WORKDIR /src
 
-# Modules, cached across builds. go.mod replaces two modules with
+# Modules, cached across builds. go.mod replaces three modules with
 # directories of this repository, so those directories are needed too
 # (internal/archtest checks that each is mounted here).
 RUN --mount=type=cache,target=/go/pkg/mod \
@@ -24,6 +24,7 @@ RUN --mount=type=cache,target=/go/pkg/mod \
     --mount=type=bind,source=go.sum,target=go.sum \
     --mount=type=bind,source=internal/dateparserstub,target=internal/dateparserstub \
     --mount=type=bind,source=internal/domdistillerstub,target=internal/domdistillerstub \
+    --mount=type=bind,source=internal/whatlanggostub,target=internal/whatlanggostub \
     go mod download
 
 # The binary, with the module and build caches kept between builds. The

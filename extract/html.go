@@ -94,6 +94,8 @@ func readHTML(body []byte, contentType string, pageURL *url.URL) (Document, erro
 		// linked: see internal/domdistillerstub.)
 		EnableFallback:  true,
 		ExcludeComments: true,
+		// No TargetLanguage: language detection is not linked (see
+		// internal/whatlanggostub), so one would refuse every page.
 		// Fast mode finds dates in metadata, JSON-LD, <time> elements,
 		// URLs and dated text patterns. The extensive mode would need
 		// go-dateparser, which this program does not link (see go.mod).
