@@ -21,8 +21,9 @@ type theWeb interface {
 
 // runAuto runs one auto-mode research, "r-1", on a real Redis with model m
 // and the web w, to its end in one Advance, and returns the run as stored;
-// it fails the test unless the run completed.
-func runAuto(t *testing.T, m pipeline.Model, w theWeb) *pipeline.Run {
+// it fails the test unless the run completed. Each adjust changes the
+// request before it starts (its domain rules, say).
+func runAuto(t *testing.T, m pipeline.Model, w theWeb, adjust ...func(*pipeline.Request)) *pipeline.Run {
 	t.Helper()
 	ctx := context.Background()
 	_, rdb := redistest.Start(t)
@@ -36,10 +37,14 @@ func runAuto(t *testing.T, m pipeline.Model, w theWeb) *pipeline.Run {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := eng.Start(ctx, pipeline.Request{
+	req := pipeline.Request{
 		Question: "How well do heat pumps work in cold climates?", Mode: checkpoints.ModeAuto, RequestedBy: "U1",
 		Origin: pipeline.Origin{Kind: "test", Queue: "runs"},
-	}); err != nil {
+	}
+	for _, a := range adjust {
+		a(&req)
+	}
+	if _, err := eng.Start(ctx, req); err != nil {
 		t.Fatal(err)
 	}
 	if err := eng.Advance(ctx, "r-1"); err != nil {

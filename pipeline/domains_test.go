@@ -6,13 +6,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
-	"github.com/researchbot/researchbot/checkpoints"
-	"github.com/researchbot/researchbot/internal/redistest"
-	"github.com/researchbot/researchbot/internal/researchtest"
 	"github.com/researchbot/researchbot/pipeline"
-	"github.com/researchbot/researchbot/redisstore"
 )
 
 func TestDomainRulesNormalize(t *testing.T) {
@@ -130,37 +125,11 @@ func (w *domainWeb) Fetch(ctx context.Context, u string) (pipeline.Document, err
 // rules (for redirects), and a page that ended on a refused host is not
 // used.
 func TestDomainRulesApplyToResultsAndFetches(t *testing.T) {
-	ctx := context.Background()
 	w := &domainWeb{}
 	m := &scripted{reviews: []pipeline.CritiqueOutput{passes}}
-	_, rdb := redistest.Start(t)
-	store := redisstore.NewStoreWithOptions(rdb, redisstore.StoreOptions{})
-	eng, err := pipeline.New(pipeline.Config{
-		Store: store, Queue: &queue{}, Locker: redisstore.NewLocker(rdb, "", 5*time.Second),
-		Model: m, Searcher: w, Fetcher: w,
-		Presenters: map[string]pipeline.Presenter{"test": &presenter{}}, Clock: researchtest.NewClock(t0),
-		NewID: func() string { return "r-1" },
+	r := runAuto(t, m, w, func(req *pipeline.Request) {
+		req.Domains = pipeline.DomainRules{Only: []string{"Example.org"}, Never: []string{"bad.example.org"}}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := eng.Start(ctx, pipeline.Request{
-		Question: "How well do heat pumps work in cold climates?", Mode: checkpoints.ModeAuto, RequestedBy: "U1",
-		Origin:  pipeline.Origin{Kind: "test", Queue: "runs"},
-		Domains: pipeline.DomainRules{Only: []string{"Example.org"}, Never: []string{"bad.example.org"}},
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if err := eng.Advance(ctx, "r-1"); err != nil {
-		t.Fatal(err)
-	}
-	r, err := store.Load(ctx, "r-1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.Status != pipeline.StatusCompleted {
-		t.Fatalf("run %s at %s (%s), want completed", r.Status, r.Step, r.FallbackReason)
-	}
 	if got := r.Domains.String(); got != "only example.org · never bad.example.org" {
 		t.Errorf("stored rules %q", got)
 	}
