@@ -30,10 +30,12 @@ import (
 // internal/dateparserstub).
 const (
 	// maxInitBytes and maxInitAllocs bound all packages; the test binary
-	// measured 7.0 MB and 42,000 allocations (bleve's scorch 25,800 of
-	// them), and under -race, as `make test` runs it, 8.4 MB and 46,300
+	// measured 4.8 MB and 40,500 allocations (bleve's scorch 25,800 of
+	// them), and under -race, as `make test` runs it, 6.3 MB and 44,700
 	// (the race detector's own, and scorch varying by a few thousand from
-	// run to run). The bounds leave room for that spread, and fail if
+	// run to run), since go-domdistiller and whatlanggo were replaced by
+	// stand-ins (7.0 MB and 42,000 before). The bounds leave room for that
+	// spread, and fail if
 	// go-dateparser's 78 MB came back, or a second JSON Schema validator
 	// (santhosh-tekuri/jsonschema/v6 compiled five drafts' meta-schemas at
 	// init: 21,300 allocations).
